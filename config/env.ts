@@ -1,0 +1,72 @@
+/**
+ * All configuration comes from the environment, with the documented defaults below.
+ * README "Configuration" lists every variable; keep the two in step.
+ */
+export interface AppConfig {
+  nodeEnv: string;
+  port: number;
+  host: string;
+  publicUrl: string;
+  databaseUrl: string;
+  temporalAddress: string;
+  temporalNamespace: string;
+  storageDir: string;
+  signingSecret: string;
+  signedUrlTtlSeconds: number;
+  sessionTtlDays: number;
+  cookieSecure: boolean;
+  approvalWindow: string;
+  enhanceAccessCode: string;
+  providerKind: 'local' | 'fal';
+  falBaseUrl: string;
+  falApiKey: string;
+  falImageEditModel: string;
+  falUpscaleModel: string;
+  falVideoModel: string;
+  stripeSecretKey: string;
+  stripeWebhookSecret: string;
+  stripeApiBase: string;
+  logLevel: string;
+  frontendDist: string;
+}
+
+function int(value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n)) throw new Error(`Expected a number, got "${value}"`);
+  return n;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const port = int(env.PORT, 3000);
+  const host = env.HOST ?? '127.0.0.1';
+  const provider = env.AI_PROVIDER ?? 'local';
+  if (provider !== 'local' && provider !== 'fal') throw new Error(`AI_PROVIDER must be "local" or "fal", got "${provider}"`);
+  return {
+    nodeEnv: env.NODE_ENV ?? 'development',
+    port,
+    host,
+    publicUrl: env.PUBLIC_URL ?? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
+    databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/render_studio',
+    temporalAddress: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+    temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default',
+    storageDir: env.STORAGE_DIR ?? '.data/storage',
+    signingSecret: env.SIGNING_SECRET ?? 'dev-only-signing-secret-change-me',
+    signedUrlTtlSeconds: int(env.SIGNED_URL_TTL_SECONDS, 3600),
+    sessionTtlDays: int(env.SESSION_TTL_DAYS, 30),
+    cookieSecure: env.COOKIE_SECURE === 'true',
+    approvalWindow: env.APPROVAL_WINDOW ?? '7 days',
+    enhanceAccessCode: env.ENHANCE_ACCESS_CODE ?? 'RENDERS-BETA',
+    providerKind: provider,
+    falBaseUrl: env.FAL_BASE_URL ?? 'https://queue.fal.run',
+    falApiKey: env.FAL_KEY ?? '',
+    falImageEditModel: env.FAL_IMAGE_EDIT_MODEL ?? 'fal-ai/nano-banana/edit',
+    falUpscaleModel: env.FAL_UPSCALE_MODEL ?? 'fal-ai/esrgan',
+    falVideoModel: env.FAL_VIDEO_MODEL ?? 'fal-ai/kling-video/v2.1/standard/image-to-video',
+    stripeSecretKey: env.STRIPE_SECRET_KEY ?? '',
+    stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET ?? '',
+    stripeApiBase: env.STRIPE_API_BASE ?? '',
+    logLevel: env.LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'silent' : 'info'),
+    frontendDist: env.FRONTEND_DIST ?? 'frontend/dist',
+  };
+}

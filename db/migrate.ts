@@ -1,0 +1,29 @@
+/** CLI: `tsx db/migrate.ts latest|rollback|rollback-all`. Used by npm start, npm test and operators. */
+import { connectDatabase } from './connection';
+import { loadConfig } from '../config/env';
+
+async function main(): Promise<void> {
+  const command = process.argv[2] ?? 'latest';
+  const knex = connectDatabase(loadConfig().databaseUrl, { min: 0, max: 2 });
+  try {
+    if (command === 'latest') {
+      const [, applied] = await knex.migrate.latest();
+      console.log(applied.length ? `migrations applied: ${applied.length}` : 'migrations: up to date');
+    } else if (command === 'rollback') {
+      const [, undone] = await knex.migrate.rollback();
+      console.log(`migrations rolled back: ${undone.length}`);
+    } else if (command === 'rollback-all') {
+      const [, undone] = await knex.migrate.rollback(undefined, true);
+      console.log(`migrations rolled back: ${undone.length}`);
+    } else {
+      throw new Error(`unknown command ${command}`);
+    }
+  } finally {
+    await knex.destroy();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
