@@ -1,0 +1,43 @@
+import type { Middleware } from 'koa';
+import { UniqueViolationError, ValidationError as ObjectionValidationError, NotFoundError, CheckViolationError, ForeignKeyViolationError } from 'objection';
+import { RequestError } from '../validation';
+import { MSG } from '../../domain/messages';
+
+interface ErrorBody {
+  success: false;
+  error: string;
+  code?: string;
+  [key: string]: unknown;
+}
+
+function toResponse(err: unknown): { status: number; body: ErrorBody } {
+  if (err instanceof RequestError) {
+    return { status: err.status, body: { success: false, error: err.message, ...(err.code ? { code: err.code } : {}), ...err.extra } };
+  }
+  if (err instanceof ObjectionValidationError) return { status: 400, body: { success: false, error: err.message, code: 'VALIDATION_ERROR' } };
+  if (err instanceof NotFoundError) return { status: 404, body: { success: false, error: 'Not found' } };
+  if (err instanceof UniqueViolationError) return { status: 409, body: { success: false, error: 'Already exists', code: 'CONFLICT' } };
+  if (err instanceof CheckViolationError || err instanceof ForeignKeyViolationError) {
+    return { status: 409, body: { success: false, error: 'The request conflicts with the current state', code: 'CONFLICT' } };
+  }
+  const status = (err as { status?: number; statusCode?: number })?.status ?? (err as { statusCode?: number })?.statusCode;
+  const expose = (err as { expose?: boolean })?.expose;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    // koa's ctx.throw and koa-body's parse errors: their messages are written for clients
+    const message = expose === false ? 'Bad request' : (err as Error).message;
+    return { status, body: { success: false, error: status === 400 && /JSON/i.test(message) ? 'Invalid JSON body' : message } };
+  }
+  return { status: 500, body: { success: false, error: MSG.somethingWentWrong } };
+}
+
+/** First in the chain: maps every error to a status and a `{ success: false, error }` body; 5xx are logged, never leaked. */
+export const errorHandler: Middleware = async (ctx, next) => {
+  try {
+    await next();
+  } catch (err) {
+    const { status, body } = toResponse(err);
+    ctx.status = status;
+    ctx.body = body;
+    if (status >= 500) ctx.app.emit('error', err, ctx);
+  }
+};

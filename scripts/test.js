@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+'use strict';
+/**
+ * `npm test`: install what is missing, typecheck, build the front end for the browser tests,
+ * then jest against real PostgreSQL and a real Temporal dev server (see tests/setup/globalSetup.ts).
+ * Jest's own summary is the last thing printed; the exit code is jest's.
+ */
+const { spawnSync } = require('node:child_process');
+const path = require('node:path');
+const tools = require('./lib/tools');
+
+function step(cmd, args, env) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit', cwd: tools.ROOT, env: { ...process.env, ...env } });
+  return r.status === null ? 1 : r.status;
+}
+
+tools.ensureNodeModules();
+tools.ensureTemporalCli();
+tools.ensureTemporalTestServer();
+tools.ensureFfmpeg();
+const chromium = tools.ensureChromium();
+
+const bin = (name) => path.join(tools.ROOT, 'node_modules', '.bin', name);
+tools.log('typecheck');
+if (step(bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']) !== 0) process.exit(1);
+if (require('node:fs').existsSync(path.join(tools.ROOT, 'frontend', 'tsconfig.json'))) {
+  if (step(bin('tsc'), ['-p', 'frontend/tsconfig.json', '--noEmit']) !== 0) process.exit(1);
+  tools.log('building the front end');
+  if (step(bin('vite'), ['build', '--config', 'frontend/vite.config.ts', '--logLevel', 'warn']) !== 0) process.exit(1);
+}
+
+const jestArgs = ['--ci', ...process.argv.slice(2)];
+process.exit(step(bin('jest'), jestArgs, { CHROMIUM_PATH: chromium }));

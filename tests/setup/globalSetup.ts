@@ -1,0 +1,83 @@
+/**
+ * Real services for the whole jest run: PostgreSQL (DATABASE_URL's server, or the embedded one) with a
+ * throw-away database migrated to latest, a Temporal dev server in memory, and the workflow bundle built once.
+ * Everything reaches the test files through process.env, which jest's workers inherit.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+// plain JS modules shared with npm start
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const tools = require('../../scripts/lib/tools');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const services = require('../../scripts/lib/services');
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+export interface TestServices {
+  stopTemporal: () => Promise<void>;
+  stopPostgres: (() => Promise<void>) | null;
+  adminUrl: string;
+  database: string;
+}
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+export default async function globalSetup(): Promise<void> {
+  const started = Date.now();
+  const runDir = path.join(ROOT, '.data', 'test');
+  fs.mkdirSync(runDir, { recursive: true });
+
+  let adminUrl = process.env.DATABASE_URL;
+  let stopPostgres: (() => Promise<void>) | null = null;
+  if (!adminUrl) {
+    const pg = await services.startEmbeddedPostgres({ dataDir: path.join(ROOT, '.data', 'test-postgres'), port: await services.freePort() });
+    adminUrl = withDatabase(pg.url, 'postgres');
+    stopPostgres = pg.stop;
+  }
+  const database = `rs_test_${Date.now()}_${process.pid}`;
+  const { Client } = await import('pg');
+  const admin = new Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database "${database}"`);
+  await admin.end();
+  const databaseUrl = withDatabase(adminUrl, database);
+  execFileSync(path.join(ROOT, 'node_modules', '.bin', 'tsx'), ['db/migrate.ts', 'latest'], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl },
+    stdio: 'pipe',
+  });
+
+  const temporal = await services.startTemporalDevServer({
+    cli: tools.ensureTemporalCli(),
+    port: await services.freePort(),
+    logFile: path.join(runDir, 'temporal.log'),
+  });
+
+  const workflowsIndex = path.join(ROOT, 'workflows', 'index.ts');
+  const bundlePath = path.join(runDir, 'workflow-bundle.js');
+  if (fs.existsSync(workflowsIndex)) {
+    const { bundleWorkflowCode } = await import('@temporalio/worker');
+    const { code } = await bundleWorkflowCode({ workflowsPath: workflowsIndex, logger: { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} } as never });
+    fs.writeFileSync(bundlePath, code);
+    process.env.WORKFLOW_BUNDLE_PATH = bundlePath;
+  }
+
+  process.env.NODE_ENV = 'test';
+  process.env.DATABASE_URL = databaseUrl;
+  process.env.TEMPORAL_ADDRESS = temporal.address;
+  process.env.TEMPORAL_CLI_PATH = tools.ensureTemporalCli();
+  process.env.TEMPORAL_TEST_SERVER_PATH = tools.ensureTemporalTestServer();
+  process.env.STORAGE_DIR = path.join(runDir, `storage-${process.pid}`);
+  process.env.LOG_LEVEL = process.env.LOG_LEVEL ?? 'silent';
+  process.env.APPROVAL_WINDOW = process.env.APPROVAL_WINDOW ?? '7 days';
+
+  const handles: TestServices = { stopTemporal: temporal.stop, stopPostgres, adminUrl, database };
+  (globalThis as { __testServices?: TestServices }).__testServices = handles;
+  process.stdout.write(`\n[test setup] postgres db ${database}, temporal ${temporal.address}, ready in ${Date.now() - started} ms\n`);
+}

@@ -1,0 +1,17 @@
+import fs from 'node:fs';
+import type { TestServices } from './globalSetup';
+
+export default async function globalTeardown(): Promise<void> {
+  const handles = (globalThis as { __testServices?: TestServices }).__testServices;
+  if (!handles) return;
+  await handles.stopTemporal();
+  if (!process.env.KEEP_TEST_DB) {
+    const { Client } = await import('pg');
+    const admin = new Client({ connectionString: handles.adminUrl });
+    await admin.connect();
+    await admin.query(`drop database if exists "${handles.database}" with (force)`);
+    await admin.end();
+  }
+  if (process.env.STORAGE_DIR) fs.rmSync(process.env.STORAGE_DIR, { recursive: true, force: true });
+  if (handles.stopPostgres) await handles.stopPostgres();
+}

@@ -1,0 +1,31 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
+
+/** A task queue of its own per test, so workers of parallel test files never take each other's tasks. */
+export function uniqueTaskQueue(prefix: string): string {
+  return `${prefix}-${randomUUID()}`;
+}
+
+export async function testClient(): Promise<{ client: Client; close: () => Promise<void> }> {
+  const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
+  return { client: new Client({ connection }), close: () => connection.close() };
+}
+
+/**
+ * Runs `fn` while a real worker (the bundle globalSetup built) polls `taskQueue` on the run's dev server.
+ */
+export async function withWorker<T>(
+  options: Omit<WorkerOptions, 'connection' | 'workflowBundle' | 'workflowsPath'>,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const bundlePath = process.env.WORKFLOW_BUNDLE_PATH;
+  if (!bundlePath) throw new Error('WORKFLOW_BUNDLE_PATH is not set: globalSetup builds it from workflows/index.ts');
+  const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS });
+  try {
+    const worker = await Worker.create({ connection, workflowBundle: { codePath: bundlePath }, ...options });
+    return await worker.runUntil(fn());
+  } finally {
+    await connection.close();
+  }
+}
