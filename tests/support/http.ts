@@ -32,7 +32,7 @@ export interface JsonResponse<T = Record<string, any>> {
 export async function request<T = Record<string, any>>(
   baseUrl: string,
   path: string,
-  init: { method?: string; token?: string; json?: unknown; body?: BodyInit; headers?: Record<string, string> } = {},
+  init: { method?: string; token?: string; json?: unknown; body?: RequestInit["body"]; headers?: Record<string, string> } = {},
 ): Promise<JsonResponse<T>> {
   const headers: Record<string, string> = { ...(init.headers ?? {}) };
   if (init.token) headers.authorization = `Bearer ${init.token}`;
