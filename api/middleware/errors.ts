@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import { UniqueViolationError, ValidationError as ObjectionValidationError, NotFoundError, CheckViolationError, ForeignKeyViolationError } from 'objection';
 import { RequestError } from '../validation';
+import { DomainError } from '../../domain/errors';
 import { MSG } from '../../domain/messages';
 
 interface ErrorBody {
@@ -14,6 +15,7 @@ function toResponse(err: unknown): { status: number; body: ErrorBody } {
   if (err instanceof RequestError) {
     return { status: err.status, body: { success: false, error: err.message, ...(err.code ? { code: err.code } : {}), ...err.extra } };
   }
+  if (err instanceof DomainError) return { status: err.status, body: { success: false, error: err.message, code: err.code } };
   if (err instanceof ObjectionValidationError) return { status: 400, body: { success: false, error: err.message, code: 'VALIDATION_ERROR' } };
   if (err instanceof NotFoundError) return { status: 404, body: { success: false, error: 'Not found' } };
   if (err instanceof UniqueViolationError) return { status: 409, body: { success: false, error: 'Already exists', code: 'CONFLICT' } };
