@@ -1,0 +1,54 @@
+import type { JSONSchema, RelationMappings } from 'objection';
+import { BaseModel, schema, storageSchemaProperties } from './BaseModel';
+import { Project } from './Project';
+
+/** An assembled social video; clip_ids is a PostgreSQL uuid[] (not jsonb). */
+export class CompiledVideo extends BaseModel {
+  static override tableName = 'compiled_videos';
+  static override touchesUpdatedAt = true;
+  static override jsonAttributes = ['editingData'];
+  static override numericAttributes = ['duration', 'storageSize'];
+
+  id!: string;
+  projectId!: string;
+  userId!: string;
+  fileUrl!: string;
+  fileName!: string;
+  duration!: number | null;
+  clipIds!: string[];
+  editingData!: Record<string, unknown>;
+  thumbnailPath!: string | null;
+  storageBucket!: string | null;
+  storagePath!: string | null;
+  storageMime!: string | null;
+  storageSize!: number | null;
+  createdAt!: Date;
+  updatedAt!: Date;
+
+  project?: Project;
+
+  static override jsonSchema: JSONSchema = {
+    type: 'object',
+    required: ['projectId', 'userId', 'fileUrl', 'fileName'],
+    properties: {
+      id: schema.uuid,
+      projectId: schema.uuid,
+      userId: schema.uuid,
+      fileUrl: schema.text,
+      fileName: schema.nonBlank,
+      duration: schema.nullableNonNegativeNumber,
+      clipIds: schema.uuidArray,
+      editingData: schema.jsonObject,
+      thumbnailPath: schema.nullableText,
+      ...storageSchemaProperties,
+    },
+  };
+
+  static override relationMappings = (): RelationMappings => ({
+    project: {
+      relation: BaseModel.BelongsToOneRelation,
+      modelClass: Project,
+      join: { from: 'compiled_videos.project_id', to: 'projects.id' },
+    },
+  });
+}

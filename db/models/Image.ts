@@ -1,0 +1,63 @@
+import type { JSONSchema, RelationMappings } from 'objection';
+import { BaseModel, schema, storageSchemaProperties } from './BaseModel';
+import { Clip } from './Clip';
+import { Project } from './Project';
+
+export class Image extends BaseModel {
+  static override tableName = 'images';
+  static override touchesUpdatedAt = true;
+  static override numericAttributes = ['fileSize', 'storageSize'];
+
+  id!: string;
+  projectId!: string;
+  userId!: string;
+  fileUrl!: string;
+  fileName!: string;
+  fileSize!: number;
+  width!: number | null;
+  height!: number | null;
+  originalPrompt!: string | null;
+  refinedPrompt!: string | null;
+  baseImageUrl!: string | null;
+  format!: string;
+  aspectRatio!: string | null;
+  upscaled!: boolean;
+  thumbnailPath!: string | null;
+  storageBucket!: string | null;
+  storagePath!: string | null;
+  storageMime!: string | null;
+  storageSize!: number | null;
+  createdAt!: Date;
+  updatedAt!: Date;
+
+  project?: Project;
+  clips?: Clip[];
+
+  static override jsonSchema: JSONSchema = {
+    type: 'object',
+    required: ['projectId', 'userId', 'fileUrl', 'fileName'],
+    properties: {
+      id: schema.uuid,
+      projectId: schema.uuid,
+      userId: schema.uuid,
+      fileUrl: schema.text,
+      fileName: schema.nonBlank,
+      fileSize: schema.nonNegativeInt,
+      width: schema.nullableInt,
+      height: schema.nullableInt,
+      originalPrompt: schema.nullableText,
+      refinedPrompt: schema.nullableText,
+      baseImageUrl: schema.nullableText,
+      format: schema.text,
+      aspectRatio: schema.nullableText,
+      upscaled: { type: 'boolean' },
+      thumbnailPath: schema.nullableText,
+      ...storageSchemaProperties,
+    },
+  };
+
+  static override relationMappings = (): RelationMappings => ({
+    project: { relation: BaseModel.BelongsToOneRelation, modelClass: Project, join: { from: 'images.project_id', to: 'projects.id' } },
+    clips: { relation: BaseModel.HasManyRelation, modelClass: Clip, join: { from: 'images.id', to: 'clips.image_id' } },
+  });
+}

@@ -1,0 +1,55 @@
+import type { JSONSchema, RelationMappings } from 'objection';
+import { BaseModel, schema, storageSchemaProperties } from './BaseModel';
+import { Clip } from './Clip';
+import { Project } from './Project';
+
+export class Render extends BaseModel {
+  static override tableName = 'renders';
+  static override touchesUpdatedAt = true;
+  static override numericAttributes = ['fileSize', 'storageSize'];
+
+  id!: string;
+  projectId!: string;
+  userId!: string;
+  fileUrl!: string;
+  fileName!: string;
+  fileSize!: number;
+  width!: number | null;
+  height!: number | null;
+  aspectRatio!: string;
+  checksum!: string | null;
+  thumbnailPath!: string | null;
+  storageBucket!: string | null;
+  storagePath!: string | null;
+  storageMime!: string | null;
+  storageSize!: number | null;
+  createdAt!: Date;
+  updatedAt!: Date;
+
+  project?: Project;
+  clips?: Clip[];
+
+  static override jsonSchema: JSONSchema = {
+    type: 'object',
+    required: ['projectId', 'userId', 'fileUrl', 'fileName'],
+    properties: {
+      id: schema.uuid,
+      projectId: schema.uuid,
+      userId: schema.uuid,
+      fileUrl: schema.text,
+      fileName: schema.nonBlank,
+      fileSize: schema.nonNegativeInt,
+      width: schema.nullableInt,
+      height: schema.nullableInt,
+      aspectRatio: schema.text,
+      checksum: schema.nullableText,
+      thumbnailPath: schema.nullableText,
+      ...storageSchemaProperties,
+    },
+  };
+
+  static override relationMappings = (): RelationMappings => ({
+    project: { relation: BaseModel.BelongsToOneRelation, modelClass: Project, join: { from: 'renders.project_id', to: 'projects.id' } },
+    clips: { relation: BaseModel.HasManyRelation, modelClass: Clip, join: { from: 'renders.id', to: 'clips.render_id' } },
+  });
+}
