@@ -1,0 +1,52 @@
+import type { JSONSchema, RelationMappings } from 'objection';
+import { BaseModel, JobStatus, schema } from './BaseModel';
+import { Draft } from './Draft';
+import { DraftImage } from './DraftImage';
+
+/** One model run on one draft image (one per image per dispatch), driven by workflow `workflowId`. */
+export class DraftJob extends BaseModel {
+  static override tableName = 'draft_jobs';
+  static override touchesUpdatedAt = true;
+
+  id!: string;
+  draftId!: string;
+  draftImageId!: string;
+  userId!: string;
+  modelId!: string;
+  mode!: string;
+  prompt!: string | null;
+  status!: JobStatus;
+  error!: string | null;
+  workflowId!: string;
+  createdAt!: Date;
+  updatedAt!: Date;
+
+  draft?: Draft;
+  draftImage?: DraftImage;
+
+  static override jsonSchema: JSONSchema = {
+    type: 'object',
+    required: ['draftId', 'draftImageId', 'userId', 'modelId', 'mode', 'workflowId'],
+    properties: {
+      id: schema.uuid,
+      draftId: schema.uuid,
+      draftImageId: schema.uuid,
+      userId: schema.uuid,
+      modelId: schema.nonBlank,
+      mode: schema.nonBlank,
+      prompt: schema.nullableText,
+      status: schema.jobStatus,
+      error: schema.nullableText,
+      workflowId: schema.nonBlank,
+    },
+  };
+
+  static override relationMappings = (): RelationMappings => ({
+    draft: { relation: BaseModel.BelongsToOneRelation, modelClass: Draft, join: { from: 'draft_jobs.draft_id', to: 'drafts.id' } },
+    draftImage: {
+      relation: BaseModel.BelongsToOneRelation,
+      modelClass: DraftImage,
+      join: { from: 'draft_jobs.draft_image_id', to: 'draft_images.id' },
+    },
+  });
+}
