@@ -1,13 +1,14 @@
-import { Model, RelationMappings, snakeCaseMappers } from 'objection';
+import type { JSONSchema, RelationMappings } from 'objection';
+import { BaseModel, schema } from './BaseModel';
 import { User } from './User';
 
 /**
- * A user's profile and credit counters. `id` equals the user's id. Balance columns change only through the
- * credit ledger (services/credits.ts), never by a plain patch.
+ * A user's profile and credit counters; `id` equals the user's id. Balance columns change only through
+ * the credit ledger (services/credits.ts), never by a plain patch.
  */
-export class Profile extends Model {
+export class Profile extends BaseModel {
   static override tableName = 'profiles';
-  static override columnNameMappers = snakeCaseMappers();
+  static override touchesUpdatedAt = true;
 
   id!: string;
   email!: string;
@@ -30,21 +31,19 @@ export class Profile extends Model {
 
   user?: User;
 
-  static override jsonSchema = {
+  static override jsonSchema: JSONSchema = {
     type: 'object',
     required: ['id', 'email'],
     properties: {
-      id: { type: 'string', format: 'uuid' },
+      id: schema.uuid,
       email: { type: 'string', minLength: 3, maxLength: 254 },
       name: { type: 'string', maxLength: 100 },
-      credits: { type: 'integer', minimum: 0 },
-      reservedCredits: { type: 'integer', minimum: 0 },
+      credits: schema.nonNegativeInt,
+      reservedCredits: schema.nonNegativeInt,
     },
   };
 
-  static override relationMappings = (): RelationMappings => {
-    return {
-      user: { relation: Model.BelongsToOneRelation, modelClass: User, join: { from: 'profiles.id', to: 'users.id' } },
-    };
-  };
+  static override relationMappings = (): RelationMappings => ({
+    user: { relation: BaseModel.BelongsToOneRelation, modelClass: User, join: { from: 'profiles.id', to: 'users.id' } },
+  });
 }

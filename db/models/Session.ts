@@ -1,10 +1,10 @@
-import { Model, RelationMappings, snakeCaseMappers } from 'objection';
+import type { JSONSchema, RelationMappings } from 'objection';
+import { BaseModel, schema } from './BaseModel';
 import { User } from './User';
 
 /** A server-side session. `id` is the sha256 (hex) of the token the client holds; the token is never stored. */
-export class Session extends Model {
+export class Session extends BaseModel {
   static override tableName = 'sessions';
-  static override columnNameMappers = snakeCaseMappers();
 
   id!: string;
   userId!: string;
@@ -13,18 +13,16 @@ export class Session extends Model {
 
   user?: User;
 
-  static override jsonSchema = {
+  static override jsonSchema: JSONSchema = {
     type: 'object',
     required: ['id', 'userId', 'expiresAt'],
     properties: {
       id: { type: 'string', pattern: '^[0-9a-f]{64}$' },
-      userId: { type: 'string', format: 'uuid' },
+      userId: schema.uuid,
     },
   };
 
-  static override relationMappings = (): RelationMappings => {
-    return {
-      user: { relation: Model.BelongsToOneRelation, modelClass: User, join: { from: 'sessions.user_id', to: 'users.id' } },
-    };
-  };
+  static override relationMappings = (): RelationMappings => ({
+    user: { relation: BaseModel.BelongsToOneRelation, modelClass: User, join: { from: 'sessions.user_id', to: 'users.id' } },
+  });
 }

@@ -1,12 +1,13 @@
-import { Model, RelationMappings, snakeCaseMappers } from 'objection';
+import type { JSONSchema, RelationMappings } from 'objection';
+import { BaseModel, schema } from './BaseModel';
 import { Profile } from './Profile';
 import { Session } from './Session';
 
 export type UserRole = 'user' | 'admin';
 
-export class User extends Model {
+export class User extends BaseModel {
   static override tableName = 'users';
-  static override columnNameMappers = snakeCaseMappers();
+  static override touchesUpdatedAt = true;
 
   id!: string;
   email!: string;
@@ -18,22 +19,19 @@ export class User extends Model {
   profile?: Profile;
   sessions?: Session[];
 
-  static override jsonSchema = {
+  static override jsonSchema: JSONSchema = {
     type: 'object',
     required: ['email', 'passwordHash'],
     properties: {
-      id: { type: 'string', format: 'uuid' },
+      id: schema.uuid,
       email: { type: 'string', minLength: 3, maxLength: 254 },
       passwordHash: { type: 'string', minLength: 1 },
       role: { type: 'string', enum: ['user', 'admin'] },
     },
   };
 
-  // a function, so the models' circular imports are resolved by the time objection asks
-  static override relationMappings = (): RelationMappings => {
-    return {
-      profile: { relation: Model.HasOneRelation, modelClass: Profile, join: { from: 'users.id', to: 'profiles.id' } },
-      sessions: { relation: Model.HasManyRelation, modelClass: Session, join: { from: 'users.id', to: 'sessions.user_id' } },
-    };
-  };
+  static override relationMappings = (): RelationMappings => ({
+    profile: { relation: BaseModel.HasOneRelation, modelClass: Profile, join: { from: 'users.id', to: 'profiles.id' } },
+    sessions: { relation: BaseModel.HasManyRelation, modelClass: Session, join: { from: 'users.id', to: 'sessions.user_id' } },
+  });
 }
