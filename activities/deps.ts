@@ -1,0 +1,13 @@
+import type { Knex } from 'knex';
+import type { AppConfig } from '../config/env';
+import type { Logger } from '../config/logger';
+
+/**
+ * Everything activities may use, built once by the worker (workers/main.ts) and by tests.
+ * Each activity module's factory declares the subset it needs (`Pick<ActivityDeps, ...>`).
+ */
+export interface ActivityDeps {
+  knex: Knex;
+  config: AppConfig;
+  logger: Logger;
+}

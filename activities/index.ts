@@ -1,0 +1,16 @@
+import type { ActivityDeps } from './deps';
+import { createOnboardingActivities } from './onboarding';
+
+export type { ActivityDeps } from './deps';
+
+/**
+ * All activities of the app, registered on every worker. One factory per concern (activities/<concern>.ts);
+ * to add a concern, spread its factory here. Activity names must stay unique across concerns.
+ */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...createOnboardingActivities(deps),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

@@ -1,0 +1,45 @@
+/**
+ * Worker entry (`npx tsx workers/main.ts`): one Worker per task queue of TASK_QUEUES, all in this process,
+ * sharing one connection and the real dependencies. SIGINT/SIGTERM drain in-flight tasks, then exit 0.
+ * Scale out by running more copies of this process.
+ */
+import { NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import { loadConfig } from '../config/env';
+import { logger } from '../config/logger';
+import { connectDatabase } from '../db/connection';
+import { TASK_QUEUES } from './taskQueues';
+
+async function main(): Promise<void> {
+  Runtime.install({ shutdownSignals: ['SIGINT', 'SIGTERM'] });
+  const config = loadConfig();
+  const knex = connectDatabase(config.databaseUrl);
+  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  try {
+    const activities = createActivities({ knex, config, logger });
+    // bundled once and shared, instead of once per queue
+    const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows') });
+    const workers = await Promise.all(
+      Object.values(TASK_QUEUES).map((taskQueue) =>
+        Worker.create({
+          connection,
+          namespace: config.temporalNamespace,
+          taskQueue,
+          workflowBundle,
+          activities,
+        }),
+      ),
+    );
+    logger.info({ taskQueues: Object.values(TASK_QUEUES), address: config.temporalAddress }, 'worker running');
+    await Promise.all(workers.map((worker) => worker.run()));
+    logger.info('worker stopped');
+  } finally {
+    await connection.close();
+    await knex.destroy();
+  }
+}
+
+main().catch((err: unknown) => {
+  logger.error({ err }, 'worker failed');
+  process.exit(1);
+});

@@ -1,0 +1,2 @@
+/** Every workflow the workers run (bundled from this file), with the signals, queries and updates beside each. */
+export * from './tryItOnboarding';
