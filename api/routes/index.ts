@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
 import type { AppDeps } from '../deps';
+import { creditsRouter } from './credits';
 
 /**
  * Every resource group's router, mounted under /api. Add a line per router module.
@@ -7,5 +8,7 @@ import type { AppDeps } from '../deps';
  */
 export function buildRouters(deps: AppDeps): Router[] {
   void deps;
-  return [];
+  return [
+    creditsRouter(deps),
+  ];
 }

@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto';
+import Router from '@koa/router';
+import { z } from 'zod';
+import type { AppDeps } from '../deps';
+import { assertSelf, currentUser, requireAdmin, requireAuth } from '../middleware/auth';
+import { parseBody, parseQuery, uuid } from '../validation';
+import { adminAdjustCredits, canCreateContent, getCreditSummary, getUsageLimits, listTransactions } from '../../services/credits';
+
+// the specs' calls may carry the user's own id; any other id is refused by assertSelf
+const selfQuery = z.object({ userId: z.string().optional() }).strict();
+
+const canCreateQuery = z
+  .object({
+    type: z.enum(['clip', 'image', 'assembly'], { message: 'type must be clip, image or assembly' }),
+    userId: z.string().optional(),
+  })
+  .strict();
+
+const transactionsQuery = z
+  .object({
+    page: z
+      .string()
+      .regex(/^\d{1,6}$/, { message: 'page must be a whole number from 1' })
+      .transform(Number)
+      .refine((n) => n >= 1, { message: 'page must be a whole number from 1' })
+      .optional(),
+    userId: z.string().optional(),
+  })
+  .strict();
+
+const adjustBody = z
+  .object({
+    userId: uuid,
+    amount: z
+      .number({ message: 'amount must be a whole number' })
+      .int({ message: 'amount must be a whole number' })
+      .refine((n) => n !== 0, { message: 'amount must not be zero' })
+      .refine((n) => Math.abs(n) <= 1_000_000, { message: 'amount is too large' }),
+    reason: z.string({ message: 'reason is required' }).trim().min(1, { message: 'reason is required' }).max(500, { message: 'reason is too long' }),
+    idempotencyKey: z.string().min(1).max(200).optional(),
+  })
+  .strict();
+
+/** /api/credits/* for the signed-in user, and the admin adjustment. */
+export function creditsRouter(deps: Pick<AppDeps, 'knex'>): Router {
+  const router = new Router();
+  const auth = requireAuth(deps);
+
+  router.get('/api/credits/summary', auth, async (ctx) => {
+    const user = assertSelf(ctx, parseQuery(ctx, selfQuery).userId);
+    ctx.body = { success: true, data: await getCreditSummary(deps.knex, user.id) };
+  });
+
+  router.get('/api/credits/limits', auth, async (ctx) => {
+    const user = assertSelf(ctx, parseQuery(ctx, selfQuery).userId);
+    ctx.body = { success: true, data: await getUsageLimits(deps.knex, user.id) };
+  });
+
+  router.get('/api/credits/can-create', auth, async (ctx) => {
+    const query = parseQuery(ctx, canCreateQuery);
+    const user = assertSelf(ctx, query.userId);
+    ctx.body = { success: true, data: await canCreateContent(deps.knex, user.id, query.type) };
+  });
+
+  router.get('/api/credits/transactions', auth, async (ctx) => {
+    const query = parseQuery(ctx, transactionsQuery);
+    const user = assertSelf(ctx, query.userId);
+    const { transactions, page, pageSize, total } = await listTransactions(deps.knex, user.id, query.page ?? 1);
+    ctx.body = { success: true, data: transactions, page, pageSize, total };
+  });
+
+  router.post('/api/admin/credits/adjust', auth, requireAdmin, async (ctx) => {
+    const body = parseBody(ctx, adjustBody);
+    const admin = currentUser(ctx);
+    // a client retrying the same adjustment sends the same key (body or Idempotency-Key header)
+    const key = body.idempotencyKey ?? (ctx.get('idempotency-key') || randomUUID());
+    const entry = await adminAdjustCredits(deps.knex, {
+      profileId: body.userId,
+      amount: body.amount,
+      reason: body.reason,
+      idempotencyKey: `admin-adjust:${admin.id}:${key}`,
+      admin: { id: admin.id, email: admin.email },
+    });
+    ctx.status = entry.replayed ? 200 : 201;
+    ctx.body = {
+      success: true,
+      data: {
+        id: entry.id,
+        userId: entry.profileId,
+        amount: entry.amount,
+        balanceAfter: entry.balanceAfter,
+        transactionType: entry.transactionType,
+        description: entry.description,
+        createdByEmail: entry.createdByEmail,
+        createdAt: entry.createdAt,
+        replayed: entry.replayed,
+      },
+    };
+  });
+
+  return router;
+}
