@@ -1,8 +1,10 @@
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import type { AppDeps } from './deps';
+import { apiSessionGuard, isApiPath } from './middleware/auth';
 import { errorHandler } from './middleware/errors';
 import { requestContext } from './middleware/requestContext';
+import { staticFrontend } from './middleware/staticFrontend';
 import { buildRouters } from './routes';
 
 /** Builds the Koa app without listening, so tests drive it through `app.callback()`. */
@@ -14,11 +16,23 @@ export function createApp(deps: AppDeps): Koa {
   });
   app.use(requestContext(deps.logger));
   app.use(errorHandler);
+  // deny by default: every /api route except the public ones (middleware/auth.ts) needs a session
+  app.use(apiSessionGuard(deps));
   // JSON bodies only here; multipart routes parse their own streams
   app.use(koaBody({ json: true, urlencoded: false, multipart: false, text: false, jsonLimit: '1mb', jsonStrict: true }));
+  app.use(async function apiUnmatched(ctx, next) {
+    await next();
+    // no route answered: JSON like every other API reply (405 comes from the routers' allowedMethods)
+    if (ctx.body == null && (ctx.status === 404 || ctx.status === 405) && isApiPath(ctx.path)) {
+      const status = ctx.status;
+      ctx.body = { success: false, error: status === 405 ? 'Method not allowed' : 'Not found' };
+      ctx.status = status;
+    }
+  });
   for (const router of buildRouters(deps)) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }
+  app.use(staticFrontend(deps.config.frontendDist));
   return app;
 }

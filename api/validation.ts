@@ -38,3 +38,8 @@ export function parseQuery<T extends z.ZodType>(ctx: Context, schema: T): z.infe
 }
 
 export const uuid = z.uuid({ message: 'Invalid id' });
+
+/** A string field whose missing or wrong-typed value is reported by its label ('Email is required'). */
+export function requiredString(label: string): z.ZodString {
+  return z.string({ error: (issue) => (issue.input === undefined ? `${label} is required` : `${label} must be a string`) });
+}

@@ -1,6 +1,9 @@
 import type Router from '@koa/router';
 import type { AppDeps } from '../deps';
+import { authRouter } from './auth';
 import { creditsRouter } from './credits';
+import { healthRouter } from './health';
+import { profileRouter } from './profile';
 
 /**
  * Every resource group's router, mounted under /api. Add a line per router module.
@@ -9,6 +12,9 @@ import { creditsRouter } from './credits';
 export function buildRouters(deps: AppDeps): Router[] {
   void deps;
   return [
+    healthRouter(deps),
+    authRouter(deps),
+    profileRouter(deps),
     creditsRouter(deps),
   ];
 }

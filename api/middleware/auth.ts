@@ -1,0 +1,140 @@
+import type { Knex } from 'knex';
+import type { Context, Middleware } from 'koa';
+import type { UserRole } from '../../db/models/User';
+import { findSessionUser } from '../../services/sessions';
+import { RequestError } from '../validation';
+
+export const SESSION_COOKIE = 'rs_session';
+
+export const AUTH_MSG = {
+  required: 'Authentication required',
+  otherUser: 'You do not have permission to act for another user',
+  adminOnly: 'Admin access required',
+} as const;
+
+/** The signed-in user as routes see it (`currentUser(ctx)`). */
+export interface AuthUser {
+  id: string;
+  email: string;
+  role: UserRole;
+  name: string;
+}
+
+interface AuthState {
+  user?: AuthUser;
+  sessionId?: string;
+}
+
+function authState(ctx: Context): AuthState {
+  return ctx.state as AuthState;
+}
+
+/** The session token from `Authorization: Bearer <token>`, else from the `rs_session` cookie. */
+export function sessionToken(ctx: Context): string | null {
+  const header = ctx.get('authorization');
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (bearer) return bearer[1];
+  return ctx.cookies.get(SESSION_COOKIE) ?? null;
+}
+
+export function setSessionCookie(ctx: Context, token: string, expiresAt: Date, secure: boolean): void {
+  ctx.cookies.set(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'lax', secure, path: '/', expires: expiresAt, overwrite: true });
+}
+
+export function clearSessionCookie(ctx: Context, secure: boolean): void {
+  ctx.cookies.set(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'lax', secure, path: '/', expires: new Date(0), overwrite: true });
+}
+
+/**
+ * Loads the session's user into `ctx.state.user` or answers 401. Idempotent: the app-wide guard already ran
+ * it for every non-public /api route, so routers may add it again for clarity at no cost.
+ */
+export function requireAuth(deps: { knex: Knex }): Middleware {
+  return async function requireAuthMiddleware(ctx, next) {
+    const state = authState(ctx);
+    if (!state.user) {
+      const token = sessionToken(ctx);
+      const found = token ? await findSessionUser(deps.knex, token) : null;
+      if (!found) throw new RequestError(401, AUTH_MSG.required);
+      const { sessionId, ...user } = found;
+      state.user = user;
+      state.sessionId = sessionId;
+    }
+    await next();
+  };
+}
+
+/** The signed-in user; 401 when the request has none (a route mounted without requireAuth). */
+export function currentUser(ctx: Context): AuthUser {
+  const user = authState(ctx).user;
+  if (!user) throw new RequestError(401, AUTH_MSG.required);
+  return user;
+}
+
+export function currentSessionId(ctx: Context): string {
+  const id = authState(ctx).sessionId;
+  if (!id) throw new RequestError(401, AUTH_MSG.required);
+  return id;
+}
+
+/**
+ * For the specs' calls that carry a `userId`: the server acts for the session's user, so an absent or
+ * matching id is fine and any other id is refused with 403. Returns the session's user.
+ */
+export function assertSelf(ctx: Context, userId?: string | null): AuthUser {
+  const user = currentUser(ctx);
+  if (userId !== undefined && userId !== null && userId !== '' && userId !== user.id) throw new RequestError(403, AUTH_MSG.otherUser);
+  return user;
+}
+
+export const requireAdmin: Middleware = async function requireAdminMiddleware(ctx, next) {
+  if (currentUser(ctx).role !== 'admin') throw new RequestError(403, AUTH_MSG.adminOnly);
+  await next();
+};
+
+/**
+ * The /api routes open without a session. Everything else under /api requires one (deny by default):
+ * a router that needs a public route adds it here.
+ */
+export const PUBLIC_API_ROUTES: ReadonlyArray<{ method: string; path: string; prefix?: boolean }> = [
+  { method: 'POST', path: '/api/auth/signup' },
+  { method: 'POST', path: '/api/auth/signin' },
+  { method: 'POST', path: '/api/auth/signout' },
+  { method: 'GET', path: '/api/health' },
+  // expiring signed file links (storage/signedUrls.ts): the signature is the credential
+  { method: 'GET', path: '/api/files/', prefix: true },
+  // Stripe calls it; the signature header is the credential
+  { method: 'POST', path: '/api/stripe/webhook' },
+];
+
+/** Lower-cased, decoded, without repeated or trailing slashes: the router matches case-insensitively. */
+function normalizedPath(path: string): string | null {
+  try {
+    const decoded = decodeURIComponent(path).toLowerCase().replace(/\/{2,}/g, '/');
+    return decoded.length > 1 ? decoded.replace(/\/$/, '') : decoded;
+  } catch {
+    return null;
+  }
+}
+
+export function isPublicApiRoute(method: string, path: string): boolean {
+  const normalized = normalizedPath(path);
+  if (normalized === null) return false;
+  const m = method === 'HEAD' ? 'GET' : method;
+  return PUBLIC_API_ROUTES.some((r) => r.method === m && (r.prefix ? normalized.startsWith(r.path) : normalized === r.path));
+}
+
+export function isApiPath(path: string): boolean {
+  const normalized = normalizedPath(path);
+  // an undecodable path is treated as an API path: refused rather than waved through
+  return normalized === null || normalized === '/api' || normalized.startsWith('/api/');
+}
+
+/** App-wide: every /api request that is not a public route needs a valid session. */
+export function apiSessionGuard(deps: { knex: Knex }): Middleware {
+  const auth = requireAuth(deps);
+  return async function apiSessionGuardMiddleware(ctx, next) {
+    if (!isApiPath(ctx.path) || isPublicApiRoute(ctx.method, ctx.path) || ctx.method === 'OPTIONS') return next();
+    return auth(ctx, next);
+  };
+}
