@@ -1,0 +1,53 @@
+import { api, hasStatus } from './client';
+
+export type UserRole = 'user' | 'admin';
+
+export interface User {
+  id: string;
+  email: string;
+  name: string;
+  role: UserRole;
+  createdAt: string;
+}
+
+export interface SignUpInput {
+  name: string;
+  email: string;
+  password: string;
+}
+
+export interface SignInInput {
+  email: string;
+  password: string;
+}
+
+interface SessionResponse {
+  success: true;
+  token: string;
+  user: User;
+}
+
+export async function signUp(input: SignUpInput): Promise<User> {
+  const body = await api.post('auth/signup', { json: input }).json<SessionResponse>();
+  return body.user;
+}
+
+export async function signIn(input: SignInInput): Promise<User> {
+  const body = await api.post('auth/signin', { json: input }).json<SessionResponse>();
+  return body.user;
+}
+
+export async function signOut(): Promise<void> {
+  await api.post('auth/signout');
+}
+
+/** The signed-in user, or null when there is no valid session (401). Other failures throw. */
+export async function fetchCurrentUser(): Promise<User | null> {
+  try {
+    const body = await api.get('auth/me', { retry: 0 }).json<{ success: true; user: User }>();
+    return body.user;
+  } catch (error) {
+    if (hasStatus(error, 401)) return null;
+    throw error;
+  }
+}

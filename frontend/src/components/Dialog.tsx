@@ -1,0 +1,48 @@
+import { useEffect, useId, useRef, type ReactElement, type ReactNode } from 'react';
+import { Icon } from './Icon';
+
+interface DialogProps {
+  title: string;
+  onClose: () => void;
+  children: ReactNode;
+  /** extra class on the panel, e.g. for a wider layout */
+  className?: string;
+}
+
+/** A modal built on <dialog>: the browser gives focus trapping, Escape and the inert background. */
+export function Dialog({ title, onClose, children, className }: DialogProps): ReactElement {
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+
+  useEffect(() => {
+    const dialog = ref.current;
+    if (dialog && !dialog.open) dialog.showModal();
+    return () => dialog?.close();
+  }, []);
+
+  return (
+    <dialog
+      ref={ref}
+      className={`dialog ${className ?? ''}`}
+      aria-labelledby={titleId}
+      onCancel={(event) => {
+        event.preventDefault();
+        onClose();
+      }}
+      onClick={(event) => {
+        // a click on the backdrop lands on the <dialog> element itself
+        if (event.target === event.currentTarget) onClose();
+      }}
+    >
+      <div className="dialog-panel">
+        <header className="dialog-header">
+          <h2 id={titleId}>{title}</h2>
+          <button type="button" className="icon-button" aria-label="Close" onClick={onClose}>
+            <Icon name="close" />
+          </button>
+        </header>
+        {children}
+      </div>
+    </dialog>
+  );
+}

@@ -1,0 +1,60 @@
+import { useAtomValue } from 'jotai';
+import { useEffect, useState, type ReactElement } from 'react';
+import type { User } from '../../api/auth';
+import { viewAtom } from '../../atoms/view';
+import { Icon } from '../../components/Icon';
+import { AccountView } from '../Account/AccountView';
+import { ApprovalsView } from '../Approvals/ApprovalsView';
+import { ProjectsView } from '../Projects/ProjectsView';
+import { Sidebar } from './Sidebar';
+
+const SIDEBAR_ID = 'app-sidebar';
+
+/** The signed-in layout: sidebar (a slide-in menu under 768 px) and the current view. */
+export function DashboardShell({ user }: { user: User }): ReactElement {
+  const view = useAtomValue(viewAtom);
+  const [menuOpen, setMenuOpen] = useState(false);
+
+  // the slide-in menu closes on Escape, and whenever the view changes (also through Back)
+  useEffect(() => setMenuOpen(false), [view]);
+  useEffect(() => {
+    if (!menuOpen) return;
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key === 'Escape') setMenuOpen(false);
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [menuOpen]);
+
+  return (
+    <div className={`shell${menuOpen ? ' shell-menu-open' : ''}`}>
+      <header className="mobile-bar">
+        <button
+          type="button"
+          className="icon-button"
+          aria-label={menuOpen ? 'Close menu' : 'Open menu'}
+          aria-expanded={menuOpen}
+          aria-controls={SIDEBAR_ID}
+          onClick={() => setMenuOpen((open) => !open)}
+        >
+          <Icon name={menuOpen ? 'close' : 'menu'} />
+        </button>
+        <span className="brand">
+          <span className="brand-mark" aria-hidden="true">
+            R
+          </span>
+          <span>Render Studio</span>
+        </span>
+      </header>
+
+      <Sidebar id={SIDEBAR_ID} user={user} />
+      <div className="sidebar-backdrop" aria-hidden="true" onClick={() => setMenuOpen(false)} />
+
+      <main className="main" id="main">
+        {view === 'projects' && <ProjectsView />}
+        {view === 'approvals' && <ApprovalsView />}
+        {view === 'account' && <AccountView />}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,61 @@
+import { useState, type ReactElement } from 'react';
+import { authTabFromSearch, hrefWithAuthTab, type AuthTab } from '../../atoms/viewUrl';
+import { AuthDialog } from './AuthDialog';
+import { LandingFeatures } from './LandingFeatures';
+import { LandingHero } from './LandingHero';
+import { LandingPricing } from './LandingPricing';
+
+/** The signed-out page. `?auth=signup|signin` opens the auth dialog on that tab, and the dialog keeps it current. */
+export function LandingPage(): ReactElement {
+  const [authTab, setAuthTab] = useState<AuthTab | null>(() => authTabFromSearch(window.location.search));
+
+  function openAuth(tab: AuthTab | null) {
+    setAuthTab(tab);
+    window.history.replaceState(null, '', hrefWithAuthTab(window.location.href, tab));
+  }
+
+  return (
+    <div className="landing">
+      <header className="landing-header">
+        <a className="brand" href="/" aria-label="Render Studio home">
+          <span className="brand-mark" aria-hidden="true">
+            R
+          </span>
+          <span>Render Studio</span>
+        </a>
+        <nav className="landing-nav" aria-label="Page sections">
+          <a href="#features">Features</a>
+          <a href="#pricing">Pricing</a>
+        </nav>
+        <div className="landing-actions">
+          <button type="button" className="button button-ghost" onClick={() => openAuth('signin')}>
+            Sign in
+          </button>
+          <button type="button" className="button button-primary" onClick={() => openAuth('signup')}>
+            Get started
+          </button>
+        </div>
+      </header>
+
+      <main>
+        <LandingHero onStart={() => openAuth('signup')} />
+        <LandingFeatures />
+        <LandingPricing onChoose={() => openAuth('signup')} />
+      </main>
+
+      <footer className="landing-footer">
+        <span>© {new Date().getFullYear()} Render Studio</span>
+        <span>Prices in New Zealand dollars.</span>
+      </footer>
+
+      {authTab && (
+        <AuthDialog
+          tab={authTab}
+          onTabChange={openAuth}
+          onClose={() => openAuth(null)}
+          onAuthenticated={() => window.history.replaceState(null, '', hrefWithAuthTab(window.location.href, null))}
+        />
+      )}
+    </div>
+  );
+}
