@@ -1,47 +1,37 @@
-/**
- * The password rule the API enforces (at least 8 characters, with a letter and a digit) and a strength
- * score for the meter. TODO(domain): switch to domain/passwordStrength.ts once the API side exports it.
- */
+import { isStrongPassword, passwordRequirements, type PasswordRequirement } from '../../../domain/passwordStrength';
 
-export interface PasswordRequirement {
-  id: 'length' | 'letter' | 'digit';
-  label: string;
-  met: boolean;
-}
+export type { PasswordRequirement };
 
 export type StrengthLevel = 'empty' | 'weak' | 'fair' | 'good' | 'strong';
 
 export interface PasswordStrength {
+  /** the server's rule (domain/passwordStrength.ts), each requirement met or not: the meter's warnings */
   requirements: PasswordRequirement[];
-  /** true when every requirement is met: what the server accepts */
+  /** true when the server accepts the password */
   passes: boolean;
-  /** 0..4 */
+  /** 0..4 for the bar */
   score: number;
   level: StrengthLevel;
-  /** advice beyond the requirements, shown once they are met */
+  /** advice beyond the rule, shown once it is met */
   suggestions: string[];
 }
 
-export const MIN_PASSWORD_LENGTH = 8;
-
+/**
+ * The meter's reading. Passing the rule is what counts (it gates submit); beyond it, length, mixed case and
+ * symbols move a passing password from fair to strong.
+ */
 export function passwordStrength(password: string): PasswordStrength {
-  const requirements: PasswordRequirement[] = [
-    { id: 'length', label: `At least ${MIN_PASSWORD_LENGTH} characters`, met: password.length >= MIN_PASSWORD_LENGTH },
-    { id: 'letter', label: 'At least one letter', met: /\p{L}/u.test(password) },
-    { id: 'digit', label: 'At least one number', met: /\d/.test(password) },
-  ];
-  const passes = requirements.every((r) => r.met);
-  const long = password.length >= 12;
-  const mixedCase = /\p{Lu}/u.test(password) && /\p{Ll}/u.test(password);
-  const symbol = /[^\p{L}\d]/u.test(password);
-
+  const requirements = passwordRequirements(password);
+  const passes = isStrongPassword(password);
   if (password.length === 0) return { requirements, passes, score: 0, level: 'empty', suggestions: [] };
   if (!passes) {
     const met = requirements.filter((r) => r.met).length;
     return { requirements, passes, score: met >= 2 ? 1 : 0, level: 'weak', suggestions: [] };
   }
-  const extras = [long, mixedCase, symbol].filter(Boolean).length;
-  const score = Math.min(4, 2 + extras);
+  const long = password.length >= 12;
+  const mixedCase = /\p{Lu}/u.test(password) && /\p{Ll}/u.test(password);
+  const symbol = /[^\p{L}\d]/u.test(password);
+  const score = Math.min(4, 2 + [long, mixedCase, symbol].filter(Boolean).length);
   const level: StrengthLevel = score >= 4 ? 'strong' : score === 3 ? 'good' : 'fair';
   const suggestions: string[] = [];
   if (!long) suggestions.push('Use 12 or more characters for a stronger password');
