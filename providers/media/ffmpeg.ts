@@ -1,0 +1,132 @@
+/**
+ * ffmpeg and ffprobe as child processes: progress from `-progress pipe:1`, ffmpeg's own CPU time from
+ * `-benchmark`, abort by signal. No policy: callers decide what to run and what a failure means.
+ */
+import { spawn } from 'node:child_process';
+import { ProviderError } from '../errors';
+
+export const FFMPEG = process.env.FFMPEG_PATH ?? 'ffmpeg';
+export const FFPROBE = process.env.FFPROBE_PATH ?? 'ffprobe';
+
+export interface FfmpegRunOptions {
+  /** Expected output duration, to turn out_time into a fraction. */
+  durationSeconds: number;
+  onProgress?: (fraction: number) => void;
+  signal?: AbortSignal;
+}
+
+export interface FfmpegRunStats {
+  wallMs: number;
+  userSeconds?: number;
+  systemSeconds?: number;
+}
+
+const STDERR_KEEP = 8192;
+
+export function runFfmpeg(args: string[], options: FfmpegRunOptions): Promise<FfmpegRunStats> {
+  const started = Date.now();
+  const fullArgs = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'info', '-benchmark', '-progress', 'pipe:1', ...args];
+  return new Promise<FfmpegRunStats>((resolve, reject) => {
+    if (options.signal?.aborted) {
+      reject(new ProviderError('JOB_CANCELLED', 'ffmpeg run aborted before it started'));
+      return;
+    }
+    const child = spawn(FFMPEG, fullArgs, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    let pending = '';
+    let lastFraction = -1;
+    const onAbort = () => child.kill('SIGKILL');
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      pending += chunk;
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) {
+        const [key, value] = line.trim().split('=');
+        let fraction: number | null = null;
+        if (key === 'out_time_us' && /^\d+$/.test(value ?? '')) fraction = Math.min(1, Number(value) / 1e6 / options.durationSeconds);
+        else if (key === 'progress' && value === 'end') fraction = 1;
+        if (fraction !== null && fraction > lastFraction) {
+          lastFraction = fraction;
+          options.onProgress?.(fraction);
+        }
+      }
+    });
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-STDERR_KEEP);
+    });
+    child.on('error', (error) => {
+      options.signal?.removeEventListener('abort', onAbort);
+      reject(new ProviderError('MEDIA', `ffmpeg could not start: ${error.message}`, { cause: error }));
+    });
+    child.on('close', (code, signal) => {
+      options.signal?.removeEventListener('abort', onAbort);
+      if (options.signal?.aborted) {
+        reject(new ProviderError('JOB_CANCELLED', 'ffmpeg run aborted'));
+        return;
+      }
+      if (code !== 0) {
+        const tail = stderr.split('\n').filter((l) => l.trim() && !l.startsWith('bench:')).slice(-4).join(' | ');
+        reject(new ProviderError('MEDIA', `ffmpeg exited with ${code ?? signal}: ${tail}`));
+        return;
+      }
+      const bench = /bench: utime=([\d.]+)s stime=([\d.]+)s/.exec(stderr);
+      resolve({
+        wallMs: Date.now() - started,
+        userSeconds: bench ? Number(bench[1]) : undefined,
+        systemSeconds: bench ? Number(bench[2]) : undefined,
+      });
+    });
+  });
+}
+
+export interface VideoProbe {
+  codec: string;
+  width: number;
+  height: number;
+  durationSeconds: number;
+  fps: number;
+  frames: number | null;
+  pixelFormat: string;
+}
+
+function runCapture(binary: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (err = (err + c).slice(-STDERR_KEEP)));
+    child.on('error', (error) => reject(new ProviderError('MEDIA', `${binary} could not start: ${error.message}`, { cause: error })));
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new ProviderError('MEDIA', `${binary} exited with ${code}: ${err.trim()}`))));
+  });
+}
+
+export async function probeVideo(path: string): Promise<VideoProbe> {
+  const out = await runCapture(FFPROBE, [
+    '-v', 'error',
+    '-select_streams', 'v:0',
+    '-show_entries', 'stream=codec_name,width,height,r_frame_rate,nb_frames,pix_fmt:format=duration',
+    '-of', 'json',
+    path,
+  ]);
+  const parsed = JSON.parse(out) as {
+    streams?: Array<{ codec_name?: string; width?: number; height?: number; r_frame_rate?: string; nb_frames?: string; pix_fmt?: string }>;
+    format?: { duration?: string };
+  };
+  const stream = parsed.streams?.[0];
+  if (!stream?.width || !stream.height) throw new ProviderError('MEDIA', `No video stream in ${path}`);
+  const [num, den] = (stream.r_frame_rate ?? '0/1').split('/').map(Number);
+  return {
+    codec: stream.codec_name ?? 'unknown',
+    width: stream.width,
+    height: stream.height,
+    durationSeconds: Number(parsed.format?.duration ?? 0),
+    fps: den ? num / den : 0,
+    frames: stream.nb_frames ? Number(stream.nb_frames) : null,
+    pixelFormat: stream.pix_fmt ?? 'unknown',
+  };
+}

@@ -1,0 +1,164 @@
+/**
+ * One small interface per AI capability (DESIGN.md "AI providers"). Activities depend on these
+ * types only; `createProviders` (providers/index.ts) picks the implementation from configuration.
+ * Nothing here imports the database or Temporal.
+ */
+import type { Platform, VideoEffect } from '../domain/constants';
+
+/** Output framing of an image edit. The spec's default is 'square'; 'original' keeps the source's aspect. */
+export type ImageFormat = 'square' | 'landscape' | 'portrait' | 'original';
+/** 'hd' (the spec's default) renders up to 1024 px on the long side, 'standard' up to 768 px; the upscale step doubles it. */
+export type ImageQuality = 'hd' | 'standard';
+export type ClipAspectRatio = '16:9' | '9:16' | '1:1';
+
+export interface GeneratedImage {
+  image: Buffer;
+  mime: 'image/jpeg' | 'image/png' | 'image/webp';
+  width: number;
+  height: number;
+  /** Which model (or local pipeline) made it, for the job record. */
+  model: string;
+  /** Free text some hosted models return (e.g. Nano Banana's description); the local pipeline names what it applied. */
+  description?: string;
+}
+
+export interface ImageEditRequest {
+  image: Buffer;
+  prompt: string;
+  format?: ImageFormat;
+  quality?: ImageQuality;
+}
+
+export interface ImageEditProvider {
+  edit(request: ImageEditRequest): Promise<GeneratedImage>;
+}
+
+export interface UpscaleRequest {
+  image: Buffer;
+  /** Integer factor, default 2 (the spec's upscaleScale). */
+  scale?: number;
+}
+
+export interface UpscaleProvider {
+  upscale(request: UpscaleRequest): Promise<GeneratedImage>;
+}
+
+export interface PromptRefinementRequest {
+  prompt: string;
+  imageDescription?: string;
+}
+
+export interface PromptRefinement {
+  originalPrompt: string;
+  refinedPrompt: string;
+  refinementMethod: 'rule-based';
+}
+
+export interface PromptRefiner {
+  refine(request: PromptRefinementRequest): Promise<PromptRefinement>;
+}
+
+export interface VideoJobRequest {
+  image: Buffer;
+  effect: VideoEffect;
+  platform: Platform;
+  aspectRatio: ClipAspectRatio;
+  durationSeconds: number;
+  /** Extra wording for hosted models; the effect decides the motion either way. */
+  prompt?: string;
+}
+
+/**
+ * The provider's own id for a submitted job. It is opaque to callers but self-contained: keep it in
+ * the workflow state after `submit`, and a retried or rescheduled activity resumes with `wait(jobId)`
+ * instead of submitting (and paying) again.
+ */
+export interface VideoJobHandle {
+  jobId: string;
+}
+
+export type VideoJobStatus =
+  | { state: 'queued'; progress: number; message: string; queuePosition?: number }
+  | { state: 'running'; progress: number; message: string }
+  | { state: 'completed'; progress: 100; message: string }
+  | { state: 'failed'; progress: number; message: string; error: string }
+  | { state: 'cancelled'; progress: number; message: string };
+
+/** What `wait` reports while the job runs: progress 0-100 and a short message for the UI. */
+export interface VideoProgress {
+  state: 'queued' | 'running';
+  progress: number;
+  message: string;
+  queuePosition?: number;
+}
+
+export interface VideoWaitOptions {
+  /** Called on every poll (hosted) or progress line (local): the natural place for an activity heartbeat. */
+  onProgress?: (progress: VideoProgress) => void | Promise<void>;
+  /** Stops waiting (activity cancellation). A local render in this process is stopped too; a hosted job is left running, use `cancel`. */
+  signal?: AbortSignal;
+}
+
+export interface VideoResult {
+  /** A local MP4 file owned by the provider until `release(jobId)`; copy it to storage, then release. */
+  path: string;
+  mime: 'video/mp4';
+  width: number;
+  height: number;
+  durationSeconds: number;
+  fps: number;
+  sizeBytes: number;
+  model: string;
+  /** Media work done for this job in this process (local renders: ffmpeg's own CPU time). */
+  stats?: { wallMs: number; encoderUserSeconds?: number; encoderSystemSeconds?: number };
+}
+
+export interface ImageToVideoProvider {
+  /** Starts a job and returns its handle. Cheap for the local provider, paid for hosted ones: call once per clip. */
+  submit(request: VideoJobRequest): Promise<VideoJobHandle>;
+  /** One look at the job, without waiting. */
+  status(jobId: string): Promise<VideoJobStatus>;
+  /** Follows the job to its end and returns the clip file. Safe to call again after a crash: it resumes. */
+  wait(jobId: string, options?: VideoWaitOptions): Promise<VideoResult>;
+  /** Asks the provider to stop the job. Idempotent; a job already finished stays finished. */
+  cancel(jobId: string): Promise<void>;
+  /** Deletes the provider's local files for the job (after the caller stored the result). */
+  release(jobId: string): Promise<void>;
+}
+
+export interface ChatMessage {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+export interface ChatRequest {
+  message: string;
+  history: ChatMessage[];
+  selectedClipCount: number;
+  aspectRatio?: string;
+}
+
+export interface ChatPreferences {
+  aesthetic?: string;
+  energy_level?: 'calm' | 'balanced' | 'energetic';
+  copy_style?: string;
+}
+
+export interface ChatReply {
+  reply: string;
+  preferences: ChatPreferences;
+  analysis: { ready_to_create: boolean; confidence_score: number; missing_info: string[] };
+}
+
+/** The assembly chat's assistant (spec 001: aesthetic chat with preferences and analysis). */
+export interface ChatProvider {
+  reply(request: ChatRequest): Promise<ChatReply>;
+}
+
+export interface Providers {
+  imageEdit: ImageEditProvider;
+  upscale: UpscaleProvider;
+  promptRefiner: PromptRefiner;
+  imageToVideo: ImageToVideoProvider;
+  chat: ChatProvider;
+}
