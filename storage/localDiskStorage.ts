@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import {
+  assertObjectPath,
+  ObjectExistsError,
+  ObjectNotFoundError,
+  type Bucket,
+  type ByteRange,
+  type LocalFile,
+  type ObjectStat,
+  type ObjectStorage,
+  type StoredObject,
+} from './objectStorage';
+
+function isErrno(err: unknown, code: string): boolean {
+  return (err as NodeJS.ErrnoException | null)?.code === code;
+}
+
+/**
+ * Buckets as folders under one root. Writes go to `<root>/.incoming` first and are hard-linked into place,
+ * so a reader never sees a half-written file and an existing object is never replaced (link fails with EEXIST).
+ */
+export class LocalDiskStorage implements ObjectStorage {
+  private readonly root: string;
+  private readonly incoming: string;
+
+  constructor(rootDir: string) {
+    this.root = path.resolve(rootDir);
+    this.incoming = path.join(this.root, '.incoming');
+  }
+
+  private filePath(bucket: Bucket, objectPath: string): string {
+    const full = path.join(this.root, bucket, assertObjectPath(objectPath));
+    // assertObjectPath rules out '..'; this keeps the guarantee if the rules ever loosen
+    if (!full.startsWith(path.join(this.root, bucket) + path.sep)) throw new ObjectNotFoundError(bucket, objectPath);
+    return full;
+  }
+
+  async put(bucket: Bucket, objectPath: string, body: Readable | Buffer): Promise<StoredObject> {
+    const target = this.filePath(bucket, objectPath);
+    await fsp.mkdir(this.incoming, { recursive: true });
+    const temp = path.join(this.incoming, randomUUID());
+    try {
+      const source = Buffer.isBuffer(body) ? Readable.from([body]) : body;
+      await pipeline(source, fs.createWriteStream(temp, { flags: 'wx' }));
+      await fsp.mkdir(path.dirname(target), { recursive: true });
+      try {
+        await fsp.link(temp, target);
+      } catch (err) {
+        if (isErrno(err, 'EEXIST')) throw new ObjectExistsError(bucket, objectPath);
+        throw err;
+      }
+      const { size } = await fsp.stat(target);
+      return { bucket, path: objectPath, size };
+    } finally {
+      await fsp.rm(temp, { force: true });
+    }
+  }
+
+  async stat(bucket: Bucket, objectPath: string): Promise<ObjectStat | null> {
+    try {
+      const s = await fsp.stat(this.filePath(bucket, objectPath));
+      return s.isFile() ? { size: s.size, modifiedAt: s.mtime } : null;
+    } catch (err) {
+      if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) return null;
+      throw err;
+    }
+  }
+
+  async read(bucket: Bucket, objectPath: string, range?: ByteRange): Promise<Readable> {
+    const file = this.filePath(bucket, objectPath);
+    let handle: fsp.FileHandle;
+    try {
+      handle = await fsp.open(file, 'r');
+    } catch (err) {
+      if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR') || isErrno(err, 'EISDIR')) throw new ObjectNotFoundError(bucket, objectPath);
+      throw err;
+    }
+    return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
+  }
+
+  async localFile(bucket: Bucket, objectPath: string): Promise<LocalFile> {
+    const file = this.filePath(bucket, objectPath);
+    if (!(await this.stat(bucket, objectPath))) throw new ObjectNotFoundError(bucket, objectPath);
+    return { path: file, release: async () => {} };
+  }
+
+  async remove(bucket: Bucket, paths: readonly string[]): Promise<void> {
+    await Promise.all(paths.map((p) => fsp.rm(this.filePath(bucket, p), { force: true })));
+  }
+
+  async removePrefix(bucket: Bucket, prefix: string): Promise<void> {
+    await fsp.rm(this.filePath(bucket, prefix), { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,75 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { isBucket, isValidObjectPath, type Bucket } from './objectStorage';
+
+export const FILES_ROUTE_PREFIX = '/api/files';
+
+export interface FileRef {
+  bucket: Bucket;
+  path: string;
+}
+
+export type SignatureCheck = 'valid' | 'expired' | 'invalid';
+
+export interface UrlSignerOptions {
+  secret: string;
+  ttlSeconds: number;
+  /** Expiries are rounded up to this step so one file's URL stays the same for a while and browsers can cache it. */
+  expiryStepSeconds?: number;
+  now?: () => number;
+}
+
+/**
+ * Expiring links to stored files: HMAC-SHA256 over bucket, path and expiry (unix seconds).
+ * The files route accepts a link only while it is unexpired and its signature matches.
+ */
+export class UrlSigner {
+  private readonly step: number;
+  private readonly now: () => number;
+
+  constructor(private readonly options: UrlSignerOptions) {
+    if (!options.secret) throw new Error('A signing secret is required');
+    this.step = Math.max(1, Math.floor(options.expiryStepSeconds ?? Math.min(600, Math.max(1, Math.floor(options.ttlSeconds / 6)))));
+    this.now = options.now ?? Date.now;
+  }
+
+  private signature(bucket: string, path: string, expires: number): string {
+    return createHmac('sha256', this.options.secret).update(`${bucket}\n${path}\n${expires}`).digest('base64url');
+  }
+
+  /** A relative URL (`/api/files/<bucket>/<path>?expires=&sig=`) valid for at least the configured TTL. */
+  sign(bucket: Bucket, path: string, ttlSeconds = this.options.ttlSeconds): string {
+    const nowSeconds = Math.floor(this.now() / 1000);
+    const expires = Math.ceil((nowSeconds + ttlSeconds) / this.step) * this.step;
+    return `${fileUrl(bucket, path)}?expires=${expires}&sig=${this.signature(bucket, path, expires)}`;
+  }
+
+  verify(bucket: string, path: string, expires: string | undefined, sig: string | undefined): SignatureCheck {
+    if (!expires || !sig || !/^\d{1,12}$/.test(expires)) return 'invalid';
+    const expected = Buffer.from(this.signature(bucket, path, Number(expires)));
+    const given = Buffer.from(sig);
+    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return 'invalid';
+    return Number(expires) * 1000 <= this.now() ? 'expired' : 'valid';
+  }
+}
+
+/** The unsigned, stable address of a stored file (what rows keep in file_url); it answers 403 until signed. */
+export function fileUrl(bucket: Bucket, path: string): string {
+  return `${FILES_ROUTE_PREFIX}/${bucket}/${path}`;
+}
+
+/** Reads bucket and path back from a file URL (signed or not, relative or absolute); null for anything else. */
+export function parseFileUrl(url: string): FileRef | null {
+  let pathname: string;
+  try {
+    pathname = new URL(url, 'http://local').pathname;
+  } catch {
+    return null;
+  }
+  if (!pathname.startsWith(`${FILES_ROUTE_PREFIX}/`)) return null;
+  const rest = pathname.slice(FILES_ROUTE_PREFIX.length + 1);
+  const slash = rest.indexOf('/');
+  if (slash < 0) return null;
+  const bucket = rest.slice(0, slash);
+  const path = rest.slice(slash + 1);
+  return isBucket(bucket) && isValidObjectPath(path) ? { bucket, path } : null;
+}
