@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
-import type { AppConfig } from '../config/env';
-import type { Logger } from '../config/logger';
+import { loadConfig, type AppConfig } from '../config/env';
+import { logger as rootLogger, type Logger } from '../config/logger';
+import { connectDatabase } from '../db/connection';
+import { closeTemporalClient } from '../services/temporalClient';
 import type { SignInLimits } from './middleware/rateLimit';
 
 /** What the API's routers may use. Each router takes only the parts it needs. */
@@ -10,4 +12,21 @@ export interface AppDeps {
   logger: Logger;
   /** Sign-in attempt budgets; defaults to DEFAULT_SIGN_IN_LIMITS (tests pass small ones). */
   signInLimits?: SignInLimits;
+}
+
+export interface AppRuntime {
+  deps: AppDeps;
+  /** Releases what buildAppDeps opened (database pool, Temporal connection). */
+  close: () => Promise<void>;
+}
+
+/** The real dependencies for an entry point (api/server.ts, benchmarks): connections open lazily. */
+export function buildAppDeps(config: AppConfig = loadConfig(), logger: Logger = rootLogger): AppRuntime {
+  const knex = connectDatabase(config.databaseUrl);
+  return {
+    deps: { config, knex, logger },
+    close: async () => {
+      await Promise.allSettled([knex.destroy(), closeTemporalClient()]);
+    },
+  };
 }

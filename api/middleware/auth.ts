@@ -37,12 +37,21 @@ export function sessionToken(ctx: Context): string | null {
   return ctx.cookies.get(SESSION_COOKIE) ?? null;
 }
 
+/**
+ * COOKIE_SECURE=true declares the site is served over HTTPS (usually TLS ends at a proxy), so the cookie is
+ * marked Secure even when this hop is plain HTTP.
+ */
+function writeSessionCookie(ctx: Context, value: string, expires: Date, secure: boolean): void {
+  if (secure) ctx.cookies.secure = true;
+  ctx.cookies.set(SESSION_COOKIE, value, { httpOnly: true, sameSite: 'lax', secure, path: '/', expires, overwrite: true });
+}
+
 export function setSessionCookie(ctx: Context, token: string, expiresAt: Date, secure: boolean): void {
-  ctx.cookies.set(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'lax', secure, path: '/', expires: expiresAt, overwrite: true });
+  writeSessionCookie(ctx, token, expiresAt, secure);
 }
 
 export function clearSessionCookie(ctx: Context, secure: boolean): void {
-  ctx.cookies.set(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'lax', secure, path: '/', expires: new Date(0), overwrite: true });
+  writeSessionCookie(ctx, '', new Date(0), secure);
 }
 
 /**
@@ -103,6 +112,8 @@ export const PUBLIC_API_ROUTES: ReadonlyArray<{ method: string; path: string; pr
   { method: 'GET', path: '/api/health' },
   // expiring signed file links (storage/signedUrls.ts): the signature is the credential
   { method: 'GET', path: '/api/files/', prefix: true },
+  // checks the session itself to answer 'Please login to upload files' (api/routes/uploads.ts)
+  { method: 'POST', path: '/api/upload/renders' },
   // Stripe calls it; the signature header is the credential
   { method: 'POST', path: '/api/stripe/webhook' },
 ];
