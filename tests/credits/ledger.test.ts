@@ -6,6 +6,7 @@ import {
   InvalidCreditAmountError,
   ProfileNotFoundError,
   ReservationNotActiveError,
+  ReservationNotFoundError,
   addCredits,
   adminAdjustCredits,
   canCreateContent,
@@ -252,6 +253,13 @@ describe('consumeReservation', () => {
     await expect(attempt).rejects.toBeInstanceOf(ReservationNotActiveError);
     await expect(consumeReservation(knex, { reservationId: r.id, description: 'late approval' })).rejects.toMatchObject({ code: 'RESERVATION_NOT_ACTIVE' });
     expect(await getCreditSummary(knex, p.id)).toMatchObject({ credits: 5, reservedCredits: 0, totalClipsUsed: 0 });
+  });
+
+  it('answers not found for an unknown or malformed reservation id', async () => {
+    for (const reservationId of ['00000000-0000-4000-8000-000000000000', 'nope']) {
+      await expect(consumeReservation(knex, { reservationId, description: 'x' })).rejects.toBeInstanceOf(ReservationNotFoundError);
+      await expect(releaseReservation(knex, { reservationId })).rejects.toMatchObject({ status: 404, code: 'RESERVATION_NOT_FOUND' });
+    }
   });
 
   it('records a free assembly as a zero-credit consume', async () => {
