@@ -1,0 +1,102 @@
+/**
+ * Browser tests: the real API (routes + the built front end from frontend/dist) on an ephemeral port and a
+ * headless Debian Chromium driven by playwright-core. `npm test` builds frontend/dist before jest runs.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { createApp } from '../../api/app';
+import { loadConfig } from '../../config/env';
+import { logger } from '../../config/logger';
+import { testKnex } from './db';
+import { serve } from './http';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+export const FRONTEND_DIST = path.join(ROOT, 'frontend', 'dist');
+
+export interface BrowserApp {
+  baseUrl: string;
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+  /** Uncaught exceptions in the page: a healthy page has none. */
+  pageErrors: string[];
+  /** console.error output and failed resource loads (an expected 404 shows up here too). */
+  consoleErrors: string[];
+  /** Saves a full-page PNG under BROWSER_SCREENSHOTS_DIR (default: <tmp>/render-studio-screenshots); returns its path. */
+  screenshot: (name: string) => Promise<string>;
+  /** Closes the browser, then the server. Safe to call twice. */
+  close: () => Promise<void>;
+}
+
+export interface BrowserAppOptions {
+  viewport?: { width: number; height: number };
+}
+
+export function chromiumPath(): string {
+  return process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+}
+
+function assertFrontendBuilt(): void {
+  if (!fs.existsSync(path.join(FRONTEND_DIST, 'index.html'))) {
+    throw new Error(
+      `No built front end at ${FRONTEND_DIST}. Run \`npm test\` (it builds it first) or ` +
+        '`npx vite build --config frontend/vite.config.ts` before running browser tests alone.',
+    );
+  }
+}
+
+export async function launchChromium(): Promise<Browser> {
+  const executablePath = chromiumPath();
+  if (!fs.existsSync(executablePath)) {
+    throw new Error(`Chromium not found at ${executablePath}: install Debian's chromium package or set CHROMIUM_PATH`);
+  }
+  return chromium.launch({
+    executablePath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
+  });
+}
+
+/** Serves the API and the built front end, opens Chromium on it and returns a page whose relative URLs hit it. */
+export async function startBrowserApp(options: BrowserAppOptions = {}): Promise<BrowserApp> {
+  assertFrontendBuilt();
+  const app = createApp({ config: { ...loadConfig(), frontendDist: FRONTEND_DIST }, knex: testKnex(), logger });
+  const server = await serve(app);
+  let browser: Browser;
+  try {
+    browser = await launchChromium();
+  } catch (err) {
+    await server.close();
+    throw err;
+  }
+  const context = await browser.newContext({ baseURL: server.baseUrl, viewport: options.viewport ?? { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const pageErrors: string[] = [];
+  const consoleErrors: string[] = [];
+  page.on('pageerror', (err) => pageErrors.push(err.message));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') consoleErrors.push(msg.text());
+  });
+  const screenshot = async (name: string) => {
+    const dir = process.env.BROWSER_SCREENSHOTS_DIR ?? path.join(os.tmpdir(), 'render-studio-screenshots');
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, `${name}.png`);
+    await page.screenshot({ path: file, fullPage: true });
+    return file;
+  };
+
+  let closed: Promise<void> | null = null;
+  const close = () => {
+    closed ??= (async () => {
+      try {
+        await browser.close();
+      } finally {
+        await server.close();
+      }
+    })();
+    return closed;
+  };
+  return { baseUrl: server.baseUrl, browser, context, page, pageErrors, consoleErrors, screenshot, close };
+}
