@@ -3,9 +3,8 @@ import type { Knex } from 'knex';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
-import { signUp } from '../../services/accounts';
 import { addCredits } from '../../services/credits';
-import { makeAdmin } from '../support/accounts';
+import { createTestUser, makeAdmin, type TestUser } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, serve, type TestServer } from '../support/http';
 import { insertPendingApproval } from './fixtures';
@@ -13,17 +12,9 @@ import { insertPendingApproval } from './fixtures';
 let knex: Knex;
 let server: TestServer;
 
-interface SignedUpUser {
-  id: string;
-  email: string;
-  token: string;
-}
-
-/** A real account and session through the accounts service (5 starting credits as a ledger entry). */
-async function newUser(): Promise<SignedUpUser> {
-  const email = `credits-api-${randomUUID()}@example.test`;
-  const { user, session } = await signUp(knex, { name: 'Credit Tester', email, password: 'Str0ng!Passw0rd' }, { sessionTtlDays: 1 });
-  return { id: user.id, email: user.email, token: session.token };
+/** A user signed up through POST /api/auth/signup (5 starting credits as a ledger entry) with a Bearer token. */
+function newUser(): Promise<TestUser> {
+  return createTestUser(server.baseUrl);
 }
 
 beforeAll(async () => {
