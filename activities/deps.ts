@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { AppConfig } from '../config/env';
 import type { Logger } from '../config/logger';
+import type { Storage } from '../storage';
 
 /**
  * Everything activities may use, built once by the worker (workers/main.ts) and by tests.
@@ -10,4 +11,5 @@ export interface ActivityDeps {
   knex: Knex;
   config: AppConfig;
   logger: Logger;
+  storage: Storage;
 }

@@ -1,4 +1,5 @@
 import type { ActivityDeps } from './deps';
+import { createApprovalActivities } from './approvals';
 import { createOnboardingActivities } from './onboarding';
 
 export type { ActivityDeps } from './deps';
@@ -10,6 +11,7 @@ export type { ActivityDeps } from './deps';
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createOnboardingActivities(deps),
+    ...createApprovalActivities(deps),
   };
 }
 

@@ -8,6 +8,7 @@ import { createActivities } from '../activities';
 import { loadConfig } from '../config/env';
 import { logger } from '../config/logger';
 import { connectDatabase } from '../db/connection';
+import { createStorage } from '../storage';
 import { TASK_QUEUES } from './taskQueues';
 
 async function main(): Promise<void> {
@@ -16,7 +17,7 @@ async function main(): Promise<void> {
   const knex = connectDatabase(config.databaseUrl);
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   try {
-    const activities = createActivities({ knex, config, logger });
+    const activities = createActivities({ knex, config, logger, storage: createStorage(config) });
     // bundled once and shared, instead of once per queue
     const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows') });
     const workers = await Promise.all(

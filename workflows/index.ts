@@ -1,2 +1,3 @@
 /** Every workflow the workers run (bundled from this file), with the signals, queries and updates beside each. */
 export * from './tryItOnboarding';
+export * from './approval';

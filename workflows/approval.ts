@@ -1,0 +1,102 @@
+/**
+ * One workflow per pending item (id `approval-<approvalId>`): it holds the item until the owner approves
+ * or rejects it (Temporal Updates, validated) or the approval window ends.
+ * Approve consumes the reservation and saves the original into the project; reject and expiry release it.
+ */
+import { ApplicationFailure, allHandlersFinished, condition, defineQuery, defineUpdate, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { createActivities } from '../activities';
+
+export type ApprovalStatus = 'pending' | 'approving' | 'rejecting' | 'approved' | 'rejected' | 'expired';
+
+export interface ApprovalWorkflowInput {
+  approvalId: string;
+  userId: string;
+  /** Length of the approval window in ms (config APPROVAL_WINDOW, resolved by the activity that created the item). */
+  windowMs: number;
+}
+
+export interface ApprovalDecision {
+  userId: string;
+}
+
+export interface ApprovalDecisionResult {
+  status: 'approved' | 'rejected';
+  contentId: string | null;
+  /** Set when this rejection is the 4th in a row (REJECTION_STREAK_WARNING). */
+  warning: string | null;
+  code: string | null;
+}
+
+export const approveUpdate = defineUpdate<ApprovalDecisionResult, [ApprovalDecision]>('approve');
+export const rejectUpdate = defineUpdate<ApprovalDecisionResult, [ApprovalDecision]>('reject');
+export const approvalStatusQuery = defineQuery<ApprovalStatus>('approvalStatus');
+
+export const APPROVAL_NOT_PENDING = 'APPROVAL_NOT_PENDING';
+export const APPROVAL_NOT_OWNER = 'APPROVAL_NOT_OWNER';
+
+const { approvePendingItem, rejectPendingItem, expirePendingItem } = proxyActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', nonRetryableErrorTypes: ['REJECTION_REQUIRES_PURCHASE', APPROVAL_NOT_PENDING] },
+});
+
+export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<ApprovalStatus> {
+  let status: ApprovalStatus = 'pending';
+
+  const validate = (decision: ApprovalDecision): void => {
+    if (decision.userId !== input.userId) throw ApplicationFailure.create({ message: 'Not found', type: APPROVAL_NOT_OWNER, nonRetryable: true });
+    if (status !== 'pending') throw ApplicationFailure.create({ message: 'This item is no longer pending', type: APPROVAL_NOT_PENDING, nonRetryable: true });
+  };
+
+  const currentStatus = (): ApprovalStatus => status;
+  setHandler(approvalStatusQuery, currentStatus);
+
+  setHandler(
+    approveUpdate,
+    async (): Promise<ApprovalDecisionResult> => {
+      status = 'approving';
+      try {
+        const { contentId } = await approvePendingItem({ approvalId: input.approvalId });
+        status = 'approved';
+        return { status: 'approved', contentId, warning: null, code: null };
+      } catch (err) {
+        status = 'pending';
+        throw err;
+      }
+    },
+    { validator: validate },
+  );
+
+  setHandler(
+    rejectUpdate,
+    async (): Promise<ApprovalDecisionResult> => {
+      status = 'rejecting';
+      try {
+        const { warning, code } = await rejectPendingItem({ approvalId: input.approvalId });
+        status = 'rejected';
+        return { status: 'rejected', contentId: null, warning, code };
+      } catch (err) {
+        status = 'pending';
+        throw err;
+      }
+    },
+    { validator: validate },
+  );
+
+  const deadline = Date.now() + input.windowMs; // workflow time: deterministic on replay
+  for (;;) {
+    const remaining = deadline - Date.now();
+    const decided = remaining > 0 && (await condition(() => status !== 'pending', remaining));
+    if (!decided && status === 'pending') {
+      status = 'expired';
+      await expirePendingItem({ approvalId: input.approvalId });
+      break;
+    }
+    await condition(() => status !== 'approving' && status !== 'rejecting');
+    // read through a function: TypeScript narrows `status` as if handlers could not have changed it
+    const settled = currentStatus();
+    if (settled === 'approved' || settled === 'rejected') break;
+    // the decision failed (e.g. rejection needs a purchase): the item waits for the rest of its window
+  }
+  await condition(allHandlersFinished);
+  return status;
+}
