@@ -2,8 +2,11 @@ import type Router from '@koa/router';
 import type { AppDeps } from '../deps';
 import { authRouter } from './auth';
 import { creditsRouter } from './credits';
+import { filesRouter } from './files';
 import { healthRouter } from './health';
 import { profileRouter } from './profile';
+import { projectsRouter } from './projects';
+import { uploadsRouter } from './uploads';
 
 /**
  * Every resource group's router, mounted under /api. Add a line per router module.
@@ -16,5 +19,8 @@ export function buildRouters(deps: AppDeps): Router[] {
     authRouter(deps),
     profileRouter(deps),
     creditsRouter(deps),
+    filesRouter(deps),
+    projectsRouter(deps),
+    uploadsRouter(deps),
   ];
 }

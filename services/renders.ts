@@ -1,0 +1,211 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { UniqueViolationError, ForeignKeyViolationError } from 'objection';
+import sharp from 'sharp';
+import type { Logger } from '../config/logger';
+import { Render } from '../db/models';
+import { MAX_UPLOAD_BYTES } from '../domain/constants';
+import { DomainError } from '../domain/errors';
+import { MSG } from '../domain/messages';
+import { aspectRatioLabel } from '../domain/orientation';
+import type { Storage } from '../storage';
+import { fileUrl } from '../storage/signedUrls';
+import { renderItem, type ContentItem } from './contentViews';
+import type { SniffedKind, UploadImageMime } from './fileSignatures';
+import { ProjectService } from './projects';
+import { removeStoredFiles, type StoredFileRef } from './storedFiles';
+import { UploadInspector } from './uploadInspector';
+
+export const RENDERS_BUCKET = 'renders' as const;
+export const THUMBNAIL_SIDE = 480;
+export const ACCEPTED_TYPES_TEXT = 'JPEG, PNG, GIF, WebP';
+
+/** One file part of a multipart upload, as the multipart reader hands it over. */
+export interface IncomingFile {
+  stream: Readable;
+  fileName: string;
+  declaredMime: string;
+  /** The request's Content-Length, if any: the best guess of the file's size for the too-large message. */
+  requestBytes?: number;
+}
+
+/** An upload written to storage but not yet recorded: complete() records it, discard() removes it. */
+export interface StagedRender {
+  file: StoredFileRef;
+  fileName: string;
+  mime: UploadImageMime;
+  size: number;
+  checksum: string;
+}
+
+export interface ProcessingInfo {
+  width: number;
+  height: number;
+  aspectRatio: string;
+  fileSize: number;
+  mimeType: string;
+  checksum: string;
+  thumbnailUrl: string | null;
+  duplicate: boolean;
+}
+
+export interface RenderUploadResult {
+  success: true;
+  duplicate: boolean;
+  url: string;
+  render: ContentItem;
+  processingInfo: ProcessingInfo;
+}
+
+export interface RenderUploadDeps {
+  storage: Storage;
+  projects: ProjectService;
+  logger?: Logger;
+  /** MAX_UPLOAD_BYTES unless a test or benchmark says otherwise. */
+  maxBytes?: number;
+  /** Told after a render was added to a project (the library drops its cached listing). */
+  onProjectChanged?: (projectId: string) => void;
+}
+
+function megabytes(bytes: number): string {
+  return (bytes / (1024 * 1024)).toFixed(2);
+}
+
+/** A display name from the client's file name: no folders, no control characters, the stored type's extension. */
+function displayName(fileName: string, extension: string): string {
+  // eslint-disable-next-line no-control-regex
+  const base = path.basename(fileName.replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 200);
+  return base || `render.${extension}`;
+}
+
+/**
+ * The render upload pipeline: stream to storage while hashing, counting and typing by content; then read the real
+ * dimensions, make a thumbnail and record the row. A failure at any step removes whatever was stored.
+ */
+export class RenderUploadService {
+  private readonly maxBytes: number;
+
+  constructor(private readonly deps: RenderUploadDeps) {
+    this.maxBytes = deps.maxBytes ?? MAX_UPLOAD_BYTES;
+  }
+
+  /** Streams one file into the renders bucket. When the project id is already known it is checked first, before a byte is stored. */
+  async stage(userId: string, incoming: IncomingFile, knownProjectId?: string): Promise<StagedRender> {
+    if (knownProjectId !== undefined) await this.deps.projects.findOwned(userId, knownProjectId);
+    const inspector = new UploadInspector({
+      maxBytes: this.maxBytes,
+      accept: (kind) => this.refusal(kind, incoming),
+      tooLarge: (seen) => new DomainError(413, 'FILE_TOO_LARGE', MSG.fileTooLarge(megabytes(Math.max(seen, incoming.requestBytes ?? 0)))),
+    });
+    incoming.stream.on('error', (err) => inspector.destroy(err));
+    incoming.stream.pipe(inspector);
+    const kind = await inspector.detected;
+    if (kind.kind !== 'image') throw new Error('unreachable: refused kinds fail the inspector');
+    const file: StoredFileRef = { bucket: RENDERS_BUCKET, path: `${userId}/${randomUUID()}.${kind.extension}` };
+    await this.deps.storage.objects.put(file.bucket, file.path, inspector);
+    return { file, fileName: displayName(incoming.fileName, kind.extension), mime: kind.mime, size: inspector.size, checksum: inspector.checksum() };
+  }
+
+  /** Records a staged upload in the user's project; the same bytes already in the project answer as a duplicate. */
+  async complete(userId: string, projectId: string, staged: StagedRender): Promise<RenderUploadResult> {
+    const stored: StoredFileRef[] = [staged.file];
+    try {
+      await this.deps.projects.findOwned(userId, projectId);
+      const existing = await Render.query().findOne({ project_id: projectId, checksum: staged.checksum });
+      if (existing) {
+        await this.discard(staged);
+        return this.result(existing, true);
+      }
+      const { width, height, thumbnail } = await this.inspectImage(staged);
+      const thumbnailPath = `thumbs/${staged.file.path.replace(/\.[a-z]+$/, '')}.webp`;
+      await this.deps.storage.objects.put(staged.file.bucket, thumbnailPath, thumbnail);
+      stored.push({ bucket: staged.file.bucket, path: thumbnailPath });
+      const render = await Render.query().insertAndFetch({
+        projectId,
+        userId,
+        fileUrl: fileUrl(staged.file.bucket, staged.file.path),
+        fileName: staged.fileName,
+        fileSize: staged.size,
+        width,
+        height,
+        aspectRatio: aspectRatioLabel(width, height),
+        checksum: staged.checksum,
+        thumbnailPath,
+        storageBucket: staged.file.bucket,
+        storagePath: staged.file.path,
+        storageMime: staged.mime,
+        storageSize: staged.size,
+      });
+      this.deps.onProjectChanged?.(projectId);
+      return this.result(render, false);
+    } catch (err) {
+      await removeStoredFiles(this.deps.storage.objects, stored, this.deps.logger);
+      if (err instanceof UniqueViolationError) {
+        // the same bytes landed concurrently: answer with the row that won
+        const winner = await Render.query().findOne({ project_id: projectId, checksum: staged.checksum });
+        if (winner) return this.result(winner, true);
+      }
+      if (err instanceof ForeignKeyViolationError) throw new DomainError(404, 'PROJECT_NOT_FOUND', 'Project not found');
+      throw err;
+    }
+  }
+
+  async discard(staged: StagedRender): Promise<void> {
+    await removeStoredFiles(this.deps.storage.objects, [staged.file], this.deps.logger);
+  }
+
+  private refusal(kind: SniffedKind, incoming: IncomingFile): Error | null {
+    if (kind.kind === 'image') return null;
+    if (kind.kind === 'video' || incoming.declaredMime.toLowerCase().startsWith('video/')) {
+      return new DomainError(400, 'VIDEO_NOT_SUPPORTED', MSG.videoUploadsNotSupported);
+    }
+    return new DomainError(400, 'INVALID_FILE_TYPE', `File "${displayName(incoming.fileName, 'bin')}" has invalid type. Accepted types: ${ACCEPTED_TYPES_TEXT}`);
+  }
+
+  /** Real dimensions (EXIF orientation applied) and a small webp thumbnail, read from the stored file. */
+  private async inspectImage(staged: StagedRender): Promise<{ width: number; height: number; thumbnail: Buffer }> {
+    const local = await this.deps.storage.objects.localFile(staged.file.bucket, staged.file.path);
+    const unreadable = new DomainError(400, 'INVALID_IMAGE', `File "${staged.fileName}" is not a readable image`);
+    try {
+      const meta = await sharp(local.path).metadata().catch(() => {
+        throw unreadable;
+      });
+      const expected = staged.mime.slice('image/'.length);
+      if (meta.format !== expected || !meta.width || !meta.height) throw unreadable;
+      const width = meta.autoOrient?.width ?? meta.width;
+      const height = meta.autoOrient?.height ?? meta.height;
+      const thumbnail = await sharp(local.path, { animated: false, sequentialRead: true })
+        .autoOrient()
+        .resize({ width: THUMBNAIL_SIDE, height: THUMBNAIL_SIDE, fit: 'inside', withoutEnlargement: true })
+        .webp({ quality: 78 })
+        .toBuffer()
+        .catch(() => {
+          throw unreadable;
+        });
+      return { width, height, thumbnail };
+    } finally {
+      await local.release();
+    }
+  }
+
+  private result(render: Render, duplicate: boolean): RenderUploadResult {
+    const item = renderItem(this.deps.storage, render);
+    return {
+      success: true,
+      duplicate,
+      url: item.signed_url ?? render.fileUrl,
+      render: item,
+      processingInfo: {
+        width: render.width ?? 0,
+        height: render.height ?? 0,
+        aspectRatio: render.aspectRatio,
+        fileSize: render.fileSize,
+        mimeType: render.storageMime ?? 'application/octet-stream',
+        checksum: render.checksum ?? '',
+        thumbnailUrl: item.data.thumbnail_url,
+        duplicate,
+      },
+    };
+  }
+}

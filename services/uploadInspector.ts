@@ -1,0 +1,89 @@
+import { createHash, type Hash } from 'node:crypto';
+import { Transform, type TransformCallback } from 'node:stream';
+import { SIGNATURE_BYTES, sniffFileKind, type SniffedKind } from './fileSignatures';
+
+export interface UploadInspectorOptions {
+  maxBytes: number;
+  /** Called once with the sniffed kind; an Error refuses the upload before any byte is passed on. */
+  accept: (kind: SniffedKind) => Error | null;
+  /** The error for an upload that passes `maxBytes`. */
+  tooLarge: (bytesSoFar: number) => Error;
+}
+
+/**
+ * A pass-through that looks at an upload while it streams: types it by its first bytes, hashes it (sha256)
+ * and counts it, and fails the stream as soon as the type is refused or the size passes the limit.
+ * Holds at most the first SIGNATURE_BYTES bytes back; nothing else is buffered beyond the stream's own window.
+ */
+export class UploadInspector extends Transform {
+  readonly detected: Promise<SniffedKind>;
+  private bytes = 0;
+  private readonly hash: Hash = createHash('sha256');
+  private head: Buffer[] = [];
+  private headLength = 0;
+  private kind: SniffedKind | null = null;
+  private resolveDetected!: (kind: SniffedKind) => void;
+  private rejectDetected!: (err: Error) => void;
+
+  constructor(private readonly options: UploadInspectorOptions) {
+    super();
+    this.detected = new Promise<SniffedKind>((resolve, reject) => {
+      this.resolveDetected = resolve;
+      this.rejectDetected = reject;
+    });
+    // a stream that fails before the type is known must settle `detected`, and an unobserved rejection is not a crash
+    this.detected.catch(() => undefined);
+    this.on('error', (err) => this.rejectDetected(err));
+  }
+
+  get size(): number {
+    return this.bytes;
+  }
+
+  /** Hex sha256 of every byte seen; call after the stream has ended. */
+  checksum(): string {
+    return this.hash.copy().digest('hex');
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.bytes += chunk.length;
+    if (this.bytes > this.options.maxBytes) {
+      callback(this.options.tooLarge(this.bytes));
+      return;
+    }
+    this.hash.update(chunk);
+    if (this.kind) {
+      callback(null, chunk);
+      return;
+    }
+    this.head.push(chunk);
+    this.headLength += chunk.length;
+    if (this.headLength < SIGNATURE_BYTES) {
+      callback();
+      return;
+    }
+    this.decide(callback);
+  }
+
+  override _flush(callback: TransformCallback): void {
+    if (!this.kind) {
+      this.decide(callback);
+      return;
+    }
+    callback();
+  }
+
+  private decide(callback: TransformCallback): void {
+    const buffered = Buffer.concat(this.head, this.headLength);
+    this.head = [];
+    const kind = sniffFileKind(buffered);
+    const refusal = this.options.accept(kind);
+    if (refusal) {
+      callback(refusal);
+      return;
+    }
+    this.kind = kind;
+    this.resolveDetected(kind);
+    callback(null, buffered.length ? buffered : undefined);
+  }
+}
