@@ -13,6 +13,15 @@ function portOpen(port, host = '127.0.0.1') {
   });
 }
 
+function processAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
+
 async function freePort() {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
@@ -52,9 +61,13 @@ async function startEmbeddedPostgres({ dataDir, port }) {
     onError: (e) => process.stderr.write(`[postgres] ${e}\n`),
   });
   if (fresh) await pg.initialise();
-  // a previous run killed hard may leave its pid file behind
+  // a previous run killed hard may leave its pid file behind; a live postmaster on this folder is refused
   const pidFile = path.join(dataDir, 'postmaster.pid');
-  if (fs.existsSync(pidFile) && !(await portOpen(port))) fs.rmSync(pidFile);
+  if (fs.existsSync(pidFile)) {
+    const pid = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
+    if (pid > 0 && processAlive(pid)) throw new Error(`PostgreSQL (pid ${pid}) is already running on ${dataDir}: stop it or set DATABASE_URL`);
+    fs.rmSync(pidFile);
+  }
   await pg.start();
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${port}`,

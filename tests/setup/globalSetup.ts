@@ -18,6 +18,7 @@ const ROOT = path.resolve(__dirname, '..', '..');
 export interface TestServices {
   stopTemporal: () => Promise<void>;
   stopPostgres: (() => Promise<void>) | null;
+  postgresDir: string | null;
   adminUrl: string;
   database: string;
 }
@@ -35,8 +36,12 @@ export default async function globalSetup(): Promise<void> {
 
   let adminUrl = process.env.DATABASE_URL;
   let stopPostgres: (() => Promise<void>) | null = null;
+  let postgresDir: string | null = null;
   if (!adminUrl) {
-    const pg = await services.startEmbeddedPostgres({ dataDir: path.join(ROOT, '.data', 'test-postgres'), port: await services.freePort() });
+    // a cluster of its own per run (initdb takes about a second), so parallel runs never share a data folder
+    const dataDir = path.join(runDir, `postgres-${process.pid}`);
+    const pg = await services.startEmbeddedPostgres({ dataDir, port: await services.freePort() });
+    postgresDir = dataDir;
     adminUrl = withDatabase(pg.url, 'postgres');
     stopPostgres = pg.stop;
   }
@@ -77,7 +82,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.LOG_LEVEL = process.env.LOG_LEVEL ?? 'silent';
   process.env.APPROVAL_WINDOW = process.env.APPROVAL_WINDOW ?? '7 days';
 
-  const handles: TestServices = { stopTemporal: temporal.stop, stopPostgres, adminUrl, database };
+  const handles: TestServices = { stopTemporal: temporal.stop, stopPostgres, postgresDir, adminUrl, database };
   (globalThis as { __testServices?: TestServices }).__testServices = handles;
   process.stdout.write(`\n[test setup] postgres db ${database}, temporal ${temporal.address}, ready in ${Date.now() - started} ms\n`);
 }

@@ -14,4 +14,5 @@ export default async function globalTeardown(): Promise<void> {
   }
   if (process.env.STORAGE_DIR) fs.rmSync(process.env.STORAGE_DIR, { recursive: true, force: true });
   if (handles.stopPostgres) await handles.stopPostgres();
+  if (handles.postgresDir) fs.rmSync(handles.postgresDir, { recursive: true, force: true });
 }
