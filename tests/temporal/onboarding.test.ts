@@ -4,6 +4,7 @@ import { createActivities } from '../../activities';
 import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { getOnboardingState, runTryItOnboarding } from '../../services/onboarding';
+import { createStorage } from '../../storage';
 import { ONBOARDING_MESSAGES, onboardingWorkflowId, type TryItOnboardingInput } from '../../workflows';
 import { closeTestKnex, testKnex } from '../support/db';
 import { testClient, uniqueTaskQueue, withWorker } from '../support/temporal';
@@ -23,9 +24,10 @@ async function projectsOf(userId: string): Promise<{ id: string; name: string }[
 describe('try-it onboarding workflow (dev server, real worker, PostgreSQL)', () => {
   let client: Client;
   let closeClient: () => Promise<void>;
+  const config = loadConfig();
   const workerOptions = (taskQueue: string) => ({
     taskQueue,
-    activities: createActivities({ knex: testKnex(), config: loadConfig(), logger }),
+    activities: createActivities({ knex: testKnex(), config, logger, storage: createStorage(config) }),
   });
 
   beforeAll(async () => {
