@@ -67,8 +67,8 @@ function snowSpeckle(input: RawImage): string {
   for (let i = 0; i < count; i += 1) {
     const x = (random() * input.width).toFixed(1);
     const y = (random() * input.height).toFixed(1);
-    const r = ((0.6 + random() * 1.8) * unit).toFixed(2);
-    const o = (0.45 + random() * 0.5).toFixed(2);
+    const r = Math.max(1, (0.8 + random() * 2.2) * unit).toFixed(2);
+    const o = (0.6 + random() * 0.4).toFixed(2);
     flakes.push(`<circle cx="${x}" cy="${y}" r="${r}" fill="#fff" fill-opacity="${o}"/>`);
   }
   return svg(input, flakes.join(''));
@@ -90,7 +90,15 @@ const GRADES: Record<PromptFamily | 'enhance', Grade> = {
   },
   // an orange horizon under a purple sky, slightly dimmed
   dusk: async (input) => {
-    const graded = await toRaw(load(input).modulate({ brightness: 0.82, saturation: 1.1 }));
+    const graded = await toRaw(
+      load(input)
+        .modulate({ brightness: 0.82, saturation: 1.1 })
+        .recomb([
+          [1.1, 0.05, 0.0],
+          [0.0, 0.88, 0.0],
+          [0.05, 0.0, 0.96],
+        ]),
+    );
     return overlay(
       graded,
       svg(

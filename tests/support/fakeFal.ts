@@ -1,0 +1,209 @@
+/**
+ * A local HTTP server speaking fal.ai's queue protocol, for the hosted providers' tests.
+ *   POST /{model...}                         submit  -> { request_id, status_url, response_url, cancel_url }
+ *   GET  /{owner}/{app}/requests/{id}/status  IN_QUEUE (queue_position) -> IN_PROGRESS (logs) -> COMPLETED, one step per poll
+ *   GET  /{owner}/{app}/requests/{id}         the model's output, or its error (422 detail list, or 500 with X-Fal-Error-Type)
+ *   PUT  /{owner}/{app}/requests/{id}/cancel  202 CANCELLATION_REQUESTED, 400 ALREADY_COMPLETED
+ *   GET  /files/{name}                        outputs, without auth (fal's CDN needs none)
+ * Every queue call needs `Authorization: Key <apiKey>`. The "models" really work on their input: the
+ * image edit inverts the image, the upscale resizes it, the video model serves an MP4 made with ffmpeg.
+ */
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import sharp from 'sharp';
+
+export type FakeFalKind = 'image-edit' | 'upscale' | 'video';
+export type FakeFalBehaviour = 'succeed' | 'fail-runtime' | 'fail-validation' | 'never-complete' | 'submit-500' | 'status-hangs';
+
+export interface FakeFalModel {
+  kind: FakeFalKind;
+  behaviour: FakeFalBehaviour;
+  /** Status polls answered IN_QUEUE, then IN_PROGRESS, before COMPLETED. */
+  queuedPolls?: number;
+  runningPolls?: number;
+}
+
+export interface FakeFalJob {
+  requestId: string;
+  model: string;
+  app: string;
+  input: Record<string, unknown>;
+  statusPolls: number;
+  cancelled: boolean;
+  completed: boolean;
+}
+
+export interface FakeFalRequestLog {
+  method: string;
+  path: string;
+  authorization: string | undefined;
+  status: number;
+}
+
+export interface FakeFal {
+  baseUrl: string;
+  apiKey: string;
+  jobs: FakeFalJob[];
+  log: FakeFalRequestLog[];
+  close(): Promise<void>;
+}
+
+const execFileAsync = promisify(execFile);
+
+function decodeDataUri(value: unknown): Buffer | null {
+  if (typeof value !== 'string') return null;
+  const match = /^data:image\/[a-z+]+;base64,(.+)$/.exec(value);
+  return match ? Buffer.from(match[1], 'base64') : null;
+}
+
+export async function startFakeFal(options: { apiKey: string; models: Record<string, FakeFalModel> }): Promise<FakeFal> {
+  const files = new Map<string, { data: Buffer; type: string }>();
+  const jobs: FakeFalJob[] = [];
+  const log: FakeFalRequestLog[] = [];
+  const hanging = new Set<http.ServerResponse>();
+  const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'fake-fal-'));
+  let video: Promise<Buffer> | null = null;
+  let baseUrl = '';
+
+  const makeVideo = () => {
+    video ??= (async () => {
+      const file = path.join(scratch, 'clip.mp4');
+      await execFileAsync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=s=320x180:r=30', '-t', '5', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', file]);
+      return fs.readFile(file);
+    })();
+    return video;
+  };
+
+  const serveFile = (data: Buffer, type: string) => {
+    const name = `${randomUUID()}`;
+    files.set(name, { data, type });
+    return `${baseUrl}/files/${name}`;
+  };
+
+  const output = async (job: FakeFalJob, kind: FakeFalKind): Promise<Record<string, unknown>> => {
+    if (kind === 'video') {
+      const url = serveFile(await makeVideo(), 'video/mp4');
+      return { video: { url, content_type: 'video/mp4', file_name: 'output.mp4' } };
+    }
+    const images = job.input.image_urls;
+    const source = decodeDataUri(Array.isArray(images) ? images[0] : job.input.image_url);
+    if (!source) throw new Error('no image');
+    if (kind === 'upscale') {
+      const meta = await sharp(source).metadata();
+      const scale = typeof job.input.scale === 'number' ? job.input.scale : 2;
+      const { data, info } = await sharp(source).resize((meta.width ?? 1) * scale, (meta.height ?? 1) * scale).png().toBuffer({ resolveWithObject: true });
+      return { image: { url: serveFile(data, 'image/png'), width: info.width, height: info.height, content_type: 'image/png' } };
+    }
+    const { data, info } = await sharp(source).negate({ alpha: false }).jpeg().toBuffer({ resolveWithObject: true });
+    return { images: [{ url: serveFile(data, 'image/jpeg'), width: info.width, height: info.height, content_type: 'image/jpeg' }], description: `edited: ${String(job.input.prompt)}` };
+  };
+
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      log.push({ method: req.method ?? '', path: url.pathname, authorization: req.headers.authorization, status });
+      res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+      res.end(JSON.stringify(body));
+    };
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void (async () => {
+        if (req.method === 'GET' && url.pathname.startsWith('/files/')) {
+          const file = files.get(url.pathname.slice('/files/'.length));
+          if (!file) return send(404, { detail: 'Not found' });
+          log.push({ method: 'GET', path: url.pathname, authorization: req.headers.authorization, status: 200 });
+          res.writeHead(200, { 'Content-Type': file.type, 'Content-Length': String(file.data.length) });
+          res.end(file.data);
+          return;
+        }
+        if (req.headers.authorization !== `Key ${options.apiKey}`) return send(401, { detail: 'Invalid API key' });
+
+        const parts = url.pathname.split('/').filter(Boolean);
+        const at = parts.indexOf('requests');
+        if (at === -1) {
+          if (req.method !== 'POST') return send(405, { detail: 'Method not allowed' });
+          const model = parts.join('/');
+          const spec = options.models[model];
+          if (!spec) return send(404, { detail: `Application '${model}' not found` });
+          if (spec.behaviour === 'submit-500') return send(500, { detail: 'Internal server error' });
+          let input: Record<string, unknown>;
+          try {
+            input = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+          } catch {
+            return send(422, { detail: [{ loc: ['body'], msg: 'Invalid JSON', type: 'value_error' }] });
+          }
+          const job: FakeFalJob = { requestId: randomUUID(), model, app: parts.slice(0, 2).join('/'), input, statusPolls: 0, cancelled: false, completed: false };
+          jobs.push(job);
+          const base = `${baseUrl}/${job.app}/requests/${job.requestId}`;
+          return send(200, { status: 'IN_QUEUE', request_id: job.requestId, response_url: base, status_url: `${base}/status`, cancel_url: `${base}/cancel`, queue_position: spec.queuedPolls ?? 1 });
+        }
+
+        const app = parts.slice(0, at).join('/');
+        const job = jobs.find((j) => j.requestId === parts[at + 1] && j.app === app);
+        if (!job) return send(404, { detail: 'Request not found' });
+        const spec = options.models[job.model];
+        const action = parts[at + 2];
+        const queued = spec.queuedPolls ?? 1;
+        const running = spec.runningPolls ?? 2;
+
+        if (action === 'status' && req.method === 'GET') {
+          if (spec.behaviour === 'status-hangs') {
+            hanging.add(res);
+            res.on('close', () => hanging.delete(res));
+            return;
+          }
+          job.statusPolls += 1;
+          const n = job.statusPolls;
+          const base = { request_id: job.requestId, response_url: `${baseUrl}/${app}/requests/${job.requestId}`, status_url: `${baseUrl}/${app}/requests/${job.requestId}/status`, cancel_url: `${baseUrl}/${app}/requests/${job.requestId}/cancel` };
+          if (job.cancelled) {
+            job.completed = true;
+            return send(200, { ...base, status: 'COMPLETED', logs: [], error: 'Request was cancelled', error_type: 'request_cancelled' });
+          }
+          if (n <= queued) return send(202, { ...base, status: 'IN_QUEUE', queue_position: queued - n });
+          if (n <= queued + running || spec.behaviour === 'never-complete') {
+            const step = n - queued;
+            const pct = Math.min(99, Math.round((step / (running + 1)) * 100));
+            const logs = url.searchParams.get('logs') === '1' ? [{ message: `step ${step}: ${pct}% done`, level: 'INFO', timestamp: new Date().toISOString() }] : [];
+            return send(202, { ...base, status: 'IN_PROGRESS', logs });
+          }
+          job.completed = true;
+          return send(200, { ...base, status: 'COMPLETED', logs: [], metrics: { inference_time: 1.5 } });
+        }
+        if (action === undefined && req.method === 'GET') {
+          if (!job.completed) return send(400, { detail: 'Request is still in progress' });
+          if (spec.behaviour === 'fail-runtime') return send(500, { detail: 'Model runner crashed', error_type: 'runner_disconnected' }, { 'X-Fal-Error-Type': 'runner_disconnected' });
+          if (spec.behaviour === 'fail-validation') return send(422, { detail: [{ loc: ['body', 'image_url'], msg: 'Image could not be processed', type: 'image_load_error' }] });
+          return send(200, await output(job, spec.kind));
+        }
+        if (action === 'cancel' && req.method === 'PUT') {
+          if (job.completed) return send(400, { status: 'ALREADY_COMPLETED' });
+          job.cancelled = true;
+          return send(202, { status: 'CANCELLATION_REQUESTED' });
+        }
+        return send(405, { detail: 'Method not allowed' });
+      })().catch((error: unknown) => send(500, { detail: `fake fal failed: ${(error as Error).message}` }));
+    });
+  });
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    baseUrl,
+    apiKey: options.apiKey,
+    jobs,
+    log,
+    close: async () => {
+      for (const res of hanging) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await fs.rm(scratch, { recursive: true, force: true });
+    },
+  };
+}
