@@ -24,8 +24,8 @@ export interface BrowserApp {
   pageErrors: string[];
   /** console.error output and failed resource loads (an expected 404 shows up here too). */
   consoleErrors: string[];
-  /** Saves a full-page PNG under BROWSER_SCREENSHOTS_DIR (default: <tmp>/render-studio-screenshots); returns its path. */
-  screenshot: (name: string) => Promise<string>;
+  /** Saves a full-page PNG of `page` (default: the app's page) under BROWSER_SCREENSHOTS_DIR (default: <tmp>/render-studio-screenshots); returns its path. */
+  screenshot: (name: string, of?: Page) => Promise<string>;
   /** Closes the browser, then the server. Safe to call twice. */
   close: () => Promise<void>;
 }
@@ -59,6 +59,11 @@ export async function launchChromium(): Promise<Browser> {
   });
 }
 
+/** Signs the browser context in with a session token (e.g. from createTestUser), as the sign-in form would. */
+export async function useSession(app: Pick<BrowserApp, 'context' | 'baseUrl'>, token: string): Promise<void> {
+  await app.context.addCookies([{ name: 'rs_session', value: token, url: app.baseUrl, httpOnly: true, sameSite: 'Lax' }]);
+}
+
 /** Serves the API and the built front end, opens Chromium on it and returns a page whose relative URLs hit it. */
 export async function startBrowserApp(options: BrowserAppOptions = {}): Promise<BrowserApp> {
   assertFrontendBuilt();
@@ -79,11 +84,11 @@ export async function startBrowserApp(options: BrowserAppOptions = {}): Promise<
   page.on('console', (msg) => {
     if (msg.type() === 'error') consoleErrors.push(msg.text());
   });
-  const screenshot = async (name: string) => {
+  const screenshot = async (name: string, of: Page = page) => {
     const dir = process.env.BROWSER_SCREENSHOTS_DIR ?? path.join(os.tmpdir(), 'render-studio-screenshots');
     fs.mkdirSync(dir, { recursive: true });
     const file = path.join(dir, `${name}.png`);
-    await page.screenshot({ path: file, fullPage: true });
+    await of.screenshot({ path: file, fullPage: true });
     return file;
   };
 

@@ -16,7 +16,11 @@ export function Dialog({ title, onClose, children, className }: DialogProps): Re
 
   useEffect(() => {
     const dialog = ref.current;
-    if (dialog && !dialog.open) dialog.showModal();
+    if (dialog && !dialog.open) {
+      dialog.showModal();
+      // start in the first field of a form dialog rather than on its close button
+      dialog.querySelector<HTMLElement>('[autofocus], input:not([readonly]), textarea, select')?.focus();
+    }
     return () => dialog?.close();
   }, []);
 

@@ -2,6 +2,7 @@ import { useAtomValue } from 'jotai';
 import { useEffect, useState, type ReactElement } from 'react';
 import type { User } from '../../api/auth';
 import { viewAtom } from '../../atoms/view';
+import { authTabFromSearch, hrefWithAuthTab } from '../../atoms/viewUrl';
 import { Icon } from '../../components/Icon';
 import { AccountView } from '../Account/AccountView';
 import { ApprovalsView } from '../Approvals/ApprovalsView';
@@ -14,6 +15,11 @@ const SIDEBAR_ID = 'app-sidebar';
 export function DashboardShell({ user }: { user: User }): ReactElement {
   const view = useAtomValue(viewAtom);
   const [menuOpen, setMenuOpen] = useState(false);
+
+  // a signed-in visit to a landing link (/?auth=signup) has no auth form to open: drop the parameter
+  useEffect(() => {
+    if (authTabFromSearch(window.location.search)) window.history.replaceState(null, '', hrefWithAuthTab(window.location.href, null));
+  }, []);
 
   // the slide-in menu closes on Escape, and whenever the view changes (also through Back)
   useEffect(() => setMenuOpen(false), [view]);

@@ -51,7 +51,7 @@ export function LandingHero({ onStart }: { onStart: () => void }): ReactElement 
           )}
           <rect x="0" y="296" width="480" height="44" rx="0" fill="#0b1020" opacity="0.9" />
           <g transform="translate(28 24)">
-            <rect width="156" height="34" rx="17" fill="#ffffff" opacity="0.92" />
+            <rect width="172" height="34" rx="17" fill="#ffffff" opacity="0.92" />
             <circle cx="19" cy="17" r="9" fill="#4f46e5" />
             <path d="M16 12.5v9l7-4.5z" fill="#fff" />
             <text x="36" y="22" fontSize="13" fontWeight="600" fill="#1f2937" fontFamily="system-ui, sans-serif">
