@@ -1,0 +1,244 @@
+import { execFile, spawnSync } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import sharp from 'sharp';
+import { VIDEO_EFFECTS, type VideoEffect } from '../../domain/constants';
+import { LocalImageToVideoProvider } from '../../providers/local/video';
+import { probeVideo } from '../../providers/media/ffmpeg';
+import type { ClipAspectRatio, VideoProgress, VideoResult } from '../../providers/types';
+
+const execFileAsync = promisify(execFile);
+const FRAME_W = 64;
+
+/** A small source with structure in every direction: sky gradient, a building off-centre, coloured blocks, a lawn. */
+async function still(): Promise<Buffer> {
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="480" height="270">
+    <defs><linearGradient id="s" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="#3d85c6"/><stop offset="1" stop-color="#cfe2f3"/></linearGradient></defs>
+    <rect width="480" height="190" fill="url(#s)"/><rect y="190" width="480" height="80" fill="#38761d"/>
+    <rect x="40" y="90" width="120" height="110" fill="#e6e0d4"/><rect x="300" y="60" width="140" height="140" fill="#990000"/>
+    <rect x="330" y="90" width="30" height="30" fill="#ffd966"/><rect x="380" y="90" width="30" height="30" fill="#ffd966"/>
+    <circle cx="240" cy="40" r="18" fill="#fff2cc"/></svg>`;
+  return sharp(Buffer.from(svg)).jpeg({ quality: 92 }).toBuffer();
+}
+
+/** Frames 0, 75 and 149 as 64-px-wide RGB rasters. */
+async function keyFrames(file: string, aspect: ClipAspectRatio = '16:9'): Promise<Buffer[]> {
+  const height = aspect === '16:9' ? 36 : aspect === '9:16' ? 114 : 64;
+  const { stdout } = await execFileAsync(
+    'ffmpeg',
+    ['-v', 'error', '-i', file, '-vf', `select='eq(n\\,0)+eq(n\\,75)+eq(n\\,149)',scale=${FRAME_W}:${height}`, '-vsync', '0', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+    { encoding: 'buffer', maxBuffer: 1 << 24 },
+  );
+  const size = FRAME_W * height * 3;
+  expect(stdout.length).toBe(size * 3);
+  return [0, 1, 2].map((i) => stdout.subarray(i * size, (i + 1) * size));
+}
+
+function meanAbsDiff(a: Buffer, b: Buffer): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i += 1) sum += Math.abs(a[i] - b[i]);
+  return sum / a.length;
+}
+
+function channelMeans(frame: Buffer): { r: number; g: number; b: number; luma: number } {
+  let r = 0, g = 0, b = 0;
+  const n = frame.length / 3;
+  for (let i = 0; i < n; i += 1) {
+    r += frame[i * 3];
+    g += frame[i * 3 + 1];
+    b += frame[i * 3 + 2];
+  }
+  return { r: r / n, g: g / n, b: b / n, luma: (0.299 * r + 0.587 * g + 0.114 * b) / n };
+}
+
+async function expectPlayableClip(result: VideoResult, width: number, height: number): Promise<void> {
+  const probe = await probeVideo(result.path);
+  expect(probe).toMatchObject({ codec: 'h264', width, height, pixelFormat: 'yuv420p', frames: 150 });
+  expect(probe.fps).toBeCloseTo(30, 5);
+  expect(Math.abs(probe.durationSeconds - 5)).toBeLessThan(0.05);
+  expect(result).toMatchObject({ mime: 'video/mp4', width, height, fps: 30, model: 'local/ffmpeg-effects' });
+  // +faststart: the index comes before the media data, so browsers play while downloading
+  const head = await fs.readFile(result.path);
+  expect(head.indexOf('moov')).toBeGreaterThan(0);
+  expect(head.indexOf('moov')).toBeLessThan(head.indexOf('mdat'));
+  expect(result.sizeBytes).toBe(head.length);
+  // decodes end to end without errors
+  const decode = spawnSync('ffmpeg', ['-v', 'error', '-i', result.path, '-f', 'null', '-'], { encoding: 'utf8' });
+  expect(decode.status).toBe(0);
+  expect(decode.stderr.trim()).toBe('');
+}
+
+describe('LocalImageToVideoProvider', () => {
+  let workDir: string;
+  let provider: LocalImageToVideoProvider;
+  let image: Buffer;
+  const clips = new Map<VideoEffect, { result: VideoResult; frames: Buffer[]; progress: VideoProgress[] }>();
+
+  beforeAll(async () => {
+    workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'local-video-test-'));
+    provider = new LocalImageToVideoProvider({ workDir, preset: 'ultrafast', maxConcurrentRenders: 1, followIntervalMs: 50 });
+    image = await still();
+  });
+
+  afterAll(async () => {
+    await fs.rm(workDir, { recursive: true, force: true });
+  });
+
+  it('renders all seven effects as playable 5 s, 30 fps H.264 MP4s at 1280x720, reporting progress', async () => {
+    for (const effect of VIDEO_EFFECTS) {
+      const { jobId } = await provider.submit({ image, effect, platform: 'YouTube', aspectRatio: '16:9', durationSeconds: 5 });
+      await expect(provider.status(jobId)).resolves.toMatchObject({ state: 'queued' });
+      const progress: VideoProgress[] = [];
+      const result = await provider.wait(jobId, { onProgress: (p) => void progress.push(p) });
+      await expectPlayableClip(result, 1280, 720);
+      await expect(provider.status(jobId)).resolves.toEqual({ state: 'completed', progress: 100, message: 'Clip ready' });
+      clips.set(effect, { result, frames: await keyFrames(result.path), progress });
+    }
+    for (const [effect, { progress }] of clips) {
+      const values = progress.map((p) => p.progress);
+      expect({ effect, monotonic: values.every((v, i) => i === 0 || v >= values[i - 1]) }).toEqual({ effect, monotonic: true });
+      expect(values.length).toBeGreaterThanOrEqual(2);
+      expect(Math.max(...values)).toBeGreaterThanOrEqual(90);
+      expect(progress.every((p) => p.state === 'running' && p.message.startsWith(`Rendering ${effect}`))).toBe(true);
+    }
+  });
+
+  it('gives each effect its own motion', () => {
+    const effects = [...clips.keys()];
+    expect(effects).toHaveLength(7);
+    for (const effect of effects) {
+      const [first, , last] = clips.get(effect)!.frames;
+      expect({ effect, moves: meanAbsDiff(first, last) > 4 }).toEqual({ effect, moves: true });
+    }
+    // no two effects produce the same sequence of frames
+    for (const a of effects) {
+      for (const b of effects) {
+        if (a >= b) continue;
+        const fa = clips.get(a)!.frames;
+        const fb = clips.get(b)!.frames;
+        const distance = Math.max(meanAbsDiff(fa[1], fb[1]), meanAbsDiff(fa[2], fb[2]));
+        expect({ pair: `${a}/${b}`, distinct: distance > 3 }).toEqual({ pair: `${a}/${b}`, distinct: true });
+      }
+    }
+  });
+
+  it('pans in opposite directions: Pan Left starts where Pan Right ends', () => {
+    const left = clips.get('Pan Left')!.frames;
+    const right = clips.get('Pan Right')!.frames;
+    expect(meanAbsDiff(left[0], right[2])).toBeLessThan(2);
+    expect(meanAbsDiff(left[2], right[0])).toBeLessThan(2);
+    expect(meanAbsDiff(left[0], left[2])).toBeGreaterThan(10);
+  });
+
+  it('Zoom In ends on an enlarged centre of its first frame; Day to Night ends darker and bluer', async () => {
+    const zoom = clips.get('Zoom In')!.frames;
+    // the centre of frame 0 scaled up to full size looks like the last frame (zoom 1.32)
+    const first = await sharp(zoom[0], { raw: { width: FRAME_W, height: 36, channels: 3 } }).png().toBuffer();
+    const cropW = Math.round(FRAME_W / 1.32);
+    const cropH = Math.round(36 / 1.32);
+    const centre = await sharp(first)
+      .extract({ left: Math.round((FRAME_W - cropW) / 2), top: Math.round((36 - cropH) / 2), width: cropW, height: cropH })
+      .resize(FRAME_W, 36, { fit: 'fill' })
+      .raw()
+      .toBuffer();
+    expect(meanAbsDiff(centre, zoom[2])).toBeLessThan(meanAbsDiff(zoom[0], zoom[2]) / 2);
+
+    const night = clips.get('Day to Night')!.frames;
+    const day = channelMeans(night[0]);
+    const dark = channelMeans(night[2]);
+    expect(dark.luma).toBeLessThan(day.luma * 0.7);
+    expect(dark.b / Math.max(1, dark.r)).toBeGreaterThan(day.b / day.r);
+  });
+
+  it.each([
+    ['9:16', 'TikTok', 720, 1280],
+    ['1:1', 'Square', 1080, 1080],
+  ] as const)('renders %s for %s at %ix%i', async (aspectRatio, platform, width, height) => {
+    const { jobId } = await provider.submit({ image, effect: 'Walk Through', platform, aspectRatio, durationSeconds: 5 });
+    const result = await provider.wait(jobId);
+    await expectPlayableClip(result, width, height);
+    const frames = await keyFrames(result.path, aspectRatio);
+    expect(meanAbsDiff(frames[0], frames[2])).toBeGreaterThan(4);
+  });
+
+  it('answers a second wait from the finished job without rendering again', async () => {
+    const { result } = clips.get('Pan Right')!;
+    const jobId = path.basename(path.dirname(result.path));
+    const before = (await fs.stat(result.path)).mtimeMs;
+    const again = await provider.wait(jobId);
+    expect(again.path).toBe(result.path);
+    expect((await fs.stat(result.path)).mtimeMs).toBe(before);
+  });
+
+  it('resumes in a new process after a worker died mid-render (stale claim)', async () => {
+    const { jobId } = await provider.submit({ image, effect: 'Zoom In', platform: 'Square', aspectRatio: '1:1', durationSeconds: 5 });
+    // a claim left by a process that no longer exists
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
+    await fs.writeFile(path.join(workDir, jobId, 'owner.json'), JSON.stringify({ pid: dead, instance: 'gone' }));
+    const restarted = new LocalImageToVideoProvider({ workDir, preset: 'ultrafast' });
+    await expect(restarted.status(jobId)).resolves.toMatchObject({ state: 'queued' });
+    const result = await restarted.wait(jobId);
+    await expectPlayableClip(result, 1080, 1080);
+  });
+
+  it('lets a second waiter follow the render instead of starting another', async () => {
+    const { jobId } = await provider.submit({ image, effect: 'Drone Shot', platform: 'Facebook', aspectRatio: '16:9', durationSeconds: 5 });
+    const ownerProgress: VideoProgress[] = [];
+    const owner = provider.wait(jobId, { onProgress: (p) => void ownerProgress.push(p) });
+    while (ownerProgress.length === 0) await new Promise((r) => setTimeout(r, 10));
+    const followerProgress: VideoProgress[] = [];
+    const follower = provider.wait(jobId, { onProgress: (p) => void followerProgress.push(p) });
+    const [a, b] = await Promise.all([owner, follower]);
+    expect(b).toEqual(a);
+    expect(followerProgress.length).toBeGreaterThan(0);
+    const renders = (await fs.readdir(path.join(workDir, jobId))).filter((f) => f.startsWith('render-'));
+    expect(renders).toEqual([]);
+  });
+
+  it('stops ffmpeg when the waiting activity is cancelled, and a retry renders the clip', async () => {
+    const { jobId } = await provider.submit({ image, effect: 'Bring to Life', platform: 'Instagram', aspectRatio: '9:16', durationSeconds: 5 });
+    const controller = new AbortController();
+    const started = Date.now();
+    const aborted = provider.wait(jobId, { signal: controller.signal, onProgress: () => controller.abort() });
+    await expect(aborted).rejects.toMatchObject({ code: 'ABORTED' });
+    expect(Date.now() - started).toBeLessThan(3000);
+    await expect(provider.status(jobId)).resolves.toMatchObject({ state: 'queued' });
+    const result = await provider.wait(jobId);
+    await expectPlayableClip(result, 720, 1280);
+  });
+
+  it('cancels a running job: the waiter fails with JOB_CANCELLED and the job stays cancelled', async () => {
+    const { jobId } = await provider.submit({ image, effect: 'Day to Night', platform: 'YouTube', aspectRatio: '16:9', durationSeconds: 5 });
+    let cancelled = false;
+    const waiting = provider.wait(jobId, {
+      onProgress: () => {
+        if (!cancelled) {
+          cancelled = true;
+          void provider.cancel(jobId);
+        }
+      },
+    });
+    await expect(waiting).rejects.toMatchObject({ code: 'JOB_CANCELLED' });
+    await expect(provider.status(jobId)).resolves.toMatchObject({ state: 'cancelled' });
+    await expect(provider.wait(jobId)).rejects.toMatchObject({ code: 'JOB_CANCELLED' });
+    expect((await fs.readdir(path.join(workDir, jobId))).filter((f) => f.endsWith('.mp4'))).toEqual([]);
+  });
+
+  it('releases a job and refuses unknown ids and bad requests', async () => {
+    const { result } = clips.get('Zoom In')!;
+    const jobId = path.basename(path.dirname(result.path));
+    await provider.release(jobId);
+    await expect(fs.access(result.path)).rejects.toThrow();
+    await expect(provider.status(jobId)).rejects.toMatchObject({ code: 'UNKNOWN_JOB' });
+    await expect(provider.wait('local-00000000-0000-0000-0000-000000000000')).rejects.toMatchObject({ code: 'UNKNOWN_JOB' });
+    await expect(provider.wait('../etc')).rejects.toMatchObject({ code: 'UNKNOWN_JOB' });
+    await expect(
+      provider.submit({ image, effect: 'Moonwalk' as VideoEffect, platform: 'YouTube', aspectRatio: '16:9', durationSeconds: 5 }),
+    ).rejects.toMatchObject({ code: 'INPUT' });
+    await expect(provider.submit({ image: Buffer.from('nope'), effect: 'Zoom In', platform: 'YouTube', aspectRatio: '16:9', durationSeconds: 5 })).rejects.toMatchObject({
+      code: 'INPUT',
+    });
+  });
+});
