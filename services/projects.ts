@@ -49,14 +49,15 @@ function cleanAddress(address: string | null | undefined): string | null {
 /** Every file a project's rows point at, so deleting the project leaves nothing on disk. */
 async function projectFiles(projectIds: readonly string[], trx: TransactionOrKnex): Promise<StoredFileRef[]> {
   const columns = ['storage_bucket', 'storage_path', 'thumbnail_path', 'file_url'] as const;
-  const [renders, images, clips, videos, generated, approvals] = await Promise.all([
-    Render.query(trx).whereIn('project_id', projectIds).select(...columns),
-    Image.query(trx).whereIn('project_id', projectIds).select(...columns),
-    Clip.query(trx).whereIn('project_id', projectIds).select(...columns),
-    CompiledVideo.query(trx).whereIn('project_id', projectIds).select(...columns),
-    GeneratedContent.query(trx).whereIn('project_id', projectIds).select('storage_bucket', 'storage_path', 'file_url'),
-    PendingApproval.query(trx).whereIn('project_id', projectIds).select('original_bucket', 'original_path', 'watermarked_bucket', 'watermarked_path', 'thumbnail_path'),
-  ]);
+  // one after another: a transaction is one connection
+  const renders = await Render.query(trx).whereIn('project_id', projectIds).select(...columns);
+  const images = await Image.query(trx).whereIn('project_id', projectIds).select(...columns);
+  const clips = await Clip.query(trx).whereIn('project_id', projectIds).select(...columns);
+  const videos = await CompiledVideo.query(trx).whereIn('project_id', projectIds).select(...columns);
+  const generated = await GeneratedContent.query(trx).whereIn('project_id', projectIds).select('storage_bucket', 'storage_path', 'file_url');
+  const approvals = await PendingApproval.query(trx)
+    .whereIn('project_id', projectIds)
+    .select('original_bucket', 'original_path', 'watermarked_bucket', 'watermarked_path', 'thumbnail_path');
   const refs: StoredFileRef[] = [...renders, ...images, ...clips, ...videos, ...generated].flatMap((row) => storedFilesOf(row));
   for (const a of approvals) {
     if (isBucket(a.originalBucket)) refs.push({ bucket: a.originalBucket, path: a.originalPath });
