@@ -92,7 +92,7 @@ describe('Account Settings', () => {
 
     await name.fill('Grace B. Hopper');
     await panel.getByRole('button', { name: 'Save changes' }).click();
-    await page.getByRole('status').getByText('Saved successfully!').waitFor();
+    await page.getByRole('status', { name: 'Notifications' }).getByText('Saved successfully!').waitFor();
     await page.getByRole('complementary', { name: 'Sidebar' }).getByText('Grace B. Hopper', { exact: true }).waitFor();
     await app.screenshot('account-profile');
   });
@@ -123,7 +123,7 @@ describe('Account Settings', () => {
 
     await panel.getByLabel('Current password').fill(user.password);
     await submit.click();
-    await page.getByRole('status').getByText('Password updated').waitFor();
+    await page.getByRole('status', { name: 'Notifications' }).getByText('Password updated').waitFor();
     expect(await panel.getByLabel('Current password').inputValue()).toBe('');
   });
 
