@@ -3,7 +3,7 @@
  * sharing one connection and the real dependencies. SIGINT/SIGTERM drain in-flight tasks, then exit 0.
  * Scale out by running more copies of this process.
  */
-import { NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode, type LogLevel } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { loadConfig } from '../config/env';
 import { logger } from '../config/logger';
@@ -12,14 +12,20 @@ import { createStorage } from '../storage';
 import { TASK_QUEUES } from './taskQueues';
 
 async function main(): Promise<void> {
-  Runtime.install({ shutdownSignals: ['SIGINT', 'SIGTERM'] });
+  // the SDK's own lines go through pino, at WARN unless TEMPORAL_LOG_LEVEL says otherwise
+  const sdkLevel = (process.env.TEMPORAL_LOG_LEVEL ?? 'WARN') as LogLevel;
+  const sdkLogger = new DefaultLogger(sdkLevel, ({ level, message, meta }) => {
+    const pinoLevel = level === 'ERROR' ? 'error' : level === 'WARN' ? 'warn' : level === 'INFO' ? 'info' : 'debug';
+    logger[pinoLevel]({ sdk: 'temporal', ...meta }, message);
+  });
+  Runtime.install({ shutdownSignals: ['SIGINT', 'SIGTERM'], logger: sdkLogger });
   const config = loadConfig();
   const knex = connectDatabase(config.databaseUrl);
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   try {
     const activities = createActivities({ knex, config, logger, storage: createStorage(config) });
     // bundled once and shared, instead of once per queue
-    const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows') });
+    const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: sdkLogger });
     const workers = await Promise.all(
       Object.values(TASK_QUEUES).map((taskQueue) =>
         Worker.create({
