@@ -1,0 +1,124 @@
+import { CONTENT_CACHE_MS } from '../../../domain/constants';
+import { api } from './client';
+
+/** A project card (GET /api/projects/list); thumbnail is a signed link to the oldest render's image. */
+export interface Project {
+  id: string;
+  user_id: string;
+  name: string;
+  address: string | null;
+  created_at: string;
+  updated_at: string;
+  thumbnail: string | null;
+}
+
+export type ContentItemType = 'render' | 'clip' | 'compiled_video' | 'ai_image' | 'generated_image';
+export type ContentSource = 'renders' | 'images' | 'clips' | 'compiled_videos' | 'generated_content';
+
+export interface ContentData {
+  id: string;
+  project_id: string;
+  name: string;
+  file_url: string;
+  file_name: string;
+  created_at: string;
+  thumbnail_url: string | null;
+  aspect_ratio: string | null;
+  width?: number | null;
+  height?: number | null;
+  file_size?: number | null;
+  duration?: number | null;
+  editing_data?: { status?: string; platform?: string; aspect_ratio?: string; aspectRatio?: string };
+  [key: string]: unknown;
+}
+
+/** One library item (GET /api/projects/{id}/content). */
+export interface ContentItem {
+  type: ContentItemType;
+  source: ContentSource;
+  data: ContentData;
+  signed_url: string | null;
+}
+
+export interface RenderUploadAnswer {
+  success: boolean;
+  duplicate: boolean;
+  url: string;
+  render: ContentItem;
+  processingInfo: { width: number; height: number; aspectRatio: string; fileSize: number; mimeType: string; thumbnailUrl: string | null };
+}
+
+export async function fetchProjects(): Promise<Project[]> {
+  const body = await api.get('projects/list').json<{ success: true; projects: Project[] }>();
+  return body.projects;
+}
+
+export async function fetchProject(projectId: string): Promise<Project> {
+  const body = await api.get(`projects/${projectId}`).json<{ success: true; project: Project }>();
+  return body.project;
+}
+
+export async function createProject(input: { name: string; address?: string }): Promise<Project> {
+  const body = await api.post('projects', { json: input }).json<{ success: true; project: Project }>();
+  return body.project;
+}
+
+export async function updateProject(projectId: string, changes: { name?: string; address?: string | null }): Promise<Project> {
+  const body = await api.patch(`projects/${projectId}`, { json: changes }).json<{ success: true; project: Project }>();
+  return body.project;
+}
+
+export async function deleteProject(projectId: string): Promise<void> {
+  await api.delete(`projects/${projectId}`);
+  forgetProjectContent(projectId);
+}
+
+export async function deleteProjects(ids: readonly string[]): Promise<number> {
+  const body = await api.post('projects/bulk-delete', { json: { ids } }).json<{ success: true; deleted: number }>();
+  ids.forEach(forgetProjectContent);
+  return body.deleted;
+}
+
+/** Listings kept for 30 s (000 section 7), per project. */
+const contentCache = new Map<string, { at: number; items: ContentItem[] }>();
+
+export function forgetProjectContent(projectId: string): void {
+  contentCache.delete(projectId);
+}
+
+/**
+ * A project's library. Answers from the 30 s cache unless `fresh`; a fresh read asks the server to skip its own
+ * short cache too (`?refresh=1&bust=<time>`).
+ */
+export async function fetchProjectContent(projectId: string, options: { fresh?: boolean } = {}): Promise<ContentItem[]> {
+  const cached = contentCache.get(projectId);
+  if (!options.fresh && cached && Date.now() - cached.at < CONTENT_CACHE_MS) return cached.items;
+  const searchParams = options.fresh ? { refresh: '1', bust: String(Date.now()) } : undefined;
+  const body = await api.get(`projects/${projectId}/content`, { searchParams }).json<{ success: true; content: ContentItem[] }>();
+  contentCache.set(projectId, { at: Date.now(), items: body.content });
+  return body.content;
+}
+
+export async function deleteContentItem(projectId: string, item: ContentItem): Promise<void> {
+  if (item.type === 'compiled_video') await api.delete(`projects/${projectId}/compiled-videos/${item.data.id}`);
+  else await api.delete(`projects/${projectId}/content/${item.source}/${item.data.id}`);
+  forgetProjectContent(projectId);
+}
+
+export async function renameContentItem(projectId: string, item: ContentItem, name: string): Promise<ContentItem> {
+  const body = await api.patch(`projects/${projectId}/content/${item.source}/${item.data.id}`, { json: { name } }).json<{ success: true; item: ContentItem }>();
+  forgetProjectContent(projectId);
+  return body.item;
+}
+
+/**
+ * Fired on window when a project's content changed elsewhere (an approval saved into it): the library re-reads.
+ * `detail.projectId` narrows it to one project; without it every open library refreshes.
+ */
+export const CONTENT_REFRESH_EVENT = 'content-refresh';
+
+export function announceContentRefresh(projectId?: string): void {
+  if (projectId) forgetProjectContent(projectId);
+  else contentCache.clear();
+  window.dispatchEvent(new CustomEvent(CONTENT_REFRESH_EVENT, { detail: { projectId } }));
+}

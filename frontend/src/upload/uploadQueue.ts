@@ -1,0 +1,95 @@
+import { runInBatches } from './batching';
+import { withUploadRetry, type AttemptFailure, UploadAttemptError } from './retryPolicy';
+
+export interface UploadProgress {
+  /** 0-100 over all files, counting the bytes of files still in flight */
+  percent: number;
+  completed: number;
+  total: number;
+  currentFile: string | null;
+}
+
+export interface UploadFailure {
+  name: string;
+  message: string;
+}
+
+export interface UploadSummary<R> {
+  succeeded: Array<{ name: string; result: R }>;
+  failed: UploadFailure[];
+}
+
+export interface UploadQueueDeps<F extends { name: string }, P, R> {
+  /** Makes the file ready to send (compression); runs once per file, not per attempt. */
+  prepare: (file: F) => Promise<P>;
+  /** One attempt; reports its own upload progress as a 0-1 fraction; fails with UploadAttemptError. */
+  send: (prepared: P, onFraction: (fraction: number) => void) => Promise<R>;
+  sleep: (ms: number) => Promise<void>;
+  random?: () => number;
+  onProgress?: (progress: UploadProgress) => void;
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof UploadAttemptError) return error.failure.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Uploads files in batches of 3 (500 ms apart), each with up to 3 attempts, reporting overall progress.
+ * Never throws: the summary says which files went up and which did not, and why.
+ */
+export async function uploadInBatches<F extends { name: string }, P, R>(files: readonly F[], deps: UploadQueueDeps<F, P, R>): Promise<UploadSummary<R>> {
+  const fractions = files.map(() => 0);
+  let completed = 0;
+  const inFlight: string[] = [];
+  const report = (): void => {
+    const total = files.length;
+    const percent = total === 0 ? 100 : Math.round((fractions.reduce((a, b) => a + b, 0) / total) * 100);
+    deps.onProgress?.({ percent: Math.min(100, percent), completed, total, currentFile: inFlight[inFlight.length - 1] ?? null });
+  };
+  report();
+
+  const results = await runInBatches(
+    files,
+    async (file, index) => {
+      inFlight.push(file.name);
+      report();
+      try {
+        const prepared = await deps.prepare(file);
+        return await withUploadRetry(
+          () => {
+            fractions[index] = 0;
+            return deps.send(prepared, (fraction) => {
+              fractions[index] = Math.max(0, Math.min(1, fraction)) * 0.99;
+              report();
+            });
+          },
+          { sleep: deps.sleep, random: deps.random },
+        );
+      } finally {
+        fractions[index] = 1;
+        completed++;
+        inFlight.splice(inFlight.indexOf(file.name), 1);
+        report();
+      }
+    },
+    { sleep: deps.sleep },
+  );
+
+  const summary: UploadSummary<R> = { succeeded: [], failed: [] };
+  results.forEach((r, i) => {
+    if (r.ok) summary.succeeded.push({ name: files[i].name, result: r.value });
+    else summary.failed.push({ name: files[i].name, message: messageOf(r.error) });
+  });
+  return summary;
+}
+
+/** The toasts after a run (000 section 8). */
+export function uploadSummaryToasts(summary: { succeeded: readonly unknown[]; failed: readonly unknown[] }): Array<{ kind: 'success' | 'error'; message: string }> {
+  const toasts: Array<{ kind: 'success' | 'error'; message: string }> = [];
+  if (summary.succeeded.length) toasts.push({ kind: 'success', message: `${summary.succeeded.length} file(s) uploaded successfully!` });
+  if (summary.failed.length) toasts.push({ kind: 'error', message: `${summary.failed.length} file(s) failed to upload` });
+  return toasts;
+}
+
+export type { AttemptFailure };
