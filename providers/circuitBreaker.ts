@@ -60,11 +60,12 @@ export class CircuitBreaker {
 
   constructor(name: string, options: Partial<CircuitBreakerOptions> = {}) {
     this.name = name;
+    const given = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<CircuitBreakerOptions>;
     this.options = {
       ...CIRCUIT_BREAKER_DEFAULTS,
       now: Date.now,
       isFailure: () => true,
-      ...options,
+      ...given,
     };
   }
 

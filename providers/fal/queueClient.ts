@@ -131,76 +131,87 @@ export class FalQueueClient {
 
   constructor(options: FalQueueClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.options = { requestTimeoutMs: 30000, downloadTimeoutMs: 300000, fetch: globalThis.fetch, ...options };
+    this.options = {
+      ...options,
+      requestTimeoutMs: options.requestTimeoutMs ?? 30000,
+      downloadTimeoutMs: options.downloadTimeoutMs ?? 300000,
+      fetch: options.fetch ?? globalThis.fetch,
+    };
   }
 
   async submit(model: string, input: Record<string, unknown>, signal?: AbortSignal): Promise<FalSubmission> {
-    const answer = await this.call('POST', `${this.baseUrl}/${model.replace(/^\/+/, '')}`, `submit to ${model}`, input, signal);
-    this.throwUnlessOk(answer, `submit to ${model}`);
-    const body = asRecord(answer.body);
-    const requestId = body?.request_id;
-    if (typeof requestId !== 'string' || !requestId) throw new ProviderError('BAD_RESPONSE', `fal.ai accepted the request to ${model} but sent no request_id`);
-    const text = (key: string) => (typeof body?.[key] === 'string' ? (body[key] as string) : undefined);
-    return { requestId, statusUrl: text('status_url'), responseUrl: text('response_url'), cancelUrl: text('cancel_url') };
+    const what = `submit to ${model}`;
+    return this.call('POST', `${this.baseUrl}/${model.replace(/^\/+/, '')}`, what, input, signal, (answer) => {
+      this.throwUnlessOk(answer, what);
+      const body = asRecord(answer.body);
+      const requestId = body?.request_id;
+      if (typeof requestId !== 'string' || !requestId) throw new ProviderError('BAD_RESPONSE', `fal.ai accepted the request to ${model} but sent no request_id`);
+      const text = (key: string) => (typeof body?.[key] === 'string' ? (body[key] as string) : undefined);
+      return { requestId, statusUrl: text('status_url'), responseUrl: text('response_url'), cancelUrl: text('cancel_url') };
+    });
   }
 
   async status(model: string, requestId: string, signal?: AbortSignal): Promise<FalStatus> {
     const what = `status of ${requestId}`;
-    const answer = await this.call('GET', `${this.requestUrl(model, requestId)}/status?logs=1`, what, undefined, signal);
-    if (answer.status === 404) throw new ProviderError('UNKNOWN_JOB', `fal.ai does not know request ${requestId} of ${falAppId(model)}`);
-    this.throwUnlessOk(answer, what);
-    const body = asRecord(answer.body);
-    const status = body?.status;
-    if (status !== 'IN_QUEUE' && status !== 'IN_PROGRESS' && status !== 'COMPLETED') {
-      throw new ProviderError('BAD_RESPONSE', `fal.ai sent an unknown status for ${requestId}: ${JSON.stringify(status)}`);
-    }
-    const logs = Array.isArray(body?.logs)
-      ? body.logs.map(asRecord).filter((l): l is Record<string, unknown> => l !== null && typeof l.message === 'string').map((l) => ({
-          message: l.message as string,
-          timestamp: typeof l.timestamp === 'string' ? l.timestamp : undefined,
-          level: typeof l.level === 'string' ? l.level : undefined,
-        }))
-      : [];
-    return {
-      status,
-      queuePosition: typeof body?.queue_position === 'number' ? body.queue_position : undefined,
-      logs,
-      error: typeof body?.error === 'string' ? body.error : undefined,
-      errorType: typeof body?.error_type === 'string' ? body.error_type : undefined,
-    };
+    return this.call('GET', `${this.requestUrl(model, requestId)}/status?logs=1`, what, undefined, signal, (answer) => {
+      if (answer.status === 404) throw new ProviderError('UNKNOWN_JOB', `fal.ai does not know request ${requestId} of ${falAppId(model)}`);
+      this.throwUnlessOk(answer, what);
+      const body = asRecord(answer.body);
+      const status = body?.status;
+      if (status !== 'IN_QUEUE' && status !== 'IN_PROGRESS' && status !== 'COMPLETED') {
+        throw new ProviderError('BAD_RESPONSE', `fal.ai sent an unknown status for ${requestId}: ${JSON.stringify(status)}`);
+      }
+      const logs = Array.isArray(body?.logs)
+        ? body.logs
+            .map(asRecord)
+            .filter((l): l is Record<string, unknown> => l !== null && typeof l.message === 'string')
+            .map((l) => ({
+              message: l.message as string,
+              timestamp: typeof l.timestamp === 'string' ? l.timestamp : undefined,
+              level: typeof l.level === 'string' ? l.level : undefined,
+            }))
+        : [];
+      return {
+        status,
+        queuePosition: typeof body?.queue_position === 'number' ? body.queue_position : undefined,
+        logs,
+        error: typeof body?.error === 'string' ? body.error : undefined,
+        errorType: typeof body?.error_type === 'string' ? body.error_type : undefined,
+      };
+    });
   }
 
   /** The output of a COMPLETED request. A request the model failed is a JOB_FAILED error. */
   async result(model: string, requestId: string, signal?: AbortSignal): Promise<Record<string, unknown>> {
     const what = `result of ${requestId}`;
-    const answer = await this.call('GET', this.requestUrl(model, requestId), what, undefined, signal);
-    if (answer.status < 200 || answer.status >= 300) {
-      const bodyType = asRecord(answer.body)?.error_type;
-      const failedJob =
-        answer.errorType !== null ||
-        typeof bodyType === 'string' ||
-        (answer.status >= 400 && answer.status < 500 && ![401, 403, 404, 429].includes(answer.status));
-      if (failedJob) {
+    return this.call('GET', this.requestUrl(model, requestId), what, undefined, signal, (answer) => {
+      if (answer.status < 200 || answer.status >= 300) {
+        const bodyType = asRecord(answer.body)?.error_type;
         const type = answer.errorType ?? (typeof bodyType === 'string' ? bodyType : null);
-        throw new ProviderError('JOB_FAILED', `fal.ai request ${requestId} failed${type ? ` (${type})` : ''}: ${falErrorDetail(answer.body, `HTTP ${answer.status}`)}`, {
-          httpStatus: answer.status,
-        });
+        const detail = falErrorDetail(answer.body, `HTTP ${answer.status}`);
+        // the model refused this input (a 4xx on the result): the caller's problem, not an outage
+        if (answer.status >= 400 && answer.status < 500 && ![401, 403, 404, 429].includes(answer.status)) {
+          throw new ProviderError('VALIDATION', `fal.ai rejected request ${requestId}${type ? ` (${type})` : ''}: ${detail}`, { httpStatus: answer.status });
+        }
+        // the model ran and broke (fal marks those with an error type)
+        if (type !== null) throw new ProviderError('JOB_FAILED', `fal.ai request ${requestId} failed (${type}): ${detail}`, { httpStatus: answer.status });
+        if (answer.status === 404) throw new ProviderError('UNKNOWN_JOB', `fal.ai does not know request ${requestId} of ${falAppId(model)}`);
+        this.throwUnlessOk(answer, what);
       }
-      if (answer.status === 404) throw new ProviderError('UNKNOWN_JOB', `fal.ai does not know request ${requestId} of ${falAppId(model)}`);
-      this.throwUnlessOk(answer, what);
-    }
-    const body = asRecord(answer.body);
-    if (!body) throw new ProviderError('BAD_RESPONSE', `fal.ai sent a result for ${requestId} that is not a JSON object`);
-    return body;
+      const body = asRecord(answer.body);
+      if (!body) throw new ProviderError('BAD_RESPONSE', `fal.ai sent a result for ${requestId} that is not a JSON object`);
+      return body;
+    });
   }
 
   /** Asks fal to cancel; a request that already completed is left as it is. */
   async cancel(model: string, requestId: string, signal?: AbortSignal): Promise<void> {
     const what = `cancel of ${requestId}`;
-    const answer = await this.call('PUT', `${this.requestUrl(model, requestId)}/cancel`, what, undefined, signal);
-    if (answer.status === 400 && asRecord(answer.body)?.status === 'ALREADY_COMPLETED') return;
-    if (answer.status === 404) throw new ProviderError('UNKNOWN_JOB', `fal.ai does not know request ${requestId} of ${falAppId(model)}`);
-    this.throwUnlessOk(answer, what);
+    return this.call('PUT', `${this.requestUrl(model, requestId)}/cancel`, what, undefined, signal, (answer) => {
+      if (answer.status === 400 && asRecord(answer.body)?.status === 'ALREADY_COMPLETED') return;
+      if (answer.status === 404) throw new ProviderError('UNKNOWN_JOB', `fal.ai does not know request ${requestId} of ${falAppId(model)}`);
+      this.throwUnlessOk(answer, what);
+    });
   }
 
   /** Polls the status until COMPLETED, the deadline, or an abort. */
@@ -263,9 +274,10 @@ export class FalQueueClient {
     throw new ProviderError(code, `${prefix}: ${detail}`, { httpStatus: answer.status });
   }
 
-  private call(method: string, url: string, what: string, body: unknown, signal?: AbortSignal): Promise<HttpAnswer> {
+  /** One API call; `interpret` runs inside the guard, so the breaker sees the errors it throws (a 500, a bad body). */
+  private call<T>(method: string, url: string, what: string, body: unknown, signal: AbortSignal | undefined, interpret: (answer: HttpAnswer) => T): Promise<T> {
     if (!this.options.apiKey) return Promise.reject(new ProviderError('AUTH', 'FAL_KEY is not set: the fal provider needs an API key'));
-    const run = (guardSignal?: AbortSignal) => this.send(method, url, what, body, [signal, guardSignal]);
+    const run = async (guardSignal?: AbortSignal) => interpret(await this.send(method, url, what, body, [signal, guardSignal]));
     return this.options.guard ? this.options.guard(run) : run();
   }
 

@@ -147,12 +147,12 @@ export class LocalImageToVideoProvider implements ImageToVideoProvider {
 
   constructor(options: LocalVideoOptions) {
     this.options = {
-      preset: 'veryfast',
-      crf: 20,
-      fps: CLIP_FPS,
-      maxConcurrentRenders: Math.max(1, Math.floor(os.availableParallelism() / 2)),
-      followIntervalMs: 1000,
-      ...options,
+      workDir: options.workDir,
+      preset: options.preset ?? 'veryfast',
+      crf: options.crf ?? 20,
+      fps: options.fps ?? CLIP_FPS,
+      maxConcurrentRenders: options.maxConcurrentRenders ?? Math.max(1, Math.floor(os.availableParallelism() / 2)),
+      followIntervalMs: options.followIntervalMs ?? 1000,
     };
     this.slots = new RenderSlots(this.options.maxConcurrentRenders);
   }
