@@ -1,0 +1,24 @@
+# One image for the API, the workers and the one-shot migration (docker-compose.yml picks the command).
+# Build stage: all dependencies, to build the front end with Vite.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN npm run build:frontend
+
+# Runtime: production dependencies only (tsx runs the TypeScript sources), ffmpeg for clips and assembly.
+FROM node:20-bookworm-slim
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends ffmpeg ca-certificates \
+  && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 STORAGE_DIR=/data/storage FRONTEND_DIST=/app/frontend/dist
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY . .
+COPY --from=build /app/frontend/dist ./frontend/dist
+RUN mkdir -p /data/storage && chown -R node:node /data
+USER node
+EXPOSE 3000
+CMD ["npx", "tsx", "api/server.ts"]

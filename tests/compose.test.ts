@@ -1,0 +1,92 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+
+interface ComposeService {
+  image?: string;
+  build?: unknown;
+  command?: string | string[];
+  container_name?: string;
+  ports?: unknown[];
+  environment?: Record<string, string | number | boolean> | string[];
+  depends_on?: string[] | Record<string, { condition?: string }>;
+  deploy?: { replicas?: number | string };
+}
+
+interface ComposeFile {
+  services: Record<string, ComposeService>;
+}
+
+const ROOT = path.resolve(__dirname, '..');
+// docker compose accepts YAML merge keys (<<), so parse with them on
+const compose = parse(fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as ComposeFile;
+const services = compose.services;
+
+function dependencies(service: ComposeService): string[] {
+  const deps = service.depends_on ?? [];
+  return Array.isArray(deps) ? deps : Object.keys(deps);
+}
+
+function environment(service: ComposeService): Record<string, string> {
+  const env = service.environment ?? {};
+  if (Array.isArray(env)) return Object.fromEntries(env.map((entry) => entry.split(/=(.*)/s).slice(0, 2) as [string, string]));
+  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)]));
+}
+
+function commandOf(service: ComposeService): string {
+  return Array.isArray(service.command) ? service.command.join(' ') : (service.command ?? '');
+}
+
+describe('docker-compose.yml', () => {
+  it('has PostgreSQL, the Temporal server with its admin-tools schema set-up, the Temporal UI, the API and workers', () => {
+    expect(Object.keys(services)).toEqual(
+      expect.arrayContaining(['postgresql', 'temporal-admin-tools', 'temporal', 'temporal-ui', 'api', 'worker']),
+    );
+    expect(services.postgresql.image).toBe('postgres:16');
+    expect(services.temporal.image).toMatch(/^temporalio\/server:/);
+    expect(services['temporal-admin-tools'].image).toMatch(/^temporalio\/admin-tools:/);
+    expect(services['temporal-ui'].image).toMatch(/^temporalio\/ui:/);
+  });
+
+  it('never uses the deprecated auto-setup image', () => {
+    for (const [name, service] of Object.entries(services)) {
+      expect({ name, image: service.image ?? '' }).not.toEqual({ name, image: expect.stringMatching(/auto-setup/) });
+    }
+  });
+
+  it('sets up Temporal schema in PostgreSQL before the server starts, and the server persists to PostgreSQL', () => {
+    const setup = commandOf(services['temporal-admin-tools']);
+    expect(setup).toContain('temporal-sql-tool --plugin postgres12 --ep postgresql');
+    expect(setup).toContain('setup-schema');
+    expect(setup).toContain('update-schema');
+    expect(services['temporal-admin-tools'].depends_on).toMatchObject({ postgresql: { condition: 'service_healthy' } });
+    expect(services.temporal.depends_on).toMatchObject({ 'temporal-admin-tools': { condition: 'service_completed_successfully' } });
+    expect(environment(services.temporal)).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgresql' });
+  });
+
+  it('builds the API and worker from the root Dockerfile and runs them with tsx', () => {
+    expect(services.api.build).toBe('.');
+    expect(services.worker.build).toBe('.');
+    expect(commandOf(services.api)).toBe('npx tsx api/server.ts');
+    expect(commandOf(services.worker)).toBe('npx tsx workers/main.ts');
+    const dockerfile = fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/^FROM node:20-bookworm-slim\b/m);
+    expect(dockerfile).toMatch(/apt-get install[^\n]*ffmpeg/);
+    expect(dockerfile).toMatch(/npm ci/);
+  });
+
+  it.each(['api', 'worker'])('%s depends on PostgreSQL and Temporal and is wired to both by env', (name) => {
+    const service = services[name];
+    expect(dependencies(service)).toEqual(expect.arrayContaining(['postgresql', 'temporal']));
+    const env = environment(service);
+    expect(env.DATABASE_URL).toMatch(/^postgres:\/\/[^@]+@postgresql:5432\//);
+    expect(env.TEMPORAL_ADDRESS).toBe('temporal:7233');
+  });
+
+  it('lets the worker scale: replicas, no fixed container name, no published ports', () => {
+    const worker = services.worker;
+    expect(worker.container_name).toBeUndefined();
+    expect(worker.ports ?? []).toEqual([]);
+    expect(worker.deploy?.replicas).toBeDefined();
+  });
+});
