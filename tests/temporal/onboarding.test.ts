@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { createActivities } from '../../activities';
-import { loadConfig } from '../../config/env';
-import { logger } from '../../config/logger';
+import { createOnboardingActivities } from '../../activities/onboarding';
 import { getOnboardingState, runTryItOnboarding } from '../../services/onboarding';
-import { createStorage } from '../../storage';
 import { ONBOARDING_MESSAGES, onboardingWorkflowId, type TryItOnboardingInput } from '../../workflows';
 import { closeTestKnex, testKnex } from '../support/db';
 import { testClient, uniqueTaskQueue, withWorker } from '../support/temporal';
@@ -24,11 +21,8 @@ async function projectsOf(userId: string): Promise<{ id: string; name: string }[
 describe('try-it onboarding workflow (dev server, real worker, PostgreSQL)', () => {
   let client: Client;
   let closeClient: () => Promise<void>;
-  const config = loadConfig();
-  const workerOptions = (taskQueue: string) => ({
-    taskQueue,
-    activities: createActivities({ knex: testKnex(), config, logger, storage: createStorage(config) }),
-  });
+  // only what the onboarding workflow calls; the full createActivities set is exercised by workerMain.test.ts
+  const workerOptions = (taskQueue: string) => ({ taskQueue, activities: createOnboardingActivities({ knex: testKnex() }) });
 
   beforeAll(async () => {
     ({ client, close: closeClient } = await testClient());

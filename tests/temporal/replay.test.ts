@@ -6,11 +6,8 @@ import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-uti
 import { temporal } from '@temporalio/proto';
 import { Worker, type ReplayResult, type ReplayWorkerOptions } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
-import { createActivities } from '../../activities';
-import { loadConfig } from '../../config/env';
-import { logger } from '../../config/logger';
+import { createOnboardingActivities } from '../../activities/onboarding';
 import { runTryItOnboarding } from '../../services/onboarding';
-import { createStorage } from '../../storage';
 import { onboardingWorkflowId } from '../../workflows';
 import { closeTestKnex, testKnex } from '../support/db';
 import { testClient, uniqueTaskQueue, withWorker } from '../support/temporal';
@@ -61,8 +58,7 @@ describe('replaying recorded onboarding histories', () => {
     const [user] = await knex('users').insert({ email, password_hash: 'scrypt$test' }).returning<{ id: string }[]>('id');
     await knex('profiles').insert({ id: user.id, email });
     const taskQueue = uniqueTaskQueue('replay');
-    const config = loadConfig();
-    const activities = createActivities({ knex, config, logger, storage: createStorage(config) });
+    const activities = createOnboardingActivities({ knex });
     const result = await withWorker({ taskQueue, activities }, () =>
       runTryItOnboarding(client, { userId: user.id, fileName: 'replay_house.jpg', platform: 'Square', effect: 'Pan Left' }, taskQueue),
     );

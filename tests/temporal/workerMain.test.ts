@@ -1,0 +1,99 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { runTryItOnboarding } from '../../services/onboarding';
+import { closeTestKnex, testKnex } from '../support/db';
+import { testClient } from '../support/temporal';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+interface RunningWorker {
+  child: ChildProcess;
+  lines: string[];
+  exited: Promise<number | null>;
+  waitForLine: (pattern: RegExp, timeoutMs: number) => Promise<string>;
+}
+
+/** Starts the real worker entry (`tsx workers/main.ts`) as operators do, logging JSON at info. */
+function startWorkerProcess(env: Record<string, string>): RunningWorker {
+  const child = spawn(path.join(ROOT, 'node_modules', '.bin', 'tsx'), ['workers/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  const onData = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
+      lines.push(line);
+      for (const waiter of waiters.filter((w) => w.pattern.test(line))) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(line);
+      }
+    }
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const waitForLine = (pattern: RegExp, timeoutMs: number) => {
+    const seen = lines.find((line) => pattern.test(line));
+    if (seen) return Promise.resolve(seen);
+    return new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no line matching ${pattern} in ${timeoutMs} ms:\n${lines.join('\n')}`)), timeoutMs);
+      waiters.push({ pattern, resolve: (line) => (clearTimeout(timer), resolve(line)) });
+    });
+  };
+  return { child, lines, exited, waitForLine };
+}
+
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('worker entry (workers/main.ts)', () => {
+  let client: Client;
+  let closeClient: () => Promise<void>;
+  const started: RunningWorker[] = [];
+
+  beforeAll(async () => {
+    ({ client, close: closeClient } = await testClient());
+  });
+
+  afterAll(async () => {
+    for (const worker of started) if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
+    await closeClient();
+    await closeTestKnex();
+  });
+
+  it('polls the app task queues, runs onboarding against PostgreSQL, and exits 0 after SIGTERM', async () => {
+    const worker = startWorkerProcess({});
+    started.push(worker);
+    await worker.waitForLine(/"msg":"worker running"/, 90_000);
+
+    const email = `worker-${randomUUID()}@example.com`;
+    const [user] = await testKnex()('users').insert({ email, password_hash: 'x' }).returning<{ id: string }[]>('id');
+    await testKnex()('profiles').insert({ id: user.id, email });
+    // default task queue (TASK_QUEUES.onboarding): only the spawned worker polls it
+    const result = await runTryItOnboarding(client, { userId: user.id, fileName: 'worker-entry.jpg', platform: null, effect: 'Zoom In' });
+    expect(result).toMatchObject({ success: true, projectName: 'worker entry' });
+    expect(await testKnex()('projects').where({ user_id: user.id }).count<{ count: string }[]>('* as count')).toEqual([{ count: '1' }]);
+
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toBe(0);
+    expect(worker.lines.some((line) => line.includes('"msg":"worker stopped"'))).toBe(true);
+  }, 120_000);
+
+  it('exits non-zero when Temporal cannot be reached', async () => {
+    const worker = startWorkerProcess({ TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}` });
+    started.push(worker);
+
+    expect(await worker.exited).not.toBe(0);
+    expect(worker.lines.some((line) => line.includes('"msg":"worker failed"'))).toBe(true);
+  }, 60_000);
+});
