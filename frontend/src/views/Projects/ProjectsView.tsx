@@ -1,23 +1,155 @@
-import type { ReactElement } from 'react';
+import { useAtom, useAtomValue, useSetAtom } from 'jotai';
+import { useState, type ReactElement } from 'react';
+import { deleteProjects, updateProject, type Project } from '../../api/projects';
+import { openProjectIdAtom, projectsStateAtom, refreshProjectsAtom } from '../../atoms/project';
+import { showToastAtom } from '../../atoms/toast';
 import { Icon } from '../../components/Icon';
+import { LoadingState } from '../../components/Spinner';
+import { ContentLibraryView } from '../ContentLibrary/ContentLibraryView';
+import { DeleteProjectsDialog } from './DeleteProjectsDialog';
+import { NewProjectDialog } from './NewProjectDialog';
+import { ProjectCard } from './ProjectCard';
+import './projects.css';
 
-/**
- * Projects list. The project calls and cards come with the projects work; until then this view shows the
- * honest state of a new account: no projects.
- */
+/** The Projects view: the list of the user's projects, or the Content Library of the open one. */
 export function ProjectsView(): ReactElement {
-  return (
-    <section className="view" aria-labelledby="projects-title">
-      <header className="view-header">
-        <h1 id="projects-title">Projects</h1>
-      </header>
+  const openProjectId = useAtomValue(openProjectIdAtom);
+  return openProjectId ? <ContentLibraryView key={openProjectId} projectId={openProjectId} /> : <ProjectsList />;
+}
+
+function ProjectsList(): ReactElement {
+  const state = useAtomValue(projectsStateAtom);
+  const refresh = useSetAtom(refreshProjectsAtom);
+  const [, openProject] = useAtom(openProjectIdAtom);
+  const toast = useSetAtom(showToastAtom);
+  const [creating, setCreating] = useState(false);
+  const [editMode, setEditMode] = useState(false);
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const [confirmDelete, setConfirmDelete] = useState(false);
+
+  const projects: Project[] = state?.ok ? state.data : [];
+
+  function toggle(id: string): void {
+    setSelected((current) => {
+      const next = new Set(current);
+      if (next.has(id)) next.delete(id);
+      else next.add(id);
+      return next;
+    });
+  }
+
+  function leaveEditMode(): void {
+    setEditMode(false);
+    setSelected(new Set());
+  }
+
+  async function rename(project: Project, name: string): Promise<void> {
+    try {
+      await updateProject(project.id, { name });
+      refresh();
+    } catch {
+      toast({ kind: 'error', message: 'Failed to update project name' });
+    }
+  }
+
+  async function removeSelected(): Promise<void> {
+    try {
+      await deleteProjects([...selected]);
+      leaveEditMode();
+    } catch {
+      toast({ kind: 'error', message: 'Failed to delete project(s)' });
+    } finally {
+      setConfirmDelete(false);
+      refresh();
+    }
+  }
+
+  let body: ReactElement;
+  if (state === undefined) {
+    body = <LoadingState label="Loading projects..." />;
+  } else if (!state.ok) {
+    body = (
+      <div className="panel error-panel" role="alert">
+        <p>We couldn't load your projects. Please try again.</p>
+        <button type="button" className="button button-primary" onClick={() => refresh()}>
+          Retry
+        </button>
+      </div>
+    );
+  } else if (projects.length === 0) {
+    body = (
       <div className="empty-state">
         <span className="empty-icon">
           <Icon name="folder" size={28} />
         </span>
         <h2>No projects yet</h2>
         <p>Projects hold your renders and everything generated from them.</p>
+        <button type="button" className="button button-primary" onClick={() => setCreating(true)}>
+          New Project
+        </button>
       </div>
+    );
+  } else {
+    body = (
+      <ul className="project-grid" aria-label="Projects">
+        {projects.map((project) => (
+          <ProjectCard
+            key={project.id}
+            project={project}
+            editMode={editMode}
+            selected={selected.has(project.id)}
+            onOpen={() => openProject(project.id)}
+            onToggle={() => toggle(project.id)}
+            onRename={(name) => rename(project, name)}
+          />
+        ))}
+      </ul>
+    );
+  }
+
+  return (
+    <section className="view projects-view" aria-labelledby="projects-title">
+      <header className="view-header">
+        <h1 id="projects-title">Projects</h1>
+        <div className="header-actions">
+          {editMode ? (
+            <>
+              <span className="muted" aria-live="polite">
+                {selected.size} selected
+              </span>
+              <button type="button" className="button button-danger" disabled={selected.size === 0} onClick={() => setConfirmDelete(true)}>
+                <Icon name="trash" size={18} /> Delete Selected
+              </button>
+              <button type="button" className="button button-ghost" onClick={leaveEditMode}>
+                Done
+              </button>
+            </>
+          ) : (
+            <>
+              {projects.length > 0 && (
+                <button type="button" className="button button-secondary" onClick={() => setEditMode(true)}>
+                  Edit Projects
+                </button>
+              )}
+              <button type="button" className="button button-primary" onClick={() => setCreating(true)}>
+                <Icon name="plus" size={18} /> New Project
+              </button>
+            </>
+          )}
+        </div>
+      </header>
+      {body}
+      {creating && (
+        <NewProjectDialog
+          onClose={() => setCreating(false)}
+          onCreated={(project) => {
+            setCreating(false);
+            refresh();
+            openProject(project.id);
+          }}
+        />
+      )}
+      {confirmDelete && <DeleteProjectsDialog count={selected.size} onCancel={() => setConfirmDelete(false)} onConfirm={removeSelected} />}
     </section>
   );
 }

@@ -1,0 +1,222 @@
+import { useAtomValue, useSetAtom } from 'jotai';
+import { useCallback, useEffect, useRef, useState, type ReactElement } from 'react';
+import { apiErrorMessage } from '../../api/client';
+import { CONTENT_REFRESH_EVENT, deleteContentItem, fetchProject, renameContentItem, type ContentItem, type Project } from '../../api/projects';
+import { openProjectIdAtom, projectContentStateAtom, refreshProjectContentAtom, refreshProjectsAtom } from '../../atoms/project';
+import { showToastAtom } from '../../atoms/toast';
+import { Icon } from '../../components/Icon';
+import { LoadingState } from '../../components/Spinner';
+import { UploadZone } from '../../components/UploadZone';
+import { useRenderUpload } from '../../upload/useRenderUpload';
+import { AssembledVideoDialog } from './AssembledVideoDialog';
+import { ConfirmDeleteDialog } from './ConfirmDeleteDialog';
+import { ItemPreviewDialog } from './ItemPreviewDialog';
+import { LibraryItemCard } from './LibraryItemCard';
+import { downloadFile } from './download';
+import { EAGER_THUMBNAILS, LIBRARY_TABS, TAB_LABEL, deleteTexts, downloadName, itemsForTab, libraryCounts, tabAllowsUpload, type LibraryTab } from './libraryItems';
+import './library.css';
+
+const EMPTY_TEXT: Record<LibraryTab, { title: string; hint: string }> = {
+  all: { title: 'No content yet', hint: 'Upload renders to get started. Images, clips and videos you create will appear here.' },
+  renders: { title: 'No renders yet', hint: 'Upload JPG, PNG, GIF or WEBP renders up to 150MB.' },
+  images: { title: 'No AI images yet', hint: 'AI images you approve are saved here.' },
+  clips: { title: 'No clips yet', hint: 'Video clips you approve are saved here.' },
+  videos: { title: 'No videos yet', hint: 'Assembled videos you approve are saved here.' },
+};
+
+/** `?bust=` in the address asks for a fresh read once; it is then removed from the address (000 section 2). */
+function takeBustParameter(): boolean {
+  const url = new URL(window.location.href);
+  if (!url.searchParams.has('bust')) return false;
+  url.searchParams.delete('bust');
+  window.history.replaceState(window.history.state, '', `${url.pathname}${url.search}${url.hash}`);
+  return true;
+}
+
+/** Project detail: header with counts, tabs, upload area and the masonry grid of the project's content. */
+export function ContentLibraryView({ projectId }: { projectId: string }): ReactElement {
+  const state = useAtomValue(projectContentStateAtom);
+  const refreshContent = useSetAtom(refreshProjectContentAtom);
+  const refreshProjects = useSetAtom(refreshProjectsAtom);
+  const openProject = useSetAtom(openProjectIdAtom);
+  const toast = useSetAtom(showToastAtom);
+  const [project, setProject] = useState<Project | null>(null);
+  const [projectError, setProjectError] = useState<string | null>(null);
+  const [tab, setTab] = useState<LibraryTab>('all');
+  const [opened, setOpened] = useState<ContentItem | null>(null);
+  const [deleting, setDeleting] = useState<ContentItem | null>(null);
+  const fileInput = useRef<HTMLInputElement>(null);
+
+  useEffect(() => {
+    let live = true;
+    fetchProject(projectId).then(
+      (p) => live && setProject(p),
+      (err: unknown) => live && setProjectError(apiErrorMessage(err, 'Something went wrong. Please try again.')),
+    );
+    return () => {
+      live = false;
+    };
+  }, [projectId]);
+
+  useEffect(() => {
+    refreshContent({ fresh: takeBustParameter() });
+    const onRefresh = (event: Event) => {
+      const target = (event as CustomEvent<{ projectId?: string }>).detail?.projectId;
+      if (!target || target === projectId) refreshContent({ fresh: true });
+    };
+    window.addEventListener(CONTENT_REFRESH_EVENT, onRefresh);
+    return () => window.removeEventListener(CONTENT_REFRESH_EVENT, onRefresh);
+  }, [projectId, refreshContent]);
+
+  const onUploaded = useCallback(() => {
+    refreshContent({ fresh: true });
+    refreshProjects();
+  }, [refreshContent, refreshProjects]);
+  const { progress, upload } = useRenderUpload(projectId, onUploaded);
+
+  const current = state?.ok && state.data.projectId === projectId ? state.data : null;
+  const items = current?.items ?? [];
+  const counts = libraryCounts(items);
+  const visible = itemsForTab(items, tab);
+
+  async function download(item: ContentItem, failure = 'Failed to download file'): Promise<void> {
+    if (!item.signed_url) {
+      toast({ kind: 'error', message: failure });
+      return;
+    }
+    toast({ kind: 'info', message: 'Download started' });
+    try {
+      await downloadFile(item.signed_url, downloadName(item));
+    } catch {
+      toast({ kind: 'error', message: failure });
+    }
+  }
+
+  async function remove(item: ContentItem): Promise<void> {
+    const texts = deleteTexts(item);
+    try {
+      await deleteContentItem(projectId, item);
+      toast({ kind: 'success', message: texts.success });
+      setOpened(null);
+      refreshContent({ fresh: true });
+      if (item.type === 'render') refreshProjects();
+    } catch {
+      toast({ kind: 'error', message: texts.failure });
+    } finally {
+      setDeleting(null);
+    }
+  }
+
+  async function rename(item: ContentItem, name: string): Promise<void> {
+    try {
+      await renameContentItem(projectId, item, name);
+      toast({ kind: 'success', message: 'Saved successfully!' });
+      refreshContent({ fresh: true });
+    } catch (err) {
+      toast({ kind: 'error', message: apiErrorMessage(err, 'Something went wrong. Please try again.') });
+    }
+  }
+
+  if (projectError) {
+    return (
+      <section className="view library-view">
+        <button type="button" className="link-button back-link" onClick={() => openProject(null)}>
+          <Icon name="arrowLeft" size={18} /> Back to Projects
+        </button>
+        <div className="panel error-panel" role="alert">
+          <p>Failed to load project data: {projectError}</p>
+        </div>
+      </section>
+    );
+  }
+
+  let body: ReactElement;
+  if (!current && (state === undefined || state.ok)) {
+    body = <LoadingState label="Loading content..." />;
+  } else if (state && !state.ok) {
+    body = (
+      <div className="panel error-panel" role="alert">
+        <p>Failed to load project content: {apiErrorMessage(state.error, 'Something went wrong. Please try again.')}</p>
+        <button type="button" className="button button-primary" onClick={() => refreshContent({ fresh: true })}>
+          Retry
+        </button>
+      </div>
+    );
+  } else if (visible.length === 0) {
+    body = (
+      <div className="empty-state">
+        <span className="empty-icon">
+          <Icon name={tab === 'clips' || tab === 'videos' ? 'film' : 'layers'} size={28} />
+        </span>
+        <h2>{EMPTY_TEXT[tab].title}</h2>
+        <p>{EMPTY_TEXT[tab].hint}</p>
+      </div>
+    );
+  } else {
+    body = (
+      <ul className="library-grid" aria-label="Content">
+        {visible.map((item, index) => (
+          <LibraryItemCard
+            key={`${item.source}:${item.data.id}`}
+            item={item}
+            eager={index < EAGER_THUMBNAILS}
+            onOpen={() => setOpened(item)}
+            onDownload={() => void download(item)}
+            onDelete={() => setDeleting(item)}
+            onRename={(name) => rename(item, name)}
+          />
+        ))}
+      </ul>
+    );
+  }
+
+  return (
+    <section className="view library-view" aria-labelledby="library-title">
+      <button type="button" className="link-button back-link" onClick={() => openProject(null)}>
+        <Icon name="arrowLeft" size={18} /> Back to Projects
+      </button>
+      <header className="view-header library-header">
+        <div>
+          <h1 id="library-title">{project?.name ?? 'Project'}</h1>
+          {project?.address && <p className="muted library-address">{project.address}</p>}
+          <p className="library-counts" aria-label="Content counts">
+            <span>{counts.renders} renders</span>
+            <span>{counts.clips} clips</span>
+            <span>{counts.videos} videos</span>
+            <span>{counts.images} images</span>
+          </p>
+        </div>
+        {tabAllowsUpload(tab) && (
+          <button type="button" className="button button-primary" disabled={progress !== null} onClick={() => fileInput.current?.click()}>
+            <Icon name="upload" size={18} /> Upload Images
+          </button>
+        )}
+      </header>
+
+      <div className="tabs" role="tablist" aria-label="Filter content">
+        {LIBRARY_TABS.map((t) => (
+          <button key={t} type="button" role="tab" className="tab" aria-selected={tab === t} onClick={() => setTab(t)}>
+            {TAB_LABEL[t]}
+          </button>
+        ))}
+      </div>
+
+      {tabAllowsUpload(tab) && <UploadZone onFiles={(files) => void upload(files)} progress={progress} inputRef={fileInput} />}
+
+      {body}
+
+      {opened && opened.type === 'compiled_video' && (
+        <AssembledVideoDialog
+          item={opened}
+          onClose={() => setOpened(null)}
+          onDownload={() => void download(opened, 'Failed to download content')}
+          onDelete={() => setDeleting(opened)}
+        />
+      )}
+      {opened && opened.type !== 'compiled_video' && (
+        <ItemPreviewDialog item={opened} onClose={() => setOpened(null)} onDownload={() => void download(opened)} onDelete={() => setDeleting(opened)} />
+      )}
+      {deleting && <ConfirmDeleteDialog text={deleteTexts(deleting).confirm} onCancel={() => setDeleting(null)} onConfirm={() => remove(deleting)} />}
+    </section>
+  );
+}

@@ -1,0 +1,38 @@
+import type { ReactElement } from 'react';
+import type { ContentItem } from '../../api/projects';
+import { Dialog } from '../../components/Dialog';
+import { Icon } from '../../components/Icon';
+import { aspectBadge, isVideo, typeBadge } from './libraryItems';
+
+function sizeText(bytes: unknown): string | null {
+  return typeof bytes === 'number' && bytes > 0 ? `${(bytes / (1024 * 1024)).toFixed(1)} MB` : null;
+}
+
+/** The item's Action Center: a large preview with its facts and actions. */
+export function ItemPreviewDialog({ item, onClose, onDownload, onDelete }: { item: ContentItem; onClose: () => void; onDownload: () => void; onDelete: () => void }): ReactElement {
+  const facts = [
+    typeBadge(item),
+    aspectBadge(item),
+    typeof item.data.width === 'number' && typeof item.data.height === 'number' ? `${item.data.width} × ${item.data.height}` : null,
+    sizeText(item.data.file_size),
+  ].filter(Boolean);
+  return (
+    <Dialog title={item.data.name} onClose={onClose} className="dialog-wide">
+      {item.signed_url &&
+        (isVideo(item) ? (
+          <video className="library-preview-media" src={item.signed_url} controls playsInline preload="metadata" />
+        ) : (
+          <img className="library-preview-media" src={item.signed_url} alt={item.data.name} />
+        ))}
+      <p className="muted">{facts.join(' · ')}</p>
+      <div className="form-actions">
+        <button type="button" className="button button-danger" onClick={onDelete}>
+          <Icon name="trash" size={18} /> Delete
+        </button>
+        <button type="button" className="button button-primary" onClick={onDownload}>
+          <Icon name="download" size={18} /> Download
+        </button>
+      </div>
+    </Dialog>
+  );
+}

@@ -1,0 +1,54 @@
+import { describe, expect, it } from '@jest/globals';
+import type { ContentItem, ContentItemType, ContentSource } from '../../api/projects';
+import { aspectBadge, deleteTexts, downloadName, itemsForTab, libraryCounts, tabAllowsUpload, typeBadge } from './libraryItems';
+
+function item(type: ContentItemType, data: Partial<ContentItem['data']> = {}): ContentItem {
+  const source: Record<ContentItemType, ContentSource> = { render: 'renders', ai_image: 'images', generated_image: 'generated_content', clip: 'clips', compiled_video: 'compiled_videos' };
+  return {
+    type,
+    source: source[type],
+    signed_url: '/api/files/x',
+    data: { id: `${type}-1`, project_id: 'p', name: 'n', file_url: '/api/files/renders/u/a.png', file_name: 'n', created_at: '2026-01-01T00:00:00Z', thumbnail_url: null, aspect_ratio: null, ...data },
+  };
+}
+
+describe('library items', () => {
+  const all = [item('render'), item('ai_image'), item('generated_image'), item('clip'), item('compiled_video'), item('render')];
+
+  it('filters by tab and counts each kind', () => {
+    expect(itemsForTab(all, 'all')).toHaveLength(6);
+    expect(itemsForTab(all, 'renders').map((i) => i.type)).toEqual(['render', 'render']);
+    expect(itemsForTab(all, 'images').map((i) => i.type)).toEqual(['ai_image', 'generated_image']);
+    expect(itemsForTab(all, 'clips').map((i) => i.type)).toEqual(['clip']);
+    expect(itemsForTab(all, 'videos').map((i) => i.type)).toEqual(['compiled_video']);
+    expect(libraryCounts(all)).toEqual({ renders: 2, images: 2, clips: 1, videos: 1 });
+  });
+
+  it('offers Upload Images on All and Renders only', () => {
+    expect(['all', 'renders', 'images', 'clips', 'videos'].filter((t) => tabAllowsUpload(t as never))).toEqual(['all', 'renders']);
+  });
+
+  it('badges the type and the aspect ratio', () => {
+    expect(all.map(typeBadge)).toEqual(['Render', 'AI Image', 'AI Image', 'Clip', 'Video', 'Render']);
+    expect(aspectBadge(item('render', { aspect_ratio: '4:3' }))).toBe('4:3');
+    expect(aspectBadge(item('render', { width: 1080, height: 1920 }))).toBe('9:16');
+    expect(aspectBadge(item('clip'))).toBeNull();
+  });
+
+  it('words the delete confirmation and toasts per kind', () => {
+    expect(deleteTexts(item('render'))).toEqual({
+      confirm: 'Are you sure you want to delete this render? This action cannot be undone.',
+      success: 'Render deleted successfully',
+      failure: 'Failed to delete render',
+    });
+    expect(deleteTexts(item('ai_image')).confirm).toBe('Are you sure you want to delete this AI image? This action cannot be undone.');
+    expect(deleteTexts(item('clip')).success).toBe('Clip deleted successfully');
+    expect(deleteTexts(item('compiled_video')).confirm).toBe('Are you sure you want to delete this video? This action cannot be undone.');
+  });
+
+  it('names downloads after the item, keeping the file type', () => {
+    expect(downloadName(item('render', { name: 'Lobby at dusk' }))).toBe('Lobby at dusk.png');
+    expect(downloadName(item('render', { name: 'lobby.jpg' }))).toBe('lobby.jpg');
+    expect(downloadName(item('render', { name: 'a/b' }))).toBe('a_b.png');
+  });
+});

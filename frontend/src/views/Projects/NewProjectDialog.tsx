@@ -1,0 +1,52 @@
+import { useState, type FormEvent, type ReactElement } from 'react';
+import { createProject, type Project } from '../../api/projects';
+import { Dialog } from '../../components/Dialog';
+import { LoadingState } from '../../components/Spinner';
+import { TextField } from '../../components/TextField';
+
+/** New Project: name required, address optional (001 section 5). */
+export function NewProjectDialog({ onClose, onCreated }: { onClose: () => void; onCreated: (project: Project) => void }): ReactElement {
+  const [name, setName] = useState('');
+  const [address, setAddress] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  async function submit(event: FormEvent): Promise<void> {
+    event.preventDefault();
+    if (!name.trim()) {
+      setError('Project name is required');
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      onCreated(await createProject({ name: name.trim(), address: address.trim() || undefined }));
+    } catch {
+      setError('Failed to create project');
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Dialog title="New Project" onClose={onClose}>
+      <form className="stack" onSubmit={(e) => void submit(e)} noValidate>
+        <TextField label="Project name" value={name} onChange={(e) => setName(e.target.value)} maxLength={200} required error={error === 'Project name is required' ? error : null} />
+        <TextField label="Address (optional)" value={address} onChange={(e) => setAddress(e.target.value)} maxLength={500} />
+        {error && error !== 'Project name is required' && (
+          <p className="form-error" role="alert">
+            {error}
+          </p>
+        )}
+        {busy && <LoadingState label="Setting up your project..." />}
+        <div className="form-actions">
+          <button type="button" className="button button-ghost" onClick={onClose} disabled={busy}>
+            Cancel
+          </button>
+          <button type="submit" className="button button-primary" disabled={busy || !name.trim()}>
+            Create Project
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
