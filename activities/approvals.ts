@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
 import type { Knex } from 'knex';
 import { REJECTION_COOLDOWN_MS, REJECTION_STREAK_COOLDOWN_AT, REJECTION_STREAK_WARNING_AT } from '../domain/constants';
+import { DomainError } from '../domain/errors';
 import { ERROR_CODES, MSG } from '../domain/messages';
 import { approvalWorkflowId, type ApprovalMetadata, type NewPendingApproval } from '../domain/approvals';
 import { PendingApproval } from '../db/models/PendingApproval';
@@ -10,6 +11,7 @@ import { removeStoredFiles, type StoredFileRef } from '../services/storedFiles';
 import { fileUrl, isBucket } from '../storage';
 import { APPROVAL_NOT_PENDING } from '../workflows/approval';
 import type { ActivityDeps } from './deps';
+import { reportingRefusals } from './failures';
 
 export interface CreatedPendingApproval {
   approvalId: string;
@@ -22,9 +24,22 @@ function notPending(status: string): ApplicationFailure {
   return ApplicationFailure.create({ message: `This item is no longer pending (${status})`, type: APPROVAL_NOT_PENDING, nonRetryable: true });
 }
 
+const PG_FOREIGN_KEY_VIOLATION = '23503';
+
+function approvalNotFound(approvalId: string): ApplicationFailure {
+  return ApplicationFailure.create({ message: `No pending approval ${approvalId}`, type: 'APPROVAL_NOT_FOUND', nonRetryable: true });
+}
+
+/** The row without a lock: only to learn whose profile to lock first. */
+async function findApproval(trx: Knex.Transaction, approvalId: string): Promise<PendingApproval> {
+  const row = await PendingApproval.query(trx).findById(approvalId);
+  if (!row) throw approvalNotFound(approvalId);
+  return row;
+}
+
 async function lockApproval(trx: Knex.Transaction, approvalId: string): Promise<PendingApproval> {
   const row = await PendingApproval.query(trx).findById(approvalId).forUpdate();
-  if (!row) throw ApplicationFailure.create({ message: `No pending approval ${approvalId}`, type: 'APPROVAL_NOT_FOUND', nonRetryable: true });
+  if (!row) throw approvalNotFound(approvalId);
   return row;
 }
 
@@ -107,112 +122,122 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
 
   return {
     /** Records a generated item as pending (idempotent on its workflow id); the caller then starts its approval workflow. */
-    async createPendingApproval(input: NewPendingApproval): Promise<CreatedPendingApproval> {
-      const workflowId = approvalWorkflowId(input.approvalId);
-      const deadline = new Date(Date.now() + windowMs);
-      await deps.knex('pending_approvals')
-        .insert({
-          id: input.approvalId,
-          user_id: input.userId,
-          project_id: input.projectId,
-          content_type: input.metadata.kind,
-          status: 'pending',
-          aspect_ratio: input.aspectRatio,
-          file_name: input.fileName,
-          original_bucket: input.original.bucket,
-          original_path: input.original.path,
-          watermarked_bucket: input.watermarked.bucket,
-          watermarked_path: input.watermarked.path,
-          thumbnail_path: input.thumbnailPath,
-          approval_deadline: deadline,
-          cost: input.cost,
-          remaining_cost: input.cost,
-          reservation_id: input.reservationId,
-          workflow_id: workflowId,
-          source_job_id: input.sourceJobId,
-          metadata: JSON.stringify(input.metadata),
-        })
-        .onConflict('workflow_id')
-        .ignore();
-      const row = await PendingApproval.query(deps.knex).findById(input.approvalId);
-      if (!row) throw new Error(`pending approval ${input.approvalId} neither inserted nor found`);
-      return { approvalId: row.id, workflowId, windowMs, approvalDeadline: new Date(row.approvalDeadline).toISOString() };
-    },
+    createPendingApproval: (input: NewPendingApproval): Promise<CreatedPendingApproval> =>
+      reportingRefusals(async () => {
+        const workflowId = approvalWorkflowId(input.approvalId);
+        const deadline = new Date(Date.now() + windowMs);
+        await deps.knex('pending_approvals')
+          .insert({
+            id: input.approvalId,
+            user_id: input.userId,
+            project_id: input.projectId,
+            content_type: input.metadata.kind,
+            status: 'pending',
+            aspect_ratio: input.aspectRatio,
+            file_name: input.fileName,
+            original_bucket: input.original.bucket,
+            original_path: input.original.path,
+            watermarked_bucket: input.watermarked.bucket,
+            watermarked_path: input.watermarked.path,
+            thumbnail_path: input.thumbnailPath,
+            approval_deadline: deadline,
+            cost: input.cost,
+            remaining_cost: input.cost,
+            reservation_id: input.reservationId,
+            workflow_id: workflowId,
+            source_job_id: input.sourceJobId,
+            metadata: JSON.stringify(input.metadata),
+          })
+          .onConflict('workflow_id')
+          .ignore()
+          .catch((err: unknown) => {
+            // the project (or the user) was deleted while the item was generated: no retry can insert it
+            if ((err as { code?: unknown }).code === PG_FOREIGN_KEY_VIOLATION) throw new DomainError(404, 'PROJECT_NOT_FOUND', 'Project not found');
+            throw err;
+          });
+        const row = await PendingApproval.query(deps.knex).findById(input.approvalId);
+        if (!row) throw new Error(`pending approval ${input.approvalId} neither inserted nor found`);
+        return { approvalId: row.id, workflowId, windowMs, approvalDeadline: new Date(row.approvalDeadline).toISOString() };
+      }),
 
     /** Consumes the reservation and saves the original into the project, once: a retry finds the saved content. */
-    async approvePendingItem({ approvalId }: { approvalId: string }): Promise<{ contentId: string }> {
-      const { contentId, watermark } = await deps.knex.transaction(async (trx) => {
-        const row = await lockApproval(trx, approvalId);
-        if (row.status === 'approved' && row.contentId) return { contentId: row.contentId, watermark: null };
-        if (row.status !== 'pending') throw notPending(row.status);
-        await trx('profiles').where({ id: row.userId }).forUpdate().first('id');
-        if (row.reservationId) {
-          await consumeReservation(trx, {
-            reservationId: row.reservationId,
-            description: `Approved ${row.contentType}: ${row.fileName}`,
-            metadata: { approvalId: row.id, projectId: row.projectId },
-          });
-        }
-        const saved = await saveApprovedContent(trx, row);
-        await trx('pending_approvals')
-          .where({ id: row.id })
-          .update({ status: 'approved', remaining_cost: 0, content_id: saved, decided_at: trx.fn.now() });
-        // an approval ends a rejection streak and any cooldown it started
-        await trx('profiles').where({ id: row.userId }).update({ rejection_streak: 0, rejection_cooldown_until: null, updated_at: trx.fn.now() });
-        return { contentId: saved, watermark: isBucket(row.watermarkedBucket) ? { bucket: row.watermarkedBucket, path: row.watermarkedPath } : null };
-      });
-      if (watermark) await removeStoredFiles(deps.storage.objects, [watermark], deps.logger);
-      return { contentId };
-    },
+    approvePendingItem: ({ approvalId }: { approvalId: string }): Promise<{ contentId: string }> =>
+      reportingRefusals(async () => {
+        const { contentId, watermark } = await deps.knex.transaction(async (trx) => {
+          // profile row first, then the item: the lock order of every other credit writer (services/credits.ts)
+          const found = await findApproval(trx, approvalId);
+          await trx('profiles').where({ id: found.userId }).forUpdate().first('id');
+          const row = await lockApproval(trx, approvalId);
+          if (row.status === 'approved' && row.contentId) return { contentId: row.contentId, watermark: null };
+          if (row.status !== 'pending') throw notPending(row.status);
+          if (row.reservationId) {
+            await consumeReservation(trx, {
+              reservationId: row.reservationId,
+              description: `Approved ${row.contentType}: ${row.fileName}`,
+              metadata: { approvalId: row.id, projectId: row.projectId },
+            });
+          }
+          const saved = await saveApprovedContent(trx, row);
+          await trx('pending_approvals')
+            .where({ id: row.id })
+            .update({ status: 'approved', remaining_cost: 0, content_id: saved, decided_at: trx.fn.now() });
+          // an approval ends a rejection streak and any cooldown it started
+          await trx('profiles').where({ id: row.userId }).update({ rejection_streak: 0, rejection_cooldown_until: null, updated_at: trx.fn.now() });
+          return { contentId: saved, watermark: isBucket(row.watermarkedBucket) ? { bucket: row.watermarkedBucket, path: row.watermarkedPath } : null };
+        });
+        if (watermark) await removeStoredFiles(deps.storage.objects, [watermark], deps.logger);
+        return { contentId };
+      }),
 
     /**
      * Releases the reservation and counts the rejection toward the streak: the 4th in a row carries the
      * warning, the 5th starts the cooldown. Needs a past purchase (REJECTION_REQUIRES_PURCHASE otherwise).
      */
-    async rejectPendingItem({ approvalId }: { approvalId: string }): Promise<{ warning: string | null; code: string | null }> {
-      const outcome = await deps.knex.transaction(async (trx) => {
-        const found = await PendingApproval.query(trx).findById(approvalId);
-        if (!found) throw ApplicationFailure.create({ message: `No pending approval ${approvalId}`, type: 'APPROVAL_NOT_FOUND', nonRetryable: true });
-        const profile = await trx('profiles').where({ id: found.userId }).forUpdate().first('total_credits_purchased', 'rejection_streak');
-        const row = await lockApproval(trx, approvalId);
-        if (row.status === 'rejected') return { warning: null, code: null, files: [] as StoredFileRef[] };
-        if (row.status !== 'pending') throw notPending(row.status);
-        if (!profile || Number(profile.total_credits_purchased) <= 0) {
-          throw ApplicationFailure.create({ message: MSG.rejectionRequiresPurchase, type: ERROR_CODES.rejectionRequiresPurchase, nonRetryable: true });
-        }
-        if (row.reservationId) await releaseReservation(trx, { reservationId: row.reservationId, reason: 'rejected' });
-        await trx('pending_approvals').where({ id: row.id }).update({ status: 'rejected', decided_at: trx.fn.now() });
-        const streak = Number(profile.rejection_streak) + 1;
-        const cooldown = streak >= REJECTION_STREAK_COOLDOWN_AT;
-        await trx('profiles')
-          .where({ id: row.userId })
-          .update({
-            // the cooldown is the streak's consequence: counting starts again after it
-            rejection_streak: cooldown ? 0 : streak,
-            rejection_cooldown_until: cooldown ? new Date(Date.now() + REJECTION_COOLDOWN_MS) : trx.raw('rejection_cooldown_until'),
-            updated_at: trx.fn.now(),
-          });
-        if (cooldown) return { warning: null, code: ERROR_CODES.rejectionStreakCooldown, files: filesOf(row) };
-        if (streak === REJECTION_STREAK_WARNING_AT) return { warning: MSG.rejectionStreakWarning, code: ERROR_CODES.rejectionStreakWarning, files: filesOf(row) };
-        return { warning: null, code: null, files: filesOf(row) };
-      });
-      await removeStoredFiles(deps.storage.objects, outcome.files, deps.logger);
-      return { warning: outcome.warning, code: outcome.code };
-    },
+    rejectPendingItem: ({ approvalId }: { approvalId: string }): Promise<{ warning: string | null; code: string | null }> =>
+      reportingRefusals(async () => {
+        const outcome = await deps.knex.transaction(async (trx) => {
+          const found = await findApproval(trx, approvalId);
+          const profile = await trx('profiles').where({ id: found.userId }).forUpdate().first('total_credits_purchased', 'rejection_streak');
+          const row = await lockApproval(trx, approvalId);
+          if (row.status === 'rejected') return { warning: null, code: null, files: [] as StoredFileRef[] };
+          if (row.status !== 'pending') throw notPending(row.status);
+          if (!profile || Number(profile.total_credits_purchased) <= 0) {
+            throw ApplicationFailure.create({ message: MSG.rejectionRequiresPurchase, type: ERROR_CODES.rejectionRequiresPurchase, nonRetryable: true });
+          }
+          if (row.reservationId) await releaseReservation(trx, { reservationId: row.reservationId, reason: 'rejected' });
+          await trx('pending_approvals').where({ id: row.id }).update({ status: 'rejected', decided_at: trx.fn.now() });
+          const streak = Number(profile.rejection_streak) + 1;
+          const cooldown = streak >= REJECTION_STREAK_COOLDOWN_AT;
+          await trx('profiles')
+            .where({ id: row.userId })
+            .update({
+              // the cooldown is the streak's consequence: counting starts again after it
+              rejection_streak: cooldown ? 0 : streak,
+              rejection_cooldown_until: cooldown ? new Date(Date.now() + REJECTION_COOLDOWN_MS) : trx.raw('rejection_cooldown_until'),
+              updated_at: trx.fn.now(),
+            });
+          if (cooldown) return { warning: MSG.rejectionStreakCooldown, code: ERROR_CODES.rejectionStreakCooldown, files: filesOf(row) };
+          if (streak === REJECTION_STREAK_WARNING_AT) return { warning: MSG.rejectionStreakWarning, code: ERROR_CODES.rejectionStreakWarning, files: filesOf(row) };
+          return { warning: null, code: null, files: filesOf(row) };
+        });
+        await removeStoredFiles(deps.storage.objects, outcome.files, deps.logger);
+        return { warning: outcome.warning, code: outcome.code };
+      }),
 
     /** The window ended: release the reservation, mark the item expired, remove its files. */
-    async expirePendingItem({ approvalId }: { approvalId: string }): Promise<void> {
-      const files = await deps.knex.transaction(async (trx) => {
-        const found = await PendingApproval.query(trx).findById(approvalId);
-        if (!found) return [];
-        await trx('profiles').where({ id: found.userId }).forUpdate().first('id');
-        const row = await lockApproval(trx, approvalId);
-        if (row.status !== 'pending') return [];
-        if (row.reservationId) await releaseReservation(trx, { reservationId: row.reservationId, reason: 'expired' });
-        await trx('pending_approvals').where({ id: row.id }).update({ status: 'expired', decided_at: trx.fn.now() });
-        return filesOf(row);
-      });
-      await removeStoredFiles(deps.storage.objects, files, deps.logger);
-    },
+    expirePendingItem: ({ approvalId }: { approvalId: string }): Promise<void> =>
+      reportingRefusals(async () => {
+        const files = await deps.knex.transaction(async (trx) => {
+          const found = await PendingApproval.query(trx).findById(approvalId);
+          if (!found) return [];
+          await trx('profiles').where({ id: found.userId }).forUpdate().first('id');
+          const row = await lockApproval(trx, approvalId);
+          if (row.status !== 'pending') return [];
+          if (row.reservationId) await releaseReservation(trx, { reservationId: row.reservationId, reason: 'expired' });
+          await trx('pending_approvals').where({ id: row.id }).update({ status: 'expired', decided_at: trx.fn.now() });
+          return filesOf(row);
+        });
+        await removeStoredFiles(deps.storage.objects, files, deps.logger);
+      }),
   };
 }

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { AppConfig } from '../config/env';
 import type { Logger } from '../config/logger';
+import type { Providers } from '../providers/types';
 import type { Storage } from '../storage';
 
 /**
@@ -12,4 +13,6 @@ export interface ActivityDeps {
   config: AppConfig;
   logger: Logger;
   storage: Storage;
+  /** AI capabilities (providers/index.ts createProviders: local or hosted, each behind its circuit breaker). */
+  providers: Providers;
 }

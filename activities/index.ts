@@ -1,5 +1,6 @@
 import type { ActivityDeps } from './deps';
 import { createApprovalActivities } from './approvals';
+import { createImageEditActivities } from './imageEdit';
 import { createOnboardingActivities } from './onboarding';
 
 export type { ActivityDeps } from './deps';
@@ -12,6 +13,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createOnboardingActivities(deps),
     ...createApprovalActivities(deps),
+    ...createImageEditActivities(deps),
   };
 }
 

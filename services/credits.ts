@@ -11,7 +11,7 @@ import { UniqueViolationError } from 'objection';
 import { CREDIT_COST, CREDIT_VALUE, REAL_MONEY_COST, REJECTION_COST, TRANSACTIONS_PAGE_SIZE, type ContentType } from '../domain/constants';
 import { canCreate, usageLimits, type CanCreateReason } from '../domain/creditMath';
 import { DomainError } from '../domain/errors';
-import { ERROR_CODES } from '../domain/messages';
+import { ERROR_CODES, MSG } from '../domain/messages';
 import { CreditReservation, type ReservationStatus } from '../db/models/CreditReservation';
 import { CreditTransaction, type CreditTransactionType } from '../db/models/CreditTransaction';
 
@@ -58,6 +58,20 @@ export class IdempotencyConflictError extends DomainError {
 export class InvalidCreditAmountError extends DomainError {
   constructor(message: string) {
     super(400, 'INVALID_AMOUNT', message);
+  }
+}
+
+/** The pending-approval count reached the limit (available credits clamped to 1..5). */
+export class PendingLimitReachedError extends DomainError {
+  constructor(readonly limit: number) {
+    super(409, ERROR_CODES.pendingLimitReached, MSG.pendingLimitReached(limit));
+  }
+}
+
+/** A rejection streak started a cooldown: nothing new may start until it ends or an approval clears it. */
+export class RejectionCooldownError extends DomainError {
+  constructor(readonly until: Date | null) {
+    super(429, ERROR_CODES.rejectionStreakCooldown, MSG.rejectionStreakCooldown);
   }
 }
 
@@ -595,22 +609,30 @@ export async function getUsageLimits(db: Db, profileId: string): Promise<{ clips
   return usageLimits(row.credits);
 }
 
-/** The start rule of DESIGN.md for one more item of `contentType`, from the profile and its pending approvals. */
-export async function canCreateContent(db: Db, profileId: string, contentType: ContentType, now: Date = new Date()): Promise<CanCreateContentResult> {
-  assertContentType(contentType);
-  if (!UUID_RE.test(profileId)) throw new ProfileNotFoundError();
-  const row:
-    | { credits: number; reserved_credits: number; rejection_cooldown_until: Date | null; pending_count: string; pending_cost: string }
-    | undefined = await db('profiles as p')
-    .where('p.id', profileId)
-    .first(
-      'p.credits',
-      'p.reserved_credits',
-      'p.rejection_cooldown_until',
-      db.raw("(select count(*) from pending_approvals a where a.user_id = p.id and a.status = 'pending') as pending_count"),
-      db.raw("(select coalesce(sum(a.remaining_cost), 0) from pending_approvals a where a.user_id = p.id and a.status = 'pending') as pending_cost"),
-    );
-  if (!row) throw new ProfileNotFoundError();
+/**
+ * What counts as pending for the start rule: items waiting in the approval queue, plus generations in flight
+ * (an active reservation no pending approval holds yet). Counting the in-flight ones is what keeps two
+ * simultaneous starts from both passing the pending-limit check.
+ */
+function pendingUsageColumns(db: Db): Knex.Raw[] {
+  const inFlight =
+    "from credit_reservations r where r.profile_id = p.id and r.status = 'active' and not exists (select 1 from pending_approvals a where a.reservation_id = r.id)";
+  const queued = "from pending_approvals a where a.user_id = p.id and a.status = 'pending'";
+  return [
+    db.raw(`(select count(*) ${queued}) + (select count(*) ${inFlight}) as pending_count`),
+    db.raw(`(select coalesce(sum(a.remaining_cost), 0) ${queued}) + (select coalesce(sum(r.amount), 0) ${inFlight}) as pending_cost`),
+  ];
+}
+
+interface StartRuleRow {
+  credits: number;
+  reserved_credits: number;
+  rejection_cooldown_until: Date | null;
+  pending_count: string;
+  pending_cost: string;
+}
+
+function applyStartRule(row: StartRuleRow, contentType: ContentType, now: Date): CanCreateContentResult {
   const pendingCount = Number(row.pending_count);
   const pendingCost = Number(row.pending_cost);
   const result = canCreate({
@@ -623,6 +645,62 @@ export async function canCreateContent(db: Db, profileId: string, contentType: C
     now,
   });
   return { ...result, pendingCost };
+}
+
+/** The start rule of DESIGN.md for one more item of `contentType`, from the profile and its pending approvals. */
+export async function canCreateContent(db: Db, profileId: string, contentType: ContentType, now: Date = new Date()): Promise<CanCreateContentResult> {
+  assertContentType(contentType);
+  if (!UUID_RE.test(profileId)) throw new ProfileNotFoundError();
+  const row: StartRuleRow | undefined = await db('profiles as p')
+    .where('p.id', profileId)
+    .first('p.credits', 'p.reserved_credits', 'p.rejection_cooldown_until', ...pendingUsageColumns(db));
+  if (!row) throw new ProfileNotFoundError();
+  return applyStartRule(row, contentType, now);
+}
+
+/** The refusal a failed start rule answers with. */
+function startRefusal(check: CanCreateContentResult, cooldownUntil: Date | null): DomainError {
+  switch (check.reason) {
+    case 'cooldown':
+      return new RejectionCooldownError(cooldownUntil);
+    case 'pending_limit':
+      return new PendingLimitReachedError(check.limit);
+    default:
+      return new InsufficientCreditsError();
+  }
+}
+
+export interface CheckAndReserveInput extends ReserveCreditsInput {
+  /** the clock the cooldown is compared with (tests) */
+  now?: Date;
+}
+
+/**
+ * Starts one generated item: applies the start rule and reserves its cost under the same profile row lock, so
+ * concurrent starts are judged one after another, each seeing the others' reservations. Idempotent on the key:
+ * a repeated key returns the earlier reservation without judging again (its item may be pending by now).
+ * Refusals: InsufficientCreditsError (also when pending cost leaves too little), PendingLimitReachedError,
+ * RejectionCooldownError.
+ */
+export async function checkAndReserve(db: Db, input: CheckAndReserveInput): Promise<ReservationResult> {
+  assertKey(input.idempotencyKey);
+  assertContentType(input.contentType);
+  if (!UUID_RE.test(input.profileId)) throw new ProfileNotFoundError();
+  const now = input.now ?? new Date();
+  return db.transaction(async (trx) => {
+    await lockProfile(trx, input.profileId);
+    const earlier = await CreditReservation.query(trx).findOne({ idempotency_key: input.idempotencyKey });
+    if (!earlier) {
+      const row: StartRuleRow | undefined = await trx('profiles as p')
+        .where('p.id', input.profileId)
+        .first('p.credits', 'p.reserved_credits', 'p.rejection_cooldown_until', ...pendingUsageColumns(trx));
+      if (!row) throw new ProfileNotFoundError();
+      const check = applyStartRule(row, input.contentType, now);
+      if (!check.canCreate) throw startRefusal(check, row.rejection_cooldown_until);
+    }
+    // inside the lock: a repeated key replays (or conflicts) exactly as reserveCredits does
+    return reserveCredits(trx, input);
+  });
 }
 
 /** 50 a page, newest first, with the creator's e-mail. */

@@ -8,6 +8,7 @@ import { createActivities } from '../activities';
 import { loadConfig } from '../config/env';
 import { logger } from '../config/logger';
 import { connectDatabase } from '../db/connection';
+import { createProviders } from '../providers';
 import { createStorage } from '../storage';
 import { TASK_QUEUES } from './taskQueues';
 
@@ -23,7 +24,7 @@ async function main(): Promise<void> {
   const knex = connectDatabase(config.databaseUrl);
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   try {
-    const activities = createActivities({ knex, config, logger, storage: createStorage(config) });
+    const activities = createActivities({ knex, config, logger, storage: createStorage(config), providers: createProviders(config) });
     // bundled once and shared, instead of once per queue
     const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: sdkLogger });
     const workers = await Promise.all(

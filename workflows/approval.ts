@@ -34,9 +34,21 @@ export const approvalStatusQuery = defineQuery<ApprovalStatus>('approvalStatus')
 export const APPROVAL_NOT_PENDING = 'APPROVAL_NOT_PENDING';
 export const APPROVAL_NOT_OWNER = 'APPROVAL_NOT_OWNER';
 
-const { approvePendingItem, rejectPendingItem, expirePendingItem } = proxyActivities<ReturnType<typeof createActivities>>({
+// a decision has a user waiting on it: a few attempts, then the item is pending again and may be decided anew
+const { approvePendingItem, rejectPendingItem } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', nonRetryableErrorTypes: ['REJECTION_REQUIRES_PURCHASE', APPROVAL_NOT_PENDING] },
+  retry: {
+    initialInterval: '1 second',
+    maximumInterval: '10 seconds',
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: ['REJECTION_REQUIRES_PURCHASE', APPROVAL_NOT_PENDING],
+  },
+});
+
+// expiry gives credits back and nobody waits on it: retried until it succeeds
+const { expirePendingItem } = proxyActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
 export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<ApprovalStatus> {

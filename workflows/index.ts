@@ -1,3 +1,4 @@
 /** Every workflow the workers run (bundled from this file), with the signals, queries and updates beside each. */
 export * from './tryItOnboarding';
 export * from './approval';
+export * from './imageEdit';

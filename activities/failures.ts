@@ -1,0 +1,40 @@
+/**
+ * How activities report expected refusals to workflows: a DomainError (a service said no) or a provider error
+ * that another attempt cannot fix becomes a non-retryable ApplicationFailure whose type is the refusal's code and
+ * whose details carry the HTTP status the API answers with. Anything else is rethrown as is, so Temporal retries it.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { DomainError } from '../domain/errors';
+import { ProviderError } from '../providers/errors';
+
+export interface FailureDetails {
+  status: number;
+}
+
+export function toActivityFailure(err: unknown): unknown {
+  if (err instanceof ApplicationFailure) return err;
+  if (err instanceof DomainError) {
+    return ApplicationFailure.create({ type: err.code, message: err.message, nonRetryable: true, details: [{ status: err.status } satisfies FailureDetails] });
+  }
+  if (err instanceof ProviderError && !err.retryable) {
+    const status = err.code === 'INPUT' || err.code === 'VALIDATION' ? 400 : 502;
+    return ApplicationFailure.create({ type: `PROVIDER_${err.code}`, message: err.message, nonRetryable: true, details: [{ status } satisfies FailureDetails] });
+  }
+  return err;
+}
+
+/** Runs an activity body, translating its expected refusals (see toActivityFailure). */
+export async function reportingRefusals<T>(body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (err) {
+    throw toActivityFailure(err);
+  }
+}
+
+/** The HTTP status recorded with a failure by toActivityFailure, if any. */
+export function failureStatus(failure: ApplicationFailure): number | null {
+  const first: unknown = failure.details?.[0];
+  if (typeof first === 'object' && first !== null && typeof (first as { status?: unknown }).status === 'number') return (first as FailureDetails).status;
+  return null;
+}

@@ -1,0 +1,248 @@
+/**
+ * Activities of the image edit workflow (workflows/imageEdit.ts). Credits and records run on the generation
+ * queue; the provider calls and sharp work (generate, upscale, previews) are routed to the media queue.
+ * Every step is safe to run again: files of a job live under images/pending/<approvalId>/ with fixed names and a
+ * retry replaces what an interrupted attempt left; rows are keyed by the workflow id.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import sharp from 'sharp';
+import { aspectRatioLabel } from '../domain/orientation';
+import {
+  FORMAT_ASPECT_LABEL,
+  IMAGE_EDIT_ERRORS,
+  IMAGE_EDIT_MESSAGES,
+  IMAGE_PROMPT_MAX_LENGTH,
+  PENDING_IMAGE_BUCKET,
+  pendingImageFolder,
+  type ImageEditFormat,
+  type ImageEditQuality,
+  type ImageEditSource,
+  type PromptRefinementResult,
+  type StoredImage,
+} from '../domain/imageEdit';
+import type { StoredFile } from '../domain/approvals';
+import { checkAndReserve, releaseReservation } from '../services/credits';
+import { fileUrl, type ObjectStorage } from '../storage';
+import type { ActivityDeps } from './deps';
+import { reportingRefusals, type FailureDetails } from './failures';
+import { extensionForMime, imageThumbnail, readSourceImage, watermarkPreview, type ImageMime } from './imageMedia';
+
+const HEARTBEAT_EVERY_MS = 5000;
+const VARIANT_EXTENSIONS = ['jpg', 'png', 'webp'] as const;
+
+function invalidBaseImage(cause: unknown): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: IMAGE_EDIT_ERRORS.invalidBaseImage,
+    message: IMAGE_EDIT_MESSAGES.invalidBaseImage,
+    nonRetryable: true,
+    details: [{ status: 400 } satisfies FailureDetails],
+    cause: cause instanceof Error ? cause : undefined,
+  });
+}
+
+/** Heartbeats while a long call runs, so a dead worker is noticed within the heartbeat timeout. */
+async function withHeartbeats<T>(work: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  ctx.heartbeat();
+  const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function readObject(objects: ObjectStorage, file: StoredFile): Promise<Buffer> {
+  const stream = await objects.read(file.bucket, file.path);
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** Writes `<folder>/<name>.<ext>`, first removing what an interrupted attempt may have left under any extension. */
+async function replaceVariant(objects: ObjectStorage, folder: string, name: string, ext: string, data: Buffer): Promise<StoredFile> {
+  await objects.remove(
+    PENDING_IMAGE_BUCKET,
+    VARIANT_EXTENSIONS.map((e) => `${folder}/${name}.${e}`),
+  );
+  const path = `${folder}/${name}.${ext}`;
+  await objects.put(PENDING_IMAGE_BUCKET, path, data);
+  return { bucket: PENDING_IMAGE_BUCKET, path };
+}
+
+function asImageMime(mime: string): ImageMime {
+  return mime === 'image/png' || mime === 'image/webp' ? mime : 'image/jpeg';
+}
+
+export interface ReserveImageEditInput {
+  userId: string;
+  workflowId: string;
+  projectId: string;
+}
+
+export interface GenerateEditedImageInput {
+  approvalId: string;
+  source: ImageEditSource;
+  prompt: string;
+  format: ImageEditFormat;
+  quality: ImageEditQuality;
+}
+
+export interface UpscaleEditedImageInput {
+  approvalId: string;
+  generated: StoredImage;
+  scale: number;
+}
+
+export interface ImagePreviews {
+  watermarked: StoredFile;
+  thumbnailPath: string;
+  aspectRatio: string;
+}
+
+export interface RecordImageEditInput {
+  workflowId: string;
+  userId: string;
+  projectId: string;
+  originalImageUrl: string;
+  editPrompt: string;
+  status: 'completed' | 'failed';
+  editedImage: StoredFile | null;
+  editData: Record<string, unknown>;
+  error: string | null;
+}
+
+export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'storage' | 'providers' | 'logger'>) {
+  const { objects } = deps.storage;
+
+  return {
+    /** The start rule and the 1-credit reservation under one profile lock; the workflow id is the idempotency key. */
+    reserveImageEditCredits: (input: ReserveImageEditInput): Promise<{ reservationId: string }> =>
+      reportingRefusals(async () => {
+        const reservation = await checkAndReserve(deps.knex, {
+          profileId: input.userId,
+          contentType: 'image',
+          idempotencyKey: input.workflowId,
+          description: 'AI image edit',
+          metadata: { workflowId: input.workflowId, projectId: input.projectId },
+        });
+        return { reservationId: reservation.id };
+      }),
+
+    /** Gives the credits back after a failed job (idempotent: a settled reservation is left as it is). */
+    releaseImageEditCredits: (input: { reservationId: string }): Promise<void> =>
+      reportingRefusals(async () => {
+        await releaseReservation(deps.knex, { reservationId: input.reservationId, reason: 'generation_failed' });
+      }),
+
+    /**
+     * The refiner's wording; with `validateRefinement`, a refinement that came back blank or too long is
+     * replaced by the user's own prompt.
+     */
+    refineImagePrompt: (input: { prompt: string; imageDescription: string | null; validateRefinement: boolean }): Promise<PromptRefinementResult> =>
+      reportingRefusals(async () => {
+        const refined = await deps.providers.promptRefiner.refine({ prompt: input.prompt, imageDescription: input.imageDescription ?? undefined });
+        const text = refined.refinedPrompt.trim();
+        if (input.validateRefinement && (text === '' || text.length > IMAGE_PROMPT_MAX_LENGTH * 2)) {
+          return { originalPrompt: input.prompt, refinedPrompt: input.prompt.trim(), refinementMethod: 'original' };
+        }
+        return { originalPrompt: input.prompt, refinedPrompt: text, refinementMethod: refined.refinementMethod };
+      }),
+
+    /** Runs the image edit provider on the source and keeps the result privately as `generated.<ext>`. */
+    generateEditedImage: (input: GenerateEditedImageInput): Promise<StoredImage> =>
+      reportingRefusals(() =>
+        withHeartbeats(async () => {
+          let source: Buffer;
+          try {
+            const local = await objects.localFile(input.source.file.bucket, input.source.file.path);
+            try {
+              source = await readSourceImage(local.path);
+            } finally {
+              await local.release();
+            }
+          } catch (err) {
+            // a missing file or one sharp cannot read: another attempt would see the same
+            throw invalidBaseImage(err);
+          }
+          const edited = await deps.providers.imageEdit.edit({ image: source, prompt: input.prompt, format: input.format, quality: input.quality });
+          const mime = asImageMime(edited.mime);
+          const file = await replaceVariant(objects, pendingImageFolder(input.approvalId), 'generated', extensionForMime(mime), edited.image);
+          return {
+            file,
+            mime,
+            width: edited.width,
+            height: edited.height,
+            fileSize: edited.image.length,
+            model: edited.model,
+            description: edited.description ?? null,
+          };
+        }),
+      ),
+
+    /** Upscales the generated image into the item's private original, `original.<ext>`. */
+    upscaleEditedImage: (input: UpscaleEditedImageInput): Promise<StoredImage> =>
+      reportingRefusals(() =>
+        withHeartbeats(async () => {
+          const generated = await readObject(objects, input.generated.file);
+          const upscaled = await deps.providers.upscale.upscale({ image: generated, scale: input.scale });
+          const mime = asImageMime(upscaled.mime);
+          const file = await replaceVariant(objects, pendingImageFolder(input.approvalId), 'original', extensionForMime(mime), upscaled.image);
+          return {
+            file,
+            mime,
+            width: upscaled.width,
+            height: upscaled.height,
+            fileSize: upscaled.image.length,
+            model: upscaled.model,
+            description: upscaled.description ?? null,
+          };
+        }),
+      ),
+
+    /** The watermarked preview and the thumbnail of the original; then the generated intermediate goes. */
+    renderImagePreviews: (input: { approvalId: string; original: StoredImage; generated: StoredFile; format: ImageEditFormat }): Promise<ImagePreviews> =>
+      reportingRefusals(() =>
+        withHeartbeats(async () => {
+          const folder = pendingImageFolder(input.approvalId);
+          const original = await readObject(objects, input.original.file);
+          const [preview, thumbnail, meta] = await Promise.all([watermarkPreview(original), imageThumbnail(original), sharp(original).metadata()]);
+          const watermarked = await replaceVariant(objects, folder, 'preview', 'jpg', preview.data);
+          const thumb = await replaceVariant(objects, folder, 'thumb', 'webp', thumbnail);
+          await objects.remove(input.generated.bucket, [input.generated.path]);
+          const aspectRatio =
+            input.format === 'original' ? aspectRatioLabel(meta.width ?? input.original.width, meta.height ?? input.original.height) : FORMAT_ASPECT_LABEL[input.format];
+          return { watermarked, thumbnailPath: thumb.path, aspectRatio };
+        }),
+      ),
+
+    /** The job's ai_image_edits row (one per workflow id: a retry or a later failure updates it). */
+    recordImageEdit: (input: RecordImageEditInput): Promise<{ editId: string }> =>
+      reportingRefusals(async () => {
+        const row = {
+          user_id: input.userId,
+          project_id: input.projectId,
+          workflow_id: input.workflowId,
+          original_image_url: input.originalImageUrl,
+          edited_image_url: input.editedImage ? fileUrl(input.editedImage.bucket, input.editedImage.path) : null,
+          edit_prompt: input.editPrompt,
+          edit_data: JSON.stringify(input.editData),
+          status: input.status,
+          error: input.error,
+        };
+        const [saved] = await deps.knex('ai_image_edits')
+          .insert(row)
+          .onConflict('workflow_id')
+          .merge(['edited_image_url', 'edit_data', 'status', 'error'])
+          .returning<{ id: string }[]>('id');
+        return { editId: saved.id };
+      }),
+
+    /** Removes every file of a job that did not reach the approval queue. */
+    discardImageEditFiles: (input: { approvalId: string }): Promise<void> =>
+      reportingRefusals(async () => {
+        await objects.removePrefix(PENDING_IMAGE_BUCKET, pendingImageFolder(input.approvalId));
+      }),
+  };
+}

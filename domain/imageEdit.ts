@@ -1,0 +1,139 @@
+/**
+ * The image edit job (spec 000: POST /api/ai-image-simple, workflow ENHANCED_IMAGE_EDITING) as the API, the
+ * workflow, its activities and the front end share it. Pure types and rules: no Node APIs.
+ */
+import type { StoredFile } from './approvals';
+
+/** The `workflow` value the spec's request carries. */
+export const ENHANCED_IMAGE_EDITING = 'ENHANCED_IMAGE_EDITING';
+
+export const IMAGE_EDIT_FORMATS = ['square', 'landscape', 'portrait', 'original'] as const;
+export type ImageEditFormat = (typeof IMAGE_EDIT_FORMATS)[number];
+export const IMAGE_EDIT_QUALITIES = ['hd', 'standard'] as const;
+export type ImageEditQuality = (typeof IMAGE_EDIT_QUALITIES)[number];
+
+/** The spec's parameter defaults: format square, quality hd, upscaleScale 2. */
+export const IMAGE_EDIT_DEFAULTS = { format: 'square', quality: 'hd', upscaleScale: 2 } as const satisfies {
+  format: ImageEditFormat;
+  quality: ImageEditQuality;
+  upscaleScale: number;
+};
+export const UPSCALE_SCALES = [1, 2, 3, 4] as const;
+export const IMAGE_PROMPT_MAX_LENGTH = 2000;
+export const IMAGE_DESCRIPTION_MAX_LENGTH = 2000;
+
+/** Where a job's files live before approval (bucket `images`): original, watermarked preview, thumbnail. */
+export const PENDING_IMAGE_BUCKET = 'images' as const;
+
+export function pendingImageFolder(approvalId: string): string {
+  return `pending/${approvalId}`;
+}
+
+export function imageEditWorkflowId(jobId: string): string {
+  return `image-edit-${jobId}`;
+}
+
+/** The aspect label of a framing; 'original' keeps the source's (null here: the stored size decides). */
+export const FORMAT_ASPECT_LABEL: Record<Exclude<ImageEditFormat, 'original'>, string> = { square: '1:1', landscape: '16:9', portrait: '9:16' };
+
+/** The render or AI image of the user's project an edit starts from, resolved by the API (never a foreign URL). */
+export interface ImageEditSource {
+  kind: 'render' | 'image';
+  id: string;
+  projectId: string;
+  file: StoredFile;
+  /** The row's stable (unsigned) file URL, recorded as the base image of the result. */
+  fileUrl: string;
+  fileName: string;
+  fileSize: number;
+}
+
+/** Task queues the workflow hands its CPU-heavy activities and its approval child to. */
+export interface ImageEditQueues {
+  media: string;
+  approvals: string;
+}
+
+export interface ImageEditWorkflowInput {
+  jobId: string;
+  userId: string;
+  projectId: string;
+  source: ImageEditSource;
+  prompt: string;
+  imageDescription: string | null;
+  userIntent: string | null;
+  platform: string;
+  validateRefinement: boolean;
+  format: ImageEditFormat;
+  quality: ImageEditQuality;
+  upscaleScale: number;
+  queues: ImageEditQueues;
+}
+
+export interface PromptRefinementResult {
+  originalPrompt: string;
+  refinedPrompt: string;
+  /** 'rule-based' from the refiner; 'original' when validation kept the user's words instead. */
+  refinementMethod: string;
+}
+
+/** An image a step wrote to storage, with what the next steps need to know about it. */
+export interface StoredImage {
+  file: StoredFile;
+  mime: 'image/jpeg' | 'image/png' | 'image/webp';
+  width: number;
+  height: number;
+  fileSize: number;
+  model: string;
+  description: string | null;
+}
+
+export interface SavedImageResult {
+  status: 'pending_approval';
+  approvalId: string;
+  approvalWorkflowId: string;
+  /** Nothing is charged at generation: the preview is free. */
+  fractionalCostCharged: 0;
+  /** Charged in full on approval. */
+  fullCost: number;
+  approvalDeadline: string;
+  fileName: string;
+  aspectRatio: string;
+  watermarked: StoredFile;
+}
+
+/** What the workflow returns; the API adds signed links to the watermarked preview. */
+export interface ImageEditResult {
+  jobId: string;
+  editId: string;
+  promptRefinement: PromptRefinementResult;
+  generatedImage: { width: number; height: number; mime: string; model: string; description: string | null };
+  upscaledImage: { width: number; height: number; mime: string; model: string; scale: number; fileSize: number };
+  savedImage: SavedImageResult;
+}
+
+/** The job statuses of spec 000 section 4 (cancelled is not used by image edits). */
+export type ImageEditStatus = 'pending' | 'processing' | 'completed' | 'failed';
+
+/** The workflow's state, answered by its query (status, progress 0-100, message, error, result). */
+export interface ImageEditState {
+  status: ImageEditStatus;
+  progress: number;
+  message: string;
+  error: string | null;
+  /** The refusal's code when the start rule or a step said no (INSUFFICIENT_CREDITS, PENDING_LIMIT_REACHED ...). */
+  errorCode: string | null;
+  result: ImageEditResult | null;
+}
+
+/** Codes the workflow fails with (beside the start rule's own: INSUFFICIENT_CREDITS, PENDING_LIMIT_REACHED, REJECTION_STREAK_COOLDOWN). */
+export const IMAGE_EDIT_ERRORS = {
+  invalidBaseImage: 'INVALID_BASE_IMAGE',
+  generationFailed: 'IMAGE_GENERATION_FAILED',
+} as const;
+
+export const IMAGE_EDIT_MESSAGES = {
+  invalidBaseImage: 'The selected image could not be read. Please choose another render or image.',
+  generationFailed: 'Image generation failed. Your credits were not charged. Please try again.',
+  sentForApproval: 'Your image was sent for approval.',
+} as const;

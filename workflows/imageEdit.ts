@@ -1,0 +1,225 @@
+/**
+ * One image edit (id `image-edit-<jobId>`): start rule and 1-credit reservation, prompt refinement, edit,
+ * upscale, watermarked preview, the ai_image_edits record, then the pending approval and its approval workflow
+ * (a child that outlives this one). Any failure after the reservation gives the credits back and removes the files.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  ParentClosePolicy,
+  defineQuery,
+  proxyActivities,
+  setHandler,
+  startChild,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { createActivities } from '../activities';
+import { CREDIT_COST } from '../domain/constants';
+import { ERROR_CODES, MSG } from '../domain/messages';
+import { approvalWorkflowId, type ImageApprovalMetadata } from '../domain/approvals';
+import {
+  IMAGE_EDIT_ERRORS,
+  IMAGE_EDIT_MESSAGES,
+  type ImageEditResult,
+  type ImageEditState,
+  type ImageEditWorkflowInput,
+} from '../domain/imageEdit';
+import { approvalWorkflow } from './approval';
+
+export const imageEditStateQuery = defineQuery<ImageEditState>('imageEditState');
+
+type Activities = ReturnType<typeof createActivities>;
+
+const records = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5 },
+});
+
+// giving credits back must happen eventually: retried until it does
+const compensations = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+
+/** The words the user sees for a failure: the start rule's own texts, or a plain "failed, not charged". */
+function userFacingFailure(err: unknown): ApplicationFailure {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure && cause.nonRetryable && cause.type) {
+    const message = cause.type === ERROR_CODES.insufficientCredits ? MSG.insufficientCreditsImage : cause.message;
+    return ApplicationFailure.create({ type: cause.type, message, details: cause.details ? [...cause.details] : undefined, nonRetryable: true });
+  }
+  return ApplicationFailure.create({
+    type: IMAGE_EDIT_ERRORS.generationFailed,
+    message: IMAGE_EDIT_MESSAGES.generationFailed,
+    details: [{ status: 502 }],
+    nonRetryable: true,
+  });
+}
+
+function baseName(fileName: string): string {
+  const base = fileName.replace(/\.[A-Za-z0-9]{1,5}$/, '').trim();
+  return base || 'image';
+}
+
+export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<ImageEditResult> {
+  const state: ImageEditState = { status: 'pending', progress: 0, message: 'Queued', error: null, errorCode: null, result: null };
+  setHandler(imageEditStateQuery, () => state);
+  const step = (progress: number, message: string): void => {
+    state.status = 'processing';
+    state.progress = progress;
+    state.message = message;
+  };
+
+  const media = proxyActivities<Activities>({
+    taskQueue: input.queues.media,
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '20 seconds',
+    retry: { initialInterval: '1 second', maximumInterval: '20 seconds', maximumAttempts: 3 },
+  });
+
+  const { workflowId } = workflowInfo();
+  // chosen here, so a replay picks the same one: it names the files and the approval workflow
+  const approvalId = uuid4();
+  let reservationId: string | null = null;
+  let approvalCreated = false;
+
+  try {
+    step(5, 'Checking credits');
+    ({ reservationId } = await records.reserveImageEditCredits({ userId: input.userId, workflowId, projectId: input.projectId }));
+
+    step(15, 'Refining your prompt');
+    const promptRefinement = await records.refineImagePrompt({
+      prompt: input.prompt,
+      imageDescription: input.imageDescription,
+      validateRefinement: input.validateRefinement,
+    });
+
+    step(30, 'Generating image');
+    const generated = await media.generateEditedImage({
+      approvalId,
+      source: input.source,
+      prompt: promptRefinement.refinedPrompt,
+      format: input.format,
+      quality: input.quality,
+    });
+
+    step(60, 'Upscaling');
+    const original = await media.upscaleEditedImage({ approvalId, generated, scale: input.upscaleScale });
+
+    step(80, 'Creating preview');
+    const previews = await media.renderImagePreviews({ approvalId, original, generated: generated.file, format: input.format });
+
+    step(88, 'Saving');
+    const fileName = `${baseName(input.source.fileName)} - AI edit.${original.file.path.split('.').pop() ?? 'jpg'}`;
+    const { editId } = await records.recordImageEdit({
+      workflowId,
+      userId: input.userId,
+      projectId: input.projectId,
+      originalImageUrl: input.source.fileUrl,
+      editPrompt: input.prompt,
+      status: 'completed',
+      editedImage: original.file,
+      editData: {
+        jobId: input.jobId,
+        approvalId,
+        refinedPrompt: promptRefinement.refinedPrompt,
+        refinementMethod: promptRefinement.refinementMethod,
+        userIntent: input.userIntent,
+        platform: input.platform,
+        format: input.format,
+        quality: input.quality,
+        upscaleScale: input.upscaleScale,
+        source: { kind: input.source.kind, id: input.source.id },
+        generatedModel: generated.model,
+        upscaleModel: original.model,
+        width: original.width,
+        height: original.height,
+      },
+      error: null,
+    });
+
+    step(94, 'Sending for approval');
+    const metadata: ImageApprovalMetadata = {
+      kind: 'image',
+      originalPrompt: input.prompt,
+      refinedPrompt: promptRefinement.refinedPrompt,
+      baseImageUrl: input.source.fileUrl,
+      format: input.format,
+      width: original.width,
+      height: original.height,
+      fileSize: original.fileSize,
+      mime: original.mime,
+      upscaled: input.upscaleScale > 1,
+    };
+    const approval = await records.createPendingApproval({
+      approvalId,
+      userId: input.userId,
+      projectId: input.projectId,
+      fileName,
+      aspectRatio: previews.aspectRatio,
+      original: original.file,
+      watermarked: previews.watermarked,
+      thumbnailPath: previews.thumbnailPath,
+      reservationId,
+      cost: CREDIT_COST.image,
+      sourceJobId: input.jobId,
+      metadata,
+    });
+    approvalCreated = true;
+    await startChild(approvalWorkflow, {
+      workflowId: approvalWorkflowId(approvalId),
+      taskQueue: input.queues.approvals,
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      args: [{ approvalId, userId: input.userId, windowMs: approval.windowMs }],
+    });
+
+    const result: ImageEditResult = {
+      jobId: input.jobId,
+      editId,
+      promptRefinement,
+      generatedImage: { width: generated.width, height: generated.height, mime: generated.mime, model: generated.model, description: generated.description },
+      upscaledImage: { width: original.width, height: original.height, mime: original.mime, model: original.model, scale: input.upscaleScale, fileSize: original.fileSize },
+      savedImage: {
+        status: 'pending_approval',
+        approvalId,
+        approvalWorkflowId: approval.workflowId,
+        fractionalCostCharged: 0,
+        fullCost: CREDIT_COST.image,
+        approvalDeadline: approval.approvalDeadline,
+        fileName,
+        aspectRatio: previews.aspectRatio,
+        watermarked: previews.watermarked,
+      },
+    };
+    state.status = 'completed';
+    state.progress = 100;
+    state.message = IMAGE_EDIT_MESSAGES.sentForApproval;
+    state.result = result;
+    return result;
+  } catch (err) {
+    const failure = userFacingFailure(err);
+    state.status = 'failed';
+    state.message = failure.message;
+    state.error = failure.message;
+    state.errorCode = failure.type ?? null;
+    // compensation: the item never reached the queue, so nothing of it may stay reserved or stored
+    if (approvalCreated) await compensations.expirePendingItem({ approvalId });
+    if (reservationId) {
+      await compensations.releaseImageEditCredits({ reservationId });
+      await compensations.discardImageEditFiles({ approvalId });
+      await records.recordImageEdit({
+        workflowId,
+        userId: input.userId,
+        projectId: input.projectId,
+        originalImageUrl: input.source.fileUrl,
+        editPrompt: input.prompt,
+        status: 'failed',
+        editedImage: null,
+        editData: { jobId: input.jobId, approvalId, errorCode: failure.type ?? null },
+        error: failure.message,
+      });
+    }
+    throw failure;
+  }
+}
