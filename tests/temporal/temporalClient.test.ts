@@ -1,0 +1,46 @@
+import net from 'node:net';
+import { closeTemporalClient, createTemporalClient, getTemporalClient } from '../../services/temporalClient';
+
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('Temporal client factory', () => {
+  const config = () => ({ temporalAddress: process.env.TEMPORAL_ADDRESS ?? '', temporalNamespace: 'default' });
+
+  afterEach(closeTemporalClient);
+
+  it('connects to TEMPORAL_ADDRESS in TEMPORAL_NAMESPACE', async () => {
+    const { client, close } = await createTemporalClient(config());
+    try {
+      expect(client.options.namespace).toBe('default');
+      const info = await client.workflowService.describeNamespace({ namespace: 'default' });
+      expect(info.namespaceInfo?.name).toBe('default');
+    } finally {
+      await close();
+    }
+  });
+
+  it('shares one lazily connected client until it is closed', async () => {
+    const first = await getTemporalClient(config());
+    const again = await getTemporalClient(config());
+    expect(again).toBe(first);
+
+    await closeTemporalClient();
+    const fresh = await getTemporalClient(config());
+    expect(fresh).not.toBe(first);
+    await expect(fresh.workflowService.getSystemInfo({})).resolves.toBeDefined();
+  });
+
+  it('does not keep a failed connection: the next call connects again', async () => {
+    const unreachable = { temporalAddress: `127.0.0.1:${await closedPort()}`, temporalNamespace: 'default' };
+
+    await expect(getTemporalClient(unreachable)).rejects.toThrow();
+    const client = await getTemporalClient(config());
+    await expect(client.workflowService.getSystemInfo({})).resolves.toBeDefined();
+  }, 30_000);
+});
