@@ -36,7 +36,8 @@ export function tooManyAttemptsMessage(msBeforeNext: number): string {
 
 function createLimiter(knex: Knex, tableName: string, keyPrefix: string, window: AttemptWindow): Promise<RateLimiterPostgres> {
   return new Promise((resolve, reject) => {
-    // the callback runs once the limiter has created its table (CREATE TABLE IF NOT EXISTS), after construction
+    // the table comes from the migrations; the library's CREATE TABLE IF NOT EXISTS is then a no-op, and its
+    // callback (run after that check) also starts its hourly removal of expired rows
     const limiter: RateLimiterPostgres = new RateLimiterPostgres(
       {
         storeClient: knex,
