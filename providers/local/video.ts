@@ -276,8 +276,15 @@ export class LocalImageToVideoProvider implements ImageToVideoProvider {
     const onOuterAbort = () => controller.abort();
     options.signal?.addEventListener('abort', onOuterAbort, { once: true });
     this.renders.set(jobId, controller);
+    // a throwing progress callback (the caller's heartbeat) stops the render and is what `wait` rethrows
+    let callbackError: unknown = null;
     const report = async (progress: VideoProgress) => {
-      await options.onProgress?.(progress);
+      try {
+        await options.onProgress?.(progress);
+      } catch (error) {
+        callbackError ??= error;
+        controller.abort();
+      }
     };
     try {
       await this.slots.acquire((position) => {
@@ -286,11 +293,12 @@ export class LocalImageToVideoProvider implements ImageToVideoProvider {
     } catch (error) {
       this.renders.delete(jobId);
       options.signal?.removeEventListener('abort', onOuterAbort);
-      throw await this.abortReason(jobId, dir, error);
+      throw callbackError ?? (await this.abortReason(jobId, dir, error));
     }
     const partial = path.join(dir, `render-${process.pid}-${randomUUID()}.mp4`);
     try {
       await report({ state: 'running', progress: 0, message: `Rendering ${request.effect}: 0%` });
+      if (callbackError) throw callbackError;
       let lastWrite = 0;
       let progressWrites = Promise.resolve();
       const stats = await runFfmpeg(
@@ -338,6 +346,7 @@ export class LocalImageToVideoProvider implements ImageToVideoProvider {
       return { ...saved, path: target };
     } catch (error) {
       await fs.rm(partial, { force: true });
+      if (callbackError) throw callbackError;
       if (controller.signal.aborted) throw await this.abortReason(jobId, dir, error);
       const message = error instanceof Error ? error.message : String(error);
       // the same still and filter would fail the same way: record it so status and retries see it

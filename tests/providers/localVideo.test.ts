@@ -209,6 +209,14 @@ describe('LocalImageToVideoProvider', () => {
     await expectPlayableClip(result, 720, 1280);
   });
 
+  it('stops the render and rethrows when the progress callback (the heartbeat) throws', async () => {
+    const { jobId } = await provider.submit({ image, effect: 'Pan Left', platform: 'YouTube', aspectRatio: '16:9', durationSeconds: 5 });
+    const heartbeatFailure = new Error('heartbeat failed');
+    await expect(provider.wait(jobId, { onProgress: () => Promise.reject(heartbeatFailure) })).rejects.toBe(heartbeatFailure);
+    await expect(provider.status(jobId)).resolves.toMatchObject({ state: 'queued' });
+    expect((await fs.readdir(path.join(workDir, jobId))).filter((f) => f.endsWith('.mp4') || f === 'owner.json')).toEqual([]);
+  });
+
   it('cancels a running job: the waiter fails with JOB_CANCELLED and the job stays cancelled', async () => {
     const { jobId } = await provider.submit({ image, effect: 'Day to Night', platform: 'YouTube', aspectRatio: '16:9', durationSeconds: 5 });
     let cancelled = false;
