@@ -7,6 +7,8 @@ import { Clip, CompiledVideo, Image, Project, Render } from '../../db/models';
 import { closeTestKnex, testKnex } from '../support/db';
 
 const KNEX_TABLES = ['knex_migrations', 'knex_migrations_lock'];
+/** Tables kept by a library in its own layout, with no model: rate-limiter-flexible's sign-in counters. */
+const LIBRARY_TABLES = ['auth_rate_limits'];
 const toColumn = (property: string): string => property.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 const exported: unknown[] = Object.values(models);
@@ -54,7 +56,7 @@ describe('objection models', () => {
   });
 
   it('has one model per table of the schema, with the table name it maps', async () => {
-    const schemaTables = (await tables(testKnex())).filter((t) => !KNEX_TABLES.includes(t));
+    const schemaTables = (await tables(testKnex())).filter((t) => !KNEX_TABLES.includes(t) && !LIBRARY_TABLES.includes(t));
     const modelTables = modelClasses.map((m) => m.tableName).sort();
 
     expect(schemaTables.length).toBeGreaterThanOrEqual(21);
