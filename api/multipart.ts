@@ -17,6 +17,8 @@ export interface SingleFileForm<T> {
 
 const MAX_FIELDS = 20;
 const MAX_FIELD_BYTES = 8 * 1024;
+/** Buffer window of the parser and the file stream: big enough that a fast upload is not throttled by tiny reads. */
+const STREAM_WINDOW_BYTES = 1024 * 1024;
 
 /**
  * Reads a multipart form with one file part named `fileField`, streaming: `onFile` receives the file's stream and
@@ -33,7 +35,7 @@ export function readSingleFileForm<T>(
   return new Promise<SingleFileForm<T>>((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: req.headers, limits: { files: 1, fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES, parts: MAX_FIELDS + 1 } });
+      parser = busboy({ headers: req.headers, highWaterMark: STREAM_WINDOW_BYTES, fileHwm: STREAM_WINDOW_BYTES, limits: { files: 1, fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES, parts: MAX_FIELDS + 1 } });
     } catch {
       reject(new RequestError(400, 'Expected a multipart/form-data body', 'VALIDATION_ERROR'));
       return;

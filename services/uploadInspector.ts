@@ -26,7 +26,8 @@ export class UploadInspector extends Transform {
   private rejectDetected!: (err: Error) => void;
 
   constructor(private readonly options: UploadInspectorOptions) {
-    super();
+    // a 1 MB window each way: large uploads move in few, large steps; memory stays bounded per upload
+    super({ highWaterMark: 1024 * 1024 });
     this.detected = new Promise<SniffedKind>((resolve, reject) => {
       this.resolveDetected = resolve;
       this.rejectDetected = reject;

@@ -46,7 +46,7 @@ export class LocalDiskStorage implements ObjectStorage {
     const temp = path.join(this.incoming, randomUUID());
     try {
       const source = Buffer.isBuffer(body) ? Readable.from([body]) : body;
-      await pipeline(source, fs.createWriteStream(temp, { flags: 'wx' }));
+      await pipeline(source, fs.createWriteStream(temp, { flags: 'wx', highWaterMark: 1024 * 1024 }));
       await fsp.mkdir(path.dirname(target), { recursive: true });
       try {
         await fsp.link(temp, target);

@@ -1,0 +1,256 @@
+/**
+ * A 150 MB render upload through POST /api/upload/renders, beside a plain streamed copy of the same file on the
+ * same disk in the same run, with the API server's peak RSS growth during the upload.
+ * Targets (issue 3): upload throughput at least half the copy's, RSS growth under 100 MB.
+ *
+ * Database: DATABASE_URL when set, else an embedded PostgreSQL in .data/bench-postgres; migrated to latest.
+ * The API runs in its own process (bench/support/appServer.ts) with its own STORAGE_DIR, so its RSS is its own.
+ * Env: BENCH_UPLOAD_RUNS (3): the figures are the median run.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import sharp from 'sharp';
+import { connectDatabase } from '../db/connection';
+import { MAX_UPLOAD_BYTES } from '../domain/constants';
+import { signUp } from '../services/accounts';
+
+const ROOT = path.resolve(__dirname, '..');
+const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+const WORK_DIR = path.join(ROOT, '.data', 'bench-upload');
+const RUNS = Number(process.env.BENCH_UPLOAD_RUNS ?? 3);
+/** 7200 x 7200 RGB, stored without compression: a valid PNG of about 148 MiB (155.6 MB), just under the limit. */
+const SIDE = 7200;
+
+interface EmbeddedPostgres {
+  url: string;
+  ensureDatabase(name: string): Promise<void>;
+  stop(): Promise<void>;
+}
+interface ServicesModule {
+  freePort(): Promise<number>;
+  startEmbeddedPostgres(opts: { dataDir: string; port: number }): Promise<EmbeddedPostgres>;
+}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const services = require('../scripts/lib/services') as ServicesModule;
+
+async function resolveDatabase(): Promise<{ url: string; stop: (() => Promise<void>) | null }> {
+  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: null };
+  const pg = await services.startEmbeddedPostgres({ dataDir: path.join(ROOT, '.data', 'bench-postgres'), port: await services.freePort() });
+  await pg.ensureDatabase('render_studio_bench');
+  return { url: `${pg.url}/render_studio_bench`, stop: pg.stop };
+}
+
+function migrate(databaseUrl: string): void {
+  const r = spawnSync(TSX, ['db/migrate.ts', 'latest'], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl }, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error('migrations failed');
+}
+
+async function startApi(databaseUrl: string, storageDir: string): Promise<{ baseUrl: string; child: ChildProcess }> {
+  const child = spawn(TSX, [path.join(__dirname, 'support', 'appServer.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', STORAGE_DIR: storageDir },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error('API did not start within 60 s')), 60_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /LISTENING (\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`API exited with ${code} before listening`));
+    });
+  });
+  return { baseUrl: `http://127.0.0.1:${port}`, child };
+}
+
+function stopApi(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+  });
+}
+
+/** The server process: appServer.ts runs under tsx, which starts node as a child; the deepest descendant is the server. */
+function serverPid(rootPid: number): number {
+  let pid = rootPid;
+  for (;;) {
+    let children: string[] = [];
+    try {
+      children = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+    } catch {
+      return pid;
+    }
+    if (children.length === 0) return pid;
+    pid = Number(children[children.length - 1]);
+  }
+}
+
+function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!m) throw new Error(`no ${field} for ${pid}`);
+  return Number(m[1]);
+}
+
+async function makeImage(file: string): Promise<number> {
+  if (!fs.existsSync(file)) {
+    await sharp({ create: { width: SIDE, height: SIDE, channels: 3, background: { r: 0, g: 0, b: 0 }, noise: { type: 'gaussian', mean: 128, sigma: 50 } } })
+      .png({ compressionLevel: 0 })
+      .toFile(file);
+  }
+  const { size } = fs.statSync(file);
+  if (size > MAX_UPLOAD_BYTES) throw new Error(`bench image is ${size} bytes, over the upload limit`);
+  return size;
+}
+
+interface UploadFigures {
+  seconds: number;
+  rssBeforeMb: number;
+  peakGrowthMb: number;
+  status: number;
+  body: string;
+}
+
+async function uploadOnce(baseUrl: string, token: string, projectId: string, file: string, size: number, pid: number): Promise<UploadFigures> {
+  const boundary = `----bench${randomUUID()}`;
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="projectId"\r\n\r\n${projectId}\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="bench-${randomUUID()}.png"\r\nContent-Type: image/png\r\n\r\n`,
+  );
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  async function* body(): AsyncGenerator<Buffer> {
+    yield head;
+    for await (const chunk of fs.createReadStream(file, { highWaterMark: 1024 * 1024 })) yield chunk as Buffer;
+    yield tail;
+  }
+  const rssBeforeMb = statusKb(pid, 'VmRSS') / 1024;
+  // reset the peak so VmHWM afterwards is this upload's peak
+  fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  let sampledPeakKb = statusKb(pid, 'VmRSS');
+  const sampler = setInterval(() => {
+    try {
+      sampledPeakKb = Math.max(sampledPeakKb, statusKb(pid, 'VmRSS'));
+    } catch {
+      // the process is gone: the request fails below
+    }
+  }, 10);
+  const started = process.hrtime.bigint();
+  const res = await fetch(`${baseUrl}/api/upload/renders`, {
+    method: 'POST',
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(head.length + size + tail.length), authorization: `Bearer ${token}` },
+    body: Readable.toWeb(Readable.from(body())) as ReadableStream<Uint8Array>,
+    duplex: 'half',
+  } as RequestInit);
+  const text = await res.text();
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  clearInterval(sampler);
+  const peakKb = Math.max(sampledPeakKb, statusKb(pid, 'VmHWM'));
+  return { seconds, rssBeforeMb, peakGrowthMb: peakKb / 1024 - rssBeforeMb, status: res.status, body: text };
+}
+
+type CopyKind = 'stream' | 'stream-1mb' | 'copyFile';
+
+/** A plain copy of the same bytes: node streams with default buffers, with the server's 1 MB windows, or the kernel's copy. */
+async function copyOnce(file: string, dir: string, kind: CopyKind): Promise<number> {
+  const target = path.join(dir, `copy-${randomUUID()}.png`);
+  const started = process.hrtime.bigint();
+  if (kind === 'copyFile') await fsp.copyFile(file, target, fs.constants.COPYFILE_EXCL);
+  else {
+    const window = kind === 'stream-1mb' ? { highWaterMark: 1024 * 1024 } : {};
+    await pipeline(fs.createReadStream(file, window), fs.createWriteStream(target, { flags: 'wx', ...window }));
+  }
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  await fsp.rm(target);
+  return seconds;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+async function main(): Promise<void> {
+  fs.mkdirSync(WORK_DIR, { recursive: true });
+  const storageDir = path.join(WORK_DIR, `storage-${process.pid}`);
+  const copyDir = path.join(storageDir, 'copies');
+  fs.mkdirSync(copyDir, { recursive: true });
+  const image = path.join(WORK_DIR, `noise-${SIDE}.png`);
+  const size = await makeImage(image);
+  const mb = size / 1e6;
+
+  const db = await resolveDatabase();
+  const knex = connectDatabase(db.url, { min: 0, max: 2 });
+  let api: ChildProcess | null = null;
+  let userId: string | null = null;
+  try {
+    migrate(db.url);
+    const { user, session } = await signUp(knex, { name: 'Bench Uploader', email: `bench-${randomUUID()}@example.test`, password: `bench-${randomUUID()}-1` }, { sessionTtlDays: 1 });
+    userId = user.id;
+    const started = await startApi(db.url, storageDir);
+    api = started.child;
+    const pid = serverPid(api.pid as number);
+
+    // warm up: the page cache for both sides, and the server (its first upload loads sharp and libvips' threads)
+    await copyOnce(image, copyDir, 'stream');
+    const [warmProject] = await knex('projects').insert({ user_id: user.id, name: 'Bench warm-up' }).returning('id');
+    const warm = await sharp({ create: { width: 640, height: 360, channels: 3, background: { r: 90, g: 120, b: 150 } } }).png().toBuffer();
+    const warmFile = path.join(WORK_DIR, 'warm.png');
+    fs.writeFileSync(warmFile, warm);
+    const warmUp = await uploadOnce(started.baseUrl, session.token, warmProject.id, warmFile, warm.length, pid);
+    if (warmUp.status !== 200) throw new Error(`warm-up upload answered ${warmUp.status}: ${warmUp.body.slice(0, 300)}`);
+
+    const uploads: UploadFigures[] = [];
+    const copies: Record<CopyKind, number[]> = { stream: [], 'stream-1mb': [], copyFile: [] };
+    for (let run = 0; run < RUNS; run++) {
+      // a new project per run: the same bytes in one project would be answered as a duplicate without being stored
+      const [project] = await knex('projects').insert({ user_id: user.id, name: `Bench ${run}` }).returning('id');
+      const up = await uploadOnce(started.baseUrl, session.token, project.id, image, size, pid);
+      if (up.status !== 200) throw new Error(`upload answered ${up.status}: ${up.body.slice(0, 300)}`);
+      const answer = JSON.parse(up.body) as { duplicate: boolean; processingInfo: { width: number; fileSize: number } };
+      if (answer.duplicate || answer.processingInfo.fileSize !== size || answer.processingInfo.width !== SIDE) throw new Error(`unexpected answer ${up.body.slice(0, 300)}`);
+      uploads.push(up);
+      for (const kind of Object.keys(copies) as CopyKind[]) copies[kind].push(await copyOnce(image, copyDir, kind));
+    }
+
+    const upSeconds = median(uploads.map((u) => u.seconds));
+    const growth = Math.max(...uploads.map((u) => u.peakGrowthMb));
+    const fmt = (n: number, d = 1) => n.toFixed(d).padStart(10);
+    const row = (label: string, seconds: number, ratio: boolean) =>
+      process.stdout.write(`${label.padEnd(50)}${fmt(seconds, 3)}${fmt(mb / seconds)}${ratio ? `${((100 * seconds) / upSeconds).toFixed(0).padStart(9)}%` : ''}\n`);
+    process.stdout.write(`\nrender upload: ${mb.toFixed(1)} MB PNG (${SIDE}x${SIDE}), median of ${RUNS} runs\n`);
+    process.stdout.write(`${'target'.padEnd(50)}${'seconds'.padStart(10)}${'MB/s'.padStart(10)}${'upload/it'.padStart(10)}\n`);
+    row('POST /api/upload/renders (stream, sha256, thumb)', upSeconds, false);
+    row('plain streamed copy (node streams, default buffers)', median(copies.stream), true);
+    row('plain streamed copy (1 MB buffers, as the server)', median(copies['stream-1mb']), true);
+    row('fs.copyFile (kernel copy)', median(copies.copyFile), true);
+    process.stdout.write(`target: upload at least 50% of the plain streamed copy's throughput\n`);
+    process.stdout.write(
+      `server RSS ${uploads[0].rssBeforeMb.toFixed(0)} MB before, peak growth during an upload ${growth.toFixed(1)} MB (target: under 100 MB); ` +
+        `runs: ${uploads.map((u) => `${u.seconds.toFixed(2)} s/+${u.peakGrowthMb.toFixed(0)} MB`).join(', ')}\n`,
+    );
+  } finally {
+    if (api) await stopApi(api);
+    if (userId) await knex('users').where({ id: userId }).delete();
+    await knex.destroy();
+    if (db.stop) await db.stop();
+    fs.rmSync(storageDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
