@@ -1,5 +1,6 @@
 import type { ActivityDeps } from './deps';
 import { createApprovalActivities } from './approvals';
+import { createClipActivities } from './clipGeneration';
 import { createImageEditActivities } from './imageEdit';
 import { createOnboardingActivities } from './onboarding';
 
@@ -14,6 +15,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createOnboardingActivities(deps),
     ...createApprovalActivities(deps),
     ...createImageEditActivities(deps),
+    ...createClipActivities(deps),
   };
 }
 

@@ -3,6 +3,7 @@ import { loadConfig, type AppConfig } from '../config/env';
 import { logger as rootLogger, type Logger } from '../config/logger';
 import { connectDatabase } from '../db/connection';
 import { closeTemporalClient } from '../services/temporalClient';
+import type { TaskQueueName } from '../workers/taskQueues';
 import type { SignInLimits } from './middleware/rateLimit';
 
 /** What the API's routers may use. Each router takes only the parts it needs. */
@@ -12,6 +13,8 @@ export interface AppDeps {
   logger: Logger;
   /** Sign-in attempt budgets; defaults to DEFAULT_SIGN_IN_LIMITS (tests pass small ones). */
   signInLimits?: SignInLimits;
+  /** Task queues the API starts workflows on (and routes their media work and approvals to); TASK_QUEUES unless a test runs its own worker. */
+  taskQueues?: Partial<Record<TaskQueueName, string>>;
 }
 
 export interface AppRuntime {

@@ -23,6 +23,8 @@ export interface AppConfig {
   falImageEditModel: string;
   falUpscaleModel: string;
   falVideoModel: string;
+  /** x264 preset of clips rendered here (local provider) and of watermarked previews. */
+  videoPreset: string;
   stripeSecretKey: string;
   stripeWebhookSecret: string;
   stripeApiBase: string;
@@ -63,6 +65,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     falImageEditModel: env.FAL_IMAGE_EDIT_MODEL ?? 'fal-ai/nano-banana/edit',
     falUpscaleModel: env.FAL_UPSCALE_MODEL ?? 'fal-ai/esrgan',
     falVideoModel: env.FAL_VIDEO_MODEL ?? 'fal-ai/kling-video/v2.1/standard/image-to-video',
+    videoPreset: env.VIDEO_PRESET ?? 'veryfast',
     stripeSecretKey: env.STRIPE_SECRET_KEY ?? '',
     stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET ?? '',
     stripeApiBase: env.STRIPE_API_BASE ?? '',

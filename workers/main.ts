@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   const knex = connectDatabase(config.databaseUrl);
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   try {
-    const activities = createActivities({ knex, config, logger, storage: createStorage(config), providers: createProviders(config) });
+    const activities = createActivities({ knex, config, logger, storage: createStorage(config), providers: createProviders(config, { videoPreset: config.videoPreset }) });
     // bundled once and shared, instead of once per queue
     const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: sdkLogger });
     const workers = await Promise.all(

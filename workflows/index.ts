@@ -2,3 +2,4 @@
 export * from './tryItOnboarding';
 export * from './approval';
 export * from './imageEdit';
+export * from './clipGeneration';

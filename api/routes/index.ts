@@ -7,6 +7,7 @@ import { healthRouter } from './health';
 import { profileRouter } from './profile';
 import { projectsRouter } from './projects';
 import { uploadsRouter } from './uploads';
+import { videoGenerationRouter } from './videoGeneration';
 
 /**
  * Every resource group's router, mounted under /api. Add a line per router module.
@@ -22,5 +23,6 @@ export function buildRouters(deps: AppDeps): Router[] {
     filesRouter(deps),
     projectsRouter(deps),
     uploadsRouter(deps),
+    videoGenerationRouter(deps),
   ];
 }

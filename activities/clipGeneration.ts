@@ -1,0 +1,412 @@
+/**
+ * Activities of the clip workflow (workflows/clipGeneration.ts). Each is safe to run again: admission is
+ * keyed on the job id and the reservation on the workflow id, the provider job id is stored on the job row
+ * as soon as it exists, stored files have fixed paths under clips/<userId>/<jobId>/ and are never rewritten.
+ */
+import { createReadStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import sharp from 'sharp';
+import {
+  CLIP_ERROR_CODES,
+  CLIP_JOB_ACTIVE_STATUSES,
+  CLIP_MESSAGES,
+  CLIP_PROGRESS,
+  framingFor,
+  renderProgress,
+  type ClipFraming,
+  type ClipJobOptions,
+  type ClipJobStatus,
+  type ClipResultSummary,
+  type ClipSourceKind,
+} from '../domain/clipGeneration';
+import { DomainError } from '../domain/errors';
+import { CreditReservation } from '../db/models/CreditReservation';
+import { ProviderError, type VideoProgress } from '../providers';
+import { sourceSize } from '../providers/local/clipEffects';
+import { probeVideo } from '../providers/media/ffmpeg';
+import { checkClipAdmission } from '../services/clipAdmission';
+import { checkAndReserve, releaseReservation } from '../services/credits';
+import { ObjectExistsError, ObjectNotFoundError, type Bucket } from '../storage';
+import { clipProgressSignal, type ClipSource } from '../workflows/clipGeneration';
+import { frameStill, videoThumbnail, watermarkVideo } from './clipMedia';
+import type { ActivityDeps } from './deps';
+
+const CLIPS: Bucket = 'clips';
+export const CLIP_THUMBNAIL_WIDTH = 480;
+
+export type ClipActivityDeps = Pick<ActivityDeps, 'knex' | 'config' | 'logger' | 'storage'> & { providers: Pick<ActivityDeps['providers'], 'imageToVideo'> };
+
+export interface ClipActivityOptions {
+  /** How often the waiting activity heartbeats on its own, besides every provider progress report (ms). */
+  heartbeatIntervalMs?: number;
+  /** Least time between two progress reports to the workflow and the job row (ms). */
+  progressIntervalMs?: number;
+}
+
+export interface AdmitClipJobInput {
+  jobId: string;
+  workflowId: string;
+  userId: string;
+  projectId: string;
+  sourceKind: ClipSourceKind;
+  sourceId: string;
+  options: ClipJobOptions;
+}
+
+export interface AdmittedClipJob {
+  reservationId: string;
+  warning: string | null;
+  code: string | null;
+}
+
+export interface RecordClipJobInput {
+  jobId: string;
+  status: ClipJobStatus;
+  progress: number;
+  message: string;
+  result?: ClipResultSummary;
+}
+
+export interface SubmitClipVideoInput {
+  jobId: string;
+  userId: string;
+  source: ClipSource;
+  options: ClipJobOptions;
+}
+
+export interface StoredClipVideo {
+  /** In the clips bucket. */
+  path: string;
+  sizeBytes: number;
+  durationSeconds: number;
+  width: number;
+  height: number;
+  fps: number;
+}
+
+export interface ClipMediaFiles {
+  thumbnailPath: string;
+  previewPath: string;
+}
+
+export interface AbandonClipJobInput {
+  jobId: string;
+  workflowId: string;
+  userId: string;
+  providerJobId: string | null;
+  status: 'failed' | 'cancelled';
+  error: string | null;
+  message: string;
+}
+
+export function clipFolder(userId: string, jobId: string): string {
+  return `${userId}/${jobId}`;
+}
+
+/** Expected refusals keep their code and stop retries; a provider error retries only when another try can help. */
+function toActivityFailure(error: unknown): unknown {
+  if (error instanceof ApplicationFailure || error instanceof CancelledFailure) return error;
+  if (error instanceof DomainError) return ApplicationFailure.create({ type: error.code, message: error.message, nonRetryable: true, details: [{ status: error.status }] });
+  if (error instanceof ProviderError) {
+    return ApplicationFailure.create({ type: `PROVIDER_${error.code}`, message: error.message, nonRetryable: !error.retryable });
+  }
+  return error;
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+  return Buffer.concat(chunks);
+}
+
+/** Reports render progress to the job row and the workflow at most every `intervalMs`, never backwards. */
+class ProgressReporter {
+  private sentProgress = -1;
+  private sentAt = 0;
+  private pending: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly send: (progress: number, message: string) => Promise<void>,
+    private readonly intervalMs: number,
+  ) {}
+
+  report(progress: number, message: string): void {
+    const now = Date.now();
+    if (progress <= this.sentProgress || now - this.sentAt < this.intervalMs) return;
+    this.sentProgress = progress;
+    this.sentAt = now;
+    this.pending = this.pending.then(() => this.send(progress, message));
+  }
+
+  flush(): Promise<void> {
+    return this.pending;
+  }
+}
+
+export function createClipActivities(deps: ClipActivityDeps, options: ClipActivityOptions = {}) {
+  const { knex, storage, logger } = deps;
+  const { imageToVideo } = deps.providers;
+  const previewPreset = deps.config.videoPreset;
+  const heartbeatIntervalMs = options.heartbeatIntervalMs ?? 10_000;
+  const progressIntervalMs = options.progressIntervalMs ?? 1000;
+
+  const exists = async (objectPath: string): Promise<boolean> => (await storage.objects.stat(CLIPS, objectPath)) !== null;
+
+  /** Stores a local file at a fixed path once; an earlier attempt's complete copy counts as done. */
+  const storeOnce = async (objectPath: string, file: string): Promise<number> => {
+    try {
+      return (await storage.objects.put(CLIPS, objectPath, createReadStream(file))).size;
+    } catch (error) {
+      if (!(error instanceof ObjectExistsError)) throw error;
+      const stat = await storage.objects.stat(CLIPS, objectPath);
+      if (!stat) throw error;
+      return stat.size;
+    }
+  };
+
+  const probeStored = async (objectPath: string): Promise<StoredClipVideo> => {
+    const local = await storage.objects.localFile(CLIPS, objectPath);
+    try {
+      const probe = await probeVideo(local.path);
+      const stat = await storage.objects.stat(CLIPS, objectPath);
+      return {
+        path: objectPath,
+        sizeBytes: stat?.size ?? 0,
+        durationSeconds: Math.round(probe.durationSeconds * 1000) / 1000,
+        width: probe.width,
+        height: probe.height,
+        fps: Math.round(probe.fps * 1000) / 1000,
+      };
+    } finally {
+      await local.release();
+    }
+  };
+
+  return {
+    /**
+     * Admits the job under the profile lock: the limits, then the job row (pending) and a reservation of the
+     * clip's cost keyed on the workflow id. A repeat finds the row and the same reservation.
+     */
+    async admitClipJob(input: AdmitClipJobInput): Promise<AdmittedClipJob> {
+      try {
+        return await knex.transaction(async (trx) => {
+          const profile = await trx('profiles').where({ id: input.userId }).forUpdate().first('id');
+          if (!profile) throw ApplicationFailure.create({ type: 'PROFILE_NOT_FOUND', message: 'User not found', nonRetryable: true, details: [{ status: 404 }] });
+          const existing = await trx('video_generation_jobs').where({ id: input.jobId }).first('id');
+          let warning: string | null = null;
+          let code: string | null = null;
+          if (!existing) {
+            const check = await checkClipAdmission(trx, input.userId, input.jobId);
+            if (!check.ok) throw ApplicationFailure.create({ type: check.code, message: check.error, nonRetryable: true, details: [{ status: check.status }] });
+            ({ warning, code } = check);
+            await trx('video_generation_jobs').insert({
+              id: input.jobId,
+              user_id: input.userId,
+              project_id: input.projectId,
+              render_id: input.sourceKind === 'render' ? input.sourceId : null,
+              image_id: input.sourceKind === 'image' ? input.sourceId : null,
+              status: 'pending',
+              progress: CLIP_PROGRESS.admitted,
+              message: CLIP_MESSAGES.queued,
+              options: JSON.stringify(input.options),
+              workflow_id: input.workflowId,
+            });
+          }
+          // the start rule again inside checkAndReserve: the same lock, so the same answer, and the ledger's own guard
+          const reservation = await checkAndReserve(trx, {
+            profileId: input.userId,
+            contentType: 'clip',
+            idempotencyKey: input.workflowId,
+            description: `Clip: ${input.options.effect} for ${input.options.platform}`,
+            metadata: { jobId: input.jobId, workflowId: input.workflowId },
+          });
+          return { reservationId: reservation.id, warning, code };
+        });
+      } catch (error) {
+        throw toActivityFailure(error);
+      }
+    },
+
+    /** Moves the job row along; progress never goes back and a finished row is left as it is. */
+    async recordClipJob(input: RecordClipJobInput): Promise<void> {
+      await knex('video_generation_jobs')
+        .where({ id: input.jobId })
+        .whereIn('status', CLIP_JOB_ACTIVE_STATUSES)
+        .update({
+          status: input.status,
+          progress: knex.raw('greatest(progress, ?)', [Math.round(input.progress)]),
+          message: input.message,
+          ...(input.result ? { result: JSON.stringify(input.result) } : {}),
+          updated_at: knex.fn.now(),
+        });
+    },
+
+    /**
+     * Frames the source for the clip's aspect (crop or pad) and submits the provider job, once: the job id is
+     * written to the row at once, and a retry that finds it there returns it without submitting again.
+     */
+    async submitClipVideo(input: SubmitClipVideoInput): Promise<{ providerJobId: string; framing: ClipFraming }> {
+      const row = (await knex('video_generation_jobs').where({ id: input.jobId }).first('provider_job_id', 'options')) as
+        | { provider_job_id: string | null; options: { framing?: ClipFraming } }
+        | undefined;
+      if (!row) throw ApplicationFailure.create({ type: CLIP_ERROR_CODES.jobNotFound, message: `No video job ${input.jobId}`, nonRetryable: true });
+      if (row.provider_job_id) return { providerJobId: row.provider_job_id, framing: row.options.framing ?? 'crop' };
+      try {
+        let image: Buffer;
+        try {
+          image = await readAll(await storage.objects.read(input.source.bucket, input.source.path));
+        } catch (error) {
+          if (error instanceof ObjectNotFoundError) {
+            throw ApplicationFailure.create({ type: CLIP_ERROR_CODES.sourceMissing, message: CLIP_MESSAGES.sourceMissing, nonRetryable: true });
+          }
+          throw error;
+        }
+        const meta = await sharp(image).metadata().catch(() => null);
+        if (!meta?.width || !meta.height) {
+          throw ApplicationFailure.create({ type: CLIP_ERROR_CODES.sourceMissing, message: 'The source is not a readable image', nonRetryable: true });
+        }
+        const rotated = (meta.orientation ?? 1) >= 5;
+        const framing = framingFor(rotated ? meta.height : meta.width, rotated ? meta.width : meta.height, input.options.aspectRatio);
+        const still = await frameStill(image, sourceSize(input.options.aspectRatio), framing);
+        const { jobId: providerJobId } = await imageToVideo.submit({
+          image: still,
+          effect: input.options.effect,
+          platform: input.options.platform,
+          aspectRatio: input.options.aspectRatio,
+          durationSeconds: input.options.durationSeconds,
+          prompt: input.options.prompt ?? undefined,
+        });
+        const claimed = await knex('video_generation_jobs')
+          .where({ id: input.jobId })
+          .whereNull('provider_job_id')
+          .update({
+            provider_job_id: providerJobId,
+            options: knex.raw("options || jsonb_build_object('framing', ?::text)", [framing]),
+            updated_at: knex.fn.now(),
+          });
+        if (claimed === 0) {
+          // another attempt got there first (a timed-out attempt still running): keep its job, drop this one
+          const stored = (await knex('video_generation_jobs').where({ id: input.jobId }).first('provider_job_id')) as { provider_job_id: string };
+          await imageToVideo.cancel(providerJobId).catch(() => undefined);
+          await imageToVideo.release(providerJobId).catch(() => undefined);
+          return { providerJobId: stored.provider_job_id, framing };
+        }
+        return { providerJobId, framing };
+      } catch (error) {
+        throw toActivityFailure(error);
+      }
+    },
+
+    /**
+     * Follows the provider job to its end, heartbeating all along, and stores the clip at
+     * clips/<userId>/<jobId>/clip.mp4. A retry resumes: a stored clip is returned as is, otherwise the wait
+     * picks the same provider job up again, starting its progress from the last heartbeat.
+     */
+    async awaitClipVideo(input: { jobId: string; userId: string; providerJobId: string }): Promise<StoredClipVideo> {
+      const ctx = Context.current();
+      const clipPath = `${clipFolder(input.userId, input.jobId)}/clip.mp4`;
+      if (await exists(clipPath)) return probeStored(clipPath);
+
+      const resumed = ctx.info.heartbeatDetails as { providerProgress?: number } | undefined;
+      let best = typeof resumed?.providerProgress === 'number' ? resumed.providerProgress : 0;
+      const beat = () => ctx.heartbeat({ providerProgress: best });
+      beat();
+      const timer = setInterval(beat, heartbeatIntervalMs);
+      const workflowId = ctx.info.workflowExecution?.workflowId ?? `clip-${input.jobId}`;
+      const reporter = new ProgressReporter(async (progress, message) => {
+        await knex('video_generation_jobs')
+          .where({ id: input.jobId })
+          .whereIn('status', CLIP_JOB_ACTIVE_STATUSES)
+          .update({ progress: knex.raw('greatest(progress, ?)', [progress]), message, updated_at: knex.fn.now() })
+          .catch((err: unknown) => logger.warn({ err, jobId: input.jobId }, 'could not record clip progress'));
+        await ctx.client.workflow
+          .getHandle(workflowId)
+          .signal(clipProgressSignal, { progress, message })
+          .catch((err: unknown) => logger.warn({ err, workflowId }, 'could not report clip progress to the workflow'));
+      }, progressIntervalMs);
+      const onProgress = (progress: VideoProgress): void => {
+        best = Math.max(best, progress.progress);
+        beat();
+        const message = progress.state === 'queued' ? `${CLIP_MESSAGES.rendering}: waiting in the queue` : CLIP_MESSAGES.rendering;
+        reporter.report(renderProgress(best), message);
+      };
+      try {
+        const result = await imageToVideo.wait(input.providerJobId, { signal: ctx.cancellationSignal, onProgress });
+        await storeOnce(clipPath, result.path);
+        await imageToVideo.release(input.providerJobId).catch((err: unknown) => logger.warn({ err, providerJobId: input.providerJobId }, 'could not release provider files'));
+        return probeStored(clipPath);
+      } catch (error) {
+        if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Clip wait cancelled', undefined, error instanceof Error ? error : undefined);
+        throw toActivityFailure(error);
+      } finally {
+        clearInterval(timer);
+        await reporter.flush();
+      }
+    },
+
+    /** The thumbnail (a frame at 1 s as WebP) and the watermarked preview beside the stored clip. */
+    async finishClipMedia(input: { jobId: string; userId: string; clipPath: string; width: number; height: number }): Promise<ClipMediaFiles> {
+      const ctx = Context.current();
+      const folder = clipFolder(input.userId, input.jobId);
+      const thumbnailPath = `${folder}/thumbnail.webp`;
+      const previewPath = `${folder}/preview.mp4`;
+      const local = await storage.objects.localFile(CLIPS, input.clipPath);
+      const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'clip-media-'));
+      const timer = setInterval(() => ctx.heartbeat(), heartbeatIntervalMs);
+      try {
+        ctx.heartbeat();
+        if (!(await exists(thumbnailPath))) {
+          const thumb = await videoThumbnail(local.path, 1, CLIP_THUMBNAIL_WIDTH);
+          const file = path.join(scratch, 'thumbnail.webp');
+          await fs.writeFile(file, thumb.data);
+          await storeOnce(thumbnailPath, file);
+        }
+        if (!(await exists(previewPath))) {
+          const probe = await probeVideo(local.path);
+          const file = path.join(scratch, 'preview.mp4');
+          await watermarkVideo(local.path, file, { width: input.width, height: input.height }, {
+            preset: previewPreset,
+            durationSeconds: probe.durationSeconds,
+            signal: ctx.cancellationSignal,
+            onProgress: () => ctx.heartbeat(),
+          });
+          await storeOnce(previewPath, file);
+        }
+        return { thumbnailPath, previewPath };
+      } catch (error) {
+        if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Clip media cancelled');
+        throw toActivityFailure(error);
+      } finally {
+        clearInterval(timer);
+        await local.release();
+        await fs.rm(scratch, { recursive: true, force: true });
+      }
+    },
+
+    /**
+     * Undoes a job that will not reach the approval queue: stops and forgets the provider job, removes the
+     * job's files, releases the reservation and records the outcome on the row. Every part is idempotent.
+     */
+    async abandonClipJob(input: AbandonClipJobInput): Promise<void> {
+      if (input.providerJobId) {
+        await imageToVideo.cancel(input.providerJobId).catch((err: unknown) => logger.warn({ err, providerJobId: input.providerJobId }, 'could not cancel provider job'));
+        await imageToVideo.release(input.providerJobId).catch((err: unknown) => logger.warn({ err, providerJobId: input.providerJobId }, 'could not release provider files'));
+      }
+      await storage.objects.removePrefix(CLIPS, clipFolder(input.userId, input.jobId));
+      const reservation = await CreditReservation.query(knex).findOne({ idempotency_key: input.workflowId });
+      if (reservation && reservation.status === 'active') {
+        await releaseReservation(knex, { reservationId: reservation.id, reason: input.status === 'cancelled' ? 'clip cancelled' : 'clip failed' });
+      }
+      await knex('video_generation_jobs')
+        .where({ id: input.jobId })
+        .whereIn('status', CLIP_JOB_ACTIVE_STATUSES)
+        .update({ status: input.status, error: input.error, message: input.message, updated_at: knex.fn.now() });
+    },
+  };
+}
+
+export type ClipActivities = ReturnType<typeof createClipActivities>;

@@ -1,0 +1,95 @@
+/**
+ * sharp and ffmpeg work of the clip workflow: frame a still for the clip's aspect, take a thumbnail frame,
+ * burn a watermark into the preview. No policy: the activities decide what to make and where it goes.
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import sharp from 'sharp';
+import type { ClipFraming } from '../domain/clipGeneration';
+import { FFMPEG, runFfmpeg, type FfmpegRunStats } from '../providers/media/ffmpeg';
+import type { ImageSize } from '../providers/media/images';
+
+/**
+ * The still at exactly `size`: a centre crop, or (pad) the whole image over a blurred, darkened fill of
+ * itself, the usual way a landscape picture is shown in a portrait frame.
+ */
+export async function frameStill(image: Buffer, size: ImageSize, framing: ClipFraming): Promise<Buffer> {
+  const upright = await sharp(image).rotate().removeAlpha().toBuffer();
+  const cover = sharp(upright).resize(size.width, size.height, { fit: 'cover', position: 'centre', kernel: 'lanczos3' });
+  if (framing === 'crop') return cover.jpeg({ quality: 95 }).toBuffer();
+  const backdrop = await cover.blur(Math.max(8, Math.round(Math.min(size.width, size.height) / 40))).modulate({ brightness: 0.55, saturation: 0.8 }).toBuffer();
+  const inside = await sharp(upright).resize(size.width, size.height, { fit: 'inside', kernel: 'lanczos3' }).toBuffer({ resolveWithObject: true });
+  return sharp(backdrop)
+    .composite([{ input: inside.data, left: Math.round((size.width - inside.info.width) / 2), top: Math.round((size.height - inside.info.height) / 2) }])
+    .jpeg({ quality: 95 })
+    .toBuffer();
+}
+
+function execBuffer(binary: string, args: string[]): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    execFile(binary, args, { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`${binary} failed: ${stderr.toString('utf8').trim().split('\n').slice(-3).join(' | ') || error.message}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+/** One frame at `atSeconds` (clamped into the clip), `width` px wide, as WebP. */
+export async function videoThumbnail(videoPath: string, atSeconds: number, width: number): Promise<{ data: Buffer; width: number; height: number }> {
+  const png = await execBuffer(FFMPEG, ['-v', 'error', '-ss', String(atSeconds), '-i', videoPath, '-frames:v', '1', '-f', 'image2pipe', '-vcodec', 'png', 'pipe:1']);
+  if (png.length === 0) throw new Error(`no frame at ${atSeconds}s in ${videoPath}`);
+  const { data, info } = await sharp(png).resize({ width, withoutEnlargement: true }).webp({ quality: 80 }).toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.height };
+}
+
+/** A transparent frame-sized PNG: a large diagonal "PREVIEW" and the product name in a corner. */
+export async function watermarkOverlay(size: ImageSize): Promise<Buffer> {
+  const { width: w, height: h } = size;
+  const big = Math.round(Math.min(w, h) / 5);
+  const small = Math.max(14, Math.round(Math.min(w, h) / 28));
+  const angle = (-Math.atan2(h, w) * 180) / Math.PI;
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}">
+    <g transform="translate(${w / 2} ${h / 2}) rotate(${angle.toFixed(2)})">
+      <text x="0" y="0" text-anchor="middle" dominant-baseline="middle" font-family="DejaVu Sans, Liberation Sans, sans-serif" font-weight="700"
+        font-size="${big}" fill="#ffffff" fill-opacity="0.32" stroke="#000000" stroke-opacity="0.22" stroke-width="${Math.max(1, Math.round(big / 40))}">PREVIEW</text>
+    </g>
+    <text x="${w - small}" y="${h - small}" text-anchor="end" font-family="DejaVu Sans, Liberation Sans, sans-serif" font-weight="700"
+      font-size="${small}" fill="#ffffff" fill-opacity="0.7">Render Studio · preview</text>
+  </svg>`;
+  return sharp(Buffer.from(svg)).png().toBuffer();
+}
+
+export interface WatermarkOptions {
+  preset: string;
+  durationSeconds: number;
+  signal?: AbortSignal;
+  onProgress?: (fraction: number) => void;
+}
+
+/** Re-encodes `input` with the watermark burnt in: H.264, yuv420p, +faststart, no audio. */
+export async function watermarkVideo(input: string, output: string, size: ImageSize, options: WatermarkOptions): Promise<FfmpegRunStats> {
+  const overlay = path.join(path.dirname(output), `${path.basename(output)}.overlay.png`);
+  await fs.writeFile(overlay, await watermarkOverlay(size));
+  try {
+    return await runFfmpeg(
+      [
+        '-y',
+        '-i', input,
+        '-i', overlay,
+        '-filter_complex', '[0:v][1:v]overlay=0:0:format=auto,format=yuv420p[v]',
+        '-map', '[v]',
+        '-c:v', 'libx264',
+        '-preset', options.preset,
+        '-crf', '26',
+        '-pix_fmt', 'yuv420p',
+        '-movflags', '+faststart',
+        '-an',
+        output,
+      ],
+      { durationSeconds: options.durationSeconds, signal: options.signal, onProgress: options.onProgress },
+    );
+  } finally {
+    await fs.rm(overlay, { force: true });
+  }
+}

@@ -1,0 +1,288 @@
+/**
+ * One clip generation job (id `clip-<jobId>`): admit it (limits, single clip, cooldown) and reserve 4 credits,
+ * prepare the source for the aspect and submit the provider job, wait for it with heartbeats, store the clip
+ * with its thumbnail and watermarked preview, then hand it to the approval queue (approval workflow as an
+ * abandoned child). A failure or a cancel before the hand-off releases the reservation.
+ *
+ * The state (status, progress, message, error, result) answers the status call through `clipJobStateQuery`;
+ * the waiting activity reports render progress with `clipProgressSignal`. The provider's job id is kept in
+ * the state, so a retried wait resumes the same job instead of paying for a second one.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  ParentClosePolicy,
+  allHandlersFinished,
+  condition,
+  defineQuery,
+  defineSignal,
+  defineUpdate,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  startChild,
+  uuid4,
+} from '@temporalio/workflow';
+import type { createActivities } from '../activities';
+import { CLIP_ERROR_CODES, CLIP_MESSAGES, CLIP_PROGRESS, clipFileName, type ClipJobOptions, type ClipJobStatus, type ClipResultSummary, type ClipSourceKind } from '../domain/clipGeneration';
+import { CREDIT_COST } from '../domain/constants';
+import type { StoredFile } from '../domain/approvals';
+import { MSG } from '../domain/messages';
+import { approvalWorkflow } from './approval';
+
+export interface ClipSource {
+  kind: ClipSourceKind;
+  id: string;
+  bucket: StoredFile['bucket'];
+  path: string;
+  fileName: string;
+}
+
+export interface ClipGenerationInput {
+  jobId: string;
+  userId: string;
+  projectId: string;
+  source: ClipSource;
+  options: ClipJobOptions;
+  queues: ClipQueues;
+}
+
+/** Where the provider wait and the ffmpeg work run, and where the approval workflow runs (TASK_QUEUES unless a test routes them). */
+export interface ClipQueues {
+  media: string;
+  approvals: string;
+}
+
+export interface ClipJobState {
+  jobId: string;
+  status: ClipJobStatus;
+  progress: number;
+  message: string;
+  error: string | null;
+  code: string | null;
+  warning: string | null;
+  result: ClipResultSummary | null;
+  providerJobId: string | null;
+}
+
+/** The start call's answer: admitted (maybe with the rejection-streak warning) or refused with the rule's code. */
+export type ClipAdmission =
+  | { admitted: true; warning: string | null; code: string | null }
+  | { admitted: false; error: string; code: string; status: number };
+
+export interface ClipProgressReport {
+  progress: number;
+  message: string;
+}
+
+export const clipJobStateQuery = defineQuery<ClipJobState>('clipJobState');
+/** Answers once the job was admitted or refused; the API sends it with the start (update-with-start). */
+export const clipAdmissionUpdate = defineUpdate<ClipAdmission>('clipAdmission');
+export const clipProgressSignal = defineSignal<[ClipProgressReport]>('clipProgress');
+
+export function clipWorkflowId(jobId: string): string {
+  return `clip-${jobId}`;
+}
+
+type Activities = ReturnType<typeof createActivities>;
+
+const { admitClipJob, recordClipJob, abandonClipJob, createPendingApproval } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '15 seconds' },
+});
+
+const { submitClipVideo } = proxyActivities<Activities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', maximumAttempts: 5 },
+});
+
+function failureOf(err: unknown): ApplicationFailure | null {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  return cause instanceof ApplicationFailure ? cause : null;
+}
+
+/** The HTTP status an activity recorded with a refusal (details[0].status), else `fallback`. */
+function refusalStatus(failure: ApplicationFailure | null, fallback: number): number {
+  const first: unknown = failure?.details?.[0];
+  const status = typeof first === 'object' && first !== null ? (first as { status?: unknown }).status : undefined;
+  return typeof status === 'number' ? status : fallback;
+}
+
+function describe(err: unknown): string {
+  const failure = failureOf(err);
+  if (failure) return failure.message;
+  return err instanceof Error ? err.message : String(err);
+}
+
+export async function clipGenerationWorkflow(input: ClipGenerationInput): Promise<ClipResultSummary> {
+  const workflowId = clipWorkflowId(input.jobId);
+  const state: ClipJobState = {
+    jobId: input.jobId,
+    status: 'pending',
+    progress: 0,
+    message: CLIP_MESSAGES.checking,
+    error: null,
+    code: null,
+    warning: null,
+    result: null,
+    providerJobId: null,
+  };
+  let admission: ClipAdmission | null = null;
+
+  setHandler(clipJobStateQuery, () => state);
+  setHandler(clipAdmissionUpdate, async (): Promise<ClipAdmission> => {
+    await condition(() => admission !== null);
+    return admission as ClipAdmission;
+  });
+  setHandler(clipProgressSignal, (report) => {
+    // render progress only moves forward, and only while the render step is the current one
+    if (state.status !== 'processing' || report.progress <= state.progress || report.progress > CLIP_PROGRESS.renderEnd) return;
+    state.progress = report.progress;
+    state.message = report.message;
+  });
+
+  // the render and the ffmpeg work: long, heartbeating, on the media queue
+  const { awaitClipVideo } = proxyActivities<Activities>({
+    taskQueue: input.queues.media,
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: '1 minute',
+    retry: { initialInterval: '5 seconds', maximumInterval: '1 minute', maximumAttempts: 5 },
+  });
+  const { finishClipMedia } = proxyActivities<Activities>({
+    taskQueue: input.queues.media,
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '1 minute',
+    retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', maximumAttempts: 5 },
+  });
+
+  const step = async (progress: number, message: string): Promise<void> => {
+    state.progress = Math.max(state.progress, progress);
+    state.message = message;
+    await recordClipJob({ jobId: input.jobId, status: state.status, progress: state.progress, message });
+  };
+
+  let handedOff = false;
+  try {
+    const admitted = await admitClipJob({
+      jobId: input.jobId,
+      workflowId,
+      userId: input.userId,
+      projectId: input.projectId,
+      sourceKind: input.source.kind,
+      sourceId: input.source.id,
+      options: input.options,
+    });
+    admission = { admitted: true, warning: admitted.warning, code: admitted.code };
+    state.warning = admitted.warning;
+    state.status = 'processing';
+    await step(CLIP_PROGRESS.preparing, CLIP_MESSAGES.preparing);
+
+    const { providerJobId } = await submitClipVideo({ jobId: input.jobId, userId: input.userId, source: input.source, options: input.options });
+    state.providerJobId = providerJobId;
+    await step(CLIP_PROGRESS.submitted, CLIP_MESSAGES.rendering);
+
+    const video = await awaitClipVideo({ jobId: input.jobId, userId: input.userId, providerJobId });
+    await step(CLIP_PROGRESS.stored, CLIP_MESSAGES.finishing);
+
+    const media = await finishClipMedia({ jobId: input.jobId, userId: input.userId, clipPath: video.path, width: video.width, height: video.height });
+    await step(CLIP_PROGRESS.finished, CLIP_MESSAGES.approval);
+
+    // the clip exists: from here a cancel no longer stops it, the approval queue decides about it
+    const result = await CancellationScope.nonCancellable(async () => {
+      const approvalId = uuid4();
+      const fileName = clipFileName(input.source.fileName, input.options.effect, input.options.aspectRatio);
+      const created = await createPendingApproval({
+        approvalId,
+        userId: input.userId,
+        projectId: input.projectId,
+        fileName,
+        aspectRatio: input.options.aspectRatio,
+        original: { bucket: 'clips', path: video.path },
+        watermarked: { bucket: 'clips', path: media.previewPath },
+        thumbnailPath: media.thumbnailPath,
+        reservationId: admitted.reservationId,
+        cost: CREDIT_COST.clip,
+        sourceJobId: input.jobId,
+        metadata: {
+          kind: 'clip',
+          renderId: input.source.kind === 'render' ? input.source.id : null,
+          imageId: input.source.kind === 'image' ? input.source.id : null,
+          effect: input.options.effect,
+          platform: input.options.platform,
+          aspectRatio: input.options.aspectRatio,
+          durationSeconds: video.durationSeconds,
+          fileSize: video.sizeBytes,
+          mime: 'video/mp4',
+          promptUsed: input.options.prompt,
+        },
+      });
+      handedOff = true;
+      await startChild(approvalWorkflow, {
+        workflowId: created.workflowId,
+        taskQueue: input.queues.approvals,
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        args: [{ approvalId: created.approvalId, userId: input.userId, windowMs: created.windowMs }],
+      });
+      const summary: ClipResultSummary = {
+        approvalId: created.approvalId,
+        approvalWorkflowId: created.workflowId,
+        fileName,
+        durationSeconds: video.durationSeconds,
+        fileSize: video.sizeBytes,
+        width: video.width,
+        height: video.height,
+        aspectRatio: input.options.aspectRatio,
+        platform: input.options.platform,
+        effect: input.options.effect,
+      };
+      await recordClipJob({ jobId: input.jobId, status: 'completed', progress: CLIP_PROGRESS.completed, message: CLIP_MESSAGES.completed, result: summary });
+      return summary;
+    });
+    state.status = 'completed';
+    state.progress = CLIP_PROGRESS.completed;
+    state.message = CLIP_MESSAGES.completed;
+    state.result = result;
+    return result;
+  } catch (err) {
+    const cancelled = isCancellation(err);
+    const failure = failureOf(err);
+    const refused = admission === null && !cancelled && failure !== null && failure.nonRetryable;
+    let error: string = cancelled ? CLIP_MESSAGES.cancelled : CLIP_MESSAGES.failed;
+    let code: string = cancelled ? CLIP_ERROR_CODES.cancelled : CLIP_ERROR_CODES.generationFailed;
+    if (refused && failure) {
+      error = failure.message;
+      code = failure.type ?? CLIP_ERROR_CODES.generationFailed;
+    } else if (failure?.type === CLIP_ERROR_CODES.sourceMissing) {
+      error = `${CLIP_MESSAGES.sourceMissing} ${CLIP_MESSAGES.failed}`;
+      code = CLIP_ERROR_CODES.sourceMissing;
+    }
+    if (admission === null) {
+      admission = refused
+        ? { admitted: false, error, code, status: refusalStatus(failure, 400) }
+        : { admitted: false, error: MSG.failedToStartVideo, code, status: 503 };
+    }
+
+    await CancellationScope.nonCancellable(async () => {
+      // a refusal wrote nothing; anything later may have a row, a reservation, a provider job and files to undo
+      if (!refused && !handedOff) {
+        await abandonClipJob({
+          jobId: input.jobId,
+          workflowId,
+          userId: input.userId,
+          providerJobId: state.providerJobId,
+          status: cancelled ? 'cancelled' : 'failed',
+          error: cancelled ? null : error,
+          message: error,
+        });
+      }
+      state.status = cancelled ? 'cancelled' : 'failed';
+      state.message = error;
+      state.error = cancelled ? null : error;
+      state.code = code;
+      await condition(allHandlersFinished);
+    });
+    if (cancelled) throw err;
+    throw ApplicationFailure.create({ type: code, message: refused ? error : `${error} (${describe(err)})`, nonRetryable: true });
+  }
+}
