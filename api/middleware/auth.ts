@@ -114,6 +114,8 @@ export const PUBLIC_API_ROUTES: ReadonlyArray<{ method: string; path: string; pr
   { method: 'GET', path: '/api/files/', prefix: true },
   // checks the session itself to answer 'Please login to upload files' (api/routes/uploads.ts)
   { method: 'POST', path: '/api/upload/renders' },
+  // checks the session itself to answer 'You must be logged in to generate images' (api/routes/imageEdit.ts)
+  { method: 'POST', path: '/api/ai-image-simple' },
   // Stripe calls it; the signature header is the credential
   { method: 'POST', path: '/api/stripe/webhook' },
 ];

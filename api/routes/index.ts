@@ -1,9 +1,11 @@
 import type Router from '@koa/router';
 import type { AppDeps } from '../deps';
+import { approvalsRouter } from './approvals';
 import { authRouter } from './auth';
 import { creditsRouter } from './credits';
 import { filesRouter } from './files';
 import { healthRouter } from './health';
+import { imageEditRouter } from './imageEdit';
 import { profileRouter } from './profile';
 import { projectsRouter } from './projects';
 import { uploadsRouter } from './uploads';
@@ -23,6 +25,8 @@ export function buildRouters(deps: AppDeps): Router[] {
     filesRouter(deps),
     projectsRouter(deps),
     uploadsRouter(deps),
+    imageEditRouter(deps),
+    approvalsRouter(deps),
     videoGenerationRouter(deps),
   ];
 }

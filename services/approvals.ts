@@ -1,0 +1,174 @@
+/**
+ * The approval queue for the API (spec 001 sections 2, 4, 7): the user's pending items with signed links, the
+ * stats behind the badge and the pending cap, and approve / reject sent as Updates to the item's approval
+ * workflow (workflows/approval.ts), which holds the decision rules.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+} from '@temporalio/client';
+import type { Knex } from 'knex';
+import { PendingApproval } from '../db/models/PendingApproval';
+import { pendingApprovalLimit } from '../domain/creditMath';
+import { DomainError } from '../domain/errors';
+import { ERROR_CODES, MSG } from '../domain/messages';
+import { isBucket, type Storage } from '../storage';
+import { APPROVAL_NOT_OWNER, APPROVAL_NOT_PENDING, approveUpdate, rejectUpdate, type ApprovalDecisionResult } from '../workflows/approval';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** One card of the Approvals view, in the spec's field names. */
+export interface ApprovalListItem {
+  id: string;
+  user_id: string;
+  project_id: string;
+  project_name: string | null;
+  content_type: 'image' | 'clip' | 'assembly';
+  status: 'pending';
+  aspect_ratio: string | null;
+  file_name: string;
+  original_file_url: string | null;
+  watermarked_file_url: string | null;
+  approval_deadline: string;
+  cost: number;
+  remaining_cost: number;
+  created_at: string;
+  prompt: string | null;
+}
+
+export interface ApprovalStats {
+  pending_count: number;
+  limit: number;
+  total_pending_cost: number;
+}
+
+export interface ApprovalDecisionResponse {
+  success: true;
+  error: null;
+  code: string | null;
+  contentId: string | null;
+  warning: string | null;
+}
+
+export interface ApprovalServiceDeps {
+  knex: Knex;
+  storage: Storage;
+  temporal: () => Promise<Client>;
+}
+
+function notFound(): DomainError {
+  return new DomainError(404, 'APPROVAL_NOT_FOUND', 'Approval not found');
+}
+
+function notPending(): DomainError {
+  return new DomainError(409, APPROVAL_NOT_PENDING, 'This item is no longer pending');
+}
+
+/** The decision rule that refused, found inside the update's failure (the validator's, or the activity's). */
+function refusalOf(err: WorkflowUpdateFailedError): DomainError | null {
+  let cause: unknown = err.cause;
+  if (cause instanceof ActivityFailure) cause = cause.cause;
+  if (!(cause instanceof ApplicationFailure)) return null;
+  switch (cause.type) {
+    case APPROVAL_NOT_OWNER:
+    case 'APPROVAL_NOT_FOUND':
+      return notFound();
+    case APPROVAL_NOT_PENDING:
+      return notPending();
+    case ERROR_CODES.rejectionRequiresPurchase:
+      return new DomainError(403, ERROR_CODES.rejectionRequiresPurchase, MSG.rejectionRequiresPurchase);
+    default:
+      return null;
+  }
+}
+
+export class ApprovalService {
+  constructor(private readonly deps: ApprovalServiceDeps) {}
+
+  /** Pending and not past the deadline, newest first, with signed links to both files. */
+  async list(userId: string): Promise<ApprovalListItem[]> {
+    const rows = (await PendingApproval.query(this.deps.knex)
+      .alias('a')
+      .leftJoin('projects as p', 'p.id', 'a.project_id')
+      .where('a.user_id', userId)
+      .where('a.status', 'pending')
+      .where('a.approval_deadline', '>', this.deps.knex.fn.now())
+      .orderBy([
+        { column: 'a.created_at', order: 'desc' },
+        { column: 'a.id', order: 'desc' },
+      ])
+      .select('a.*', 'p.name as project_name')) as Array<PendingApproval & { projectName: string | null }>;
+    const sign = (bucket: string, path: string) => (isBucket(bucket) ? this.deps.storage.urls.sign(bucket, path) : null);
+    return rows.map((row) => {
+      const prompt = (row.metadata as { originalPrompt?: unknown; promptUsed?: unknown }).originalPrompt ?? (row.metadata as { promptUsed?: unknown }).promptUsed;
+      return {
+        id: row.id,
+        user_id: row.userId,
+        project_id: row.projectId,
+        project_name: row.projectName ?? null,
+        content_type: row.contentType,
+        status: 'pending',
+        aspect_ratio: row.aspectRatio,
+        file_name: row.fileName,
+        original_file_url: sign(row.originalBucket, row.originalPath),
+        watermarked_file_url: sign(row.watermarkedBucket, row.watermarkedPath),
+        approval_deadline: new Date(row.approvalDeadline).toISOString(),
+        cost: row.cost,
+        remaining_cost: row.remainingCost,
+        created_at: new Date(row.createdAt).toISOString(),
+        prompt: typeof prompt === 'string' ? prompt : null,
+      };
+    });
+  }
+
+  /** pending_count and total_pending_cost of the list above; limit = available credits clamped to 1..5. */
+  async stats(userId: string): Promise<ApprovalStats> {
+    const { knex } = this.deps;
+    const row = (await knex('profiles as p')
+      .where('p.id', userId)
+      .first(
+        'p.credits',
+        'p.reserved_credits',
+        knex.raw("(select count(*) from pending_approvals a where a.user_id = p.id and a.status = 'pending' and a.approval_deadline > now()) as pending_count"),
+        knex.raw(
+          "(select coalesce(sum(a.remaining_cost), 0) from pending_approvals a where a.user_id = p.id and a.status = 'pending' and a.approval_deadline > now()) as pending_cost",
+        ),
+      )) as { credits: number; reserved_credits: number; pending_count: string; pending_cost: string } | undefined;
+    if (!row) throw new DomainError(404, 'PROFILE_NOT_FOUND', 'User not found');
+    return {
+      pending_count: Number(row.pending_count),
+      limit: pendingApprovalLimit(row.credits - row.reserved_credits),
+      total_pending_cost: Number(row.pending_cost),
+    };
+  }
+
+  approve(userId: string, approvalId: string): Promise<ApprovalDecisionResponse> {
+    return this.decide(userId, approvalId, 'approve');
+  }
+
+  reject(userId: string, approvalId: string): Promise<ApprovalDecisionResponse> {
+    return this.decide(userId, approvalId, 'reject');
+  }
+
+  private async decide(userId: string, approvalId: string, decision: 'approve' | 'reject'): Promise<ApprovalDecisionResponse> {
+    if (!UUID.test(approvalId)) throw notFound();
+    const row = await PendingApproval.query(this.deps.knex).findOne({ id: approvalId, user_id: userId });
+    if (!row) throw notFound();
+    if (row.status !== 'pending') throw notPending();
+    const client = await this.deps.temporal();
+    const handle = client.workflow.getHandle(row.workflowId);
+    let result: ApprovalDecisionResult;
+    try {
+      result = await handle.executeUpdate(decision === 'approve' ? approveUpdate : rejectUpdate, { args: [{ userId }] });
+    } catch (err) {
+      // the workflow ended (decided or expired) between the read above and the update
+      if (err instanceof WorkflowNotFoundError) throw notPending();
+      if (err instanceof WorkflowUpdateFailedError) throw refusalOf(err) ?? err;
+      throw err;
+    }
+    return { success: true, error: null, code: result.code, contentId: result.contentId, warning: result.warning };
+  }
+}
