@@ -40,7 +40,7 @@ export interface RunningWorkers {
 let runtimeInstalled = false;
 
 /** The SDK logs errors only in these tests (its INFO and WARN lines about worker states and expected refusals drown the output). */
-function quietRuntime(): void {
+export function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
