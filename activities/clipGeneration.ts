@@ -156,6 +156,12 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
 
   const exists = async (objectPath: string): Promise<boolean> => (await storage.objects.stat(CLIPS, objectPath)) !== null;
 
+  /** A cancel does not wait for the long activities: they look before storing anything, so nothing lands after the clean-up. */
+  const assertStillActive = async (jobId: string): Promise<void> => {
+    const row = (await knex('video_generation_jobs').where({ id: jobId }).first('status')) as { status: ClipJobStatus } | undefined;
+    if (!row || !CLIP_JOB_ACTIVE_STATUSES.includes(row.status)) throw new CancelledFailure(`Video job ${jobId} is ${row?.status ?? 'gone'}`);
+  };
+
   /** Stores a local file at a fixed path once; an earlier attempt's complete copy counts as done. */
   const storeOnce = async (objectPath: string, file: string): Promise<number> => {
     try {
@@ -249,12 +255,10 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
      * Frames the source for the clip's aspect (crop or pad) and submits the provider job, once: the job id is
      * written to the row at once, and a retry that finds it there returns it without submitting again.
      */
-    async submitClipVideo(input: SubmitClipVideoInput): Promise<{ providerJobId: string; framing: ClipFraming }> {
-      const row = (await knex('video_generation_jobs').where({ id: input.jobId }).first('provider_job_id', 'options')) as
-        | { provider_job_id: string | null; options: { framing?: ClipFraming } }
-        | undefined;
+    async submitClipVideo(input: SubmitClipVideoInput): Promise<{ providerJobId: string; framing: ClipFraming | null }> {
+      const row = (await knex('video_generation_jobs').where({ id: input.jobId }).first('provider_job_id')) as { provider_job_id: string | null } | undefined;
       if (!row) throw ApplicationFailure.create({ type: CLIP_ERROR_CODES.jobNotFound, message: `No video job ${input.jobId}`, nonRetryable: true });
-      if (row.provider_job_id) return { providerJobId: row.provider_job_id, framing: row.options.framing ?? 'crop' };
+      if (row.provider_job_id) return { providerJobId: row.provider_job_id, framing: null };
       try {
         let image: Buffer;
         try {
@@ -283,11 +287,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
         const claimed = await knex('video_generation_jobs')
           .where({ id: input.jobId })
           .whereNull('provider_job_id')
-          .update({
-            provider_job_id: providerJobId,
-            options: knex.raw("options || jsonb_build_object('framing', ?::text)", [framing]),
-            updated_at: knex.fn.now(),
-          });
+          .update({ provider_job_id: providerJobId, updated_at: knex.fn.now() });
         if (claimed === 0) {
           // another attempt got there first (a timed-out attempt still running): keep its job, drop this one
           const stored = (await knex('video_generation_jobs').where({ id: input.jobId }).first('provider_job_id')) as { provider_job_id: string };
@@ -336,11 +336,12 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
       };
       try {
         const result = await imageToVideo.wait(input.providerJobId, { signal: ctx.cancellationSignal, onProgress });
+        await assertStillActive(input.jobId);
         await storeOnce(clipPath, result.path);
         await imageToVideo.release(input.providerJobId).catch((err: unknown) => logger.warn({ err, providerJobId: input.providerJobId }, 'could not release provider files'));
         return probeStored(clipPath);
       } catch (error) {
-        if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Clip wait cancelled', undefined, error instanceof Error ? error : undefined);
+        if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Clip wait cancelled');
         throw toActivityFailure(error);
       } finally {
         clearInterval(timer);
@@ -363,6 +364,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
           const thumb = await videoThumbnail(local.path, 1, CLIP_THUMBNAIL_WIDTH);
           const file = path.join(scratch, 'thumbnail.webp');
           await fs.writeFile(file, thumb.data);
+          await assertStillActive(input.jobId);
           await storeOnce(thumbnailPath, file);
         }
         if (!(await exists(previewPath))) {
@@ -374,6 +376,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
             signal: ctx.cancellationSignal,
             onProgress: () => ctx.heartbeat(),
           });
+          await assertStillActive(input.jobId);
           await storeOnce(previewPath, file);
         }
         return { thumbnailPath, previewPath };
@@ -392,9 +395,11 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
      * job's files, releases the reservation and records the outcome on the row. Every part is idempotent.
      */
     async abandonClipJob(input: AbandonClipJobInput): Promise<void> {
-      if (input.providerJobId) {
-        await imageToVideo.cancel(input.providerJobId).catch((err: unknown) => logger.warn({ err, providerJobId: input.providerJobId }, 'could not cancel provider job'));
-        await imageToVideo.release(input.providerJobId).catch((err: unknown) => logger.warn({ err, providerJobId: input.providerJobId }, 'could not release provider files'));
+      // the row knows a provider job the workflow may not have heard of (a submit that finished during the cancel)
+      const row = (await knex('video_generation_jobs').where({ id: input.jobId }).first('provider_job_id')) as { provider_job_id: string | null } | undefined;
+      for (const providerJobId of new Set([input.providerJobId, row?.provider_job_id].filter((id): id is string => Boolean(id)))) {
+        await imageToVideo.cancel(providerJobId).catch((err: unknown) => logger.warn({ err, providerJobId }, 'could not cancel provider job'));
+        await imageToVideo.release(providerJobId).catch((err: unknown) => logger.warn({ err, providerJobId }, 'could not release provider files'));
       }
       await storage.objects.removePrefix(CLIPS, clipFolder(input.userId, input.jobId));
       const reservation = await CreditReservation.query(knex).findOne({ idempotency_key: input.workflowId });

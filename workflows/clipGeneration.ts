@@ -9,6 +9,7 @@
  * the state, so a retried wait resumes the same job instead of paying for a second one.
  */
 import {
+  ActivityCancellationType,
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
@@ -87,14 +88,23 @@ export function clipWorkflowId(jobId: string): string {
 
 type Activities = ReturnType<typeof createActivities>;
 
-const { admitClipJob, recordClipJob, abandonClipJob, createPendingApproval } = proxyActivities<Activities>({
+const { recordClipJob, abandonClipJob, createPendingApproval } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '15 seconds' },
+});
+
+// a cancel waits for these to finish: what they wrote (a reservation, a paid provider job) is then on the job row
+// for the clean-up to undo, instead of landing after it
+const { admitClipJob } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '15 seconds' },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
 
 const { submitClipVideo } = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', maximumAttempts: 5 },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
 
 function failureOf(err: unknown): ApplicationFailure | null {
