@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import {
+  InsufficientCreditsError,
+  PendingLimitReachedError,
+  RejectionCooldownError,
+  canCreateContent,
+  checkAndReserve,
+  checkLedgerInvariant,
+  releaseReservation,
+} from '../../services/credits';
+import { createFundedProfile } from '../credits/fixtures';
+import { closeTestKnex, testKnex } from '../support/db';
+
+let knex: Knex;
+
+beforeAll(() => {
+  knex = testKnex();
+});
+
+afterAll(async () => {
+  await closeTestKnex();
+});
+
+async function freePendingItems(userId: string, count: number): Promise<void> {
+  const [project] = await knex('projects').insert({ user_id: userId, name: 'Cap' }).returning<{ id: string }[]>('id');
+  for (let i = 0; i < count; i += 1) {
+    await knex('pending_approvals').insert({
+      user_id: userId,
+      project_id: project.id,
+      content_type: 'assembly',
+      file_name: `v${i}.mp4`,
+      original_bucket: 'videos',
+      original_path: `v/${i}.mp4`,
+      watermarked_bucket: 'videos',
+      watermarked_path: `v/${i}-wm.mp4`,
+      approval_deadline: new Date(Date.now() + 86_400_000),
+      cost: 0,
+      remaining_cost: 0,
+      workflow_id: `approval-${randomUUID()}`,
+    });
+  }
+}
+
+describe('checkAndReserve', () => {
+  it('judges simultaneous starts one after another, each seeing the others in flight: 5 credits admit exactly 3 images', async () => {
+    const p = await createFundedProfile(knex, 5);
+
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) => checkAndReserve(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `start:${p.id}:${i}` })),
+    );
+
+    // 1st: 5 available, nothing pending; 2nd: 4 and 1 in flight; 3rd: 3 and 2; 4th: 2 available < 3 pending + 1
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(3);
+    const refusals = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected').map((o) => o.reason);
+    expect(refusals).toHaveLength(7);
+    for (const refusal of refusals) expect(refusal).toBeInstanceOf(InsufficientCreditsError);
+    expect(await checkLedgerInvariant(knex, p.id)).toMatchObject({ balance: 5, reserved: 3, ok: true });
+    expect(await canCreateContent(knex, p.id, 'image')).toMatchObject({ canCreate: false, pendingCount: 3, pendingCost: 3, available: 2 });
+  });
+
+  it('lets only one start through at the pending cap, however many arrive together', async () => {
+    const p = await createFundedProfile(knex, 5);
+    await freePendingItems(p.id, 4);
+
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 6 }, (_, i) => checkAndReserve(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `cap:${p.id}:${i}` })),
+    );
+
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+    const refusals = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected').map((o) => o.reason as PendingLimitReachedError);
+    expect(refusals.every((r) => r instanceof PendingLimitReachedError)).toBe(true);
+    expect(refusals[0]).toMatchObject({ status: 409, code: 'PENDING_LIMIT_REACHED', message: 'You have reached the maximum of 4 pending approvals...' });
+  });
+
+  it('replays a repeated key without judging again, even once the start rule would now refuse', async () => {
+    const p = await createFundedProfile(knex, 1);
+    const first = await checkAndReserve(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `wf:${p.id}` });
+    const again = await checkAndReserve(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `wf:${p.id}` });
+
+    expect(again).toMatchObject({ id: first.id, replayed: true });
+    await expect(checkAndReserve(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `other:${p.id}` })).rejects.toBeInstanceOf(InsufficientCreditsError);
+    expect(await checkLedgerInvariant(knex, p.id)).toMatchObject({ reserved: 1, ok: true });
+  });
+
+  it('refuses during a cooldown and admits again once it has passed', async () => {
+    const p = await createFundedProfile(knex, 5);
+    const until = new Date(Date.now() + 60_000);
+    await knex('profiles').where({ id: p.id }).update({ rejection_cooldown_until: until });
+
+    await expect(checkAndReserve(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `cd:${p.id}` })).rejects.toMatchObject({
+      constructor: RejectionCooldownError,
+      status: 429,
+      code: 'REJECTION_STREAK_COOLDOWN',
+    });
+    const later = await checkAndReserve(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `cd:${p.id}`, now: new Date(until.getTime() + 1) });
+    expect(later.replayed).toBe(false);
+  });
+
+  it('counts a released reservation as neither pending nor reserved', async () => {
+    const p = await createFundedProfile(knex, 1);
+    const r = await checkAndReserve(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `a:${p.id}` });
+    await releaseReservation(knex, { reservationId: r.id });
+    expect(await canCreateContent(knex, p.id, 'image')).toMatchObject({ canCreate: true, pendingCount: 0, pendingCost: 0 });
+    await expect(checkAndReserve(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `b:${p.id}` })).resolves.toMatchObject({ status: 'active' });
+  });
+});
