@@ -42,10 +42,21 @@ const compensations = proxyActivities<Activities>({
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
-/** The words the user sees for a failure: the start rule's own texts, or a plain "failed, not charged". */
+/**
+ * The words the user sees for a failure: the start rule's own texts; an unreadable source; otherwise a plain
+ * "failed, not charged" (a provider's own message names hosts and request ids, not for users).
+ */
 function userFacingFailure(err: unknown): ApplicationFailure {
   const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure && cause.nonRetryable && cause.type) {
+  if (cause instanceof ApplicationFailure && (cause.type === 'PROVIDER_INPUT' || cause.type === 'PROVIDER_VALIDATION')) {
+    return ApplicationFailure.create({
+      type: IMAGE_EDIT_ERRORS.invalidBaseImage,
+      message: IMAGE_EDIT_MESSAGES.invalidBaseImage,
+      details: [{ status: 400 }],
+      nonRetryable: true,
+    });
+  }
+  if (cause instanceof ApplicationFailure && cause.nonRetryable && cause.type && !cause.type.startsWith('PROVIDER_')) {
     const message = cause.type === ERROR_CODES.insufficientCredits ? MSG.insufficientCreditsImage : cause.message;
     return ApplicationFailure.create({ type: cause.type, message, details: cause.details ? [...cause.details] : undefined, nonRetryable: true });
   }
