@@ -3,11 +3,9 @@
  * same disk in the same run, with the API server's peak RSS growth during the upload.
  * Targets (issue 3): upload throughput at least half the copy's, RSS growth under 100 MB.
  *
- * Database: DATABASE_URL when set, else an embedded PostgreSQL in .data/bench-postgres; migrated to latest.
- * The API runs in its own process (bench/support/appServer.ts) with its own STORAGE_DIR, so its RSS is its own.
+ * Database and API process: bench/support/benchEnv.ts; the API gets its own STORAGE_DIR, and its RSS is its own.
  * Env: BENCH_UPLOAD_RUNS (3): the figures are the median run.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -18,71 +16,12 @@ import sharp from 'sharp';
 import { connectDatabase } from '../db/connection';
 import { MAX_UPLOAD_BYTES } from '../domain/constants';
 import { signUp } from '../services/accounts';
+import { ROOT, benchDatabase, startBenchApi, type BenchApi } from './support/benchEnv';
 
-const ROOT = path.resolve(__dirname, '..');
-const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 const WORK_DIR = path.join(ROOT, '.data', 'bench-upload');
 const RUNS = Number(process.env.BENCH_UPLOAD_RUNS ?? 3);
 /** 7200 x 7200 RGB, stored without compression: a valid PNG of about 148 MiB (155.6 MB), just under the limit. */
 const SIDE = 7200;
-
-interface EmbeddedPostgres {
-  url: string;
-  ensureDatabase(name: string): Promise<void>;
-  stop(): Promise<void>;
-}
-interface ServicesModule {
-  freePort(): Promise<number>;
-  startEmbeddedPostgres(opts: { dataDir: string; port: number }): Promise<EmbeddedPostgres>;
-}
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const services = require('../scripts/lib/services') as ServicesModule;
-
-async function resolveDatabase(): Promise<{ url: string; stop: (() => Promise<void>) | null }> {
-  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: null };
-  const pg = await services.startEmbeddedPostgres({ dataDir: path.join(ROOT, '.data', 'bench-postgres'), port: await services.freePort() });
-  await pg.ensureDatabase('render_studio_bench');
-  return { url: `${pg.url}/render_studio_bench`, stop: pg.stop };
-}
-
-function migrate(databaseUrl: string): void {
-  const r = spawnSync(TSX, ['db/migrate.ts', 'latest'], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl }, stdio: 'inherit' });
-  if (r.status !== 0) throw new Error('migrations failed');
-}
-
-async function startApi(databaseUrl: string, storageDir: string): Promise<{ baseUrl: string; child: ChildProcess }> {
-  const child = spawn(TSX, [path.join(__dirname, 'support', 'appServer.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', STORAGE_DIR: storageDir },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error('API did not start within 60 s')), 60_000);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /LISTENING (\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`API exited with ${code} before listening`));
-    });
-  });
-  return { baseUrl: `http://127.0.0.1:${port}`, child };
-}
-
-function stopApi(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-    setTimeout(() => child.kill('SIGKILL'), 5000).unref();
-  });
-}
 
 /** The server process: appServer.ts runs under tsx, which starts node as a child; the deepest descendant is the server. */
 function serverPid(rootPid: number): number {
@@ -191,17 +130,16 @@ async function main(): Promise<void> {
   const size = await makeImage(image);
   const mb = size / 1e6;
 
-  const db = await resolveDatabase();
+  const db = await benchDatabase();
   const knex = connectDatabase(db.url, { min: 0, max: 2 });
-  let api: ChildProcess | null = null;
+  let api: BenchApi | null = null;
   let userId: string | null = null;
   try {
-    migrate(db.url);
     const { user, session } = await signUp(knex, { name: 'Bench Uploader', email: `bench-${randomUUID()}@example.test`, password: `bench-${randomUUID()}-1` }, { sessionTtlDays: 1 });
     userId = user.id;
-    const started = await startApi(db.url, storageDir);
-    api = started.child;
-    const pid = serverPid(api.pid as number);
+    const started = await startBenchApi(db.url, { STORAGE_DIR: storageDir });
+    api = started;
+    const pid = serverPid(started.child.pid as number);
 
     // warm up: the page cache for both sides, and the server (its first upload loads sharp and libvips' threads)
     await copyOnce(image, copyDir, 'stream');
@@ -242,7 +180,7 @@ async function main(): Promise<void> {
         `runs: ${uploads.map((u) => `${u.seconds.toFixed(2)} s/+${u.peakGrowthMb.toFixed(0)} MB`).join(', ')}\n`,
     );
   } finally {
-    if (api) await stopApi(api);
+    if (api) await api.stop();
     if (userId) await knex('users').where({ id: userId }).delete();
     await knex.destroy();
     if (db.stop) await db.stop();

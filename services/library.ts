@@ -3,15 +3,7 @@ import { Clip, CompiledVideo, GeneratedContent, Image, Render } from '../db/mode
 import { LIBRARY_MAX_ITEMS, LIBRARY_PER_TABLE } from '../domain/constants';
 import { DomainError } from '../domain/errors';
 import type { Storage } from '../storage';
-import {
-  clipItem,
-  compiledVideoItem,
-  generatedItem,
-  imageItem,
-  renderItem,
-  type ContentItem,
-  type ContentSource,
-} from './contentViews';
+import { contentItem, rowStorageColumns, type ContentItem, type ContentRow, type ContentSource } from './contentViews';
 import type { ProjectService } from './projects';
 import { removeStoredFiles, storedFilesOf } from './storedFiles';
 
@@ -44,7 +36,15 @@ export interface ContentLibraryDeps {
   now?: () => number;
 }
 
-type ContentRow = Render | Image | Clip | CompiledVideo | GeneratedContent;
+/** The table behind each source; rows are read as PostgreSQL returns them (no model hydration: 1000 rows per listing). */
+const TABLE: Record<ContentSource, string> = {
+  renders: Render.tableName,
+  images: Image.tableName,
+  clips: Clip.tableName,
+  compiled_videos: CompiledVideo.tableName,
+  generated_content: GeneratedContent.tableName,
+};
+
 function newestFirst(a: ContentItem, b: ContentItem): number {
   if (a.data.created_at !== b.data.created_at) return a.data.created_at < b.data.created_at ? 1 : -1;
   return a.data.id < b.data.id ? 1 : a.data.id > b.data.id ? -1 : 0;
@@ -55,7 +55,7 @@ function newestFirst(a: ContentItem, b: ContentItem): number {
  * 500 newest per table, merged newest first and cut to the 1000 newest, each with a signed link to its file.
  */
 export class ContentLibraryService {
-  private readonly cache = new Map<string, { at: number; body: string }>();
+  private readonly cache = new Map<string, { at: number; body: Buffer }>();
   private readonly ttl: number;
   private readonly now: () => number;
 
@@ -69,40 +69,37 @@ export class ContentLibraryService {
     return this.load(projectId);
   }
 
-  private async load(projectId: string): Promise<ContentItem[]> {
-    const order = [
-      { column: 'created_at', order: 'desc' as const },
-      { column: 'id', order: 'desc' as const },
-    ];
-    const { storage } = this.deps;
-    const [renders, images, clips, videos, generated] = await Promise.all([
-      Render.query().where({ project_id: projectId }).orderBy(order).limit(LIBRARY_PER_TABLE),
-      Image.query().where({ project_id: projectId }).orderBy(order).limit(LIBRARY_PER_TABLE),
-      Clip.query().where({ project_id: projectId }).orderBy(order).limit(LIBRARY_PER_TABLE),
-      CompiledVideo.query().where({ project_id: projectId }).whereRaw("editing_data->>'status' = 'approved'").orderBy(order).limit(LIBRARY_PER_TABLE),
-      GeneratedContent.query().where({ project_id: projectId }).orderBy(order).limit(LIBRARY_PER_TABLE),
+  private table(source: ContentSource) {
+    return Render.knex()<ContentRow>(TABLE[source]);
+  }
+
+  private async newestRows(source: ContentSource, projectId: string): Promise<ContentRow[]> {
+    const query = this.table(source).where({ project_id: projectId }).orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
     ]);
-    const items = [
-      ...renders.map((r) => renderItem(storage, r)),
-      ...images.map((i) => imageItem(storage, i)),
-      ...clips.map((c) => clipItem(storage, c)),
-      ...videos.map((v) => compiledVideoItem(storage, v)),
-      ...generated.map((g) => generatedItem(storage, g)),
-    ];
+    if (source === 'compiled_videos') query.whereRaw("editing_data->>'status' = 'approved'");
+    return query.limit(LIBRARY_PER_TABLE);
+  }
+
+  private async load(projectId: string): Promise<ContentItem[]> {
+    const { storage } = this.deps;
+    const sources = ['renders', 'images', 'clips', 'compiled_videos', 'generated_content'] as const;
+    const tables = await Promise.all(sources.map((source) => this.newestRows(source, projectId)));
+    const items = tables.flatMap((rows, i) => rows.map((row) => contentItem(storage, sources[i], row)));
     return items.sort(newestFirst).slice(0, LIBRARY_MAX_ITEMS);
   }
 
-  /** The listing as the JSON the API answers, reused for a few seconds unless `fresh` is asked for. */
-  async listingJson(userId: string, projectId: string, fresh: boolean): Promise<string> {
+  /** The listing as the JSON bytes the API answers, reused for a few seconds unless `fresh` is asked for. */
+  async listingJson(userId: string, projectId: string, fresh: boolean): Promise<Buffer> {
     // ownership is checked on every call, cached or not, so a deleted or foreign project never answers from the cache
     await this.deps.projects.findOwned(userId, projectId);
-    const key = projectId;
-    const hit = this.cache.get(key);
+    const hit = this.cache.get(projectId);
     if (!fresh && hit && this.now() - hit.at < this.ttl) return hit.body;
-    const body = JSON.stringify({ success: true, content: await this.load(projectId) } satisfies ContentListing);
+    const body = Buffer.from(JSON.stringify({ success: true, content: await this.load(projectId) } satisfies ContentListing));
     if (this.cache.size >= CONTENT_CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
-    this.cache.delete(key);
-    this.cache.set(key, { at: this.now(), body });
+    this.cache.delete(projectId);
+    this.cache.set(projectId, { at: this.now(), body });
     return body;
   }
 
@@ -113,9 +110,9 @@ export class ContentLibraryService {
 
   async remove(userId: string, projectId: string, source: ContentSource, itemId: string): Promise<void> {
     const row = await this.findItem(userId, projectId, source, itemId);
-    await row.$query().delete();
+    await this.table(source).where({ id: row.id }).delete();
     this.invalidate(projectId);
-    await removeStoredFiles(this.deps.storage.objects, storedFilesOf(row), this.deps.logger);
+    await removeStoredFiles(this.deps.storage.objects, storedFilesOf(rowStorageColumns(row)), this.deps.logger);
   }
 
   /** Renames what the library shows as the item's name: custom_name for clips, file_name otherwise. */
@@ -124,37 +121,21 @@ export class ContentLibraryService {
     if (!trimmed) throw new DomainError(400, 'VALIDATION_ERROR', 'Name cannot be empty');
     if (trimmed.length > CONTENT_NAME_MAX) throw new DomainError(400, 'VALIDATION_ERROR', `Name must be at most ${CONTENT_NAME_MAX} characters`);
     const row = await this.findItem(userId, projectId, source, itemId);
-    const { storage } = this.deps;
+    const column = source === 'clips' ? 'custom_name' : 'file_name';
+    const [updated] = await this.table(source)
+      .where({ id: row.id })
+      .update({ [column]: trimmed, updated_at: Render.knex().fn.now() })
+      .returning('*');
     this.invalidate(projectId);
-    if (row instanceof Clip) return clipItem(storage, await row.$query().patchAndFetch({ customName: trimmed }));
-    const updated = await row.$query().patchAndFetch({ fileName: trimmed });
-    if (updated instanceof Render) return renderItem(storage, updated);
-    if (updated instanceof Image) return imageItem(storage, updated);
-    if (updated instanceof CompiledVideo) return compiledVideoItem(storage, updated);
-    return generatedItem(storage, updated as GeneratedContent);
-  }
-
-  private async findRow(source: ContentSource, id: string, projectId: string): Promise<ContentRow | undefined> {
-    switch (source) {
-      case 'renders':
-        return Render.query().findOne({ id, project_id: projectId });
-      case 'images':
-        return Image.query().findOne({ id, project_id: projectId });
-      case 'clips':
-        return Clip.query().findOne({ id, project_id: projectId });
-      case 'compiled_videos':
-        return CompiledVideo.query().findOne({ id, project_id: projectId });
-      case 'generated_content':
-        return GeneratedContent.query().findOne({ id, project_id: projectId });
-    }
+    return contentItem(this.deps.storage, source, updated as ContentRow);
   }
 
   private async findItem(userId: string, projectId: string, source: ContentSource, itemId: string): Promise<ContentRow> {
     await this.deps.projects.findOwned(userId, projectId);
     const notFound = new DomainError(404, 'CONTENT_NOT_FOUND', `${LABEL[source]} not found`);
     if (!UUID.test(itemId)) throw notFound;
-    const row = await this.findRow(source, itemId, projectId);
+    const row = await this.table(source).where({ id: itemId, project_id: projectId }).first();
     if (!row) throw notFound;
-    return row;
+    return row as ContentRow;
   }
 }

@@ -11,7 +11,7 @@ import { MSG } from '../domain/messages';
 import { aspectRatioLabel } from '../domain/orientation';
 import type { Storage } from '../storage';
 import { fileUrl } from '../storage/signedUrls';
-import { renderItem, type ContentItem } from './contentViews';
+import { contentItem, type ContentItem, type ContentRow } from './contentViews';
 import type { SniffedKind, UploadImageMime } from './fileSignatures';
 import { ProjectService } from './projects';
 import { removeStoredFiles, type StoredFileRef } from './storedFiles';
@@ -109,13 +109,20 @@ export class RenderUploadService {
 
   /** Records a staged upload in the user's project; the same bytes already in the project answer as a duplicate. */
   async complete(userId: string, projectId: string, staged: StagedRender): Promise<RenderUploadResult> {
+    const recorded = await this.record(userId, projectId, staged);
+    if (!recorded.duplicate) this.deps.onProjectChanged?.(projectId);
+    return this.result(recorded.render, recorded.duplicate);
+  }
+
+  /** Dimensions, thumbnail and row; on any failure nothing it stored stays behind. */
+  private async record(userId: string, projectId: string, staged: StagedRender): Promise<{ render: Render; duplicate: boolean }> {
     const stored: StoredFileRef[] = [staged.file];
     try {
       await this.deps.projects.findOwned(userId, projectId);
       const existing = await Render.query().findOne({ project_id: projectId, checksum: staged.checksum });
       if (existing) {
         await this.discard(staged);
-        return this.result(existing, true);
+        return { render: existing, duplicate: true };
       }
       const { width, height, thumbnail } = await this.inspectImage(staged);
       const thumbnailPath = `thumbs/${staged.file.path.replace(/\.[a-z]+$/, '')}.webp`;
@@ -137,14 +144,13 @@ export class RenderUploadService {
         storageMime: staged.mime,
         storageSize: staged.size,
       });
-      this.deps.onProjectChanged?.(projectId);
-      return this.result(render, false);
+      return { render, duplicate: false };
     } catch (err) {
       await removeStoredFiles(this.deps.storage.objects, stored, this.deps.logger);
       if (err instanceof UniqueViolationError) {
         // the same bytes landed concurrently: answer with the row that won
         const winner = await Render.query().findOne({ project_id: projectId, checksum: staged.checksum });
-        if (winner) return this.result(winner, true);
+        if (winner) return { render: winner, duplicate: true };
       }
       if (err instanceof ForeignKeyViolationError) throw new DomainError(404, 'PROJECT_NOT_FOUND', 'Project not found');
       throw err;
@@ -189,8 +195,10 @@ export class RenderUploadService {
     }
   }
 
-  private result(render: Render, duplicate: boolean): RenderUploadResult {
-    const item = renderItem(this.deps.storage, render);
+  private async result(render: Render, duplicate: boolean): Promise<RenderUploadResult> {
+    // the same item shape as the library's listing (rows read as PostgreSQL returns them)
+    const row = (await Render.knex()<ContentRow>(Render.tableName).where({ id: render.id }).first()) as ContentRow;
+    const item = contentItem(this.deps.storage, 'renders', row);
     return {
       success: true,
       duplicate,

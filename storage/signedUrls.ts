@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { isBucket, isValidObjectPath, type Bucket } from './objectStorage';
 
 export const FILES_ROUTE_PREFIX = '/api/files';
@@ -9,6 +9,8 @@ export interface FileRef {
 }
 
 export type SignatureCheck = 'valid' | 'expired' | 'invalid';
+
+const RECENT_LINKS_MAX = 100_000;
 
 export interface UrlSignerOptions {
   secret: string;
@@ -25,22 +27,32 @@ export interface UrlSignerOptions {
 export class UrlSigner {
   private readonly step: number;
   private readonly now: () => number;
+  private readonly key: KeyObject;
+  /** Links already made for the current expiry step: a listing of 1000 items signs each link once per step, not per read. */
+  private readonly recent = new Map<string, { expires: number; url: string }>();
 
   constructor(private readonly options: UrlSignerOptions) {
     if (!options.secret) throw new Error('A signing secret is required');
+    this.key = createSecretKey(Buffer.from(options.secret, 'utf8'));
     this.step = Math.max(1, Math.floor(options.expiryStepSeconds ?? Math.min(600, Math.max(1, Math.floor(options.ttlSeconds / 6)))));
     this.now = options.now ?? Date.now;
   }
 
   private signature(bucket: string, path: string, expires: number): string {
-    return createHmac('sha256', this.options.secret).update(`${bucket}\n${path}\n${expires}`).digest('base64url');
+    return createHmac('sha256', this.key).update(`${bucket}\n${path}\n${expires}`).digest('base64url');
   }
 
   /** A relative URL (`/api/files/<bucket>/<path>?expires=&sig=`) valid for at least the configured TTL. */
   sign(bucket: Bucket, path: string, ttlSeconds = this.options.ttlSeconds): string {
     const nowSeconds = Math.floor(this.now() / 1000);
     const expires = Math.ceil((nowSeconds + ttlSeconds) / this.step) * this.step;
-    return `${fileUrl(bucket, path)}?expires=${expires}&sig=${this.signature(bucket, path, expires)}`;
+    const key = `${bucket}/${path}`;
+    const known = this.recent.get(key);
+    if (known && known.expires === expires) return known.url;
+    const url = `${fileUrl(bucket, path)}?expires=${expires}&sig=${this.signature(bucket, path, expires)}`;
+    if (this.recent.size >= RECENT_LINKS_MAX) this.recent.clear();
+    this.recent.set(key, { expires, url });
+    return url;
   }
 
   verify(bucket: string, path: string, expires: string | undefined, sig: string | undefined): SignatureCheck {

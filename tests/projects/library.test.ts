@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -107,6 +109,32 @@ describe('GET /api/projects/:id/content', () => {
     expect((await content(project.id, `?bust=${Date.now()}`)).items).toHaveLength(1);
     await knex('clips').insert(rows('clips', project.id, 1, 0));
     expect((await content(project.id, '?refresh=1')).items).toHaveLength(2);
+  });
+
+  it('compresses the listing with gzip for clients that accept it', async () => {
+    const project = await createProject(server.baseUrl, user, 'Gzip');
+    await knex.batchInsert('images', rows('images', project.id, 50, 0), 50);
+    const raw = await new Promise<{ encoding: string | undefined; body: Buffer }>((resolve, reject) => {
+      http
+        .get(`${server.baseUrl}/api/projects/${project.id}/content`, { headers: { authorization: `Bearer ${user.token}`, 'accept-encoding': 'gzip' } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ encoding: res.headers['content-encoding'], body: Buffer.concat(chunks) }));
+        })
+        .on('error', reject);
+    });
+    expect(raw.encoding).toBe('gzip');
+    const listing = JSON.parse(gunzipSync(raw.body).toString('utf8')) as { content: Item[] };
+    expect(listing.content).toHaveLength(50);
+    const plain = await new Promise<string | undefined>((resolve, reject) => {
+      http
+        .get(`${server.baseUrl}/api/projects/${project.id}/content`, { headers: { authorization: `Bearer ${user.token}`, 'accept-encoding': 'identity' } }, (res) => {
+          res.resume();
+          resolve(res.headers['content-encoding']);
+        })
+        .on('error', reject);
+    });
+    expect(plain).toBeUndefined();
   });
 
   it("answers 404 for another user's project even when its listing is cached", async () => {
