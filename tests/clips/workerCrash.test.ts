@@ -1,0 +1,120 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { clipWorkflowId } from '../../workflows/clipGeneration';
+import { closeTestKnex, testKnex } from '../support/db';
+import { testClient } from '../support/temporal';
+import { approveByWorkflow, clipUser, creditState, expectLedgerOk, probe, startClip, startClipApp, waitForJob, type ClipTestApp } from './fixtures';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+interface ChildWorker {
+  child: ChildProcess;
+  output: () => string;
+}
+
+/** Starts tests/clips/support/clipWorker.ts in its own process group (so a kill takes its ffmpeg with it, as a crashed host would). */
+async function spawnWorker(taskQueue: string, workDir: string): Promise<ChildWorker> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'tests/clips/support/clipWorker.ts')], {
+    cwd: ROOT,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, CLIP_WORKER_QUEUE: taskQueue, CLIP_PROVIDER_WORK_DIR: workDir, VIDEO_PRESET: 'slow', LOG_LEVEL: 'silent' },
+  });
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker did not start: ${out}`)), 60_000);
+    const onData = () => {
+      if (out.includes('clip worker ready')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`worker exited with ${code}: ${out}`));
+    });
+  });
+  return { child, output: () => out };
+}
+
+function killGroup(worker: ChildWorker, signal: NodeJS.Signals): Promise<void> {
+  return new Promise((resolve) => {
+    if (worker.child.exitCode !== null || worker.child.signalCode !== null) return resolve();
+    worker.child.once('exit', () => resolve());
+    process.kill(-(worker.child.pid as number), signal);
+  });
+}
+
+describe('a worker killed during a clip (SIGKILL, then a new worker)', () => {
+  let app: ClipTestApp;
+  let client: Client;
+  let closeClient: () => Promise<void>;
+  let workDir: string;
+  const workers: ChildWorker[] = [];
+
+  beforeAll(async () => {
+    app = await startClipApp();
+    ({ client, close: closeClient } = await testClient());
+    workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'clip-crash-'));
+  });
+
+  afterAll(async () => {
+    for (const worker of workers) await killGroup(worker, 'SIGKILL');
+    await closeClient?.();
+    await app?.close();
+    await fs.rm(workDir, { recursive: true, force: true });
+    await closeTestKnex();
+  });
+
+  it('finishes the clip after the restart, with one reservation, one provider job and one charge', async () => {
+    workers.push(await spawnWorker(app.taskQueue, workDir));
+    const user = await clipUser(app.baseUrl);
+    const res = await startClip(app.baseUrl, user, { movement: 'Pan Right', platform: 'Facebook' });
+    expect(res.status).toBe(200);
+    const jobId = res.body.jobId as string;
+
+    const before = await waitForJob(app.baseUrl, user, jobId, { intervalMs: 200, until: (j) => j.progress > 12 });
+    const providerJobId = (await testKnex()('video_generation_jobs').where({ id: jobId }).first('provider_job_id')).provider_job_id as string;
+    expect(providerJobId).toMatch(/^local-/);
+
+    await killGroup(workers[0], 'SIGKILL');
+    // with no worker the status call still answers, from the job row
+    const during = await waitForJob(app.baseUrl, user, jobId, { intervalMs: 500, until: (j) => j.status === 'processing' });
+    expect(during.job.progress).toBeGreaterThanOrEqual(before.job.progress);
+
+    workers.push(await spawnWorker(app.taskQueue, workDir));
+    const after = await waitForJob(app.baseUrl, user, jobId, { intervalMs: 500, timeoutMs: 240_000 });
+    expect(after.job).toMatchObject({ status: 'completed', progress: 100 });
+    const progress = [...before.seen, ...during.seen, ...after.seen].map((s) => s.progress);
+    for (let i = 1; i < progress.length; i += 1) expect(progress[i]).toBeGreaterThanOrEqual(progress[i - 1]);
+
+    const info = await probe(path.join(app.config.storageDir, 'clips', user.id, jobId, 'clip.mp4'));
+    expect(info).toMatchObject({ codec: 'h264', width: 1280, height: 720, frames: 150 });
+
+    // one submission (the job id came back from the row, not a second submit), the wait ran again
+    const history = await client.workflow.getHandle(clipWorkflowId(jobId)).fetchHistory();
+    const scheduled = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes);
+    const named = (name: string) => scheduled.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === name);
+    expect(named('submitClipVideo')).toHaveLength(1);
+    expect(named('awaitClipVideo')).toHaveLength(1);
+    const waitStarted = (history.events ?? []).find(
+      (e) => e.activityTaskStartedEventAttributes && e.activityTaskStartedEventAttributes.scheduledEventId?.toString() === named('awaitClipVideo')[0].eventId?.toString(),
+    );
+    expect(Number(waitStarted?.activityTaskStartedEventAttributes?.attempt)).toBeGreaterThanOrEqual(2);
+    expect((await testKnex()('video_generation_jobs').where({ id: jobId }).first('provider_job_id')).provider_job_id).toBe(providerJobId);
+
+    const reservations = await testKnex()('credit_reservations').where({ profile_id: user.id });
+    expect(reservations).toHaveLength(1);
+    expect(await creditState(testKnex(), user.id)).toEqual({ credits: 5, reserved: 4, available: 1 });
+    await approveByWorkflow(client, after.job.result?.approvalWorkflowId as string, user.id);
+    expect(await creditState(testKnex(), user.id)).toEqual({ credits: 1, reserved: 0, available: 1 });
+    expect(await testKnex()('credit_transactions').where({ profile_id: user.id, transaction_type: 'consume' })).toHaveLength(1);
+    await expectLedgerOk(testKnex(), user.id);
+  }, 300_000);
+});
