@@ -20,6 +20,8 @@ import { UploadInspector } from './uploadInspector';
 export const RENDERS_BUCKET = 'renders' as const;
 export const THUMBNAIL_SIDE = 480;
 export const ACCEPTED_TYPES_TEXT = 'JPEG, PNG, GIF, WebP';
+/** Room for the multipart framing and the small fields around the file. */
+const MULTIPART_ALLOWANCE_BYTES = 64 * 1024;
 
 /** One file part of a multipart upload, as the multipart reader hands it over. */
 export interface IncomingFile {
@@ -88,6 +90,16 @@ export class RenderUploadService {
 
   constructor(private readonly deps: RenderUploadDeps) {
     this.maxBytes = deps.maxBytes ?? MAX_UPLOAD_BYTES;
+  }
+
+  /**
+   * Refuses at once a request whose declared length alone is over the limit (plus room for the form's other parts),
+   * before any of it is read. Requests without a length are measured while they stream.
+   */
+  assertRequestSize(contentLength: number | undefined): void {
+    if (contentLength !== undefined && Number.isFinite(contentLength) && contentLength > this.maxBytes + MULTIPART_ALLOWANCE_BYTES) {
+      throw new DomainError(413, 'FILE_TOO_LARGE', MSG.fileTooLarge(megabytes(contentLength)));
+    }
   }
 
   /** Streams one file into the renders bucket. When the project id is already known it is checked first, before a byte is stored. */

@@ -37,6 +37,7 @@ export function uploadsRouter(deps: AppDeps): Router {
 
   router.post('/api/upload/renders', requireUploadLogin(deps), async (ctx) => {
     const user = currentUser(ctx);
+    uploads.assertRequestSize(ctx.get('content-length') ? Number(ctx.get('content-length')) : undefined);
     const { fields, file: staged } = await readSingleFileForm(
       ctx.req,
       'file',

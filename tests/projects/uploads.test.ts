@@ -224,7 +224,8 @@ describe('POST /api/upload/renders: refusals', () => {
     await expectNothingStored(projectId, rowsBefore);
   });
 
-  it('refuses a file over 150 MB with 413 and the spec text while it streams, storing nothing', async () => {
+  /** A multipart body whose file part is `fileBytes` long: a PNG signature, then filler; `failAfter` breaks the stream there. */
+  async function bigUpload(fileBytes: number, options: { contentLength: boolean; failAfter?: number }): Promise<Response | Error> {
     const boundary = `----rs${randomUUID()}`;
     const head = Buffer.from(
       `--${boundary}\r\nContent-Disposition: form-data; name="projectId"\r\n\r\n${projectId}\r\n` +
@@ -232,30 +233,54 @@ describe('POST /api/upload/renders: refusals', () => {
     );
     const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
     const pngHead = (await pngBytes(8, 8)).subarray(0, 16);
-    const fileBytes = MAX_UPLOAD_BYTES + 1;
     const chunk = Buffer.alloc(1024 * 1024, 0x5a);
     async function* body(): AsyncGenerator<Uint8Array> {
       yield head;
       yield pngHead;
-      let left = fileBytes - pngHead.length;
-      while (left > 0) {
-        const n = Math.min(left, chunk.length);
+      let sent = pngHead.length;
+      while (sent < fileBytes) {
+        if (options.failAfter !== undefined && sent >= options.failAfter) throw new Error('client gave up');
+        const n = Math.min(fileBytes - sent, chunk.length);
         yield chunk.subarray(0, n);
-        left -= n;
+        sent += n;
       }
       yield tail;
     }
-    const res = await fetch(`${server.baseUrl}/api/upload/renders`, {
-      method: 'POST',
-      headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, authorization: `Bearer ${owner.token}`, 'content-length': String(head.length + fileBytes + tail.length) },
-      body: ReadableStreamFrom(body()),
-      duplex: 'half',
-    } as RequestInit);
+    const headers: Record<string, string> = { 'content-type': `multipart/form-data; boundary=${boundary}`, authorization: `Bearer ${owner.token}` };
+    if (options.contentLength) headers['content-length'] = String(head.length + fileBytes + tail.length);
+    try {
+      return await fetch(`${server.baseUrl}/api/upload/renders`, { method: 'POST', headers, body: ReadableStreamFrom(body()), duplex: 'half' } as RequestInit);
+    } catch (err) {
+      return err as Error;
+    }
+  }
+
+  it('refuses a file over 150 MB with 413 and the spec text while it streams (no length given), storing nothing', async () => {
+    const res = await bigUpload(MAX_UPLOAD_BYTES + 1, { contentLength: false });
+    if (res instanceof Error) throw res;
     expect(res.status).toBe(413);
     const answer = (await res.json()) as { error: string };
     expect(answer.error).toMatch(/^File too large: 150\.\d\dMB\. Maximum size is 150MB\.$/);
     await expectNothingStored(projectId, rowsBefore);
     expect(fs.readdirSync(path.join(storageDir, '.incoming'))).toEqual([]);
+  });
+
+  it('refuses at once a request whose declared length is over the limit', async () => {
+    const res = await bigUpload(MAX_UPLOAD_BYTES + 2 * 1024 * 1024, { contentLength: true });
+    if (res instanceof Error) throw res;
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: string }).error).toBe('File too large: 152.00MB. Maximum size is 150MB.');
+    await expectNothingStored(projectId, rowsBefore);
+  });
+
+  it('keeps nothing of an upload the client abandons midway', async () => {
+    const res = await bigUpload(40 * 1024 * 1024, { contentLength: false, failAfter: 8 * 1024 * 1024 });
+    expect(res instanceof Response).toBe(false);
+    // the server notices the broken request and removes its half-written file
+    const deadline = Date.now() + 5000;
+    while (Date.now() < deadline && fs.readdirSync(path.join(storageDir, '.incoming')).length > 0) await new Promise((r) => setTimeout(r, 50));
+    expect(fs.readdirSync(path.join(storageDir, '.incoming'))).toEqual([]);
+    await expectNothingStored(projectId, rowsBefore);
   });
 });
 
