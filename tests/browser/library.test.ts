@@ -173,6 +173,55 @@ describe('content library in the browser', () => {
   });
 });
 
+describe('projects list in the browser', () => {
+  it('renames a project inline, bulk-deletes in Edit Projects mode, and recovers from a failed load with Retry', async () => {
+    const { page } = app;
+    const other = await createTestUser(app.baseUrl, { name: 'List Keeper' });
+    await app.context.clearCookies();
+    await useSession(app, other.token);
+    try {
+      for (const name of ['North Wing', 'South Wing', 'Keep Me']) {
+        const res = await fetch(`${app.baseUrl}/api/projects`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${other.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ name }),
+        });
+        if (res.status !== 201) throw new Error(`create ${name}: ${res.status}`);
+      }
+
+      await page.route('**/api/projects/list', (route) => route.fulfill({ status: 500, json: { success: false, error: 'Something went wrong. Please try again.' } }));
+      await page.goto('/');
+      await page.getByText("We couldn't load your projects. Please try again.").waitFor();
+      await page.getByText('Failed to load projects').waitFor();
+      await page.unroute('**/api/projects/list');
+      await page.getByRole('button', { name: 'Retry' }).click();
+      await page.getByRole('button', { name: 'Open project Keep Me' }).waitFor();
+
+      await page.getByRole('button', { name: 'Rename project Keep Me' }).click();
+      await page.getByRole('textbox', { name: 'Rename project Keep Me' }).fill('Kept');
+      await page.keyboard.press('Enter');
+      await page.getByRole('button', { name: 'Open project Kept' }).waitFor();
+
+      await page.getByRole('button', { name: 'Edit Projects' }).click();
+      await page.getByRole('button', { name: 'Select project North Wing' }).click();
+      await page.getByRole('button', { name: 'Select project South Wing' }).click();
+      await page.getByText('2 selected').waitFor();
+      await page.getByRole('button', { name: 'Delete Selected' }).click();
+      await page.getByRole('dialog').getByText('Are you sure you want to delete these 2 projects?', { exact: false }).waitFor();
+      await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+      await waitForCount(page.getByRole('list', { name: 'Projects' }).getByRole('listitem'), 1);
+      await page.getByRole('button', { name: 'Open project Kept' }).waitFor();
+
+      const left = await testKnex()('projects').where({ user_id: other.id }).select('name');
+      expect(left.map((p: { name: string }) => p.name)).toEqual(['Kept']);
+      expect(app.pageErrors).toEqual([]);
+    } finally {
+      await app.context.clearCookies();
+      await useSession(app, user.token);
+    }
+  });
+});
+
 /** Waits until the locator matches `n` elements (10 s). */
 async function waitForCount(locator: { count: () => Promise<number> }, n: number): Promise<void> {
   const deadline = Date.now() + 10_000;

@@ -1,5 +1,7 @@
+import { useSetAtom } from 'jotai';
 import { useState, type FormEvent, type ReactElement } from 'react';
 import { createProject, type Project } from '../../api/projects';
+import { showToastAtom } from '../../atoms/toast';
 import { Dialog } from '../../components/Dialog';
 import { LoadingState } from '../../components/Spinner';
 import { TextField } from '../../components/TextField';
@@ -10,6 +12,7 @@ export function NewProjectDialog({ onClose, onCreated }: { onClose: () => void; 
   const [address, setAddress] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const toast = useSetAtom(showToastAtom);
 
   async function submit(event: FormEvent): Promise<void> {
     event.preventDefault();
@@ -23,6 +26,7 @@ export function NewProjectDialog({ onClose, onCreated }: { onClose: () => void; 
       onCreated(await createProject({ name: name.trim(), address: address.trim() || undefined }));
     } catch {
       setError('Failed to create project');
+      toast({ kind: 'error', message: 'Failed to create project' });
       setBusy(false);
     }
   }

@@ -1,5 +1,5 @@
 import { useAtom, useAtomValue, useSetAtom } from 'jotai';
-import { useState, type ReactElement } from 'react';
+import { useEffect, useState, type ReactElement } from 'react';
 import { deleteProjects, updateProject, type Project } from '../../api/projects';
 import { openProjectIdAtom, projectsStateAtom, refreshProjectsAtom } from '../../atoms/project';
 import { showToastAtom } from '../../atoms/toast';
@@ -28,6 +28,11 @@ function ProjectsList(): ReactElement {
   const [confirmDelete, setConfirmDelete] = useState(false);
 
   const projects: Project[] = state?.ok ? state.data : [];
+  const loadFailed = state !== undefined && !state.ok;
+
+  useEffect(() => {
+    if (loadFailed) toast({ kind: 'error', message: 'Failed to load projects' });
+  }, [loadFailed, toast]);
 
   function toggle(id: string): void {
     setSelected((current) => {
