@@ -1,13 +1,93 @@
 import { api } from './client';
 
+export type ApprovalContentKind = 'image' | 'clip' | 'assembly';
+
 export interface ApprovalStats {
   pending_count: number;
   limit: number;
   total_pending_cost: number;
 }
 
-export async function fetchApprovalStats(): Promise<ApprovalStats> {
+/** One pending item (GET /api/approvals/list): signed links to its original and its watermarked preview. */
+export interface ApprovalItem {
+  id: string;
+  user_id: string;
+  project_id: string;
+  project_name: string | null;
+  content_type: ApprovalContentKind;
+  status: 'pending';
+  aspect_ratio: string | null;
+  file_name: string;
+  original_file_url: string | null;
+  watermarked_file_url: string | null;
+  approval_deadline: string;
+  cost: number;
+  remaining_cost: number;
+  created_at: string;
+  prompt: string | null;
+}
+
+/** Approve and reject answer this (the error shape of a refusal comes through ky's HTTPError). */
+export interface ApprovalDecision {
+  success: true;
+  error: null;
+  code: string | null;
+  contentId: string | null;
+  warning: string | null;
+}
+
+/** Stats are reused for 5 s and the list for 3 s (001 section 9), unless a caller forces a fresh read. */
+export const STATS_CACHE_MS = 5000;
+export const LIST_CACHE_MS = 3000;
+
+let statsCache: { at: number; data: ApprovalStats } | null = null;
+let listCache: { at: number; data: ApprovalItem[] } | null = null;
+
+export async function fetchApprovalStats(options: { fresh?: boolean } = {}): Promise<ApprovalStats> {
+  if (!options.fresh && statsCache && Date.now() - statsCache.at < STATS_CACHE_MS) return statsCache.data;
   // a missing endpoint (404) is an ordinary "no stats" answer: do not retry it
   const body = await api.get('approvals/stats', { retry: 0 }).json<{ success: true; data: ApprovalStats }>();
+  statsCache = { at: Date.now(), data: body.data };
   return body.data;
+}
+
+export async function fetchApprovals(options: { fresh?: boolean } = {}): Promise<ApprovalItem[]> {
+  if (!options.fresh && listCache && Date.now() - listCache.at < LIST_CACHE_MS) return listCache.data;
+  const body = await api.get('approvals/list').json<{ success: true; data: ApprovalItem[] }>();
+  listCache = { at: Date.now(), data: body.data };
+  return body.data;
+}
+
+/** After a decision or a new item, nothing cached may answer for the queue. */
+export function forgetApprovals(): void {
+  statsCache = null;
+  listCache = null;
+}
+
+export async function approveItem(approvalId: string): Promise<ApprovalDecision> {
+  try {
+    // a decision is not repeated by the client: the server's answer (or refusal) is final
+    return await api.post('approvals/approve', { json: { approvalId }, retry: 0, timeout: 60_000 }).json<ApprovalDecision>();
+  } finally {
+    forgetApprovals();
+  }
+}
+
+export async function rejectItem(approvalId: string): Promise<ApprovalDecision> {
+  try {
+    return await api.post('approvals/reject', { json: { approvalId }, retry: 0, timeout: 60_000 }).json<ApprovalDecision>();
+  } finally {
+    forgetApprovals();
+  }
+}
+
+/**
+ * Fired on window when the user's pending approvals changed outside the Approvals view (a generation finished,
+ * an item was saved elsewhere): the count refreshes, debounced (001 section 4).
+ */
+export const APPROVALS_CHANGED_EVENT = 'approvals-changed';
+
+export function announceApprovalsChanged(): void {
+  forgetApprovals();
+  window.dispatchEvent(new CustomEvent(APPROVALS_CHANGED_EVENT));
 }

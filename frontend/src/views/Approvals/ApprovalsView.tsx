@@ -1,32 +1,155 @@
-import { useAtomValue } from 'jotai';
-import type { ReactElement } from 'react';
-import { approvalStatsStateAtom } from '../../atoms/approvals';
+import { useAtomValue, useSetAtom } from 'jotai';
+import { useEffect, useState, type ReactElement } from 'react';
+import { MSG } from '../../../../domain/messages';
+import { approveItem, rejectItem, type ApprovalItem } from '../../api/approvals';
+import { apiErrorMessage, isApiHttpError } from '../../api/client';
+import { announceContentRefresh, fetchProjectContent } from '../../api/projects';
+import { approvalStatsStateAtom, approvalsListStateAtom, refreshApprovalStatsAtom, refreshApprovalsListAtom } from '../../atoms/approvals';
+import { refreshCreditsAtom } from '../../atoms/credits';
+import { showToastAtom } from '../../atoms/toast';
+import { navigateAtom } from '../../atoms/view';
+import { Dialog } from '../../components/Dialog';
 import { Icon } from '../../components/Icon';
+import { LoadingState } from '../../components/Spinner';
+import { ApprovalActions, ApprovalCard, ApprovalMedia, type Decision } from './ApprovalCard';
+import { approvalTypeBadge, deadlineBadge } from './approvalBadges';
+import './approvals.css';
+
+/** Deadline badges are re-read this often, and the list asked to refresh (it re-reads at most once a minute). */
+const TICK_MS = 60_000;
 
 /**
- * Content Approvals. The queue itself (cards, preview, Save and Reject) comes with the approvals work;
- * this view shows the pending counter from the stats and the empty state.
+ * Content Approvals (001 section 2): the pending counter, a masonry grid of watermarked previews with type and
+ * deadline badges, a large preview, and Save / Reject. Saving charges the remaining cost and puts the original
+ * into its project; rejecting gives the credits back (and needs a past purchase).
  */
 export function ApprovalsView(): ReactElement {
+  const listState = useAtomValue(approvalsListStateAtom);
   const stats = useAtomValue(approvalStatsStateAtom);
-  const pending = stats?.ok && stats.data ? stats.data.pending_count : 0;
+  const refreshList = useSetAtom(refreshApprovalsListAtom);
+  const refreshStats = useSetAtom(refreshApprovalStatsAtom);
+  const refreshCredits = useSetAtom(refreshCreditsAtom);
+  const navigate = useSetAtom(navigateAtom);
+  const toast = useSetAtom(showToastAtom);
+  const [now, setNow] = useState(() => Date.now());
+  const [busy, setBusy] = useState<{ id: string; decision: Decision } | null>(null);
+  const [decided, setDecided] = useState<ReadonlySet<string>>(new Set());
+  const [expandedId, setExpandedId] = useState<string | null>(null);
+
+  useEffect(() => {
+    refreshList({ force: false });
+    const timer = setInterval(() => {
+      setNow(Date.now());
+      refreshList({ force: false });
+    }, TICK_MS);
+    return () => clearInterval(timer);
+  }, [refreshList]);
+
+  const items: ApprovalItem[] = listState?.ok ? listState.data.filter((item) => !decided.has(item.id)) : [];
+  const expanded = items.find((item) => item.id === expandedId) ?? null;
+  const pendingCount = listState?.ok ? items.length : stats?.ok && stats.data ? stats.data.pending_count : 0;
+
+  function settled(item: ApprovalItem): void {
+    setDecided((current) => new Set(current).add(item.id));
+    if (expandedId === item.id) setExpandedId(null);
+  }
+
+  async function decide(item: ApprovalItem, decision: Decision): Promise<void> {
+    setBusy({ id: item.id, decision });
+    try {
+      const answer = decision === 'approve' ? await approveItem(item.id) : await rejectItem(item.id);
+      settled(item);
+      if (decision === 'approve') {
+        toast({ kind: 'success', message: 'Saved successfully!' });
+        // the library re-reads past both caches (?refresh=1&bust=), then any open library refreshes
+        await fetchProjectContent(item.project_id, { fresh: true }).catch(() => undefined);
+        announceContentRefresh(item.project_id);
+      } else if (!answer.warning) {
+        toast({ kind: 'info', message: 'Item rejected. Its credits are available again.' });
+      }
+      if (answer.warning) toast({ kind: answer.code === 'REJECTION_STREAK_COOLDOWN' ? 'error' : 'info', message: answer.warning });
+    } catch (error) {
+      if (isApiHttpError(error) && error.code === 'REJECTION_REQUIRES_PURCHASE') {
+        toast({ kind: 'error', message: MSG.rejectionRequiresPurchase });
+        navigate({ view: 'account', accountTab: 'billing' });
+        return;
+      }
+      if (isApiHttpError(error) && (error.status === 404 || error.status === 409)) settled(item);
+      const reason = apiErrorMessage(error, MSG.somethingWentWrong);
+      toast({ kind: 'error', message: decision === 'approve' ? `Failed to approve: ${reason}` : `Failed to reject: ${reason}` });
+    } finally {
+      setBusy(null);
+      refreshList({ force: true });
+      refreshStats({ fresh: true });
+      refreshCredits();
+    }
+  }
+
+  let body: ReactElement;
+  if (listState === undefined) {
+    body = <LoadingState label="Loading approvals..." />;
+  } else if (!listState.ok) {
+    body = (
+      <div className="panel error-panel" role="alert">
+        <p>Failed to load approvals</p>
+        <button type="button" className="button button-primary" onClick={() => refreshList({ force: true })}>
+          Retry
+        </button>
+      </div>
+    );
+  } else if (items.length === 0) {
+    body = (
+      <div className="empty-state">
+        <span className="empty-icon">
+          <Icon name="check" size={28} />
+        </span>
+        <h2>No pending approvals</h2>
+        <p>All your generated content has been reviewed.</p>
+      </div>
+    );
+  } else {
+    body = (
+      <ul className="approval-grid" aria-label="Pending approvals">
+        {items.map((item) => (
+          <ApprovalCard
+            key={item.id}
+            item={item}
+            now={now}
+            busy={busy?.id === item.id ? busy.decision : null}
+            locked={busy !== null && busy.id !== item.id}
+            onDecide={(decision) => void decide(item, decision)}
+            onExpand={() => setExpandedId(item.id)}
+          />
+        ))}
+      </ul>
+    );
+  }
 
   return (
     <section className="view" aria-labelledby="approvals-title">
       <header className="view-header">
         <h1 id="approvals-title">Content Approvals</h1>
         <p className="counter" aria-live="polite">
-          <strong>{pending}</strong> pending
+          <strong>{pendingCount}</strong> pending
         </p>
       </header>
-      {pending === 0 && (
-        <div className="empty-state">
-          <span className="empty-icon">
-            <Icon name="check" size={28} />
-          </span>
-          <h2>No pending approvals</h2>
-          <p>All your generated content has been reviewed.</p>
-        </div>
+      {body}
+      {expanded && (
+        <Dialog title={expanded.file_name} onClose={() => setExpandedId(null)} className="approval-dialog">
+          <div className="approval-large">
+            <ApprovalMedia item={expanded} large />
+          </div>
+          <p className="muted">
+            {[approvalTypeBadge(expanded), deadlineBadge(expanded.approval_deadline, now), expanded.project_name].filter(Boolean).join(' · ')}
+          </p>
+          {expanded.prompt && <p className="approval-prompt">“{expanded.prompt}”</p>}
+          <ApprovalActions
+            item={expanded}
+            busy={busy?.id === expanded.id ? busy.decision : null}
+            locked={busy !== null && busy.id !== expanded.id}
+            onDecide={(decision) => void decide(expanded, decision)}
+          />
+        </Dialog>
       )}
     </section>
   );

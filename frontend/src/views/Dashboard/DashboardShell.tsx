@@ -7,6 +7,7 @@ import { Icon } from '../../components/Icon';
 import { AccountView } from '../Account/AccountView';
 import { ApprovalsView } from '../Approvals/ApprovalsView';
 import { ProjectsView } from '../Projects/ProjectsView';
+import { ApprovalsSync } from './ApprovalsSync';
 import { Sidebar } from './Sidebar';
 
 const SIDEBAR_ID = 'app-sidebar';
@@ -53,6 +54,7 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
         </span>
       </header>
 
+      <ApprovalsSync />
       <Sidebar id={SIDEBAR_ID} user={user} />
       <div className="sidebar-backdrop" aria-hidden="true" onClick={() => setMenuOpen(false)} />
 

@@ -1,0 +1,69 @@
+import { ENHANCED_IMAGE_EDITING, type ImageEditFormat, type ImageEditQuality, type PromptRefinementResult } from '../../../domain/imageEdit';
+import { api } from './client';
+
+export interface ImageEditInput {
+  projectId: string;
+  userId: string;
+  /** The render or AI image's id. */
+  baseImage: string;
+  prompt: string;
+  imageDescription?: string;
+  format: ImageEditFormat;
+  quality: ImageEditQuality;
+  upscaleScale: number;
+}
+
+interface PreviewImage {
+  url: string;
+  width: number;
+  height: number;
+  mime: string;
+  model: string;
+}
+
+/** POST /api/ai-image-simple's answer (000 section 7). `result` is null while the run is still going (202). */
+export interface ImageEditAnswer {
+  success: true;
+  error: null;
+  result: {
+    promptRefinement: PromptRefinementResult;
+    generatedImage: PreviewImage & { description: string | null };
+    upscaledImage: PreviewImage & { scale: number; fileSize: number };
+    savedImage: {
+      id: string;
+      approvalId: string;
+      status: 'pending_approval';
+      fractionalCostCharged: number;
+      fullCost: number;
+      approvalDeadline: string;
+      fileName: string;
+      aspectRatio: string;
+      previewUrl: string;
+    };
+  } | null;
+  metadata: { jobId: string; workflowId: string; status: 'completed' | 'processing'; warning: string | null };
+}
+
+/** Starts an image edit and waits for it: a generation takes seconds, so the request may stay open for up to two minutes. */
+export async function generateImageEdit(input: ImageEditInput): Promise<ImageEditAnswer> {
+  return api
+    .post('ai-image-simple', {
+      // a generation is not repeated behind the user's back: each try could reserve a credit
+      retry: 0,
+      timeout: 150_000,
+      json: {
+        workflow: ENHANCED_IMAGE_EDITING,
+        context: { projectId: input.projectId, userId: input.userId, userIntent: input.prompt, platform: 'web' },
+        parameters: {
+          prompt: input.prompt,
+          baseImage: input.baseImage,
+          imageDescription: input.imageDescription,
+          validateRefinement: true,
+          format: input.format,
+          quality: input.quality,
+          upscaleScale: input.upscaleScale,
+        },
+      },
+    })
+    .json<ImageEditAnswer>();
+}

@@ -1,0 +1,71 @@
+import type { ReactElement } from 'react';
+import type { ApprovalItem } from '../../api/approvals';
+import { Icon } from '../../components/Icon';
+import { approvalTypeBadge, deadlineBadge, isVideoItem, saveCostLabel } from './approvalBadges';
+
+export type Decision = 'approve' | 'reject';
+
+export interface ApprovalActionsProps {
+  item: ApprovalItem;
+  /** the decision in flight for this item, if any */
+  busy: Decision | null;
+  /** another item's decision is in flight */
+  locked: boolean;
+  onDecide: (decision: Decision) => void;
+}
+
+/** Reject and Save (with its cost label), as on the card and in the large preview. */
+export function ApprovalActions({ item, busy, locked, onDecide }: ApprovalActionsProps): ReactElement {
+  const disabled = busy !== null || locked;
+  return (
+    <div className="approval-decisions">
+      <button type="button" className="button button-secondary" disabled={disabled} onClick={() => onDecide('reject')} aria-label={`Reject ${item.file_name}`}>
+        {busy === 'reject' ? 'Rejecting...' : 'Reject'}
+      </button>
+      <button type="button" className="button button-primary" disabled={disabled} onClick={() => onDecide('approve')} aria-label={`Save ${item.file_name}`}>
+        {busy === 'approve' ? (
+          'Saving...'
+        ) : (
+          <>
+            Save <span className="approval-cost">{saveCostLabel(item.remaining_cost)}</span>
+          </>
+        )}
+      </button>
+    </div>
+  );
+}
+
+/** The watermarked file: an image, or a muted looping video for clips and assemblies. */
+export function ApprovalMedia({ item, large = false }: { item: ApprovalItem; large?: boolean }): ReactElement {
+  if (!item.watermarked_file_url) return <span className="approval-placeholder">{approvalTypeBadge(item)}</span>;
+  return isVideoItem(item) ? (
+    <video src={item.watermarked_file_url} muted loop playsInline controls={large} autoPlay={large} preload="metadata" aria-label={`Preview of ${item.file_name}`} />
+  ) : (
+    <img src={item.watermarked_file_url} alt={`Preview of ${item.file_name}`} loading="lazy" decoding="async" />
+  );
+}
+
+/** One masonry card: watermarked file, type and deadline badges, Expand, Save and Reject. */
+export function ApprovalCard({ now, onExpand, ...actions }: ApprovalActionsProps & { now: number; onExpand: () => void }): ReactElement {
+  const { item } = actions;
+  const deadline = deadlineBadge(item.approval_deadline, now);
+  return (
+    <li className="approval-card" data-approval-id={item.id}>
+      <div className="approval-media">
+        <ApprovalMedia item={item} />
+        <span className="approval-badges">
+          <span className={`approval-badge approval-type approval-type-${item.content_type}`}>{approvalTypeBadge(item)}</span>
+          <span className={`approval-badge approval-deadline${deadline === 'Expired' ? ' approval-deadline-expired' : ''}`}>{deadline}</span>
+        </span>
+        <button type="button" className="approval-expand icon-button" onClick={onExpand} aria-label={`Expand ${item.file_name}`} title="Expand">
+          <Icon name="expand" size={18} />
+        </button>
+      </div>
+      <div className="approval-body">
+        <p className="approval-name">{item.file_name}</p>
+        {item.project_name && <p className="muted approval-project">{item.project_name}</p>}
+        <ApprovalActions {...actions} />
+      </div>
+    </li>
+  );
+}
