@@ -5,6 +5,7 @@ import { DomainError } from '../domain/errors';
 import type { Storage } from '../storage';
 import { isBucket } from '../storage';
 import { removeStoredFiles, signedThumbnailOf, signedUrlOf, storedFilesOf, type StoredFileRef } from './storedFiles';
+import { releaseReservation } from './credits';
 
 export const PROJECT_NAME_MAX = 200;
 export const PROJECT_ADDRESS_MAX = 500;
@@ -60,11 +61,12 @@ async function projectFiles(projectIds: readonly string[], trx: TransactionOrKne
     .select('original_bucket', 'original_path', 'watermarked_bucket', 'watermarked_path', 'thumbnail_path');
   const refs: StoredFileRef[] = [...renders, ...images, ...clips, ...videos, ...generated].flatMap((row) => storedFilesOf(row));
   for (const a of approvals) {
-    if (isBucket(a.originalBucket)) refs.push({ bucket: a.originalBucket, path: a.originalPath });
-    if (isBucket(a.watermarkedBucket)) {
-      refs.push({ bucket: a.watermarkedBucket, path: a.watermarkedPath });
-      if (a.thumbnailPath) refs.push({ bucket: a.watermarkedBucket, path: a.thumbnailPath });
+    // an approval's thumbnail lives beside its original (domain/approvals.ts)
+    if (isBucket(a.originalBucket)) {
+      refs.push({ bucket: a.originalBucket, path: a.originalPath });
+      if (a.thumbnailPath) refs.push({ bucket: a.originalBucket, path: a.thumbnailPath });
     }
+    if (isBucket(a.watermarkedBucket)) refs.push({ bucket: a.watermarkedBucket, path: a.watermarkedPath });
   }
   return refs;
 }
@@ -122,9 +124,21 @@ export class ProjectService {
     if (ids.length === 0) return 0;
     if (!ids.every((id) => UUID.test(id))) throw new ProjectNotFoundError();
     const files = await Project.transaction(async (trx) => {
+      // the profile first: every writer of credits and approvals locks in the order profile, approval, reservation
+      await trx('profiles').where({ id: userId }).forUpdate().first('id');
       const owned = await Project.query(trx).whereIn('id', ids).where({ user_id: userId }).forUpdate().select('id');
       if (owned.length !== ids.length) throw new ProjectNotFoundError();
       const refs = await projectFiles(ids, trx);
+      // pending items go with their project: give back the credits they hold (their approval workflows then find no row)
+      const pending = await PendingApproval.query(trx)
+        .whereIn('project_id', ids)
+        .where({ status: 'pending' })
+        .whereNotNull('reservation_id')
+        .forUpdate()
+        .select('reservation_id');
+      for (const { reservationId } of pending) {
+        if (reservationId) await releaseReservation(trx, { reservationId, reason: 'project deleted' });
+      }
       await Project.query(trx).whereIn('id', ids).delete();
       return refs;
     });

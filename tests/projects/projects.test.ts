@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { TestUser } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, type TestServer } from '../support/http';
+import { checkLedgerInvariant, getCreditSummary, reserveCredits } from '../../services/credits';
 import { createProject, fetchBytes, newUser, pngBytes, startProjectsApp, uploadRender } from './fixtures';
 
 let server: TestServer;
@@ -138,6 +139,44 @@ describe('projects: delete', () => {
     expect((await list(user)).projects).toHaveLength(0);
     expect((await fetchBytes(server.baseUrl, up.body.url as string)).status).toBe(404);
     expect((await request(server.baseUrl, `/api/projects/${project.id}`, { method: 'DELETE', token: user.token })).status).toBe(404);
+  });
+
+  it('gives back the credits its pending approvals hold', async () => {
+    const user = await newUser(server.baseUrl);
+    const project = await createProject(server.baseUrl, user, 'Has pending items');
+    const kept = await createProject(server.baseUrl, user, 'Keeps its pending item');
+    const knex = testKnex();
+    const pendingItem = async (projectId: string): Promise<void> => {
+      const approvalId = randomUUID();
+      const reservation = await reserveCredits(knex, { profileId: user.id, contentType: 'image', idempotencyKey: `test-${approvalId}` });
+      await knex('pending_approvals').insert({
+        id: approvalId,
+        user_id: user.id,
+        project_id: projectId,
+        content_type: 'image',
+        file_name: 'edit.png',
+        original_bucket: 'images',
+        original_path: `pending/${approvalId}/original.png`,
+        watermarked_bucket: 'images',
+        watermarked_path: `pending/${approvalId}/preview.png`,
+        approval_deadline: new Date(Date.now() + 3600_000),
+        cost: 1,
+        remaining_cost: 1,
+        reservation_id: reservation.id,
+        workflow_id: `approval-${approvalId}`,
+      });
+    };
+    await pendingItem(project.id);
+    await pendingItem(project.id);
+    await pendingItem(kept.id);
+    expect((await getCreditSummary(knex, user.id)).reservedCredits).toBe(3);
+
+    const res = await request(server.baseUrl, `/api/projects/${project.id}`, { method: 'DELETE', token: user.token });
+    expect(res.status).toBe(200);
+    const summary = await getCreditSummary(knex, user.id);
+    expect(summary).toMatchObject({ credits: 5, reservedCredits: 1, availableCredits: 4 });
+    expect((await checkLedgerInvariant(knex, user.id)).ok).toBe(true);
+    expect(await knex('credit_reservations').where({ profile_id: user.id, status: 'active' })).toHaveLength(1);
   });
 
   it('bulk-deletes several projects, all or none', async () => {
