@@ -2,6 +2,7 @@ import { useAtom, useAtomValue, useSetAtom } from 'jotai';
 import { useState, type ReactElement } from 'react';
 import type { User } from '../../api/auth';
 import { approvalStatsStateAtom } from '../../atoms/approvals';
+import { openProjectIdAtom } from '../../atoms/project';
 import { signOutAtom } from '../../atoms/session';
 import { viewAtom } from '../../atoms/view';
 import type { DashboardView } from '../../atoms/viewUrl';
@@ -30,6 +31,7 @@ function PendingBadge(): ReactElement | null {
 
 export function Sidebar({ id, user }: { id: string; user: User }): ReactElement {
   const [view, setView] = useAtom(viewAtom);
+  const openProject = useSetAtom(openProjectIdAtom);
   const signOut = useSetAtom(signOutAtom);
   const [signingOut, setSigningOut] = useState(false);
 
@@ -61,7 +63,11 @@ export function Sidebar({ id, user }: { id: string; user: User }): ReactElement 
                 type="button"
                 className="nav-item"
                 aria-current={view === item.view ? 'page' : undefined}
-                onClick={() => setView(item.view)}
+                onClick={() => {
+                  // "Projects" always means the list, also from inside a project
+                  if (item.view === 'projects') openProject(null);
+                  setView(item.view);
+                }}
               >
                 <Icon name={item.icon} />
                 <span className="nav-label">{item.label}</span>
