@@ -57,6 +57,8 @@ export interface ApprovalServiceDeps {
   knex: Knex;
   storage: Storage;
   temporal: () => Promise<Client>;
+  /** Told after an item was saved into its project (the library drops its cached listing). */
+  onProjectChanged?: (projectId: string) => void;
 }
 
 function notFound(): DomainError {
@@ -169,6 +171,7 @@ export class ApprovalService {
       if (err instanceof WorkflowUpdateFailedError) throw refusalOf(err) ?? err;
       throw err;
     }
+    if (result.status === 'approved') this.deps.onProjectChanged?.(row.projectId);
     return { success: true, error: null, code: result.code, contentId: result.contentId, warning: result.warning };
   }
 }

@@ -16,7 +16,13 @@ const decisionBody = z.object({
 
 /** /api/approvals/*: the queue, its stats, and approve / reject for the signed-in user. */
 export function approvalsRouter(deps: AppDeps): Router {
-  const service = new ApprovalService({ knex: deps.knex, storage: contentServicesFor(deps).storage, temporal: () => getTemporalClient(deps.config) });
+  const { storage, library } = contentServicesFor(deps);
+  const service = new ApprovalService({
+    knex: deps.knex,
+    storage,
+    temporal: () => getTemporalClient(deps.config),
+    onProjectChanged: (projectId) => library.invalidate(projectId),
+  });
   const router = new Router();
   router.use(requireAuth(deps));
 

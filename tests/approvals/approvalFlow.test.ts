@@ -67,9 +67,16 @@ describe('approval queue, end to end (API, dev server, workers, PostgreSQL)', ()
     const originalBytes = Buffer.from(await original.arrayBuffer());
     expect(await stats(user.token)).toEqual({ pending_count: 1, limit: 4, total_pending_cost: 1 });
 
+    // the API's short listing cache holds the library from before the approval
+    const before = await request(h.baseUrl, `/api/projects/${projectId}/content`, { token: user.token });
+    expect(before.body.content.map((c: { type: string }) => c.type)).toEqual(['render']);
+
     const approved = await decide(h, user, 'approve', approvalId);
 
     expect(approved.status).toBe(200);
+    // ...and the approval drops it: the next plain read already shows the saved image
+    const after = await request(h.baseUrl, `/api/projects/${projectId}/content`, { token: user.token });
+    expect(after.body.content.map((c: { type: string }) => c.type).sort()).toEqual(['ai_image', 'render']);
     expect(approved.body).toEqual({ success: true, error: null, code: null, contentId: expect.any(String), warning: null });
     expect(await workflowResult(approvalId)).toBe('approved');
     expect(await creditState(h.knex, user.id)).toEqual({ credits: 4, reserved: 0 });

@@ -1,6 +1,6 @@
 /** Pure URL rules for the app's in-page navigation; the atoms in view.ts apply them to window.location. */
 
-export const DASHBOARD_VIEWS = ['projects', 'approvals', 'account'] as const;
+export const DASHBOARD_VIEWS = ['projects', 'approvals', 'account', 'clip-generation'] as const;
 export type DashboardView = (typeof DASHBOARD_VIEWS)[number];
 
 export const ACCOUNT_TABS = ['profile', 'billing', 'security', 'settings'] as const;
@@ -43,6 +43,16 @@ export function hrefForLocation(href: string, location: DashboardLocation | null
     }
   }
   return `${url.pathname}${url.search}${url.hash}`;
+}
+
+/** `href` with each parameter set to its value, or removed when the value is null. */
+export function hrefWithParams(href: string, params: Readonly<Record<string, string | null>>): string {
+  const url = new URL(href);
+  for (const [key, value] of Object.entries(params)) {
+    if (value === null) url.searchParams.delete(key);
+    else url.searchParams.set(key, value);
+  }
+  return url.toString();
 }
 
 /** `?auth=signup|signin` opens the landing page's auth form on that tab; anything else leaves it closed. */

@@ -2,6 +2,7 @@ import { useAtomValue, useSetAtom } from 'jotai';
 import { useCallback, useEffect, useRef, useState, type ReactElement } from 'react';
 import { apiErrorMessage } from '../../api/client';
 import { CONTENT_REFRESH_EVENT, deleteContentItem, fetchProject, renameContentItem, type ContentItem, type Project } from '../../api/projects';
+import { openClipGenerationAtom } from '../../atoms/clipGeneration';
 import { openProjectIdAtom, projectContentStateAtom, refreshProjectContentAtom, refreshProjectsAtom } from '../../atoms/project';
 import { showToastAtom } from '../../atoms/toast';
 import { Icon } from '../../components/Icon';
@@ -39,6 +40,7 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
   const refreshContent = useSetAtom(refreshProjectContentAtom);
   const refreshProjects = useSetAtom(refreshProjectsAtom);
   const openProject = useSetAtom(openProjectIdAtom);
+  const openClipGeneration = useSetAtom(openClipGenerationAtom);
   const toast = useSetAtom(showToastAtom);
   const [project, setProject] = useState<Project | null>(null);
   const [projectError, setProjectError] = useState<string | null>(null);
@@ -214,7 +216,17 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
         />
       )}
       {opened && opened.type !== 'compiled_video' && (
-        <ItemPreviewDialog item={opened} onClose={() => setOpened(null)} onDownload={() => void download(opened)} onDelete={() => setDeleting(opened)} />
+        <ItemPreviewDialog
+          item={opened}
+          onClose={() => setOpened(null)}
+          onDownload={() => void download(opened)}
+          onDelete={() => setDeleting(opened)}
+          onGenerateClip={
+            opened.type === 'render' || opened.source === 'images'
+              ? () => openClipGeneration({ projectId, source: { kind: opened.type === 'render' ? 'render' : 'image', id: opened.data.id } })
+              : undefined
+          }
+        />
       )}
       {deleting && <ConfirmDeleteDialog text={deleteTexts(deleting).confirm} onCancel={() => setDeleting(null)} onConfirm={() => remove(deleting)} />}
     </section>

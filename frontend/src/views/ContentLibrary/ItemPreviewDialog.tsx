@@ -9,7 +9,20 @@ function sizeText(bytes: unknown): string | null {
 }
 
 /** The item's Action Center: a large preview with its facts and actions. */
-export function ItemPreviewDialog({ item, onClose, onDownload, onDelete }: { item: ContentItem; onClose: () => void; onDownload: () => void; onDelete: () => void }): ReactElement {
+export function ItemPreviewDialog({
+  item,
+  onClose,
+  onDownload,
+  onDelete,
+  onGenerateClip,
+}: {
+  item: ContentItem;
+  onClose: () => void;
+  onDownload: () => void;
+  onDelete: () => void;
+  /** Renders and AI images can become clips (the Generate Clip screen). */
+  onGenerateClip?: () => void;
+}): ReactElement {
   const facts = [
     typeBadge(item),
     aspectBadge(item),
@@ -32,6 +45,11 @@ export function ItemPreviewDialog({ item, onClose, onDownload, onDelete }: { ite
         <button type="button" className="button button-primary" onClick={onDownload}>
           <Icon name="download" size={18} /> Download
         </button>
+        {onGenerateClip && (
+          <button type="button" className="button button-primary" onClick={onGenerateClip}>
+            <Icon name="film" size={18} /> Generate Clip
+          </button>
+        )}
       </div>
     </Dialog>
   );

@@ -6,6 +6,7 @@ import { authTabFromSearch, hrefWithAuthTab } from '../../atoms/viewUrl';
 import { Icon } from '../../components/Icon';
 import { AccountView } from '../Account/AccountView';
 import { ApprovalsView } from '../Approvals/ApprovalsView';
+import { ClipGenerationView } from '../ClipGeneration/ClipGenerationView';
 import { ProjectsView } from '../Projects/ProjectsView';
 import { ApprovalsSync } from './ApprovalsSync';
 import { Sidebar } from './Sidebar';
@@ -62,6 +63,7 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
         {view === 'projects' && <ProjectsView />}
         {view === 'approvals' && <ApprovalsView />}
         {view === 'account' && <AccountView />}
+        {view === 'clip-generation' && <ClipGenerationView />}
       </main>
     </div>
   );
