@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { createApp } from '../../api/app';
+import type { AppDeps } from '../../api/deps';
 import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { testKnex } from './db';
@@ -32,6 +33,8 @@ export interface BrowserApp {
 
 export interface BrowserAppOptions {
   viewport?: { width: number; height: number };
+  /** Task queues the served API starts workflows on (a test's own worker polls them). */
+  taskQueues?: AppDeps['taskQueues'];
 }
 
 export function chromiumPath(): string {
@@ -67,7 +70,7 @@ export async function useSession(app: Pick<BrowserApp, 'context' | 'baseUrl'>, t
 /** Serves the API and the built front end, opens Chromium on it and returns a page whose relative URLs hit it. */
 export async function startBrowserApp(options: BrowserAppOptions = {}): Promise<BrowserApp> {
   assertFrontendBuilt();
-  const app = createApp({ config: { ...loadConfig(), frontendDist: FRONTEND_DIST }, knex: testKnex(), logger });
+  const app = createApp({ config: { ...loadConfig(), frontendDist: FRONTEND_DIST }, knex: testKnex(), logger, taskQueues: options.taskQueues });
   const server = await serve(app);
   let browser: Browser;
   try {

@@ -2,6 +2,7 @@ import { atom } from 'jotai';
 import {
   DEFAULT_LOCATION,
   hrefForLocation,
+  hrefWithParams,
   locationFromSearch,
   type AccountTab,
   type DashboardLocation,
@@ -17,14 +18,21 @@ locationAtom.onMount = (setLocation) => {
   return () => window.removeEventListener('popstate', onPopState);
 };
 
-/** Goes to a view (and account tab), pushing a history entry so Back returns. */
-export const navigateAtom = atom(null, (get, set, to: { view: DashboardView; accountTab?: AccountTab }) => {
-  const next: DashboardLocation = { view: to.view, accountTab: to.accountTab ?? DEFAULT_LOCATION.accountTab };
-  const current = get(locationAtom);
-  if (current.view === next.view && current.accountTab === next.accountTab) return;
-  set(locationAtom, next);
-  window.history.pushState(null, '', hrefForLocation(window.location.href, next));
-});
+/**
+ * Goes to a view (and account tab), pushing a history entry so Back returns. `params` sets (or, when null,
+ * removes) other parameters of the view's address, such as the clip source of `?view=clip-generation`.
+ */
+export const navigateAtom = atom(
+  null,
+  (get, set, to: { view: DashboardView; accountTab?: AccountTab; params?: Readonly<Record<string, string | null>> }) => {
+    const next: DashboardLocation = { view: to.view, accountTab: to.accountTab ?? DEFAULT_LOCATION.accountTab };
+    const current = get(locationAtom);
+    if (current.view === next.view && current.accountTab === next.accountTab && !to.params) return;
+    set(locationAtom, next);
+    const href = to.params ? hrefWithParams(window.location.href, to.params) : window.location.href;
+    window.history.pushState(null, '', hrefForLocation(href, next));
+  },
+);
 
 /** The dashboard's current view, kept in `?view=` so reload and Back work. */
 export const viewAtom = atom(

@@ -2,7 +2,7 @@ import type { ReactElement } from 'react';
 import type { ContentItem } from '../../api/projects';
 import { Icon } from '../../components/Icon';
 import { InlineName } from '../Projects/InlineName';
-import { aspectBadge, isVideo, typeBadge } from './libraryItems';
+import { aspectBadge, durationText, isVideo, typeBadge } from './libraryItems';
 
 interface LibraryItemCardProps {
   item: ContentItem;
@@ -36,6 +36,11 @@ export function LibraryItemCard({ item, eager, onOpen, onDownload, onDelete, onR
         <span className="library-badges">
           <span className={`badge badge-${item.type}`}>{badge}</span>
           {aspect && <span className="badge badge-aspect">{aspect}</span>}
+          {isVideo(item) && typeof item.data.duration === 'number' && item.data.duration > 0 && (
+            <span className="badge badge-duration" aria-label={`Duration ${Math.round(item.data.duration)} seconds`}>
+              {durationText(item.data.duration)}
+            </span>
+          )}
         </span>
       </button>
       <div className="library-item-body">

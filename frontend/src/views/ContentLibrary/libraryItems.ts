@@ -103,3 +103,9 @@ export function downloadName(item: ContentItem): string {
   const name = item.data.name.replace(/[\\/:*?"<>|]+/g, '_');
   return ext && !/\.[a-z0-9]{2,4}$/i.test(name) ? `${name}.${ext}` : name;
 }
+
+/** A clip's or video's length as m:ss (a 5 s clip shows 0:05). */
+export function durationText(seconds: number): string {
+  const whole = Math.max(0, Math.round(seconds));
+  return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, '0')}`;
+}
