@@ -1,11 +1,10 @@
-import type { Client } from '@temporalio/client';
 import type { Page } from 'playwright-core';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
-import { testClient, uniqueTaskQueue } from '../support/temporal';
-import { approveByWorkflow, renderJpeg, startClipWorker, type RunningWorker } from '../clips/fixtures';
+import { uniqueTaskQueue } from '../support/temporal';
+import { renderJpeg, startClipWorker, type RunningWorker } from '../clips/fixtures';
 
 /** aria-valuenow of the progress bar, or null when none is shown. */
 async function progressValue(page: Page): Promise<number | null> {
@@ -18,8 +17,6 @@ async function progressValue(page: Page): Promise<number | null> {
 describe('Generate Clip in the browser', () => {
   let app: BrowserApp;
   let worker: RunningWorker;
-  let client: Client;
-  let closeClient: () => Promise<void>;
   let user: TestUser;
   let projectId: string;
   const taskQueue = uniqueTaskQueue('clip-browser');
@@ -28,7 +25,6 @@ describe('Generate Clip in the browser', () => {
     app = await startBrowserApp({ taskQueues: { generation: taskQueue, media: taskQueue, approvals: taskQueue } });
     // a slower encode keeps the job running long enough to reload and to watch from a second browser
     worker = await startClipWorker(taskQueue, { providerOptions: { videoPreset: 'slow' } });
-    ({ client, close: closeClient } = await testClient());
     user = await createTestUser(app.baseUrl, { name: 'Ada Lovelace' });
     await useSession(app, user.token);
     const project = await request<{ project: { id: string } }>(app.baseUrl, '/api/projects', { token: user.token, json: { name: 'Harbour View' } });
@@ -38,7 +34,6 @@ describe('Generate Clip in the browser', () => {
   afterAll(async () => {
     await app?.close();
     await worker?.stop();
-    await closeClient?.();
     await closeTestKnex();
   });
 
@@ -100,10 +95,17 @@ describe('Generate Clip in the browser', () => {
     // credits are re-read a second after the end: 4 of the 5 are now held for the approval
     await page.getByRole('region', { name: 'Credits' }).getByText('4 reserved for pending approvals').waitFor({ timeout: 10_000 });
 
-    const approval = await testKnex()('pending_approvals').where({ user_id: user.id, content_type: 'clip' }).first('workflow_id');
-    await approveByWorkflow(client, approval.workflow_id, user.id);
+    // approve it in the Approvals view: the watermarked preview is there, Save charges the 4 credits
+    await page.getByRole('button', { name: 'Open Approvals' }).click();
+    await page.getByRole('heading', { name: 'Content Approvals', level: 1 }).waitFor();
+    const fileName = 'harbour-view - Drone Shot (9x16).mp4';
+    await page.getByRole('button', { name: `Save ${fileName}` }).click();
+    await page.getByRole('button', { name: `Save ${fileName}` }).waitFor({ state: 'detached', timeout: 30_000 });
+    const approval = await testKnex()('pending_approvals').where({ user_id: user.id, content_type: 'clip' }).first('status');
+    expect(approval.status).toBe('approved');
+    await page.getByRole('region', { name: 'Credits' }).getByText('1 credit', { exact: false }).waitFor({ timeout: 10_000 });
 
-    await page.getByRole('button', { name: 'Back to Project' }).first().click();
+    await page.goto(`/?project=${projectId}`);
     await page.getByRole('heading', { name: 'Harbour View', level: 1 }).waitFor();
     await page.getByRole('tab', { name: 'Clips' }).click();
     const card = page.locator('li.library-item[data-type="clip"]');
