@@ -1,6 +1,6 @@
 /** Pure URL rules for the app's in-page navigation; the atoms in view.ts apply them to window.location. */
 
-export const DASHBOARD_VIEWS = ['projects', 'approvals', 'account', 'clip-generation'] as const;
+export const DASHBOARD_VIEWS = ['projects', 'approvals', 'account', 'clip-generation', 'image-generation'] as const;
 export type DashboardView = (typeof DASHBOARD_VIEWS)[number];
 
 export const ACCOUNT_TABS = ['profile', 'billing', 'security', 'settings'] as const;

@@ -3,6 +3,7 @@ import { useCallback, useEffect, useRef, useState, type ReactElement } from 'rea
 import { apiErrorMessage } from '../../api/client';
 import { CONTENT_REFRESH_EVENT, deleteContentItem, fetchProject, renameContentItem, type ContentItem, type Project } from '../../api/projects';
 import { openClipGenerationAtom } from '../../atoms/clipGeneration';
+import { openImageEditorAtom } from '../../atoms/imageGeneration';
 import { openProjectIdAtom, projectContentStateAtom, refreshProjectContentAtom, refreshProjectsAtom } from '../../atoms/project';
 import { showToastAtom } from '../../atoms/toast';
 import { Icon } from '../../components/Icon';
@@ -41,6 +42,7 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
   const refreshProjects = useSetAtom(refreshProjectsAtom);
   const openProject = useSetAtom(openProjectIdAtom);
   const openClipGeneration = useSetAtom(openClipGenerationAtom);
+  const openImageEditor = useSetAtom(openImageEditorAtom);
   const toast = useSetAtom(showToastAtom);
   const [project, setProject] = useState<Project | null>(null);
   const [projectError, setProjectError] = useState<string | null>(null);
@@ -224,6 +226,11 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
           onGenerateClip={
             opened.type === 'render' || opened.source === 'images'
               ? () => openClipGeneration({ projectId, source: { kind: opened.type === 'render' ? 'render' : 'image', id: opened.data.id } })
+              : undefined
+          }
+          onEditImage={
+            opened.type === 'render' || opened.source === 'images'
+              ? () => openImageEditor({ projectId, source: { kind: opened.type === 'render' ? 'render' : 'image', id: opened.data.id } })
               : undefined
           }
         />

@@ -15,6 +15,7 @@ export function ItemPreviewDialog({
   onDownload,
   onDelete,
   onGenerateClip,
+  onEditImage,
 }: {
   item: ContentItem;
   onClose: () => void;
@@ -22,6 +23,8 @@ export function ItemPreviewDialog({
   onDelete: () => void;
   /** Renders and AI images can become clips (the Generate Clip screen). */
   onGenerateClip?: () => void;
+  /** Renders and AI images can be edited with AI (the Enhanced AI Editor). */
+  onEditImage?: () => void;
 }): ReactElement {
   const facts = [
     typeBadge(item),
@@ -48,6 +51,11 @@ export function ItemPreviewDialog({
         {onGenerateClip && (
           <button type="button" className="button button-primary" onClick={onGenerateClip}>
             <Icon name="film" size={18} /> Generate Clip
+          </button>
+        )}
+        {onEditImage && (
+          <button type="button" className="button button-primary" onClick={onEditImage}>
+            <Icon name="sparkles" size={18} /> Edit with AI
           </button>
         )}
       </div>

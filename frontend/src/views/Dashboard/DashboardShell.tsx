@@ -7,6 +7,7 @@ import { Icon } from '../../components/Icon';
 import { AccountView } from '../Account/AccountView';
 import { ApprovalsView } from '../Approvals/ApprovalsView';
 import { ClipGenerationView } from '../ClipGeneration/ClipGenerationView';
+import { EnhancedEditorView } from '../ImageEditor/EnhancedEditorView';
 import { ProjectsView } from '../Projects/ProjectsView';
 import { ApprovalsSync } from './ApprovalsSync';
 import { Sidebar } from './Sidebar';
@@ -64,6 +65,7 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
         {view === 'approvals' && <ApprovalsView />}
         {view === 'account' && <AccountView />}
         {view === 'clip-generation' && <ClipGenerationView />}
+        {view === 'image-generation' && <EnhancedEditorView />}
       </main>
     </div>
   );
