@@ -6,6 +6,8 @@ import { request } from '../support/http';
 import { MSG } from '../../domain/messages';
 import { imageEditWorkflowId } from '../../domain/imageEdit';
 import { approvalStatusQuery } from '../../workflows';
+import { ImageEditService } from '../../services/imageEdit';
+import { ProjectService } from '../../services/projects';
 import { creditState, generateImage, startHarness, userWithRender, type Harness } from './harness';
 
 let h: Harness;
@@ -214,5 +216,33 @@ describe('POST /api/ai-image-simple', () => {
     expect(edit).toMatchObject({ status: 'failed', error: res.body.error });
     const approvalId = edit.edit_data.approvalId as string;
     expect(await h.storage.objects.stat('images', `pending/${approvalId}/generated.jpg`)).toBeNull();
+  });
+
+  it('answers 202 with the job id when the run outlasts the wait, and the status call follows it to the end', async () => {
+    const { user, renderId } = await userWithRender(h.baseUrl);
+    const service = new ImageEditService({
+      knex: h.knex,
+      storage: h.storage,
+      projects: new ProjectService({ storage: h.storage }),
+      temporal: async () => h.client,
+      queues: h.queues,
+      waitMs: 1,
+    });
+    const request = { projectId: null, userIntent: null, platform: 'web', prompt: 'bright', baseImage: renderId, imageDescription: null, validateRefinement: true, format: 'square', quality: 'hd', upscaleScale: 2 } as const;
+
+    const answer = await service.run(user.id, request);
+
+    expect(answer.status).toBe(202);
+    expect(answer.body).toMatchObject({ success: true, error: null, result: null, metadata: { status: 'processing', jobId: expect.any(String) } });
+    const jobId = answer.body.metadata.jobId;
+    let state = await service.state(user.id, jobId);
+    for (let i = 0; i < 100 && state.status !== 'completed'; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      state = await service.state(user.id, jobId);
+    }
+    expect(state).toMatchObject({ status: 'completed', progress: 100, result: { savedImage: { status: 'pending_approval' } } });
+    await expect(service.state(randomUUID(), jobId)).rejects.toMatchObject({ status: 404 });
+    await expect(service.state(user.id, randomUUID())).rejects.toMatchObject({ status: 404 });
+    expect(await creditState(h.knex, user.id)).toEqual({ credits: 5, reserved: 1 });
   });
 });
