@@ -108,4 +108,30 @@ describe('image generation in the browser', () => {
     await app.screenshot('library-with-ai-image');
     expect(app.pageErrors).toEqual([]);
   }, 120_000);
+
+  it('covers the editor with the pending-cap overlay at the limit, and says when no content was chosen', async () => {
+    const { page } = app;
+    const project = await request<{ project: { id: string } }>(app.baseUrl, '/api/projects', { token: user.token, json: { name: 'Cap Test' } });
+    const form = new FormData();
+    form.append('projectId', project.body.project.id);
+    form.append('file', new Blob([new Uint8Array(await renderBytes(400, 300))], { type: 'image/png' }), 'cap-render.png');
+    const upload = await request<{ render: { data: { id: string } } }>(app.baseUrl, '/api/upload/renders', { method: 'POST', body: form, token: user.token });
+
+    await page.route('**/api/approvals/stats', (route) => route.fulfill({ json: { success: true, data: { pending_count: 4, limit: 4, total_pending_cost: 4 } } }));
+    await page.goto(`/?view=image-generation&project=${project.body.project.id}&render=${upload.body.render.data.id}`);
+    const overlay = page.getByRole('alertdialog', { name: 'Pending approvals limit reached' });
+    await overlay.waitFor();
+    await overlay.getByText('You already have 4 pending approvals. The maximum is 4.', { exact: false }).waitFor();
+    expect(await page.getByRole('button', { name: 'Generate Preview' }).isDisabled()).toBe(true);
+    await app.screenshot('image-editor-cap');
+    await overlay.getByRole('button', { name: 'Open Approvals' }).click();
+    await page.getByRole('heading', { name: 'Content Approvals', level: 1 }).waitFor();
+    await page.unroute('**/api/approvals/stats');
+
+    await page.goto('/?view=image-generation');
+    await page.getByText('No content selected for image generation.').waitFor();
+    await page.getByRole('button', { name: 'Back to Project' }).last().click();
+    await page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
+    expect(app.pageErrors).toEqual([]);
+  });
 });
