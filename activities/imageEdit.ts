@@ -7,6 +7,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import sharp from 'sharp';
+import { DomainError } from '../domain/errors';
 import { aspectRatioLabel } from '../domain/orientation';
 import {
   FORMAT_ASPECT_LABEL,
@@ -29,6 +30,7 @@ import { reportingRefusals, type FailureDetails } from './failures';
 import { extensionForMime, imageThumbnail, readSourceImage, watermarkPreview, type ImageMime } from './imageMedia';
 
 const HEARTBEAT_EVERY_MS = 5000;
+const PG_FOREIGN_KEY_VIOLATION = '23503';
 const VARIANT_EXTENSIONS = ['jpg', 'png', 'webp'] as const;
 
 function invalidBaseImage(cause: unknown): ApplicationFailure {
@@ -235,7 +237,12 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
           .insert(row)
           .onConflict('workflow_id')
           .merge(['edited_image_url', 'edit_data', 'status', 'error'])
-          .returning<{ id: string }[]>('id');
+          .returning<{ id: string }[]>('id')
+          .catch((err: unknown) => {
+            // the project (or the user) was deleted while the image was made: no retry can record it
+            if ((err as { code?: unknown }).code === PG_FOREIGN_KEY_VIOLATION) throw new DomainError(404, 'PROJECT_NOT_FOUND', 'Project not found');
+            throw err;
+          });
         return { editId: saved.id };
       }),
 

@@ -219,17 +219,20 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
     if (reservationId) {
       await compensations.releaseImageEditCredits({ reservationId });
       await compensations.discardImageEditFiles({ approvalId });
-      await records.recordImageEdit({
-        workflowId,
-        userId: input.userId,
-        projectId: input.projectId,
-        originalImageUrl: input.source.fileUrl,
-        editPrompt: input.prompt,
-        status: 'failed',
-        editedImage: null,
-        editData: { jobId: input.jobId, approvalId, errorCode: failure.type ?? null },
-        error: failure.message,
-      });
+      // the record of the failure is for history only: its own failure (say, the project was deleted) must not hide the first
+      await records
+        .recordImageEdit({
+          workflowId,
+          userId: input.userId,
+          projectId: input.projectId,
+          originalImageUrl: input.source.fileUrl,
+          editPrompt: input.prompt,
+          status: 'failed',
+          editedImage: null,
+          editData: { jobId: input.jobId, approvalId, errorCode: failure.type ?? null },
+          error: failure.message,
+        })
+        .catch(() => undefined);
     }
     throw failure;
   }
