@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { clipWorkflowId } from '../../workflows/clipGeneration';
 import { closeTestKnex, testKnex } from '../support/db';
+import { startFakeFal } from '../support/fakeFal';
 import { testClient } from '../support/temporal';
 import { approveByWorkflow, clipUser, creditState, expectLedgerOk, probe, startClip, startClipApp, waitForJob, type ClipTestApp } from './fixtures';
 
@@ -16,12 +17,12 @@ interface ChildWorker {
 }
 
 /** Starts tests/clips/support/clipWorker.ts in its own process group (so a kill takes its ffmpeg with it, as a crashed host would). */
-async function spawnWorker(taskQueue: string, workDir: string): Promise<ChildWorker> {
+async function spawnWorker(taskQueue: string, workDir: string, env: Record<string, string> = {}): Promise<ChildWorker> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'tests/clips/support/clipWorker.ts')], {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, CLIP_WORKER_QUEUE: taskQueue, CLIP_PROVIDER_WORK_DIR: workDir, VIDEO_PRESET: 'slow', LOG_LEVEL: 'silent' },
+    env: { ...process.env, CLIP_WORKER_QUEUE: taskQueue, CLIP_PROVIDER_WORK_DIR: workDir, VIDEO_PRESET: 'slow', LOG_LEVEL: 'silent', ...env },
   });
   let out = '';
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -116,5 +117,34 @@ describe('a worker killed during a clip (SIGKILL, then a new worker)', () => {
     expect(await creditState(testKnex(), user.id)).toEqual({ credits: 1, reserved: 0, available: 1 });
     expect(await testKnex()('credit_transactions').where({ profile_id: user.id, transaction_type: 'consume' })).toHaveLength(1);
     await expectLedgerOk(testKnex(), user.id);
+  }, 300_000);
+
+  it('resumes polling the same hosted job after the restart: the provider is paid once', async () => {
+    const fal = await startFakeFal({ apiKey: 'crash-key', models: { 'fake/video-crash': { kind: 'video', behaviour: 'succeed', queuedPolls: 2, runningPolls: 40 } } });
+    try {
+      const hosted = { AI_PROVIDER: 'fal', FAL_BASE_URL: fal.baseUrl, FAL_KEY: 'crash-key', FAL_VIDEO_MODEL: 'fake/video-crash', CLIP_VIDEO_POLL_MS: '250' };
+      workers.push(await spawnWorker(app.taskQueue, workDir, hosted));
+      const user = await clipUser(app.baseUrl);
+      const res = await startClip(app.baseUrl, user, { movement: 'Bring to Life', platform: 'YouTube' });
+      const jobId = res.body.jobId as string;
+      const deadline = Date.now() + 60_000;
+      while ((fal.jobs[0]?.statusPolls ?? 0) < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(fal.jobs).toHaveLength(1);
+
+      await killGroup(workers[workers.length - 1], 'SIGKILL');
+      const pollsAtKill = fal.jobs[0].statusPolls;
+      workers.push(await spawnWorker(app.taskQueue, workDir, hosted));
+      const { job } = await waitForJob(app.baseUrl, user, jobId, { intervalMs: 500, timeoutMs: 240_000 });
+      expect(job).toMatchObject({ status: 'completed', progress: 100 });
+      // the same request was polled on after the restart; nothing was submitted again
+      expect(fal.jobs).toHaveLength(1);
+      expect(fal.jobs[0].statusPolls).toBeGreaterThan(pollsAtKill);
+      expect(fal.log.filter((l) => l.method === 'POST')).toHaveLength(1);
+      expect(await testKnex()('credit_reservations').where({ profile_id: user.id })).toHaveLength(1);
+      expect(await creditState(testKnex(), user.id)).toEqual({ credits: 5, reserved: 4, available: 1 });
+      await expectLedgerOk(testKnex(), user.id);
+    } finally {
+      await fal.close();
+    }
   }, 300_000);
 });

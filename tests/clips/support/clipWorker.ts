@@ -1,7 +1,8 @@
 /**
  * A worker in a process of its own, for tests that kill it (`node --import tsx tests/clips/support/clipWorker.ts`).
  * Polls CLIP_WORKER_QUEUE with every activity of the app and the bundle globalSetup built; prints
- * "clip worker ready" once polling. Configuration comes from the environment like the real worker's.
+ * "clip worker ready" once polling. Configuration comes from the environment like the real worker's
+ * (AI_PROVIDER, FAL_*, VIDEO_PRESET ...); CLIP_PROVIDER_WORK_DIR and CLIP_VIDEO_POLL_MS tune the providers.
  */
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../../activities';
@@ -18,7 +19,8 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const knex = connectDatabase(config.databaseUrl);
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
-  const providers = createProviders(config, { videoPreset: config.videoPreset, workDir: process.env.CLIP_PROVIDER_WORK_DIR });
+  const pollMs = process.env.CLIP_VIDEO_POLL_MS ? Number(process.env.CLIP_VIDEO_POLL_MS) : undefined;
+  const providers = createProviders(config, { videoPreset: config.videoPreset, workDir: process.env.CLIP_PROVIDER_WORK_DIR, videoPollIntervalMs: pollMs });
   const worker = await Worker.create({
     connection,
     taskQueue,
