@@ -65,8 +65,12 @@ describe('a worker killed during a clip (SIGKILL, then a new worker)', () => {
     workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'clip-crash-'));
   });
 
+  // each test has the task queue to itself: no worker of an earlier test may take its tasks
+  afterEach(async () => {
+    for (const worker of workers.splice(0)) await killGroup(worker, 'SIGKILL');
+  });
+
   afterAll(async () => {
-    for (const worker of workers) await killGroup(worker, 'SIGKILL');
     await closeClient?.();
     await app?.close();
     await fs.rm(workDir, { recursive: true, force: true });
@@ -131,7 +135,7 @@ describe('a worker killed during a clip (SIGKILL, then a new worker)', () => {
       while ((fal.jobs[0]?.statusPolls ?? 0) < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect(fal.jobs).toHaveLength(1);
 
-      await killGroup(workers[workers.length - 1], 'SIGKILL');
+      await killGroup(workers[0], 'SIGKILL');
       const pollsAtKill = fal.jobs[0].statusPolls;
       workers.push(await spawnWorker(app.taskQueue, workDir, hosted));
       const { job } = await waitForJob(app.baseUrl, user, jobId, { intervalMs: 500, timeoutMs: 240_000 });
