@@ -1,11 +1,14 @@
 /**
  * After signup (id `onboarding-<userId>`): turns the visitor's saved try-it choices into a first project.
  * The profile itself is created by signup; a missing one ends the run with 'Failed to create user profile'.
- * Storing the try-it image as the project's first render comes with the upload/storage service.
+ * The try-it image lives only in the visitor's browser (localStorage), which no worker can read: once this run
+ * answers with the project, the browser uploads the image as the project's first render through
+ * POST /api/upload/renders (frontend/src/tryIt/useTryItOnboarding.ts).
  */
 import { ActivityFailure, ApplicationFailure, defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { PLATFORMS, VIDEO_EFFECTS, type Platform, type VideoEffect } from '../domain/constants';
+import { TRY_IT_MESSAGES } from '../domain/tryIt';
 
 export type OnboardingStatus = 'pending' | 'creating_project' | 'completed' | 'failed';
 
@@ -34,9 +37,9 @@ export interface OnboardingState {
 }
 
 export const ONBOARDING_MESSAGES = {
-  noData: 'No try-it data found',
-  profileFailed: 'Failed to create user profile',
-  projectFailed: 'Failed to create project',
+  noData: TRY_IT_MESSAGES.noData,
+  profileFailed: TRY_IT_MESSAGES.profileFailed,
+  projectFailed: TRY_IT_MESSAGES.projectFailed,
 } as const;
 
 /** Failure type thrown by the createOnboardingProject activity when the user has no profile row. */
@@ -53,7 +56,8 @@ const { createOnboardingProject } = proxyActivities<ReturnType<typeof createActi
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5, nonRetryableErrorTypes: [ONBOARDING_PROFILE_MISSING] },
 });
 
-function hasTryItData(input: TryItOnboardingInput): boolean {
+/** Something was chosen in the try-it area: a file name, a known platform or a known effect. */
+export function hasTryItData(input: Pick<TryItOnboardingInput, 'fileName' | 'platform' | 'effect'>): boolean {
   const knownPlatform = input.platform !== null && (PLATFORMS as readonly string[]).includes(input.platform);
   const knownEffect = input.effect !== null && (VIDEO_EFFECTS as readonly string[]).includes(input.effect);
   return input.fileName.trim() !== '' || knownPlatform || knownEffect;

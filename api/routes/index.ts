@@ -6,6 +6,7 @@ import { creditsRouter } from './credits';
 import { filesRouter } from './files';
 import { healthRouter } from './health';
 import { imageEditRouter } from './imageEdit';
+import { onboardingRouter } from './onboarding';
 import { profileRouter } from './profile';
 import { projectsRouter } from './projects';
 import { uploadsRouter } from './uploads';
@@ -28,5 +29,6 @@ export function buildRouters(deps: AppDeps): Router[] {
     imageEditRouter(deps),
     approvalsRouter(deps),
     videoGenerationRouter(deps),
+    onboardingRouter(deps),
   ];
 }

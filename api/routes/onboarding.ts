@@ -1,0 +1,55 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import type { AppDeps } from '../deps';
+import { assertSelf, requireAuth } from '../middleware/auth';
+import { parseBody, RequestError } from '../validation';
+import { PLATFORMS, VIDEO_EFFECTS } from '../../domain/constants';
+import { parsePlatform, parseVideoEffect } from '../../domain/clipGeneration';
+import { TRY_IT_FILE_NAME_MAX_LENGTH } from '../../domain/tryIt';
+import { TryItOnboardingService } from '../../services/onboarding';
+import { getTemporalClient } from '../../services/temporalClient';
+import { TASK_QUEUES } from '../../workers/taskQueues';
+
+const tryItBody = z.object({
+  fileName: z
+    .string({ error: (issue) => (issue.input === undefined ? 'fileName is required' : 'fileName must be text') })
+    .max(TRY_IT_FILE_NAME_MAX_LENGTH, `fileName must be at most ${TRY_IT_FILE_NAME_MAX_LENGTH} characters`)
+    .transform((v) => v.trim()),
+  platform: z.string({ error: 'platform must be text' }).nullish(),
+  effect: z.string({ error: 'effect must be text' }).nullish(),
+  userId: z.string({ error: 'userId must be text' }).optional(),
+});
+
+function platformOf(value: string | null | undefined) {
+  if (value == null || value.trim() === '') return null;
+  const platform = parsePlatform(value);
+  if (!platform) throw new RequestError(400, `Unknown platform "${value.slice(0, 40)}". Choose one of: ${PLATFORMS.join(', ')}`, 'VALIDATION_ERROR');
+  return platform;
+}
+
+function effectOf(value: string | null | undefined) {
+  if (value == null || value.trim() === '') return null;
+  const effect = parseVideoEffect(value);
+  if (!effect) throw new RequestError(400, `Unknown video effect "${value.slice(0, 40)}". Choose one of: ${VIDEO_EFFECTS.join(', ')}`, 'VALIDATION_ERROR');
+  return effect;
+}
+
+/** POST /api/onboarding/try-it: the signed-in user's saved try-it choices become their first project. */
+export function onboardingRouter(deps: AppDeps): Router {
+  const service = new TryItOnboardingService({
+    temporal: () => getTemporalClient(deps.config),
+    taskQueue: deps.taskQueues?.onboarding ?? TASK_QUEUES.onboarding,
+    logger: deps.logger,
+  });
+  const router = new Router();
+
+  router.post('/api/onboarding/try-it', requireAuth(deps), async (ctx) => {
+    const body = parseBody(ctx, tryItBody);
+    const user = assertSelf(ctx, body.userId);
+    const { status, body: answer } = await service.run(user.id, { fileName: body.fileName, platform: platformOf(body.platform), effect: effectOf(body.effect) });
+    ctx.status = status;
+    ctx.body = answer;
+  });
+
+  return router;
+}
