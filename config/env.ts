@@ -1,3 +1,4 @@
+import os from 'node:os';
 /**
  * All configuration comes from the environment, with the documented defaults below.
  * README "Configuration" lists every variable; keep the two in step.
@@ -24,6 +25,8 @@ export interface AppConfig {
   falUpscaleModel: string;
   falVideoModel: string;
   /** x264 preset of clips rendered here (local provider) and of watermarked previews. */
+  /** Concurrent activities on the media queue per worker process (sharp/ffmpeg work). */
+  mediaActivityConcurrency: number;
   videoPreset: string;
   stripeSecretKey: string;
   stripeWebhookSecret: string;
@@ -60,6 +63,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     approvalWindow: env.APPROVAL_WINDOW ?? '7 days',
     enhanceAccessCode: env.ENHANCE_ACCESS_CODE ?? 'RENDERS-BETA',
     providerKind: provider,
+    // local media work is CPU-bound: about two tasks per core; hosted jobs mostly wait on HTTP
+    mediaActivityConcurrency: int(env.MEDIA_ACTIVITY_CONCURRENCY, provider === 'local' ? Math.max(2, os.cpus().length * 2) : 100),
     falBaseUrl: env.FAL_BASE_URL ?? 'https://queue.fal.run',
     falApiKey: env.FAL_KEY ?? '',
     falImageEditModel: env.FAL_IMAGE_EDIT_MODEL ?? 'fal-ai/nano-banana/edit',

@@ -35,6 +35,7 @@ async function main(): Promise<void> {
           taskQueue,
           workflowBundle,
           activities,
+          ...(taskQueue === TASK_QUEUES.media ? { maxConcurrentActivityTaskExecutions: config.mediaActivityConcurrency } : {}),
         }),
       ),
     );
