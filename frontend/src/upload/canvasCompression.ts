@@ -25,11 +25,11 @@ async function encodeJpeg(image: ImageBitmap, step: CompressionStep): Promise<Bl
 }
 
 /**
- * Large images (4.5 MB and up) are redrawn on a canvas as JPEG with the progressive steps of compressionPlan.ts;
+ * Large images (4.5 MB and up, or `thresholdBytes` when given) are redrawn on a canvas as JPEG with the progressive steps of compressionPlan.ts;
  * smaller ones, GIFs and anything the browser cannot decode go up unchanged (the server checks them).
  */
-export async function compressForUpload(file: File): Promise<File> {
-  if (!needsCompression(file)) return file;
+export async function compressForUpload(file: File, thresholdBytes?: number): Promise<File> {
+  if (!needsCompression(file, thresholdBytes)) return file;
   let image: ImageBitmap;
   try {
     image = await createImageBitmap(file, { imageOrientation: 'from-image' });
@@ -37,7 +37,7 @@ export async function compressForUpload(file: File): Promise<File> {
     return file;
   }
   try {
-    const outcome = await compressProgressively<Blob>(file, (step) => encodeJpeg(image, step));
+    const outcome = await compressProgressively<Blob>(file, (step) => encodeJpeg(image, step), thresholdBytes);
     if (outcome.blob === file) return file;
     return new File([outcome.blob], jpegName(file.name), { type: 'image/jpeg', lastModified: file.lastModified });
   } finally {

@@ -43,4 +43,13 @@ describe('compression plan', () => {
     const original = { size: 5_000_000 };
     expect((await compressProgressively(original, async () => ({ size: 6_000_000 }))).blob).toBe(original);
   });
+
+  it('takes a lower threshold where the result must fit somewhere smaller (the try-it area keeps 1 MB)', async () => {
+    expect(needsCompression({ size: 1_048_576, type: 'image/png' }, 1_048_576)).toBe(true);
+    expect(needsCompression({ size: 1_048_575, type: 'image/png' }, 1_048_576)).toBe(false);
+    expect(needsCompression({ size: 3_000_000, type: 'image/gif' }, 1_048_576)).toBe(false);
+    const sizes: Record<number, number> = { 2048: 2_000_000, 1536: 1_200_000, 1024: 600_000 };
+    const outcome = await compressProgressively({ size: 3_000_000 }, async (step) => ({ size: sizes[step.maxSide] }), 1_048_576);
+    expect(outcome).toEqual({ blob: { size: 600_000 }, step: { maxSide: 1024, quality: 0.5 }, tries: 3 });
+  });
 });

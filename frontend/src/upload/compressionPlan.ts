@@ -8,9 +8,12 @@ export interface CompressionStep {
   quality: number;
 }
 
-/** GIFs may be animated: flattening them to one frame would lose content, so they go up as they are. */
-export function needsCompression(file: { size: number; type: string }): boolean {
-  return file.size >= COMPRESSION_THRESHOLD_BYTES && file.type !== 'image/gif';
+/**
+ * GIFs may be animated: flattening them to one frame would lose content, so they go up as they are.
+ * `thresholdBytes` is lower where the result must fit somewhere smaller (the try-it area's localStorage).
+ */
+export function needsCompression(file: { size: number; type: string }, thresholdBytes: number = COMPRESSION_THRESHOLD_BYTES): boolean {
+  return file.size >= thresholdBytes && file.type !== 'image/gif';
 }
 
 /**
@@ -44,14 +47,18 @@ export interface CompressionOutcome<B> {
  * Tries the steps in order until a result is under the threshold; if none is, the smallest result is kept
  * (the server takes up to 150 MB). `encode` does the drawing (a canvas in the browser).
  */
-export async function compressProgressively<B extends { size: number }>(original: B, encode: (step: CompressionStep) => Promise<B>): Promise<CompressionOutcome<B>> {
+export async function compressProgressively<B extends { size: number }>(
+  original: B,
+  encode: (step: CompressionStep) => Promise<B>,
+  thresholdBytes: number = COMPRESSION_THRESHOLD_BYTES,
+): Promise<CompressionOutcome<B>> {
   let best: CompressionOutcome<B> = { blob: original, step: null, tries: 0 };
   let tries = 0;
   for (const step of compressionSteps()) {
     tries++;
     const blob = await encode(step);
     if (blob.size < best.blob.size) best = { blob, step, tries };
-    if (blob.size < COMPRESSION_THRESHOLD_BYTES) return { blob, step, tries };
+    if (blob.size < thresholdBytes) return { blob, step, tries };
   }
   return { ...best, tries };
 }
