@@ -30,8 +30,10 @@ function ensureNodeModules() {
   const lock = path.join(ROOT, 'package-lock.json');
   const stale = !fs.existsSync(marker) || (fs.existsSync(lock) && fs.statSync(lock).mtimeMs > fs.statSync(marker).mtimeMs + 1000);
   if (!stale) return;
-  log('installing node modules (npm ci)');
-  run('npm', [fs.existsSync(lock) ? 'ci' : 'install', '--no-audit', '--no-fund']);
+  // `npm install`, not `npm ci`: lockfiles written with omit-lockfile-registry-resolved (this project's
+  // machines) leave out other platforms' optional packages, which `npm ci` refuses; install honours the lock
+  log('installing node modules (npm install)');
+  run('npm', ['install', '--no-audit', '--no-fund']);
 }
 
 function pipInstall(pkg, target) {
