@@ -19,9 +19,11 @@ import { refreshApprovalStatsAtom } from '../../atoms/approvals';
 import { backToProjectAtom, clipLocationAtom, openApprovalsAtom, openBillingAtom, type ClipSourceRef } from '../../atoms/clipGeneration';
 import { refreshCreditsAtom } from '../../atoms/credits';
 import { sessionAtom } from '../../atoms/session';
+import { clipPresetAtom } from '../../atoms/tryIt';
 import { Icon } from '../../components/Icon';
 import { PendingCapOverlay } from '../../components/PendingCapOverlay';
 import { LoadingState } from '../../components/Spinner';
+import { choicesWith, presetForSource } from '../../tryIt/clipPreset';
 import { CLIP_COST, CLIP_STATUS_POLL_MS, EFFECT_CHOICES, EFFECT_DESCRIPTIONS, PLATFORM_CHOICES, aspectLabel, clampProgress, creditNotice } from './clipChoices';
 import './clipGeneration.css';
 
@@ -87,8 +89,10 @@ function ClipGenerator({ projectId, item }: { projectId: string; item: ContentIt
   const openApprovals = useSetAtom(openApprovalsAtom);
   const openBilling = useSetAtom(openBillingAtom);
 
-  const [effect, setEffect] = useState<VideoEffect | null>(null);
-  const [platform, setPlatform] = useState<Platform | null>(null);
+  // try-it entry: the welcome dialog presets the visitor's effect and platform for its render
+  const preset = presetForSource(useAtomValue(clipPresetAtom), item.data.id);
+  const [effect, setEffect] = useState<VideoEffect | null>(preset?.effect ?? null);
+  const [platform, setPlatform] = useState<Platform | null>(preset?.platform ?? null);
   const [check, setCheck] = useState<CanCreateClip | null>(null);
   const [checkFailed, setCheckFailed] = useState(false);
   const [job, setJob] = useState<ClipJobView | null>(null);
@@ -298,7 +302,7 @@ function ClipGenerator({ projectId, item }: { projectId: string; item: ContentIt
                 <span className="clip-step-number">1</span> Choose Video Effect
               </legend>
               <div className="clip-options">
-                {EFFECT_CHOICES.map((choice) => (
+                {choicesWith(EFFECT_CHOICES, preset?.effect).map((choice) => (
                   <label key={choice} className={`clip-option${effect === choice ? ' clip-option-selected' : ''}`}>
                     <input type="radio" name="clip-effect" value={choice} checked={effect === choice} onChange={() => setEffect(choice)} />
                     <span className="clip-option-title">{choice}</span>
@@ -313,7 +317,7 @@ function ClipGenerator({ projectId, item }: { projectId: string; item: ContentIt
                 <span className="clip-step-number">2</span> Target Platform
               </legend>
               <div className="clip-options">
-                {PLATFORM_CHOICES.map((choice) => (
+                {choicesWith(PLATFORM_CHOICES, preset?.platform).map((choice) => (
                   <label key={choice} className={`clip-option${platform === choice ? ' clip-option-selected' : ''}`}>
                     <input type="radio" name="clip-platform" value={choice} checked={platform === choice} onChange={() => setPlatform(choice)} />
                     <span className="clip-option-title">{choice}</span>

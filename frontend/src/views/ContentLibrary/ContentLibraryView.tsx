@@ -14,6 +14,7 @@ import { AssembledVideoDialog } from './AssembledVideoDialog';
 import { ConfirmDeleteDialog } from './ConfirmDeleteDialog';
 import { ItemPreviewDialog } from './ItemPreviewDialog';
 import { LibraryItemCard } from './LibraryItemCard';
+import { TryItWelcomeDialog } from './TryItWelcomeDialog';
 import { downloadFile } from './download';
 import { EAGER_THUMBNAILS, LIBRARY_TABS, TAB_LABEL, deleteTexts, downloadName, itemsForTab, libraryCounts, tabAllowsUpload, type LibraryTab } from './libraryItems';
 import './library.css';
@@ -235,6 +236,7 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
           }
         />
       )}
+      <TryItWelcomeDialog projectId={projectId} projectName={project?.name ?? null} />
       {deleting && <ConfirmDeleteDialog text={deleteTexts(deleting).confirm} onCancel={() => setDeleting(null)} onConfirm={() => remove(deleting)} />}
     </section>
   );

@@ -11,6 +11,7 @@ import { EnhancedEditorView } from '../ImageEditor/EnhancedEditorView';
 import { ProjectsView } from '../Projects/ProjectsView';
 import { ApprovalsSync } from './ApprovalsSync';
 import { Sidebar } from './Sidebar';
+import { TryItSetup } from './TryItSetup';
 
 const SIDEBAR_ID = 'app-sidebar';
 
@@ -57,6 +58,7 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
       </header>
 
       <ApprovalsSync />
+      <TryItSetup />
       <Sidebar id={SIDEBAR_ID} user={user} />
       <div className="sidebar-backdrop" aria-hidden="true" onClick={() => setMenuOpen(false)} />
 

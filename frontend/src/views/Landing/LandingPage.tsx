@@ -4,6 +4,7 @@ import { AuthDialog } from './AuthDialog';
 import { LandingFeatures } from './LandingFeatures';
 import { LandingHero } from './LandingHero';
 import { LandingPricing } from './LandingPricing';
+import { TryItSection } from './TryItSection';
 
 /** The signed-out page. `?auth=signup|signin` opens the auth dialog on that tab, and the dialog keeps it current. */
 export function LandingPage(): ReactElement {
@@ -40,6 +41,7 @@ export function LandingPage(): ReactElement {
       <main>
         <LandingHero onStart={() => openAuth('signup')} />
         <LandingFeatures />
+        <TryItSection onSignUp={() => openAuth('signup')} />
         <LandingPricing onChoose={() => openAuth('signup')} />
       </main>
 
