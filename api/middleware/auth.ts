@@ -54,17 +54,27 @@ export function clearSessionCookie(ctx: Context, secure: boolean): void {
   writeSessionCookie(ctx, '', new Date(0), secure);
 }
 
+export interface RequireAuthOptions {
+  /** A route's own 401 text for a request without a session (sent with code LOGIN_REQUIRED). */
+  unauthenticatedMessage?: string;
+}
+
 /**
  * Loads the session's user into `ctx.state.user` or answers 401. Idempotent: the app-wide guard already ran
- * it for every non-public /api route, so routers may add it again for clarity at no cost.
+ * it for every non-public /api route, so routers may add it again for clarity at no cost. A public route
+ * that checks the session itself passes `unauthenticatedMessage` to answer with its spec's text.
  */
-export function requireAuth(deps: { knex: Knex }): Middleware {
+export function requireAuth(deps: { knex: Knex }, options: RequireAuthOptions = {}): Middleware {
+  const unauthenticated = () =>
+    options.unauthenticatedMessage === undefined
+      ? new RequestError(401, AUTH_MSG.required)
+      : new RequestError(401, options.unauthenticatedMessage, 'LOGIN_REQUIRED');
   return async function requireAuthMiddleware(ctx, next) {
     const state = authState(ctx);
     if (!state.user) {
       const token = sessionToken(ctx);
       const found = token ? await findSessionUser(deps.knex, token) : null;
-      if (!found) throw new RequestError(401, AUTH_MSG.required);
+      if (!found) throw unauthenticated();
       const { sessionId, ...user } = found;
       state.user = user;
       state.sessionId = sessionId;

@@ -1,9 +1,8 @@
 import Router from '@koa/router';
-import type { Middleware } from 'koa';
 import { z } from 'zod';
 import type { AppDeps } from '../deps';
 import { assertSelf, currentUser, requireAuth } from '../middleware/auth';
-import { parse, parseBody, RequestError } from '../validation';
+import { parse, parseBody } from '../validation';
 import {
   ENHANCED_IMAGE_EDITING,
   IMAGE_DESCRIPTION_MAX_LENGTH,
@@ -57,23 +56,6 @@ const imageEditBody = z.object({
   ),
 });
 
-/** requireAuth, answering a missing session with the spec's own text for image generation. */
-function requireGenerateLogin(deps: AppDeps): Middleware {
-  const auth = requireAuth(deps);
-  return async function requireGenerateLoginMiddleware(ctx, next) {
-    let signedIn = false;
-    try {
-      await auth(ctx, async () => {
-        signedIn = true;
-        await next();
-      });
-    } catch (err) {
-      if (!signedIn && (err as { status?: number }).status === 401) throw new RequestError(401, MSG.loginToGenerate, 'LOGIN_REQUIRED');
-      throw err;
-    }
-  };
-}
-
 /** POST /api/ai-image-simple (start and wait for an image edit) and its status call. */
 export function imageEditRouter(deps: AppDeps): Router {
   const { projects, storage } = contentServicesFor(deps);
@@ -90,7 +72,7 @@ export function imageEditRouter(deps: AppDeps): Router {
   });
   const router = new Router();
 
-  router.post('/api/ai-image-simple', requireGenerateLogin(deps), async (ctx) => {
+  router.post('/api/ai-image-simple', requireAuth(deps, { unauthenticatedMessage: MSG.loginToGenerate }), async (ctx) => {
     const { context, parameters } = parseBody(ctx, imageEditBody);
     const user = assertSelf(ctx, context.userId);
     const { status, body } = await service.run(user.id, {

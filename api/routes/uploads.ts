@@ -1,10 +1,9 @@
 import Router from '@koa/router';
-import type { Middleware } from 'koa';
 import { z } from 'zod';
 import type { AppDeps } from '../deps';
 import { assertSelf, currentUser, requireAuth } from '../middleware/auth';
 import { readSingleFileForm } from '../multipart';
-import { parse, RequestError } from '../validation';
+import { parse } from '../validation';
 import { MSG } from '../../domain/messages';
 import { contentServicesFor } from '../../services/contentServices';
 
@@ -13,29 +12,12 @@ const uploadFields = z.object({
   userId: z.string().optional(),
 });
 
-/** requireAuth, answering a missing session with the upload's own text. */
-function requireUploadLogin(deps: AppDeps): Middleware {
-  const auth = requireAuth(deps);
-  return async function requireUploadLoginMiddleware(ctx, next) {
-    let signedIn = false;
-    try {
-      await auth(ctx, async () => {
-        signedIn = true;
-        await next();
-      });
-    } catch (err) {
-      if (!signedIn && (err as { status?: number }).status === 401) throw new RequestError(401, MSG.loginToUpload, 'LOGIN_REQUIRED');
-      throw err;
-    }
-  };
-}
-
 /** POST /api/upload/renders (multipart: file, projectId, userId): one render streamed into the project. */
 export function uploadsRouter(deps: AppDeps): Router {
   const { uploads } = contentServicesFor(deps);
   const router = new Router();
 
-  router.post('/api/upload/renders', requireUploadLogin(deps), async (ctx) => {
+  router.post('/api/upload/renders', requireAuth(deps, { unauthenticatedMessage: MSG.loginToUpload }), async (ctx) => {
     const user = currentUser(ctx);
     uploads.assertRequestSize(ctx.get('content-length') ? Number(ctx.get('content-length')) : undefined);
     const { fields, file: staged } = await readSingleFileForm(

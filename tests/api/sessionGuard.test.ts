@@ -6,6 +6,7 @@ import { createApp } from '../../api/app';
 import type { AppDeps } from '../../api/deps';
 import { assertSelf, currentUser, isPublicApiRoute, requireAdmin, requireAuth } from '../../api/middleware/auth';
 import { errorHandler } from '../../api/middleware/errors';
+import { RequestError } from '../../api/validation';
 import { buildRouters } from '../../api/routes';
 import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
@@ -27,6 +28,10 @@ function probeApp(): Koa {
   });
   router.get('/probe/admin', requireAuth(deps), requireAdmin, (ctx) => {
     ctx.body = { success: true, admin: currentUser(ctx).email };
+  });
+  router.get('/probe/own-text', requireAuth(deps, { unauthenticatedMessage: 'Sign in to use the probe' }), (ctx) => {
+    if (ctx.query.fail === '401') throw new RequestError(401, 'Rejected by the handler');
+    ctx.body = { success: true, user: currentUser(ctx).id };
   });
   const app = new Koa();
   app.use(errorHandler);
@@ -112,6 +117,23 @@ describe('assertSelf', () => {
   it('answers 401 before anything else without a session', async () => {
     const res = await request(probe.baseUrl, `/probe/self?userId=${randomUUID()}`);
     expect(res.status).toBe(401);
+  });
+});
+
+describe('requireAuth with a route\'s own 401 text', () => {
+  it('answers a request without a session with that text and code LOGIN_REQUIRED', async () => {
+    const res = await request(probe.baseUrl, '/probe/own-text');
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ success: false, error: 'Sign in to use the probe', code: 'LOGIN_REQUIRED' });
+  });
+
+  it("lets a signed-in user through and leaves the handler's own 401 as it is", async () => {
+    const user = await createTestUser(server.baseUrl);
+    const ok = await request(probe.baseUrl, '/probe/own-text', { token: user.token });
+    expect([ok.status, ok.body.user]).toEqual([200, user.id]);
+    const handler401 = await request(probe.baseUrl, '/probe/own-text?fail=401', { token: user.token });
+    expect(handler401.status).toBe(401);
+    expect(handler401.body).toEqual({ success: false, error: 'Rejected by the handler' });
   });
 });
 
