@@ -5,39 +5,16 @@
  * Env: BENCH_CONNECTIONS (50), BENCH_DURATION_SECONDS (10).
  */
 import { randomUUID } from 'node:crypto';
-import { Pool } from 'pg';
-import { connectDatabase } from '../db/connection';
+import type { Knex } from 'knex';
 import { Clip, CompiledVideo, GeneratedContent, Image, Render } from '../db/models';
 import { LIBRARY_PER_TABLE } from '../domain/constants';
-import { signUp } from '../services/accounts';
-import { benchDatabase, startBenchApi, type BenchApi } from './support/benchEnv';
+import { startBenchApi, withBenchDatabase, type BenchApi } from './support/benchEnv';
+import { httpLoadRun, pgLoadRun, printLoadTable, type LoadFigures, type LoadShape } from './support/loadRuns';
 
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const DURATION_S = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
-
-interface AutocannonResult {
-  duration: number;
-  errors: number;
-  timeouts: number;
-  non2xx: number;
-  '2xx': number;
-  latency: { p50: number; p99: number };
-}
-type Autocannon = (opts: { url: string; connections: number; duration: number; headers: Record<string, string> }) => Promise<AutocannonResult>;
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const autocannon = require('autocannon') as Autocannon;
-
-interface Figures {
-  label: string;
-  requests: number;
-  seconds: number;
-  p50Ms: number;
-  p99Ms: number;
-  failures: number;
-}
+const SHAPE: LoadShape = { connections: Number(process.env.BENCH_CONNECTIONS ?? 50), durationS: Number(process.env.BENCH_DURATION_SECONDS ?? 10) };
 
 /** 1000 visible items across the five tables, plus 50 unapproved videos the listing must leave out. */
-async function seedProject(knex: ReturnType<typeof connectDatabase>, userId: string, projectId: string): Promise<void> {
+async function seedProject(knex: Knex, userId: string, projectId: string): Promise<void> {
   const base = Date.UTC(2026, 0, 1);
   const rows = (table: string, bucket: string, count: number, extra: (i: number) => Record<string, unknown> = () => ({})) =>
     Array.from({ length: count }, (_, i) => {
@@ -60,18 +37,16 @@ async function seedProject(knex: ReturnType<typeof connectDatabase>, userId: str
   await knex.batchInsert('generated_content', rows('generated_content', 'images', 100, () => ({ content_type: 'image' })), 200);
 }
 
-async function benchHttp(label: string, url: string, token: string, extraHeaders: Record<string, string> = {}): Promise<Figures> {
+async function benchHttp(label: string, url: string, token: string, extraHeaders: Record<string, string> = {}): Promise<LoadFigures> {
   const headers = { authorization: `Bearer ${token}`, ...extraHeaders };
   // fetch decodes gzip itself; the probe checks the content, the run below measures the bytes as sent
   const probe = await fetch(url, { headers: { authorization: headers.authorization } });
   const body = (await probe.json()) as { success?: boolean; content?: unknown[] };
   if (probe.status !== 200 || body.content?.length !== 1000) throw new Error(`${url} answered ${probe.status} with ${body.content?.length} items`);
-  await autocannon({ url, connections: CONNECTIONS, duration: 1, headers });
-  const r = await autocannon({ url, connections: CONNECTIONS, duration: DURATION_S, headers });
-  return { label, requests: r['2xx'], seconds: r.duration, p50Ms: r.latency.p50, p99Ms: r.latency.p99, failures: r.non2xx + r.errors + r.timeouts };
+  return httpLoadRun(label, url, headers, SHAPE);
 }
 
-async function benchPg(databaseUrl: string, projectId: string): Promise<Figures> {
+function benchPg(databaseUrl: string, projectId: string): Promise<LoadFigures> {
   const order = [
     { column: 'created_at', order: 'desc' as const },
     { column: 'id', order: 'desc' as const },
@@ -83,72 +58,43 @@ async function benchPg(databaseUrl: string, projectId: string): Promise<Figures>
     CompiledVideo.query().where({ project_id: projectId }).whereRaw("editing_data->>'status' = 'approved'").orderBy(order).limit(LIBRARY_PER_TABLE),
     GeneratedContent.query().where({ project_id: projectId }).orderBy(order).limit(LIBRARY_PER_TABLE),
   ].map((q) => q.toKnexQuery().toSQL().toNative());
-  const pool = new Pool({ connectionString: databaseUrl, max: CONNECTIONS });
-  try {
-    await Promise.all(Array.from({ length: CONNECTIONS }, () => pool.query('select 1')));
-    const latencies: number[] = [];
-    let failures = 0;
-    const started = process.hrtime.bigint();
-    const deadline = started + BigInt(DURATION_S) * 1_000_000_000n;
-    await Promise.all(
-      Array.from({ length: CONNECTIONS }, async () => {
-        while (process.hrtime.bigint() < deadline) {
-          const t0 = process.hrtime.bigint();
-          try {
-            const results = await Promise.all(queries.map((q) => pool.query(q.sql, [...q.bindings])));
-            if (results.reduce((n, r) => n + (r.rowCount ?? 0), 0) !== 1000) failures += 1;
-            else latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
-          } catch {
-            failures += 1;
-          }
-        }
-      }),
-    );
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const sorted = Float64Array.from(latencies).sort();
-    const pct = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : 0);
-    return { label: 'pg direct, the five table reads', requests: latencies.length, seconds, p50Ms: pct(50), p99Ms: pct(99), failures };
-  } finally {
-    await pool.end();
-  }
+  return pgLoadRun('pg direct, the five table reads', databaseUrl, SHAPE, {
+    open: (pool) => pool.query('select 1'),
+    once: async (pool) => {
+      const results = await Promise.all(queries.map((q) => pool.query(q.sql, [...q.bindings])));
+      return results.reduce((n, r) => n + (r.rowCount ?? 0), 0) === 1000;
+    },
+  });
 }
 
-function report(rows: Figures[], bytes: number): void {
-  const fmt = (n: number, digits: number) => n.toFixed(digits).padStart(12);
-  process.stdout.write(`\ncontent listing: 1000 items (${(bytes / 1024).toFixed(0)} KB of JSON), ${CONNECTIONS} concurrent, ${DURATION_S} s each\n`);
-  process.stdout.write(`${'target'.padEnd(40)}${'requests/s'.padStart(12)}${'p50 ms'.padStart(12)}${'p99 ms'.padStart(12)}${'requests'.padStart(12)}${'failed'.padStart(12)}\n`);
-  for (const r of rows) process.stdout.write(`${r.label.padEnd(40)}${fmt(r.requests / r.seconds, 0)}${fmt(r.p50Ms, 2)}${fmt(r.p99Ms, 2)}${fmt(r.requests, 0)}${fmt(r.failures, 0)}\n`);
+function report(rows: LoadFigures[], bytes: number): void {
+  process.stdout.write(`\ncontent listing: 1000 items (${(bytes / 1024).toFixed(0)} KB of JSON), ${SHAPE.connections} concurrent, ${SHAPE.durationS} s each\n`);
+  printLoadTable(rows, 40);
 }
 
 async function main(): Promise<void> {
-  const db = await benchDatabase();
-  const knex = connectDatabase(db.url, { min: 0, max: 4 });
-  let api: BenchApi | null = null;
-  let userId: string | null = null;
-  try {
-    const { user, session } = await signUp(knex, { name: 'Bench Library', email: `bench-${randomUUID()}@example.test`, password: `bench-${randomUUID()}-1` }, { sessionTtlDays: 1 });
-    userId = user.id;
-    const [project] = await knex('projects').insert({ user_id: user.id, name: 'Bench library' }).returning('id');
-    await seedProject(knex, user.id, project.id);
+  await withBenchDatabase({ max: 4 }, async (db) => {
+    const user = await db.signUpUser('Bench Library');
+    const [project] = await db.knex('projects').insert({ user_id: user.userId, name: 'Bench library' }).returning('id');
+    await seedProject(db.knex, user.userId, project.id);
 
-    api = await startBenchApi(db.url);
-    const url = `${api.baseUrl}/api/projects/${project.id}/content`;
-    const bytes = (await (await fetch(url, { headers: { authorization: `Bearer ${session.token}` } })).arrayBuffer()).byteLength;
-    const cached = await benchHttp('HTTP content (5 s server reuse)', url, session.token);
-    const gzipped = await benchHttp('HTTP content, gzip (as browsers ask)', url, session.token, { 'accept-encoding': 'gzip' });
-    const fresh = await benchHttp('HTTP content ?refresh=1 (every read)', `${url}?refresh=1`, session.token);
-    await api.stop();
-    api = null;
-    const pg = await benchPg(db.url, project.id);
-    const rows = [cached, gzipped, fresh, pg];
-    report(rows, bytes);
-    if (rows.some((r) => r.failures)) throw new Error(`failed requests: ${rows.map((r) => `${r.label} ${r.failures}`).join(', ')}`);
-  } finally {
-    if (api) await api.stop();
-    if (userId) await knex('users').where({ id: userId }).delete();
-    await knex.destroy();
-    if (db.stop) await db.stop();
-  }
+    let api: BenchApi | null = await startBenchApi(db.url);
+    try {
+      const url = `${api.baseUrl}/api/projects/${project.id}/content`;
+      const bytes = (await (await fetch(url, { headers: { authorization: `Bearer ${user.token}` } })).arrayBuffer()).byteLength;
+      const cached = await benchHttp('HTTP content (5 s server reuse)', url, user.token);
+      const gzipped = await benchHttp('HTTP content, gzip (as browsers ask)', url, user.token, { 'accept-encoding': 'gzip' });
+      const fresh = await benchHttp('HTTP content ?refresh=1 (every read)', `${url}?refresh=1`, user.token);
+      await api.stop();
+      api = null;
+      const pg = await benchPg(db.url, project.id);
+      const rows = [cached, gzipped, fresh, pg];
+      report(rows, bytes);
+      if (rows.some((r) => r.failures)) throw new Error(`failed requests: ${rows.map((r) => `${r.label} ${r.failures}`).join(', ')}`);
+    } finally {
+      if (api) await api.stop();
+    }
+  });
 }
 
 main().catch((err) => {

@@ -8,39 +8,19 @@
  * Database: DATABASE_URL when set, else an embedded PostgreSQL in .data/bench-postgres; migrated to latest.
  * Env: BENCH_RUNS (20), BENCH_WARMUP (2).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { imageThumbnail, readSourceImage, watermarkPreview } from '../activities/imageMedia';
 import { loadConfig } from '../config/env';
-import { connectDatabase } from '../db/connection';
 import { createProviders } from '../providers';
-import { signUp } from '../services/accounts';
 import { addCredits } from '../services/credits';
-import { ROOT, benchDatabase, startBenchApi, type BenchApi } from './support/benchEnv';
+import { callApi, projectWithRender } from './support/benchClient';
+import { withBenchDatabase, withWorkflowStack } from './support/benchEnv';
+import { percentile } from './support/stats';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 20);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
 const PROMPT = 'a snowy winter evening with warm light in the windows';
-const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
-
-interface TemporalDevServer {
-  address: string;
-  stop(): Promise<void>;
-}
-interface ServicesModule {
-  freePort(): Promise<number>;
-  startTemporalDevServer(opts: { cli: string; port: number; logFile?: string }): Promise<TemporalDevServer>;
-}
-interface ToolsModule {
-  ensureTemporalCli(): string;
-}
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const services = require('../scripts/lib/services') as ServicesModule;
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const tools = require('../scripts/lib/tools') as ToolsModule;
 
 /** A 2048 x 1536 stand-in for a render: a building under a sky, with grain so it compresses like a photo. */
 async function render2048(): Promise<Buffer> {
@@ -62,10 +42,6 @@ async function render2048(): Promise<Buffer> {
   return sharp(mixed, { raw: { width: 2048, height: 1536, channels } }).removeAlpha().jpeg({ quality: 90 }).toBuffer();
 }
 
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
 interface Figures {
   label: string;
   samples: number[];
@@ -74,46 +50,6 @@ interface Figures {
 function summary(f: Figures): { p50: number; p95: number; mean: number } {
   const sorted = [...f.samples].sort((a, b) => a - b);
   return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), mean: sorted.reduce((a, b) => a + b, 0) / sorted.length };
-}
-
-/** The real worker entry, polling the default task queues of the bench's own Temporal server. */
-async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(TSX, ['workers/main.ts'], { cwd: ROOT, env: { ...process.env, ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`worker did not start within 90 s:\n${out}`)), 90_000);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes('worker running')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`worker exited with ${code}:\n${out}`));
-    });
-  });
-  child.stdout?.resume();
-  return child;
-}
-
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-    setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
-  });
-}
-
-async function api<T>(baseUrl: string, token: string, route: string, init: { method?: string; json?: unknown; body?: FormData } = {}): Promise<{ status: number; body: T }> {
-  const res = await fetch(`${baseUrl}${route}`, {
-    method: init.method ?? (init.json || init.body ? 'POST' : 'GET'),
-    headers: { authorization: `Bearer ${token}`, ...(init.json ? { 'content-type': 'application/json' } : {}) },
-    body: init.json ? JSON.stringify(init.json) : init.body,
-  });
-  return { status: res.status, body: (await res.json()) as T };
 }
 
 interface ImageEditAnswer {
@@ -125,7 +61,7 @@ async function benchWorkflow(baseUrl: string, token: string, renderId: string): 
   const samples: number[] = [];
   for (let i = 0; i < WARMUP + RUNS; i += 1) {
     const t0 = process.hrtime.bigint();
-    const res = await api<ImageEditAnswer>(baseUrl, token, '/api/ai-image-simple', {
+    const res = await callApi<ImageEditAnswer>(baseUrl, token, '/api/ai-image-simple', {
       json: { workflow: 'ENHANCED_IMAGE_EDITING', context: { platform: 'web' }, parameters: { prompt: PROMPT, baseImage: renderId } },
     });
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
@@ -134,7 +70,7 @@ async function benchWorkflow(baseUrl: string, token: string, renderId: string): 
     }
     if (i >= WARMUP) samples.push(ms);
     // outside the timing: save the item, so the pending cap never stops the next run
-    const approved = await api<{ success: boolean }>(baseUrl, token, '/api/approvals/approve', { json: { approvalId: res.body.result.savedImage.approvalId } });
+    const approved = await callApi<{ success: boolean }>(baseUrl, token, '/api/approvals/approve', { json: { approvalId: res.body.result.savedImage.approvalId } });
     if (approved.status !== 200) throw new Error(`approve answered ${approved.status} ${JSON.stringify(approved.body)}`);
   }
   return { label: 'POST /api/ai-image-simple -> pending', samples };
@@ -173,55 +109,27 @@ function report(workflow: Figures, direct: Figures): void {
 }
 
 async function main(): Promise<void> {
-  const db = await benchDatabase();
-  const storageDir = path.join(ROOT, '.data', `bench-storage-${process.pid}`);
-  const knex = connectDatabase(db.url, { min: 0, max: 2 });
-  let temporal: TemporalDevServer | null = null;
-  let benchApi: BenchApi | null = null;
-  let worker: ChildProcess | null = null;
-  let userId: string | null = null;
-  try {
-    temporal = await services.startTemporalDevServer({ cli: tools.ensureTemporalCli(), port: await services.freePort() });
-    const env = { DATABASE_URL: db.url, TEMPORAL_ADDRESS: temporal.address, STORAGE_DIR: storageDir, AI_PROVIDER: 'local' };
-    [benchApi, worker] = await Promise.all([startBenchApi(db.url, env), startWorker(env)]);
+  await withBenchDatabase({ max: 2 }, (db) =>
+    withWorkflowStack(db.url, {}, async ({ api, worker, storageDir }) => {
+      const user = await db.signUpUser('Bench User');
+      await addCredits(db.knex, { profileId: user.userId, amount: WARMUP + RUNS, type: 'add', description: 'bench', idempotencyKey: `bench:${user.userId}` });
+      const { renderId } = await projectWithRender(api.baseUrl, user.token, 'Bench', await render2048());
+      const renderRow = (await db.knex('renders').where({ id: renderId }).first('storage_path', 'width', 'height', 'file_size')) as {
+        storage_path: string;
+        width: number;
+        height: number;
+        file_size: string;
+      };
+      process.stdout.write(`render: ${renderRow.width} x ${renderRow.height}, ${(Number(renderRow.file_size) / 1048576).toFixed(2)} MB JPEG\n`);
 
-    const { user, session } = await signUp(
-      knex,
-      { name: 'Bench User', email: `bench-${randomUUID()}@example.test`, password: `bench-${randomUUID()}-1` },
-      { sessionTtlDays: 1 },
-    );
-    userId = user.id;
-    await addCredits(knex, { profileId: user.id, amount: WARMUP + RUNS, type: 'add', description: 'bench', idempotencyKey: `bench:${user.id}` });
-    const project = await api<{ project: { id: string } }>(benchApi.baseUrl, session.token, '/api/projects', { json: { name: 'Bench' } });
-    const form = new FormData();
-    form.append('projectId', project.body.project.id);
-    form.append('file', new Blob([new Uint8Array(await render2048())], { type: 'image/jpeg' }), 'bench-render.jpg');
-    const upload = await api<{ render: { data: { id: string } } }>(benchApi.baseUrl, session.token, '/api/upload/renders', { body: form });
-    if (upload.status !== 200) throw new Error(`upload answered ${upload.status} ${JSON.stringify(upload.body)}`);
-    const renderRow = (await knex('renders').where({ id: upload.body.render.data.id }).first('storage_path', 'width', 'height', 'file_size')) as {
-      storage_path: string;
-      width: number;
-      height: number;
-      file_size: string;
-    };
-    process.stdout.write(`render: ${renderRow.width} x ${renderRow.height}, ${(Number(renderRow.file_size) / 1048576).toFixed(2)} MB JPEG\n`);
-
-    const workflow = await benchWorkflow(benchApi.baseUrl, session.token, upload.body.render.data.id);
-    await stopChild(worker);
-    worker = null;
-    await benchApi.stop();
-    benchApi = null;
-    const direct = await benchDirect(path.join(storageDir, 'renders', renderRow.storage_path));
-    report(workflow, direct);
-  } finally {
-    if (worker) await stopChild(worker);
-    if (benchApi) await benchApi.stop();
-    if (temporal) await temporal.stop();
-    if (userId) await knex('users').where({ id: userId }).delete();
-    await knex.destroy();
-    if (db.stop) await db.stop();
-    fs.rmSync(storageDir, { recursive: true, force: true });
-  }
+      const workflow = await benchWorkflow(api.baseUrl, user.token, renderId);
+      // the direct pipeline runs alone
+      await worker.stop();
+      await api.stop();
+      const direct = await benchDirect(path.join(storageDir, 'renders', renderRow.storage_path));
+      report(workflow, direct);
+    }),
+  );
 }
 
 main().catch((err) => {

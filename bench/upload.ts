@@ -13,10 +13,9 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import sharp from 'sharp';
-import { connectDatabase } from '../db/connection';
 import { MAX_UPLOAD_BYTES } from '../domain/constants';
-import { signUp } from '../services/accounts';
-import { ROOT, benchDatabase, startBenchApi, type BenchApi } from './support/benchEnv';
+import { ROOT, startBenchApi, withBenchDatabase, type BenchApi } from './support/benchEnv';
+import { median } from './support/stats';
 
 const WORK_DIR = path.join(ROOT, '.data', 'bench-upload');
 const RUNS = Number(process.env.BENCH_UPLOAD_RUNS ?? 3);
@@ -116,11 +115,6 @@ async function copyOnce(file: string, dir: string, kind: CopyKind): Promise<numb
   return seconds;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
-
 async function main(): Promise<void> {
   fs.mkdirSync(WORK_DIR, { recursive: true });
   const storageDir = path.join(WORK_DIR, `storage-${process.pid}`);
@@ -130,60 +124,56 @@ async function main(): Promise<void> {
   const size = await makeImage(image);
   const mb = size / 1e6;
 
-  const db = await benchDatabase();
-  const knex = connectDatabase(db.url, { min: 0, max: 2 });
-  let api: BenchApi | null = null;
-  let userId: string | null = null;
   try {
-    const { user, session } = await signUp(knex, { name: 'Bench Uploader', email: `bench-${randomUUID()}@example.test`, password: `bench-${randomUUID()}-1` }, { sessionTtlDays: 1 });
-    userId = user.id;
-    const started = await startBenchApi(db.url, { STORAGE_DIR: storageDir });
-    api = started;
-    const pid = serverPid(started.child.pid as number);
+    await withBenchDatabase({ max: 2 }, async (db) => {
+      const user = await db.signUpUser('Bench Uploader');
+      const api: BenchApi = await startBenchApi(db.url, { STORAGE_DIR: storageDir });
+      try {
+        const pid = serverPid(api.child.pid as number);
 
-    // warm up: the page cache for both sides, and the server (its first upload loads sharp and libvips' threads)
-    await copyOnce(image, copyDir, 'stream');
-    const [warmProject] = await knex('projects').insert({ user_id: user.id, name: 'Bench warm-up' }).returning('id');
-    const warm = await sharp({ create: { width: 640, height: 360, channels: 3, background: { r: 90, g: 120, b: 150 } } }).png().toBuffer();
-    const warmFile = path.join(WORK_DIR, 'warm.png');
-    fs.writeFileSync(warmFile, warm);
-    const warmUp = await uploadOnce(started.baseUrl, session.token, warmProject.id, warmFile, warm.length, pid);
-    if (warmUp.status !== 200) throw new Error(`warm-up upload answered ${warmUp.status}: ${warmUp.body.slice(0, 300)}`);
+        // warm up: the page cache for both sides, and the server (its first upload loads sharp and libvips' threads)
+        await copyOnce(image, copyDir, 'stream');
+        const [warmProject] = await db.knex('projects').insert({ user_id: user.userId, name: 'Bench warm-up' }).returning('id');
+        const warm = await sharp({ create: { width: 640, height: 360, channels: 3, background: { r: 90, g: 120, b: 150 } } }).png().toBuffer();
+        const warmFile = path.join(WORK_DIR, 'warm.png');
+        fs.writeFileSync(warmFile, warm);
+        const warmUp = await uploadOnce(api.baseUrl, user.token, warmProject.id, warmFile, warm.length, pid);
+        if (warmUp.status !== 200) throw new Error(`warm-up upload answered ${warmUp.status}: ${warmUp.body.slice(0, 300)}`);
 
-    const uploads: UploadFigures[] = [];
-    const copies: Record<CopyKind, number[]> = { stream: [], 'stream-1mb': [], copyFile: [] };
-    for (let run = 0; run < RUNS; run++) {
-      // a new project per run: the same bytes in one project would be answered as a duplicate without being stored
-      const [project] = await knex('projects').insert({ user_id: user.id, name: `Bench ${run}` }).returning('id');
-      const up = await uploadOnce(started.baseUrl, session.token, project.id, image, size, pid);
-      if (up.status !== 200) throw new Error(`upload answered ${up.status}: ${up.body.slice(0, 300)}`);
-      const answer = JSON.parse(up.body) as { duplicate: boolean; processingInfo: { width: number; fileSize: number } };
-      if (answer.duplicate || answer.processingInfo.fileSize !== size || answer.processingInfo.width !== SIDE) throw new Error(`unexpected answer ${up.body.slice(0, 300)}`);
-      uploads.push(up);
-      for (const kind of Object.keys(copies) as CopyKind[]) copies[kind].push(await copyOnce(image, copyDir, kind));
-    }
+        const uploads: UploadFigures[] = [];
+        const copies: Record<CopyKind, number[]> = { stream: [], 'stream-1mb': [], copyFile: [] };
+        for (let run = 0; run < RUNS; run++) {
+          // a new project per run: the same bytes in one project would be answered as a duplicate without being stored
+          const [project] = await db.knex('projects').insert({ user_id: user.userId, name: `Bench ${run}` }).returning('id');
+          const up = await uploadOnce(api.baseUrl, user.token, project.id, image, size, pid);
+          if (up.status !== 200) throw new Error(`upload answered ${up.status}: ${up.body.slice(0, 300)}`);
+          const answer = JSON.parse(up.body) as { duplicate: boolean; processingInfo: { width: number; fileSize: number } };
+          if (answer.duplicate || answer.processingInfo.fileSize !== size || answer.processingInfo.width !== SIDE) throw new Error(`unexpected answer ${up.body.slice(0, 300)}`);
+          uploads.push(up);
+          for (const kind of Object.keys(copies) as CopyKind[]) copies[kind].push(await copyOnce(image, copyDir, kind));
+        }
 
-    const upSeconds = median(uploads.map((u) => u.seconds));
-    const growth = Math.max(...uploads.map((u) => u.peakGrowthMb));
-    const fmt = (n: number, d = 1) => n.toFixed(d).padStart(10);
-    const row = (label: string, seconds: number, ratio: boolean) =>
-      process.stdout.write(`${label.padEnd(50)}${fmt(seconds, 3)}${fmt(mb / seconds)}${ratio ? `${((100 * seconds) / upSeconds).toFixed(0).padStart(9)}%` : ''}\n`);
-    process.stdout.write(`\nrender upload: ${mb.toFixed(1)} MB PNG (${SIDE}x${SIDE}), median of ${RUNS} runs\n`);
-    process.stdout.write(`${'target'.padEnd(50)}${'seconds'.padStart(10)}${'MB/s'.padStart(10)}${'upload/it'.padStart(10)}\n`);
-    row('POST /api/upload/renders (stream, sha256, thumb)', upSeconds, false);
-    row('plain streamed copy (node streams, default buffers)', median(copies.stream), true);
-    row('plain streamed copy (1 MB buffers, as the server)', median(copies['stream-1mb']), true);
-    row('fs.copyFile (kernel copy)', median(copies.copyFile), true);
-    process.stdout.write(`target: upload at least 50% of the plain streamed copy's throughput\n`);
-    process.stdout.write(
-      `server RSS ${uploads[0].rssBeforeMb.toFixed(0)} MB before, peak growth during an upload ${growth.toFixed(1)} MB (target: under 100 MB); ` +
-        `runs: ${uploads.map((u) => `${u.seconds.toFixed(2)} s/+${u.peakGrowthMb.toFixed(0)} MB`).join(', ')}\n`,
-    );
+        const upSeconds = median(uploads.map((u) => u.seconds));
+        const growth = Math.max(...uploads.map((u) => u.peakGrowthMb));
+        const fmt = (n: number, d = 1) => n.toFixed(d).padStart(10);
+        const row = (label: string, seconds: number, ratio: boolean) =>
+          process.stdout.write(`${label.padEnd(50)}${fmt(seconds, 3)}${fmt(mb / seconds)}${ratio ? `${((100 * seconds) / upSeconds).toFixed(0).padStart(9)}%` : ''}\n`);
+        process.stdout.write(`\nrender upload: ${mb.toFixed(1)} MB PNG (${SIDE}x${SIDE}), median of ${RUNS} runs\n`);
+        process.stdout.write(`${'target'.padEnd(50)}${'seconds'.padStart(10)}${'MB/s'.padStart(10)}${'upload/it'.padStart(10)}\n`);
+        row('POST /api/upload/renders (stream, sha256, thumb)', upSeconds, false);
+        row('plain streamed copy (node streams, default buffers)', median(copies.stream), true);
+        row('plain streamed copy (1 MB buffers, as the server)', median(copies['stream-1mb']), true);
+        row('fs.copyFile (kernel copy)', median(copies.copyFile), true);
+        process.stdout.write(`target: upload at least 50% of the plain streamed copy's throughput\n`);
+        process.stdout.write(
+          `server RSS ${uploads[0].rssBeforeMb.toFixed(0)} MB before, peak growth during an upload ${growth.toFixed(1)} MB (target: under 100 MB); ` +
+            `runs: ${uploads.map((u) => `${u.seconds.toFixed(2)} s/+${u.peakGrowthMb.toFixed(0)} MB`).join(', ')}\n`,
+        );
+      } finally {
+        await api.stop();
+      }
+    });
   } finally {
-    if (api) await api.stop();
-    if (userId) await knex('users').where({ id: userId }).delete();
-    await knex.destroy();
-    if (db.stop) await db.stop();
     fs.rmSync(storageDir, { recursive: true, force: true });
   }
 }
