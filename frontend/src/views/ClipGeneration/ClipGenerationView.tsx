@@ -3,7 +3,7 @@ import { useCallback, useEffect, useRef, useState, type ReactElement } from 'rea
 import { CREDIT_REFRESH_DELAY_MS, PLATFORM_ASPECT, type Platform, type VideoEffect } from '../../../../domain/constants';
 import { MSG } from '../../../../domain/messages';
 import { apiErrorMessage } from '../../api/client';
-import { announceContentRefresh, fetchProjectContent, type ContentItem } from '../../api/projects';
+import { announceContentRefresh, type ContentItem } from '../../api/projects';
 import {
   cancelClip,
   fetchActiveClip,
@@ -16,13 +16,14 @@ import {
   type StartClipAnswer,
 } from '../../api/videoGeneration';
 import { refreshApprovalStatsAtom } from '../../atoms/approvals';
-import { backToProjectAtom, clipLocationAtom, openApprovalsAtom, openBillingAtom, type ClipSourceRef } from '../../atoms/clipGeneration';
+import { backToProjectAtom, clipLocationAtom, openApprovalsAtom, openBillingAtom } from '../../atoms/clipGeneration';
 import { refreshCreditsAtom } from '../../atoms/credits';
 import { sessionAtom } from '../../atoms/session';
 import { clipPresetAtom } from '../../atoms/tryIt';
 import { Icon } from '../../components/Icon';
 import { PendingCapOverlay } from '../../components/PendingCapOverlay';
 import { LoadingState } from '../../components/Spinner';
+import { useSourceItem } from '../../components/useSourceItem';
 import { choicesWith, presetForSource } from '../../tryIt/clipPreset';
 import { CLIP_COST, CLIP_STATUS_POLL_MS, EFFECT_CHOICES, EFFECT_DESCRIPTIONS, PLATFORM_CHOICES, aspectLabel, clampProgress, creditNotice } from './clipChoices';
 import './clipGeneration.css';
@@ -33,31 +34,11 @@ function sizeText(bytes: unknown): string {
   return typeof bytes === 'number' && bytes > 0 ? `${(bytes / (1024 * 1024)).toFixed(bytes < 1024 * 1024 ? 2 : 1)} MB` : 'Size unknown';
 }
 
-function findSource(items: readonly ContentItem[], ref: ClipSourceRef): ContentItem | null {
-  return items.find((item) => item.data.id === ref.id && (ref.kind === 'render' ? item.type === 'render' : item.source === 'images')) ?? null;
-}
-
 /** Generate Clip (view `clip-generation`): source panel, effect, platform, summary, and the running job's progress. */
 export function ClipGenerationView(): ReactElement {
   const { projectId, source } = useAtomValue(clipLocationAtom);
   const backToProject = useSetAtom(backToProjectAtom);
-  const [item, setItem] = useState<ContentItem | null | undefined>(undefined);
-
-  useEffect(() => {
-    let live = true;
-    setItem(undefined);
-    if (!projectId || !source) {
-      setItem(null);
-      return;
-    }
-    fetchProjectContent(projectId).then(
-      (items) => live && setItem(findSource(items, source)),
-      () => live && setItem(null),
-    );
-    return () => {
-      live = false;
-    };
-  }, [projectId, source]);
+  const item = useSourceItem(projectId, source);
 
   return (
     <section className="view clip-view" aria-labelledby="clip-title">

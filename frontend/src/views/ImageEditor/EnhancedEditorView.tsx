@@ -6,14 +6,15 @@ import { MSG } from '../../../../domain/messages';
 import { announceApprovalsChanged } from '../../api/approvals';
 import { isApiHttpError } from '../../api/client';
 import { generateImageEdit, type ImageEditAnswer } from '../../api/imageEdit';
-import { fetchProjectContent, type ContentItem } from '../../api/projects';
+import type { ContentItem } from '../../api/projects';
 import { approvalStatsStateAtom, refreshApprovalStatsAtom, refreshApprovalsListAtom } from '../../atoms/approvals';
 import { refreshCreditsAtom } from '../../atoms/credits';
 import { currentUserAtom } from '../../atoms/session';
-import { imageEditorLocationAtom, leaveImageEditorAtom, type ImageSourceRef } from '../../atoms/imageGeneration';
+import { imageEditorLocationAtom, leaveImageEditorAtom } from '../../atoms/imageGeneration';
 import { Icon } from '../../components/Icon';
 import { PendingCapOverlay } from '../../components/PendingCapOverlay';
 import { LoadingState } from '../../components/Spinner';
+import { useSourceItem } from '../../components/useSourceItem';
 import './imageEditor.css';
 
 /** The screen moves on to Approvals this long after a result was sent for approval (000 section 2). */
@@ -40,10 +41,6 @@ function failureText(error: unknown): string {
 
 type Phase = { kind: 'idle' } | { kind: 'generating' } | { kind: 'sent'; answer: ImageEditAnswer } | { kind: 'failed'; message: string };
 
-function findSource(items: readonly ContentItem[], ref: ImageSourceRef): ContentItem | null {
-  return items.find((item) => item.data.id === ref.id && (ref.kind === 'render' ? item.type === 'render' : item.source === 'images')) ?? null;
-}
-
 /**
  * Enhanced AI Editor (view `image-generation`, 000 section 2): describe a transformation of a render or AI image,
  * generate a preview, and the result waits in Approvals. Reached from an item of the Content Library.
@@ -51,23 +48,7 @@ function findSource(items: readonly ContentItem[], ref: ImageSourceRef): Content
 export function EnhancedEditorView(): ReactElement {
   const { projectId, source } = useAtomValue(imageEditorLocationAtom);
   const leave = useSetAtom(leaveImageEditorAtom);
-  const [item, setItem] = useState<ContentItem | null | undefined>(undefined);
-
-  useEffect(() => {
-    let live = true;
-    setItem(undefined);
-    if (!projectId || !source) {
-      setItem(null);
-      return;
-    }
-    fetchProjectContent(projectId).then(
-      (items) => live && setItem(findSource(items, source)),
-      () => live && setItem(null),
-    );
-    return () => {
-      live = false;
-    };
-  }, [projectId, source]);
+  const item = useSourceItem(projectId, source);
 
   if (item === undefined) {
     return (
