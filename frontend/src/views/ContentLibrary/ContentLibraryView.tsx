@@ -6,12 +6,12 @@ import { openClipGenerationAtom } from '../../atoms/clipGeneration';
 import { openImageEditorAtom } from '../../atoms/imageGeneration';
 import { openProjectIdAtom, projectContentStateAtom, refreshProjectContentAtom, refreshProjectsAtom } from '../../atoms/project';
 import { showToastAtom } from '../../atoms/toast';
+import { ConfirmDeleteDialog } from '../../components/ConfirmDeleteDialog';
 import { Icon } from '../../components/Icon';
 import { LoadingState } from '../../components/Spinner';
 import { UploadZone } from '../../components/UploadZone';
 import { useRenderUpload } from '../../upload/useRenderUpload';
 import { AssembledVideoDialog } from './AssembledVideoDialog';
-import { ConfirmDeleteDialog } from './ConfirmDeleteDialog';
 import { ItemPreviewDialog } from './ItemPreviewDialog';
 import { LibraryItemCard } from './LibraryItemCard';
 import { TryItWelcomeDialog } from './TryItWelcomeDialog';
@@ -237,7 +237,11 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
         />
       )}
       <TryItWelcomeDialog projectId={projectId} projectName={project?.name ?? null} />
-      {deleting && <ConfirmDeleteDialog text={deleteTexts(deleting).confirm} onCancel={() => setDeleting(null)} onConfirm={() => remove(deleting)} />}
+      {deleting && (
+        <ConfirmDeleteDialog title="Confirm delete" onCancel={() => setDeleting(null)} onConfirm={() => remove(deleting)}>
+          {deleteTexts(deleting).confirm}
+        </ConfirmDeleteDialog>
+      )}
     </section>
   );
 }

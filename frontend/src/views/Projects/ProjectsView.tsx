@@ -3,10 +3,10 @@ import { useEffect, useState, type ReactElement } from 'react';
 import { deleteProjects, updateProject, type Project } from '../../api/projects';
 import { openProjectIdAtom, projectsStateAtom, refreshProjectsAtom } from '../../atoms/project';
 import { showToastAtom } from '../../atoms/toast';
+import { ConfirmDeleteDialog } from '../../components/ConfirmDeleteDialog';
 import { Icon } from '../../components/Icon';
 import { LoadingState } from '../../components/Spinner';
 import { ContentLibraryView } from '../ContentLibrary/ContentLibraryView';
-import { DeleteProjectsDialog } from './DeleteProjectsDialog';
 import { NewProjectDialog } from './NewProjectDialog';
 import { ProjectCard } from './ProjectCard';
 import './projects.css';
@@ -154,7 +154,12 @@ function ProjectsList(): ReactElement {
           }}
         />
       )}
-      {confirmDelete && <DeleteProjectsDialog count={selected.size} onCancel={() => setConfirmDelete(false)} onConfirm={removeSelected} />}
+      {confirmDelete && (
+        <ConfirmDeleteDialog title={`Delete ${selected.size} project(s)?`} onCancel={() => setConfirmDelete(false)} onConfirm={removeSelected}>
+          Are you sure you want to delete {selected.size === 1 ? 'this project' : `these ${selected.size} projects`}? All of their renders, images, clips and
+          videos will be deleted. This action cannot be undone.
+        </ConfirmDeleteDialog>
+      )}
     </section>
   );
 }

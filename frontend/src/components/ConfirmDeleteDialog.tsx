@@ -1,12 +1,20 @@
-import { useState, type ReactElement } from 'react';
-import { Dialog } from '../../components/Dialog';
+import { useState, type ReactElement, type ReactNode } from 'react';
+import { Dialog } from './Dialog';
 
-/** Asks before a delete, with the spec's confirmation text. */
-export function ConfirmDeleteDialog({ text, onCancel, onConfirm }: { text: string; onCancel: () => void; onConfirm: () => Promise<void> }): ReactElement {
+interface ConfirmDeleteDialogProps {
+  title: string;
+  /** The confirmation text, shown as one paragraph. */
+  children: ReactNode;
+  onCancel: () => void;
+  onConfirm: () => Promise<void>;
+}
+
+/** Asks before a delete; both buttons are disabled while the delete runs. */
+export function ConfirmDeleteDialog({ title, children, onCancel, onConfirm }: ConfirmDeleteDialogProps): ReactElement {
   const [busy, setBusy] = useState(false);
   return (
-    <Dialog title="Confirm delete" onClose={onCancel}>
-      <p>{text}</p>
+    <Dialog title={title} onClose={onCancel}>
+      <p>{children}</p>
       <div className="form-actions">
         <button type="button" className="button button-ghost" onClick={onCancel} disabled={busy}>
           Cancel
