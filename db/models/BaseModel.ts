@@ -54,3 +54,14 @@ export const storageSchemaProperties = {
   storageMime: schema.nullableText,
   storageSize: { type: ['integer', 'null'], minimum: 0 },
 } satisfies Record<string, JSONSchema>;
+
+/**
+ * A row that points at a file behind the storage interface (renders, images, clips, compiled videos, generated
+ * content): the storage columns, validated by `storageSchemaProperties` in each model's jsonSchema.
+ */
+export abstract class StoredFileModel extends BaseModel {
+  storageBucket!: string | null;
+  storagePath!: string | null;
+  storageMime!: string | null;
+  storageSize!: number | null;
+}

@@ -1,11 +1,11 @@
 import type { JSONSchema, RelationMappings } from 'objection';
-import { BaseModel, schema, storageSchemaProperties } from './BaseModel';
+import { BaseModel, StoredFileModel, schema, storageSchemaProperties } from './BaseModel';
 import { Image } from './Image';
 import { Project } from './Project';
 import { Render } from './Render';
 
 /** A 5-second clip made from a render or from an image, never both (clips_single_source). */
-export class Clip extends BaseModel {
+export class Clip extends StoredFileModel {
   static override tableName = 'clips';
   static override touchesUpdatedAt = true;
   static override jsonAttributes = ['analysisData'];
@@ -30,10 +30,6 @@ export class Clip extends BaseModel {
   fileSize!: number | null;
   analysisData!: Record<string, unknown>;
   customName!: string | null;
-  storageBucket!: string | null;
-  storagePath!: string | null;
-  storageMime!: string | null;
-  storageSize!: number | null;
   createdAt!: Date;
   updatedAt!: Date;
 

@@ -1,9 +1,9 @@
 import type { JSONSchema, RelationMappings } from 'objection';
-import { BaseModel, schema, storageSchemaProperties } from './BaseModel';
+import { BaseModel, StoredFileModel, schema, storageSchemaProperties } from './BaseModel';
 import { Project } from './Project';
 
 /** An assembled social video; clip_ids is a PostgreSQL uuid[] (not jsonb). */
-export class CompiledVideo extends BaseModel {
+export class CompiledVideo extends StoredFileModel {
   static override tableName = 'compiled_videos';
   static override touchesUpdatedAt = true;
   static override jsonAttributes = ['editingData'];
@@ -18,10 +18,6 @@ export class CompiledVideo extends BaseModel {
   clipIds!: string[];
   editingData!: Record<string, unknown>;
   thumbnailPath!: string | null;
-  storageBucket!: string | null;
-  storagePath!: string | null;
-  storageMime!: string | null;
-  storageSize!: number | null;
   createdAt!: Date;
   updatedAt!: Date;
 

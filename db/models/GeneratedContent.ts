@@ -1,12 +1,12 @@
 import type { JSONSchema, RelationMappings } from 'objection';
-import { BaseModel, schema, storageSchemaProperties } from './BaseModel';
+import { BaseModel, StoredFileModel, schema, storageSchemaProperties } from './BaseModel';
 import { Project } from './Project';
 import { Render } from './Render';
 
 export const GENERATED_CONTENT_TYPES = ['video', 'render', 'clip', 'image'] as const;
 export type GeneratedContentType = (typeof GENERATED_CONTENT_TYPES)[number];
 
-export class GeneratedContent extends BaseModel {
+export class GeneratedContent extends StoredFileModel {
   static override tableName = 'generated_content';
   static override touchesUpdatedAt = true;
   static override jsonAttributes = ['generationData'];
@@ -23,10 +23,6 @@ export class GeneratedContent extends BaseModel {
   aiCaption!: string | null;
   creditsUsed!: number;
   generationData!: Record<string, unknown>;
-  storageBucket!: string | null;
-  storagePath!: string | null;
-  storageMime!: string | null;
-  storageSize!: number | null;
   createdAt!: Date;
   updatedAt!: Date;
 

@@ -1,9 +1,9 @@
 import type { JSONSchema, RelationMappings } from 'objection';
-import { BaseModel, schema, storageSchemaProperties } from './BaseModel';
+import { BaseModel, StoredFileModel, schema, storageSchemaProperties } from './BaseModel';
 import { Clip } from './Clip';
 import { Project } from './Project';
 
-export class Image extends BaseModel {
+export class Image extends StoredFileModel {
   static override tableName = 'images';
   static override touchesUpdatedAt = true;
   static override numericAttributes = ['fileSize', 'storageSize'];
@@ -23,10 +23,6 @@ export class Image extends BaseModel {
   aspectRatio!: string | null;
   upscaled!: boolean;
   thumbnailPath!: string | null;
-  storageBucket!: string | null;
-  storagePath!: string | null;
-  storageMime!: string | null;
-  storageSize!: number | null;
   createdAt!: Date;
   updatedAt!: Date;
 

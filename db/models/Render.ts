@@ -1,9 +1,9 @@
 import type { JSONSchema, RelationMappings } from 'objection';
-import { BaseModel, schema, storageSchemaProperties } from './BaseModel';
+import { BaseModel, StoredFileModel, schema, storageSchemaProperties } from './BaseModel';
 import { Clip } from './Clip';
 import { Project } from './Project';
 
-export class Render extends BaseModel {
+export class Render extends StoredFileModel {
   static override tableName = 'renders';
   static override touchesUpdatedAt = true;
   static override numericAttributes = ['fileSize', 'storageSize'];
@@ -19,10 +19,6 @@ export class Render extends BaseModel {
   aspectRatio!: string;
   checksum!: string | null;
   thumbnailPath!: string | null;
-  storageBucket!: string | null;
-  storagePath!: string | null;
-  storageMime!: string | null;
-  storageSize!: number | null;
   createdAt!: Date;
   updatedAt!: Date;
 
