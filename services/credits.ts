@@ -244,15 +244,21 @@ function toReservationResult(row: CreditReservation, replayed: boolean): Reserva
   };
 }
 
-interface BalanceChange {
+/** What a ledger row records besides its type: whose balance, by how much, why, under which key, by whom. */
+interface LedgerChangeFields {
   profileId: string;
   amount: number;
-  type: CreditTransactionType;
   description: string;
   idempotencyKey: string;
   referenceId?: string | null;
   metadata?: Record<string, unknown>;
+  /** who made the change; 'system' when absent */
   createdBy?: CreditActor | null;
+}
+
+/** `amount` is signed here: what the balance changes by. */
+interface BalanceChange extends LedgerChangeFields {
+  type: CreditTransactionType;
 }
 
 /** The earlier result for a repeated key, or a conflict when the key was used for another change. */
@@ -327,16 +333,9 @@ function refuseNegativeAvailable(message?: string) {
 // ---------------------------------------------------------------------------------------------------------------
 // Balance changes
 
-export interface AddCreditsInput {
-  profileId: string;
-  amount: number;
+/** `amount`: the credits to add, a positive number. */
+export interface AddCreditsInput extends LedgerChangeFields {
   type: 'signup_bonus' | 'purchase' | 'add';
-  description: string;
-  idempotencyKey: string;
-  referenceId?: string | null;
-  metadata?: Record<string, unknown>;
-  /** who added them; 'system' when absent */
-  createdBy?: CreditActor | null;
 }
 
 /** credits += amount; total_credits_added += amount; a purchase also counts in total_credits_purchased. */
@@ -348,16 +347,8 @@ export async function addCredits(db: Db, input: AddCreditsInput): Promise<Ledger
   return changeBalance(db, { ...input, type: input.type }, () => null, totals);
 }
 
-export interface DeductCreditsInput {
-  profileId: string;
-  /** credits to take, a positive number */
-  amount: number;
-  description: string;
-  idempotencyKey: string;
-  referenceId?: string | null;
-  metadata?: Record<string, unknown>;
-  createdBy?: CreditActor | null;
-}
+/** `amount`: the credits to take, a positive number. */
+export type DeductCreditsInput = LedgerChangeFields;
 
 /** credits -= amount; refused when it would take available credits (credits - reserved) below zero. */
 export async function deductCredits(db: Db, input: DeductCreditsInput): Promise<LedgerEntry> {
