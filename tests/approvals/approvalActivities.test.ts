@@ -8,7 +8,7 @@ import type { NewPendingApproval } from '../../domain/approvals';
 import { MSG } from '../../domain/messages';
 import { addCredits, checkAndReserve, checkLedgerInvariant, releaseReservation } from '../../services/credits';
 import { createStorage } from '../../storage';
-import { createFundedProfile } from '../credits/fixtures';
+import { createFundedProfile } from '../support/credits';
 import { closeTestKnex, testKnex } from '../support/db';
 
 const config = loadConfig();

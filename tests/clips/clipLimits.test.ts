@@ -5,9 +5,9 @@ import path from 'node:path';
 import { CLIP_MESSAGES } from '../../domain/clipGeneration';
 import { ERROR_CODES, MSG } from '../../domain/messages';
 import { createProviders } from '../../providers';
-import { reserveCredits } from '../../services/credits';
 import { startFakeFal, type FakeFal } from '../support/fakeFal';
 import { createTestUser } from '../support/accounts';
+import { insertPendingApproval } from '../support/credits';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
 import {
@@ -30,24 +30,7 @@ const SLOW_MODEL = 'fake/video-slow';
 
 /** A pending approval of `cost` credits, its reservation held as a real generation would hold it. */
 async function pendingItem(user: ClipUser, contentType: 'image' | 'clip', cost: number): Promise<void> {
-  const knex = testKnex();
-  const reservation = await reserveCredits(knex, { profileId: user.id, contentType, amount: cost, idempotencyKey: `fixture:${randomUUID()}` });
-  await knex('pending_approvals').insert({
-    user_id: user.id,
-    project_id: user.projectId,
-    content_type: contentType,
-    status: 'pending',
-    file_name: 'pending item',
-    original_bucket: 'images',
-    original_path: `${user.id}/fixture.png`,
-    watermarked_bucket: 'images',
-    watermarked_path: `${user.id}/fixture-wm.png`,
-    approval_deadline: new Date(Date.now() + 86_400_000),
-    cost,
-    remaining_cost: cost,
-    reservation_id: reservation.id,
-    workflow_id: `approval-${randomUUID()}`,
-  });
+  await insertPendingApproval(testKnex(), { userId: user.id, projectId: user.projectId, contentType, cost, reserve: true });
 }
 
 async function jobRows(userId: string): Promise<Array<{ id: string; status: string }>> {

@@ -19,7 +19,7 @@ import {
   releaseReservation,
   reserveCredits,
 } from '../../services/credits';
-import { createFundedProfile, insertPendingApproval, profileRow } from './fixtures';
+import { createFundedProfile, insertPendingApproval, profileRow } from '../support/credits';
 
 let knex: Knex;
 
@@ -300,8 +300,8 @@ describe('reads', () => {
   it('applies the start rule with pending approvals and the cooldown', async () => {
     const p = await createFundedProfile(knex, 4);
     expect(await canCreateContent(knex, p.id, 'clip')).toMatchObject({ canCreate: true, reason: 'ok', cost: 4, available: 4, limit: 4, pendingCount: 0, pendingCost: 0 });
-    await insertPendingApproval(knex, p.id, 1);
-    await insertPendingApproval(knex, p.id, 1, 'approved');
+    await insertPendingApproval(knex, { userId: p.id, cost: 1 });
+    await insertPendingApproval(knex, { userId: p.id, cost: 1, status: 'approved' });
     expect(await canCreateContent(knex, p.id, 'clip')).toMatchObject({ canCreate: false, reason: 'pending_cost', pendingCount: 1, pendingCost: 1 });
     expect(await canCreateContent(knex, p.id, 'image')).toMatchObject({ canCreate: true, pendingCount: 1 });
     const until = new Date(Date.now() + 60_000);

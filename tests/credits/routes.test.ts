@@ -5,9 +5,9 @@ import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { addCredits } from '../../services/credits';
 import { createTestUser, makeAdmin, type TestUser } from '../support/accounts';
+import { insertPendingApproval } from '../support/credits';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, serve, type TestServer } from '../support/http';
-import { insertPendingApproval } from './fixtures';
 
 let knex: Knex;
 let server: TestServer;
@@ -81,7 +81,7 @@ describe('GET /api/credits/*', () => {
     const clip = await request(server.baseUrl, '/api/credits/can-create?type=clip', { token: u.token });
     expect(clip.status).toBe(200);
     expect(clip.body.data).toMatchObject({ canCreate: true, limit: 5, pendingCount: 0, pendingCost: 0, cost: 4, available: 5 });
-    await insertPendingApproval(knex, u.id, 2);
+    await insertPendingApproval(knex, { userId: u.id, cost: 2 });
     const after = await request(server.baseUrl, '/api/credits/can-create?type=clip', { token: u.token });
     expect(after.body.data).toMatchObject({ canCreate: false, reason: 'pending_cost', pendingCount: 1, pendingCost: 2 });
     expect((await request(server.baseUrl, '/api/credits/can-create?type=image', { token: u.token })).body.data.canCreate).toBe(true);

@@ -11,7 +11,7 @@ import {
   reserveCredits,
   type ReservationResult,
 } from '../../services/credits';
-import { createFundedProfile } from './fixtures';
+import { createFundedProfile } from '../support/credits';
 
 // a pool as wide as the storm, so the operations really meet at the profile row lock rather than in the pool queue
 const POOL = 70;

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import {
   InsufficientCreditsError,
@@ -9,7 +8,7 @@ import {
   checkLedgerInvariant,
   releaseReservation,
 } from '../../services/credits';
-import { createFundedProfile } from '../credits/fixtures';
+import { createFundedProfile, insertPendingApproval } from '../support/credits';
 import { closeTestKnex, testKnex } from '../support/db';
 
 let knex: Knex;
@@ -21,26 +20,6 @@ beforeAll(() => {
 afterAll(async () => {
   await closeTestKnex();
 });
-
-async function freePendingItems(userId: string, count: number): Promise<void> {
-  const [project] = await knex('projects').insert({ user_id: userId, name: 'Cap' }).returning<{ id: string }[]>('id');
-  for (let i = 0; i < count; i += 1) {
-    await knex('pending_approvals').insert({
-      user_id: userId,
-      project_id: project.id,
-      content_type: 'assembly',
-      file_name: `v${i}.mp4`,
-      original_bucket: 'videos',
-      original_path: `v/${i}.mp4`,
-      watermarked_bucket: 'videos',
-      watermarked_path: `v/${i}-wm.mp4`,
-      approval_deadline: new Date(Date.now() + 86_400_000),
-      cost: 0,
-      remaining_cost: 0,
-      workflow_id: `approval-${randomUUID()}`,
-    });
-  }
-}
 
 describe('checkAndReserve', () => {
   it('judges simultaneous starts one after another, each seeing the others in flight: 5 credits admit exactly 3 images', async () => {
@@ -61,7 +40,8 @@ describe('checkAndReserve', () => {
 
   it('lets only one start through at the pending cap, however many arrive together', async () => {
     const p = await createFundedProfile(knex, 5);
-    await freePendingItems(p.id, 4);
+    // four free items (assemblies cost 0) fill all but one place under the cap of 4
+    for (let i = 0; i < 4; i += 1) await insertPendingApproval(knex, { userId: p.id, contentType: 'assembly' });
 
     const outcomes = await Promise.allSettled(
       Array.from({ length: 6 }, (_, i) => checkAndReserve(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `cap:${p.id}:${i}` })),

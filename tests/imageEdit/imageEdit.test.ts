@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
 import { createTestUser } from '../support/accounts';
+import { insertPendingApproval } from '../support/credits';
 import { closeTestKnex } from '../support/db';
 import { request } from '../support/http';
 import { MSG } from '../../domain/messages';
@@ -165,22 +166,7 @@ describe('POST /api/ai-image-simple', () => {
   it('refuses at the pending-approval cap with the spec text', async () => {
     const { user, renderId, projectId } = await userWithRender(h.baseUrl);
     // five free items (assemblies cost 0) fill the cap of 5 without weighing on the credits
-    for (let i = 0; i < 5; i += 1) {
-      await h.knex('pending_approvals').insert({
-        user_id: user.id,
-        project_id: projectId,
-        content_type: 'assembly',
-        file_name: `video-${i}.mp4`,
-        original_bucket: 'videos',
-        original_path: `x/${i}.mp4`,
-        watermarked_bucket: 'videos',
-        watermarked_path: `x/${i}-wm.mp4`,
-        approval_deadline: new Date(Date.now() + 86_400_000),
-        cost: 0,
-        remaining_cost: 0,
-        workflow_id: `approval-${randomUUID()}`,
-      });
-    }
+    for (let i = 0; i < 5; i += 1) await insertPendingApproval(h.knex, { userId: user.id, projectId, contentType: 'assembly' });
 
     const res = await generateImage(h.baseUrl, user, { baseImage: renderId });
 

@@ -2,9 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { TestUser } from '../support/accounts';
+import { insertPendingApproval } from '../support/credits';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, type TestServer } from '../support/http';
-import { checkLedgerInvariant, getCreditSummary, reserveCredits } from '../../services/credits';
+import { checkLedgerInvariant, getCreditSummary } from '../../services/credits';
 import { createProject, fetchBytes, newUser, pngBytes, startProjectsApp, uploadRender } from './fixtures';
 
 let server: TestServer;
@@ -146,26 +147,7 @@ describe('projects: delete', () => {
     const project = await createProject(server.baseUrl, user, 'Has pending items');
     const kept = await createProject(server.baseUrl, user, 'Keeps its pending item');
     const knex = testKnex();
-    const pendingItem = async (projectId: string): Promise<void> => {
-      const approvalId = randomUUID();
-      const reservation = await reserveCredits(knex, { profileId: user.id, contentType: 'image', idempotencyKey: `test-${approvalId}` });
-      await knex('pending_approvals').insert({
-        id: approvalId,
-        user_id: user.id,
-        project_id: projectId,
-        content_type: 'image',
-        file_name: 'edit.png',
-        original_bucket: 'images',
-        original_path: `pending/${approvalId}/original.png`,
-        watermarked_bucket: 'images',
-        watermarked_path: `pending/${approvalId}/preview.png`,
-        approval_deadline: new Date(Date.now() + 3600_000),
-        cost: 1,
-        remaining_cost: 1,
-        reservation_id: reservation.id,
-        workflow_id: `approval-${approvalId}`,
-      });
-    };
+    const pendingItem = (projectId: string) => insertPendingApproval(knex, { userId: user.id, projectId, cost: 1, reserve: true });
     await pendingItem(project.id);
     await pendingItem(project.id);
     await pendingItem(kept.id);
