@@ -12,6 +12,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { imageThumbnail, readSourceImage, watermarkPreview } from '../activities/imageMedia';
 import { loadConfig } from '../config/env';
+import type { ImageEditResponse } from '../domain/imageEdit';
 import { createProviders } from '../providers';
 import { addCredits } from '../services/credits';
 import { callApi, projectWithRender } from './support/benchClient';
@@ -52,16 +53,11 @@ function summary(f: Figures): { p50: number; p95: number; mean: number } {
   return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), mean: sorted.reduce((a, b) => a + b, 0) / sorted.length };
 }
 
-interface ImageEditAnswer {
-  result: { savedImage: { status: string; approvalId: string }; upscaledImage: { width: number; height: number } } | null;
-  error?: string;
-}
-
 async function benchWorkflow(baseUrl: string, token: string, renderId: string): Promise<Figures> {
   const samples: number[] = [];
   for (let i = 0; i < WARMUP + RUNS; i += 1) {
     const t0 = process.hrtime.bigint();
-    const res = await callApi<ImageEditAnswer>(baseUrl, token, '/api/ai-image-simple', {
+    const res = await callApi<ImageEditResponse>(baseUrl, token, '/api/ai-image-simple', {
       json: { workflow: 'ENHANCED_IMAGE_EDITING', context: { platform: 'web' }, parameters: { prompt: PROMPT, baseImage: renderId } },
     });
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;

@@ -62,6 +62,41 @@ export interface NewPendingApproval {
   metadata: ApprovalMetadata;
 }
 
+/** One card of the Approvals view (GET /api/approvals/list), in the spec's field names. */
+export interface ApprovalListItem {
+  id: string;
+  user_id: string;
+  project_id: string;
+  project_name: string | null;
+  content_type: 'image' | 'clip' | 'assembly';
+  status: 'pending';
+  aspect_ratio: string | null;
+  file_name: string;
+  original_file_url: string | null;
+  watermarked_file_url: string | null;
+  approval_deadline: string;
+  cost: number;
+  remaining_cost: number;
+  created_at: string;
+  prompt: string | null;
+}
+
+/** GET /api/approvals/stats: what the badge and the pending cap show. */
+export interface ApprovalStats {
+  pending_count: number;
+  limit: number;
+  total_pending_cost: number;
+}
+
+/** What approve and reject answer. */
+export interface ApprovalDecisionResponse {
+  success: true;
+  error: null;
+  code: string | null;
+  contentId: string | null;
+  warning: string | null;
+}
+
 export function approvalWorkflowId(approvalId: string): string {
   return `approval-${approvalId}`;
 }

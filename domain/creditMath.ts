@@ -39,6 +39,11 @@ export interface CanCreateResult {
   pendingCount: number;
 }
 
+/** The start rule's answer with the pending items' cost (GET /api/credits/can-create). */
+export interface CanCreateContentResult extends CanCreateResult {
+  pendingCost: number;
+}
+
 /**
  * The start rule of DESIGN.md: refused when available < cost, when pending cost + cost > available,
  * when the pending count reached the limit, or during a rejection cooldown.

@@ -112,6 +112,54 @@ export interface ImageEditResult {
   savedImage: SavedImageResult;
 }
 
+/** An image of the reply, as a signed link. */
+export interface SignedImage {
+  url: string;
+  width: number;
+  height: number;
+  mime: string;
+  model: string;
+}
+
+/** The spec's reply: success, error, result (promptRefinement, generatedImage, upscaledImage, savedImage), metadata. */
+export interface ImageEditResponse {
+  success: true;
+  error: null;
+  result: {
+    promptRefinement: PromptRefinementResult;
+    generatedImage: SignedImage & { description: string | null };
+    upscaledImage: SignedImage & { scale: number; fileSize: number };
+    savedImage: {
+      id: string;
+      approvalId: string;
+      status: 'pending_approval';
+      fractionalCostCharged: 0;
+      fullCost: number;
+      approvalDeadline: string;
+      fileName: string;
+      aspectRatio: string;
+      previewUrl: string;
+    };
+  } | null;
+  metadata: {
+    workflow: 'ENHANCED_IMAGE_EDITING';
+    jobId: string;
+    workflowId: string;
+    status: 'completed' | 'processing';
+    approvalWorkflowId: string | null;
+    editId: string | null;
+    projectId: string;
+    baseImage: { type: 'render' | 'image'; id: string; fileName: string; fileSize: number };
+    format: ImageEditFormat;
+    quality: ImageEditQuality;
+    upscaleScale: number;
+    platform: string;
+    processingTimeMs: number;
+    /** REJECTION_STREAK_WARNING text when the last 4 decisions were rejections. */
+    warning: string | null;
+  };
+}
+
 /** The job statuses of spec 000 section 4 (cancelled is not used by image edits). */
 export type ImageEditStatus = 'pending' | 'processing' | 'completed' | 'failed';
 

@@ -12,6 +12,7 @@ import {
 } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { PendingApproval } from '../db/models/PendingApproval';
+import type { ApprovalDecisionResponse, ApprovalListItem, ApprovalStats } from '../domain/approvals';
 import { pendingApprovalLimit } from '../domain/creditMath';
 import { DomainError } from '../domain/errors';
 import { ERROR_CODES, MSG } from '../domain/messages';
@@ -19,39 +20,6 @@ import { isBucket, type Storage } from '../storage';
 import { APPROVAL_NOT_OWNER, APPROVAL_NOT_PENDING, approveUpdate, rejectUpdate, type ApprovalDecisionResult } from '../workflows/approval';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** One card of the Approvals view, in the spec's field names. */
-export interface ApprovalListItem {
-  id: string;
-  user_id: string;
-  project_id: string;
-  project_name: string | null;
-  content_type: 'image' | 'clip' | 'assembly';
-  status: 'pending';
-  aspect_ratio: string | null;
-  file_name: string;
-  original_file_url: string | null;
-  watermarked_file_url: string | null;
-  approval_deadline: string;
-  cost: number;
-  remaining_cost: number;
-  created_at: string;
-  prompt: string | null;
-}
-
-export interface ApprovalStats {
-  pending_count: number;
-  limit: number;
-  total_pending_cost: number;
-}
-
-export interface ApprovalDecisionResponse {
-  success: true;
-  error: null;
-  code: string | null;
-  contentId: string | null;
-  warning: string | null;
-}
 
 export interface ApprovalServiceDeps {
   knex: Knex;

@@ -9,7 +9,7 @@
 import type { Knex } from 'knex';
 import { UniqueViolationError } from 'objection';
 import { CREDIT_COST, CREDIT_VALUE, REAL_MONEY_COST, REJECTION_COST, TRANSACTIONS_PAGE_SIZE, type ContentType } from '../domain/constants';
-import { canCreate, usageLimits, type CanCreateReason } from '../domain/creditMath';
+import { canCreate, usageLimits, type CanCreateContentResult } from '../domain/creditMath';
 import { DomainError } from '../domain/errors';
 import { ERROR_CODES, MSG } from '../domain/messages';
 import { CreditReservation, type ReservationStatus } from '../db/models/CreditReservation';
@@ -127,16 +127,6 @@ export interface CreditSummary {
   totalAssembliesUsed: number;
   totalCreditsPurchased: number;
   totalCreditsAdded: number;
-}
-
-export interface CanCreateContentResult {
-  canCreate: boolean;
-  reason: CanCreateReason;
-  cost: number;
-  available: number;
-  limit: number;
-  pendingCount: number;
-  pendingCost: number;
 }
 
 export interface TransactionListItem {

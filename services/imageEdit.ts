@@ -17,10 +17,10 @@ import {
   type ImageEditFormat,
   type ImageEditQuality,
   type ImageEditQueues,
+  type ImageEditResponse,
   type ImageEditResult,
   type ImageEditSource,
   type ImageEditState,
-  type PromptRefinementResult,
 } from '../domain/imageEdit';
 import { MSG } from '../domain/messages';
 import { isBucket, parseFileUrl, type Storage } from '../storage';
@@ -44,53 +44,6 @@ export interface ImageEditRequest {
   format: ImageEditFormat;
   quality: ImageEditQuality;
   upscaleScale: number;
-}
-
-export interface SignedImage {
-  url: string;
-  width: number;
-  height: number;
-  mime: string;
-  model: string;
-}
-
-/** The spec's reply: success, error, result (promptRefinement, generatedImage, upscaledImage, savedImage), metadata. */
-export interface ImageEditResponse {
-  success: true;
-  error: null;
-  result: {
-    promptRefinement: PromptRefinementResult;
-    generatedImage: SignedImage & { description: string | null };
-    upscaledImage: SignedImage & { scale: number; fileSize: number };
-    savedImage: {
-      id: string;
-      approvalId: string;
-      status: 'pending_approval';
-      fractionalCostCharged: 0;
-      fullCost: number;
-      approvalDeadline: string;
-      fileName: string;
-      aspectRatio: string;
-      previewUrl: string;
-    };
-  } | null;
-  metadata: {
-    workflow: 'ENHANCED_IMAGE_EDITING';
-    jobId: string;
-    workflowId: string;
-    status: 'completed' | 'processing';
-    approvalWorkflowId: string | null;
-    editId: string | null;
-    projectId: string;
-    baseImage: { type: 'render' | 'image'; id: string; fileName: string; fileSize: number };
-    format: ImageEditFormat;
-    quality: ImageEditQuality;
-    upscaleScale: number;
-    platform: string;
-    processingTimeMs: number;
-    /** REJECTION_STREAK_WARNING text when the last 4 decisions were rejections. */
-    warning: string | null;
-  };
 }
 
 export interface ImageEditJobState extends ImageEditState {

@@ -2,6 +2,7 @@ import type { TransactionOrKnex } from 'objection';
 import type { Logger } from '../config/logger';
 import { Clip, CompiledVideo, GeneratedContent, Image, PendingApproval, Project, Render } from '../db/models';
 import { DomainError } from '../domain/errors';
+import type { ProjectView } from '../domain/projects';
 import type { Storage } from '../storage';
 import { isBucket } from '../storage';
 import { removeStoredFiles, signedThumbnailOf, signedUrlOf, storedFilesOf, type StoredFileRef } from './storedFiles';
@@ -9,17 +10,6 @@ import { releaseReservation } from './credits';
 
 export const PROJECT_NAME_MAX = 200;
 export const PROJECT_ADDRESS_MAX = 500;
-
-/** The projects list card: the spec's project fields; thumbnail is the oldest render's image. */
-export interface ProjectView {
-  id: string;
-  user_id: string;
-  name: string;
-  address: string | null;
-  created_at: string;
-  updated_at: string;
-  thumbnail: string | null;
-}
 
 export interface ProjectChanges {
   name?: string;

@@ -1,47 +1,15 @@
+import type { ApprovalDecisionResponse, ApprovalListItem, ApprovalStats } from '../../../domain/approvals';
 import { api } from './client';
 
-export type ApprovalContentKind = 'image' | 'clip' | 'assembly';
-
-export interface ApprovalStats {
-  pending_count: number;
-  limit: number;
-  total_pending_cost: number;
-}
-
-/** One pending item (GET /api/approvals/list): signed links to its original and its watermarked preview. */
-export interface ApprovalItem {
-  id: string;
-  user_id: string;
-  project_id: string;
-  project_name: string | null;
-  content_type: ApprovalContentKind;
-  status: 'pending';
-  aspect_ratio: string | null;
-  file_name: string;
-  original_file_url: string | null;
-  watermarked_file_url: string | null;
-  approval_deadline: string;
-  cost: number;
-  remaining_cost: number;
-  created_at: string;
-  prompt: string | null;
-}
-
-/** Approve and reject answer this (the error shape of a refusal comes through ky's HTTPError). */
-export interface ApprovalDecision {
-  success: true;
-  error: null;
-  code: string | null;
-  contentId: string | null;
-  warning: string | null;
-}
+// the server's answers (a refusal's error shape comes through ky's HTTPError)
+export type { ApprovalDecisionResponse, ApprovalListItem, ApprovalStats };
 
 /** Stats are reused for 5 s and the list for 3 s (001 section 9), unless a caller forces a fresh read. */
 export const STATS_CACHE_MS = 5000;
 export const LIST_CACHE_MS = 3000;
 
 let statsCache: { at: number; data: ApprovalStats } | null = null;
-let listCache: { at: number; data: ApprovalItem[] } | null = null;
+let listCache: { at: number; data: ApprovalListItem[] } | null = null;
 
 export async function fetchApprovalStats(options: { fresh?: boolean } = {}): Promise<ApprovalStats> {
   if (!options.fresh && statsCache && Date.now() - statsCache.at < STATS_CACHE_MS) return statsCache.data;
@@ -51,9 +19,9 @@ export async function fetchApprovalStats(options: { fresh?: boolean } = {}): Pro
   return body.data;
 }
 
-export async function fetchApprovals(options: { fresh?: boolean } = {}): Promise<ApprovalItem[]> {
+export async function fetchApprovals(options: { fresh?: boolean } = {}): Promise<ApprovalListItem[]> {
   if (!options.fresh && listCache && Date.now() - listCache.at < LIST_CACHE_MS) return listCache.data;
-  const body = await api.get('approvals/list').json<{ success: true; data: ApprovalItem[] }>();
+  const body = await api.get('approvals/list').json<{ success: true; data: ApprovalListItem[] }>();
   listCache = { at: Date.now(), data: body.data };
   return body.data;
 }
@@ -64,18 +32,18 @@ export function forgetApprovals(): void {
   listCache = null;
 }
 
-export async function approveItem(approvalId: string): Promise<ApprovalDecision> {
+export async function approveItem(approvalId: string): Promise<ApprovalDecisionResponse> {
   try {
     // a decision is not repeated by the client: the server's answer (or refusal) is final
-    return await api.post('approvals/approve', { json: { approvalId }, retry: 0, timeout: 60_000 }).json<ApprovalDecision>();
+    return await api.post('approvals/approve', { json: { approvalId }, retry: 0, timeout: 60_000 }).json<ApprovalDecisionResponse>();
   } finally {
     forgetApprovals();
   }
 }
 
-export async function rejectItem(approvalId: string): Promise<ApprovalDecision> {
+export async function rejectItem(approvalId: string): Promise<ApprovalDecisionResponse> {
   try {
-    return await api.post('approvals/reject', { json: { approvalId }, retry: 0, timeout: 60_000 }).json<ApprovalDecision>();
+    return await api.post('approvals/reject', { json: { approvalId }, retry: 0, timeout: 60_000 }).json<ApprovalDecisionResponse>();
   } finally {
     forgetApprovals();
   }

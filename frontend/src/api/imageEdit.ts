@@ -1,4 +1,4 @@
-import { ENHANCED_IMAGE_EDITING, type ImageEditFormat, type ImageEditQuality, type PromptRefinementResult } from '../../../domain/imageEdit';
+import { ENHANCED_IMAGE_EDITING, type ImageEditFormat, type ImageEditQuality, type ImageEditResponse } from '../../../domain/imageEdit';
 import { api } from './client';
 
 export interface ImageEditInput {
@@ -13,39 +13,11 @@ export interface ImageEditInput {
   upscaleScale: number;
 }
 
-interface PreviewImage {
-  url: string;
-  width: number;
-  height: number;
-  mime: string;
-  model: string;
-}
-
 /** POST /api/ai-image-simple's answer (000 section 7). `result` is null while the run is still going (202). */
-export interface ImageEditAnswer {
-  success: true;
-  error: null;
-  result: {
-    promptRefinement: PromptRefinementResult;
-    generatedImage: PreviewImage & { description: string | null };
-    upscaledImage: PreviewImage & { scale: number; fileSize: number };
-    savedImage: {
-      id: string;
-      approvalId: string;
-      status: 'pending_approval';
-      fractionalCostCharged: number;
-      fullCost: number;
-      approvalDeadline: string;
-      fileName: string;
-      aspectRatio: string;
-      previewUrl: string;
-    };
-  } | null;
-  metadata: { jobId: string; workflowId: string; status: 'completed' | 'processing'; warning: string | null };
-}
+export type { ImageEditResponse };
 
 /** Starts an image edit and waits for it: a generation takes seconds, so the request may stay open for up to two minutes. */
-export async function generateImageEdit(input: ImageEditInput): Promise<ImageEditAnswer> {
+export async function generateImageEdit(input: ImageEditInput): Promise<ImageEditResponse> {
   return api
     .post('ai-image-simple', {
       // a generation is not repeated behind the user's back: each try could reserve a credit
@@ -65,5 +37,5 @@ export async function generateImageEdit(input: ImageEditInput): Promise<ImageEdi
         },
       },
     })
-    .json<ImageEditAnswer>();
+    .json<ImageEditResponse>();
 }

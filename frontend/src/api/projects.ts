@@ -1,16 +1,9 @@
 import { CONTENT_CACHE_MS } from '../../../domain/constants';
+import type { ProjectView } from '../../../domain/projects';
 import { api } from './client';
 
-/** A project card (GET /api/projects/list); thumbnail is a signed link to the oldest render's image. */
-export interface Project {
-  id: string;
-  user_id: string;
-  name: string;
-  address: string | null;
-  created_at: string;
-  updated_at: string;
-  thumbnail: string | null;
-}
+/** A project card (GET /api/projects/list), as the server answers it. */
+export type Project = ProjectView;
 
 export type ContentItemType = 'render' | 'clip' | 'compiled_video' | 'ai_image' | 'generated_image';
 export type ContentSource = 'renders' | 'images' | 'clips' | 'compiled_videos' | 'generated_content';

@@ -1,5 +1,6 @@
 import type { ClipJobView } from '../../../domain/clipGeneration';
 import type { Platform, VideoEffect } from '../../../domain/constants';
+import type { CanCreateContentResult } from '../../../domain/creditMath';
 import { api } from './client';
 
 export type { ClipJobView } from '../../../domain/clipGeneration';
@@ -62,15 +63,8 @@ export async function retryClip(jobId: string): Promise<StartClipAnswer> {
   return api.post(`video-generation/retry/${jobId}`, { retry: 0, timeout: 60_000 }).json<StartClipAnswer>();
 }
 
-export interface CanCreateClip {
-  canCreate: boolean;
-  reason: 'ok' | 'insufficient_credits' | 'pending_cost' | 'pending_limit' | 'cooldown';
-  cost: number;
-  available: number;
-  limit: number;
-  pendingCount: number;
-  pendingCost: number;
-}
+/** GET /api/credits/can-create?type=clip's answer. */
+export type CanCreateClip = CanCreateContentResult;
 
 export async function fetchCanCreateClip(): Promise<CanCreateClip> {
   const body = await api.get('credits/can-create', { searchParams: { type: 'clip' } }).json<{ success: true; data: CanCreateClip }>();

@@ -1,12 +1,12 @@
 import type { ReactElement } from 'react';
-import type { ApprovalItem } from '../../api/approvals';
+import type { ApprovalListItem } from '../../api/approvals';
 import { Icon } from '../../components/Icon';
 import { approvalTypeBadge, deadlineBadge, isVideoItem, saveCostLabel } from './approvalBadges';
 
 export type Decision = 'approve' | 'reject';
 
 export interface ApprovalActionsProps {
-  item: ApprovalItem;
+  item: ApprovalListItem;
   /** the decision in flight for this item, if any */
   busy: Decision | null;
   /** another item's decision is in flight */
@@ -36,7 +36,7 @@ export function ApprovalActions({ item, busy, locked, onDecide }: ApprovalAction
 }
 
 /** The watermarked file: an image, or a muted looping video for clips and assemblies. */
-export function ApprovalMedia({ item, large = false }: { item: ApprovalItem; large?: boolean }): ReactElement {
+export function ApprovalMedia({ item, large = false }: { item: ApprovalListItem; large?: boolean }): ReactElement {
   if (!item.watermarked_file_url) return <span className="approval-placeholder">{approvalTypeBadge(item)}</span>;
   return isVideoItem(item) ? (
     <video src={item.watermarked_file_url} muted loop playsInline controls={large} autoPlay={large} preload="metadata" aria-label={`Preview of ${item.file_name}`} />

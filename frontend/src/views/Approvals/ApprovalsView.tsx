@@ -1,7 +1,7 @@
 import { useAtomValue, useSetAtom } from 'jotai';
 import { useEffect, useState, type ReactElement } from 'react';
 import { MSG } from '../../../../domain/messages';
-import { approveItem, rejectItem, type ApprovalItem } from '../../api/approvals';
+import { approveItem, rejectItem, type ApprovalListItem } from '../../api/approvals';
 import { apiErrorMessage, isApiHttpError } from '../../api/client';
 import { announceContentRefresh, fetchProjectContent } from '../../api/projects';
 import { approvalStatsStateAtom, approvalsListStateAtom, refreshApprovalStatsAtom, refreshApprovalsListAtom } from '../../atoms/approvals';
@@ -45,16 +45,16 @@ export function ApprovalsView(): ReactElement {
     return () => clearInterval(timer);
   }, [refreshList]);
 
-  const items: ApprovalItem[] = listState?.ok ? listState.data.filter((item) => !decided.has(item.id)) : [];
+  const items: ApprovalListItem[] = listState?.ok ? listState.data.filter((item) => !decided.has(item.id)) : [];
   const expanded = items.find((item) => item.id === expandedId) ?? null;
   const pendingCount = listState?.ok ? items.length : stats?.ok && stats.data ? stats.data.pending_count : 0;
 
-  function settled(item: ApprovalItem): void {
+  function settled(item: ApprovalListItem): void {
     setDecided((current) => new Set(current).add(item.id));
     if (expandedId === item.id) setExpandedId(null);
   }
 
-  async function decide(item: ApprovalItem, decision: Decision): Promise<void> {
+  async function decide(item: ApprovalListItem, decision: Decision): Promise<void> {
     setBusy({ id: item.id, decision });
     try {
       const answer = decision === 'approve' ? await approveItem(item.id) : await rejectItem(item.id);

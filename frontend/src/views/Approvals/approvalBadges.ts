@@ -1,5 +1,5 @@
 /** Pure rules of the Approvals cards (001 section 2): type badge, deadline badge, Save's cost label. */
-import type { ApprovalItem } from '../../api/approvals';
+import type { ApprovalListItem } from '../../api/approvals';
 
 const HOUR_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * HOUR_MS;
@@ -18,7 +18,7 @@ export function deadlineBadge(deadline: string, now: number): string {
 }
 
 /** A clip shows its aspect label; an image 'AI Generated Image'; an assembly 'Assembled Video'; anything else 'Preview'. */
-export function approvalTypeBadge(item: Pick<ApprovalItem, 'content_type' | 'aspect_ratio'>): string {
+export function approvalTypeBadge(item: Pick<ApprovalListItem, 'content_type' | 'aspect_ratio'>): string {
   switch (item.content_type) {
     case 'clip':
       return item.aspect_ratio ? `Clip ${item.aspect_ratio}` : 'Clip';
@@ -37,6 +37,6 @@ export function saveCostLabel(remainingCost: number): string {
   return `${remainingCost} ${remainingCost === 1 ? 'credit' : 'credits'}`;
 }
 
-export function isVideoItem(item: Pick<ApprovalItem, 'content_type'>): boolean {
+export function isVideoItem(item: Pick<ApprovalListItem, 'content_type'>): boolean {
   return item.content_type === 'clip' || item.content_type === 'assembly';
 }

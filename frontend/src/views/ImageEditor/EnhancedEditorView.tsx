@@ -5,7 +5,7 @@ import { PENDING_LIMIT_DEFAULT } from '../../../../domain/constants';
 import { MSG } from '../../../../domain/messages';
 import { announceApprovalsChanged } from '../../api/approvals';
 import { isApiHttpError } from '../../api/client';
-import { generateImageEdit, type ImageEditAnswer } from '../../api/imageEdit';
+import { generateImageEdit, type ImageEditResponse } from '../../api/imageEdit';
 import type { ContentItem } from '../../api/projects';
 import { approvalStatsStateAtom, refreshApprovalStatsAtom, refreshApprovalsListAtom } from '../../atoms/approvals';
 import { refreshCreditsAtom } from '../../atoms/credits';
@@ -39,7 +39,7 @@ function failureText(error: unknown): string {
   return error.apiMessage || MSG.somethingWentWrong;
 }
 
-type Phase = { kind: 'idle' } | { kind: 'generating' } | { kind: 'sent'; answer: ImageEditAnswer } | { kind: 'failed'; message: string };
+type Phase = { kind: 'idle' } | { kind: 'generating' } | { kind: 'sent'; answer: ImageEditResponse } | { kind: 'failed'; message: string };
 
 /**
  * Enhanced AI Editor (view `image-generation`, 000 section 2): describe a transformation of a render or AI image,
