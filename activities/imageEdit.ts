@@ -23,6 +23,7 @@ import {
   type StoredImage,
 } from '../domain/imageEdit';
 import type { StoredFile } from '../domain/approvals';
+import type { GeneratedImage } from '../providers/types';
 import { checkAndReserve, releaseReservation } from '../services/credits';
 import { fileUrl, type ObjectStorage } from '../storage';
 import type { ActivityDeps } from './deps';
@@ -75,6 +76,21 @@ async function replaceVariant(objects: ObjectStorage, folder: string, name: stri
 
 function asImageMime(mime: string): ImageMime {
   return mime === 'image/png' || mime === 'image/webp' ? mime : 'image/jpeg';
+}
+
+/** A provider's image written as the item's `<name>.<ext>` variant, described for the next steps. */
+async function storeProviderImage(objects: ObjectStorage, approvalId: string, name: 'generated' | 'original', result: GeneratedImage): Promise<StoredImage> {
+  const mime = asImageMime(result.mime);
+  const file = await replaceVariant(objects, pendingImageFolder(approvalId), name, extensionForMime(mime), result.image);
+  return {
+    file,
+    mime,
+    width: result.width,
+    height: result.height,
+    fileSize: result.image.length,
+    model: result.model,
+    description: result.description ?? null,
+  };
 }
 
 export interface ReserveImageEditInput {
@@ -169,17 +185,7 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
             throw invalidBaseImage(err);
           }
           const edited = await deps.providers.imageEdit.edit({ image: source, prompt: input.prompt, format: input.format, quality: input.quality });
-          const mime = asImageMime(edited.mime);
-          const file = await replaceVariant(objects, pendingImageFolder(input.approvalId), 'generated', extensionForMime(mime), edited.image);
-          return {
-            file,
-            mime,
-            width: edited.width,
-            height: edited.height,
-            fileSize: edited.image.length,
-            model: edited.model,
-            description: edited.description ?? null,
-          };
+          return storeProviderImage(objects, input.approvalId, 'generated', edited);
         }),
       ),
 
@@ -189,17 +195,7 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
         withHeartbeats(async () => {
           const generated = await readObject(objects, input.generated.file);
           const upscaled = await deps.providers.upscale.upscale({ image: generated, scale: input.scale });
-          const mime = asImageMime(upscaled.mime);
-          const file = await replaceVariant(objects, pendingImageFolder(input.approvalId), 'original', extensionForMime(mime), upscaled.image);
-          return {
-            file,
-            mime,
-            width: upscaled.width,
-            height: upscaled.height,
-            fileSize: upscaled.image.length,
-            model: upscaled.model,
-            description: upscaled.description ?? null,
-          };
+          return storeProviderImage(objects, input.approvalId, 'original', upscaled);
         }),
       ),
 
