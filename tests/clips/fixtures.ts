@@ -8,7 +8,6 @@ import { promisify } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Knex } from 'knex';
-import sharp from 'sharp';
 import { createActivities } from '../../activities';
 import { createApp } from '../../api/app';
 import { loadConfig, type AppConfig } from '../../config/env';
@@ -22,6 +21,7 @@ import { createTestUser, type TestUser } from '../support/accounts';
 import { testKnex } from '../support/db';
 import { request, serve, type TestServer } from '../support/http';
 import { uniqueTaskQueue } from '../support/temporal';
+import { streetStill } from '../support/stills';
 
 export const execFileAsync = promisify(execFile);
 
@@ -82,13 +82,7 @@ export async function startClipWorker(
 
 /** An architectural-looking still: sky, lawn, two buildings, windows; 960x540 JPEG. */
 export async function renderJpeg(width = 960, height = 540): Promise<Buffer> {
-  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 480 270">
-    <defs><linearGradient id="s" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="#3d85c6"/><stop offset="1" stop-color="#cfe2f3"/></linearGradient></defs>
-    <rect width="480" height="190" fill="url(#s)"/><rect y="190" width="480" height="80" fill="#38761d"/>
-    <rect x="40" y="90" width="120" height="110" fill="#e6e0d4"/><rect x="300" y="60" width="140" height="140" fill="#990000"/>
-    <rect x="330" y="90" width="30" height="30" fill="#ffd966"/><rect x="380" y="90" width="30" height="30" fill="#ffd966"/>
-    <circle cx="240" cy="40" r="18" fill="#fff2cc"/></svg>`;
-  return sharp(Buffer.from(svg)).jpeg({ quality: 90 }).toBuffer();
+  return streetStill(width, height).jpeg({ quality: 90 }).toBuffer();
 }
 
 export interface ClipUser extends TestUser {

@@ -4,15 +4,11 @@ import { LocalUpscaleProvider } from '../../providers/local/upscale';
 import { RuleBasedPromptRefiner } from '../../providers/local/promptRefiner';
 import { RuleBasedChatProvider } from '../../providers/local/chat';
 import { ProviderError } from '../../providers/errors';
+import { houseStill } from '../support/stills';
 
 /** A small stand-in for an architectural render: sky gradient, a building with windows and a door, a lawn. */
 async function render(width = 800, height = 450, format: 'jpeg' | 'png' = 'jpeg'): Promise<Buffer> {
-  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="800" height="450" viewBox="0 0 800 450" preserveAspectRatio="none">
-    <defs><linearGradient id="s" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="#6fa8dc"/><stop offset="1" stop-color="#cfe2f3"/></linearGradient></defs>
-    <rect width="800" height="300" fill="url(#s)"/><rect y="300" width="800" height="150" fill="#6aa84f"/>
-    <rect x="250" y="120" width="300" height="200" fill="#d9d2c5"/><rect x="290" y="160" width="60" height="60" fill="#3d5a80"/>
-    <rect x="450" y="160" width="60" height="60" fill="#3d5a80"/><rect x="370" y="240" width="60" height="80" fill="#7f6000"/></svg>`;
-  const image = sharp(Buffer.from(svg)).resize(width, height);
+  const image = houseStill(width, height);
   return format === 'png' ? image.png().toBuffer() : image.jpeg({ quality: 95 }).toBuffer();
 }
 

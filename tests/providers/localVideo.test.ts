@@ -8,19 +8,14 @@ import { VIDEO_EFFECTS, type VideoEffect } from '../../domain/constants';
 import { LocalImageToVideoProvider } from '../../providers/local/video';
 import { probeVideo } from '../../providers/media/ffmpeg';
 import type { ClipAspectRatio, VideoProgress, VideoResult } from '../../providers/types';
+import { streetStill } from '../support/stills';
 
 const execFileAsync = promisify(execFile);
 const FRAME_W = 64;
 
 /** A small source with structure in every direction: sky gradient, a building off-centre, coloured blocks, a lawn. */
 async function still(): Promise<Buffer> {
-  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="480" height="270">
-    <defs><linearGradient id="s" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="#3d85c6"/><stop offset="1" stop-color="#cfe2f3"/></linearGradient></defs>
-    <rect width="480" height="190" fill="url(#s)"/><rect y="190" width="480" height="80" fill="#38761d"/>
-    <rect x="40" y="90" width="120" height="110" fill="#e6e0d4"/><rect x="300" y="60" width="140" height="140" fill="#990000"/>
-    <rect x="330" y="90" width="30" height="30" fill="#ffd966"/><rect x="380" y="90" width="30" height="30" fill="#ffd966"/>
-    <circle cx="240" cy="40" r="18" fill="#fff2cc"/></svg>`;
-  return sharp(Buffer.from(svg)).jpeg({ quality: 92 }).toBuffer();
+  return streetStill().jpeg({ quality: 92 }).toBuffer();
 }
 
 /** Frames 0, 75 and 149 as 64-px-wide RGB rasters. */

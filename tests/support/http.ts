@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import type Koa from 'koa';
 
 export interface TestServer {
@@ -20,6 +20,15 @@ export async function serve(app: Koa): Promise<TestServer> {
         server.close((err) => (err ? reject(err) : resolve()));
       }),
   };
+}
+
+/** A 127.0.0.1 port that was free a moment ago and that nothing listens on: a connection to it is refused. */
+export async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
 
 export interface JsonResponse<T = Record<string, any>> {

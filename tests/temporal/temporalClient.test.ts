@@ -1,13 +1,5 @@
-import net from 'node:net';
 import { closeTemporalClient, createTemporalClient, getTemporalClient } from '../../services/temporalClient';
-
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { closedPort } from '../support/http';
 
 describe('Temporal client factory', () => {
   const config = () => ({ temporalAddress: process.env.TEMPORAL_ADDRESS ?? '', temporalNamespace: 'default' });

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import net from 'node:net';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { runTryItOnboarding } from '../../services/onboarding';
 import { closeTestKnex, testKnex } from '../support/db';
+import { closedPort } from '../support/http';
 import { testClient } from '../support/temporal';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -46,14 +46,6 @@ function startWorkerProcess(env: Record<string, string>): RunningWorker {
     });
   };
   return { child, lines, exited, waitForLine };
-}
-
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 describe('worker entry (workers/main.ts)', () => {
