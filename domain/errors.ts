@@ -13,3 +13,10 @@ export class DomainError extends Error {
     this.name = new.target.name;
   }
 }
+
+/** No account has the given e-mail (admin look-ups and the `npm run admin` command). */
+export class UserNotFoundError extends DomainError {
+  constructor(readonly email?: string) {
+    super(404, 'USER_NOT_FOUND', email === undefined ? 'User not found' : `No account with the e-mail ${email}`);
+  }
+}

@@ -346,6 +346,18 @@ export async function deductCredits(db: Db, input: DeductCreditsInput): Promise<
   return changeBalance(db, { ...input, amount: -input.amount, type: 'deduct' }, refuseNegativeAvailable());
 }
 
+/** Credits never go below zero: a removal may take at most the user's available credits (balance - reserved). */
+function refuseAdjustBelowZero(amount: number) {
+  return (profile: LockedProfile, newCredits: number): DomainError | null => {
+    if (newCredits >= 0 && newCredits - profile.reservedCredits >= 0) return null;
+    const available = profile.credits - profile.reservedCredits;
+    const held = profile.reservedCredits > 0 ? ` (balance ${profile.credits}, ${profile.reservedCredits} reserved)` : '';
+    return new InsufficientCreditsError(
+      `Cannot remove ${Math.abs(amount)} credits: the user has ${available} available${held}. Credits never go below zero.`,
+    );
+  };
+}
+
 export interface AdminAdjustInput {
   profileId: string;
   /** signed change */
@@ -369,7 +381,7 @@ export async function adminAdjustCredits(db: Db, input: AdminAdjustInput): Promi
       metadata: { reason: input.reason },
       createdBy: input.admin,
     },
-    refuseNegativeAvailable('The adjustment would leave a negative credit balance'),
+    refuseAdjustBelowZero(input.amount),
   );
 }
 

@@ -1,10 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { AppDeps } from '../deps';
-import { assertSelf, currentUser, requireAdmin, requireAuth } from '../middleware/auth';
-import { parseBody, parseQuery, uuid } from '../validation';
-import { adminAdjustCredits, canCreateContent, getCreditSummary, getUsageLimits, listTransactions } from '../../services/credits';
+import { assertSelf, requireAuth } from '../middleware/auth';
+import { parseQuery } from '../validation';
+import { canCreateContent, getCreditSummary, getUsageLimits, listTransactions } from '../../services/credits';
 
 // the specs' calls may carry the user's own id; any other id is refused by assertSelf
 const selfQuery = z.object({ userId: z.string().optional() }).strict();
@@ -28,20 +27,7 @@ const transactionsQuery = z
   })
   .strict();
 
-const adjustBody = z
-  .object({
-    userId: uuid,
-    amount: z
-      .number({ message: 'amount must be a whole number' })
-      .int({ message: 'amount must be a whole number' })
-      .refine((n) => n !== 0, { message: 'amount must not be zero' })
-      .refine((n) => Math.abs(n) <= 1_000_000, { message: 'amount is too large' }),
-    reason: z.string({ message: 'reason is required' }).trim().min(1, { message: 'reason is required' }).max(500, { message: 'reason is too long' }),
-    idempotencyKey: z.string().min(1).max(200).optional(),
-  })
-  .strict();
-
-/** /api/credits/* for the signed-in user, and the admin adjustment. */
+/** /api/credits/* for the signed-in user (the admin adjustment lives in routes/admin.ts). */
 export function creditsRouter(deps: Pick<AppDeps, 'knex'>): Router {
   const router = new Router();
   const auth = requireAuth(deps);
@@ -67,35 +53,6 @@ export function creditsRouter(deps: Pick<AppDeps, 'knex'>): Router {
     const user = assertSelf(ctx, query.userId);
     const { transactions, page, pageSize, total } = await listTransactions(deps.knex, user.id, query.page ?? 1);
     ctx.body = { success: true, data: transactions, page, pageSize, total };
-  });
-
-  router.post('/api/admin/credits/adjust', auth, requireAdmin, async (ctx) => {
-    const body = parseBody(ctx, adjustBody);
-    const admin = currentUser(ctx);
-    // a client retrying the same adjustment sends the same key (body or Idempotency-Key header)
-    const key = body.idempotencyKey ?? (ctx.get('idempotency-key') || randomUUID());
-    const entry = await adminAdjustCredits(deps.knex, {
-      profileId: body.userId,
-      amount: body.amount,
-      reason: body.reason,
-      idempotencyKey: `admin-adjust:${admin.id}:${key}`,
-      admin: { id: admin.id, email: admin.email },
-    });
-    ctx.status = entry.replayed ? 200 : 201;
-    ctx.body = {
-      success: true,
-      data: {
-        id: entry.id,
-        userId: entry.profileId,
-        amount: entry.amount,
-        balanceAfter: entry.balanceAfter,
-        transactionType: entry.transactionType,
-        description: entry.description,
-        createdByEmail: entry.createdByEmail,
-        createdAt: entry.createdAt,
-        replayed: entry.replayed,
-      },
-    };
   });
 
   return router;

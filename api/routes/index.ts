@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
 import type { AppDeps } from '../deps';
+import { adminRouter } from './admin';
 import { approvalsRouter } from './approvals';
 import { authRouter } from './auth';
 import { creditsRouter } from './credits';
@@ -23,6 +24,7 @@ export function buildRouters(deps: AppDeps): Router[] {
     authRouter(deps),
     profileRouter(deps),
     creditsRouter(deps),
+    adminRouter(deps),
     filesRouter(deps),
     projectsRouter(deps),
     uploadsRouter(deps),
