@@ -115,7 +115,7 @@ export async function searchUsersByEmail(db: Db, emailQuery: string, limit = ADM
   const rows: UserRow[] = await db('users as u')
     .join('profiles as p', 'p.id', 'u.id')
     .whereRaw("lower(u.email::text) like ? escape '\\'", [`${escapeLike(query.toLowerCase())}%`])
-    .orderByRaw('(lower(u.email::text) = ?) desc, lower(u.email::text) asc', [query.toLowerCase()])
+    .orderByRaw('(lower(u.email::text) = ?) desc, lower(u.email::text) collate "C" asc', [query.toLowerCase()])
     .limit(take + 1)
     .select('u.id', 'u.email', 'u.role', 'u.created_at', 'p.name', 'p.credits', 'p.reserved_credits');
   return { users: rows.slice(0, take).map(toListItem), hasMore: rows.length > take };

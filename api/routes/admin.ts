@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import type { AppDeps } from '../deps';
 import { currentUser, requireAdmin, requireAuth } from '../middleware/auth';
-import { parse, parseBody, parseQuery, uuid } from '../validation';
+import { parse, parseBody, parseQuery } from '../validation';
 import { ADMIN_SEARCH_DEFAULT_LIMIT, ADMIN_SEARCH_MAX_LIMIT, adjustUserCredits, getUserForAdmin, searchUsersByEmail } from '../../services/admin';
 
 const searchQuery = z
@@ -22,7 +22,9 @@ const searchQuery = z
   })
   .strict();
 
-const userParams = z.object({ id: uuid });
+const userId = z.uuid({ message: 'Not a valid user id' });
+
+const userParams = z.object({ id: userId });
 
 const idempotencyKey = z
   .string({ message: 'idempotencyKey must be a string' })
@@ -32,7 +34,7 @@ const idempotencyKey = z
 
 const adjustBody = z
   .object({
-    userId: uuid,
+    userId,
     amount: z
       .number({ message: 'amount must be a whole number' })
       .int({ message: 'amount must be a whole number' })
