@@ -9,69 +9,19 @@ import { CreditPurchase } from '../db/models/CreditPurchase';
 import { User, type UserRole } from '../db/models/User';
 import { UserNotFoundError } from '../domain/errors';
 import {
-  adminAdjustCredits,
-  checkLedgerInvariant,
-  getCreditSummary,
-  listTransactions,
-  ProfileNotFoundError,
-  type CreditActor,
-  type CreditSummary,
-  type LedgerEntry,
-  type TransactionListItem,
-} from './credits';
+  ADMIN_PURCHASES_LIMIT,
+  ADMIN_SEARCH_DEFAULT_LIMIT,
+  ADMIN_SEARCH_MAX_LIMIT,
+  type AdminAdjustResult,
+  type AdminUserDetail,
+  type AdminUserListItem,
+  type AdminUserSearch,
+} from '../domain/admin';
+import { adminAdjustCredits, checkLedgerInvariant, getCreditSummary, listTransactions, ProfileNotFoundError, type CreditActor } from './credits';
 
 type Db = Knex | Knex.Transaction;
 
-export const ADMIN_SEARCH_DEFAULT_LIMIT = 20;
-export const ADMIN_SEARCH_MAX_LIMIT = 50;
-/** Purchases shown on a user's admin page, newest first. */
-export const ADMIN_PURCHASES_LIMIT = 20;
-
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export interface AdminUserListItem {
-  id: string;
-  email: string;
-  name: string;
-  role: UserRole;
-  credits: number;
-  reservedCredits: number;
-  availableCredits: number;
-  createdAt: Date;
-}
-
-export interface AdminUserSearch {
-  users: AdminUserListItem[];
-  /** true when more users match than were returned: type more of the address */
-  hasMore: boolean;
-}
-
-export interface AdminPurchase {
-  id: string;
-  packageId: string;
-  credits: number;
-  amountCents: number;
-  currency: string;
-  status: string;
-  createdAt: Date;
-  completedAt: Date | null;
-}
-
-export interface AdminUserDetail {
-  user: { id: string; email: string; name: string; role: UserRole; createdAt: Date };
-  credits: CreditSummary;
-  purchases: AdminPurchase[];
-  /** the newest ledger rows (one page), each with the e-mail of whoever made the change */
-  transactions: TransactionListItem[];
-  transactionsTotal: number;
-  /** validate_credit_balance: balance = sum of the ledger, reserved = sum of active reservations */
-  ledger: { ok: boolean; ledgerSum: number; activeReservationsSum: number };
-}
-
-export interface AdminAdjustment {
-  transaction: LedgerEntry;
-  credits: CreditSummary;
-}
 
 export interface RoleChange {
   user: { id: string; email: string; role: UserRole };
@@ -103,7 +53,7 @@ function toListItem(row: UserRow): AdminUserListItem {
     credits: row.credits,
     reservedCredits: row.reserved_credits,
     availableCredits: row.credits - row.reserved_credits,
-    createdAt: row.created_at,
+    createdAt: row.created_at.toISOString(),
   };
 }
 
@@ -142,7 +92,7 @@ export async function getUserForAdmin(db: Db, userId: string): Promise<AdminUser
     checkLedgerInvariant(db, userId),
   ]);
   return {
-    user: { id: row.id, email: row.email, name: row.name, role: row.role, createdAt: row.created_at },
+    user: { id: row.id, email: row.email, name: row.name, role: row.role, createdAt: row.created_at.toISOString() },
     credits,
     purchases: purchases.map((p) => ({
       id: p.id,
@@ -151,10 +101,18 @@ export async function getUserForAdmin(db: Db, userId: string): Promise<AdminUser
       amountCents: p.amountCents,
       currency: p.currency,
       status: p.status,
-      createdAt: p.createdAt,
-      completedAt: p.completedAt,
+      createdAt: p.createdAt.toISOString(),
+      completedAt: p.completedAt ? p.completedAt.toISOString() : null,
     })),
-    transactions: page.transactions,
+    transactions: page.transactions.map((t) => ({
+      id: t.id,
+      amount: t.amount,
+      transactionType: t.transactionType,
+      description: t.description,
+      referenceId: t.referenceId,
+      createdAt: t.createdAt.toISOString(),
+      createdByEmail: t.createdByEmail,
+    })),
     transactionsTotal: page.total,
     ledger: { ok: invariant.ok, ledgerSum: invariant.ledgerSum, activeReservationsSum: invariant.activeReservationsSum },
   };
@@ -173,16 +131,27 @@ export interface AdjustUserCreditsInput {
  * A signed correction recorded in the ledger with the admin's id and e-mail. Refused (nothing written) when it
  * would leave the user's available credits below zero. The key is scoped to the admin, so two admins' keys never collide.
  */
-export async function adjustUserCredits(db: Db, admin: CreditActor, input: AdjustUserCreditsInput): Promise<AdminAdjustment> {
+export async function adjustUserCredits(db: Db, admin: CreditActor, input: AdjustUserCreditsInput): Promise<AdminAdjustResult> {
   try {
-    const transaction = await adminAdjustCredits(db, {
+    const entry = await adminAdjustCredits(db, {
       profileId: input.userId,
       amount: input.amount,
       reason: input.reason.trim(),
       idempotencyKey: `admin-adjust:${admin.id}:${input.idempotencyKey}`,
       admin,
     });
-    return { transaction, credits: await getCreditSummary(db, input.userId) };
+    return {
+      id: entry.id,
+      userId: entry.profileId,
+      amount: entry.amount,
+      balanceAfter: entry.balanceAfter,
+      transactionType: entry.transactionType,
+      description: entry.description,
+      createdByEmail: entry.createdByEmail,
+      createdAt: entry.createdAt.toISOString(),
+      replayed: entry.replayed,
+      credits: await getCreditSummary(db, input.userId),
+    };
   } catch (err) {
     if (err instanceof ProfileNotFoundError) throw new UserNotFoundError();
     throw err;

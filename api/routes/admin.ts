@@ -4,7 +4,8 @@ import { z } from 'zod';
 import type { AppDeps } from '../deps';
 import { currentUser, requireAdmin, requireAuth } from '../middleware/auth';
 import { parse, parseBody, parseQuery } from '../validation';
-import { ADMIN_SEARCH_DEFAULT_LIMIT, ADMIN_SEARCH_MAX_LIMIT, adjustUserCredits, getUserForAdmin, searchUsersByEmail } from '../../services/admin';
+import { ADMIN_ADJUST_MAX, ADMIN_REASON_MAX_LENGTH, ADMIN_SEARCH_DEFAULT_LIMIT, ADMIN_SEARCH_MAX_LIMIT } from '../../domain/admin';
+import { adjustUserCredits, getUserForAdmin, searchUsersByEmail } from '../../services/admin';
 
 const searchQuery = z
   .object({
@@ -39,8 +40,8 @@ const adjustBody = z
       .number({ message: 'amount must be a whole number' })
       .int({ message: 'amount must be a whole number' })
       .refine((n) => n !== 0, { message: 'amount must not be zero' })
-      .refine((n) => Math.abs(n) <= 1_000_000, { message: 'amount is too large' }),
-    reason: z.string({ message: 'reason is required' }).trim().min(1, { message: 'reason is required' }).max(500, { message: 'reason is too long' }),
+      .refine((n) => Math.abs(n) <= ADMIN_ADJUST_MAX, { message: 'amount is too large' }),
+    reason: z.string({ message: 'reason is required' }).trim().min(1, { message: 'reason is required' }).max(ADMIN_REASON_MAX_LENGTH, { message: 'reason is too long' }),
     idempotencyKey: idempotencyKey.optional(),
   })
   .strict();
@@ -68,27 +69,13 @@ export function adminRouter(deps: Pick<AppDeps, 'knex'>): Router {
     // a client retrying the same adjustment sends the same key (body or Idempotency-Key header)
     const key = body.idempotencyKey ?? (header ? parse(idempotencyKey, header) : randomUUID());
     const admin = currentUser(ctx);
-    const { transaction, credits } = await adjustUserCredits(
+    const result = await adjustUserCredits(
       deps.knex,
       { id: admin.id, email: admin.email },
       { userId: body.userId, amount: body.amount, reason: body.reason, idempotencyKey: key },
     );
-    ctx.status = transaction.replayed ? 200 : 201;
-    ctx.body = {
-      success: true,
-      data: {
-        id: transaction.id,
-        userId: transaction.profileId,
-        amount: transaction.amount,
-        balanceAfter: transaction.balanceAfter,
-        transactionType: transaction.transactionType,
-        description: transaction.description,
-        createdByEmail: transaction.createdByEmail,
-        createdAt: transaction.createdAt,
-        replayed: transaction.replayed,
-        credits,
-      },
-    };
+    ctx.status = result.replayed ? 200 : 201;
+    ctx.body = { success: true, data: result };
   });
 
   return router;
