@@ -7,6 +7,7 @@ describe('dashboard location in the URL', () => {
     expect(locationFromSearch('?view=account&tab=security')).toEqual({ view: 'account', accountTab: 'security' });
     expect(locationFromSearch('?view=enhance-set&tab=nope')).toEqual({ view: 'projects', accountTab: 'profile' });
     expect(locationFromSearch('')).toEqual({ view: 'projects', accountTab: 'profile' });
+    expect(locationFromSearch('?view=admin&tab=billing')).toEqual({ view: 'admin', accountTab: 'billing' });
   });
 
   it('writes view and tab while keeping other parameters, and removes both when signed out', () => {

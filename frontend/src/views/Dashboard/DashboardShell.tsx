@@ -1,9 +1,10 @@
-import { useAtomValue } from 'jotai';
-import { useEffect, useState, type ReactElement } from 'react';
+import { useAtomValue, useSetAtom } from 'jotai';
+import { lazy, Suspense, useEffect, useState, type ReactElement } from 'react';
 import type { User } from '../../api/auth';
-import { viewAtom } from '../../atoms/view';
+import { resetViewAtom, viewAtom } from '../../atoms/view';
 import { authTabFromSearch, hrefWithAuthTab } from '../../atoms/viewUrl';
 import { Icon } from '../../components/Icon';
+import { LoadingState } from '../../components/Spinner';
 import { AccountView } from '../Account/AccountView';
 import { ApprovalsView } from '../Approvals/ApprovalsView';
 import { ClipGenerationView } from '../ClipGeneration/ClipGenerationView';
@@ -15,10 +16,21 @@ import { TryItSetup } from './TryItSetup';
 
 const SIDEBAR_ID = 'app-sidebar';
 
+// loaded on demand: only admins ever open it
+const AdminView = lazy(() => import('../Admin/AdminView').then((m) => ({ default: m.AdminView })));
+
 /** The signed-in layout: sidebar (a slide-in menu under 768 px) and the current view. */
 export function DashboardShell({ user }: { user: User }): ReactElement {
-  const view = useAtomValue(viewAtom);
+  const requestedView = useAtomValue(viewAtom);
+  const resetView = useSetAtom(resetViewAtom);
   const [menuOpen, setMenuOpen] = useState(false);
+  const isAdmin = user.role === 'admin';
+  // the Admin view does not exist for anyone else: ?view=admin shows them the default view
+  const view = requestedView === 'admin' && !isAdmin ? 'projects' : requestedView;
+
+  useEffect(() => {
+    if (requestedView === 'admin' && !isAdmin) resetView();
+  }, [requestedView, isAdmin, resetView]);
 
   // a signed-in visit to a landing link (/?auth=signup) has no auth form to open: drop the parameter
   useEffect(() => {
@@ -68,6 +80,11 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
         {view === 'account' && <AccountView />}
         {view === 'clip-generation' && <ClipGenerationView />}
         {view === 'image-generation' && <EnhancedEditorView />}
+        {view === 'admin' && (
+          <Suspense fallback={<LoadingState label="Loading admin..." />}>
+            <AdminView />
+          </Suspense>
+        )}
       </main>
     </div>
   );

@@ -10,10 +10,11 @@ import { Icon, type IconName } from '../../components/Icon';
 import { initialsFor } from '../../components/initials';
 import { SidebarCredits } from './SidebarCredits';
 
-const NAV: { view: DashboardView; label: string; icon: IconName }[] = [
+const NAV: { view: DashboardView; label: string; icon: IconName; adminOnly?: true }[] = [
   { view: 'projects', label: 'Projects', icon: 'folder' },
   { view: 'approvals', label: 'Approvals', icon: 'check' },
   { view: 'account', label: 'Account', icon: 'user' },
+  { view: 'admin', label: 'Admin', icon: 'shield', adminOnly: true },
 ];
 
 function PendingBadge(): ReactElement | null {
@@ -57,7 +58,7 @@ export function Sidebar({ id, user }: { id: string; user: User }): ReactElement 
 
       <nav className="sidebar-nav" aria-label="Main">
         <ul>
-          {NAV.map((item) => (
+          {NAV.filter((item) => !item.adminOnly || user.role === 'admin').map((item) => (
             <li key={item.view}>
               <button
                 type="button"

@@ -1,0 +1,178 @@
+import { useSetAtom } from 'jotai';
+import { useId, useRef, useState, type FormEvent, type ReactElement } from 'react';
+import { ADMIN_ADJUST_MAX, ADMIN_REASON_MAX_LENGTH } from '../../../../domain/admin';
+import { MSG } from '../../../../domain/messages';
+import { adjustCredits, type AdminAdjustResult, type AdminUserDetail } from '../../api/admin';
+import { apiErrorMessage } from '../../api/client';
+import { showToastAtom } from '../../atoms/toast';
+import { TextField } from '../../components/TextField';
+
+type Direction = 'add' | 'remove';
+
+interface FieldErrors {
+  amount?: string;
+  reason?: string;
+}
+
+/** A key per intended adjustment: a retry of the same values reuses it, so the server applies it once. */
+function newIdempotencyKey(): string {
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  return `admin-ui-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
+/** The whole number of credits typed, or an error text. */
+export function parseCreditAmount(raw: string): number | string {
+  const text = raw.trim();
+  if (!text) return 'Enter how many credits';
+  if (!/^\d+$/.test(text)) return 'Credits are whole numbers';
+  const n = Number(text);
+  if (n < 1) return 'Enter at least 1 credit';
+  if (n > ADMIN_ADJUST_MAX) return `At most ${ADMIN_ADJUST_MAX.toLocaleString()} credits at a time`;
+  return n;
+}
+
+/** Credits up or down with a required reason; removals never take more than the user's available credits. */
+export function AdjustCreditsForm({
+  user,
+  credits,
+  onAdjusted,
+}: {
+  user: AdminUserDetail['user'];
+  credits: AdminUserDetail['credits'];
+  onAdjusted: (result: AdminAdjustResult) => void;
+}): ReactElement {
+  const toast = useSetAtom(showToastAtom);
+  const [direction, setDirection] = useState<Direction>('add');
+  const [amount, setAmount] = useState('');
+  const [reason, setReason] = useState('');
+  const [errors, setErrors] = useState<FieldErrors>({});
+  const [formError, setFormError] = useState<string | null>(null);
+  const [saving, setSaving] = useState(false);
+  const keyRef = useRef<string | null>(null);
+  const reasonId = useId();
+
+  const parsed = parseCreditAmount(amount);
+  const change = typeof parsed === 'number' ? (direction === 'add' ? parsed : -parsed) : null;
+
+  function edited() {
+    // different values are a different adjustment: the next submit gets a new key
+    keyRef.current = null;
+    setFormError(null);
+  }
+
+  function validate(): FieldErrors {
+    const found: FieldErrors = {};
+    if (typeof parsed === 'string') found.amount = parsed;
+    else if (direction === 'remove' && parsed > credits.availableCredits) {
+      found.amount = `Only ${credits.availableCredits} credits are available to remove. Credits never go below zero.`;
+    }
+    if (!reason.trim()) found.reason = 'A reason is required';
+    return found;
+  }
+
+  async function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const found = validate();
+    setErrors(found);
+    if (found.amount || found.reason || change === null) return;
+    keyRef.current ??= newIdempotencyKey();
+    setSaving(true);
+    setFormError(null);
+    try {
+      const result = await adjustCredits({ userId: user.id, amount: change, reason: reason.trim(), idempotencyKey: keyRef.current });
+      keyRef.current = null;
+      setAmount('');
+      setReason('');
+      const verb = result.amount > 0 ? `Added ${result.amount}` : `Removed ${-result.amount}`;
+      toast({ kind: 'success', message: `${verb} credits ${result.amount > 0 ? 'to' : 'from'} ${user.email}. New balance: ${result.credits.credits}.` });
+      onAdjusted(result);
+    } catch (error) {
+      setFormError(`Could not adjust credits: ${apiErrorMessage(error, MSG.somethingWentWrong)}`);
+    } finally {
+      setSaving(false);
+    }
+  }
+
+  let preview = `Balance now: ${credits.credits} (available ${credits.availableCredits})`;
+  if (change !== null && credits.availableCredits + change < 0) preview = `Only ${credits.availableCredits} credits are available to remove`;
+  else if (change !== null) preview = `New balance: ${credits.credits + change} (available ${credits.availableCredits + change})`;
+
+  return (
+    <form className="admin-adjust" aria-label="Adjust credits" onSubmit={(e) => void onSubmit(e)} noValidate>
+      <fieldset className="admin-fieldset" disabled={saving}>
+        <fieldset className="admin-direction">
+          <legend>Direction</legend>
+          {(['add', 'remove'] as const).map((d) => (
+            <label key={d} className="admin-direction-option">
+              <input
+                type="radio"
+                name="direction"
+                value={d}
+                checked={direction === d}
+                onChange={() => {
+                  setDirection(d);
+                  edited();
+                }}
+              />
+              {d === 'add' ? 'Add credits' : 'Remove credits'}
+            </label>
+          ))}
+        </fieldset>
+
+        <TextField
+          label="Credits"
+          type="text"
+          inputMode="numeric"
+          autoComplete="off"
+          value={amount}
+          error={errors.amount}
+          onChange={(e) => {
+            setAmount(e.target.value);
+            setErrors((current) => ({ ...current, amount: undefined }));
+            edited();
+          }}
+        />
+
+        <div className="field">
+          <label htmlFor={reasonId}>Reason</label>
+          <textarea
+            id={reasonId}
+            rows={2}
+            maxLength={ADMIN_REASON_MAX_LENGTH}
+            value={reason}
+            aria-invalid={errors.reason ? true : undefined}
+            aria-describedby={`${reasonId}-hint${errors.reason ? ` ${reasonId}-error` : ''}`}
+            onChange={(e) => {
+              setReason(e.target.value);
+              setErrors((current) => ({ ...current, reason: undefined }));
+              edited();
+            }}
+          />
+          <p id={`${reasonId}-hint`} className="field-hint">
+            Recorded in the ledger with your e-mail; the user sees it in their transactions.
+          </p>
+          {errors.reason && (
+            <p id={`${reasonId}-error`} className="field-error" role="alert">
+              {errors.reason}
+            </p>
+          )}
+        </div>
+
+        <p className="muted admin-small" aria-live="polite">
+          {preview}
+        </p>
+        {formError && (
+          <p className="form-error" role="alert">
+            {formError}
+          </p>
+        )}
+        <div className="admin-adjust-actions">
+          <button type="submit" className={`button ${direction === 'add' ? 'button-primary' : 'button-danger'}`}>
+            {saving ? 'Saving...' : direction === 'add' ? 'Add credits' : 'Remove credits'}
+          </button>
+        </div>
+      </fieldset>
+    </form>
+  );
+}

@@ -1,0 +1,100 @@
+import type { ReactElement } from 'react';
+import { CREDIT_PACKAGES } from '../../../../domain/constants';
+import type { AdminPurchase, AdminTransaction, AdminUserDetail } from '../../api/admin';
+
+const DATE_TIME_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+
+const TRANSACTION_LABEL: Record<string, string> = {
+  signup_bonus: 'Starting credits',
+  purchase: 'Purchase',
+  add: 'Credits added',
+  deduct: 'Credits deducted',
+  consume: 'Charged on approval',
+  admin_adjust: 'Admin adjustment',
+};
+
+const PURCHASE_STATUS_LABEL: Record<string, string> = { open: 'Not paid', completed: 'Paid', expired: 'Expired' };
+
+function formatMoney(cents: number, currency: string): string {
+  try {
+    return new Intl.NumberFormat(undefined, { style: 'currency', currency: currency.toUpperCase() }).format(cents / 100);
+  } catch {
+    // an unknown currency code: show the figure and the code as stored
+    return `${(cents / 100).toFixed(2)} ${currency.toUpperCase()}`;
+  }
+}
+
+function signed(amount: number): string {
+  return amount > 0 ? `+${amount}` : `${amount}`;
+}
+
+export function CreditFacts({ credits }: { credits: AdminUserDetail['credits'] }): ReactElement {
+  return (
+    <dl className="admin-facts" aria-label="Credits">
+      <div>
+        <dt>Balance</dt>
+        <dd data-testid="admin-balance">{credits.credits}</dd>
+      </div>
+      <div>
+        <dt>Reserved</dt>
+        <dd data-testid="admin-reserved">{credits.reservedCredits}</dd>
+      </div>
+      <div>
+        <dt>Available</dt>
+        <dd data-testid="admin-available">{credits.availableCredits}</dd>
+      </div>
+      <div>
+        <dt>Purchased</dt>
+        <dd>{credits.totalCreditsPurchased}</dd>
+      </div>
+    </dl>
+  );
+}
+
+export function PurchaseList({ purchases }: { purchases: AdminPurchase[] }): ReactElement {
+  if (purchases.length === 0) return <p className="muted admin-small">No purchases yet.</p>;
+  return (
+    <ul className="admin-rows" aria-label="Purchases">
+      {purchases.map((p) => (
+        <li key={p.id} className="admin-row">
+          <span className="admin-row-main">
+            <strong>{CREDIT_PACKAGES.find((pkg) => pkg.id === p.packageId)?.name ?? p.packageId}</strong>
+            <span className="muted"> · {p.credits} credits · {formatMoney(p.amountCents, p.currency)}</span>
+          </span>
+          <span className={`pill admin-status admin-status-${p.status}`}>{PURCHASE_STATUS_LABEL[p.status] ?? p.status}</span>
+          <time className="admin-row-date muted" dateTime={p.createdAt}>
+            {DATE_TIME_FORMAT.format(new Date(p.completedAt ?? p.createdAt))}
+          </time>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+export function TransactionList({ transactions, total }: { transactions: AdminTransaction[]; total: number }): ReactElement {
+  if (transactions.length === 0) return <p className="muted admin-small">No transactions yet.</p>;
+  return (
+    <>
+      <ul className="admin-rows" aria-label="Transactions">
+        {transactions.map((t) => (
+          <li key={t.id} className="admin-row">
+            <span className="admin-row-main">
+              <strong>{TRANSACTION_LABEL[t.transactionType] ?? t.transactionType}</strong>
+              {t.description && <span className="admin-row-description"> · {t.description}</span>}
+              <span className="admin-row-by muted">by {t.createdByEmail}</span>
+            </span>
+            <span className={`admin-amount ${t.amount < 0 ? 'admin-amount-down' : 'admin-amount-up'}`}>{signed(t.amount)}</span>
+            <time className="admin-row-date muted" dateTime={t.createdAt}>
+              {DATE_TIME_FORMAT.format(new Date(t.createdAt))}
+            </time>
+          </li>
+        ))}
+      </ul>
+      {total > transactions.length && (
+        <p className="muted admin-small">
+          The newest {transactions.length} of {total} transactions.
+        </p>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,278 @@
+import { useSetAtom } from 'jotai';
+import { useCallback, useEffect, useId, useRef, useState, type FormEvent, type ReactElement } from 'react';
+import { MSG } from '../../../../domain/messages';
+import {
+  fetchUserDetail,
+  searchUsers,
+  type AdminAdjustResult,
+  type AdminUserDetail,
+  type AdminUserListItem,
+  type AdminUserSearch,
+} from '../../api/admin';
+import { apiErrorMessage } from '../../api/client';
+import { refreshCreditsAtom } from '../../atoms/credits';
+import { LoadingState } from '../../components/Spinner';
+import { TextField } from '../../components/TextField';
+import { AdjustCreditsForm } from './AdjustCreditsForm';
+import { CreditFacts, PurchaseList, TransactionList } from './AdminUserParts';
+import './admin.css';
+
+type SearchState =
+  | { status: 'idle' }
+  | { status: 'loading'; query: string }
+  | { status: 'done'; query: string; result: AdminUserSearch }
+  | { status: 'error'; query: string; message: string };
+
+type DetailState = { status: 'loading' } | { status: 'done'; detail: AdminUserDetail } | { status: 'error'; message: string };
+
+const DATE_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
+
+/**
+ * Admin (DESIGN.md "Billing"): find a user by e-mail, read their credits, purchases and ledger, and adjust the
+ * balance with a reason. Shown only to admins; the API refuses everyone else whatever this view does.
+ */
+export function AdminView(): ReactElement {
+  const [query, setQuery] = useState('');
+  const [queryError, setQueryError] = useState<string | null>(null);
+  const [search, setSearch] = useState<SearchState>({ status: 'idle' });
+  const [selectedId, setSelectedId] = useState<string | null>(null);
+  const searchSeq = useRef(0);
+
+  const runSearch = useCallback(async (text: string) => {
+    const seq = ++searchSeq.current;
+    setSearch({ status: 'loading', query: text });
+    try {
+      const result = await searchUsers(text);
+      if (seq !== searchSeq.current) return;
+      setSearch({ status: 'done', query: text, result });
+      // one match: open it straight away
+      if (result.users.length === 1) setSelectedId(result.users[0].id);
+    } catch (error) {
+      if (seq !== searchSeq.current) return;
+      setSearch({ status: 'error', query: text, message: apiErrorMessage(error, MSG.somethingWentWrong) });
+    }
+  }, []);
+
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const text = query.trim();
+    if (!text) {
+      setQueryError('Enter an e-mail address, or the start of one');
+      return;
+    }
+    setQueryError(null);
+    setSelectedId(null);
+    void runSearch(text);
+  }
+
+  /** Keeps the result list's numbers in step with an adjustment made in the detail panel. */
+  function onAdjusted(result: AdminAdjustResult) {
+    setSearch((current) =>
+      current.status !== 'done'
+        ? current
+        : {
+            ...current,
+            result: {
+              ...current.result,
+              users: current.result.users.map((u) =>
+                u.id === result.userId
+                  ? { ...u, credits: result.credits.credits, reservedCredits: result.credits.reservedCredits, availableCredits: result.credits.availableCredits }
+                  : u,
+              ),
+            },
+          },
+    );
+  }
+
+  return (
+    <section className="view admin-view" aria-labelledby="admin-title">
+      <header className="view-header">
+        <h1 id="admin-title">Admin</h1>
+        <p className="muted admin-lede">Find a user by e-mail to see their credits and adjust them. Every change is recorded with your e-mail.</p>
+      </header>
+
+      <div className="admin-layout">
+        <div className="admin-search">
+          <form className="panel admin-search-form" role="search" aria-label="Find a user" onSubmit={onSubmit} noValidate>
+            <TextField
+              label="User e-mail"
+              type="search"
+              name="email"
+              autoComplete="off"
+              spellCheck={false}
+              placeholder="name@example.com"
+              value={query}
+              maxLength={254}
+              hint="The whole address or its start; upper and lower case match alike."
+              error={queryError}
+              onChange={(e) => setQuery(e.target.value)}
+            />
+            <button type="submit" className="button button-primary" disabled={search.status === 'loading'}>
+              {search.status === 'loading' ? 'Searching...' : 'Search'}
+            </button>
+          </form>
+          <SearchResults state={search} selectedId={selectedId} onSelect={setSelectedId} onRetry={(text) => void runSearch(text)} />
+        </div>
+
+        <div className="admin-detail">
+          {selectedId ? (
+            <UserDetailPanel key={selectedId} userId={selectedId} onAdjusted={onAdjusted} />
+          ) : (
+            <div className="empty-state admin-placeholder">
+              <h2>No user selected</h2>
+              <p>Search for a user, then pick them from the results to see their credits.</p>
+            </div>
+          )}
+        </div>
+      </div>
+    </section>
+  );
+}
+
+function SearchResults({
+  state,
+  selectedId,
+  onSelect,
+  onRetry,
+}: {
+  state: SearchState;
+  selectedId: string | null;
+  onSelect: (id: string) => void;
+  onRetry: (query: string) => void;
+}): ReactElement | null {
+  if (state.status === 'idle') return null;
+  if (state.status === 'loading') return <LoadingState label="Searching users..." />;
+  if (state.status === 'error') {
+    return (
+      <div className="panel admin-message" role="alert">
+        <p>Could not search users: {state.message}</p>
+        <button type="button" className="button button-secondary" onClick={() => onRetry(state.query)}>
+          Retry
+        </button>
+      </div>
+    );
+  }
+  const { users, hasMore } = state.result;
+  if (users.length === 0) {
+    return (
+      <div className="panel admin-message" role="status">
+        <p className="admin-break">No users with an e-mail starting with “{state.query}”.</p>
+      </div>
+    );
+  }
+  return (
+    <div className="admin-results">
+      <h2 className="admin-results-title" id="admin-results-title">
+        {users.length === 1 ? '1 user' : `${users.length} users`}
+      </h2>
+      <ul className="admin-result-list" aria-labelledby="admin-results-title">
+        {users.map((user) => (
+          <li key={user.id}>
+            <ResultButton user={user} selected={user.id === selectedId} onSelect={() => onSelect(user.id)} />
+          </li>
+        ))}
+      </ul>
+      {hasMore && <p className="muted admin-small">More users match: type more of the address.</p>}
+    </div>
+  );
+}
+
+function ResultButton({ user, selected, onSelect }: { user: AdminUserListItem; selected: boolean; onSelect: () => void }): ReactElement {
+  return (
+    <button type="button" className="admin-result" aria-pressed={selected} onClick={onSelect}>
+      <span className="admin-result-email">{user.email}</span>
+      <span className="admin-result-meta">
+        {user.name ? `${user.name} · ` : ''}
+        {user.availableCredits} available{user.reservedCredits > 0 ? ` (${user.credits} balance)` : ''}
+        {user.role === 'admin' ? ' · admin' : ''}
+      </span>
+    </button>
+  );
+}
+
+function UserDetailPanel({ userId, onAdjusted }: { userId: string; onAdjusted: (result: AdminAdjustResult) => void }): ReactElement {
+  const [state, setState] = useState<DetailState>({ status: 'loading' });
+  const [version, setVersion] = useState(0);
+  const refreshOwnCredits = useSetAtom(refreshCreditsAtom);
+  const titleId = useId();
+
+  useEffect(() => {
+    let current = true;
+    fetchUserDetail(userId).then(
+      (detail) => {
+        if (current) setState({ status: 'done', detail });
+      },
+      (error: unknown) => {
+        if (current) setState({ status: 'error', message: apiErrorMessage(error, MSG.somethingWentWrong) });
+      },
+    );
+    return () => {
+      current = false;
+    };
+  }, [userId, version]);
+
+  if (state.status === 'loading') return <LoadingState label="Loading user..." />;
+  if (state.status === 'error') {
+    return (
+      <div className="panel admin-message" role="alert">
+        <p>Could not load this user: {state.message}</p>
+        <button
+          type="button"
+          className="button button-secondary"
+          onClick={() => {
+            setState({ status: 'loading' });
+            setVersion((v) => v + 1);
+          }}
+        >
+          Retry
+        </button>
+      </div>
+    );
+  }
+
+  const { detail } = state;
+  function adjusted(result: AdminAdjustResult) {
+    // the numbers change at once; the ledger list follows from a re-read (kept on screen meanwhile)
+    setState((current) => (current.status === 'done' ? { status: 'done', detail: { ...current.detail, credits: result.credits } } : current));
+    setVersion((v) => v + 1);
+    onAdjusted(result);
+    refreshOwnCredits();
+  }
+
+  return (
+    <article className="admin-user" aria-labelledby={titleId}>
+      <div className="panel">
+        <header className="admin-user-header">
+          <h2 id={titleId} className="admin-break">
+            {detail.user.email}
+          </h2>
+          {detail.user.role === 'admin' && <span className="pill admin-pill">Admin</span>}
+        </header>
+        <p className="muted admin-small">
+          {detail.user.name ? `${detail.user.name} · ` : ''}Member since {DATE_FORMAT.format(new Date(detail.user.createdAt))}
+        </p>
+        <CreditFacts credits={detail.credits} />
+        {!detail.ledger.ok && (
+          <p className="hint-banner" role="alert">
+            The ledger does not match this balance (ledger sum {detail.ledger.ledgerSum}, active reservations {detail.ledger.activeReservationsSum}).
+          </p>
+        )}
+      </div>
+
+      <div className="panel">
+        <h3>Adjust credits</h3>
+        <AdjustCreditsForm user={detail.user} credits={detail.credits} onAdjusted={adjusted} />
+      </div>
+
+      <div className="panel">
+        <h3>Purchases</h3>
+        <PurchaseList purchases={detail.purchases} />
+      </div>
+
+      <div className="panel">
+        <h3>Recent transactions</h3>
+        <TransactionList transactions={detail.transactions} total={detail.transactionsTotal} />
+      </div>
+    </article>
+  );
+}
