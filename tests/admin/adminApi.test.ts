@@ -142,8 +142,8 @@ describe('GET /api/admin/users/:id', () => {
   it('answers the profile, balance, reserved, purchases and recent transactions with their creators', async () => {
     const user = await newUser('detail');
     await knex('credit_purchases').insert([
-      { user_id: user.id, package_id: 'small', credits: 250, amount_cents: 28750, currency: 'nzd', status: 'completed', stripe_session_id: `cs_${randomUUID()}` },
-      { user_id: user.id, package_id: 'medium', credits: 650, amount_cents: 74635, currency: 'nzd', status: 'open' },
+      { user_id: user.id, package_id: 'small', credits: 12, amount_cents: 25000, currency: 'nzd', status: 'completed', stripe_session_id: `cs_${randomUUID()}` },
+      { user_id: user.id, package_id: 'medium', credits: 30, amount_cents: 64900, currency: 'nzd', status: 'open' },
     ]);
     await insertPendingApproval(knex, { userId: user.id, contentType: 'clip', cost: 4, reserve: true });
     expect((await adjust(admin.token, { userId: user.id, amount: 10, reason: 'Goodwill for ticket 12' })).status).toBe(201);
@@ -155,8 +155,8 @@ describe('GET /api/admin/users/:id', () => {
     expect(data.credits).toMatchObject({ credits: 15, reservedCredits: 4, availableCredits: 11, totalCreditsPurchased: 0 });
     expect(data.purchases).toHaveLength(2);
     expect(data.purchases.map((p: { packageId: string; status: string; credits: number }) => [p.packageId, p.status, p.credits]).sort()).toEqual([
-      ['medium', 'open', 650],
-      ['small', 'completed', 250],
+      ['medium', 'open', 30],
+      ['small', 'completed', 12],
     ]);
     expect(data.transactions.map((t: { transactionType: string; amount: number; createdByEmail: string; description: string }) => [t.transactionType, t.amount, t.createdByEmail, t.description])).toEqual([
       ['admin_adjust', 10, admin.email, 'Goodwill for ticket 12'],

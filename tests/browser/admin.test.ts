@@ -25,10 +25,9 @@ afterAll(async () => {
 });
 
 async function noHorizontalScroll(page: Page): Promise<void> {
-  const { scrollWidth, clientWidth } = await page.evaluate(() => ({
-    scrollWidth: document.documentElement.scrollWidth,
-    clientWidth: document.documentElement.clientWidth,
-  }));
+  const { scrollWidth, clientWidth } = await page
+    .locator('html')
+    .evaluate((root: { scrollWidth: number; clientWidth: number }) => ({ scrollWidth: root.scrollWidth, clientWidth: root.clientWidth }));
   expect(scrollWidth).toBeLessThanOrEqual(clientWidth);
 }
 
@@ -142,8 +141,13 @@ describe.each(SIZES)('Admin view at $width x $height', ({ name, width, height })
       const page = await context.newPage();
       const target = await createTestUser(app.baseUrl, { email: `refused-${name}-${randomUUID()}@example.test` });
       await page.goto('/?view=admin');
+      // a failed search says so and offers a retry
+      await page.route('**/api/admin/users?*', (route) => route.fulfill({ status: 500, json: { success: false, error: 'Something went wrong' } }));
       await page.getByRole('search', { name: 'Find a user' }).getByLabel('User e-mail').fill(target.email);
       await page.getByRole('search', { name: 'Find a user' }).getByRole('button', { name: 'Search' }).click();
+      await page.getByRole('alert').getByText('Could not search users: Something went wrong').waitFor();
+      await page.unroute('**/api/admin/users?*');
+      await page.getByRole('button', { name: 'Retry' }).click();
       const detail = page.getByRole('article', { name: target.email });
       const form = detail.getByRole('form', { name: 'Adjust credits' });
       await form.waitFor();

@@ -26,6 +26,8 @@ type SearchState =
 type DetailState = { status: 'loading' } | { status: 'done'; detail: AdminUserDetail } | { status: 'error'; message: string };
 
 const DATE_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
+/** where admin.css stacks the detail under the search */
+const NARROW_LAYOUT = '(max-width: 1100px)';
 
 /**
  * Admin (DESIGN.md "Billing"): find a user by e-mail, read their credits, purchases and ledger, and adjust the
@@ -37,6 +39,12 @@ export function AdminView(): ReactElement {
   const [search, setSearch] = useState<SearchState>({ status: 'idle' });
   const [selectedId, setSelectedId] = useState<string | null>(null);
   const searchSeq = useRef(0);
+  const detailRef = useRef<HTMLDivElement>(null);
+
+  // one column (phones, narrow windows): bring the chosen user's detail into view below the results
+  useEffect(() => {
+    if (selectedId && window.matchMedia(NARROW_LAYOUT).matches) detailRef.current?.scrollIntoView({ block: 'start' });
+  }, [selectedId]);
 
   const runSearch = useCallback(async (text: string) => {
     const seq = ++searchSeq.current;
@@ -114,7 +122,7 @@ export function AdminView(): ReactElement {
           <SearchResults state={search} selectedId={selectedId} onSelect={setSelectedId} onRetry={(text) => void runSearch(text)} />
         </div>
 
-        <div className="admin-detail">
+        <div className="admin-detail" ref={detailRef}>
           {selectedId ? (
             <UserDetailPanel key={selectedId} userId={selectedId} onAdjusted={onAdjusted} />
           ) : (
