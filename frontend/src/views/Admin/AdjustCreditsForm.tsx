@@ -1,11 +1,12 @@
 import { useSetAtom } from 'jotai';
 import { useId, useRef, useState, type FormEvent, type ReactElement } from 'react';
-import { ADMIN_ADJUST_MAX, ADMIN_REASON_MAX_LENGTH } from '../../../../domain/admin';
+import { ADMIN_REASON_MAX_LENGTH } from '../../../../domain/admin';
 import { MSG } from '../../../../domain/messages';
 import { adjustCredits, type AdminAdjustResult, type AdminUserDetail } from '../../api/admin';
 import { apiErrorMessage } from '../../api/client';
 import { showToastAtom } from '../../atoms/toast';
 import { TextField } from '../../components/TextField';
+import { parseCreditAmount } from './adjustAmount';
 
 type Direction = 'add' | 'remove';
 
@@ -19,17 +20,6 @@ function newIdempotencyKey(): string {
   const bytes = new Uint8Array(16);
   crypto.getRandomValues(bytes);
   return `admin-ui-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
-}
-
-/** The whole number of credits typed, or an error text. */
-export function parseCreditAmount(raw: string): number | string {
-  const text = raw.trim();
-  if (!text) return 'Enter how many credits';
-  if (!/^\d+$/.test(text)) return 'Credits are whole numbers';
-  const n = Number(text);
-  if (n < 1) return 'Enter at least 1 credit';
-  if (n > ADMIN_ADJUST_MAX) return `At most ${ADMIN_ADJUST_MAX.toLocaleString()} credits at a time`;
-  return n;
 }
 
 /** Credits up or down with a required reason; removals never take more than the user's available credits. */
