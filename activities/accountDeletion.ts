@@ -135,13 +135,18 @@ export function createAccountDeletionActivities(deps: Pick<ActivityDeps, 'knex' 
 
     /** Removes every file the user's rows name and every folder that only holds the user's files, in every bucket. */
     async removeUserFiles({ userId }: { userId: string }): Promise<{ removed: number }> {
-      const files = await listUserFiles(knex, userId, { includeExports: true });
-      const byBucket = new Map<Bucket, string[]>();
-      for (const file of files) byBucket.set(file.bucket, [...(byBucket.get(file.bucket) ?? []), file.path]);
-      // failures propagate: the step is retried rather than leaving a file behind
-      for (const [bucket, paths] of byBucket) await storage.objects.remove(bucket, paths);
-      for (const folder of await userFolders(knex, userId)) await storage.objects.removePrefix(folder.bucket, folder.prefix);
-      return { removed: files.length };
+      return heartbeating(async (ctx) => {
+        const files = await listUserFiles(knex, userId, { includeExports: true });
+        const byBucket = new Map<Bucket, string[]>();
+        for (const file of files) byBucket.set(file.bucket, [...(byBucket.get(file.bucket) ?? []), file.path]);
+        // failures propagate: the step is retried rather than leaving a file behind
+        for (const [bucket, paths] of byBucket) {
+          await storage.objects.remove(bucket, paths);
+          ctx.heartbeat();
+        }
+        for (const folder of await userFolders(knex, userId)) await storage.objects.removePrefix(folder.bucket, folder.prefix);
+        return { removed: files.length };
+      });
     },
 
     /**

@@ -32,14 +32,14 @@ type Activities = ReturnType<typeof createActivities>;
 
 // a deletion must finish: no attempt limit, the backoff caps at a minute
 const records = proxyActivities<Activities>({
-  startToCloseTimeout: '5 minutes',
+  startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
-// waits for the user's workflows to close: heartbeats, so a dead worker is noticed quickly
+// the long steps (waiting for the user's workflows, removing files) heartbeat, so a dead worker is noticed quickly
 const waits = proxyActivities<Activities>({
   startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
@@ -57,7 +57,7 @@ export async function accountDeletionWorkflow(input: AccountDeletionInput): Prom
   step('ending_approvals', 50);
   const { ended } = await waits.endUserApprovals({ userId: input.userId });
   step('removing_files', 70);
-  const { removed } = await records.removeUserFiles({ userId: input.userId });
+  const { removed } = await waits.removeUserFiles({ userId: input.userId });
   step('removing_rows', 90);
   const { deleted } = await records.deleteUserRows({ userId: input.userId });
   step('deleted', 100);
