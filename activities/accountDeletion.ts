@@ -116,18 +116,19 @@ export function createAccountDeletionActivities(deps: Pick<ActivityDeps, 'knex' 
           try {
             // terminated first: no approve can land between the release and the end of the run
             await ctx.client.workflow.getHandle(item.workflow_id).terminate(ACCOUNT_DATA_MESSAGES.accountBeingDeleted);
-            ended += 1;
           } catch (err) {
             if (!isGone(err)) throw err;
           }
-          await knex.transaction(async (trx) => {
+          const released = await knex.transaction(async (trx) => {
             // the lock order of every credit writer: profile, then the item
             await trx('profiles').where({ id: userId }).forUpdate().first('id');
             const row = await trx('pending_approvals').where({ id: item.id }).forUpdate().first('status', 'reservation_id');
-            if (!row || row.status !== 'pending') return;
+            if (!row || row.status !== 'pending') return false;
             if (row.reservation_id) await releaseReservation(trx, { reservationId: row.reservation_id, reason: 'account deleted' });
             await trx('pending_approvals').where({ id: item.id }).update({ status: 'expired', decided_at: trx.fn.now() });
+            return true;
           });
+          if (released) ended += 1;
         }
         return { ended };
       });
@@ -136,7 +137,7 @@ export function createAccountDeletionActivities(deps: Pick<ActivityDeps, 'knex' 
     /** Removes every file the user's rows name and every folder that only holds the user's files, in every bucket. */
     async removeUserFiles({ userId }: { userId: string }): Promise<{ removed: number }> {
       return heartbeating(async (ctx) => {
-        const files = await listUserFiles(knex, userId, { includeExports: true });
+        const files = await listUserFiles(knex, userId, { includeExports: true, approvals: 'all' });
         const byBucket = new Map<Bucket, string[]>();
         for (const file of files) byBucket.set(file.bucket, [...(byBucket.get(file.bucket) ?? []), file.path]);
         // failures propagate: the step is retried rather than leaving a file behind

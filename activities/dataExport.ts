@@ -139,7 +139,7 @@ export function createDataExportActivities(deps: Pick<ActivityDeps, 'knex' | 'st
       if (!row) throw new Error(`data export ${input.exportId} of ${input.userId} not found`);
       const fileName = exportFileName(new Date(row.created_at), row.sequence);
       const path = exportObjectPath(input.userId, input.exportId, fileName);
-      const files = await listUserFiles(knex, input.userId, { includeExports: false });
+      const files = await listUserFiles(knex, input.userId, { includeExports: false, approvals: 'pending' });
 
       // written before a crash: storage only links a file in once it is complete
       const existing = await storage.objects.stat(EXPORT_BUCKET, path);

@@ -91,11 +91,18 @@ function add(files: Map<string, UserFile>, ref: StoredFileRef | null, source: st
   if (!files.has(key)) files.set(key, { ...ref, source, sourceId });
 }
 
+export interface UserFileOptions {
+  /** the zips of earlier exports (a deletion removes them; an export does not include them) */
+  includeExports: boolean;
+  /** items still pending (what the user has), or every item whatever its state (a deletion, after it ended them) */
+  approvals: 'pending' | 'all';
+}
+
 /**
  * Every stored file the user's rows point at: content with thumbnails, pending items (original, preview,
  * thumbnail), draft images, and finished exports when `includeExports`. Deduplicated by bucket and path.
  */
-export async function listUserFiles(db: Db, userId: string, options: { includeExports: boolean }): Promise<UserFile[]> {
+export async function listUserFiles(db: Db, userId: string, options: UserFileOptions): Promise<UserFile[]> {
   const files = new Map<string, UserFile>();
   const columns = ['id', 'storage_bucket', 'storage_path', 'thumbnail_path', 'file_url'];
   for (const table of ['renders', 'images', 'clips', 'compiled_videos'] as const) {
@@ -112,7 +119,10 @@ export async function listUserFiles(db: Db, userId: string, options: { includeEx
   }
   // decided items: an approved original lives on as a content row above; rejected and expired ones are removed
   const pending = await db('pending_approvals')
-    .where({ user_id: userId, status: 'pending' })
+    .where({ user_id: userId })
+    .modify((q) => {
+      if (options.approvals === 'pending') q.where({ status: 'pending' });
+    })
     .orderBy('created_at')
     .select('id', 'original_bucket', 'original_path', 'watermarked_bucket', 'watermarked_path', 'thumbnail_path');
   for (const row of pending) {
