@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { UrlSigner } from '../../storage';
 import { EXPORT_LINK_TTL_SECONDS, type DataExportView } from '../../domain/accountData';
 import { dataExportStateQuery } from '../../workflows';
@@ -105,6 +106,16 @@ describe('data export (POST/GET /api/account/exports, workflow export-<userId>-<
     expect(view.fileName).toMatch(/^render-studio-export-\d{4}-\d{2}-\d{2}-1\.zip$/);
     // the workflow's own state, queried after it closed
     expect(await client.workflow.getHandle(view.workflowId).query(dataExportStateQuery)).toMatchObject({ status: 'completed', progress: 100 });
+    // the writing activity reported its progress to the workflow as it went (files started, files done)
+    const history = await client.workflow.getHandle(view.workflowId).fetchHistory();
+    const reports = (history.events ?? [])
+      .map((e) => e.workflowExecutionSignaledEventAttributes)
+      .filter((a) => a?.signalName === 'dataExportProgress')
+      .map((a) => defaultPayloadConverter.fromPayload<{ progress: number; message: string }>(a?.input?.payloads?.[0] as Payload));
+    expect(reports.length).toBeGreaterThanOrEqual(2);
+    expect(reports[0]).toEqual({ progress: 5, message: 'Adding your files' });
+    expect(reports[reports.length - 1]).toEqual({ progress: 95, message: 'Finishing your export' });
+    for (let i = 1; i < reports.length; i += 1) expect(reports[i].progress).toBeGreaterThan(reports[i - 1].progress);
 
     // a private location of the user, reached only through the signed link
     const row = await testKnex()('data_exports').where({ id: view.id }).first();
