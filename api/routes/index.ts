@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
 import type { AppDeps } from '../deps';
+import { accountRouter } from './account';
 import { adminRouter } from './admin';
 import { approvalsRouter } from './approvals';
 import { authRouter } from './auth';
@@ -32,5 +33,6 @@ export function buildRouters(deps: AppDeps): Router[] {
     approvalsRouter(deps),
     videoGenerationRouter(deps),
     onboardingRouter(deps),
+    accountRouter(deps),
   ];
 }
