@@ -9,6 +9,7 @@ import { imageEditRouter } from './imageEdit';
 import { onboardingRouter } from './onboarding';
 import { profileRouter } from './profile';
 import { projectsRouter } from './projects';
+import { stripeRouter } from './stripe';
 import { uploadsRouter } from './uploads';
 import { videoGenerationRouter } from './videoGeneration';
 
@@ -30,5 +31,6 @@ export function buildRouters(deps: AppDeps): Router[] {
     approvalsRouter(deps),
     videoGenerationRouter(deps),
     onboardingRouter(deps),
+    stripeRouter(deps),
   ];
 }
