@@ -91,10 +91,17 @@ export class FakeStripe {
   readonly requests: RecordedRequest[] = [];
   /** Where paid checkouts deliver their webhook (the app's /api/stripe/webhook). */
   webhookUrl = '';
+  /**
+   * When the hosted page delivers the webhook: before redirecting (default), or this many ms after it (Stripe makes
+   * no promise about the order, so the app's return page must wait for the webhook).
+   */
+  webhookDelayMs: number | null = null;
   /** The next n session creations answer this HTTP status (a Stripe outage). */
   failNextCreates: { count: number; status: number } = { count: 0, status: 500 };
   readonly webhookSecret: string;
   readonly deliveries: DeliveryResult[] = [];
+  /** A delayed delivery still under way (see webhookDelayMs). */
+  pendingDelivery: Promise<DeliveryResult> | null = null;
   private readonly prices: Record<string, number>;
   private readonly stripe = new Stripe('sk_test_signing_only');
   private server: http.Server | null = null;
@@ -115,6 +122,7 @@ export class FakeStripe {
   }
 
   async close(): Promise<void> {
+    await this.pendingDelivery?.catch(() => undefined);
     const server = this.server;
     this.server = null;
     if (!server) return;
@@ -159,7 +167,9 @@ export class FakeStripe {
     if (req.method === 'GET') return this.checkoutPage(res, session);
     if (req.method === 'POST') {
       const paid = this.pay(session.id);
-      await this.deliver(this.event('checkout.session.completed', paid));
+      const event = this.event('checkout.session.completed', paid);
+      if (this.webhookDelayMs === null) await this.deliver(event);
+      else this.pendingDelivery = new Promise((resolve) => setTimeout(resolve, this.webhookDelayMs!)).then(() => this.deliver(event));
       return this.redirect(res, (paid.success_url ?? '/').replace('{CHECKOUT_SESSION_ID}', paid.id));
     }
     res.writeHead(405);
