@@ -10,6 +10,7 @@ import { CreditPackageCard } from '../../components/CreditPackageCard';
 import { CREDIT_PACKAGES, type CreditPackage } from '../../components/creditPackages';
 import { LoadingState } from '../../components/Spinner';
 import { BILLING_MSG, LOW_CREDIT_THRESHOLD } from '../../../../domain/billing';
+import { checkoutReturnUrl } from './checkoutReturn';
 import { CreditTransactions } from './CreditTransactions';
 import { PurchaseHistory } from './PurchaseHistory';
 import { PurchaseReturnNotice } from './PurchaseReturnNotice';
@@ -17,19 +18,6 @@ import './billing.css';
 
 // chart.js is large: it loads with the Billing tab, never with the landing page
 const CreditUsageChart = lazy(() => import('./CreditUsageChart'));
-
-/** Where Checkout sends the browser back: this tab, with the outcome (and the session, which Stripe fills in). */
-export function checkoutReturnUrl(href: string, outcome: 'success' | 'cancelled'): string {
-  const url = new URL(href);
-  const params = new URLSearchParams(url.search);
-  for (const key of ['purchase', 'session_id', 'view', 'tab']) params.delete(key);
-  params.set('view', 'account');
-  params.set('tab', 'billing');
-  params.set('purchase', outcome);
-  // the placeholder must reach Stripe unencoded
-  const sessionId = outcome === 'success' ? '&session_id={CHECKOUT_SESSION_ID}' : '';
-  return `${url.origin}${url.pathname}?${params.toString()}${sessionId}`;
-}
 
 function CreditBalance(): ReactElement {
   const summary = useAtomValue(creditSummaryStateAtom);

@@ -4,6 +4,7 @@ import { fetchPurchaseStatus } from '../../api/billing';
 import { refreshBillingAtom } from '../../atoms/billing';
 import { hrefWithParams } from '../../atoms/viewUrl';
 import { BILLING_MSG } from '../../../../domain/billing';
+import { purchaseReturnFromSearch, type PurchaseReturn } from './checkoutReturn';
 
 /** How often and how long the return page asks whether the webhook has credited the purchase. */
 export const CONFIRM_POLL_MS = 1500;
@@ -15,18 +16,7 @@ type Confirmation =
   | { state: 'failed' }
   | { state: 'cancelled' };
 
-/** `?purchase=success&session_id=...` or `?purchase=cancelled`, as Checkout sends the browser back. */
-export function purchaseReturnFromSearch(search: string): { outcome: 'success'; sessionId: string } | { outcome: 'cancelled' } | null {
-  const params = new URLSearchParams(search);
-  const outcome = params.get('purchase');
-  const sessionId = params.get('session_id');
-  if (outcome === 'success' && sessionId && /^cs_[A-Za-z0-9_]+$/.test(sessionId)) return { outcome: 'success', sessionId };
-  if (outcome === 'cancelled') return { outcome: 'cancelled' };
-  if (outcome === 'success') return { outcome: 'success', sessionId: '' };
-  return null;
-}
-
-function initial(ret: ReturnType<typeof purchaseReturnFromSearch>): Confirmation | null {
+function initial(ret: PurchaseReturn | null): Confirmation | null {
   if (!ret) return null;
   if (ret.outcome === 'cancelled') return { state: 'cancelled' };
   return ret.sessionId ? { state: 'confirming' } : { state: 'failed' };
@@ -44,13 +34,14 @@ export function PurchaseReturnNotice(): ReactElement | null {
 
   useEffect(() => {
     if (ret?.outcome !== 'success' || !ret.sessionId) return undefined;
+    const sessionId = ret.sessionId;
     let cancelled = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let polls = 0;
     const check = async () => {
       polls += 1;
       try {
-        const status = await fetchPurchaseStatus(ret.sessionId);
+        const status = await fetchPurchaseStatus(sessionId);
         if (cancelled) return;
         const { purchase } = status;
         if (purchase.status === 'completed' || purchase.status === 'refunded' || purchase.status === 'partially_refunded') {
