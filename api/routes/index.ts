@@ -11,6 +11,7 @@ import { imageEditRouter } from './imageEdit';
 import { onboardingRouter } from './onboarding';
 import { profileRouter } from './profile';
 import { projectsRouter } from './projects';
+import { stripeRouter } from './stripe';
 import { uploadsRouter } from './uploads';
 import { videoGenerationRouter } from './videoGeneration';
 
@@ -34,5 +35,6 @@ export function buildRouters(deps: AppDeps): Router[] {
     videoGenerationRouter(deps),
     onboardingRouter(deps),
     accountRouter(deps),
+    stripeRouter(deps),
   ];
 }
