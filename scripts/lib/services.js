@@ -125,6 +125,11 @@ function homeCandidates(root) {
   return ['/var/lib', os.tmpdir()].map((base) => path.join(base, name));
 }
 
+/** The data folder's name there: its own name plus a hash of its full path, so two data folders never share one. */
+function relocatedName(dataDir) {
+  return `${path.basename(dataDir)}-${crypto.createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 8)}`;
+}
+
 function reachableHome(root) {
   for (const dir of homeCandidates(root)) {
     try {
@@ -180,11 +185,11 @@ function placeCluster(dataDir, root) {
   if (!reachable) {
     if (!existed) fs.rmSync(dataDir, { recursive: true, force: true });
     home = home ?? reachableHome(root);
-    placed = path.join(home, path.basename(dataDir));
+    placed = path.join(home, relocatedName(dataDir));
     fs.mkdirSync(placed, { recursive: true });
   } else if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) {
     // an earlier run put the cluster out of the checkout (the folder was 700 then): keep using that data
-    const earlier = homeCandidates(root).map((dir) => path.join(dir, path.basename(dataDir))).find((dir) => fs.existsSync(path.join(dir, 'PG_VERSION')));
+    const earlier = homeCandidates(root).map((dir) => path.join(dir, relocatedName(dataDir))).find((dir) => fs.existsSync(path.join(dir, 'PG_VERSION')));
     if (earlier) placed = earlier;
   }
   fs.chownSync(placed, account.uid, account.gid);
@@ -238,7 +243,7 @@ async function pgAnswers(port) {
  */
 async function startEmbeddedPostgres({ dataDir, port, root = path.join(__dirname, '..', '..'), log = () => {}, onSpawn = () => {} }) {
   const cluster = placeCluster(path.resolve(dataDir), root);
-  if (cluster.dataDir !== path.resolve(dataDir)) log(`the ${PG_USER} user cannot enter ${path.dirname(path.resolve(dataDir))}: PostgreSQL data in ${cluster.dataDir}`);
+  if (cluster.dataDir !== path.resolve(dataDir)) log(`the ${PG_USER} user cannot reach ${path.resolve(dataDir)} (a folder on the way is closed to others, e.g. mode 700): PostgreSQL data in ${cluster.dataDir}`);
   if (!fs.existsSync(path.join(cluster.dataDir, 'PG_VERSION'))) runInitdb(cluster);
 
   // a previous run killed hard may leave its pid file behind; a live postmaster on this folder is refused

@@ -85,6 +85,8 @@ describe('npm start (scripts/start.js)', () => {
 
   beforeAll(() => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-start-'));
+    // mkdtemp makes it 700: as root, the embedded PostgreSQL would move its data out (tests/ops/embeddedPostgres700.test.ts)
+    fs.chmodSync(dataDir, 0o755);
   });
 
   afterAll(async () => {
@@ -167,6 +169,8 @@ describe('npm start (scripts/start.js)', () => {
       await start.waitForOutput(/Render studio: {2}http:\/\/127\.0\.0\.1:\d+/, 180_000);
       expect((await fetch(`http://127.0.0.1:${ports.PORT}/health/ready`)).status).toBe(200);
       expect(start.output()).toContain(round === 1 ? 'migrations applied' : 'migrations: up to date');
+      expect(start.output()).not.toContain('PostgreSQL data in');
+      expect(fs.existsSync(path.join(embeddedDir, 'postgres', 'PG_VERSION'))).toBe(true);
       seen = descendants(start.child.pid as number);
       expect(seen.map((p) => p.cmd)).toEqual(expect.arrayContaining([expect.stringContaining('temporal server start-dev'), expect.stringMatching(/bin\/postgres -D/)]));
       process.kill(start.child.pid as number, 'SIGTERM');
