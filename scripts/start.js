@@ -103,6 +103,18 @@ async function main() {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   process.on('SIGHUP', onSignal);
+  // `npm start` runs this under `sh -c`; a SIGTERM to npm kills that shell but never reaches this process, which
+  // would live on (with every child) under init: a changed parent means the same as a SIGTERM
+  const parent = process.ppid;
+  if (parent > 1) {
+    const watch = setInterval(() => {
+      if (process.ppid !== parent) {
+        clearInterval(watch);
+        report('the parent process (npm) has gone away');
+        shutdown(0);
+      }
+    }, 500).unref();
+  }
 
   tools.ensureNodeModules();
   const services = require('./lib/services');

@@ -23,8 +23,10 @@ interface StartProcess {
   waitForOutput: (pattern: RegExp, timeoutMs: number) => Promise<void>;
 }
 
-function startNpmStart(env: NodeJS.ProcessEnv): StartProcess {
-  const child = spawn(process.execPath, ['scripts/start.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+/** `node scripts/start.js`, or `npm start` itself (npm runs the script under `sh -c`). */
+function startNpmStart(env: NodeJS.ProcessEnv, via: 'node' | 'npm' = 'node'): StartProcess {
+  const [command, args] = via === 'npm' ? ['npm', ['start']] : [process.execPath, ['scripts/start.js']];
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let out = '';
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -68,6 +70,15 @@ function descendants(pid: number): Array<{ pid: number; cmd: string }> {
   return found;
 }
 
+async function allGone(processes: Array<{ pid: number; cmd: string }>, timeoutMs: number): Promise<Array<{ pid: number; cmd: string }>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const left = processes.filter((p) => alive(p.pid));
+    if (!left.length || Date.now() > deadline) return left;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -91,11 +102,12 @@ describe('npm start (scripts/start.js)', () => {
 
   afterAll(async () => {
     await temporal?.connection.close();
-    if (start && start.child.exitCode === null) {
+    // after a failure: stop what is still running
+    if (start && start.child.exitCode === null && start.child.signalCode === null) {
       process.kill(start.child.pid as number, 'SIGTERM');
       await Promise.race([start.exited, new Promise((r) => setTimeout(r, 30_000))]);
     }
-    for (const { pid } of seen) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    for (const { pid } of await allGone(seen, 30_000)) process.kill(pid, 'SIGKILL');
     await closeTestKnex();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
@@ -158,14 +170,15 @@ describe('npm start (scripts/start.js)', () => {
     expect(start.output()).not.toMatch(/crash-looping|cleanup failed/);
   }, 600_000);
 
-  it('with the embedded PostgreSQL: SIGTERM stops the API, the worker, the Temporal dev server and PostgreSQL, and the next start reuses the data', async () => {
+  it('with the embedded PostgreSQL: SIGTERM (to start.js, then to npm start) stops the API, the worker, the Temporal dev server and PostgreSQL; the next start reuses the data', async () => {
     const embeddedDir = path.join(dataDir, 'embedded');
     const dist = path.join(dataDir, 'dist');
     const ports = { PORT: await services.freePort(), TEMPORAL_PORT: await services.freePort(), TEMPORAL_UI_PORT: await services.freePort(), EMBEDDED_PG_PORT: await services.freePort() };
     const env: NodeJS.ProcessEnv = { ...process.env, ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])), HOST: '127.0.0.1', DATA_DIR: embeddedDir, FRONTEND_DIST: dist, LOG_LEVEL: 'info', NODE_ENV: 'development' };
     for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'STORAGE_DIR', 'WORKFLOW_BUNDLE_PATH']) delete env[name];
     for (const round of [1, 2]) {
-      start = startNpmStart(env);
+      // round 2 through npm: its SIGTERM kills npm's shell, never start.js, which must notice and stop all the same
+      start = startNpmStart(env, round === 1 ? 'node' : 'npm');
       await start.waitForOutput(/Render studio: {2}http:\/\/127\.0\.0\.1:\d+/, 180_000);
       expect((await fetch(`http://127.0.0.1:${ports.PORT}/health/ready`)).status).toBe(200);
       expect(start.output()).toContain(round === 1 ? 'migrations applied' : 'migrations: up to date');
@@ -173,9 +186,10 @@ describe('npm start (scripts/start.js)', () => {
       expect(fs.existsSync(path.join(embeddedDir, 'postgres', 'PG_VERSION'))).toBe(true);
       seen = descendants(start.child.pid as number);
       expect(seen.map((p) => p.cmd)).toEqual(expect.arrayContaining([expect.stringContaining('temporal server start-dev'), expect.stringMatching(/bin\/postgres -D/)]));
+      if (round === 2) expect(seen.map((p) => p.cmd)).toContainEqual(expect.stringContaining('scripts/start.js'));
       process.kill(start.child.pid as number, 'SIGTERM');
-      expect(await start.exited).toBe(0);
-      expect(seen.filter((p) => alive(p.pid))).toEqual([]);
+      if (round === 1) expect(await start.exited).toBe(0);
+      expect(await allGone(seen, 60_000)).toEqual([]);
       for (const port of Object.values(ports)) expect(await services.portOpen(port)).toBe(false);
     }
   }, 600_000);
