@@ -52,7 +52,7 @@ class Supervisor extends EventEmitter {
   /** Starts `command args` as the child `name` and keeps it up. */
   add(name, { command, args = [], env = process.env, cwd = process.cwd() }) {
     if (this.entries.has(name)) throw new Error(`${name} is supervised already`);
-    const entry = { name, command, args, env, cwd, child: null, startedAt: 0, crashes: [], restarts: 0, lines: [], timer: null, state: 'starting' };
+    const entry = { name, command, args, env, cwd, child: null, startedAt: 0, crashes: [], restarts: 0, lines: [], timer: null, state: 'starting', stopped: null };
     this.entries.set(name, entry);
     this.spawnEntry(entry);
     return this;
@@ -86,20 +86,28 @@ class Supervisor extends EventEmitter {
         }
       });
     }
-    let spawnError = null;
+    let settled = false;
+    const settle = (code, signal) => {
+      if (settled) return;
+      settled = true;
+      this.onExit(entry, code, signal);
+    };
     child.once('error', (err) => {
-      spawnError = err;
+      entry.lines.push(`could not start ${entry.command}: ${err.message}`);
+      // a spawn failure may come without 'exit'
+      if (!child.pid) settle(null, null);
     });
     child.once('exit', (code, signal) => {
       // whatever the child started dies with it (a SIGKILLed worker leaves its ffmpeg behind otherwise)
-      killGroup(child.pid, 'SIGKILL');
-      if (spawnError) entry.lines.push(`could not start ${entry.command}: ${spawnError.message}`);
-      this.onExit(entry, code, signal);
+      if (child.pid) killGroup(child.pid, 'SIGKILL');
+      // its last lines are read by 'close'; something that escaped the group may hold the pipes, so do not wait long
+      setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        settle(code, signal);
+      }, 2000).unref();
     });
-    // a spawn failure emits 'error' without 'exit' on some platforms
-    child.once('error', () => {
-      if (child.exitCode === null && child.signalCode === null && !child.pid) this.onExit(entry, null, null);
-    });
+    child.once('close', (code, signal) => settle(code, signal));
     this.emit('spawn', { name: entry.name, pid: child.pid, restarts: entry.restarts });
   }
 
@@ -110,6 +118,7 @@ class Supervisor extends EventEmitter {
     if (this.stopping) {
       entry.state = 'stopped';
       this.emit('exit', { name: entry.name, code, signal });
+      entry.stopped?.();
       return;
     }
     const now = Date.now();
@@ -158,10 +167,10 @@ class Supervisor extends EventEmitter {
             this.report(`${entry.name} did not stop within ${this.options.stopTimeoutMs / 1000}s; killing it`);
             killGroup(child.pid, 'SIGKILL');
           }, this.options.stopTimeoutMs);
-          child.once('exit', () => {
+          entry.stopped = () => {
             clearTimeout(kill);
             resolve();
-          });
+          };
           child.kill('SIGTERM');
         });
       }),
