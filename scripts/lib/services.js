@@ -170,7 +170,10 @@ function tail(file, lines = 15) {
  */
 function placeCluster(dataDir, root) {
   const { native, version } = postgresBinaries();
-  if (!isRoot()) return { native, dataDir, account: null, relocated: false };
+  if (!isRoot()) {
+    fs.mkdirSync(path.dirname(dataDir), { recursive: true });
+    return { native, dataDir, account: null };
+  }
   const account = postgresAccount();
   let binaries = native;
   let home = null;
@@ -194,7 +197,7 @@ function placeCluster(dataDir, root) {
   }
   fs.chownSync(placed, account.uid, account.gid);
   fs.chmodSync(placed, 0o700);
-  return { native: binaries, dataDir: placed, account, relocated: placed !== dataDir || binaries !== native };
+  return { native: binaries, dataDir: placed, account };
 }
 
 function runInitdb({ native, dataDir, account }) {
@@ -242,9 +245,15 @@ async function pgAnswers(port) {
  * `onSpawn(stop)` is called as soon as the server process exists.
  */
 async function startEmbeddedPostgres({ dataDir, port, root = path.join(__dirname, '..', '..'), log = () => {}, onSpawn = () => {} }) {
-  const cluster = placeCluster(path.resolve(dataDir), root);
-  if (cluster.dataDir !== path.resolve(dataDir)) log(`the ${PG_USER} user cannot reach ${path.resolve(dataDir)} (a folder on the way is closed to others, e.g. mode 700): PostgreSQL data in ${cluster.dataDir}`);
-  if (!fs.existsSync(path.join(cluster.dataDir, 'PG_VERSION'))) runInitdb(cluster);
+  let cluster;
+  try {
+    cluster = placeCluster(path.resolve(dataDir), root);
+    if (cluster.dataDir !== path.resolve(dataDir)) log(`the ${PG_USER} user cannot reach ${path.resolve(dataDir)} (a folder on the way is closed to others, e.g. mode 700): PostgreSQL data in ${cluster.dataDir}`);
+    if (!fs.existsSync(path.join(cluster.dataDir, 'PG_VERSION'))) runInitdb(cluster);
+  } catch (err) {
+    if (err instanceof StartupError) throw err;
+    throw new StartupError(`The PostgreSQL data folder ${cluster ? cluster.dataDir : path.resolve(dataDir)} could not be prepared: ${err.message}. Fix: check that folder's permissions and free disk space, ${DATABASE_URL_HINT}.`);
+  }
 
   // a previous run killed hard may leave its pid file behind; a live postmaster on this folder is refused
   const pidFile = path.join(cluster.dataDir, 'postmaster.pid');
