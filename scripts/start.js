@@ -122,6 +122,7 @@ async function main() {
   tools.ensureFfmpeg();
 
   const env = { ...process.env };
+  let relocatedPostgres = null;
   if (!env.DATABASE_URL) {
     const port = Number(env.EMBEDDED_PG_PORT ?? 54320);
     const dataDir = path.join(DATA, 'postgres');
@@ -130,6 +131,7 @@ async function main() {
     if (stopping) return;
     await pg.ensureDatabase('render_studio');
     env.DATABASE_URL = `${pg.url}/render_studio`;
+    if (pg.dataDir !== dataDir) relocatedPostgres = pg.dataDir;
   }
   let temporalUi = env.TEMPORAL_UI_URL ?? null;
   if (!env.TEMPORAL_ADDRESS) {
@@ -185,7 +187,7 @@ async function main() {
   process.stdout.write(`\n  Render studio:  http://${localHost}:${port}\n`);
   if (temporalUi) process.stdout.write(`  Temporal UI:    ${temporalUi}\n`);
   process.stdout.write(`  Health:         http://${localHost}:${port}/health/ready\n`);
-  process.stdout.write(`  Ctrl-C stops everything; data stays in ${shown(DATA)}/\n\n`);
+  process.stdout.write(`  Ctrl-C stops everything; data stays in ${shown(DATA)}/${relocatedPostgres ? ` and ${relocatedPostgres} (PostgreSQL)` : ''}\n\n`);
 }
 
 function fail(err) {
