@@ -2,7 +2,7 @@ import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import type { AppDeps } from './deps';
 import { apiSessionGuard, isApiPath } from './middleware/auth';
-import { errorHandler } from './middleware/errors';
+import { errorHandler, logAppError } from './middleware/errors';
 import { requestContext } from './middleware/requestContext';
 import { staticFrontend } from './middleware/staticFrontend';
 import { buildRouters } from './routes';
@@ -14,10 +14,7 @@ const RAW_BODY_PATHS: ReadonlySet<string> = new Set([STRIPE_WEBHOOK_PATH]);
 /** Builds the Koa app without listening, so tests drive it through `app.callback()`. */
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: process.env.TRUST_PROXY === 'true' });
-  app.on('error', (err, ctx) => {
-    const log = ctx?.state?.log ?? deps.logger;
-    log.error({ err }, 'unhandled error');
-  });
+  app.on('error', logAppError(deps.logger));
   app.use(requestContext(deps.logger));
   app.use(errorHandler);
   // deny by default: every /api route except the public ones (middleware/auth.ts) needs a session
