@@ -104,7 +104,8 @@ describe('data export (POST/GET /api/account/exports, workflow export-<userId>-<
     const progress = seen.map((s) => s.progress);
     for (let i = 1; i < progress.length; i += 1) expect(progress[i]).toBeGreaterThanOrEqual(progress[i - 1]);
     expect(view.fileName).toMatch(/^render-studio-export-\d{4}-\d{2}-\d{2}-1\.zip$/);
-    // the workflow's own state, queried after it closed
+    // the workflow's own state, queried after it closed (the row is marked completed just before the run ends)
+    await client.workflow.getHandle(view.workflowId).result();
     expect(await client.workflow.getHandle(view.workflowId).query(dataExportStateQuery)).toMatchObject({ status: 'completed', progress: 100 });
     // the writing activity reported its progress to the workflow as it went (files started, files done)
     const history = await client.workflow.getHandle(view.workflowId).fetchHistory();
