@@ -9,7 +9,7 @@
  */
 import type { Knex } from 'knex';
 import pg from 'pg';
-import type { Logger } from '../config/logger';
+import { logger as rootLogger, type Logger } from '../config/logger';
 import type { DeliveredEvent, RealtimeEvent } from '../domain/events';
 
 export type Db = Knex | Knex.Transaction;
@@ -47,7 +47,7 @@ export async function publishEvent(db: Db, userId: string, event: RealtimeEvent)
  * For progress and other notes published outside a transaction, where a lost event must not fail the work:
  * the stream's fallback polling and the next event cover it.
  */
-export function publishEventQuietly(db: Db, userId: string, event: RealtimeEvent, logger: Pick<Logger, 'warn'>): Promise<void> {
+export function publishEventQuietly(db: Db, userId: string, event: RealtimeEvent, logger: Pick<Logger, 'warn'> = rootLogger): Promise<void> {
   return publishEvent(db, userId, event).catch((err: unknown) => logger.warn({ err, kind: event.kind }, 'could not publish realtime event'));
 }
 
