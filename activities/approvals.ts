@@ -197,7 +197,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           // an approval ends a rejection streak and any cooldown it started
           await trx('profiles').where({ id: row.userId }).update({ rejection_streak: 0, rejection_cooldown_until: null, updated_at: trx.fn.now() });
           await publishEvent(trx, row.userId, { kind: 'approval', approvalId: row.id, status: 'approved', contentType: row.contentType, projectId: row.projectId });
-          await publishEvent(trx, row.userId, { kind: 'content', change: 'added', contentKind: CONTENT_KIND[row.contentType] ?? 'image', projectId: row.projectId, id: saved });
+          await publishEvent(trx, row.userId, { kind: 'content', change: 'added', contentKind: CONTENT_KIND[row.contentType] ?? 'image', projectId: row.projectId, itemId: saved });
           return { contentId: saved, watermark: isBucket(row.watermarkedBucket) ? { bucket: row.watermarkedBucket, path: row.watermarkedPath } : null };
         });
         if (watermark) await removeStoredFiles(deps.storage.objects, [watermark], deps.logger);

@@ -12,7 +12,7 @@ export type RealtimeEvent =
   | { kind: 'approval'; approvalId: string; status: 'pending' | 'approved' | 'rejected' | 'expired'; contentType?: string; projectId?: string }
   /** the balance or the reserved credits changed */
   | { kind: 'credits' }
-  | { kind: 'content'; change: 'added' | 'removed'; contentKind: ContentKind; projectId?: string; id?: string };
+  | { kind: 'content'; change: 'added' | 'removed'; contentKind: ContentKind; projectId?: string; itemId?: string };
 
 export type RealtimeEventKind = RealtimeEvent['kind'];
 

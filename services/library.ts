@@ -116,7 +116,7 @@ export class ContentLibraryService {
     const row = await this.findItem(userId, projectId, source, itemId);
     await this.table(source).where({ id: row.id }).delete();
     this.invalidate(projectId);
-    await publishEventQuietly(Render.knex(), userId, { kind: 'content', change: 'removed', contentKind: CONTENT_KIND[source], projectId, id: row.id as string }, this.deps.logger);
+    await publishEventQuietly(Render.knex(), userId, { kind: 'content', change: 'removed', contentKind: CONTENT_KIND[source], projectId, itemId: row.id as string }, this.deps.logger);
     await removeStoredFiles(this.deps.storage.objects, storedFilesOf(rowStorageColumns(row)), this.deps.logger);
   }
 

@@ -131,7 +131,7 @@ export class ProjectService {
         if (reservationId) await releaseReservation(trx, { reservationId, reason: 'project deleted' });
       }
       await Project.query(trx).whereIn('id', ids).delete();
-      for (const id of ids) await publishEvent(trx, userId, { kind: 'content', change: 'removed', contentKind: 'project', projectId: id, id });
+      for (const id of ids) await publishEvent(trx, userId, { kind: 'content', change: 'removed', contentKind: 'project', projectId: id });
       return refs;
     });
     await removeStoredFiles(this.deps.storage.objects, files, this.deps.logger);

@@ -125,7 +125,7 @@ export class RenderUploadService {
     const recorded = await this.record(userId, projectId, staged);
     if (!recorded.duplicate) {
       this.deps.onProjectChanged?.(projectId);
-      await publishEventQuietly(Render.knex(), userId, { kind: 'content', change: 'added', contentKind: 'render', projectId, id: recorded.render.id }, this.deps.logger);
+      await publishEventQuietly(Render.knex(), userId, { kind: 'content', change: 'added', contentKind: 'render', projectId, itemId: recorded.render.id }, this.deps.logger);
     }
     return this.result(recorded.render, recorded.duplicate);
   }
