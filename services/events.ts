@@ -86,6 +86,8 @@ export interface EventHubOptions {
   /** Replays read and pruning go through the pool; live delivery does not read tables. */
   knex: Knex;
   logger: Logger;
+  /** How the LISTEN connection shows in pg_stat_activity (default 'render-studio events'). */
+  applicationName?: string;
 }
 
 function parseNotification(payload: string | undefined): Notification | null {
@@ -140,7 +142,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
   const connect = (): Promise<pg.Client> => {
     if (client) return Promise.resolve(client);
     connecting ??= (async () => {
-      const c = new pg.Client({ connectionString: options.databaseUrl, application_name: 'render-studio events', keepAlive: true });
+      const c = new pg.Client({ connectionString: options.databaseUrl, application_name: options.applicationName ?? 'render-studio events', keepAlive: true });
       c.on('error', (err) => {
         if (client !== c) return;
         logger.warn({ err }, 'realtime LISTEN connection lost; streams end and reconnect');

@@ -20,20 +20,24 @@ interface Instance {
   server: TestServer;
   hub: EventHub;
   errors: unknown[];
+  /** The application_name of its LISTEN connection, unique to this instance. */
+  name: string;
 }
 
 /** One API process as npm start runs it: its own app, its own hub (one LISTEN connection), its own port. */
 async function startInstance(options: { heartbeatMs?: number } = {}): Promise<Instance> {
   const knex = testKnex();
-  const hub = createEventHub({ databaseUrl: config.databaseUrl, knex, logger });
+  const name = `events-test-${randomUUID().slice(0, 8)}`;
+  const hub = createEventHub({ databaseUrl: config.databaseUrl, knex, logger, applicationName: name });
   const app = createApp({ config, knex, logger, events: hub, eventStreamHeartbeatMs: options.heartbeatMs });
   const errors: unknown[] = [];
   app.on('error', (err) => errors.push(err));
-  return { app, hub, errors, server: await serve(app) };
+  return { app, hub, errors, name, server: await serve(app) };
 }
 
-async function listenerConnections(): Promise<number> {
-  const row = await testKnex()('pg_stat_activity').where({ application_name: 'render-studio events', datname: testKnex().client.database() }).count({ n: '*' }).first();
+/** LISTEN connections of these instances (other test files share the database). */
+async function listenerConnections(...instances: Instance[]): Promise<number> {
+  const row = await testKnex()('pg_stat_activity').whereIn('application_name', instances.map((i) => i.name)).count({ n: '*' }).first();
   return Number(row?.n ?? 0);
 }
 
@@ -101,7 +105,8 @@ describe('GET /api/events', () => {
   it('delivers a credit change from both API instances, each on one LISTEN connection, and none of it to another user', async () => {
     const [onOne, onTwo, alsoOnTwo, bobs] = [await stream(one, ada), await stream(two, ada), await stream(two, ada), await stream(one, bob)];
     for (const s of [onOne, onTwo, alsoOnTwo, bobs]) await s.next((m) => m.event === 'ready');
-    expect(await listenerConnections()).toBe(2);
+    // four streams, two processes: one LISTEN connection each (a just-released one may still be closing)
+    await waitFor(async () => (await listenerConnections(one, two)) === 2);
 
     await grant(ada, 3);
     const seen = await Promise.all([onOne, onTwo, alsoOnTwo].map((s) => s.next((m) => m.event === 'credits')));
@@ -218,7 +223,7 @@ describe('GET /api/events', () => {
       await waitFor(() => quiet.hub.clientCount() === 1);
       b.close();
       await waitFor(() => quiet.hub.clientCount() === 0);
-      await waitFor(async () => (await listenerConnections()) === 0);
+      await waitFor(async () => (await listenerConnections(quiet)) === 0);
       expect(quiet.errors).toEqual([]);
     } finally {
       await quiet.hub.close();
@@ -231,7 +236,7 @@ describe('GET /api/events', () => {
     await s.next((m) => m.event === 'ready');
     await grant(ada);
     const last = await s.next((m) => m.event === 'credits');
-    await testKnex().raw(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'render-studio events' and datname = current_database()`);
+    await testKnex().raw('select pg_terminate_backend(pid) from pg_stat_activity where application_name = ?', [one.name]);
     await s.ended;
     await grant(ada, 2);
     const again = await stream(one, ada, last.id ?? undefined);
