@@ -10,6 +10,7 @@
 import type { Knex } from 'knex';
 import pg from 'pg';
 import { logger as rootLogger, type Logger } from '../config/logger';
+import { UserEvent } from '../db/models/UserEvent';
 import type { DeliveredEvent, RealtimeEvent } from '../domain/events';
 
 export type Db = Knex | Knex.Transaction;
@@ -53,17 +54,12 @@ export function publishEventQuietly(db: Db, userId: string, event: RealtimeEvent
 
 /** The user's events after `afterId`, oldest first (what a reconnecting stream missed). */
 export async function replayEvents(db: Db, userId: string, afterId: string): Promise<DeliveredEvent[]> {
-  const rows: { id: string; payload: RealtimeEvent }[] = await db('user_events')
-    .where({ user_id: userId })
-    .andWhere('id', '>', afterId)
-    .orderBy('id')
-    .limit(REPLAY_LIMIT)
-    .select('id', 'payload');
+  const rows = await UserEvent.query(db).where({ user_id: userId }).andWhere('id', '>', afterId).orderBy('id').limit(REPLAY_LIMIT).select('id', 'payload');
   return rows.map((r) => ({ ...r.payload, id: String(r.id) }));
 }
 
 export async function pruneEvents(db: Db, olderThanMs = EVENT_RETENTION_MS): Promise<number> {
-  return db('user_events').where('created_at', '<', new Date(Date.now() - olderThanMs)).del();
+  return UserEvent.query(db).where('created_at', '<', new Date(Date.now() - olderThanMs)).delete();
 }
 
 export interface EventSubscriber {

@@ -8,7 +8,8 @@ import type { Knex } from 'knex';
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('user_events', (t) => {
     t.bigIncrements('id').primary();
-    t.uuid('user_id').notNullable();
+    // an account's deletion takes its events with it
+    t.uuid('user_id').notNullable().references('users.id').onDelete('CASCADE');
     t.jsonb('payload').notNullable();
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.index(['user_id', 'id'], 'user_events_user_id_id');
