@@ -11,6 +11,7 @@ import { createStorage } from '../../storage';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';
 import { openEventStream, type OpenedEventStream } from '../support/eventStream';
+import { renderJpeg } from '../clips/fixtures';
 import { request, serve, type TestServer } from '../support/http';
 
 const config = loadConfig();
@@ -197,6 +198,26 @@ describe('GET /api/events', () => {
     expect((await s.next((m) => m.event === 'approval')).data).toMatchObject({ approvalId, status: 'approved' });
     expect((await s.next((m) => m.event === 'content')).data).toMatchObject({ change: 'added', contentKind: 'image', projectId: project.id, itemId: contentId });
     expect(s.messages.filter((m) => m.event === 'approval' && m.data.status === 'pending')).toHaveLength(1);
+  });
+
+  it('publishes content added and removed from a render upload, a library delete and a project delete', async () => {
+    const s = await stream(one, ada);
+    await s.next((m) => m.event === 'ready');
+    const base = one.server.baseUrl;
+    const project = await request<{ project: { id: string } }>(base, '/api/projects', { token: ada.token, json: { name: 'Content events' } });
+    const projectId = project.body.project.id;
+    const form = new FormData();
+    form.append('projectId', projectId);
+    form.append('file', new Blob([new Uint8Array(await renderJpeg(320, 180))], { type: 'image/jpeg' }), 'small.jpg');
+    const upload = await request<{ render: { data: { id: string } } }>(base, '/api/upload/renders', { method: 'POST', body: form, token: ada.token });
+    const renderId = upload.body.render.data.id;
+    expect((await s.next((m) => m.event === 'content')).data).toMatchObject({ change: 'added', contentKind: 'render', projectId, itemId: renderId });
+
+    expect((await request(base, `/api/projects/${projectId}/content/renders/${renderId}`, { method: 'DELETE', token: ada.token })).status).toBe(200);
+    expect((await s.next((m) => m.event === 'content')).data).toMatchObject({ change: 'removed', contentKind: 'render', projectId, itemId: renderId });
+
+    expect((await request(base, `/api/projects/${projectId}`, { method: 'DELETE', token: ada.token })).status).toBe(200);
+    expect((await s.next((m) => m.event === 'content')).data).toMatchObject({ change: 'removed', contentKind: 'project', projectId });
   });
 
   it('sends a heartbeat comment on a quiet stream', async () => {
