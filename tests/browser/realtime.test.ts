@@ -1,5 +1,6 @@
 import { createTestUser, type TestUser } from '../support/accounts';
 import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
+import { addCredits } from '../../services/credits';
 import { closeTestKnex, testKnex } from '../support/db';
 import { openEventStream, type OpenedEventStream } from '../support/eventStream';
 import { uniqueTaskQueue } from '../support/temporal';
@@ -79,4 +80,31 @@ describe('Live updates in the browser', () => {
     expect(bobsStream.messages.map((m) => m.event)).toEqual(['ready']);
     expect(app.pageErrors).toEqual([]);
   }, 300_000);
+
+  it('reconnects after the stream fails and re-reads what changed meanwhile', async () => {
+    const context = await app.browser.newContext({ baseURL: app.baseUrl });
+    try {
+      await context.addCookies([{ name: 'rs_session', value: ada.token, url: app.baseUrl, httpOnly: true, sameSite: 'Lax' }]);
+      const page = await context.newPage();
+      const attempts: number[] = [];
+      // the stream is down: every attempt fails at the network
+      await page.route('**/api/events*', (route) => {
+        attempts.push(Date.now());
+        return route.abort();
+      });
+      await page.goto('/?view=approvals');
+      const credits = page.getByRole('region', { name: 'Credits' });
+      await credits.getByText('1 credit', { exact: false }).waitFor();
+      while (attempts.length < 3) await page.waitForTimeout(100);
+      // backing off: the gaps grow (about 1 s, then about 2 s)
+      expect(attempts[2] - attempts[1]).toBeGreaterThan(attempts[1] - attempts[0]);
+
+      await addCredits(testKnex(), { profileId: ada.id, amount: 10, type: 'add', description: 'while offline', idempotencyKey: `offline:${ada.id}` });
+      await page.unroute('**/api/events*');
+      // back within the next backoff step, and the balance changed while down is read again without a reload
+      await credits.getByText('11 credits').waitFor({ timeout: 15_000 });
+    } finally {
+      await context.close();
+    }
+  }, 60_000);
 });
