@@ -87,7 +87,6 @@ export function eventsRouter(deps: Pick<AppDeps, 'knex' | 'logger'> & { events: 
       Connection: 'keep-alive',
       'X-Accel-Buffering': 'no',
     });
-    req.on('close', finish);
     res.on('close', finish);
     res.on('error', finish);
 
