@@ -4,9 +4,11 @@ import type { Knex } from 'knex';
 import { REJECTION_COOLDOWN_MS, REJECTION_STREAK_COOLDOWN_AT, REJECTION_STREAK_WARNING_AT } from '../domain/constants';
 import { DomainError } from '../domain/errors';
 import { ERROR_CODES, MSG } from '../domain/messages';
+import type { ContentKind } from '../domain/events';
 import { approvalWorkflowId, type ApprovalMetadata, type NewPendingApproval } from '../domain/approvals';
 import { PendingApproval } from '../db/models/PendingApproval';
 import { consumeReservation, releaseReservation } from '../services/credits';
+import { publishEvent } from '../services/events';
 import { removeStoredFiles, type StoredFileRef } from '../services/storedFiles';
 import { fileUrl, isBucket } from '../storage';
 import { APPROVAL_NOT_PENDING } from '../workflows/approval';
@@ -19,6 +21,9 @@ export interface CreatedPendingApproval {
   windowMs: number;
   approvalDeadline: string;
 }
+
+/** The library's kind of an approved item's content row. */
+const CONTENT_KIND: Record<string, ContentKind> = { image: 'image', clip: 'clip', assembly: 'video' };
 
 function notPending(status: string): ApplicationFailure {
   return ApplicationFailure.create({ message: `This item is no longer pending (${status})`, type: APPROVAL_NOT_PENDING, nonRetryable: true });
@@ -126,30 +131,38 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
       reportingRefusals(async () => {
         const workflowId = approvalWorkflowId(input.approvalId);
         const deadline = new Date(Date.now() + windowMs);
-        await deps.knex('pending_approvals')
-          .insert({
-            id: input.approvalId,
-            user_id: input.userId,
-            project_id: input.projectId,
-            content_type: input.metadata.kind,
-            status: 'pending',
-            aspect_ratio: input.aspectRatio,
-            file_name: input.fileName,
-            original_bucket: input.original.bucket,
-            original_path: input.original.path,
-            watermarked_bucket: input.watermarked.bucket,
-            watermarked_path: input.watermarked.path,
-            thumbnail_path: input.thumbnailPath,
-            approval_deadline: deadline,
-            cost: input.cost,
-            remaining_cost: input.cost,
-            reservation_id: input.reservationId,
-            workflow_id: workflowId,
-            source_job_id: input.sourceJobId,
-            metadata: JSON.stringify(input.metadata),
+        await deps.knex
+          .transaction(async (trx) => {
+            const rows = await trx('pending_approvals')
+              .insert({
+                id: input.approvalId,
+                user_id: input.userId,
+                project_id: input.projectId,
+                content_type: input.metadata.kind,
+                status: 'pending',
+                aspect_ratio: input.aspectRatio,
+                file_name: input.fileName,
+                original_bucket: input.original.bucket,
+                original_path: input.original.path,
+                watermarked_bucket: input.watermarked.bucket,
+                watermarked_path: input.watermarked.path,
+                thumbnail_path: input.thumbnailPath,
+                approval_deadline: deadline,
+                cost: input.cost,
+                remaining_cost: input.cost,
+                reservation_id: input.reservationId,
+                workflow_id: workflowId,
+                source_job_id: input.sourceJobId,
+                metadata: JSON.stringify(input.metadata),
+              })
+              .onConflict('workflow_id')
+              .ignore()
+              .returning('id');
+            // announced once, by the attempt that inserted it
+            if (rows.length > 0) {
+              await publishEvent(trx, input.userId, { kind: 'approval', approvalId: input.approvalId, status: 'pending', contentType: input.metadata.kind, projectId: input.projectId });
+            }
           })
-          .onConflict('workflow_id')
-          .ignore()
           .catch((err: unknown) => {
             // the project (or the user) was deleted while the item was generated: no retry can insert it
             if ((err as { code?: unknown }).code === PG_FOREIGN_KEY_VIOLATION) throw new DomainError(404, 'PROJECT_NOT_FOUND', 'Project not found');
@@ -183,6 +196,8 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
             .update({ status: 'approved', remaining_cost: 0, content_id: saved, decided_at: trx.fn.now() });
           // an approval ends a rejection streak and any cooldown it started
           await trx('profiles').where({ id: row.userId }).update({ rejection_streak: 0, rejection_cooldown_until: null, updated_at: trx.fn.now() });
+          await publishEvent(trx, row.userId, { kind: 'approval', approvalId: row.id, status: 'approved', contentType: row.contentType, projectId: row.projectId });
+          await publishEvent(trx, row.userId, { kind: 'content', change: 'added', contentKind: CONTENT_KIND[row.contentType] ?? 'image', projectId: row.projectId, itemId: saved });
           return { contentId: saved, watermark: isBucket(row.watermarkedBucket) ? { bucket: row.watermarkedBucket, path: row.watermarkedPath } : null };
         });
         if (watermark) await removeStoredFiles(deps.storage.objects, [watermark], deps.logger);
@@ -206,6 +221,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           }
           if (row.reservationId) await releaseReservation(trx, { reservationId: row.reservationId, reason: 'rejected' });
           await trx('pending_approvals').where({ id: row.id }).update({ status: 'rejected', decided_at: trx.fn.now() });
+          await publishEvent(trx, row.userId, { kind: 'approval', approvalId: row.id, status: 'rejected', contentType: row.contentType, projectId: row.projectId });
           const streak = Number(profile.rejection_streak) + 1;
           const cooldown = streak >= REJECTION_STREAK_COOLDOWN_AT;
           await trx('profiles')
@@ -235,6 +251,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           if (row.status !== 'pending') return [];
           if (row.reservationId) await releaseReservation(trx, { reservationId: row.reservationId, reason: 'expired' });
           await trx('pending_approvals').where({ id: row.id }).update({ status: 'expired', decided_at: trx.fn.now() });
+          await publishEvent(trx, row.userId, { kind: 'approval', approvalId: row.id, status: 'expired', contentType: row.contentType, projectId: row.projectId });
           return filesOf(row);
         });
         await removeStoredFiles(deps.storage.objects, files, deps.logger);

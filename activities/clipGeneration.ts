@@ -24,12 +24,14 @@ import {
   type ClipSourceKind,
 } from '../domain/clipGeneration';
 import { DomainError } from '../domain/errors';
+import type { RealtimeEvent } from '../domain/events';
 import { CreditReservation } from '../db/models/CreditReservation';
 import { ProviderError, type VideoProgress } from '../providers';
 import { sourceSize } from '../providers/local/clipEffects';
 import { probeVideo } from '../providers/media/ffmpeg';
 import { checkClipAdmission } from '../services/clipAdmission';
 import { checkAndReserve, releaseReservation } from '../services/credits';
+import { publishEvent, publishEventQuietly } from '../services/events';
 import { ObjectExistsError, ObjectNotFoundError, type Bucket } from '../storage';
 import { clipProgressSignal, type ClipSource } from '../workflows/clipGeneration';
 import { frameStill, videoThumbnail, watermarkVideo } from './clipMedia';
@@ -147,6 +149,20 @@ class ProgressReporter {
   }
 }
 
+/** What a job's realtime event needs from its row (returned by the update that moved it). */
+const JOB_EVENT_COLUMNS = ['id', 'user_id', 'project_id', 'status', 'progress'];
+interface JobEventRow {
+  id: string;
+  user_id: string;
+  project_id: string;
+  status: ClipJobStatus;
+  progress: number;
+}
+
+function clipJobEvent(row: JobEventRow): RealtimeEvent {
+  return { kind: 'job', job: 'clip', jobId: row.id, status: row.status, progress: row.progress, projectId: row.project_id };
+}
+
 export function createClipActivities(deps: ClipActivityDeps, options: ClipActivityOptions = {}) {
   const { knex, storage, logger } = deps;
   const { imageToVideo } = deps.providers;
@@ -221,6 +237,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
               options: JSON.stringify(input.options),
               workflow_id: input.workflowId,
             });
+            await publishEvent(trx, input.userId, { kind: 'job', job: 'clip', jobId: input.jobId, status: 'pending', progress: CLIP_PROGRESS.admitted, projectId: input.projectId });
           }
           // the start rule again inside checkAndReserve: the same lock, so the same answer, and the ledger's own guard
           const reservation = await checkAndReserve(trx, {
@@ -239,16 +256,20 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
 
     /** Moves the job row along; progress never goes back and a finished row is left as it is. */
     async recordClipJob(input: RecordClipJobInput): Promise<void> {
-      await knex('video_generation_jobs')
-        .where({ id: input.jobId })
-        .whereIn('status', CLIP_JOB_ACTIVE_STATUSES)
-        .update({
-          status: input.status,
-          progress: knex.raw('greatest(progress, ?)', [Math.round(input.progress)]),
-          message: input.message,
-          ...(input.result ? { result: JSON.stringify(input.result) } : {}),
-          updated_at: knex.fn.now(),
-        });
+      await knex.transaction(async (trx) => {
+        const rows: JobEventRow[] = await trx('video_generation_jobs')
+          .where({ id: input.jobId })
+          .whereIn('status', CLIP_JOB_ACTIVE_STATUSES)
+          .update({
+            status: input.status,
+            progress: trx.raw('greatest(progress, ?)', [Math.round(input.progress)]),
+            message: input.message,
+            ...(input.result ? { result: JSON.stringify(input.result) } : {}),
+            updated_at: trx.fn.now(),
+          })
+          .returning(JOB_EVENT_COLUMNS);
+        for (const row of rows) await publishEvent(trx, row.user_id, clipJobEvent(row));
+      });
     },
 
     /**
@@ -322,6 +343,8 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
           .where({ id: input.jobId })
           .whereIn('status', CLIP_JOB_ACTIVE_STATUSES)
           .update({ progress: knex.raw('greatest(progress, ?)', [progress]), message, updated_at: knex.fn.now() })
+          .returning(JOB_EVENT_COLUMNS)
+          .then((rows: JobEventRow[]) => Promise.all(rows.map((row) => publishEventQuietly(knex, row.user_id, clipJobEvent(row), logger))))
           .catch((err: unknown) => logger.warn({ err, jobId: input.jobId }, 'could not record clip progress'));
         await ctx.client.workflow
           .getHandle(workflowId)
@@ -406,10 +429,14 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
       if (reservation && reservation.status === 'active') {
         await releaseReservation(knex, { reservationId: reservation.id, reason: input.status === 'cancelled' ? 'clip cancelled' : 'clip failed' });
       }
-      await knex('video_generation_jobs')
-        .where({ id: input.jobId })
-        .whereIn('status', CLIP_JOB_ACTIVE_STATUSES)
-        .update({ status: input.status, error: input.error, message: input.message, updated_at: knex.fn.now() });
+      await knex.transaction(async (trx) => {
+        const rows: JobEventRow[] = await trx('video_generation_jobs')
+          .where({ id: input.jobId })
+          .whereIn('status', CLIP_JOB_ACTIVE_STATUSES)
+          .update({ status: input.status, error: input.error, message: input.message, updated_at: trx.fn.now() })
+          .returning(JOB_EVENT_COLUMNS);
+        for (const row of rows) await publishEvent(trx, row.user_id, clipJobEvent(row));
+      });
     },
   };
 }

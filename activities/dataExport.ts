@@ -11,6 +11,7 @@ import { CancelledFailure } from '@temporalio/common';
 import archiver from 'archiver';
 import { ACCOUNT_DATA_MESSAGES, EXPORT_BUCKET, EXPORT_LINK_TTL_SECONDS, dataExportWorkflowId, exportFileName, exportObjectPath } from '../domain/accountData';
 import { ObjectNotFoundError, isBucket } from '../storage';
+import { publishEvent, publishEventQuietly } from '../services/events';
 import { collectUserRows, listUserFiles, type UserFile } from '../services/userData';
 import { dataExportProgressSignal, type DataExportInput, type DataExportResult, type DataExportStatus } from '../workflows/dataExport';
 import type { ActivityDeps } from './deps';
@@ -123,7 +124,14 @@ export function createDataExportActivities(deps: Pick<ActivityDeps, 'knex' | 'st
         });
       }
       // a finished row stays finished: a late retry of an earlier step cannot reopen it
-      await knex('data_exports').where({ id: input.exportId }).whereIn('status', ['pending', 'processing']).update(patch);
+      await knex.transaction(async (trx) => {
+        const rows: { id: string; user_id: string; status: string; progress: number }[] = await trx('data_exports')
+          .where({ id: input.exportId })
+          .whereIn('status', ['pending', 'processing'])
+          .update(patch)
+          .returning(['id', 'user_id', 'status', 'progress']);
+        for (const row of rows) await publishEvent(trx, row.user_id, { kind: 'job', job: 'export', jobId: row.id, status: row.status, progress: row.progress });
+      });
       if (input.status === 'completed') await removeOlderExports(input.exportId);
     },
 
@@ -157,6 +165,10 @@ export function createDataExportActivities(deps: Pick<ActivityDeps, 'knex' | 'st
           .where({ id: input.exportId })
           .whereIn('status', ['pending', 'processing'])
           .update({ progress: knex.raw('greatest(progress, ?)', [rounded]), message, updated_at: knex.fn.now() })
+          .returning(['status', 'progress'])
+          .then((rows: { status: string; progress: number }[]) =>
+            Promise.all(rows.map((row) => publishEventQuietly(knex, input.userId, { kind: 'job', job: 'export', jobId: input.exportId, status: row.status, progress: row.progress }, logger))),
+          )
           .catch((err: unknown) => logger.warn({ err, exportId: input.exportId }, 'could not record export progress'));
         await ctx.client.workflow
           .getHandle(workflowId)

@@ -24,6 +24,7 @@ import {
 } from '../domain/imageEdit';
 import type { StoredFile } from '../domain/approvals';
 import type { GeneratedImage } from '../providers/types';
+import { publishEvent } from '../services/events';
 import { checkAndReserve, releaseReservation } from '../services/credits';
 import { fileUrl, type ObjectStorage } from '../storage';
 import type { ActivityDeps } from './deps';
@@ -229,11 +230,16 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
           status: input.status,
           error: input.error,
         };
-        const [saved] = await deps.knex('ai_image_edits')
-          .insert(row)
-          .onConflict('workflow_id')
-          .merge(['edited_image_url', 'edit_data', 'status', 'error'])
-          .returning<{ id: string }[]>('id')
+        const saved = await deps.knex
+          .transaction(async (trx) => {
+            const [edit] = await trx('ai_image_edits')
+              .insert(row)
+              .onConflict('workflow_id')
+              .merge(['edited_image_url', 'edit_data', 'status', 'error'])
+              .returning<{ id: string }[]>('id');
+            await publishEvent(trx, input.userId, { kind: 'job', job: 'image-edit', jobId: input.workflowId, status: input.status, projectId: input.projectId });
+            return edit;
+          })
           .catch((err: unknown) => {
             // the project (or the user) was deleted while the image was made: no retry can record it
             if ((err as { code?: unknown }).code === PG_FOREIGN_KEY_VIOLATION) throw new DomainError(404, 'PROJECT_NOT_FOUND', 'Project not found');

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { loadConfig, type AppConfig } from '../config/env';
 import { logger as rootLogger, type Logger } from '../config/logger';
 import { connectDatabase } from '../db/connection';
+import { createEventHub, type EventHub } from '../services/events';
 import { closeTemporalClient } from '../services/temporalClient';
 import type { TaskQueueName } from '../workers/taskQueues';
 import type { SignInLimits } from './middleware/rateLimit';
@@ -15,6 +16,10 @@ export interface AppDeps {
   signInLimits?: SignInLimits;
   /** Task queues the API starts workflows on (and routes their media work and approvals to); TASK_QUEUES unless a test runs its own worker. */
   taskQueues?: Partial<Record<TaskQueueName, string>>;
+  /** The process's realtime hub (one LISTEN connection); createApp makes one when absent. */
+  events?: EventHub;
+  /** Heartbeat interval of /api/events streams; 15 s unless a test wants it quicker. */
+  eventStreamHeartbeatMs?: number;
 }
 
 export interface AppRuntime {
@@ -26,9 +31,11 @@ export interface AppRuntime {
 /** The real dependencies for an entry point (api/server.ts, benchmarks): connections open lazily. */
 export function buildAppDeps(config: AppConfig = loadConfig(), logger: Logger = rootLogger): AppRuntime {
   const knex = connectDatabase(config.databaseUrl);
+  const events = createEventHub({ databaseUrl: config.databaseUrl, knex, logger });
   return {
-    deps: { config, knex, logger },
+    deps: { config, knex, logger, events },
     close: async () => {
+      await events.close();
       await Promise.allSettled([knex.destroy(), closeTemporalClient()]);
     },
   };

@@ -33,6 +33,7 @@ export async function startServer(config: AppConfig = loadConfig()): Promise<Run
   const close = () => {
     closing ??= (async () => {
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      void runtime.deps.events?.close(); // open event streams end now instead of holding the close for the grace period
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       await stopped;

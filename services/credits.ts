@@ -3,6 +3,8 @@
  * profile row, writes, and carries an idempotency key: a repeated key returns the earlier result and writes nothing.
  * Lock order is always profile row first, then the reservation row, so concurrent changes never deadlock.
  *
+ * Every change also publishes a 'credits' realtime event in its transaction (services/events.ts).
+ *
  * Each function takes the database first: a Knex (a transaction is opened) or a Knex.Transaction (the work runs in
  * a savepoint inside it, so a refusal leaves the caller's transaction usable).
  */
@@ -14,6 +16,7 @@ import { DomainError } from '../domain/errors';
 import { ERROR_CODES, MSG } from '../domain/messages';
 import { CreditReservation, type ReservationStatus } from '../db/models/CreditReservation';
 import { CreditTransaction, type CreditTransactionType } from '../db/models/CreditTransaction';
+import { publishEvent } from './events';
 
 export type Db = Knex | Knex.Transaction;
 
@@ -303,6 +306,7 @@ async function changeBalance(
       await trx('profiles')
         .where({ id: profile.id })
         .update({ credits: newCredits, ...increments, updated_at: trx.fn.now() });
+      await publishEvent(trx, profile.id, { kind: 'credits' });
       return toLedgerEntry(await insertLedgerRow(trx, change, newCredits), false);
     });
   } catch (err) {
@@ -423,6 +427,7 @@ export async function reserveCredits(db: Db, input: ReserveCreditsInput): Promis
       await trx('profiles')
         .where({ id: profile.id })
         .update({ reserved_credits: profile.reservedCredits + amount, updated_at: trx.fn.now() });
+      await publishEvent(trx, profile.id, { kind: 'credits' });
       const row = await CreditReservation.query(trx)
         .insert({
           profileId: profile.id,
@@ -469,6 +474,7 @@ export async function releaseReservation(db: Db, input: ReleaseReservationInput)
     await trx('profiles')
       .where({ id: profile.id })
       .update({ reserved_credits: profile.reservedCredits - reservation.amount, updated_at: trx.fn.now() });
+    await publishEvent(trx, profile.id, { kind: 'credits' });
     const metadata = input.reason ? { ...reservation.metadata, releaseReason: input.reason } : reservation.metadata;
     const updated = await CreditReservation.query(trx)
       .patchAndFetchById(reservation.id, { status: 'released', metadata, settledAt: trx.fn.now() as unknown as Date });
@@ -518,6 +524,7 @@ export async function consumeReservation(db: Db, input: ConsumeReservationInput)
         [usedColumn]: trx.raw('?? + 1', [usedColumn]),
         updated_at: trx.fn.now(),
       });
+    await publishEvent(trx, profile.id, { kind: 'credits' });
     const updated = await CreditReservation.query(trx)
       .patchAndFetchById(reservation.id, { status: 'consumed', settledAt: trx.fn.now() as unknown as Date });
     const entry = await insertLedgerRow(

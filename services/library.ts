@@ -2,10 +2,14 @@ import type { Logger } from '../config/logger';
 import { Clip, CompiledVideo, GeneratedContent, Image, Render } from '../db/models';
 import { LIBRARY_MAX_ITEMS, LIBRARY_PER_TABLE } from '../domain/constants';
 import { DomainError } from '../domain/errors';
+import type { ContentKind } from '../domain/events';
 import type { Storage } from '../storage';
 import { contentItem, rowStorageColumns, type ContentItem, type ContentRow, type ContentSource } from './contentViews';
 import type { ProjectService } from './projects';
+import { publishEventQuietly } from './events';
 import { removeStoredFiles, storedFilesOf } from './storedFiles';
+
+const CONTENT_KIND: Record<ContentSource, ContentKind> = { renders: 'render', images: 'image', clips: 'clip', compiled_videos: 'video', generated_content: 'image' };
 
 export const CONTENT_NAME_MAX = 200;
 /** How long a project's listing is reused; ?refresh and ?bust skip it, this process's own writes clear it. */
@@ -112,6 +116,7 @@ export class ContentLibraryService {
     const row = await this.findItem(userId, projectId, source, itemId);
     await this.table(source).where({ id: row.id }).delete();
     this.invalidate(projectId);
+    await publishEventQuietly(Render.knex(), userId, { kind: 'content', change: 'removed', contentKind: CONTENT_KIND[source], projectId, itemId: row.id as string }, this.deps.logger);
     await removeStoredFiles(this.deps.storage.objects, storedFilesOf(rowStorageColumns(row)), this.deps.logger);
   }
 

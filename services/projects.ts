@@ -7,6 +7,7 @@ import type { Storage } from '../storage';
 import { isBucket } from '../storage';
 import { removeStoredFiles, signedThumbnailOf, signedUrlOf, storedFilesOf, type StoredFileRef } from './storedFiles';
 import { releaseReservation } from './credits';
+import { publishEvent } from './events';
 
 export const PROJECT_NAME_MAX = 200;
 export const PROJECT_ADDRESS_MAX = 500;
@@ -130,6 +131,7 @@ export class ProjectService {
         if (reservationId) await releaseReservation(trx, { reservationId, reason: 'project deleted' });
       }
       await Project.query(trx).whereIn('id', ids).delete();
+      for (const id of ids) await publishEvent(trx, userId, { kind: 'content', change: 'removed', contentKind: 'project', projectId: id });
       return refs;
     });
     await removeStoredFiles(this.deps.storage.objects, files, this.deps.logger);

@@ -14,6 +14,7 @@ import { fileUrl } from '../storage/signedUrls';
 import { contentItem, type ContentItem, type ContentRow } from './contentViews';
 import type { SniffedKind, UploadImageMime } from './fileSignatures';
 import { ProjectService } from './projects';
+import { publishEventQuietly } from './events';
 import { removeStoredFiles, type StoredFileRef } from './storedFiles';
 import { UploadInspector } from './uploadInspector';
 
@@ -122,7 +123,10 @@ export class RenderUploadService {
   /** Records a staged upload in the user's project; the same bytes already in the project answer as a duplicate. */
   async complete(userId: string, projectId: string, staged: StagedRender): Promise<RenderUploadResult> {
     const recorded = await this.record(userId, projectId, staged);
-    if (!recorded.duplicate) this.deps.onProjectChanged?.(projectId);
+    if (!recorded.duplicate) {
+      this.deps.onProjectChanged?.(projectId);
+      await publishEventQuietly(Render.knex(), userId, { kind: 'content', change: 'added', contentKind: 'render', projectId, itemId: recorded.render.id }, this.deps.logger);
+    }
     return this.result(recorded.render, recorded.duplicate);
   }
 

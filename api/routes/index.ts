@@ -1,10 +1,12 @@
 import type Router from '@koa/router';
+import { createEventHub } from '../../services/events';
 import type { AppDeps } from '../deps';
 import { accountRouter } from './account';
 import { adminRouter } from './admin';
 import { approvalsRouter } from './approvals';
 import { authRouter } from './auth';
 import { creditsRouter } from './credits';
+import { eventsRouter } from './events';
 import { filesRouter } from './files';
 import { healthRouter } from './health';
 import { imageEditRouter } from './imageEdit';
@@ -36,5 +38,7 @@ export function buildRouters(deps: AppDeps): Router[] {
     onboardingRouter(deps),
     accountRouter(deps),
     stripeRouter(deps),
+    // an app built without a hub (tests) gets its own: it connects with the first stream and lets go with the last
+    eventsRouter({ ...deps, events: deps.events ?? createEventHub({ databaseUrl: deps.config.databaseUrl, knex: deps.knex, logger: deps.logger }) }),
   ];
 }

@@ -21,3 +21,4 @@ export { Profile } from './Profile';
 export { CreditTransaction } from './CreditTransaction';
 export { CreditReservation } from './CreditReservation';
 export { DataExport } from './DataExport';
+export { UserEvent } from './UserEvent';

@@ -18,6 +18,7 @@ import {
 import { refreshApprovalStatsAtom } from '../../atoms/approvals';
 import { backToProjectAtom, clipLocationAtom, openApprovalsAtom, openBillingAtom } from '../../atoms/clipGeneration';
 import { refreshCreditsAtom } from '../../atoms/credits';
+import { jobEventsAtom, realtimeResyncAtom } from '../../atoms/realtime';
 import { sessionAtom } from '../../atoms/session';
 import { clipPresetAtom } from '../../atoms/tryIt';
 import { Icon } from '../../components/Icon';
@@ -25,7 +26,7 @@ import { PendingCapOverlay } from '../../components/PendingCapOverlay';
 import { LoadingState } from '../../components/Spinner';
 import { useSourceItem } from '../../components/useSourceItem';
 import { choicesWith, presetForSource } from '../../tryIt/clipPreset';
-import { CLIP_COST, CLIP_STATUS_POLL_MS, EFFECT_CHOICES, EFFECT_DESCRIPTIONS, PLATFORM_CHOICES, aspectLabel, clampProgress, creditNotice } from './clipChoices';
+import { CLIP_COST, EFFECT_CHOICES, EFFECT_DESCRIPTIONS, PLATFORM_CHOICES, aspectLabel, clampProgress, clipStatusPollMs, creditNotice } from './clipChoices';
 import './clipGeneration.css';
 
 const FINAL: ReadonlyArray<ClipJobView['status']> = ['completed', 'failed', 'cancelled'];
@@ -113,26 +114,47 @@ function ClipGenerator({ projectId, item }: { projectId: string; item: ContentIt
 
   const running = job !== null && !FINAL.includes(job.status);
   const jobId = job?.id ?? null;
+  const aspectRatio = job?.options.aspectRatio ?? null;
+  const jobEvent = useAtomValue(jobEventsAtom)[jobId ?? ''];
+  const resync = useAtomValue(realtimeResyncAtom);
 
-  // poll the status call while the job runs; the bar never moves back between two answers
+  // re-reads the status call; the bar never moves back between two answers
+  const readStatus = useCallback((id: string, isLive: () => boolean = () => true) => {
+    fetchClipStatus(id).then(
+      (next) =>
+        isLive() &&
+        setJob((current) =>
+          current && current.id === next.id && !FINAL.includes(next.status) ? { ...next, progress: Math.max(next.progress, current.progress) } : next,
+        ),
+      () => undefined,
+    );
+  }, []);
+
+  // the event stream carries progress; its end (or a status change) is read from the status call
+  const jobRef = useRef(job);
+  jobRef.current = job;
   useEffect(() => {
-    if (!running || !jobId) return;
+    const current = jobRef.current;
+    if (!jobEvent || !current || current.id !== jobEvent.jobId || FINAL.includes(current.status)) return;
+    if (jobEvent.status !== current.status) readStatus(current.id);
+    const progress = jobEvent.progress;
+    if (typeof progress === 'number') setJob((now) => (now && now.id === jobEvent.jobId && progress > now.progress ? { ...now, progress } : now));
+  }, [jobEvent, readStatus]);
+
+  // after the stream was down, once at once; and the spec's fallback polling while the job runs
+  useEffect(() => {
+    if (resync > 0 && running && jobId) readStatus(jobId);
+  }, [resync, running, jobId, readStatus]);
+
+  useEffect(() => {
+    if (!running || !jobId || !aspectRatio) return;
     let live = true;
-    const timer = window.setInterval(() => {
-      fetchClipStatus(jobId).then(
-        (next) =>
-          live &&
-          setJob((current) =>
-            current && current.id === next.id && !FINAL.includes(next.status) ? { ...next, progress: Math.max(next.progress, current.progress) } : next,
-          ),
-        () => undefined,
-      );
-    }, CLIP_STATUS_POLL_MS);
+    const timer = window.setInterval(() => readStatus(jobId, () => live), clipStatusPollMs(aspectRatio));
     return () => {
       live = false;
       window.clearInterval(timer);
     };
-  }, [running, jobId]);
+  }, [running, jobId, aspectRatio, readStatus]);
 
   // when a job ends: credits after a short delay, the library and the approval count now
   useEffect(() => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { clipSourceFromSearch, projectFromSearch } from '../../atoms/clipUrl';
 import { hrefWithParams } from '../../atoms/viewUrl';
 import { durationText } from '../ContentLibrary/libraryItems';
-import { EFFECT_CHOICES, PLATFORM_CHOICES, aspectLabel, clampProgress, creditNotice } from './clipChoices';
+import { EFFECT_CHOICES, PLATFORM_CHOICES, aspectLabel, clampProgress, clipStatusPollMs, creditNotice } from './clipChoices';
 
 const ID = '0f8fad5b-d9cb-469f-a165-70867728950e';
 const check = { canCreate: false, cost: 4, available: 5, limit: 5, pendingCount: 0, pendingCost: 0 };
@@ -47,5 +47,11 @@ describe('Generate Clip address', () => {
     expect(url.searchParams.get('render')).toBeNull();
     expect(url.searchParams.get('image')).toBe(ID);
     expect(url.hash).toBe('#top');
+  });
+
+  it('polls a running job only at the spec fallback cadence: 60 s portrait and square, 90 s landscape', () => {
+    expect(clipStatusPollMs('9:16')).toBe(60_000);
+    expect(clipStatusPollMs('1:1')).toBe(60_000);
+    expect(clipStatusPollMs('16:9')).toBe(90_000);
   });
 });

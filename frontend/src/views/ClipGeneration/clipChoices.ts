@@ -48,8 +48,16 @@ export function creditNotice(check: CanCreateClip): CreditNotice {
   }
 }
 
-/** How often a running job's status is read (the status call answers from the workflow). */
-export const CLIP_STATUS_POLL_MS = 2000;
+/**
+ * Fallback polling of a running job's status call (spec 000 section 4): progress and the end arrive through the
+ * event stream, so the status is read only every 60 s for portrait (and square) clips, 90 s for landscape ones.
+ */
+export const CLIP_STATUS_POLL_PORTRAIT_MS = 60_000;
+export const CLIP_STATUS_POLL_LANDSCAPE_MS = 90_000;
+
+export function clipStatusPollMs(aspectRatio: string): number {
+  return aspectRatio === '16:9' ? CLIP_STATUS_POLL_LANDSCAPE_MS : CLIP_STATUS_POLL_PORTRAIT_MS;
+}
 
 export function clampProgress(value: number): number {
   return Math.max(0, Math.min(100, Math.round(Number.isFinite(value) ? value : 0)));

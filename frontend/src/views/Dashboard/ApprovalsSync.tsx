@@ -5,13 +5,11 @@ import { refreshApprovalsListAtom, requestApprovalStatsRefreshAtom } from '../..
 import { creditSummaryStateAtom } from '../../atoms/credits';
 import { viewAtom } from '../../atoms/view';
 
-/** Without a push channel the count is also re-read this often, so expiries reach the badge. */
-const STATS_POLL_MS = 60_000;
-
 /**
  * Keeps the approvals badge and list current (001 section 4): the count is re-read, debounced by a second, when
- * the credits change, when a job finished (APPROVALS_CHANGED_EVENT) and once a minute; the list follows on the
- * Approvals view, at most once a minute unless a change forces it. Renders nothing.
+ * the credits change and when a job finished (APPROVALS_CHANGED_EVENT); the list follows on the Approvals view,
+ * at most once a minute unless a change forces it. Realtime approval events and the polling while the stream is
+ * down come through RealtimeSync. Renders nothing.
  */
 export function ApprovalsSync(): null {
   const credits = useAtomValue(creditSummaryStateAtom);
@@ -33,13 +31,7 @@ export function ApprovalsSync(): null {
       if (view === 'approvals') refreshList({ force: true });
     };
     window.addEventListener(APPROVALS_CHANGED_EVENT, onChanged);
-    const poll = setInterval(() => {
-      if (document.visibilityState === 'visible') requestStats();
-    }, STATS_POLL_MS);
-    return () => {
-      window.removeEventListener(APPROVALS_CHANGED_EVENT, onChanged);
-      clearInterval(poll);
-    };
+    return () => window.removeEventListener(APPROVALS_CHANGED_EVENT, onChanged);
   }, [view, requestStats, refreshList]);
 
   return null;

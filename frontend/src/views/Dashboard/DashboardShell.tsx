@@ -11,6 +11,7 @@ import { ClipGenerationView } from '../ClipGeneration/ClipGenerationView';
 import { EnhancedEditorView } from '../ImageEditor/EnhancedEditorView';
 import { ProjectsView } from '../Projects/ProjectsView';
 import { ApprovalsSync } from './ApprovalsSync';
+import { RealtimeSync } from './RealtimeSync';
 import { Sidebar } from './Sidebar';
 import { TryItSetup } from './TryItSetup';
 
@@ -69,6 +70,7 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
         </span>
       </header>
 
+      <RealtimeSync />
       <ApprovalsSync />
       <TryItSetup />
       <Sidebar id={SIDEBAR_ID} user={user} />

@@ -1,0 +1,112 @@
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { STREAM_READY_EVENT, type DeliveredEvent } from '../../domain/events';
+import { replayEvents, type EventHub } from '../../services/events';
+import type { AppDeps } from '../deps';
+import { currentUser } from '../middleware/auth';
+import { RequestError } from '../validation';
+
+/** A comment line this often keeps proxies and the browser from dropping a quiet stream. */
+export const EVENT_STREAM_HEARTBEAT_MS = 15_000;
+/** How long the browser waits before its own reconnect (EventSource's `retry:`). */
+const RECONNECT_HINT_MS = 3000;
+
+const EVENT_ID_RE = /^\d{1,18}$/;
+
+/** Last-Event-ID (the browser's own reconnect) or ?lastEventId= (the app's reconnect after a failure). */
+function lastEventId(ctx: Context): string | null {
+  const raw = ctx.get('last-event-id') || (typeof ctx.query.lastEventId === 'string' ? ctx.query.lastEventId : '');
+  if (raw === '') return null;
+  if (!EVENT_ID_RE.test(raw)) throw new RequestError(400, 'Last-Event-ID must be the id of an earlier event', 'VALIDATION_ERROR');
+  return raw;
+}
+
+function message(event: string, data: unknown, id?: string): string {
+  return `${id ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/**
+ * GET /api/events: the signed-in user's Server-Sent Events stream. A few lines over Node's response rather
+ * than a library: Koa is told not to respond (`ctx.respond = false`) and the handler writes the stream itself,
+ * so a browser that goes away just ends it (no pipeline error to log). Only this user's events are subscribed to.
+ */
+export function eventsRouter(deps: Pick<AppDeps, 'knex' | 'logger'> & { events: EventHub; eventStreamHeartbeatMs?: number }): Router {
+  const router = new Router();
+  const heartbeatMs = deps.eventStreamHeartbeatMs ?? EVENT_STREAM_HEARTBEAT_MS;
+
+  router.get('/api/events', async (ctx) => {
+    const user = currentUser(ctx);
+    const after = lastEventId(ctx);
+    const { req, res } = ctx;
+
+    let open = true;
+    let replaying = true;
+    const held: DeliveredEvent[] = [];
+    const sent = new Set<string>();
+    const write = (chunk: string) => {
+      if (open && !res.writableEnded && !res.destroyed) res.write(chunk);
+    };
+    const send = (event: DeliveredEvent) => {
+      if (sent.has(event.id)) return;
+      write(message(event.kind, event, event.id));
+    };
+
+    let unsubscribe: () => void = () => undefined;
+    try {
+      unsubscribe = await deps.events.subscribe(user.id, {
+        onEvent: (event) => (replaying ? held.push(event) : send(event)),
+        onClose: () => finish(),
+      });
+    } catch (err) {
+      ctx.state.log?.warn({ err }, 'event stream unavailable');
+      ctx.status = 503;
+      ctx.set('Retry-After', '5');
+      ctx.body = { success: false, error: 'Live updates are unavailable right now' };
+      return;
+    }
+
+    let heartbeat: ReturnType<typeof setInterval> | null = null;
+    function finish(): void {
+      if (!open) return;
+      open = false;
+      if (heartbeat) clearInterval(heartbeat);
+      unsubscribe();
+      if (!res.writableEnded) res.end();
+    }
+
+    ctx.status = 200;
+    ctx.respond = false;
+    // no compression (it would buffer), no socket timeout, nothing cached, nothing buffered by a proxy
+    (ctx as { compress?: boolean }).compress = false;
+    req.socket.setTimeout(0);
+    req.socket.setNoDelay(true);
+    req.socket.setKeepAlive(true);
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    });
+    res.on('close', finish);
+    res.on('error', finish);
+
+    write(`retry: ${RECONNECT_HINT_MS}\n\n`);
+    if (after !== null) {
+      try {
+        for (const event of await replayEvents(deps.knex, user.id, after)) {
+          send(event);
+          sent.add(event.id);
+        }
+      } catch (err) {
+        ctx.state.log?.warn({ err }, 'event replay failed');
+      }
+    }
+    replaying = false;
+    for (const event of held.splice(0)) send(event);
+    sent.clear();
+    write(message(STREAM_READY_EVENT, { resumed: after !== null }));
+    heartbeat = setInterval(() => write(': heartbeat\n\n'), heartbeatMs);
+  });
+
+  return router;
+}

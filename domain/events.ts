@@ -1,0 +1,23 @@
+/**
+ * The realtime channel's events (DESIGN.md "Live updates"): small notes that something of the user's changed.
+ * They carry kinds, ids and a status, never the data itself; the browser re-reads what changed.
+ * Shared by the publishers (services, activities), the SSE route and the front end.
+ */
+export type JobKind = 'clip' | 'image-edit' | 'export';
+export type ContentKind = 'render' | 'image' | 'clip' | 'video' | 'project';
+
+export type RealtimeEvent =
+  /** a job moved: progress while it runs, its status when it ends */
+  | { kind: 'job'; job: JobKind; jobId: string; status: string; progress?: number; projectId?: string }
+  | { kind: 'approval'; approvalId: string; status: 'pending' | 'approved' | 'rejected' | 'expired'; contentType?: string; projectId?: string }
+  /** the balance or the reserved credits changed */
+  | { kind: 'credits' }
+  | { kind: 'content'; change: 'added' | 'removed'; contentKind: ContentKind; projectId?: string; itemId?: string };
+
+export type RealtimeEventKind = RealtimeEvent['kind'];
+
+/** What the stream sends for each event (`data:` of an SSE message whose `event:` is the kind, `id:` the id). */
+export type DeliveredEvent = RealtimeEvent & { id: string };
+
+/** The stream's own message names besides the event kinds. */
+export const STREAM_READY_EVENT = 'ready';

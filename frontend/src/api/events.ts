@@ -1,0 +1,73 @@
+import { STREAM_READY_EVENT, type DeliveredEvent, type RealtimeEventKind } from '../../../domain/events';
+
+export type { DeliveredEvent } from '../../../domain/events';
+
+const EVENT_KINDS: readonly RealtimeEventKind[] = ['job', 'approval', 'credits', 'content'];
+/** Waits before reconnecting after the stream failed: 1 s, then longer, up to 30 s; a stream that opens resets it. */
+export const RECONNECT_BACKOFF_MS = [1000, 2000, 5000, 10_000, 30_000] as const;
+
+export function reconnectDelay(attempt: number): number {
+  const base = RECONNECT_BACKOFF_MS[Math.min(attempt, RECONNECT_BACKOFF_MS.length - 1)];
+  // a little jitter so many tabs do not come back in step after a restart
+  return Math.round(base * (0.8 + Math.random() * 0.4));
+}
+
+export interface EventStreamHandlers {
+  onEvent: (event: DeliveredEvent) => void;
+  /** The stream is open; `reconnected` after an earlier one had failed. */
+  onOpen: (reconnected: boolean) => void;
+  /** The stream failed; a reconnect is scheduled. */
+  onDown: () => void;
+}
+
+/**
+ * The signed-in user's event stream (/api/events). The app reconnects itself, with backoff, instead of
+ * EventSource's fixed retry, and passes the last event id so the server replays what was missed.
+ * Returns the unsubscribe.
+ */
+export function subscribeToEvents(handlers: EventStreamHandlers): () => void {
+  let source: EventSource | null = null;
+  let lastEventId: string | null = null;
+  let attempt = 0;
+  let failedBefore = false;
+  let retryTimer: number | undefined;
+  let stopped = false;
+
+  const connect = () => {
+    if (stopped) return;
+    const url = lastEventId ? `/api/events?lastEventId=${encodeURIComponent(lastEventId)}` : '/api/events';
+    const current = new EventSource(url);
+    source = current;
+    current.addEventListener(STREAM_READY_EVENT, () => {
+      attempt = 0;
+      handlers.onOpen(failedBefore);
+    });
+    for (const kind of EVENT_KINDS) {
+      current.addEventListener(kind, (message: MessageEvent<string>) => {
+        if (message.lastEventId) lastEventId = message.lastEventId;
+        try {
+          handlers.onEvent(JSON.parse(message.data) as DeliveredEvent);
+        } catch (error) {
+          console.warn('unreadable realtime event', error);
+        }
+      });
+    }
+    current.onerror = () => {
+      if (source !== current) return;
+      current.close();
+      source = null;
+      failedBefore = true;
+      handlers.onDown();
+      retryTimer = window.setTimeout(connect, reconnectDelay(attempt));
+      attempt += 1;
+    };
+  };
+
+  connect();
+  return () => {
+    stopped = true;
+    window.clearTimeout(retryTimer);
+    source?.close();
+    source = null;
+  };
+}

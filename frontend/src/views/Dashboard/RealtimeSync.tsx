@@ -1,0 +1,112 @@
+import { useSetAtom } from 'jotai';
+import { useEffect, useRef } from 'react';
+import { subscribeToEvents, type DeliveredEvent } from '../../api/events';
+import { announceContentRefresh } from '../../api/projects';
+import { refreshExportAtom } from '../../atoms/accountData';
+import { refreshApprovalsListAtom, requestApprovalStatsRefreshAtom, STATS_REFRESH_DEBOUNCE_MS } from '../../atoms/approvals';
+import { refreshCreditsAtom } from '../../atoms/credits';
+import { refreshProjectsAtom } from '../../atoms/project';
+import { realtimeConnectedAtom, realtimeResyncAtom, recordJobEventAtom } from '../../atoms/realtime';
+
+/** Folds a burst of credit events (a reservation, then its charge) into one read. */
+const CREDITS_DEBOUNCE_MS = 250;
+/** While the stream is down, the badge and the balance are re-read this often. */
+export const FALLBACK_POLL_MS = 60_000;
+
+/** Calls `run` once, `ms` after the last of a burst of calls. */
+function debounced(run: () => void, ms: number): { call: () => void; cancel: () => void } {
+  let timer: number | undefined;
+  return {
+    call: () => {
+      window.clearTimeout(timer);
+      timer = window.setTimeout(run, ms);
+    },
+    cancel: () => window.clearTimeout(timer),
+  };
+}
+
+/**
+ * The app's one subscription to the user's event stream (DESIGN.md "Live updates"). Each event makes the part
+ * it names re-read itself: approvals (badge and list, debounced 1 s as spec 001 section 4 asks), the credit
+ * balance, a project's library, a running job's progress. While the stream is down it polls the badge and the
+ * balance once a minute, and re-reads everything once when the stream is back. Renders nothing.
+ */
+export function RealtimeSync(): null {
+  const requestStats = useSetAtom(requestApprovalStatsRefreshAtom);
+  const refreshList = useSetAtom(refreshApprovalsListAtom);
+  const refreshCredits = useSetAtom(refreshCreditsAtom);
+  const refreshProjects = useSetAtom(refreshProjectsAtom);
+  const refreshExport = useSetAtom(refreshExportAtom);
+  const setConnected = useSetAtom(realtimeConnectedAtom);
+  const bumpResync = useSetAtom(realtimeResyncAtom);
+  const recordJobEvent = useSetAtom(recordJobEventAtom);
+  const actions = useRef({ requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent });
+  actions.current = { requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent };
+
+  useEffect(() => {
+    const a = () => actions.current;
+    const approvalsList = debounced(() => a().refreshList({ force: true }), STATS_REFRESH_DEBOUNCE_MS);
+    const credits = debounced(() => a().refreshCredits(), CREDITS_DEBOUNCE_MS);
+    const projects = debounced(() => a().refreshProjects(), CREDITS_DEBOUNCE_MS);
+    let fallback: number | undefined;
+
+    const resyncAll = () => {
+      a().requestStats();
+      approvalsList.call();
+      credits.call();
+      projects.call();
+      announceContentRefresh();
+      a().refreshExport();
+      a().bumpResync((n) => n + 1);
+    };
+
+    const onEvent = (event: DeliveredEvent) => {
+      switch (event.kind) {
+        case 'approval':
+          a().requestStats();
+          approvalsList.call();
+          break;
+        case 'credits':
+          credits.call();
+          break;
+        case 'content':
+          announceContentRefresh(event.projectId);
+          if (event.contentKind === 'project' || event.contentKind === 'render') projects.call();
+          break;
+        case 'job':
+          a().recordJobEvent(event);
+          if (event.job === 'export') a().refreshExport();
+          break;
+      }
+    };
+
+    const unsubscribe = subscribeToEvents({
+      onEvent,
+      onOpen: (reconnected) => {
+        window.clearInterval(fallback);
+        fallback = undefined;
+        a().setConnected(true);
+        if (reconnected) resyncAll();
+      },
+      onDown: () => {
+        a().setConnected(false);
+        if (fallback !== undefined) return;
+        fallback = window.setInterval(() => {
+          if (document.visibilityState !== 'visible') return;
+          a().requestStats();
+          credits.call();
+        }, FALLBACK_POLL_MS);
+      },
+    });
+    return () => {
+      unsubscribe();
+      window.clearInterval(fallback);
+      approvalsList.cancel();
+      credits.cancel();
+      projects.cancel();
+      a().setConnected(false);
+    };
+  }, []);
+
+  return null;
+}
