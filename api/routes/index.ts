@@ -8,6 +8,7 @@ import { creditsRouter } from './credits';
 import { filesRouter } from './files';
 import { healthRouter } from './health';
 import { imageEditRouter } from './imageEdit';
+import { metricsRouter } from './metrics';
 import { onboardingRouter } from './onboarding';
 import { profileRouter } from './profile';
 import { projectsRouter } from './projects';
@@ -23,6 +24,7 @@ export function buildRouters(deps: AppDeps): Router[] {
   void deps;
   return [
     healthRouter(deps),
+    metricsRouter(deps),
     authRouter(deps),
     profileRouter(deps),
     creditsRouter(deps),
