@@ -8,6 +8,7 @@
  */
 import type { Knex } from 'knex';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { CREDIT_COST } from '../domain/constants';
 
 export const metricsRegistry = new Registry();
 
@@ -161,6 +162,11 @@ const CREDIT_MOVEMENT_COUNTERS: Record<CreditMovement, Counter<'content_type'>> 
   consumed: creditsConsumedTotal,
   released: creditsReleasedTotal,
 };
+
+// every content type's series exists from the start at 0, so rates and ratios have both sides before the first move
+for (const contentType of Object.keys(CREDIT_COST)) {
+  for (const counter of Object.values(CREDIT_MOVEMENT_COUNTERS)) counter.inc({ content_type: contentType }, 0);
+}
 
 /** A reservation's credits moved (held, charged or given back). */
 export function countCreditMovement(movement: CreditMovement, contentType: string, amount: number): void {

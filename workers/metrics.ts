@@ -44,6 +44,11 @@ const FINISHED_COUNTER: Record<JobOutcome, typeof jobsCompletedTotal> = {
 
 /** The implementation of the interceptor's `jobMetrics` sink, for Worker.create({ sinks }). */
 export function jobMetricsSinks(): InjectedSinks<JobMetricsSinks> {
+  // every kind's series exists at 0 from the start, so a failure ratio has both sides before the first failure
+  for (const kind of Object.values(JOB_KIND_BY_WORKFLOW_TYPE)) {
+    for (const counter of [jobsStartedTotal, ...Object.values(FINISHED_COUNTER)]) counter.inc({ kind }, 0);
+    jobsInFlight.inc({ kind }, 0);
+  }
   return {
     jobMetrics: {
       started: {
