@@ -79,7 +79,9 @@ export function jobMetricsSinks(): InjectedSinks<JobMetricsSinks> {
 export function temporalTelemetryOptions(config: Pick<AppConfig, 'workerMetricsHost' | 'temporalMetricsPort'>): Pick<RuntimeOptions, 'telemetryOptions'> {
   if (config.temporalMetricsPort === null) return {};
   const host = config.workerMetricsHost.includes(':') ? `[${config.workerMetricsHost}]` : config.workerMetricsHost;
-  return { telemetryOptions: { metrics: { prometheus: { bindAddress: `${host}:${config.temporalMetricsPort}` } } } };
+  // Prometheus naming: counters end in _total, durations are histograms in seconds named ..._seconds
+  const prometheus = { bindAddress: `${host}:${config.temporalMetricsPort}`, countersTotalSuffix: true, unitSuffix: true, useSecondsForDurations: true };
+  return { telemetryOptions: { metrics: { prometheus } } };
 }
 
 export interface WorkerMetricsServer {

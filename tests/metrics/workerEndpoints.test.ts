@@ -60,6 +60,9 @@ describe('worker metrics endpoints (workers/main.ts)', () => {
     expect(sdk.status).toBe(200);
     expect(seriesLines(sdk.text)).toEqual(expect.arrayContaining([expect.stringMatching(/^temporal_\w+(\{[^}]*\})? \S+$/)]));
     expect(sdk.text).toMatch(/^temporal_\w+\{[^}]*task_queue="render-studio-[\w-]+"/m);
+    // Prometheus naming: counters end in _total, latencies are in seconds
+    expect(sdk.text).toMatch(/^temporal_\w+_total\{/m);
+    expect(sdk.text).toMatch(/^temporal_\w+_latency_seconds_bucket\{/m);
 
     const app = await scrape(`http://127.0.0.1:${appPort}/metrics`);
     expect(app.status).toBe(200);
