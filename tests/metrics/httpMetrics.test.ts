@@ -10,7 +10,8 @@ import { logger } from '../../config/logger';
 import { createTestUser } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, serve, type TestServer } from '../support/http';
-import { seriesLines } from './metricValues';
+import { seriesLines, seriesValue } from './metricValues';
+import { sseClients, trackSseClient } from '../../services/metrics';
 
 const TOKEN = `metrics-${randomUUID()}`;
 
@@ -97,6 +98,22 @@ describe('GET /metrics', () => {
       outside.closeAllConnections();
       await new Promise<void>((resolve) => outside.close(() => resolve()));
     }
+  });
+});
+
+describe('trackSseClient', () => {
+  it('counts a stream in sse_clients until it closes, once however often the close is reported', async () => {
+    const before = await seriesValue(sseClients);
+    const first = trackSseClient();
+    const second = trackSseClient();
+    expect(await seriesValue(sseClients)).toBe(before + 2);
+    first();
+    first();
+    expect(await seriesValue(sseClients)).toBe(before + 1);
+    const { text } = await scrape();
+    expect(seriesLines(text)).toContain(`sse_clients ${before + 1}`);
+    second();
+    expect(await seriesValue(sseClients)).toBe(before);
   });
 });
 
