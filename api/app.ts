@@ -3,6 +3,7 @@ import { koaBody } from 'koa-body';
 import type { AppDeps } from './deps';
 import { apiSessionGuard, isApiPath } from './middleware/auth';
 import { errorHandler, logAppError } from './middleware/errors';
+import { httpMetrics } from './middleware/httpMetrics';
 import { requestContext } from './middleware/requestContext';
 import { staticFrontend } from './middleware/staticFrontend';
 import { buildRouters } from './routes';
@@ -15,6 +16,8 @@ const RAW_BODY_PATHS: ReadonlySet<string> = new Set([STRIPE_WEBHOOK_PATH]);
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: process.env.TRUST_PROXY === 'true' });
   app.on('error', logAppError(deps.logger));
+  // outermost: times the whole request and sees the status the error middleware chose
+  app.use(httpMetrics);
   app.use(requestContext(deps.logger));
   app.use(errorHandler);
   // deny by default: every /api route except the public ones (middleware/auth.ts) needs a session

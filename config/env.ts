@@ -36,6 +36,12 @@ export interface AppConfig {
   stripePriceIds: Record<string, string>;
   logLevel: string;
   frontendDist: string;
+  /** Bearer token that opens GET /metrics to non-local scrapers (Prometheus); empty: loopback only. */
+  metricsToken: string;
+  /** Worker: address of the app metrics endpoint and of the Temporal SDK's Prometheus exporter (ports unset: off). */
+  workerMetricsHost: string;
+  workerMetricsPort: number | null;
+  temporalMetricsPort: number | null;
 }
 
 function int(value: string | undefined, fallback: number): number {
@@ -43,6 +49,14 @@ function int(value: string | undefined, fallback: number): number {
   const n = Number(value);
   if (!Number.isFinite(n)) throw new Error(`Expected a number, got "${value}"`);
   return n;
+}
+
+/** A port when set, null when unset or empty (the listener stays off). */
+function optionalPort(value: string | undefined): number | null {
+  if (value === undefined || value === '') return null;
+  const port = int(value, 0);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`Expected a port number, got "${value}"`);
+  return port;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -85,5 +99,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     ),
     logLevel: env.LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'silent' : 'info'),
     frontendDist: env.FRONTEND_DIST ?? 'frontend/dist',
+    metricsToken: env.METRICS_TOKEN ?? '',
+    workerMetricsHost: env.WORKER_METRICS_HOST ?? '127.0.0.1',
+    workerMetricsPort: optionalPort(env.WORKER_METRICS_PORT),
+    temporalMetricsPort: optionalPort(env.TEMPORAL_METRICS_PORT),
   };
 }

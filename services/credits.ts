@@ -17,6 +17,7 @@ import { ERROR_CODES, MSG } from '../domain/messages';
 import { CreditReservation, type ReservationStatus } from '../db/models/CreditReservation';
 import { CreditTransaction, type CreditTransactionType } from '../db/models/CreditTransaction';
 import { publishEvent } from './events';
+import { afterCommit, countBalanceChange, countCreditMovement } from './metrics';
 
 export type Db = Knex | Knex.Transaction;
 
@@ -307,6 +308,7 @@ async function changeBalance(
         .where({ id: profile.id })
         .update({ credits: newCredits, ...increments, updated_at: trx.fn.now() });
       await publishEvent(trx, profile.id, { kind: 'credits' });
+      afterCommit(trx, () => countBalanceChange(change.type, change.amount));
       return toLedgerEntry(await insertLedgerRow(trx, change, newCredits), false);
     });
   } catch (err) {
@@ -439,6 +441,7 @@ export async function reserveCredits(db: Db, input: ReserveCreditsInput): Promis
           metadata: input.metadata ?? {},
         })
         .returning('*');
+      afterCommit(trx, () => countCreditMovement('reserved', input.contentType, amount));
       return toReservationResult(row, false);
     });
   } catch (err) {
@@ -478,6 +481,7 @@ export async function releaseReservation(db: Db, input: ReleaseReservationInput)
     const metadata = input.reason ? { ...reservation.metadata, releaseReason: input.reason } : reservation.metadata;
     const updated = await CreditReservation.query(trx)
       .patchAndFetchById(reservation.id, { status: 'released', metadata, settledAt: trx.fn.now() as unknown as Date });
+    afterCommit(trx, () => countCreditMovement('released', reservation.contentType, reservation.amount));
     return toReservationResult(updated, false);
   });
 }
@@ -549,6 +553,7 @@ export async function consumeReservation(db: Db, input: ConsumeReservationInput)
       },
       newCredits,
     );
+    afterCommit(trx, () => countCreditMovement('consumed', reservation.contentType, reservation.amount));
     return { reservation: toReservationResult(updated, false), transaction: toLedgerEntry(entry, false) };
   });
 }

@@ -13,6 +13,7 @@ import type { Storage } from '../storage';
 import { fileUrl } from '../storage/signedUrls';
 import { contentItem, type ContentItem, type ContentRow } from './contentViews';
 import type { SniffedKind, UploadImageMime } from './fileSignatures';
+import { uploadBytesTotal } from './metrics';
 import { ProjectService } from './projects';
 import { publishEventQuietly } from './events';
 import { removeStoredFiles, type StoredFileRef } from './storedFiles';
@@ -117,6 +118,7 @@ export class RenderUploadService {
     if (kind.kind !== 'image') throw new Error('unreachable: refused kinds fail the inspector');
     const file: StoredFileRef = { bucket: RENDERS_BUCKET, path: `${userId}/${randomUUID()}.${kind.extension}` };
     await this.deps.storage.objects.put(file.bucket, file.path, inspector);
+    uploadBytesTotal.inc({ kind: 'render' }, inspector.size);
     return { file, fileName: displayName(incoming.fileName, kind.extension), mime: kind.mime, size: inspector.size, checksum: inspector.checksum() };
   }
 

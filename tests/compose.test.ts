@@ -4,6 +4,8 @@ import { parse } from 'yaml';
 
 interface ComposeService {
   image?: string;
+  entrypoint?: string | string[];
+  volumes?: string[];
   build?: unknown;
   command?: string | string[];
   container_name?: string;
@@ -97,5 +99,60 @@ describe('docker-compose.yml', () => {
     expect(command).toContain('http://127.0.0.1:3000/health/ready');
     expect(command).toContain('r.ok');
     expect(services.api.healthcheck?.start_period).toBeDefined();
+  });
+
+  describe('Prometheus', () => {
+    const prometheus = services.prometheus;
+    const config = parse(fs.readFileSync(path.join(ROOT, 'ops', 'prometheus', 'prometheus.yml'), 'utf8')) as {
+      rule_files?: string[];
+      scrape_configs: Array<{
+        job_name: string;
+        metrics_path?: string;
+        authorization?: { type?: string; credentials_file?: string };
+        dns_sd_configs?: Array<{ names: string[]; type: string; port: number }>;
+      }>;
+    };
+    const job = (name: string) => config.scrape_configs.find((c) => c.job_name === name);
+
+    it('runs prom/prometheus with ops/prometheus mounted, its port on 127.0.0.1 only', () => {
+      expect(prometheus.image).toMatch(/^prom\/prometheus:/);
+      expect(prometheus.volumes).toEqual(expect.arrayContaining(['./ops/prometheus:/etc/prometheus:ro']));
+      expect(prometheus.ports).toEqual([expect.stringMatching(/^127\.0\.0\.1:\$\{PROMETHEUS_PORT:-9090\}:9090$/)]);
+      expect(dependencies(prometheus)).toEqual(expect.arrayContaining(['api', 'worker']));
+    });
+
+    it("scrapes the API's /metrics with the bearer token the API is given", () => {
+      const api = job('api');
+      expect(api?.metrics_path).toBe('/metrics');
+      expect(api?.dns_sd_configs).toEqual([expect.objectContaining({ names: ['api'], type: 'A', port: 3000 })]);
+      expect(api?.authorization).toEqual({ type: 'Bearer', credentials_file: '/prometheus/.metrics-token' });
+      // the file is written from the same variable the API checks
+      expect(commandOf(prometheus)).toContain(`printf '%s' "$$METRICS_TOKEN" > /prometheus/.metrics-token`);
+      expect(environment(prometheus).METRICS_TOKEN).toBe(environment(services.api).METRICS_TOKEN);
+      expect(environment(services.api).METRICS_TOKEN).toMatch(/^\$\{METRICS_TOKEN:\?/);
+    });
+
+    it('scrapes every worker replica by DNS on both metrics ports, which the workers open on the compose network', () => {
+      const env = environment(services.worker);
+      expect(env).toMatchObject({ WORKER_METRICS_HOST: '0.0.0.0', WORKER_METRICS_PORT: '9465', TEMPORAL_METRICS_PORT: '9464' });
+      expect(job('worker')?.dns_sd_configs).toEqual([expect.objectContaining({ names: ['worker'], type: 'A', port: 9465 })]);
+      expect(job('worker-temporal-sdk')?.dns_sd_configs).toEqual([expect.objectContaining({ names: ['worker'], type: 'A', port: 9464 })]);
+      // the worker keeps the app environment it had
+      expect(env.DATABASE_URL).toBe(environment(services.migrate).DATABASE_URL);
+    });
+
+    it('records the documented queries: jobs in flight, failure ratio, p95 job duration, credit movements', () => {
+      expect(config.rule_files).toEqual(['/etc/prometheus/rules.yml']);
+      const rules = parse(fs.readFileSync(path.join(ROOT, 'ops', 'prometheus', 'rules.yml'), 'utf8')) as {
+        groups: Array<{ rules: Array<{ record: string; expr: string }> }>;
+      };
+      const records = Object.fromEntries(rules.groups.flatMap((g) => g.rules).map((r) => [r.record, r.expr]));
+      expect(records['render_studio:jobs_in_flight']).toContain('jobs_in_flight');
+      expect(records['render_studio:job_failure_ratio:15m']).toContain('jobs_failed_total');
+      expect(records['render_studio:job_duration_seconds:p95_1h']).toMatch(/histogram_quantile\(0\.95, sum by \(kind, le\)/);
+      for (const movement of ['reserved', 'consumed', 'released', 'added', 'deducted']) {
+        expect(records[`render_studio:credits_${movement}:increase1h`]).toContain(`credits_${movement}_total`);
+      }
+    });
   });
 });

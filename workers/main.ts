@@ -10,6 +10,7 @@ import { logger } from '../config/logger';
 import { connectDatabase } from '../db/connection';
 import { createProviders } from '../providers';
 import { createStorage } from '../storage';
+import { JOB_METRICS_INTERCEPTOR_MODULE, jobMetricsSinks, startWorkerMetricsServer, temporalTelemetryOptions } from './metrics';
 import { TASK_QUEUES } from './taskQueues';
 
 async function main(): Promise<void> {
@@ -19,14 +20,22 @@ async function main(): Promise<void> {
     const pinoLevel = level === 'ERROR' ? 'error' : level === 'WARN' ? 'warn' : level === 'INFO' ? 'info' : 'debug';
     logger[pinoLevel]({ sdk: 'temporal', ...meta }, message);
   });
-  Runtime.install({ shutdownSignals: ['SIGINT', 'SIGTERM'], logger: sdkLogger });
   const config = loadConfig();
+  Runtime.install({ shutdownSignals: ['SIGINT', 'SIGTERM'], logger: sdkLogger, ...temporalTelemetryOptions(config) });
+  const metricsServer = await startWorkerMetricsServer(config);
+  if (metricsServer || config.temporalMetricsPort !== null) {
+    logger.info({ appMetrics: metricsServer?.url ?? null, temporalMetricsPort: config.temporalMetricsPort }, 'worker metrics listening');
+  }
   const knex = connectDatabase(config.databaseUrl);
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   try {
     const activities = createActivities({ knex, config, logger, storage: createStorage(config), providers: createProviders(config, { videoPreset: config.videoPreset }) });
     // bundled once and shared, instead of once per queue
-    const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: sdkLogger });
+    const workflowBundle = await bundleWorkflowCode({
+      workflowsPath: require.resolve('../workflows'),
+      workflowInterceptorModules: [JOB_METRICS_INTERCEPTOR_MODULE],
+      logger: sdkLogger,
+    });
     const workers = await Promise.all(
       Object.values(TASK_QUEUES).map((taskQueue) =>
         Worker.create({
@@ -35,6 +44,7 @@ async function main(): Promise<void> {
           taskQueue,
           workflowBundle,
           activities,
+          sinks: jobMetricsSinks(),
           ...(taskQueue === TASK_QUEUES.media ? { maxConcurrentActivityTaskExecutions: config.mediaActivityConcurrency } : {}),
         }),
       ),
@@ -45,6 +55,7 @@ async function main(): Promise<void> {
   } finally {
     await connection.close();
     await knex.destroy();
+    await metricsServer?.close();
   }
 }
 

@@ -5,6 +5,7 @@ import { replayEvents, type EventHub } from '../../services/events';
 import type { AppDeps } from '../deps';
 import { currentUser } from '../middleware/auth';
 import { RequestError } from '../validation';
+import { trackSseClient } from '../../services/metrics';
 
 /** A comment line this often keeps proxies and the browser from dropping a quiet stream. */
 export const EVENT_STREAM_HEARTBEAT_MS = 15_000;
@@ -52,6 +53,7 @@ export function eventsRouter(deps: Pick<AppDeps, 'knex' | 'logger'> & { events: 
     };
 
     let unsubscribe: () => void = () => undefined;
+    let untrack: () => void = () => undefined;
     try {
       unsubscribe = await deps.events.subscribe(user.id, {
         onEvent: (event) => (replaying ? held.push(event) : send(event)),
@@ -66,10 +68,12 @@ export function eventsRouter(deps: Pick<AppDeps, 'knex' | 'logger'> & { events: 
     }
 
     let heartbeat: ReturnType<typeof setInterval> | null = null;
+    untrack = trackSseClient();
     function finish(): void {
       if (!open) return;
       open = false;
       if (heartbeat) clearInterval(heartbeat);
+      untrack();
       unsubscribe();
       if (!res.writableEnded) res.end();
     }

@@ -10,6 +10,7 @@ import { eventsRouter } from './events';
 import { filesRouter } from './files';
 import { healthRouter } from './health';
 import { imageEditRouter } from './imageEdit';
+import { metricsRouter } from './metrics';
 import { onboardingRouter } from './onboarding';
 import { profileRouter } from './profile';
 import { projectsRouter } from './projects';
@@ -25,6 +26,7 @@ export function buildRouters(deps: AppDeps): Router[] {
   void deps;
   return [
     healthRouter(deps),
+    metricsRouter(deps),
     authRouter(deps),
     profileRouter(deps),
     creditsRouter(deps),
