@@ -31,6 +31,7 @@ import { CREDIT_COST } from '../domain/constants';
 import type { StoredFile } from '../domain/approvals';
 import { MSG } from '../domain/messages';
 import { approvalWorkflow } from './approval';
+import { jobSearchAttributes } from './searchAttributes';
 
 export interface ClipSource {
   kind: ClipSourceKind;
@@ -232,6 +233,7 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
         workflowId: created.workflowId,
         taskQueue: input.queues.approvals,
         parentClosePolicy: ParentClosePolicy.ABANDON,
+        typedSearchAttributes: jobSearchAttributes({ userId: input.userId, kind: 'approval', itemId: created.approvalId, projectId: input.projectId }),
         args: [{ approvalId: created.approvalId, userId: input.userId, windowMs: created.windowMs }],
       });
       const summary: ClipResultSummary = {
