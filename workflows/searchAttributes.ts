@@ -4,7 +4,7 @@
  * the child starts inside workflows, the registration at start-up (services/searchAttributes.ts) and the compose
  * set-up (docker-compose.yml) all use these names. Deterministic: safe to import from workflow code.
  */
-import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair, type TypedSearchAttributes } from '@temporalio/common';
 
 export const RS_USER_ID = defineSearchAttributeKey('RsUserId', SearchAttributeType.KEYWORD);
 export const RS_PROJECT_ID = defineSearchAttributeKey('RsProjectId', SearchAttributeType.KEYWORD);
@@ -34,4 +34,12 @@ export function jobSearchAttributes({ userId, kind, itemId, projectId }: JobSear
   ];
   if (projectId) pairs.push({ key: RS_PROJECT_ID, value: projectId });
   return pairs;
+}
+
+/**
+ * A child's attributes, set only when its parent carries them: a parent started without them runs on a server that
+ * has none registered (the time-skipping test server knows no custom attributes and refuses any start that sets one).
+ */
+export function childSearchAttributes(parent: TypedSearchAttributes, child: JobSearchAttributes): SearchAttributePair[] {
+  return parent.get(RS_USER_ID) === undefined ? [] : jobSearchAttributes(child);
 }

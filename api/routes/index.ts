@@ -8,6 +8,7 @@ import { creditsRouter } from './credits';
 import { filesRouter } from './files';
 import { healthRouter } from './health';
 import { imageEditRouter } from './imageEdit';
+import { jobsRouter } from './jobs';
 import { onboardingRouter } from './onboarding';
 import { profileRouter } from './profile';
 import { projectsRouter } from './projects';
@@ -35,6 +36,7 @@ export function buildRouters(deps: AppDeps): Router[] {
     videoGenerationRouter(deps),
     onboardingRouter(deps),
     accountRouter(deps),
+    jobsRouter(deps),
     stripeRouter(deps),
   ];
 }
