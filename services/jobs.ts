@@ -189,8 +189,20 @@ export class JobService {
     const row = table
       ? ((await this.deps.knex(table).where({ id }).first('user_id')) as { user_id: string } | undefined)
       : ((await this.deps.knex('ai_image_edits').where({ workflow_id: imageEditWorkflowId(id) }).first('user_id')) as { user_id: string } | undefined);
-    if (!row || (row.user_id !== actor.id && actor.role !== 'admin')) throw notFound();
-    return row.user_id;
+    const ownerId = row?.user_id ?? (kind === 'image-edit' ? await this.runningImageEditOwner(id) : null);
+    if (!ownerId || (ownerId !== actor.id && actor.role !== 'admin')) throw notFound();
+    return ownerId;
+  }
+
+  /** A running image edit has no row yet: its owner is the RsUserId it was started with. */
+  private async runningImageEditOwner(id: string): Promise<string | null> {
+    try {
+      const client = await this.deps.client();
+      const described = await client.workflow.getHandle(imageEditWorkflowId(id)).describe();
+      return described.typedSearchAttributes.get(RS_USER_ID) ?? null;
+    } catch {
+      return null;
+    }
   }
 
   private async clipJob(ownerId: string, id: string, actor: JobActor): Promise<ActivityJob> {

@@ -9,7 +9,10 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { ActivityJob, ActivityJobList } from '../../domain/jobs';
 import { createProviders } from '../../providers';
-import { RS_ITEM_ID, RS_JOB_KIND, RS_PROJECT_ID, RS_SEARCH_ATTRIBUTES, RS_USER_ID } from '../../workflows/searchAttributes';
+import { randomUUID } from 'node:crypto';
+import { imageEditWorkflow } from '../../workflows/imageEdit';
+import { RS_ITEM_ID, RS_JOB_KIND, RS_PROJECT_ID, RS_SEARCH_ATTRIBUTES, RS_USER_ID, jobSearchAttributes } from '../../workflows/searchAttributes';
+import type { ImageEditWorkflowInput } from '../../domain/imageEdit';
 import { makeAdmin } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
@@ -203,6 +206,44 @@ describe('jobs API and search attributes (real API, Temporal and PostgreSQL)', (
     for (const user of [owner, other]) {
       expect((await creditState(testKnex(), user.id)).reserved).toBe(0);
       await expectLedgerOk(testKnex(), user.id);
+    }
+  });
+
+  it('lists a running image edit (no row until it ends) from visibility by its search attributes, and refuses to cancel it', async () => {
+    const user = await clipUser(app.baseUrl);
+    const other = await clipUser(app.baseUrl);
+    const jobId = randomUUID();
+    const workflowId = `image-edit-${jobId}`;
+    // no worker polls this queue: the run stays open and never writes its row
+    const handle = await temporal.client.workflow.start(imageEditWorkflow, {
+      taskQueue: `nobody-${randomUUID()}`,
+      workflowId,
+      typedSearchAttributes: jobSearchAttributes({ userId: user.id, kind: 'image-edit', itemId: jobId, projectId: user.projectId }),
+      args: [{ jobId, userId: user.id, projectId: user.projectId } as ImageEditWorkflowInput],
+    });
+    try {
+      const listed = await poll(
+        async () => (await request<ListAnswer>(app.baseUrl, '/api/jobs', { token: user.token })).body.jobs,
+        (jobs) => jobs.some((job) => job.workflowId === workflowId),
+      );
+      expect(listed.find((job) => job.workflowId === workflowId)).toMatchObject({
+        kind: 'image-edit',
+        id: jobId,
+        userId: user.id,
+        projectId: user.projectId,
+        projectName: 'Harbour View',
+        finishedAt: null,
+        cost: 1,
+        canCancel: false,
+        canRetry: false,
+      });
+      expect((await request<ListAnswer>(app.baseUrl, '/api/jobs', { token: other.token })).body.jobs).toEqual([]);
+      const refused = await request<{ code: string }>(app.baseUrl, `/api/jobs/image-edit/${jobId}/cancel`, { method: 'POST', token: user.token });
+      expect(refused.status).toBe(409);
+      expect(refused.body.code).toBe('JOB_NOT_CANCELLABLE');
+      expect((await request(app.baseUrl, `/api/jobs/image-edit/${jobId}/cancel`, { method: 'POST', token: other.token })).status).toBe(404);
+    } finally {
+      await handle.terminate('test over');
     }
   });
 
