@@ -12,6 +12,8 @@ export interface AppConfig {
   databaseUrl: string;
   temporalAddress: string;
   temporalNamespace: string;
+  /** Base address of the Temporal Web UI: admins get a link to each run in the Activity view. */
+  temporalUiUrl: string;
   storageDir: string;
   signingSecret: string;
   signedUrlTtlSeconds: number;
@@ -72,6 +74,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/render_studio',
     temporalAddress: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
     temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default',
+    temporalUiUrl: (env.TEMPORAL_UI_URL || 'http://127.0.0.1:8233').replace(/\/+$/, ''),
     storageDir: env.STORAGE_DIR ?? '.data/storage',
     signingSecret: env.SIGNING_SECRET ?? 'dev-only-signing-secret-change-me',
     signedUrlTtlSeconds: int(env.SIGNED_URL_TTL_SECONDS, 3600),

@@ -150,6 +150,8 @@ async function main() {
     if (stopping) return;
     env.TEMPORAL_ADDRESS = temporal.address;
     temporalUi = temporal.uiUrl;
+    // the Activity view links admins to each run in this UI
+    if (temporalUi) env.TEMPORAL_UI_URL = temporalUi;
   }
 
   tools.log('running migrations');

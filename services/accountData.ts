@@ -32,6 +32,7 @@ import {
 import { DomainError } from '../domain/errors';
 import { isBucket, type Storage } from '../storage';
 import { accountDeletionWorkflow, type AccountDeletionInput } from '../workflows/accountDeletion';
+import { jobSearchAttributes } from '../workflows/searchAttributes';
 import { dataExportStateQuery, dataExportWorkflow, type DataExportInput, type DataExportState } from '../workflows/dataExport';
 
 export interface AccountDataDeps {
@@ -119,6 +120,7 @@ export class AccountDataService {
         workflowId: row.row.workflowId,
         taskQueue: this.deps.taskQueue,
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
+        typedSearchAttributes: jobSearchAttributes({ userId, kind: 'export', itemId: row.row.id }),
         args: [input],
       });
     } catch (err) {
@@ -208,6 +210,7 @@ export class AccountDataService {
         // a second request joins the running deletion instead of failing or starting another
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+        typedSearchAttributes: jobSearchAttributes({ userId, kind: 'account-deletion', itemId: userId }),
         args: [input],
       });
     } catch (err) {

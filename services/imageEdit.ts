@@ -25,6 +25,7 @@ import {
 import { MSG } from '../domain/messages';
 import { isBucket, parseFileUrl, type Storage } from '../storage';
 import { imageEditStateQuery, imageEditWorkflow } from '../workflows/imageEdit';
+import { jobSearchAttributes } from '../workflows/searchAttributes';
 import type { ProjectService } from './projects';
 import { storedFileOf } from './storedFiles';
 
@@ -123,6 +124,7 @@ export class ImageEditService {
       taskQueue: this.deps.queues.generation,
       workflowId,
       memo: { userId },
+      typedSearchAttributes: jobSearchAttributes({ userId, kind: 'image-edit', itemId: jobId, projectId: source.projectId }),
       args: [
         {
           jobId,

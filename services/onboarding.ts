@@ -13,6 +13,7 @@ import {
   type TryItOnboardingInput,
   type TryItOnboardingResult,
 } from '../workflows/tryItOnboarding';
+import { jobSearchAttributes } from '../workflows/searchAttributes';
 
 /**
  * Runs try-it onboarding for a user who just signed up and waits for its result (a few database writes).
@@ -27,6 +28,7 @@ export async function runTryItOnboarding(
     taskQueue,
     workflowId: onboardingWorkflowId(input.userId),
     workflowIdConflictPolicy: 'USE_EXISTING',
+    typedSearchAttributes: jobSearchAttributes({ userId: input.userId, kind: 'onboarding', itemId: input.userId }),
     args: [input],
   });
   return handle.result();

@@ -1,6 +1,8 @@
 import { Client, Connection } from '@temporalio/client';
 import type { AppConfig } from '../config/env';
 import { loadConfig } from '../config/env';
+import { logger } from '../config/logger';
+import { ensureSearchAttributes } from './searchAttributes';
 
 export type TemporalClientConfig = Pick<AppConfig, 'temporalAddress' | 'temporalNamespace'>;
 
@@ -13,6 +15,11 @@ export interface TemporalClientHandle {
 export async function createTemporalClient(config: TemporalClientConfig = loadConfig()): Promise<TemporalClientHandle> {
   const connection = await Connection.connect({ address: config.temporalAddress });
   const client = new Client({ connection, namespace: config.temporalNamespace });
+  // every start carries the custom search attributes: a server without them would refuse each one
+  await ensureSearchAttributes(connection, config.temporalNamespace).then(
+    (added) => added.length > 0 && logger.info({ added, namespace: config.temporalNamespace }, 'registered search attributes'),
+    (err: unknown) => logger.warn({ err, namespace: config.temporalNamespace }, 'could not check or register the search attributes; workflow starts may be refused'),
+  );
   return { client, close: () => connection.close() };
 }
 

@@ -40,6 +40,7 @@ import {
   type ClipQueues,
   type ClipSource,
 } from '../workflows/clipGeneration';
+import { jobSearchAttributes } from '../workflows/searchAttributes';
 import { checkClipAdmission } from './clipAdmission';
 import { storedFileOf } from './storedFiles';
 
@@ -244,6 +245,7 @@ export class VideoGenerationService {
       workflowId: clipWorkflowId(jobId),
       taskQueue: this.deps.queues.generation,
       workflowIdConflictPolicy: 'FAIL',
+      typedSearchAttributes: jobSearchAttributes({ userId, kind: 'clip', itemId: jobId, projectId }),
       args: [input],
     });
     let admission: ClipAdmission | typeof TIMED_OUT;

@@ -24,6 +24,7 @@ import {
   setHandler,
   startChild,
   uuid4,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { CLIP_ERROR_CODES, CLIP_MESSAGES, CLIP_PROGRESS, clipFileName, type ClipJobOptions, type ClipJobStatus, type ClipResultSummary, type ClipSourceKind } from '../domain/clipGeneration';
@@ -31,6 +32,7 @@ import { CREDIT_COST } from '../domain/constants';
 import type { StoredFile } from '../domain/approvals';
 import { MSG } from '../domain/messages';
 import { approvalWorkflow } from './approval';
+import { childSearchAttributes } from './searchAttributes';
 
 export interface ClipSource {
   kind: ClipSourceKind;
@@ -232,6 +234,7 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
         workflowId: created.workflowId,
         taskQueue: input.queues.approvals,
         parentClosePolicy: ParentClosePolicy.ABANDON,
+        typedSearchAttributes: childSearchAttributes(workflowInfo().typedSearchAttributes, { userId: input.userId, kind: 'approval', itemId: created.approvalId, projectId: input.projectId }),
         args: [{ approvalId: created.approvalId, userId: input.userId, windowMs: created.windowMs }],
       });
       const summary: ClipResultSummary = {

@@ -26,6 +26,7 @@ import {
   type ImageEditWorkflowInput,
 } from '../domain/imageEdit';
 import { approvalWorkflow } from './approval';
+import { childSearchAttributes } from './searchAttributes';
 
 export const imageEditStateQuery = defineQuery<ImageEditState>('imageEditState');
 
@@ -182,6 +183,7 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
       workflowId: approvalWorkflowId(approvalId),
       taskQueue: input.queues.approvals,
       parentClosePolicy: ParentClosePolicy.ABANDON,
+      typedSearchAttributes: childSearchAttributes(workflowInfo().typedSearchAttributes, { userId: input.userId, kind: 'approval', itemId: approvalId, projectId: input.projectId }),
       args: [{ approvalId, userId: input.userId, windowMs: approval.windowMs }],
     });
 

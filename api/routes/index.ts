@@ -10,6 +10,7 @@ import { eventsRouter } from './events';
 import { filesRouter } from './files';
 import { healthRouter } from './health';
 import { imageEditRouter } from './imageEdit';
+import { jobsRouter } from './jobs';
 import { metricsRouter } from './metrics';
 import { onboardingRouter } from './onboarding';
 import { profileRouter } from './profile';
@@ -39,6 +40,7 @@ export function buildRouters(deps: AppDeps): Router[] {
     videoGenerationRouter(deps),
     onboardingRouter(deps),
     accountRouter(deps),
+    jobsRouter(deps),
     stripeRouter(deps),
     // an app built without a hub (tests) gets its own: it connects with the first stream and lets go with the last
     eventsRouter({ ...deps, events: deps.events ?? createEventHub({ databaseUrl: deps.config.databaseUrl, knex: deps.knex, logger: deps.logger }) }),

@@ -323,11 +323,40 @@ async function startEmbeddedPostgres({ dataDir, port, root = path.join(__dirname
 }
 
 /**
+ * The custom search attributes every run carries (workflows/searchAttributes.ts defines the same keys; a test keeps
+ * the two lists equal), so operators filter runs by user, project, kind or item.
+ */
+const SEARCH_ATTRIBUTES = ['RsUserId', 'RsProjectId', 'RsJobKind', 'RsItemId'];
+
+function runCli(cli, args) {
+  return new Promise((resolve) => {
+    let output = '';
+    const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.on('data', (chunk) => { output += chunk; });
+    child.stderr.on('data', (chunk) => { output += chunk; });
+    child.once('error', (err) => resolve({ code: -1, output: err.message }));
+    child.once('exit', (code) => resolve({ code, output }));
+  });
+}
+
+/**
+ * Registers SEARCH_ATTRIBUTES on the namespace. `--search-attribute` on start-dev only applies when the dev server
+ * creates its database, so a file-backed database from an earlier run gets them here (same name and type: a no-op).
+ */
+async function registerSearchAttributes(cli, address, namespace = 'default') {
+  const args = ['operator', 'search-attribute', 'create', '--address', address, '--namespace', namespace];
+  for (const name of SEARCH_ATTRIBUTES) args.push('--name', name, '--type', 'Keyword');
+  const { code, output } = await runCli(cli, args);
+  if (code !== 0) throw new StartupError(`Could not register the search attributes ${SEARCH_ATTRIBUTES.join(', ')} on the Temporal dev server: ${output.trim()}`);
+}
+
+/**
  * `temporal server start-dev`: file-backed when dbFile is given (runs survive a restart), in memory otherwise.
- * Resolves once the frontend answers a namespace lookup.
+ * Resolves once the frontend answers a namespace lookup and the custom search attributes are registered.
  */
 async function startTemporalDevServer({ cli, port, uiPort, dbFile, logFile, onSpawn = () => {} }) {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn'];
+  for (const name of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${name}=Keyword`);
   if (uiPort) args.push('--ui-port', String(uiPort));
   else args.push('--headless');
   if (dbFile) {
@@ -360,6 +389,7 @@ async function startTemporalDevServer({ cli, port, uiPort, dbFile, logFile, onSp
         probe.once('exit', (code) => resolve(code === 0));
       });
     }, 'Temporal dev server', 90000);
+    if (dbFile) await registerSearchAttributes(cli, address);
   } catch (err) {
     await stop();
     throw err;
@@ -372,4 +402,4 @@ async function startTemporalDevServer({ cli, port, uiPort, dbFile, logFile, onSp
   };
 }
 
-module.exports = { StartupError, portOpen, freePort, waitFor, startEmbeddedPostgres, startTemporalDevServer };
+module.exports = { StartupError, SEARCH_ATTRIBUTES, portOpen, freePort, waitFor, startEmbeddedPostgres, startTemporalDevServer, registerSearchAttributes };

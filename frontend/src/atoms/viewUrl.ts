@@ -1,7 +1,7 @@
 /** Pure URL rules for the app's in-page navigation; the atoms in view.ts apply them to window.location. */
 
 /** 'admin' is only shown to admins: the dashboard shell sends anyone else who opens it to the default view. */
-export const DASHBOARD_VIEWS = ['projects', 'approvals', 'account', 'clip-generation', 'image-generation', 'admin'] as const;
+export const DASHBOARD_VIEWS = ['projects', 'approvals', 'activity', 'account', 'clip-generation', 'image-generation', 'admin'] as const;
 export type DashboardView = (typeof DASHBOARD_VIEWS)[number];
 
 export const ACCOUNT_TABS = ['profile', 'billing', 'security', 'settings'] as const;

@@ -19,6 +19,7 @@ const SIDEBAR_ID = 'app-sidebar';
 
 // loaded on demand: only admins ever open it
 const AdminView = lazy(() => import('../Admin/AdminView').then((m) => ({ default: m.AdminView })));
+const ActivityView = lazy(() => import('../Activity/ActivityView').then((m) => ({ default: m.ActivityView })));
 
 /** The signed-in layout: sidebar (a slide-in menu under 768 px) and the current view. */
 export function DashboardShell({ user }: { user: User }): ReactElement {
@@ -82,6 +83,11 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
         {view === 'account' && <AccountView />}
         {view === 'clip-generation' && <ClipGenerationView />}
         {view === 'image-generation' && <EnhancedEditorView />}
+        {view === 'activity' && (
+          <Suspense fallback={<LoadingState label="Loading activity..." />}>
+            <ActivityView isAdmin={isAdmin} />
+          </Suspense>
+        )}
         {view === 'admin' && (
           <Suspense fallback={<LoadingState label="Loading admin..." />}>
             <AdminView />

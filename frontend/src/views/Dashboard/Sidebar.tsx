@@ -13,6 +13,7 @@ import { SidebarCredits } from './SidebarCredits';
 const NAV: { view: DashboardView; label: string; icon: IconName; adminOnly?: true }[] = [
   { view: 'projects', label: 'Projects', icon: 'folder' },
   { view: 'approvals', label: 'Approvals', icon: 'check' },
+  { view: 'activity', label: 'Activity', icon: 'activity' },
   { view: 'account', label: 'Account', icon: 'user' },
   { view: 'admin', label: 'Admin', icon: 'shield', adminOnly: true },
 ];

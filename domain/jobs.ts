@@ -1,0 +1,64 @@
+/**
+ * The Activity view's jobs: one shape for every kind of job a user runs, read from the job tables and, while a job
+ * runs, from its workflow's query (services/jobs.ts). Shared by the API and the browser.
+ */
+export const JOB_KINDS = ['clip', 'image-edit', 'export'] as const;
+export type ActivityJobKind = (typeof JOB_KINDS)[number];
+
+export type ActivityJobState = 'pending' | 'processing' | 'completed' | 'failed' | 'cancelled';
+
+export const RUNNING_JOB_STATES: readonly ActivityJobState[] = ['pending', 'processing'];
+
+export interface ActivityJob {
+  kind: ActivityJobKind;
+  id: string;
+  workflowId: string;
+  userId: string;
+  /** Only in an admin's list of every user's jobs. */
+  userEmail?: string;
+  projectId: string | null;
+  projectName: string | null;
+  /** What the job makes, in words: "Zoom In, YouTube 16:9 from harbour.jpg". */
+  item: string;
+  state: ActivityJobState;
+  progress: number;
+  message: string;
+  error: string | null;
+  startedAt: string;
+  finishedAt: string | null;
+  /** Wall time so far (running) or in all (finished), ms; null when unknown. */
+  durationMs: number | null;
+  /** Credits the job reserves; charged only when its item is approved, given back when it fails or is cancelled. */
+  cost: number;
+  canCancel: boolean;
+  canRetry: boolean;
+  /** Admins only: the run in the Temporal Web UI. */
+  temporalUrl?: string;
+}
+
+export interface ActivityJobList {
+  jobs: ActivityJob[];
+  /** Whether this list holds every user's jobs (admins asking with ?all=1). */
+  all: boolean;
+}
+
+export const JOB_MESSAGES = {
+  notFound: 'Job not found',
+  notCancellable: 'This job cannot be cancelled: only a running clip can be.',
+  notRetryable: 'This job cannot be retried: only a failed or cancelled clip can be.',
+} as const;
+
+export const JOB_ERROR_CODES = {
+  notFound: 'JOB_NOT_FOUND',
+  notCancellable: 'JOB_NOT_CANCELLABLE',
+  notRetryable: 'JOB_NOT_RETRYABLE',
+} as const;
+
+export function isRunningJobState(state: ActivityJobState): boolean {
+  return RUNNING_JOB_STATES.includes(state);
+}
+
+/** `<base>/namespaces/<ns>/workflows/<workflowId>`: where an operator sees the run. */
+export function temporalRunUrl(baseUrl: string, namespace: string, workflowId: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+}

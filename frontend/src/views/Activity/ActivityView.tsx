@@ -1,0 +1,245 @@
+import { useAtom, useAtomValue, useSetAtom } from 'jotai';
+import { useCallback, useEffect, useRef, useState, type ReactElement } from 'react';
+import { MSG } from '../../../../domain/messages';
+import { apiErrorMessage } from '../../api/client';
+import { cancelJob, fetchJobs, retryJob, type ActivityJob, type ActivityJobKind, type ActivityJobList } from '../../api/jobs';
+import { refreshCreditsAtom } from '../../atoms/credits';
+import { jobsAllUsersAtom, jobsVersionAtom, refreshJobsAtom } from '../../atoms/jobs';
+import { showToastAtom } from '../../atoms/toast';
+import { Dialog } from '../../components/Dialog';
+import { LoadingState } from '../../components/Spinner';
+import './activity.css';
+
+/** While anything runs the list is read again this often. */
+const RUNNING_REFRESH_MS = 3000;
+
+type ListState = { status: 'loading' } | { status: 'done'; list: ActivityJobList } | { status: 'error'; message: string };
+
+type PendingAction = { action: 'cancel' | 'retry'; job: ActivityJob };
+
+const KIND_LABEL: Record<ActivityJobKind, string> = { clip: 'Video clip', 'image-edit': 'AI image', export: 'Data export' };
+const STATE_LABEL: Record<ActivityJob['state'], string> = {
+  pending: 'queued',
+  processing: 'running',
+  completed: 'completed',
+  failed: 'failed',
+  cancelled: 'cancelled',
+};
+
+const STARTED_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+
+function isRunning(job: ActivityJob): boolean {
+  return job.state === 'pending' || job.state === 'processing';
+}
+
+export function formatDuration(ms: number | null): string {
+  if (ms === null) return '—';
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${seconds % 60} s`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+function costText(job: ActivityJob): string {
+  if (job.cost === 0) return 'Free';
+  const credits = `${job.cost} credit${job.cost === 1 ? '' : 's'}`;
+  if (job.state === 'failed' || job.state === 'cancelled') return `${credits}, given back`;
+  if (isRunning(job)) return `${credits} reserved`;
+  return `${credits} on approval`;
+}
+
+/**
+ * Activity: the user's running and recent jobs (clips, AI images, data exports) with their state and progress;
+ * cancel a running clip, retry a failed or cancelled one. Admins may list every user's jobs, each with a link to
+ * its run in the Temporal UI.
+ */
+export function ActivityView({ isAdmin }: { isAdmin: boolean }): ReactElement {
+  const [allUsers, setAllUsers] = useAtom(jobsAllUsersAtom);
+  const version = useAtomValue(jobsVersionAtom);
+  const refreshJobs = useSetAtom(refreshJobsAtom);
+  const refreshCredits = useSetAtom(refreshCreditsAtom);
+  const showToast = useSetAtom(showToastAtom);
+  const [state, setState] = useState<ListState>({ status: 'loading' });
+  const [pending, setPending] = useState<PendingAction | null>(null);
+  const [busy, setBusy] = useState(false);
+  const readSeq = useRef(0);
+  const showAll = isAdmin && allUsers;
+
+  const load = useCallback(async () => {
+    const seq = ++readSeq.current;
+    try {
+      const list = await fetchJobs(showAll);
+      if (seq === readSeq.current) setState({ status: 'done', list });
+    } catch (error) {
+      if (seq === readSeq.current) setState({ status: 'error', message: apiErrorMessage(error, MSG.somethingWentWrong) });
+    }
+  }, [showAll]);
+
+  useEffect(() => {
+    void load();
+  }, [load, version]);
+
+  const anyRunning = state.status === 'done' && state.list.jobs.some(isRunning);
+  useEffect(() => {
+    if (!anyRunning) return;
+    const timer = window.setInterval(() => void load(), RUNNING_REFRESH_MS);
+    return () => window.clearInterval(timer);
+  }, [anyRunning, load]);
+
+  async function confirm(): Promise<void> {
+    if (!pending) return;
+    setBusy(true);
+    try {
+      if (pending.action === 'cancel') {
+        await cancelJob(pending.job.kind, pending.job.id);
+        showToast({ kind: 'success', message: 'Cancelled. Its credits are available again.' });
+      } else {
+        const retried = await retryJob(pending.job.kind, pending.job.id);
+        showToast({ kind: retried.warning ? 'info' : 'success', message: retried.warning ?? 'Started again.' });
+      }
+      setPending(null);
+    } catch (error) {
+      showToast({ kind: 'error', message: apiErrorMessage(error, MSG.somethingWentWrong) });
+      setPending(null);
+    } finally {
+      setBusy(false);
+      refreshCredits();
+      refreshJobs();
+    }
+  }
+
+  return (
+    <section className="view activity-view" aria-labelledby="activity-title">
+      <header className="view-header">
+        <h1 id="activity-title">Activity</h1>
+        {isAdmin && (
+          <label className="activity-toggle">
+            <input
+              type="checkbox"
+              checked={allUsers}
+              onChange={(event) => {
+                setState({ status: 'loading' });
+                setAllUsers(event.target.checked);
+              }}
+            />
+            <span>All users</span>
+          </label>
+        )}
+      </header>
+      <p className="muted activity-lede">
+        {showAll ? "Every user's running and recent jobs, newest first." : 'Your running and recent jobs, newest first.'}
+      </p>
+
+      {state.status === 'loading' && <LoadingState label="Loading activity..." />}
+      {state.status === 'error' && (
+        <div className="panel activity-message" role="alert">
+          <p>{state.message}</p>
+          <button type="button" className="button button-secondary" onClick={() => void load()}>
+            Try again
+          </button>
+        </div>
+      )}
+      {state.status === 'done' && state.list.jobs.length === 0 && (
+        <div className="empty-state">
+          <h2>No activity yet</h2>
+          <p>Clips, AI images and data exports you start show up here while they run and afterwards.</p>
+        </div>
+      )}
+      {state.status === 'done' && state.list.jobs.length > 0 && (
+        <ul className="activity-list" aria-label="Jobs">
+          {state.list.jobs.map((job) => (
+            <JobCard key={`${job.kind}:${job.id}`} job={job} showOwner={state.list.all} onAction={(action) => setPending({ action, job })} />
+          ))}
+        </ul>
+      )}
+
+      {pending && (
+        <Dialog title={pending.action === 'cancel' ? 'Cancel this job?' : 'Retry this job?'} onClose={() => !busy && setPending(null)}>
+          <p>
+            {pending.action === 'cancel'
+              ? `${pending.job.item} stops now and its ${pending.job.cost} reserved credits are released.`
+              : `${pending.job.item} starts again with the same settings and reserves ${pending.job.cost} credits.`}
+          </p>
+          <div className="form-actions">
+            <button type="button" className="button button-ghost" onClick={() => setPending(null)} disabled={busy}>
+              Keep it
+            </button>
+            <button type="button" className={`button ${pending.action === 'cancel' ? 'button-danger' : 'button-primary'}`} onClick={() => void confirm()} disabled={busy}>
+              {pending.action === 'cancel' ? (busy ? 'Cancelling...' : 'Cancel job') : busy ? 'Starting...' : 'Retry job'}
+            </button>
+          </div>
+        </Dialog>
+      )}
+    </section>
+  );
+}
+
+function JobCard({ job, showOwner, onAction }: { job: ActivityJob; showOwner: boolean; onAction: (action: 'cancel' | 'retry') => void }): ReactElement {
+  const running = isRunning(job);
+  return (
+    <li className="panel activity-job" data-state={job.state} aria-label={`${KIND_LABEL[job.kind]}: ${job.item}`}>
+      <div className="activity-job-head">
+        <span className="activity-kind">{KIND_LABEL[job.kind]}</span>
+        <span className={`activity-badge activity-badge-${job.state}`}>{STATE_LABEL[job.state]}</span>
+      </div>
+      <p className="activity-item">{job.item}</p>
+      {running && (
+        <div className="activity-progress">
+          <div className="activity-progress-track" role="progressbar" aria-label="Progress" aria-valuemin={0} aria-valuemax={100} aria-valuenow={job.progress}>
+            <span className="activity-progress-bar" style={{ width: `${job.progress}%` }} />
+          </div>
+          <span className="activity-progress-text">
+            {job.progress}%{job.message ? ` · ${job.message}` : ''}
+          </span>
+        </div>
+      )}
+      {job.state === 'failed' && job.error && <p className="activity-error">{job.error}</p>}
+      <dl className="activity-facts">
+        {showOwner && job.userEmail && (
+          <div>
+            <dt>User</dt>
+            <dd>{job.userEmail}</dd>
+          </div>
+        )}
+        <div>
+          <dt>Project</dt>
+          <dd>{job.projectName ?? '—'}</dd>
+        </div>
+        <div>
+          <dt>Started</dt>
+          <dd>
+            <time dateTime={job.startedAt}>{STARTED_FORMAT.format(new Date(job.startedAt))}</time>
+          </dd>
+        </div>
+        <div>
+          <dt>Duration</dt>
+          <dd>{formatDuration(job.durationMs)}</dd>
+        </div>
+        <div>
+          <dt>Cost</dt>
+          <dd>{costText(job)}</dd>
+        </div>
+      </dl>
+      {(job.canCancel || job.canRetry || job.temporalUrl) && (
+        <div className="activity-actions">
+          {job.temporalUrl && (
+            <a className="button button-ghost activity-temporal" href={job.temporalUrl} target="_blank" rel="noreferrer">
+              Open in Temporal UI<span className="visually-hidden"> (run {job.workflowId})</span>
+            </a>
+          )}
+          {job.canRetry && (
+            <button type="button" className="button button-secondary" onClick={() => onAction('retry')}>
+              Retry
+            </button>
+          )}
+          {job.canCancel && (
+            <button type="button" className="button button-danger" onClick={() => onAction('cancel')}>
+              Cancel
+            </button>
+          )}
+        </div>
+      )}
+    </li>
+  );
+}
