@@ -11,7 +11,7 @@ import { consumeReservation, releaseReservation } from '../services/credits';
 import { publishEvent } from '../services/events';
 import { removeStoredFiles, type StoredFileRef } from '../services/storedFiles';
 import { fileUrl, isBucket } from '../storage';
-import { APPROVAL_NOT_PENDING } from '../workflows/approval';
+import { APPROVAL_NOT_PENDING } from '../domain/workflowContracts/approval';
 import type { ActivityDeps } from './deps';
 import { reportingRefusals } from './failures';
 

@@ -33,7 +33,7 @@ import { checkClipAdmission } from '../services/clipAdmission';
 import { checkAndReserve, releaseReservation } from '../services/credits';
 import { publishEvent, publishEventQuietly } from '../services/events';
 import { ObjectExistsError, ObjectNotFoundError, type Bucket } from '../storage';
-import { clipProgressSignal, type ClipSource } from '../workflows/clipGeneration';
+import { clipProgressSignal, type ClipSource } from '../domain/workflowContracts/clipGeneration';
 import { frameStill, videoThumbnail, watermarkVideo } from './clipMedia';
 import type { ActivityDeps } from './deps';
 

@@ -13,7 +13,7 @@ import { ACCOUNT_DATA_MESSAGES, EXPORT_BUCKET, EXPORT_LINK_TTL_SECONDS, dataExpo
 import { ObjectNotFoundError, isBucket } from '../storage';
 import { publishEvent, publishEventQuietly } from '../services/events';
 import { collectUserRows, listUserFiles, type UserFile } from '../services/userData';
-import { dataExportProgressSignal, type DataExportInput, type DataExportResult, type DataExportStatus } from '../workflows/dataExport';
+import { dataExportProgressSignal, type DataExportInput, type DataExportResult, type DataExportStatus } from '../domain/workflowContracts/dataExport';
 import type { ActivityDeps } from './deps';
 
 export interface RecordDataExportInput {

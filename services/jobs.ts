@@ -23,8 +23,8 @@ import {
   type ActivityJobList,
   type ActivityJobState,
 } from '../domain/jobs';
-import { dataExportStateQuery, type DataExportState } from '../workflows/dataExport';
-import { imageEditStateQuery } from '../workflows/imageEdit';
+import { dataExportStateQuery, type DataExportState } from '../domain/workflowContracts/dataExport';
+import { imageEditStateQuery } from '../domain/workflowContracts/imageEdit';
 import { RS_JOB_KIND, RS_PROJECT_ID, RS_USER_ID } from '../workflows/searchAttributes';
 import type { VideoGenerationService } from './videoGeneration';
 

@@ -5,28 +5,10 @@
  * approval workflows of pending items (releasing what they hold), remove every stored file, then every row
  * (the users row last, its foreign keys cascade). Each activity retries until it succeeds.
  */
-import { defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
+import { proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-
-export interface AccountDeletionInput {
-  userId: string;
-}
-
-export type AccountDeletionStep = 'marking' | 'cancelling_workflows' | 'ending_approvals' | 'removing_files' | 'removing_rows' | 'deleted';
-
-export interface AccountDeletionState {
-  step: AccountDeletionStep;
-  progress: number;
-}
-
-export interface AccountDeletionResult {
-  cancelledWorkflows: number;
-  endedApprovals: number;
-  removedFiles: number;
-  deletedUser: boolean;
-}
-
-export const accountDeletionStateQuery = defineQuery<AccountDeletionState>('accountDeletionState');
+import { type AccountDeletionInput, type AccountDeletionResult, type AccountDeletionState, type AccountDeletionStep, accountDeletionStateQuery } from '../domain/workflowContracts/accountDeletion';
+export * from '../domain/workflowContracts/accountDeletion';
 
 type Activities = ReturnType<typeof createActivities>;
 

@@ -3,36 +3,10 @@
  * or rejects it (Temporal Updates, validated) or the approval window ends.
  * Approve consumes the reservation and saves the original into the project; reject and expiry release it.
  */
-import { ApplicationFailure, allHandlersFinished, condition, defineQuery, defineUpdate, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, allHandlersFinished, condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-
-export type ApprovalStatus = 'pending' | 'approving' | 'rejecting' | 'approved' | 'rejected' | 'expired';
-
-export interface ApprovalWorkflowInput {
-  approvalId: string;
-  userId: string;
-  /** Length of the approval window in ms (config APPROVAL_WINDOW, resolved by the activity that created the item). */
-  windowMs: number;
-}
-
-export interface ApprovalDecision {
-  userId: string;
-}
-
-export interface ApprovalDecisionResult {
-  status: 'approved' | 'rejected';
-  contentId: string | null;
-  /** Set when this rejection is the 4th in a row (REJECTION_STREAK_WARNING). */
-  warning: string | null;
-  code: string | null;
-}
-
-export const approveUpdate = defineUpdate<ApprovalDecisionResult, [ApprovalDecision]>('approve');
-export const rejectUpdate = defineUpdate<ApprovalDecisionResult, [ApprovalDecision]>('reject');
-export const approvalStatusQuery = defineQuery<ApprovalStatus>('approvalStatus');
-
-export const APPROVAL_NOT_PENDING = 'APPROVAL_NOT_PENDING';
-export const APPROVAL_NOT_OWNER = 'APPROVAL_NOT_OWNER';
+import { APPROVAL_NOT_OWNER, APPROVAL_NOT_PENDING, type ApprovalDecision, type ApprovalDecisionResult, type ApprovalStatus, type ApprovalWorkflowInput, approvalStatusQuery, approveUpdate, rejectUpdate } from '../domain/workflowContracts/approval';
+export * from '../domain/workflowContracts/approval';
 
 // a decision has a user waiting on it: a few attempts, then the item is pending again and may be decided anew
 const { approvePendingItem, rejectPendingItem } = proxyActivities<ReturnType<typeof createActivities>>({

@@ -16,9 +16,6 @@ import {
   ParentClosePolicy,
   allHandlersFinished,
   condition,
-  defineQuery,
-  defineSignal,
-  defineUpdate,
   isCancellation,
   proxyActivities,
   setHandler,
@@ -27,66 +24,13 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import { CLIP_ERROR_CODES, CLIP_MESSAGES, CLIP_PROGRESS, clipFileName, type ClipJobOptions, type ClipJobStatus, type ClipResultSummary, type ClipSourceKind } from '../domain/clipGeneration';
+import { CLIP_ERROR_CODES, CLIP_MESSAGES, CLIP_PROGRESS, clipFileName, type ClipResultSummary } from '../domain/clipGeneration';
 import { CREDIT_COST } from '../domain/constants';
-import type { StoredFile } from '../domain/approvals';
 import { MSG } from '../domain/messages';
 import { approvalWorkflow } from './approval';
 import { childSearchAttributes } from './searchAttributes';
-
-export interface ClipSource {
-  kind: ClipSourceKind;
-  id: string;
-  bucket: StoredFile['bucket'];
-  path: string;
-  fileName: string;
-}
-
-export interface ClipGenerationInput {
-  jobId: string;
-  userId: string;
-  projectId: string;
-  source: ClipSource;
-  options: ClipJobOptions;
-  queues: ClipQueues;
-}
-
-/** Where the provider wait and the ffmpeg work run, and where the approval workflow runs (TASK_QUEUES unless a test routes them). */
-export interface ClipQueues {
-  media: string;
-  approvals: string;
-}
-
-export interface ClipJobState {
-  jobId: string;
-  status: ClipJobStatus;
-  progress: number;
-  message: string;
-  error: string | null;
-  code: string | null;
-  warning: string | null;
-  result: ClipResultSummary | null;
-  providerJobId: string | null;
-}
-
-/** The start call's answer: admitted (maybe with the rejection-streak warning) or refused with the rule's code. */
-export type ClipAdmission =
-  | { admitted: true; warning: string | null; code: string | null }
-  | { admitted: false; error: string; code: string; status: number };
-
-export interface ClipProgressReport {
-  progress: number;
-  message: string;
-}
-
-export const clipJobStateQuery = defineQuery<ClipJobState>('clipJobState');
-/** Answers once the job was admitted or refused; the API sends it with the start (update-with-start). */
-export const clipAdmissionUpdate = defineUpdate<ClipAdmission>('clipAdmission');
-export const clipProgressSignal = defineSignal<[ClipProgressReport]>('clipProgress');
-
-export function clipWorkflowId(jobId: string): string {
-  return `clip-${jobId}`;
-}
+import { type ClipAdmission, type ClipGenerationInput, type ClipJobState, clipAdmissionUpdate, clipJobStateQuery, clipProgressSignal, clipWorkflowId } from '../domain/workflowContracts/clipGeneration';
+export * from '../domain/workflowContracts/clipGeneration';
 
 type Activities = ReturnType<typeof createActivities>;
 

@@ -3,41 +3,11 @@
  * metadata, ledger and every stored file into a zip in private storage, reporting progress with
  * `dataExportProgressSignal`; the state answers the status call through `dataExportStateQuery`.
  */
-import { CancellationScope, defineQuery, defineSignal, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { ACCOUNT_DATA_MESSAGES } from '../domain/accountData';
-
-export interface DataExportInput {
-  exportId: string;
-  userId: string;
-  sequence: number;
-}
-
-export interface DataExportResult {
-  bucket: string;
-  path: string;
-  fileName: string;
-  sizeBytes: number;
-  fileCount: number;
-}
-
-export type DataExportStatus = 'pending' | 'processing' | 'completed' | 'failed';
-
-export interface DataExportState {
-  status: DataExportStatus;
-  progress: number;
-  message: string;
-  error: string | null;
-  result: DataExportResult | null;
-}
-
-export interface DataExportProgress {
-  progress: number;
-  message: string;
-}
-
-export const dataExportStateQuery = defineQuery<DataExportState>('dataExportState');
-export const dataExportProgressSignal = defineSignal<[DataExportProgress]>('dataExportProgress');
+import { type DataExportInput, type DataExportResult, type DataExportState, dataExportProgressSignal, dataExportStateQuery } from '../domain/workflowContracts/dataExport';
+export * from '../domain/workflowContracts/dataExport';
 
 type Activities = ReturnType<typeof createActivities>;
 

@@ -7,7 +7,6 @@ import {
   ActivityFailure,
   ApplicationFailure,
   ParentClosePolicy,
-  defineQuery,
   proxyActivities,
   setHandler,
   startChild,
@@ -27,8 +26,8 @@ import {
 } from '../domain/imageEdit';
 import { approvalWorkflow } from './approval';
 import { childSearchAttributes } from './searchAttributes';
-
-export const imageEditStateQuery = defineQuery<ImageEditState>('imageEditState');
+import { imageEditStateQuery } from '../domain/workflowContracts/imageEdit';
+export * from '../domain/workflowContracts/imageEdit';
 
 type Activities = ReturnType<typeof createActivities>;
 

@@ -1,0 +1,61 @@
+/**
+ * The clip generation workflow's contract (id `clip-<jobId>`): input, state query, admission update, progress signal.
+ * Shared by the workflow, its activities and the API, so none of them imports another's module.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { ClipJobOptions, ClipJobStatus, ClipResultSummary, ClipSourceKind } from '../clipGeneration';
+import type { StoredFile } from '../approvals';
+
+export interface ClipSource {
+  kind: ClipSourceKind;
+  id: string;
+  bucket: StoredFile['bucket'];
+  path: string;
+  fileName: string;
+}
+
+export interface ClipGenerationInput {
+  jobId: string;
+  userId: string;
+  projectId: string;
+  source: ClipSource;
+  options: ClipJobOptions;
+  queues: ClipQueues;
+}
+
+/** Where the provider wait and the ffmpeg work run, and where the approval workflow runs (TASK_QUEUES unless a test routes them). */
+export interface ClipQueues {
+  media: string;
+  approvals: string;
+}
+
+export interface ClipJobState {
+  jobId: string;
+  status: ClipJobStatus;
+  progress: number;
+  message: string;
+  error: string | null;
+  code: string | null;
+  warning: string | null;
+  result: ClipResultSummary | null;
+  providerJobId: string | null;
+}
+
+/** The start call's answer: admitted (maybe with the rejection-streak warning) or refused with the rule's code. */
+export type ClipAdmission =
+  | { admitted: true; warning: string | null; code: string | null }
+  | { admitted: false; error: string; code: string; status: number };
+
+export interface ClipProgressReport {
+  progress: number;
+  message: string;
+}
+
+export const clipJobStateQuery = defineQuery<ClipJobState>('clipJobState');
+/** Answers once the job was admitted or refused; the API sends it with the start (update-with-start). */
+export const clipAdmissionUpdate = defineUpdate<ClipAdmission>('clipAdmission');
+export const clipProgressSignal = defineSignal<[ClipProgressReport]>('clipProgress');
+
+export function clipWorkflowId(jobId: string): string {
+  return `clip-${jobId}`;
+}
