@@ -1,6 +1,8 @@
 import type { ActivityDeps } from './deps';
+import { createAccountDeletionActivities } from './accountDeletion';
 import { createApprovalActivities } from './approvals';
 import { createClipActivities } from './clipGeneration';
+import { createDataExportActivities } from './dataExport';
 import { createImageEditActivities } from './imageEdit';
 import { createOnboardingActivities } from './onboarding';
 
@@ -16,6 +18,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createApprovalActivities(deps),
     ...createImageEditActivities(deps),
     ...createClipActivities(deps),
+    ...createDataExportActivities(deps),
+    ...createAccountDeletionActivities(deps),
   };
 }
 

@@ -6,6 +6,10 @@ import { errorHandler } from './middleware/errors';
 import { requestContext } from './middleware/requestContext';
 import { staticFrontend } from './middleware/staticFrontend';
 import { buildRouters } from './routes';
+import { STRIPE_WEBHOOK_PATH } from './routes/stripe';
+
+/** Routes that read their body as raw bytes (a signature covers them), so the JSON parser leaves them alone. */
+const RAW_BODY_PATHS: ReadonlySet<string> = new Set([STRIPE_WEBHOOK_PATH]);
 
 /** Builds the Koa app without listening, so tests drive it through `app.callback()`. */
 export function createApp(deps: AppDeps): Koa {
@@ -19,7 +23,10 @@ export function createApp(deps: AppDeps): Koa {
   // deny by default: every /api route except the public ones (middleware/auth.ts) needs a session
   app.use(apiSessionGuard(deps));
   // JSON bodies only here; multipart routes parse their own streams
-  app.use(koaBody({ json: true, urlencoded: false, multipart: false, text: false, jsonLimit: '1mb', jsonStrict: true }));
+  const parseJson = koaBody({ json: true, urlencoded: false, multipart: false, text: false, jsonLimit: '1mb', jsonStrict: true });
+  app.use(async function jsonBody(ctx, next) {
+    return RAW_BODY_PATHS.has(ctx.path.toLowerCase()) ? next() : parseJson(ctx, next);
+  });
   app.use(async function apiUnmatched(ctx, next) {
     await next();
     // no route answered: JSON like every other API reply (405 comes from the routers' allowedMethods)

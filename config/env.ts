@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { CREDIT_PACKAGES } from '../domain/constants';
 /**
  * All configuration comes from the environment, with the documented defaults below.
  * README "Configuration" lists every variable; keep the two in step.
@@ -31,6 +32,8 @@ export interface AppConfig {
   stripeSecretKey: string;
   stripeWebhookSecret: string;
   stripeApiBase: string;
+  /** Stripe Price id per credit package id (STRIPE_PRICE_SMALL ...); a package without one is sold with price_data. */
+  stripePriceIds: Record<string, string>;
   logLevel: string;
   frontendDist: string;
 }
@@ -74,6 +77,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     stripeSecretKey: env.STRIPE_SECRET_KEY ?? '',
     stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET ?? '',
     stripeApiBase: env.STRIPE_API_BASE ?? '',
+    stripePriceIds: Object.fromEntries(
+      CREDIT_PACKAGES.flatMap(({ id }) => {
+        const price = env[`STRIPE_PRICE_${id.toUpperCase()}`];
+        return price ? [[id, price]] : [];
+      }),
+    ),
     logLevel: env.LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'silent' : 'info'),
     frontendDist: env.FRONTEND_DIST ?? 'frontend/dist',
   };

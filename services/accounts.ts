@@ -114,6 +114,8 @@ export async function signIn(knex: Knex, input: { email: string; password: strin
     throw new InvalidCredentialsError();
   }
   if (!(await verifyPassword(input.password, user.passwordHash))) throw new InvalidCredentialsError();
+  // an account being deleted (services/accountData.ts) takes no new session
+  if (user.deletionRequestedAt) throw new InvalidCredentialsError();
   await deleteExpiredSessions(knex, user.id);
   const session = await createSession(knex, user.id, options.sessionTtlDays);
   return { user: toAccount(user, user.profile?.name ?? ''), session };

@@ -11,6 +11,8 @@ export const TASK_QUEUES = {
   media: 'render-studio-media',
   /** One approval workflow per pending item, mostly waiting on updates and deadline timers. */
   approvals: 'render-studio-approvals',
+  /** Data exports (streaming a user's files into a zip) and account deletions: long I/O, apart from generation. */
+  accountData: 'render-studio-account-data',
 } as const;
 
 export type TaskQueueName = keyof typeof TASK_QUEUES;

@@ -3,3 +3,5 @@ export * from './tryItOnboarding';
 export * from './approval';
 export * from './imageEdit';
 export * from './clipGeneration';
+export * from './dataExport';
+export * from './accountDeletion';

@@ -126,6 +126,8 @@ export const PUBLIC_API_ROUTES: ReadonlyArray<{ method: string; path: string; pr
   { method: 'POST', path: '/api/upload/renders' },
   // checks the session itself to answer 'You must be logged in to generate images' (api/routes/imageEdit.ts)
   { method: 'POST', path: '/api/ai-image-simple' },
+  // checks the session itself to answer 'Please sign in to purchase credits' (api/routes/stripe.ts)
+  { method: 'POST', path: '/api/stripe/create-checkout-session' },
   // Stripe calls it; the signature header is the credential
   { method: 'POST', path: '/api/stripe/webhook' },
 ];

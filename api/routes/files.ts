@@ -13,6 +13,7 @@ const CONTENT_TYPES: Record<string, string> = {
   mp4: 'video/mp4',
   webm: 'video/webm',
   mov: 'video/quicktime',
+  zip: 'application/zip',
 };
 
 function contentType(path: string): string {
@@ -48,6 +49,8 @@ async function serveFile(storage: Storage, ctx: Context): Promise<void> {
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('Content-Security-Policy', "default-src 'none'; sandbox");
   ctx.type = contentType(path);
+  // a zip (the data export) downloads under its own name instead of opening
+  if (ctx.type === 'application/zip') ctx.attachment(path.slice(path.lastIndexOf('/') + 1), { type: 'attachment' });
   if (range === 'unsatisfiable') {
     ctx.set('Content-Range', `bytes */${stat.size}`);
     throw new RequestError(416, 'Range not satisfiable');

@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
 import type { AppDeps } from '../deps';
+import { accountRouter } from './account';
 import { adminRouter } from './admin';
 import { approvalsRouter } from './approvals';
 import { authRouter } from './auth';
@@ -10,6 +11,7 @@ import { imageEditRouter } from './imageEdit';
 import { onboardingRouter } from './onboarding';
 import { profileRouter } from './profile';
 import { projectsRouter } from './projects';
+import { stripeRouter } from './stripe';
 import { uploadsRouter } from './uploads';
 import { videoGenerationRouter } from './videoGeneration';
 
@@ -32,5 +34,7 @@ export function buildRouters(deps: AppDeps): Router[] {
     approvalsRouter(deps),
     videoGenerationRouter(deps),
     onboardingRouter(deps),
+    accountRouter(deps),
+    stripeRouter(deps),
   ];
 }

@@ -20,3 +20,4 @@ export { Session } from './Session';
 export { Profile } from './Profile';
 export { CreditTransaction } from './CreditTransaction';
 export { CreditReservation } from './CreditReservation';
+export { DataExport } from './DataExport';

@@ -143,13 +143,15 @@ describe('Account Settings', () => {
     await app.screenshot('account-billing');
   });
 
-  it('answers Delete Account with a support-contact confirmation and deletes nothing', async () => {
+  it('asks for the e-mail before Delete Account, and Cancel deletes nothing', async () => {
     const { page } = app;
     await page.getByRole('tab', { name: 'Settings' }).click();
     await page.getByRole('button', { name: 'Delete Account' }).click();
     const dialog = page.getByRole('dialog', { name: 'Delete Account' });
-    await dialog.getByText('Your account has not been deleted.').waitFor();
-    await dialog.getByRole('button', { name: 'OK' }).click();
+    const confirm = dialog.getByRole('button', { name: 'Permanently delete account' });
+    await dialog.getByLabel('Type your e-mail address to confirm').fill('someone-else@example.test');
+    expect(await confirm.isDisabled()).toBe(true);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
     await dialog.waitFor({ state: 'detached' });
     const me = await page.request.get('/api/auth/me');
     expect(me.status()).toBe(200);

@@ -8,10 +8,10 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { createApp } from '../../api/app';
 import type { AppDeps } from '../../api/deps';
-import { loadConfig } from '../../config/env';
+import { loadConfig, type AppConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { testKnex } from './db';
-import { serve } from './http';
+import { closedPort, serve } from './http';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 export const FRONTEND_DIST = path.join(ROOT, 'frontend', 'dist');
@@ -35,6 +35,8 @@ export interface BrowserAppOptions {
   viewport?: { width: number; height: number };
   /** Task queues the served API starts workflows on (a test's own worker polls them). */
   taskQueues?: AppDeps['taskQueues'];
+  /** Configuration over loadConfig()'s, given the address the app will be served at (e.g. PUBLIC_URL, Stripe). */
+  config?: (baseUrl: string) => Partial<AppConfig>;
 }
 
 export function chromiumPath(): string {
@@ -70,8 +72,12 @@ export async function useSession(app: Pick<BrowserApp, 'context' | 'baseUrl'>, t
 /** Serves the API and the built front end, opens Chromium on it and returns a page whose relative URLs hit it. */
 export async function startBrowserApp(options: BrowserAppOptions = {}): Promise<BrowserApp> {
   assertFrontendBuilt();
-  const app = createApp({ config: { ...loadConfig(), frontendDist: FRONTEND_DIST }, knex: testKnex(), logger, taskQueues: options.taskQueues });
-  const server = await serve(app);
+  // a configuration that depends on the app's own address needs the port before the app is built
+  const port = options.config ? await closedPort() : 0;
+  const overrides = options.config ? options.config(`http://127.0.0.1:${port}`) : {};
+  const config = { ...loadConfig(), frontendDist: FRONTEND_DIST, ...overrides };
+  const app = createApp({ config, knex: testKnex(), logger, taskQueues: options.taskQueues });
+  const server = await serve(app, port);
   let browser: Browser;
   try {
     browser = await launchChromium();

@@ -7,13 +7,16 @@ export interface TestServer {
   close: () => Promise<void>;
 }
 
-/** Serves a Koa app on an ephemeral 127.0.0.1 port for the duration of a test file. */
-export async function serve(app: Koa): Promise<TestServer> {
+/** Serves a Koa app on 127.0.0.1 for the duration of a test file: on `port`, or an ephemeral one by default. */
+export async function serve(app: Koa, port = 0): Promise<TestServer> {
   const server = http.createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
+  const { port: bound } = server.address() as AddressInfo;
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl: `http://127.0.0.1:${bound}`,
     close: () =>
       new Promise((resolve, reject) => {
         server.closeAllConnections();

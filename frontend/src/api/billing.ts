@@ -1,7 +1,12 @@
+import type { PurchaseStatusReply, PurchaseView, WeeklyCreditUsage } from '../../../domain/billing';
 import { api } from './client';
 
+export type { PurchaseStatusReply, PurchaseView, WeeklyCreditUsage };
+
+/** The spec's payload (001 section 7); the server decides credits and amount from packageId alone. */
 export interface CheckoutSessionInput {
   packageId: string;
+  priceId?: string;
   credits: number;
   userId: string;
   email: string;
@@ -14,4 +19,44 @@ export async function createCheckoutSession(input: CheckoutSessionInput): Promis
   const body = await api.post('stripe/create-checkout-session', { json: input }).json<{ success?: boolean; url?: string }>();
   if (!body.url) throw new Error('No checkout url in the reply');
   return body.url;
+}
+
+/** The purchase of a Checkout Session (after the return from Stripe) with the balance now. */
+export async function fetchPurchaseStatus(sessionId: string): Promise<PurchaseStatusReply> {
+  const body = await api.get(`stripe/purchases/${encodeURIComponent(sessionId)}`).json<{ success: true; data: PurchaseStatusReply }>();
+  return body.data;
+}
+
+export async function fetchPurchases(): Promise<PurchaseView[]> {
+  const body = await api.get('stripe/purchases').json<{ success: true; data: PurchaseView[] }>();
+  return body.data;
+}
+
+export async function fetchWeeklyUsage(weeks = 8): Promise<WeeklyCreditUsage[]> {
+  const body = await api.get('credits/weekly-usage', { searchParams: { weeks } }).json<{ success: true; data: WeeklyCreditUsage[] }>();
+  return body.data;
+}
+
+export interface CreditTransaction {
+  id: string;
+  amount: number;
+  transactionType: string;
+  description: string;
+  createdAt: string;
+  createdByEmail: string;
+}
+
+export interface TransactionPage {
+  transactions: CreditTransaction[];
+  page: number;
+  pageSize: number;
+  total: number;
+}
+
+/** The credit ledger, 50 a page, newest first. */
+export async function fetchTransactions(page: number): Promise<TransactionPage> {
+  const body = await api
+    .get('credits/transactions', { searchParams: { page } })
+    .json<{ success: true; data: CreditTransaction[]; page: number; pageSize: number; total: number }>();
+  return { transactions: body.data, page: body.page, pageSize: body.pageSize, total: body.total };
 }

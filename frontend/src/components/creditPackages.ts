@@ -1,15 +1,16 @@
-import { CREDIT_COST, CREDIT_PACKAGES, type CreditPackage } from '../../../domain/constants';
+import { approxClips, displayPriceCents } from '../../../domain/billing';
+import { CREDIT_PACKAGES, type CreditPackage } from '../../../domain/constants';
 
-export { CREDIT_PACKAGES, type CreditPackage };
-
-/** Spec 001 section 9: the displayed price is the stored cents times 1.15, rounded, with two decimals (NZD). */
-export function displayPriceNzd(priceCents: number): string {
-  return PRICE_FORMAT.format(Math.round(priceCents * 1.15) / 100);
-}
+export { approxClips, CREDIT_PACKAGES, type CreditPackage };
 
 const PRICE_FORMAT = new Intl.NumberFormat('en-NZ', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 
-/** Approx. clips = floor(credits / 4). */
-export function approxClips(credits: number): number {
-  return Math.floor(credits / CREDIT_COST.clip);
+/** Spec 001 section 9: the displayed price is the stored cents times 1.15, rounded, with two decimals (NZD). */
+export function displayPriceNzd(priceCents: number): string {
+  return formatCents(displayPriceCents(priceCents));
+}
+
+/** An amount in cents as money with two decimals (1,374.25). */
+export function formatCents(cents: number): string {
+  return PRICE_FORMAT.format(cents / 100);
 }

@@ -1,16 +1,23 @@
 import { useAtomValue, useSetAtom } from 'jotai';
-import { useState, type ReactElement } from 'react';
+import { lazy, Suspense, useState, type ReactElement } from 'react';
 import type { User } from '../../api/auth';
 import { createCheckoutSession } from '../../api/billing';
+import { apiErrorMessage } from '../../api/client';
 import { creditSummaryStateAtom } from '../../atoms/credits';
 import { currentUserAtom } from '../../atoms/session';
 import { showToastAtom } from '../../atoms/toast';
-import { hrefForLocation } from '../../atoms/viewUrl';
 import { CreditPackageCard } from '../../components/CreditPackageCard';
 import { CREDIT_PACKAGES, type CreditPackage } from '../../components/creditPackages';
 import { LoadingState } from '../../components/Spinner';
+import { BILLING_MSG, LOW_CREDIT_THRESHOLD } from '../../../../domain/billing';
+import { checkoutReturnUrl } from './checkoutReturn';
+import { CreditTransactions } from './CreditTransactions';
+import { PurchaseHistory } from './PurchaseHistory';
+import { PurchaseReturnNotice } from './PurchaseReturnNotice';
+import './billing.css';
 
-const LOW_CREDIT_THRESHOLD = 100;
+// chart.js is large: it loads with the Billing tab, never with the landing page
+const CreditUsageChart = lazy(() => import('./CreditUsageChart'));
 
 function CreditBalance(): ReactElement {
   const summary = useAtomValue(creditSummaryStateAtom);
@@ -71,20 +78,18 @@ function PackagePurchase({ user }: { user: User }): ReactElement {
 
   async function buy(pkg: CreditPackage) {
     setPendingId(pkg.id);
-    const back = (checkout: string) =>
-      `${window.location.origin}${hrefForLocation(window.location.href, { view: 'account', accountTab: 'billing' })}&checkout=${checkout}`;
     try {
       const url = await createCheckoutSession({
         packageId: pkg.id,
         credits: pkg.totalCredits,
         userId: user.id,
         email: user.email,
-        successUrl: back('success'),
-        cancelUrl: back('cancelled'),
+        successUrl: checkoutReturnUrl(window.location.href, 'success'),
+        cancelUrl: checkoutReturnUrl(window.location.href, 'cancelled'),
       });
       window.location.assign(url);
-    } catch {
-      showToast({ kind: 'error', message: 'Failed to create checkout session' });
+    } catch (error) {
+      showToast({ kind: 'error', message: apiErrorMessage(error, BILLING_MSG.checkoutFailed) });
       setPendingId(null);
     }
   }
@@ -115,7 +120,8 @@ function PackagePurchase({ user }: { user: User }): ReactElement {
 export function BillingTab(): ReactElement {
   const user = useAtomValue(currentUserAtom);
   return (
-    <div className="stack">
+    <div className="stack billing">
+      <PurchaseReturnNotice />
       <div className="two-columns">
         <CreditBalance />
         <CreditsExplainer />
@@ -126,6 +132,11 @@ export function BillingTab(): ReactElement {
         </h2>
         {user && <PackagePurchase user={user} />}
       </section>
+      <Suspense fallback={<LoadingState label="Loading usage..." />}>
+        <CreditUsageChart />
+      </Suspense>
+      <PurchaseHistory />
+      <CreditTransactions />
     </div>
   );
 }

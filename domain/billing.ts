@@ -1,0 +1,95 @@
+/**
+ * Credit packages as sold and shown (spec 001 sections 3 and 9): the one table lives in constants.ts; these are the
+ * rules around it, shared by the API (what a checkout charges), the landing page and the Billing tab (what they show),
+ * and the answer shapes of the billing endpoints. Pure: no env, no I/O.
+ */
+import { CREDIT_COST, CREDIT_PACKAGES, type CreditPackage } from './constants';
+
+export const PACKAGE_CURRENCY = 'nzd';
+/** The displayed price is the stored cents times 1.15 (NZ GST), rounded to the cent. */
+export const DISPLAY_PRICE_FACTOR = 1.15;
+/** The Billing tab's low-credit hint shows under this balance. */
+export const LOW_CREDIT_THRESHOLD = 100;
+
+export const BILLING_MSG = {
+  signInToPurchase: 'Please sign in to purchase credits',
+  checkoutFailed: 'Failed to create checkout session',
+  purchaseFailed: 'Failed to process credit purchase',
+  stripeNotConfigured: 'Credit purchases are not available: Stripe is not configured on this server',
+  unknownPackage: 'Unknown credit package',
+  foreignReturnUrl: 'Return URLs must point to this app',
+  purchaseNotFound: 'Purchase not found',
+} as const;
+
+export function findCreditPackage(id: string): CreditPackage | undefined {
+  return CREDIT_PACKAGES.find((p) => p.id === id);
+}
+
+/** What a package costs the buyer, in cents: the stored cents times 1.15, rounded. Checkout charges exactly this. */
+export function displayPriceCents(priceCents: number): number {
+  return Math.round(priceCents * DISPLAY_PRICE_FACTOR);
+}
+
+/** Approx. clips = floor(credits / 4). */
+export function approxClips(credits: number): number {
+  return Math.floor(credits / CREDIT_COST.clip);
+}
+
+/** The spec's "pricing display": id, name, credits, clips, price (two decimals, NZD). */
+export interface PricingDisplay {
+  id: string;
+  name: string;
+  credits: number;
+  clips: number;
+  price: string;
+  isPopular: boolean;
+}
+
+export function pricingDisplay(pkg: CreditPackage): PricingDisplay {
+  return {
+    id: pkg.id,
+    name: pkg.name,
+    credits: pkg.totalCredits,
+    clips: approxClips(pkg.totalCredits),
+    price: (displayPriceCents(pkg.priceCents) / 100).toFixed(2),
+    isPopular: pkg.isPopular,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Answers of /api/stripe/* and /api/credits/weekly-usage (the front end imports these types)
+
+export const PURCHASE_STATUSES = ['open', 'completed', 'failed', 'expired', 'refunded', 'partially_refunded'] as const;
+export type PurchaseStatus = (typeof PURCHASE_STATUSES)[number];
+
+export interface PurchaseView {
+  id: string;
+  sessionId: string | null;
+  packageId: string;
+  packageName: string;
+  credits: number;
+  amountCents: number;
+  currency: string;
+  status: PurchaseStatus;
+  createdAt: string;
+  completedAt: string | null;
+  creditsReversed: number;
+}
+
+/** GET /api/stripe/purchases/:sessionId: the purchase and the balance it left (for the success page). */
+export interface PurchaseStatusReply {
+  purchase: PurchaseView;
+  availableCredits: number;
+  credits: number;
+}
+
+export const USAGE_KINDS = ['image', 'clip', 'assembly'] as const;
+
+/** One week (Monday, UTC) of ledger activity: credits added, and credits spent per content kind. */
+export interface WeeklyCreditUsage {
+  weekStart: string;
+  added: number;
+  spent: { image: number; clip: number; assembly: number };
+  /** credits taken otherwise (refunds, admin corrections, deductions) */
+  removed: number;
+}

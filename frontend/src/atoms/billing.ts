@@ -1,0 +1,40 @@
+import { atom } from 'jotai';
+import { fetchPurchases, fetchTransactions, fetchWeeklyUsage } from '../api/billing';
+import { refreshCreditsAtom } from './credits';
+import { sessionKeyAtom } from './session';
+import { settledAtom } from './settled';
+
+const billingVersionAtom = atom(0);
+
+/** The user's credit purchases, newest first. */
+export const purchasesAtom = atom(async (get) => {
+  get(billingVersionAtom);
+  if (!get(sessionKeyAtom)) return [];
+  return fetchPurchases();
+});
+export const purchasesStateAtom = settledAtom(purchasesAtom);
+
+/** Credits added and spent per week (the Billing tab's chart). */
+export const weeklyUsageAtom = atom(async (get) => {
+  get(billingVersionAtom);
+  if (!get(sessionKeyAtom)) return [];
+  return fetchWeeklyUsage();
+});
+export const weeklyUsageStateAtom = settledAtom(weeklyUsageAtom);
+
+/** The page of the credit transactions list on show. */
+export const transactionsPageAtom = atom(1);
+
+export const transactionsAtom = atom(async (get) => {
+  get(billingVersionAtom);
+  const page = get(transactionsPageAtom);
+  if (!get(sessionKeyAtom)) return { transactions: [], page, pageSize: 50, total: 0 };
+  return fetchTransactions(page);
+});
+export const transactionsStateAtom = settledAtom(transactionsAtom);
+
+/** After a balance change (a confirmed purchase): re-read the balance, purchases, usage and transactions. */
+export const refreshBillingAtom = atom(null, (_get, set) => {
+  set(billingVersionAtom, (v) => v + 1);
+  set(refreshCreditsAtom);
+});

@@ -1,0 +1,318 @@
+/**
+ * A local HTTP server speaking the Stripe API paths the app uses, for tests (no Stripe emulator supports Checkout
+ * Sessions). The app's SDK is pointed at it through STRIPE_API_BASE (host / port / protocol options):
+ * - POST /v1/checkout/sessions (form-encoded, as the SDK sends it) answers a Checkout Session shaped like Stripe's,
+ *   whose `url` is a hosted checkout page served here;
+ * - GET /v1/checkout/sessions/:id;
+ * - GET /checkout/:id is that page (HTML with a Pay button); POST /checkout/:id pays: the session completes, a
+ *   `checkout.session.completed` event signed exactly as Stripe signs it (the SDK's generateTestHeaderString) is
+ *   delivered to the app's webhook, and the browser is redirected to success_url;
+ * - GET /checkout/:id/cancel sends the browser to cancel_url.
+ * Tests also build and deliver events themselves (replays, refunds, async payments).
+ */
+import { randomBytes } from 'node:crypto';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Stripe from 'stripe';
+
+export const FAKE_STRIPE_SECRET_KEY = 'sk_test_fake_render_studio';
+export const FAKE_WEBHOOK_SECRET = 'whsec_fake_render_studio';
+
+type FormValue = string | FormObject | FormValue[];
+interface FormObject {
+  [key: string]: FormValue;
+}
+
+/** Stripe's form encoding (`a[b][0][c]=v`) back into objects; numeric keys become arrays. */
+export function parseStripeForm(body: string): FormObject {
+  const root: FormObject = {};
+  for (const [rawKey, value] of new URLSearchParams(body)) {
+    const parts = rawKey.replace(/\]/g, '').split('[');
+    let node: FormObject = root;
+    parts.forEach((part, i) => {
+      if (i === parts.length - 1) node[part] = value;
+      else node = (node[part] ??= {}) as FormObject;
+    });
+  }
+  const arrays = (v: FormValue): FormValue => {
+    if (typeof v === 'string' || Array.isArray(v)) return v;
+    const keys = Object.keys(v);
+    const mapped = Object.fromEntries(keys.map((k) => [k, arrays(v[k])]));
+    return keys.length > 0 && keys.every((k, i) => k === String(i)) ? keys.map((k) => mapped[k]) : mapped;
+  };
+  return arrays(root) as FormObject;
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  authorization: string | undefined;
+  idempotencyKey: string | undefined;
+  form: FormObject;
+}
+
+export interface FakeStripeOptions {
+  /** Price ids the account knows, with their unit amount in cents. */
+  prices?: Record<string, number>;
+  webhookSecret?: string;
+}
+
+export interface DeliveryResult {
+  status: number;
+  body: unknown;
+}
+
+function id(prefix: string): string {
+  return `${prefix}_test_${randomBytes(12).toString('hex')}`;
+}
+
+function stripeError(res: ServerResponse, status: number, message: string, type = 'invalid_request_error'): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'request-id': id('req') });
+  res.end(JSON.stringify({ error: { type, message } }));
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'request-id': id('req') });
+  res.end(JSON.stringify(body));
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+export class FakeStripe {
+  readonly sessions = new Map<string, Stripe.Checkout.Session>();
+  readonly requests: RecordedRequest[] = [];
+  /** Where paid checkouts deliver their webhook (the app's /api/stripe/webhook). */
+  webhookUrl = '';
+  /**
+   * When the hosted page delivers the webhook: before redirecting (default), or this many ms after it (Stripe makes
+   * no promise about the order, so the app's return page must wait for the webhook).
+   */
+  webhookDelayMs: number | null = null;
+  /** The next n session creations answer this HTTP status (a Stripe outage). */
+  failNextCreates: { count: number; status: number } = { count: 0, status: 500 };
+  readonly webhookSecret: string;
+  readonly deliveries: DeliveryResult[] = [];
+  /** A delayed delivery still under way (see webhookDelayMs). */
+  pendingDelivery: Promise<DeliveryResult> | null = null;
+  private readonly prices: Record<string, number>;
+  private readonly stripe = new Stripe('sk_test_signing_only');
+  private server: http.Server | null = null;
+  baseUrl = '';
+
+  constructor(options: FakeStripeOptions = {}) {
+    this.prices = options.prices ?? {};
+    this.webhookSecret = options.webhookSecret ?? FAKE_WEBHOOK_SECRET;
+  }
+
+  async start(): Promise<this> {
+    this.server = http.createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => stripeError(res, 500, String(err), 'api_error'));
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    await this.pendingDelivery?.catch(() => undefined);
+    const server = this.server;
+    this.server = null;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
+  }
+
+  /** The checkout-session creations the app sent, parsed. */
+  get sessionCreates(): RecordedRequest[] {
+    return this.requests.filter((r) => r.method === 'POST' && r.path === '/v1/checkout/sessions');
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', this.baseUrl);
+    const body = await readBody(req);
+    if (url.pathname.startsWith('/v1/')) {
+      const authorization = req.headers.authorization;
+      this.requests.push({
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        authorization,
+        idempotencyKey: req.headers['idempotency-key'] as string | undefined,
+        form: parseStripeForm(body),
+      });
+      if (!authorization?.startsWith('Bearer sk_')) return stripeError(res, 401, 'Invalid API Key provided', 'invalid_request_error');
+      if (req.method === 'POST' && url.pathname === '/v1/checkout/sessions') return this.createSession(res, parseStripeForm(body));
+      const found = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(url.pathname);
+      if (req.method === 'GET' && found) {
+        const session = this.sessions.get(found[1]);
+        return session ? json(res, 200, session) : stripeError(res, 404, `No such checkout.session: '${found[1]}'`);
+      }
+      return stripeError(res, 404, `Unrecognized request URL (${req.method}: ${url.pathname}).`);
+    }
+    const page = /^\/checkout\/([^/]+)(\/cancel)?$/.exec(url.pathname);
+    const session = page ? this.sessions.get(page[1]) : undefined;
+    if (!page || !session) {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('Not found');
+      return;
+    }
+    if (page[2]) return this.redirect(res, session.cancel_url ?? '/');
+    if (req.method === 'GET') return this.checkoutPage(res, session);
+    if (req.method === 'POST') {
+      const paid = this.pay(session.id);
+      const event = this.event('checkout.session.completed', paid);
+      if (this.webhookDelayMs === null) await this.deliver(event);
+      else this.pendingDelivery = new Promise((resolve) => setTimeout(resolve, this.webhookDelayMs!)).then(() => this.deliver(event));
+      return this.redirect(res, (paid.success_url ?? '/').replace('{CHECKOUT_SESSION_ID}', paid.id));
+    }
+    res.writeHead(405);
+    res.end();
+  }
+
+  private createSession(res: ServerResponse, form: FormObject): void {
+    if (this.failNextCreates.count > 0) {
+      this.failNextCreates.count -= 1;
+      return stripeError(res, this.failNextCreates.status, 'Something went wrong on our end', 'api_error');
+    }
+    const items = (form.line_items ?? []) as FormObject[];
+    if (form.mode !== 'payment') return stripeError(res, 400, 'mode must be payment in this fake');
+    if (!Array.isArray(items) || items.length === 0) return stripeError(res, 400, 'line_items is required');
+    if (typeof form.success_url !== 'string') return stripeError(res, 400, 'Missing required param: success_url.');
+    let amount = 0;
+    let currency = 'nzd';
+    for (const item of items) {
+      const quantity = Number(item.quantity ?? 1);
+      if (typeof item.price === 'string') {
+        const unit = this.prices[item.price];
+        if (unit === undefined) return stripeError(res, 400, `No such price: '${item.price}'`);
+        amount += unit * quantity;
+      } else {
+        const data = item.price_data as FormObject | undefined;
+        if (!data || typeof data.unit_amount !== 'string' || typeof data.currency !== 'string') return stripeError(res, 400, 'price_data is incomplete');
+        amount += Number(data.unit_amount) * quantity;
+        currency = data.currency;
+      }
+    }
+    const sessionId = id('cs');
+    const session = {
+      id: sessionId,
+      object: 'checkout.session',
+      amount_subtotal: amount,
+      amount_total: amount,
+      cancel_url: typeof form.cancel_url === 'string' ? form.cancel_url : null,
+      client_reference_id: typeof form.client_reference_id === 'string' ? form.client_reference_id : null,
+      created: Math.floor(Date.now() / 1000),
+      currency,
+      customer: null,
+      customer_email: typeof form.customer_email === 'string' ? form.customer_email : null,
+      expires_at: Math.floor(Date.now() / 1000) + 86_400,
+      livemode: false,
+      metadata: (form.metadata ?? {}) as Record<string, string>,
+      mode: 'payment',
+      payment_intent: null,
+      payment_status: 'unpaid',
+      status: 'open',
+      success_url: form.success_url,
+      url: `${this.baseUrl}/checkout/${sessionId}`,
+    } as unknown as Stripe.Checkout.Session;
+    this.sessions.set(sessionId, session);
+    json(res, 200, session);
+  }
+
+  private checkoutPage(res: ServerResponse, session: Stripe.Checkout.Session): void {
+    const amount = ((session.amount_total ?? 0) / 100).toFixed(2);
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Fake Stripe Checkout</title></head>
+<body><main><h1>Fake Stripe Checkout</h1>
+<p>Pay ${escapeHtml(session.currency?.toUpperCase() ?? '')} ${amount} for ${escapeHtml(session.metadata?.packageId ?? 'a package')}</p>
+<form method="post" action="/checkout/${escapeHtml(session.id)}"><button type="submit">Pay</button></form>
+<p><a href="/checkout/${escapeHtml(session.id)}/cancel">Cancel</a></p></main></body></html>`);
+  }
+
+  private redirect(res: ServerResponse, location: string): void {
+    res.writeHead(303, { location });
+    res.end();
+  }
+
+  /** Marks a session paid (as Stripe does when the card succeeds) and returns it. */
+  pay(sessionId: string, paymentStatus: 'paid' | 'unpaid' = 'paid'): Stripe.Checkout.Session {
+    const session = this.sessions.get(sessionId);
+    if (!session) throw new Error(`fake stripe: no session ${sessionId}`);
+    const paid = {
+      ...session,
+      status: 'complete',
+      payment_status: paymentStatus,
+      payment_intent: session.payment_intent ?? id('pi'),
+    } as Stripe.Checkout.Session;
+    this.sessions.set(sessionId, paid);
+    return paid;
+  }
+
+  /** An event as Stripe sends it, with a fresh id. */
+  event(type: string, object: unknown): Stripe.Event {
+    return {
+      id: id('evt'),
+      object: 'event',
+      api_version: Stripe.API_VERSION,
+      created: Math.floor(Date.now() / 1000),
+      data: { object },
+      livemode: false,
+      pending_webhooks: 1,
+      request: { id: null, idempotency_key: null },
+      type,
+    } as unknown as Stripe.Event;
+  }
+
+  /** The Charge a refund event carries for a paid session: `amountRefunded` cumulative, as Stripe reports it. */
+  refundedCharge(sessionId: string, amountRefunded: number): Stripe.Charge {
+    const session = this.sessions.get(sessionId);
+    if (!session?.payment_intent) throw new Error(`fake stripe: session ${sessionId} was not paid`);
+    const amount = session.amount_total ?? 0;
+    return {
+      id: `ch_for_${String(session.payment_intent)}`,
+      object: 'charge',
+      amount,
+      amount_captured: amount,
+      amount_refunded: amountRefunded,
+      currency: session.currency,
+      paid: true,
+      payment_intent: session.payment_intent,
+      refunded: amountRefunded >= amount,
+      status: 'succeeded',
+    } as unknown as Stripe.Charge;
+  }
+
+  /** The body and the Stripe-Signature header Stripe would send for `event`. */
+  sign(event: Stripe.Event, secret = this.webhookSecret): { payload: string; signature: string } {
+    const payload = JSON.stringify(event, null, 2);
+    return { payload, signature: this.stripe.webhooks.generateTestHeaderString({ payload, secret }) };
+  }
+
+  /** Posts `event` to the webhook URL, signed; returns the app's answer. */
+  async deliver(event: Stripe.Event, url = this.webhookUrl): Promise<DeliveryResult> {
+    if (!url) throw new Error('fake stripe: webhookUrl is not set');
+    const { payload, signature } = this.sign(event);
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': signature }, body: payload });
+    const text = await res.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // keep the text
+    }
+    const result = { status: res.status, body };
+    this.deliveries.push(result);
+    return result;
+  }
+}
+
+export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<FakeStripe> {
+  return new FakeStripe(options).start();
+}
