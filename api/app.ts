@@ -2,6 +2,7 @@ import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import type { AppDeps } from './deps';
 import { apiSessionGuard, isApiPath } from './middleware/auth';
+import { csrfGuard } from './middleware/csrf';
 import { errorHandler } from './middleware/errors';
 import { requestContext } from './middleware/requestContext';
 import { staticFrontend } from './middleware/staticFrontend';
@@ -20,6 +21,8 @@ export function createApp(deps: AppDeps): Koa {
   });
   app.use(requestContext(deps.logger));
   app.use(errorHandler);
+  // before any route: a cookie-authenticated write from another site is refused (middleware/csrf.ts)
+  app.use(csrfGuard(deps.config));
   // deny by default: every /api route except the public ones (middleware/auth.ts) needs a session
   app.use(apiSessionGuard(deps));
   // JSON bodies only here; multipart routes parse their own streams

@@ -29,7 +29,7 @@ export function authRouter(deps: AppDeps): Router {
   const ttl = { sessionTtlDays: deps.config.sessionTtlDays };
 
   function answerSignedIn(ctx: Context, result: SignedIn, status: number): void {
-    setSessionCookie(ctx, result.session.token, result.session.expiresAt, deps.config.cookieSecure);
+    setSessionCookie(ctx, result.session.token, result.session.expiresAt, deps.config);
     ctx.status = status;
     ctx.body = { success: true, user: result.user, token: result.session.token, expiresAt: result.session.expiresAt };
   }
@@ -46,7 +46,7 @@ export function authRouter(deps: AppDeps): Router {
     parseBody(ctx, signOutBody);
     const token = sessionToken(ctx);
     if (token) await endSession(deps.knex, token);
-    clearSessionCookie(ctx, deps.config.cookieSecure);
+    clearSessionCookie(ctx, deps.config);
     ctx.body = { success: true };
   });
 
