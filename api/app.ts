@@ -5,6 +5,7 @@ import { apiSessionGuard, isApiPath } from './middleware/auth';
 import { csrfGuard } from './middleware/csrf';
 import { errorHandler } from './middleware/errors';
 import { requestContext } from './middleware/requestContext';
+import { securityHeaders } from './middleware/securityHeaders';
 import { staticFrontend } from './middleware/staticFrontend';
 import { buildRouters } from './routes';
 import { STRIPE_WEBHOOK_PATH } from './routes/stripe';
@@ -20,6 +21,8 @@ export function createApp(deps: AppDeps): Koa {
     log.error({ err }, 'unhandled error');
   });
   app.use(requestContext(deps.logger));
+  // CSP, frame-ancestors 'none', nosniff, Referrer-Policy, HSTS over https: set before anything can answer
+  app.use(securityHeaders(deps.config));
   app.use(errorHandler);
   // before any route: a cookie-authenticated write from another site is refused (middleware/csrf.ts)
   app.use(csrfGuard(deps.config));
@@ -43,6 +46,6 @@ export function createApp(deps: AppDeps): Koa {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }
-  app.use(staticFrontend(deps.config.frontendDist));
+  app.use(staticFrontend(deps.config.frontendDist, { serveSourceMaps: deps.config.nodeEnv !== 'production' }));
   return app;
 }
