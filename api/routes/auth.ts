@@ -6,18 +6,18 @@ import { endSession } from '../../services/sessions';
 import type { AppDeps } from '../deps';
 import { clearSessionCookie, currentUser, requireAuth, sessionToken, setSessionCookie } from '../middleware/auth';
 import { DEFAULT_SIGN_IN_LIMITS, SignInLimiter, signInRateLimit } from '../middleware/rateLimit';
-import { parseBody, requiredString } from '../validation';
+import { parseBody, requiredString, singleLine } from '../validation';
 
-const email = requiredString('Email').trim().max(254).pipe(z.email({ error: 'Please enter a valid email address' }));
+const email = singleLine(requiredString('Email').trim(), 'Email').max(254).pipe(z.email({ error: 'Please enter a valid email address' }));
 
 const signUpBody = z.strictObject({
-  name: z.string({ error: 'Name must be a string' }).max(200).optional(),
+  name: singleLine(z.string({ error: 'Name must be a string' }), 'Name').max(200).optional(),
   email,
   password: requiredString('Password').max(1024),
 });
 
 const signInBody = z.strictObject({
-  email: requiredString('Email').trim().min(1, { error: 'Email is required' }).max(254),
+  email: singleLine(requiredString('Email').trim(), 'Email').min(1, { error: 'Email is required' }).max(254),
   password: requiredString('Password').min(1, { error: 'Password is required' }).max(1024),
 });
 
