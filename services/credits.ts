@@ -61,7 +61,7 @@ export class InvalidCreditAmountError extends DomainError {
   }
 }
 
-/** The pending-approval count reached the limit (available credits clamped to 1..5). */
+/** The pending-approval count reached the limit (the whole available credits, pending items' holds included, clamped to 1..5). */
 export class PendingLimitReachedError extends DomainError {
   constructor(readonly limit: number) {
     super(409, ERROR_CODES.pendingLimitReached, MSG.pendingLimitReached(limit));
@@ -689,7 +689,7 @@ export interface CheckAndReserveInput extends ReserveCreditsInput {
  * Starts one generated item: applies the start rule and reserves its cost under the same profile row lock, so
  * concurrent starts are judged one after another, each seeing the others' reservations. Idempotent on the key:
  * a repeated key returns the earlier reservation without judging again (its item may be pending by now).
- * Refusals: InsufficientCreditsError (also when pending cost leaves too little), PendingLimitReachedError,
+ * Refusals: InsufficientCreditsError (also when pending items hold the credits needed), PendingLimitReachedError,
  * RejectionCooldownError.
  */
 export async function checkAndReserve(db: Db, input: CheckAndReserveInput): Promise<ReservationResult> {
