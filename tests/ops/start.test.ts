@@ -1,0 +1,196 @@
+/**
+ * The real `npm start` (scripts/start.js) against the run's PostgreSQL, with its own file-backed Temporal dev server
+ * (so its workers poll the app's real task queues without meeting other test files' runs), the API and a worker.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { clipWorkflowId } from '../../workflows/clipGeneration';
+import { closeTestKnex, testKnex } from '../support/db';
+import { approveByWorkflow, clipUser, creditState, expectLedgerOk, startClip, waitForJob } from '../clips/fixtures';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const services = require('../../scripts/lib/services') as { freePort(): Promise<number>; portOpen(port: number): Promise<boolean> };
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+interface StartProcess {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+  waitForOutput: (pattern: RegExp, timeoutMs: number) => Promise<void>;
+}
+
+/** `node scripts/start.js`, or `npm start` itself (npm runs the script under `sh -c`). */
+function startNpmStart(env: NodeJS.ProcessEnv, via: 'node' | 'npm' = 'node'): StartProcess {
+  const [command, args] = via === 'npm' ? ['npm', ['start']] : [process.execPath, ['scripts/start.js']];
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const waitForOutput = async (pattern: RegExp, timeoutMs: number) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!pattern.test(out)) {
+      if (child.exitCode !== null) throw new Error(`npm start exited (${child.exitCode}) before ${pattern}:\n${out}`);
+      if (Date.now() > deadline) throw new Error(`no ${pattern} within ${timeoutMs} ms:\n${out}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+  return { child, output: () => out, exited, waitForOutput };
+}
+
+/** Every live descendant of `pid`, from /proc (start.js's children run in process groups of their own). */
+function descendants(pid: number): Array<{ pid: number; cmd: string }> {
+  const parents = new Map<number, number>();
+  const cmds = new Map<number, string>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parents.set(Number(entry), ppid);
+      cmds.set(Number(entry), fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').trim());
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: Array<{ pid: number; cmd: string }> = [];
+  const walk = (parent: number) => {
+    for (const [child, ppid] of parents) {
+      if (ppid === parent) {
+        found.push({ pid: child, cmd: cmds.get(child) ?? '' });
+        walk(child);
+      }
+    }
+  };
+  walk(pid);
+  return found;
+}
+
+async function allGone(processes: Array<{ pid: number; cmd: string }>, timeoutMs: number): Promise<Array<{ pid: number; cmd: string }>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const left = processes.filter((p) => alive(p.pid));
+    if (!left.length || Date.now() > deadline) return left;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+describe('npm start (scripts/start.js)', () => {
+  let dataDir: string;
+  let start: StartProcess | null = null;
+  let seen: Array<{ pid: number; cmd: string }> = [];
+  let temporal: { client: Client; connection: Connection } | null = null;
+
+  beforeAll(() => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-start-'));
+    // mkdtemp makes it 700: as root, the embedded PostgreSQL would move its data out (tests/ops/embeddedPostgres700.test.ts)
+    fs.chmodSync(dataDir, 0o755);
+  });
+
+  afterAll(async () => {
+    await temporal?.connection.close();
+    // after a failure: stop what is still running
+    if (start && start.child.exitCode === null && start.child.signalCode === null) {
+      process.kill(start.child.pid as number, 'SIGTERM');
+      await Promise.race([start.exited, new Promise((r) => setTimeout(r, 30_000))]);
+    }
+    for (const { pid } of await allGone(seen, 30_000)) process.kill(pid, 'SIGKILL');
+    await closeTestKnex();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('restarts a SIGKILLed worker mid-clip (the clip finishes, the ledger is exact) and SIGTERM leaves no child running', async () => {
+    const [port, temporalPort, uiPort] = [await services.freePort(), await services.freePort(), await services.freePort()];
+    const dist = path.join(dataDir, 'dist');
+    fs.mkdirSync(dist);
+    fs.writeFileSync(path.join(dist, 'index.html'), '<!doctype html><div id="root"></div>');
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', TEMPORAL_PORT: String(temporalPort), TEMPORAL_UI_PORT: String(uiPort), DATA_DIR: dataDir, FRONTEND_DIST: dist, LOG_LEVEL: 'info', NODE_ENV: 'development', VIDEO_PRESET: 'slow' };
+    for (const name of ['TEMPORAL_ADDRESS', 'STORAGE_DIR', 'WORKFLOW_BUNDLE_PATH']) delete env[name];
+    start = startNpmStart(env);
+    await start.waitForOutput(/Render studio: {2}http:\/\/127\.0\.0\.1:\d+/, 180_000);
+    await start.waitForOutput(/"msg":"worker running"/, 180_000);
+    const baseUrl = `http://127.0.0.1:${port}`;
+    expect((await fetch(`${baseUrl}/health/ready`)).status).toBe(200);
+
+    const user = await clipUser(baseUrl);
+    const res = await startClip(baseUrl, user, { movement: 'Pan Right', platform: 'Facebook' });
+    expect(res.status).toBe(200);
+    const jobId = res.body.jobId as string;
+    const before = await waitForJob(baseUrl, user, jobId, { intervalMs: 200, until: (j) => j.progress > 12 || j.status !== 'processing', timeoutMs: 120_000 });
+    expect(before.job.status).toBe('processing');
+
+    const worker = descendants(start.child.pid as number).find((p) => p.cmd.includes('workers/main.ts'));
+    expect(worker).toBeDefined();
+    process.kill(worker!.pid, 'SIGKILL');
+    await start.waitForOutput(/\[start\] worker was killed by SIGKILL after [\d.]+s; restarting it in 1s/, 10_000);
+    await start.waitForOutput(/\[start\] worker restarted \(pid \d+, restart 1\)/, 10_000);
+    // the stack keeps serving while the worker is down and coming back
+    expect((await fetch(`${baseUrl}/health/live`)).status).toBe(200);
+
+    const { job } = await waitForJob(baseUrl, user, jobId, { intervalMs: 500, timeoutMs: 300_000 });
+    expect(job).toMatchObject({ status: 'completed', progress: 100 });
+    expect(await creditState(testKnex(), user.id)).toEqual({ credits: 5, reserved: 4, available: 1 });
+    expect(await testKnex()('credit_reservations').where({ profile_id: user.id })).toHaveLength(1);
+    const connection = await Connection.connect({ address: `127.0.0.1:${temporalPort}` });
+    temporal = { connection, client: new Client({ connection }) };
+    // the work the kill interrupted ran again on the restarted worker
+    const history = await temporal.client.workflow.getHandle(clipWorkflowId(jobId)).fetchHistory();
+    const attempts = (history.events ?? []).filter((e) => e.activityTaskStartedEventAttributes).map((e) => Number(e.activityTaskStartedEventAttributes?.attempt));
+    expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
+    await approveByWorkflow(temporal.client, job.result?.approvalWorkflowId as string, user.id);
+    expect(await creditState(testKnex(), user.id)).toEqual({ credits: 1, reserved: 0, available: 1 });
+    expect(await testKnex()('credit_transactions').where({ profile_id: user.id, transaction_type: 'consume' })).toHaveLength(1);
+    await expectLedgerOk(testKnex(), user.id);
+    await temporal.connection.close();
+    temporal = null;
+
+    seen = descendants(start.child.pid as number);
+    expect(seen.map((p) => p.cmd)).toEqual(
+      expect.arrayContaining([expect.stringContaining('temporal server start-dev'), expect.stringContaining('api/server.ts'), expect.stringContaining('workers/main.ts')]),
+    );
+    process.kill(start.child.pid as number, 'SIGTERM');
+    expect(await start.exited).toBe(0);
+    const left = seen.filter((p) => alive(p.pid));
+    expect(left).toEqual([]);
+    expect(await services.portOpen(temporalPort)).toBe(false);
+    expect(await services.portOpen(port)).toBe(false);
+    expect(start.output()).not.toMatch(/crash-looping|cleanup failed/);
+  }, 600_000);
+
+  it('with the embedded PostgreSQL: SIGTERM (to start.js, then to npm start) stops the API, the worker, the Temporal dev server and PostgreSQL; the next start reuses the data', async () => {
+    const embeddedDir = path.join(dataDir, 'embedded');
+    const dist = path.join(dataDir, 'dist');
+    const ports = { PORT: await services.freePort(), TEMPORAL_PORT: await services.freePort(), TEMPORAL_UI_PORT: await services.freePort(), EMBEDDED_PG_PORT: await services.freePort() };
+    const env: NodeJS.ProcessEnv = { ...process.env, ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])), HOST: '127.0.0.1', DATA_DIR: embeddedDir, FRONTEND_DIST: dist, LOG_LEVEL: 'info', NODE_ENV: 'development' };
+    for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'STORAGE_DIR', 'WORKFLOW_BUNDLE_PATH']) delete env[name];
+    for (const round of [1, 2]) {
+      // round 2 through npm: its SIGTERM kills npm's shell, never start.js, which must notice and stop all the same
+      start = startNpmStart(env, round === 1 ? 'node' : 'npm');
+      await start.waitForOutput(/Render studio: {2}http:\/\/127\.0\.0\.1:\d+/, 180_000);
+      expect((await fetch(`http://127.0.0.1:${ports.PORT}/health/ready`)).status).toBe(200);
+      expect(start.output()).toContain(round === 1 ? 'migrations applied' : 'migrations: up to date');
+      expect(start.output()).not.toContain('PostgreSQL data in');
+      expect(fs.existsSync(path.join(embeddedDir, 'postgres', 'PG_VERSION'))).toBe(true);
+      seen = descendants(start.child.pid as number);
+      expect(seen.map((p) => p.cmd)).toEqual(expect.arrayContaining([expect.stringContaining('temporal server start-dev'), expect.stringMatching(/bin\/postgres -D/)]));
+      if (round === 2) expect(seen.map((p) => p.cmd)).toContainEqual(expect.stringContaining('scripts/start.js'));
+      process.kill(start.child.pid as number, 'SIGTERM');
+      if (round === 1) expect(await start.exited).toBe(0);
+      expect(await allGone(seen, 60_000)).toEqual([]);
+      for (const port of Object.values(ports)) expect(await services.portOpen(port)).toBe(false);
+    }
+  }, 600_000);
+});
