@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import fc from 'fast-check';
+import { failureStatus, reportingRefusals } from '../../activities/failures';
 import { createOnboardingActivities } from '../../activities/onboarding';
 import { createApp } from '../../api/app';
 import { DEFAULT_SIGN_IN_LIMITS } from '../../api/middleware/rateLimit';
@@ -146,6 +147,16 @@ describe('the text-input rule', () => {
       expect(err).toBeInstanceOf(ApplicationFailure);
       expect(err).toMatchObject({ type: ONBOARDING_INVALID_INPUT, nonRetryable: true });
     }
+  });
+
+  it('turns a PostgreSQL data error inside any reporting activity into a non-retryable 400 failure', async () => {
+    const err = await reportingRefusals(() => testKnex().raw('select ?::uuid as id', ['not-a-uuid'])).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect(err).toMatchObject({ type: 'INVALID_INPUT', nonRetryable: true });
+    expect(failureStatus(err as ApplicationFailure)).toBe(400);
   });
 });
 
