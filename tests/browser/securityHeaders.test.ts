@@ -2,7 +2,14 @@
  * The Content-Security-Policy holds for the built front end: every view renders with zero CSP violations at a
  * desktop and a phone size, and stored files (signed /api/files links) still load into <img>.
  */
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
+import { loadConfig } from '../../config/env';
+import { createStorage } from '../../storage';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { startBrowserApp, type BrowserApp } from '../support/browser';
 import { closeTestKnex } from '../support/db';
@@ -26,6 +33,8 @@ let app: BrowserApp;
 let user: TestUser;
 let projectId: string;
 let renderId: string;
+/** A signed link to a short stored MP4, as the library and Approvals hand clips to <video>. */
+let videoUrl: string;
 
 beforeAll(async () => {
   app = await startBrowserApp();
@@ -38,6 +47,15 @@ beforeAll(async () => {
   const upload = await request<{ render: { data: { id: string } } }>(app.baseUrl, '/api/upload/renders', { method: 'POST', body: form, token: user.token });
   expect(upload.status).toBe(200);
   renderId = upload.body.render.data.id;
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'csp-video-'));
+  const file = path.join(dir, 'clip.mp4');
+  execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc=size=160x90:rate=10', '-t', '1', '-pix_fmt', 'yuv420p', '-c:v', 'libx264', '-movflags', '+faststart', file]);
+  const storage = createStorage(loadConfig());
+  const objectPath = `${user.id}/csp-${randomUUID()}.mp4`;
+  await storage.objects.put('clips', objectPath, fs.readFileSync(file));
+  videoUrl = storage.urls.sign('clips', objectPath);
+  fs.rmSync(dir, { recursive: true, force: true });
 });
 
 afterAll(async () => {
@@ -92,6 +110,16 @@ describe('Content-Security-Policy in the browser', () => {
         found.library = await visit(page, `/?project=${projectId}`, 'Harbour View');
         // the render's thumbnail comes from a signed /api/files link and must load under the CSP
         await fileImageLoaded(page);
+        // a stored clip plays in a <video> on the app's page under its CSP (media-src) and the file's own headers
+        const played = await page.evaluate<string>(`new Promise((resolve) => {
+          const video = document.createElement('video');
+          video.muted = true;
+          video.addEventListener('loadeddata', () => resolve('loaded ' + video.videoWidth + 'x' + video.videoHeight));
+          video.addEventListener('error', () => resolve('error ' + (video.error && video.error.code)));
+          video.src = ${JSON.stringify(videoUrl)};
+          document.body.appendChild(video);
+        })`);
+        expect(played).toBe('loaded 160x90');
         found.approvals = await visit(page, '/?view=approvals', 'Content Approvals');
         for (const tab of ['profile', 'billing', 'security', 'settings']) {
           found[`account-${tab}`] = await visit(page, `/?view=account&tab=${tab}`, 'Account Settings');
