@@ -9,7 +9,7 @@ import { getTemporalClient } from '../../services/temporalClient';
 import { VideoGenerationService, defaultClipQueues, type StartClipRequest } from '../../services/videoGeneration';
 
 const optionalText = (max: number) => z.string().max(max, { message: `Must be at most ${max} characters` }).nullable().optional();
-const optionalId = singleLine(z.string(), 'An id').max(64).nullable().optional();
+const optionalId = (label: string) => singleLine(z.string(), label).max(64).nullable().optional();
 
 const startBody = z.object({
   options: z.object(
@@ -27,8 +27,8 @@ const startBody = z.object({
     {
       projectId: singleLine(z.string({ error: 'context.projectId is required' }), 'context.projectId'),
       userId: z.string().optional(),
-      renderId: optionalId,
-      imageId: optionalId,
+      renderId: optionalId('context.renderId'),
+      imageId: optionalId('context.imageId'),
       isTemporaryImage: z.boolean({ error: 'context.isTemporaryImage must be true or false' }).optional(),
     },
     { error: 'context is required' },
@@ -39,8 +39,8 @@ const portraitBody = z.object({
   imageUrl: singleLine(z.string(), 'imageUrl').max(2048, { message: 'Must be at most 2048 characters' }).nullable().optional(),
   projectId: singleLine(z.string({ error: 'projectId is required' }), 'projectId'),
   userId: z.string().optional(),
-  renderId: optionalId,
-  imageId: optionalId,
+  renderId: optionalId('renderId'),
+  imageId: optionalId('imageId'),
   prompt: optionalText(2000),
   cameraMovement: singleLine(z.string({ error: 'cameraMovement (the video effect) is required' }), 'cameraMovement'),
   platform: singleLine(z.string({ error: 'platform must be a string' }), 'platform').optional(),
