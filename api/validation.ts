@@ -32,7 +32,8 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 export function assertSafeTextInput(value: unknown): void {
   const found = findTextInputProblem(value, 'multi-line');
   if (found) {
-    const where = found.path.length ? found.path.join('.') : 'The text';
+    // a deeply nested body names the first few levels only
+    const where = found.path.length === 0 ? 'The text' : found.path.slice(0, 8).join('.') + (found.path.length > 8 ? '...' : '');
     throw new RequestError(400, `${where} ${found.problem}`, 'VALIDATION_ERROR');
   }
 }

@@ -33,25 +33,37 @@ export function textInputProblem(value: string, shape: TextShape = 'single-line'
   return null;
 }
 
-/** Where in a parsed JSON value (or form fields) the first string, or key, breaking the rule is, with the problem. */
-export function findTextInputProblem(value: unknown, shape: TextShape = 'multi-line', path: string[] = []): { path: string[]; problem: string } | null {
-  if (typeof value === 'string') {
-    const problem = textInputProblem(value, shape);
-    return problem ? { path, problem } : null;
+/**
+ * Where in a parsed JSON value (or form fields) the first string, or key, breaking the rule is, with the problem.
+ * Iterative, so a deeply nested body cannot exhaust the stack.
+ */
+export function findTextInputProblem(value: unknown, shape: TextShape = 'multi-line'): { path: string[]; problem: string } | null {
+  interface Node {
+    value: unknown;
+    key: string | null;
+    parent: Node | null;
   }
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i += 1) {
-      const found = findTextInputProblem(value[i], shape, [...path, String(i)]);
-      if (found) return found;
-    }
-    return null;
-  }
-  if (typeof value === 'object' && value !== null) {
-    for (const [key, item] of Object.entries(value)) {
-      const keyProblem = textInputProblem(key, 'single-line');
-      if (keyProblem) return { path: [...path, '(field name)'], problem: keyProblem };
-      const found = findTextInputProblem(item, shape, [...path, key]);
-      if (found) return found;
+  const pathOf = (node: Node | null, last?: string): string[] => {
+    const reversed = last === undefined ? [] : [last];
+    for (let n = node; n && n.key !== null; n = n.parent) reversed.push(n.key);
+    return reversed.reverse();
+  };
+  const stack: Node[] = [{ value, key: null, parent: null }];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    const item = node.value;
+    if (typeof item === 'string') {
+      const problem = textInputProblem(item, shape);
+      if (problem) return { path: pathOf(node), problem };
+    } else if (Array.isArray(item)) {
+      for (let i = item.length - 1; i >= 0; i -= 1) stack.push({ value: item[i], key: String(i), parent: node });
+    } else if (typeof item === 'object' && item !== null) {
+      const entries = Object.entries(item);
+      for (const [key] of entries) {
+        const keyProblem = textInputProblem(key, 'single-line');
+        if (keyProblem) return { path: pathOf(node, '(field name)'), problem: keyProblem };
+      }
+      for (let i = entries.length - 1; i >= 0; i -= 1) stack.push({ value: entries[i][1], key: entries[i][0], parent: node });
     }
   }
   return null;

@@ -102,6 +102,17 @@ describe('the text-input rule', () => {
     const prompt0 = await post('/api/ai-image-simple', { parameters: { prompt: 'dusk\u0000', baseImage: randomUUID() }, context: { projectId } });
     expect(prompt0.body).toEqual({ success: false, error: 'parameters.prompt contains a control character (U+0000), which is not allowed', code: 'VALIDATION_ERROR' });
 
+    // however deep it hides
+    const depth = 100_000;
+    const deep = await request(server.baseUrl, '/api/projects', {
+      method: 'POST',
+      token: user.token,
+      headers: { 'content-type': 'application/json' },
+      body: `{"name":"ok","extra":${'['.repeat(depth)}"\\u0000"${']'.repeat(depth)}}`,
+    });
+    expect(deep.status).toBe(400);
+    expect(deep.body.error).toBe('extra.0.0.0.0.0.0.0... contains a control character (U+0000), which is not allowed');
+
     const kept = await post('/api/projects', { name: 'Haus am See 漢字 café 😀 ÅÄÖ' });
     expect(kept.status).toBe(201);
     expect(kept.body.project.name).toBe('Haus am See 漢字 café 😀 ÅÄÖ');
