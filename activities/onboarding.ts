@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Knex } from 'knex';
 import { Project } from '../db/models/Project';
-import { ONBOARDING_PROFILE_MISSING } from '../workflows/tryItOnboarding';
+import { textInputProblem } from '../domain/textInput';
+import { ONBOARDING_INVALID_INPUT, ONBOARDING_PROFILE_MISSING } from '../workflows/tryItOnboarding';
 import type { ActivityDeps } from './deps';
 
 export const DEFAULT_ONBOARDING_PROJECT_NAME = 'My First Project';
@@ -51,11 +52,19 @@ export function onboardingProjectName(fileName: string): string {
 
 const PG_FOREIGN_KEY_VIOLATION = '23503';
 
-function isForeignKeyViolation(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === PG_FOREIGN_KEY_VIOLATION;
+function pgCode(err: unknown): string | null {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : null;
+}
+
+function invalidInput(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: ONBOARDING_INVALID_INPUT, message, nonRetryable: true });
 }
 
 async function createOnboardingProjectIn(knex: Knex, input: CreateOnboardingProjectInput): Promise<CreateOnboardingProjectResult> {
+  // the API refuses such text already; a workflow started any other way must fail at once, not retry
+  const problem = textInputProblem(input.fileName, 'single-line');
+  if (problem) throw invalidInput(`The file name ${problem}`);
   const id = onboardingProjectId(input.userId);
   const name = onboardingProjectName(input.fileName);
   try {
@@ -69,7 +78,9 @@ async function createOnboardingProjectIn(knex: Knex, input: CreateOnboardingProj
     if (!project) throw new Error(`onboarding project ${id} neither inserted nor found for user ${input.userId}`);
     return { projectId: project.id, projectName: project.name, created: inserted.length > 0 };
   } catch (err) {
-    if (isForeignKeyViolation(err)) {
+    // PostgreSQL class 22: a value it cannot take as data (bad encoding, bad uuid text ...)
+    if (pgCode(err)?.startsWith('22')) throw invalidInput('The onboarding input is not valid');
+    if (pgCode(err) === PG_FOREIGN_KEY_VIOLATION) {
       throw ApplicationFailure.create({
         type: ONBOARDING_PROFILE_MISSING,
         message: `No profile for user ${input.userId}`,

@@ -2,9 +2,11 @@ import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import type { AppDeps } from './deps';
 import { apiSessionGuard, isApiPath } from './middleware/auth';
+import { csrfGuard } from './middleware/csrf';
 import { errorHandler, logAppError } from './middleware/errors';
 import { httpMetrics } from './middleware/httpMetrics';
 import { requestContext } from './middleware/requestContext';
+import { securityHeaders } from './middleware/securityHeaders';
 import { staticFrontend } from './middleware/staticFrontend';
 import { buildRouters } from './routes';
 import { STRIPE_WEBHOOK_PATH } from './routes/stripe';
@@ -19,7 +21,11 @@ export function createApp(deps: AppDeps): Koa {
   // outermost: times the whole request and sees the status the error middleware chose
   app.use(httpMetrics);
   app.use(requestContext(deps.logger));
+  // CSP, frame-ancestors 'none', nosniff, Referrer-Policy, HSTS over https: set before anything can answer
+  app.use(securityHeaders(deps.config));
   app.use(errorHandler);
+  // before any route: a cookie-authenticated write from another site is refused (middleware/csrf.ts)
+  app.use(csrfGuard(deps.config));
   // deny by default: every /api route except the public ones (middleware/auth.ts) needs a session
   app.use(apiSessionGuard(deps));
   // JSON bodies only here; multipart routes parse their own streams
@@ -40,6 +46,6 @@ export function createApp(deps: AppDeps): Koa {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }
-  app.use(staticFrontend(deps.config.frontendDist));
+  app.use(staticFrontend(deps.config.frontendDist, { serveSourceMaps: deps.config.nodeEnv !== 'production' }));
   return app;
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
 import type { Readable } from 'node:stream';
+import { textInputProblem } from '../domain/textInput';
 import { RequestError } from './validation';
 
 export interface MultipartFile {
@@ -35,7 +36,8 @@ export function readSingleFileForm<T>(
   return new Promise<SingleFileForm<T>>((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: req.headers, highWaterMark: STREAM_WINDOW_BYTES, fileHwm: STREAM_WINDOW_BYTES, limits: { files: 1, fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES, parts: MAX_FIELDS + 1 } });
+      // browsers send file names as raw UTF-8 (busboy's default reads them as latin1)
+      parser = busboy({ headers: req.headers, defParamCharset: 'utf8', highWaterMark: STREAM_WINDOW_BYTES, fileHwm: STREAM_WINDOW_BYTES, limits: { files: 1, fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES, parts: MAX_FIELDS + 1 } });
     } catch {
       reject(new RequestError(400, 'Expected a multipart/form-data body', 'VALIDATION_ERROR'));
       return;
@@ -58,12 +60,23 @@ export function readSingleFileForm<T>(
     };
 
     parser.on('field', (name, value, info) => {
-      if (info.valueTruncated) fail(new RequestError(400, `Field ${name} is too long`, 'VALIDATION_ERROR'));
+      // the text-input rule (api/validation.ts) before any field reaches a service
+      const nameProblem = textInputProblem(name, 'single-line');
+      const valueProblem = nameProblem ? null : textInputProblem(value, 'single-line');
+      if (nameProblem) fail(new RequestError(400, `A form field name ${nameProblem}`, 'VALIDATION_ERROR'));
+      else if (valueProblem) fail(new RequestError(400, `Field ${name} ${valueProblem}`, 'VALIDATION_ERROR'));
+      else if (info.valueTruncated) fail(new RequestError(400, `Field ${name} is too long`, 'VALIDATION_ERROR'));
       else fields[name] = value;
     });
     parser.on('file', (name, stream, info) => {
       if (name !== fileField || pending) {
         stream.resume();
+        return;
+      }
+      const fileNameProblem = textInputProblem(info.filename ?? '', 'single-line');
+      if (fileNameProblem) {
+        stream.resume();
+        fail(new RequestError(400, `The file name ${fileNameProblem}`, 'VALIDATION_ERROR'));
         return;
       }
       activeFile = stream;

@@ -2,7 +2,7 @@ import { canCreate, pendingApprovalLimit, usageLimits } from './creditMath';
 import { clipOrientation, aspectRatioLabel } from './orientation';
 
 describe('pendingApprovalLimit', () => {
-  it('clamps the available credits to 1..5', () => {
+  it('clamps the whole available credits to 1..5', () => {
     expect([0, 1, 3, 5, 9].map(pendingApprovalLimit)).toEqual([1, 1, 3, 5, 5]);
   });
 });
@@ -21,8 +21,16 @@ describe('canCreate', () => {
   it('refuses a clip when available credits are below 4', () => {
     expect(canCreate({ ...base, contentType: 'clip', reservedCredits: 2 }).reason).toBe('insufficient_credits');
   });
-  it('refuses when pending cost plus the cost exceeds available', () => {
-    expect(canCreate({ ...base, credits: 9, reservedCredits: 4, pendingCount: 1, pendingCost: 4, contentType: 'clip' }).reason).toBe('pending_cost');
+  it('counts each pending item once: a clip after one pending image on 5 credits is allowed', () => {
+    expect(canCreate({ ...base, reservedCredits: 1, pendingCount: 1, pendingCost: 1, contentType: 'clip' })).toMatchObject({ canCreate: true, limit: 5 });
+  });
+  it('allows a fifth pending image on 5 credits and refuses a sixth', () => {
+    expect(canCreate({ ...base, reservedCredits: 4, pendingCount: 4, pendingCost: 4, contentType: 'image' })).toMatchObject({ canCreate: true, limit: 5 });
+    expect(canCreate({ ...base, reservedCredits: 5, pendingCount: 5, pendingCost: 5, contentType: 'image' }).canCreate).toBe(false);
+  });
+  it("says 'pending_cost' when the credits pending items hold would cover the cost, else 'insufficient_credits'", () => {
+    expect(canCreate({ ...base, reservedCredits: 2, pendingCount: 2, pendingCost: 2, contentType: 'clip' }).reason).toBe('pending_cost');
+    expect(canCreate({ ...base, credits: 3, reservedCredits: 1, pendingCount: 1, pendingCost: 1, contentType: 'clip' }).reason).toBe('insufficient_credits');
   });
   it('refuses at the pending-approval limit', () => {
     expect(canCreate({ ...base, credits: 20, reservedCredits: 2, pendingCount: 5, pendingCost: 2, contentType: 'image' }).reason).toBe('pending_limit');

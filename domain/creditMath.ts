@@ -9,7 +9,7 @@ export function availableCredits(s: CreditState): number {
   return s.credits - s.reservedCredits;
 }
 
-/** Pending-approval limit: the available credits clamped to 1..5 (DESIGN.md "Credits"). */
+/** Pending-approval limit: the whole available credits (pending items' holds included) clamped to 1..5 (DESIGN.md "Credits"). */
 export function pendingApprovalLimit(available: number): number {
   return Math.min(PENDING_LIMIT_MAX, Math.max(PENDING_LIMIT_MIN, Math.floor(available)));
 }
@@ -45,20 +45,20 @@ export interface CanCreateContentResult extends CanCreateResult {
 }
 
 /**
- * The start rule of DESIGN.md: refused when available < cost, when pending cost + cost > available,
- * when the pending count reached the limit, or during a rejection cooldown.
- * Taken literally from the specs: pending cost is compared with `available`, which already excludes the
- * reservations behind those approvals, so pending items weigh twice (the amber "pending approvals reserve
- * too many credits" notice is the user-visible side of this rule).
+ * The start rule of DESIGN.md "Credits". `available` already excludes the reservations behind pending items, so
+ * each pending item is counted once: refused when available < cost, when the pending count has reached the
+ * limit, or during a rejection cooldown. The limit is the user's whole available credits, the pending items'
+ * holds included (available + pendingCost), clamped to 1..5: 5 credits allow 5 pending images.
+ * A refusal for cost is 'pending_cost' when the credits pending items hold would cover it (the amber
+ * "pending approvals reserve too many credits" notice), else 'insufficient_credits'.
  */
 export function canCreate(input: CanCreateInput): CanCreateResult {
   const cost = CREDIT_COST[input.contentType];
   const available = input.credits - input.reservedCredits;
-  const limit = pendingApprovalLimit(available);
+  const limit = pendingApprovalLimit(available + input.pendingCost);
   const base = { cost, available, limit, pendingCount: input.pendingCount };
   if (input.cooldownUntil && input.cooldownUntil.getTime() > input.now.getTime()) return { ...base, canCreate: false, reason: 'cooldown' };
-  if (available < cost) return { ...base, canCreate: false, reason: 'insufficient_credits' };
-  if (input.pendingCost + cost > available) return { ...base, canCreate: false, reason: 'pending_cost' };
+  if (available < cost) return { ...base, canCreate: false, reason: available + input.pendingCost >= cost ? 'pending_cost' : 'insufficient_credits' };
   if (input.pendingCount >= limit) return { ...base, canCreate: false, reason: 'pending_limit' };
   return { ...base, canCreate: true, reason: 'ok' };
 }

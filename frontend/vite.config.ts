@@ -8,15 +8,16 @@ const frontendRoot = path.dirname(fileURLToPath(import.meta.url));
 /** API target of the dev server's proxy; the built app is served by the API itself (same origin). */
 const apiTarget = process.env.VITE_API_TARGET ?? 'http://127.0.0.1:3000';
 
-export default defineConfig({
+export default defineConfig(({ mode }) => ({
   root: frontendRoot,
   plugins: [react()],
   build: {
     outDir: path.join(frontendRoot, 'dist'),
     emptyOutDir: true,
-    sourcemap: true,
+    // production builds (the default mode of `vite build`) publish no source maps; `--mode development` has them
+    sourcemap: mode !== 'production',
   },
   server: {
     proxy: { '/api': { target: apiTarget, changeOrigin: false } },
   },
-});
+}));

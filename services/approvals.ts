@@ -13,10 +13,10 @@ import {
 import type { Knex } from 'knex';
 import { PendingApproval } from '../db/models/PendingApproval';
 import type { ApprovalDecisionResponse, ApprovalListItem, ApprovalStats } from '../domain/approvals';
-import { pendingApprovalLimit } from '../domain/creditMath';
 import { DomainError } from '../domain/errors';
 import { ERROR_CODES, MSG } from '../domain/messages';
 import { isBucket, type Storage } from '../storage';
+import { getPendingUsage } from './credits';
 import { APPROVAL_NOT_OWNER, APPROVAL_NOT_PENDING, approveUpdate, rejectUpdate, type ApprovalDecisionResult } from '../workflows/approval';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -94,25 +94,13 @@ export class ApprovalService {
     });
   }
 
-  /** pending_count and total_pending_cost of the list above; limit = available credits clamped to 1..5. */
+  /**
+   * What the start rule counts (services/credits.ts getPendingUsage): the list above plus generations still
+   * running, so the cap overlay shows exactly when the server would refuse a start.
+   */
   async stats(userId: string): Promise<ApprovalStats> {
-    const { knex } = this.deps;
-    const row = (await knex('profiles as p')
-      .where('p.id', userId)
-      .first(
-        'p.credits',
-        'p.reserved_credits',
-        knex.raw("(select count(*) from pending_approvals a where a.user_id = p.id and a.status = 'pending' and a.approval_deadline > now()) as pending_count"),
-        knex.raw(
-          "(select coalesce(sum(a.remaining_cost), 0) from pending_approvals a where a.user_id = p.id and a.status = 'pending' and a.approval_deadline > now()) as pending_cost",
-        ),
-      )) as { credits: number; reserved_credits: number; pending_count: string; pending_cost: string } | undefined;
-    if (!row) throw new DomainError(404, 'PROFILE_NOT_FOUND', 'User not found');
-    return {
-      pending_count: Number(row.pending_count),
-      limit: pendingApprovalLimit(row.credits - row.reserved_credits),
-      total_pending_cost: Number(row.pending_cost),
-    };
+    const usage = await getPendingUsage(this.deps.knex, userId);
+    return { pending_count: usage.pendingCount, limit: usage.limit, total_pending_cost: usage.pendingCost };
   }
 
   approve(userId: string, approvalId: string): Promise<ApprovalDecisionResponse> {

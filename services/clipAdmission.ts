@@ -21,8 +21,8 @@ export async function activeClipJobId(db: Db, userId: string, exceptJobId?: stri
 
 /**
  * The refusals in the order the user can act on them: the cooldown, a clip already running (one at a time),
- * then the credit rules of canCreate (available < 4, pending cost + 4 > available, the pending-approval
- * limit). A pass carries the warning when the last 4 decisions were rejections.
+ * then the credit rules of canCreate (available < 4, told apart by whether pending items hold the missing
+ * credits, then the pending-approval limit). A pass carries the warning when the last 4 decisions were rejections.
  */
 export async function checkClipAdmission(db: Db, userId: string, exceptJobId?: string, now: Date = new Date()): Promise<ClipAdmissionCheck> {
   const credit = await canCreateContent(db, userId, 'clip', now);

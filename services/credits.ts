@@ -65,7 +65,7 @@ export class InvalidCreditAmountError extends DomainError {
   }
 }
 
-/** The pending-approval count reached the limit (available credits clamped to 1..5). */
+/** The pending-approval count reached the limit (the whole available credits, pending items' holds included, clamped to 1..5). */
 export class PendingLimitReachedError extends DomainError {
   constructor(readonly limit: number) {
     super(409, ERROR_CODES.pendingLimitReached, MSG.pendingLimitReached(limit));
@@ -615,14 +615,15 @@ export async function getUsageLimits(db: Db, profileId: string): Promise<{ clips
 }
 
 /**
- * What counts as pending for the start rule: items waiting in the approval queue, plus generations in flight
- * (an active reservation no pending approval holds yet). Counting the in-flight ones is what keeps two
- * simultaneous starts from both passing the pending-limit check.
+ * What counts as pending for the start rule: items waiting in the approval queue and not past their deadline
+ * (an expired item's reservation is released by its workflow), plus generations in flight (an active reservation
+ * no pending approval holds yet). Counting the in-flight ones is what keeps two simultaneous starts from both
+ * passing the pending-limit check. The approval stats read the same columns (`getPendingUsage`).
  */
 function pendingUsageColumns(db: Db): Knex.Raw[] {
   const inFlight =
     "from credit_reservations r where r.profile_id = p.id and r.status = 'active' and not exists (select 1 from pending_approvals a where a.reservation_id = r.id)";
-  const queued = "from pending_approvals a where a.user_id = p.id and a.status = 'pending'";
+  const queued = "from pending_approvals a where a.user_id = p.id and a.status = 'pending' and a.approval_deadline > now()";
   return [
     db.raw(`(select count(*) ${queued}) + (select count(*) ${inFlight}) as pending_count`),
     db.raw(`(select coalesce(sum(a.remaining_cost), 0) ${queued}) + (select coalesce(sum(r.amount), 0) ${inFlight}) as pending_cost`),
@@ -652,15 +653,31 @@ function applyStartRule(row: StartRuleRow, contentType: ContentType, now: Date):
   return { ...result, pendingCost };
 }
 
-/** The start rule of DESIGN.md for one more item of `contentType`, from the profile and its pending approvals. */
-export async function canCreateContent(db: Db, profileId: string, contentType: ContentType, now: Date = new Date()): Promise<CanCreateContentResult> {
-  assertContentType(contentType);
+async function readStartRuleRow(db: Db, profileId: string): Promise<StartRuleRow> {
   if (!UUID_RE.test(profileId)) throw new ProfileNotFoundError();
   const row: StartRuleRow | undefined = await db('profiles as p')
     .where('p.id', profileId)
     .first('p.credits', 'p.reserved_credits', 'p.rejection_cooldown_until', ...pendingUsageColumns(db));
   if (!row) throw new ProfileNotFoundError();
-  return applyStartRule(row, contentType, now);
+  return row;
+}
+
+/** The start rule of DESIGN.md for one more item of `contentType`, from the profile and its pending approvals. */
+export async function canCreateContent(db: Db, profileId: string, contentType: ContentType, now: Date = new Date()): Promise<CanCreateContentResult> {
+  assertContentType(contentType);
+  return applyStartRule(await readStartRuleRow(db, profileId), contentType, now);
+}
+
+export interface PendingUsage {
+  pendingCount: number;
+  pendingCost: number;
+  limit: number;
+}
+
+/** The pending count, its cost and the limit exactly as the start rule counts them (the approval stats). */
+export async function getPendingUsage(db: Db, profileId: string): Promise<PendingUsage> {
+  const { pendingCount, pendingCost, limit } = applyStartRule(await readStartRuleRow(db, profileId), 'image', new Date());
+  return { pendingCount, pendingCost, limit };
 }
 
 /** The refusal a failed start rule answers with. */
@@ -684,7 +701,7 @@ export interface CheckAndReserveInput extends ReserveCreditsInput {
  * Starts one generated item: applies the start rule and reserves its cost under the same profile row lock, so
  * concurrent starts are judged one after another, each seeing the others' reservations. Idempotent on the key:
  * a repeated key returns the earlier reservation without judging again (its item may be pending by now).
- * Refusals: InsufficientCreditsError (also when pending cost leaves too little), PendingLimitReachedError,
+ * Refusals: InsufficientCreditsError (also when pending items hold the credits needed), PendingLimitReachedError,
  * RejectionCooldownError.
  */
 export async function checkAndReserve(db: Db, input: CheckAndReserveInput): Promise<ReservationResult> {
@@ -696,10 +713,7 @@ export async function checkAndReserve(db: Db, input: CheckAndReserveInput): Prom
     await lockProfile(trx, input.profileId);
     const earlier = await CreditReservation.query(trx).findOne({ idempotency_key: input.idempotencyKey });
     if (!earlier) {
-      const row: StartRuleRow | undefined = await trx('profiles as p')
-        .where('p.id', input.profileId)
-        .first('p.credits', 'p.reserved_credits', 'p.rejection_cooldown_until', ...pendingUsageColumns(trx));
-      if (!row) throw new ProfileNotFoundError();
+      const row = await readStartRuleRow(trx, input.profileId);
       const check = applyStartRule(row, input.contentType, now);
       if (!check.canCreate) throw startRefusal(check, row.rejection_cooldown_until);
     }

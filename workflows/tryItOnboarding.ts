@@ -45,6 +45,9 @@ export const ONBOARDING_MESSAGES = {
 /** Failure type thrown by the createOnboardingProject activity when the user has no profile row. */
 export const ONBOARDING_PROFILE_MISSING = 'ONBOARDING_PROFILE_MISSING';
 
+/** Failure type thrown by the createOnboardingProject activity for input no retry can fix (the text-input rule). */
+export const ONBOARDING_INVALID_INPUT = 'ONBOARDING_INVALID_INPUT';
+
 export const onboardingStateQuery = defineQuery<OnboardingState>('onboardingState');
 
 export function onboardingWorkflowId(userId: string): string {
@@ -53,7 +56,7 @@ export function onboardingWorkflowId(userId: string): string {
 
 const { createOnboardingProject } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5, nonRetryableErrorTypes: [ONBOARDING_PROFILE_MISSING] },
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5, nonRetryableErrorTypes: [ONBOARDING_PROFILE_MISSING, ONBOARDING_INVALID_INPUT] },
 });
 
 /** Something was chosen in the try-it area: a file name, a known platform or a known effect. */

@@ -5,6 +5,8 @@ import { findSessionUser } from '../../services/sessions';
 import { RequestError } from '../validation';
 
 export const SESSION_COOKIE = 'rs_session';
+/** The name when PUBLIC_URL is https: the browser keeps it only if Secure, for this host, on path / (no subdomain can set it). */
+export const HOST_SESSION_COOKIE = '__Host-rs_session';
 
 export const AUTH_MSG = {
   required: 'Authentication required',
@@ -29,29 +31,50 @@ function authState(ctx: Context): AuthState {
   return ctx.state as AuthState;
 }
 
-/** The session token from `Authorization: Bearer <token>`, else from the `rs_session` cookie. */
+/** The token of `Authorization: Bearer <token>`, or null. */
+export function bearerToken(ctx: Context): string | null {
+  return /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'))?.[1] ?? null;
+}
+
+function cookieToken(ctx: Context): string | null {
+  return ctx.cookies.get(HOST_SESSION_COOKIE) || ctx.cookies.get(SESSION_COOKIE) || null;
+}
+
+/** The session token from `Authorization: Bearer <token>`, else from the session cookie (under either name). */
 export function sessionToken(ctx: Context): string | null {
-  const header = ctx.get('authorization');
-  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (bearer) return bearer[1];
-  return ctx.cookies.get(SESSION_COOKIE) ?? null;
+  return bearerToken(ctx) ?? cookieToken(ctx);
 }
 
-/**
- * COOKIE_SECURE=true declares the site is served over HTTPS (usually TLS ends at a proxy), so the cookie is
- * marked Secure even when this hop is plain HTTP.
- */
-function writeSessionCookie(ctx: Context, value: string, expires: Date, secure: boolean): void {
+/** Whether the request carries a session cookie (the credential a cross-site request could ride on). */
+export function hasSessionCookie(ctx: Context): boolean {
+  return cookieToken(ctx) !== null;
+}
+
+export interface SessionCookieConfig {
+  publicUrl: string;
+  /** COOKIE_SECURE: the site is served over HTTPS although PUBLIC_URL does not say so */
+  cookieSecure: boolean;
+}
+
+/** The cookie's name and Secure flag: `__Host-` prefixed and Secure when PUBLIC_URL is https, Secure also with COOKIE_SECURE. */
+export function sessionCookiePolicy(config: SessionCookieConfig): { name: string; secure: boolean } {
+  const https = /^https:/i.test(config.publicUrl);
+  return { name: https ? HOST_SESSION_COOKIE : SESSION_COOKIE, secure: https || config.cookieSecure };
+}
+
+/** Secure cookies go out even when this hop is plain HTTP (TLS usually ends at a proxy). */
+function writeSessionCookie(ctx: Context, value: string, expires: Date, config: SessionCookieConfig): void {
+  const { name, secure } = sessionCookiePolicy(config);
   if (secure) ctx.cookies.secure = true;
-  ctx.cookies.set(SESSION_COOKIE, value, { httpOnly: true, sameSite: 'lax', secure, path: '/', expires, overwrite: true });
+  ctx.cookies.set(name, value, { httpOnly: true, sameSite: 'lax', secure, path: '/', expires, overwrite: true });
 }
 
-export function setSessionCookie(ctx: Context, token: string, expiresAt: Date, secure: boolean): void {
-  writeSessionCookie(ctx, token, expiresAt, secure);
+export function setSessionCookie(ctx: Context, token: string, expiresAt: Date, config: SessionCookieConfig): void {
+  writeSessionCookie(ctx, token, expiresAt, config);
 }
 
-export function clearSessionCookie(ctx: Context, secure: boolean): void {
-  writeSessionCookie(ctx, '', new Date(0), secure);
+export function clearSessionCookie(ctx: Context, config: SessionCookieConfig): void {
+  writeSessionCookie(ctx, '', new Date(0), config);
 }
 
 export interface RequireAuthOptions {

@@ -1,6 +1,7 @@
 import type { Context, Middleware } from 'koa';
 import type { Logger } from '../../config/logger';
-import { UniqueViolationError, ValidationError as ObjectionValidationError, NotFoundError, CheckViolationError, ForeignKeyViolationError } from 'objection';
+import { UniqueViolationError, ValidationError as ObjectionValidationError, NotFoundError, CheckViolationError, ForeignKeyViolationError, DataError } from 'objection';
+import { DatabaseError } from 'pg';
 import { RequestError } from '../validation';
 import { DomainError } from '../../domain/errors';
 import { MSG } from '../../domain/messages';
@@ -12,12 +13,22 @@ interface ErrorBody {
   [key: string]: unknown;
 }
 
+/**
+ * PostgreSQL refused a value as data (class 22: bad encoding 22021, bad uuid or number text 22P02, out of range,
+ * too long ...): the request carried input the validation let through, so it is the client's 400, never a 500.
+ */
+function isDataError(err: unknown): boolean {
+  if (err instanceof DataError) return true;
+  return err instanceof DatabaseError && typeof err.code === 'string' && err.code.startsWith('22');
+}
+
 function toResponse(err: unknown): { status: number; body: ErrorBody } {
   if (err instanceof RequestError) {
     return { status: err.status, body: { success: false, error: err.message, ...(err.code ? { code: err.code } : {}), ...err.extra } };
   }
   if (err instanceof DomainError) return { status: err.status, body: { success: false, error: err.message, code: err.code } };
   if (err instanceof ObjectionValidationError) return { status: 400, body: { success: false, error: err.message, code: 'VALIDATION_ERROR' } };
+  if (isDataError(err)) return { status: 400, body: { success: false, error: 'The request contains a value that is not valid input', code: 'INVALID_INPUT' } };
   if (err instanceof NotFoundError) return { status: 404, body: { success: false, error: 'Not found' } };
   if (err instanceof UniqueViolationError) return { status: 409, body: { success: false, error: 'Already exists', code: 'CONFLICT' } };
   if (err instanceof CheckViolationError || err instanceof ForeignKeyViolationError) {

@@ -13,12 +13,14 @@ function isNotFound(err: unknown): boolean {
  * Serves the built front end for GET/HEAD outside /api: hashed files under /assets/ with a year-long
  * immutable cache, other files as they are, and index.html (never cached) for every other path so the
  * app's own routing handles reloads and deep links. Paths that look like files and do not exist stay 404.
+ * Source maps (*.map) are 404 unless `serveSourceMaps` (off in production, where builds emit none either).
  */
-export function staticFrontend(distDir: string): Middleware {
+export function staticFrontend(distDir: string, options: { serveSourceMaps: boolean } = { serveSourceMaps: false }): Middleware {
   const root = path.resolve(distDir);
   const noCache = (res: { setHeader: (name: string, value: string) => void }) => res.setHeader('Cache-Control', 'no-cache');
   return async function staticFrontendMiddleware(ctx, next) {
     if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || isApiPath(ctx.path)) return next();
+    if (!options.serveSourceMaps && ctx.path.toLowerCase().endsWith('.map')) return next();
     if (ctx.path.startsWith('/assets/')) {
       await send(ctx, ctx.path, { root, maxage: ONE_YEAR_MS, immutable: true });
       return;

@@ -44,7 +44,7 @@ export function accountRouter(deps: AppDeps): Router {
     const { confirmEmail } = parseBody(ctx, deleteBody);
     const answer = await service.requestDeletion(currentUser(ctx).id, confirmEmail);
     // every session already ended on the server; the browser forgets its cookie too
-    clearSessionCookie(ctx, deps.config.cookieSecure);
+    clearSessionCookie(ctx, deps.config);
     ctx.status = 202;
     ctx.body = answer;
   });

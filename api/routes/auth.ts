@@ -6,18 +6,18 @@ import { endSession } from '../../services/sessions';
 import type { AppDeps } from '../deps';
 import { clearSessionCookie, currentUser, requireAuth, sessionToken, setSessionCookie } from '../middleware/auth';
 import { DEFAULT_SIGN_IN_LIMITS, SignInLimiter, signInRateLimit } from '../middleware/rateLimit';
-import { parseBody, requiredString } from '../validation';
+import { parseBody, requiredString, singleLine } from '../validation';
 
-const email = requiredString('Email').trim().max(254).pipe(z.email({ error: 'Please enter a valid email address' }));
+const email = singleLine(requiredString('Email').trim(), 'Email').max(254).pipe(z.email({ error: 'Please enter a valid email address' }));
 
 const signUpBody = z.strictObject({
-  name: z.string({ error: 'Name must be a string' }).max(200).optional(),
+  name: singleLine(z.string({ error: 'Name must be a string' }), 'Name').max(200).optional(),
   email,
   password: requiredString('Password').max(1024),
 });
 
 const signInBody = z.strictObject({
-  email: requiredString('Email').trim().min(1, { error: 'Email is required' }).max(254),
+  email: singleLine(requiredString('Email').trim(), 'Email').min(1, { error: 'Email is required' }).max(254),
   password: requiredString('Password').min(1, { error: 'Password is required' }).max(1024),
 });
 
@@ -29,7 +29,7 @@ export function authRouter(deps: AppDeps): Router {
   const ttl = { sessionTtlDays: deps.config.sessionTtlDays };
 
   function answerSignedIn(ctx: Context, result: SignedIn, status: number): void {
-    setSessionCookie(ctx, result.session.token, result.session.expiresAt, deps.config.cookieSecure);
+    setSessionCookie(ctx, result.session.token, result.session.expiresAt, deps.config);
     ctx.status = status;
     ctx.body = { success: true, user: result.user, token: result.session.token, expiresAt: result.session.expiresAt };
   }
@@ -46,7 +46,7 @@ export function authRouter(deps: AppDeps): Router {
     parseBody(ctx, signOutBody);
     const token = sessionToken(ctx);
     if (token) await endSession(deps.knex, token);
-    clearSessionCookie(ctx, deps.config.cookieSecure);
+    clearSessionCookie(ctx, deps.config);
     ctx.body = { success: true };
   });
 

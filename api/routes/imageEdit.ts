@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import type { AppDeps } from '../deps';
 import { assertSelf, currentUser, requireAuth } from '../middleware/auth';
-import { parse, parseBody } from '../validation';
+import { parse, parseBody, singleLine } from '../validation';
 import {
   ENHANCED_IMAGE_EDITING,
   IMAGE_DESCRIPTION_MAX_LENGTH,
@@ -31,7 +31,7 @@ const imageEditBody = z.object({
       projectId: z.string({ error: 'projectId must be text' }).nullish(),
       userId: z.string({ error: 'userId must be text' }).nullish(),
       userIntent: optionalText(500, 'userIntent'),
-      platform: z.string({ error: 'platform must be text' }).max(40, 'platform is too long').nullish(),
+      platform: singleLine(z.string({ error: 'platform must be text' }), 'platform').max(40, 'platform is too long').nullish(),
     })
     .prefault({}),
   parameters: z.object(

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import type { AppDeps } from '../deps';
 import { assertSelf, requireAuth } from '../middleware/auth';
-import { parseBody, RequestError } from '../validation';
+import { parseBody, RequestError, singleLine } from '../validation';
 import { PLATFORMS, VIDEO_EFFECTS } from '../../domain/constants';
 import { parsePlatform, parseVideoEffect } from '../../domain/clipGeneration';
 import { TRY_IT_FILE_NAME_MAX_LENGTH } from '../../domain/tryIt';
@@ -11,10 +11,10 @@ import { getTemporalClient } from '../../services/temporalClient';
 import { TASK_QUEUES } from '../../workers/taskQueues';
 
 const tryItBody = z.object({
-  fileName: z
-    .string({ error: (issue) => (issue.input === undefined ? 'fileName is required' : 'fileName must be text') })
-    .max(TRY_IT_FILE_NAME_MAX_LENGTH, `fileName must be at most ${TRY_IT_FILE_NAME_MAX_LENGTH} characters`)
-    .transform((v) => v.trim()),
+  fileName: singleLine(z.string({ error: (issue) => (issue.input === undefined ? 'fileName is required' : 'fileName must be text') }).trim(), 'fileName').max(
+    TRY_IT_FILE_NAME_MAX_LENGTH,
+    `fileName must be at most ${TRY_IT_FILE_NAME_MAX_LENGTH} characters`,
+  ),
   platform: z.string({ error: 'platform must be text' }).nullish(),
   effect: z.string({ error: 'effect must be text' }).nullish(),
   userId: z.string({ error: 'userId must be text' }).optional(),

@@ -3,9 +3,9 @@ import { z } from 'zod';
 import { changePassword, getProfile, updateProfileName } from '../../services/accounts';
 import type { AppDeps } from '../deps';
 import { currentSessionId, currentUser, requireAuth } from '../middleware/auth';
-import { parseBody, requiredString } from '../validation';
+import { parseBody, requiredString, singleLine } from '../validation';
 
-const nameBody = z.strictObject({ name: requiredString('Name').max(1000) });
+const nameBody = z.strictObject({ name: singleLine(requiredString('Name'), 'Name').max(1000) });
 
 const passwordBody = z.strictObject({
   currentPassword: requiredString('Current password').max(1024),

@@ -4,20 +4,22 @@ import { gzip } from 'node:zlib';
 import { z } from 'zod';
 import type { AppDeps } from '../deps';
 import { assertSelf, currentUser, requireAuth } from '../middleware/auth';
-import { parse, parseBody, parseQuery } from '../validation';
+import { parse, parseBody, parseQuery, singleLine } from '../validation';
 import { contentServicesFor } from '../../services/contentServices';
 import { CONTENT_SOURCES } from '../../services/contentViews';
 
 const listQuery = z.object({ userId: z.string().optional() });
+const projectName = singleLine(z.string({ error: 'Project name is required' }), 'Project name');
+const projectAddress = singleLine(z.string(), 'Address');
 const createBody = z.object({
-  name: z.string({ error: 'Project name is required' }),
-  address: z.string().nullable().optional(),
+  name: projectName,
+  address: projectAddress.nullable().optional(),
   userId: z.string().optional(),
 });
-const updateBody = z.object({ name: z.string().optional(), address: z.string().nullable().optional() });
+const updateBody = z.object({ name: projectName.optional(), address: projectAddress.nullable().optional() });
 const bulkDeleteBody = z.object({ ids: z.array(z.string()).min(1, 'Select at least one project').max(500) });
 const contentQuery = z.object({ refresh: z.string().optional(), bust: z.string().optional() });
-const renameBody = z.object({ name: z.string({ error: 'Name cannot be empty' }) });
+const renameBody = z.object({ name: singleLine(z.string({ error: 'Name cannot be empty' }), 'Name') });
 const contentSource = z.enum(CONTENT_SOURCES, { error: 'Unknown content type' });
 
 const gzipAsync = promisify(gzip);

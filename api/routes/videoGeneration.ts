@@ -2,33 +2,33 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import type { AppDeps } from '../deps';
 import { assertSelf, currentUser, requireAuth } from '../middleware/auth';
-import { RequestError, parseBody } from '../validation';
+import { RequestError, parseBody, singleLine } from '../validation';
 import { CLIP_DURATION_SECONDS, PLATFORM_ASPECT, VIDEO_EFFECTS, type Platform } from '../../domain/constants';
 import { PORTRAIT_PLATFORMS, parsePlatform, parseVideoEffect, type ClipAspectRatio } from '../../domain/clipGeneration';
 import { getTemporalClient } from '../../services/temporalClient';
 import { VideoGenerationService, defaultClipQueues, type StartClipRequest } from '../../services/videoGeneration';
 
 const optionalText = (max: number) => z.string().max(max, { message: `Must be at most ${max} characters` }).nullable().optional();
-const optionalId = z.string().max(64).nullable().optional();
+const optionalId = (label: string) => singleLine(z.string(), label).max(64).nullable().optional();
 
 const startBody = z.object({
   options: z.object(
     {
-      imageUrl: optionalText(2048),
-      movement: z.string({ error: 'options.movement (the video effect) is required' }),
+      imageUrl: singleLine(z.string(), 'options.imageUrl').max(2048, { message: 'Must be at most 2048 characters' }).nullable().optional(),
+      movement: singleLine(z.string({ error: 'options.movement (the video effect) is required' }), 'options.movement'),
       originalPrompt: optionalText(2000),
       duration: z.number({ error: 'options.duration must be a number' }).optional(),
-      aspectRatio: z.string({ error: 'options.aspectRatio must be a string' }).optional(),
-      platform: z.string({ error: 'options.platform must be a string' }).optional(),
+      aspectRatio: singleLine(z.string({ error: 'options.aspectRatio must be a string' }), 'options.aspectRatio').optional(),
+      platform: singleLine(z.string({ error: 'options.platform must be a string' }), 'options.platform').optional(),
     },
     { error: 'options is required' },
   ),
   context: z.object(
     {
-      projectId: z.string({ error: 'context.projectId is required' }),
+      projectId: singleLine(z.string({ error: 'context.projectId is required' }), 'context.projectId'),
       userId: z.string().optional(),
-      renderId: optionalId,
-      imageId: optionalId,
+      renderId: optionalId('context.renderId'),
+      imageId: optionalId('context.imageId'),
       isTemporaryImage: z.boolean({ error: 'context.isTemporaryImage must be true or false' }).optional(),
     },
     { error: 'context is required' },
@@ -36,14 +36,14 @@ const startBody = z.object({
 });
 
 const portraitBody = z.object({
-  imageUrl: optionalText(2048),
-  projectId: z.string({ error: 'projectId is required' }),
+  imageUrl: singleLine(z.string(), 'imageUrl').max(2048, { message: 'Must be at most 2048 characters' }).nullable().optional(),
+  projectId: singleLine(z.string({ error: 'projectId is required' }), 'projectId'),
   userId: z.string().optional(),
-  renderId: optionalId,
-  imageId: optionalId,
+  renderId: optionalId('renderId'),
+  imageId: optionalId('imageId'),
   prompt: optionalText(2000),
-  cameraMovement: z.string({ error: 'cameraMovement (the video effect) is required' }),
-  platform: z.string({ error: 'platform must be a string' }).optional(),
+  cameraMovement: singleLine(z.string({ error: 'cameraMovement (the video effect) is required' }), 'cameraMovement'),
+  platform: singleLine(z.string({ error: 'platform must be a string' }), 'platform').optional(),
   isTemporaryImage: z.boolean({ error: 'isTemporaryImage must be true or false' }).optional(),
 });
 

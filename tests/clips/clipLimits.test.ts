@@ -7,6 +7,7 @@ import { ERROR_CODES, MSG } from '../../domain/messages';
 import { createProviders } from '../../providers';
 import { startFakeFal, type FakeFal } from '../support/fakeFal';
 import { createTestUser } from '../support/accounts';
+import { deductCredits } from '../../services/credits';
 import { insertPendingApproval } from '../support/credits';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
@@ -135,24 +136,35 @@ describe('clip limits, cancel and retry (API + workflow; a hosted provider whose
     expect(await creditState(testKnex(), user.id)).toEqual({ credits: 5, reserved: 0, available: 5 });
   });
 
-  it('refuses when fewer than 4 credits are available', async () => {
+  it('refuses when fewer than 4 credits are available and pending approvals would not cover it', async () => {
     const user = await clipUser(app.baseUrl);
-    await pendingItem(user, 'image', 2);
+    // 3 credits left after a spend, 1 of them held by a pending image: 2 available, 3 in all
+    await deductCredits(testKnex(), { profileId: user.id, amount: 2, description: 'Test spend', idempotencyKey: `test-spend:${user.id}` });
+    await pendingItem(user, 'image', 1);
     const res = await startClip(app.baseUrl, user);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ success: false, error: CLIP_MESSAGES.insufficientCredits(3, 4), code: 'INSUFFICIENT_CREDITS' });
+    expect(res.body).toEqual({ success: false, error: CLIP_MESSAGES.insufficientCredits(2, 4), code: 'INSUFFICIENT_CREDITS' });
     expect(await jobRows(user.id)).toEqual([]);
   });
 
-  it('refuses when pending approvals plus this clip would cost more than the available credits', async () => {
-    const user = await clipUser(app.baseUrl, { extraCredits: 11 }); // 16 credits
-    await pendingItem(user, 'clip', 4);
-    await pendingItem(user, 'clip', 4); // available 8, pending cost 8: 8 + 4 > 8
+  it('refuses with the pending-cost notice when the balance would cover the clip but pending approvals hold it', async () => {
+    const user = await clipUser(app.baseUrl); // 5 credits
+    await pendingItem(user, 'image', 1);
+    await pendingItem(user, 'image', 1); // available 3: the 2 held by pending items would make 5
     const res = await startClip(app.baseUrl, user);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ success: false, error: CLIP_MESSAGES.pendingCost, code: 'PENDING_COST_EXCEEDS_AVAILABLE' });
     expect(await jobRows(user.id)).toEqual([]);
-    expect(await creditState(testKnex(), user.id)).toEqual({ credits: 16, reserved: 8, available: 8 });
+    expect(await creditState(testKnex(), user.id)).toEqual({ credits: 5, reserved: 2, available: 3 });
+  });
+
+  it('counts each pending approval once: one pending image, then a clip on 5 credits starts', async () => {
+    const user = await clipUser(app.baseUrl); // 5 credits
+    await pendingItem(user, 'image', 1); // available 4
+    const res = await startClip(app.baseUrl, user);
+    expect(res.status).toBe(200);
+    expect(await creditState(testKnex(), user.id)).toEqual({ credits: 5, reserved: 5, available: 0 });
+    await request(app.baseUrl, `/api/video-generation/cancel/${res.body.jobId}`, { method: 'POST', token: user.token });
   });
 
   it('refuses at the pending-approval limit', async () => {

@@ -300,9 +300,10 @@ describe('reads', () => {
   it('applies the start rule with pending approvals and the cooldown', async () => {
     const p = await createFundedProfile(knex, 4);
     expect(await canCreateContent(knex, p.id, 'clip')).toMatchObject({ canCreate: true, reason: 'ok', cost: 4, available: 4, limit: 4, pendingCount: 0, pendingCost: 0 });
-    await insertPendingApproval(knex, { userId: p.id, cost: 1 });
+    await insertPendingApproval(knex, { userId: p.id, cost: 1, reserve: true });
     await insertPendingApproval(knex, { userId: p.id, cost: 1, status: 'approved' });
-    expect(await canCreateContent(knex, p.id, 'clip')).toMatchObject({ canCreate: false, reason: 'pending_cost', pendingCount: 1, pendingCost: 1 });
+    // 3 available: the pending item holds the fourth credit the clip needs
+    expect(await canCreateContent(knex, p.id, 'clip')).toMatchObject({ canCreate: false, reason: 'pending_cost', available: 3, limit: 4, pendingCount: 1, pendingCost: 1 });
     expect(await canCreateContent(knex, p.id, 'image')).toMatchObject({ canCreate: true, pendingCount: 1 });
     const until = new Date(Date.now() + 60_000);
     await knex('profiles').where({ id: p.id }).update({ rejection_cooldown_until: until });

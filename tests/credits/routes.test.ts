@@ -81,9 +81,9 @@ describe('GET /api/credits/*', () => {
     const clip = await request(server.baseUrl, '/api/credits/can-create?type=clip', { token: u.token });
     expect(clip.status).toBe(200);
     expect(clip.body.data).toMatchObject({ canCreate: true, limit: 5, pendingCount: 0, pendingCost: 0, cost: 4, available: 5 });
-    await insertPendingApproval(knex, { userId: u.id, cost: 2 });
+    await insertPendingApproval(knex, { userId: u.id, cost: 2, reserve: true });
     const after = await request(server.baseUrl, '/api/credits/can-create?type=clip', { token: u.token });
-    expect(after.body.data).toMatchObject({ canCreate: false, reason: 'pending_cost', pendingCount: 1, pendingCost: 2 });
+    expect(after.body.data).toMatchObject({ canCreate: false, reason: 'pending_cost', available: 3, limit: 5, pendingCount: 1, pendingCost: 2 });
     expect((await request(server.baseUrl, '/api/credits/can-create?type=image', { token: u.token })).body.data.canCreate).toBe(true);
   });
 

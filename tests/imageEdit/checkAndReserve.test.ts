@@ -22,25 +22,25 @@ afterAll(async () => {
 });
 
 describe('checkAndReserve', () => {
-  it('judges simultaneous starts one after another, each seeing the others in flight: 5 credits admit exactly 3 images', async () => {
+  it('judges simultaneous starts one after another, each seeing the others in flight: 5 credits admit exactly 5 images', async () => {
     const p = await createFundedProfile(knex, 5);
 
     const outcomes = await Promise.allSettled(
       Array.from({ length: 10 }, (_, i) => checkAndReserve(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `start:${p.id}:${i}` })),
     );
 
-    // 1st: 5 available, nothing pending; 2nd: 4 and 1 in flight; 3rd: 3 and 2; 4th: 2 available < 3 pending + 1
-    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(3);
+    // each in-flight item is counted once: 5 available, then 4 with 1 in flight ... then 0 available
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(5);
     const refusals = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected').map((o) => o.reason);
-    expect(refusals).toHaveLength(7);
+    expect(refusals).toHaveLength(5);
     for (const refusal of refusals) expect(refusal).toBeInstanceOf(InsufficientCreditsError);
-    expect(await checkLedgerInvariant(knex, p.id)).toMatchObject({ balance: 5, reserved: 3, ok: true });
-    expect(await canCreateContent(knex, p.id, 'image')).toMatchObject({ canCreate: false, pendingCount: 3, pendingCost: 3, available: 2 });
+    expect(await checkLedgerInvariant(knex, p.id)).toMatchObject({ balance: 5, reserved: 5, ok: true });
+    expect(await canCreateContent(knex, p.id, 'image')).toMatchObject({ canCreate: false, reason: 'pending_cost', pendingCount: 5, pendingCost: 5, available: 0, limit: 5 });
   });
 
   it('lets only one start through at the pending cap, however many arrive together', async () => {
     const p = await createFundedProfile(knex, 5);
-    // four free items (assemblies cost 0) fill all but one place under the cap of 4
+    // four free items (assemblies cost 0) fill all but one place under the cap of 5
     for (let i = 0; i < 4; i += 1) await insertPendingApproval(knex, { userId: p.id, contentType: 'assembly' });
 
     const outcomes = await Promise.allSettled(
@@ -50,7 +50,7 @@ describe('checkAndReserve', () => {
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
     const refusals = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected').map((o) => o.reason as PendingLimitReachedError);
     expect(refusals.every((r) => r instanceof PendingLimitReachedError)).toBe(true);
-    expect(refusals[0]).toMatchObject({ status: 409, code: 'PENDING_LIMIT_REACHED', message: 'You have reached the maximum of 4 pending approvals...' });
+    expect(refusals[0]).toMatchObject({ status: 409, code: 'PENDING_LIMIT_REACHED', message: 'You have reached the maximum of 5 pending approvals...' });
   });
 
   it('replays a repeated key without judging again, even once the start rule would now refuse', async () => {

@@ -1,3 +1,5 @@
+import type { ContentType } from '../../../domain/constants';
+import type { CanCreateContentResult } from '../../../domain/creditMath';
 import { api } from './client';
 
 export interface CreditSummary {
@@ -9,6 +11,12 @@ export interface CreditSummary {
   totalClipsUsed?: number;
   totalImagesUsed?: number;
   totalAssembliesUsed?: number;
+}
+
+/** GET /api/credits/can-create?type=...: the server's start rule for one more item (reason, limit, pending count and cost). */
+export async function fetchCanCreate(type: ContentType): Promise<CanCreateContentResult> {
+  const body = await api.get('credits/can-create', { searchParams: { type } }).json<{ success: true; data: CanCreateContentResult }>();
+  return body.data;
 }
 
 export async function fetchCreditSummary(): Promise<CreditSummary> {

@@ -23,6 +23,7 @@ import { sessionAtom } from '../../atoms/session';
 import { clipPresetAtom } from '../../atoms/tryIt';
 import { Icon } from '../../components/Icon';
 import { PendingCapOverlay } from '../../components/PendingCapOverlay';
+import { PendingCostNotice } from '../../components/PendingCostNotice';
 import { LoadingState } from '../../components/Spinner';
 import { useSourceItem } from '../../components/useSourceItem';
 import { choicesWith, presetForSource } from '../../tryIt/clipPreset';
@@ -253,20 +254,14 @@ function ClipGenerator({ projectId, item }: { projectId: string; item: ContentIt
         )}
 
         {notice?.kind === 'pending-cost' && !running && (
-          <div className="clip-notice clip-notice-amber" role="status">
-            <p>
-              Your pending approvals reserve {notice.pendingCost} credits, so {notice.available} available credits are not enough for another clip ({CLIP_COST} credits).
-              Review your pending items or add credits to continue.
-            </p>
-            <div className="clip-notice-actions">
-              <button type="button" className="button button-secondary" onClick={() => openApprovals()}>
-                Review approvals
-              </button>
-              <button type="button" className="button button-secondary" onClick={() => openBilling()}>
-                Add credits
-              </button>
-            </div>
-          </div>
+          <PendingCostNotice
+            item="clip"
+            cost={CLIP_COST}
+            pendingCost={notice.pendingCost}
+            available={notice.available}
+            onReviewApprovals={() => openApprovals()}
+            onAddCredits={() => openBilling()}
+          />
         )}
         {notice?.kind === 'insufficient' && !running && (
           <div className="clip-notice clip-notice-amber" role="status">

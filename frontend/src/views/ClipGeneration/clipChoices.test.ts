@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { clipSourceFromSearch, projectFromSearch } from '../../atoms/clipUrl';
 import { hrefWithParams } from '../../atoms/viewUrl';
 import { durationText } from '../ContentLibrary/libraryItems';
+import { canCreate } from '../../../../domain/creditMath';
 import { EFFECT_CHOICES, PLATFORM_CHOICES, aspectLabel, clampProgress, clipStatusPollMs, creditNotice } from './clipChoices';
 
 const ID = '0f8fad5b-d9cb-469f-a165-70867728950e';
@@ -19,6 +20,15 @@ describe('Generate Clip choices', () => {
     expect(creditNotice({ ...check, reason: 'pending_cost', pendingCost: 4, available: 4 })).toEqual({ kind: 'pending-cost', pendingCost: 4, available: 4 });
     expect(creditNotice({ ...check, reason: 'insufficient_credits', available: -1 })).toEqual({ kind: 'insufficient', available: 0 });
     expect(creditNotice({ ...check, reason: 'cooldown' })).toEqual({ kind: 'cooldown' });
+  });
+
+  it('shows the amber pending-cost notice, not "Not enough credits", when pending approvals hold credits the balance has', () => {
+    // 5 credits, two pending images holding 2 of them: 3 available for a 4-credit clip
+    const rule = canCreate({ contentType: 'clip', credits: 5, reservedCredits: 2, pendingCount: 2, pendingCost: 2, cooldownUntil: null, now: new Date() });
+    expect(creditNotice({ ...rule, pendingCost: 2 })).toEqual({ kind: 'pending-cost', pendingCost: 2, available: 3 });
+    // 3 credits in all cannot pay for a clip whatever is decided in Approvals
+    const poor = canCreate({ contentType: 'clip', credits: 3, reservedCredits: 1, pendingCount: 1, pendingCost: 1, cooldownUntil: null, now: new Date() });
+    expect(creditNotice({ ...poor, pendingCost: 1 })).toEqual({ kind: 'insufficient', available: 2 });
   });
 
   it('keeps progress in 0..100', () => {

@@ -1,18 +1,22 @@
 import { useAtomValue, useSetAtom } from 'jotai';
 import { useEffect, useId, useRef, useState, type FormEvent, type ReactElement } from 'react';
 import { IMAGE_EDIT_DEFAULTS, IMAGE_PROMPT_MAX_LENGTH, type ImageEditFormat } from '../../../../domain/imageEdit';
-import { PENDING_LIMIT_DEFAULT } from '../../../../domain/constants';
+import { CREDIT_COST, PENDING_LIMIT_DEFAULT } from '../../../../domain/constants';
+import type { CanCreateContentResult } from '../../../../domain/creditMath';
 import { MSG } from '../../../../domain/messages';
 import { announceApprovalsChanged } from '../../api/approvals';
 import { isApiHttpError } from '../../api/client';
+import { fetchCanCreate } from '../../api/credits';
 import { generateImageEdit, type ImageEditResponse } from '../../api/imageEdit';
 import type { ContentItem } from '../../api/projects';
 import { approvalStatsStateAtom, refreshApprovalStatsAtom, refreshApprovalsListAtom } from '../../atoms/approvals';
+import { openBillingAtom } from '../../atoms/clipGeneration';
 import { refreshCreditsAtom } from '../../atoms/credits';
 import { currentUserAtom } from '../../atoms/session';
 import { imageEditorLocationAtom, leaveImageEditorAtom } from '../../atoms/imageGeneration';
 import { Icon } from '../../components/Icon';
 import { PendingCapOverlay } from '../../components/PendingCapOverlay';
+import { PendingCostNotice } from '../../components/PendingCostNotice';
 import { LoadingState } from '../../components/Spinner';
 import { useSourceItem } from '../../components/useSourceItem';
 import './imageEditor.css';
@@ -84,6 +88,8 @@ function ImageEditor({
   const refreshStats = useSetAtom(refreshApprovalStatsAtom);
   const refreshList = useSetAtom(refreshApprovalsListAtom);
   const refreshCredits = useSetAtom(refreshCreditsAtom);
+  const openBilling = useSetAtom(openBillingAtom);
+  const [check, setCheck] = useState<CanCreateContentResult | null>(null);
   const [prompt, setPrompt] = useState('');
   const [format, setFormat] = useState<ImageEditFormat>(IMAGE_EDIT_DEFAULTS.format);
   const [promptError, setPromptError] = useState<string | null>(null);
@@ -103,6 +109,17 @@ function ImageEditor({
     },
     [],
   );
+  // the start rule, read again whenever the approval count moves: pending items may hold the credit an image needs
+  useEffect(() => {
+    let live = true;
+    fetchCanCreate('image').then(
+      (answer) => live && setCheck(answer),
+      () => live && setCheck(null),
+    );
+    return () => {
+      live = false;
+    };
+  }, [stats]);
 
   const openApprovals = onOpenApprovals;
 
@@ -128,6 +145,7 @@ function ImageEditor({
   const checking = stats === undefined;
   const counts = stats?.ok && stats.data ? stats.data : null;
   const atCap = capHit || (counts !== null && counts.pending_count >= counts.limit);
+  const heldByPending = !atCap && check?.reason === 'pending_cost';
 
   async function submit(event: FormEvent): Promise<void> {
     event.preventDefault();
@@ -230,13 +248,23 @@ function ImageEditor({
                 </select>
                 <p className="field-hint">HD, upscaled 2×. The preview is free; saving it from Approvals uses 1 credit.</p>
               </div>
+              {heldByPending && phase.kind !== 'sent' && (
+                <PendingCostNotice
+                  item="image"
+                  cost={CREDIT_COST.image}
+                  pendingCost={check.pendingCost}
+                  available={check.available}
+                  onReviewApprovals={openApprovals}
+                  onAddCredits={() => openBilling()}
+                />
+              )}
               {phase.kind === 'failed' && (
                 <p className="form-error" role="alert">
                   {phase.message}
                 </p>
               )}
               <div className="form-actions">
-                <button type="submit" className="button button-primary" disabled={generating || phase.kind === 'sent' || atCap}>
+                <button type="submit" className="button button-primary" disabled={generating || phase.kind === 'sent' || atCap || heldByPending}>
                   <Icon name="sparkles" size={18} /> {generating ? 'Generating preview...' : 'Generate Preview'}
                 </button>
               </div>

@@ -1,0 +1,44 @@
+import type { ReactElement } from 'react';
+import './PendingCostNotice.css';
+
+function credits(n: number): string {
+  return `${n} ${n === 1 ? 'credit' : 'credits'}`;
+}
+
+/**
+ * The amber notice of 000 section 2: the balance alone would pay for another item, but pending approvals hold
+ * the credits it needs. Deciding them (or adding credits) frees the way, so both actions are offered.
+ * Shared by the clip and image generation screens.
+ */
+export function PendingCostNotice({
+  item,
+  cost,
+  pendingCost,
+  available,
+  onReviewApprovals,
+  onAddCredits,
+}: {
+  item: 'clip' | 'image';
+  cost: number;
+  pendingCost: number;
+  available: number;
+  onReviewApprovals: () => void;
+  onAddCredits: () => void;
+}): ReactElement {
+  return (
+    <div className="credit-notice credit-notice-amber" role="status">
+      <p>
+        Your pending approvals reserve {credits(pendingCost)}, so {credits(Math.max(0, available))} available {available === 1 ? 'is' : 'are'} not enough for another {item} ({credits(cost)}).
+        Review your pending items or add credits to continue.
+      </p>
+      <div className="credit-notice-actions">
+        <button type="button" className="button button-secondary" onClick={onReviewApprovals}>
+          Review approvals
+        </button>
+        <button type="button" className="button button-secondary" onClick={onAddCredits}>
+          Add credits
+        </button>
+      </div>
+    </div>
+  );
+}

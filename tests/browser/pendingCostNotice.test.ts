@@ -1,0 +1,89 @@
+/**
+ * The amber notice: when the balance alone would pay for the next item but pending approvals hold the credits
+ * it needs, the clip and image screens say so and offer 'Review approvals' and 'Add credits', not 'Not enough
+ * credits' with 'Add credits' only.
+ */
+import { createTestUser, type TestUser } from '../support/accounts';
+import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
+import { insertPendingApproval } from '../support/credits';
+import { closeTestKnex, testKnex } from '../support/db';
+import { request } from '../support/http';
+import { renderBytes } from '../imageEdit/harness';
+
+let app: BrowserApp;
+
+beforeAll(async () => {
+  app = await startBrowserApp();
+});
+
+afterAll(async () => {
+  await app?.close();
+  await closeTestKnex();
+});
+
+/** A 5-credit user with one uploaded render, signed in in the browser. */
+async function userWithRender(): Promise<{ user: TestUser; projectId: string; renderId: string }> {
+  const user = await createTestUser(app.baseUrl);
+  const project = await request<{ project: { id: string } }>(app.baseUrl, '/api/projects', { token: user.token, json: { name: 'Harbour View' } });
+  const form = new FormData();
+  form.append('projectId', project.body.project.id);
+  form.append('file', new Blob([new Uint8Array(await renderBytes(320, 240))], { type: 'image/png' }), 'harbour.png');
+  const upload = await request<{ render: { data: { id: string } } }>(app.baseUrl, '/api/upload/renders', { method: 'POST', body: form, token: user.token });
+  expect(upload.status).toBe(200);
+  await app.context.clearCookies();
+  await useSession(app, user.token);
+  return { user, projectId: project.body.project.id, renderId: upload.body.render.data.id };
+}
+
+function pending(user: TestUser, projectId: string, contentType: 'image' | 'clip', cost: number) {
+  return insertPendingApproval(testKnex(), { userId: user.id, projectId, contentType, cost, reserve: true });
+}
+
+describe('pending approvals holding the credits', () => {
+  it('shows the amber notice on Generate Clip: 5 credits, two pending images', async () => {
+    const { user, projectId, renderId } = await userWithRender();
+    await pending(user, projectId, 'image', 1);
+    await pending(user, projectId, 'image', 1);
+    const { page } = app;
+    await page.goto(`/?view=clip-generation&project=${projectId}&render=${renderId}`);
+    const notice = page.getByRole('status').filter({ hasText: 'Your pending approvals reserve 2 credits' });
+    await notice.waitFor();
+    expect(await notice.textContent()).toContain('so 3 credits available are not enough for another clip (4 credits)');
+    await notice.getByRole('button', { name: 'Review approvals' }).waitFor();
+    await notice.getByRole('button', { name: 'Add credits' }).waitFor();
+    expect(await page.getByText('Not enough credits for video generation').count()).toBe(0);
+    await app.screenshot('clip-pending-cost-notice');
+    await notice.getByRole('button', { name: 'Review approvals' }).click();
+    await page.getByRole('heading', { name: 'Content Approvals', level: 1 }).waitFor();
+  });
+
+  it('starts a clip after one pending image on 5 credits: no notice, the button is enabled', async () => {
+    const { user, projectId, renderId } = await userWithRender();
+    await pending(user, projectId, 'image', 1);
+    const { page } = app;
+    await page.goto(`/?view=clip-generation&project=${projectId}&render=${renderId}`);
+    await page.getByText('Choose Video Effect').waitFor();
+    await page.waitForLoadState('networkidle');
+    expect(await page.getByText('Your pending approvals reserve').count()).toBe(0);
+    expect(await page.getByText('Not enough credits').count()).toBe(0);
+    await page.getByText('Drone Shot', { exact: true }).click();
+    await page.getByText('YouTube', { exact: true }).click();
+    expect(await page.getByRole('button', { name: 'Generate Video' }).isEnabled()).toBe(true);
+  });
+
+  it('shows the amber notice on the image editor when a pending clip and image hold all 5 credits below the cap', async () => {
+    const { user, projectId, renderId } = await userWithRender();
+    await pending(user, projectId, 'clip', 4);
+    await pending(user, projectId, 'image', 1);
+    const { page } = app;
+    await page.goto(`/?view=image-generation&project=${projectId}&render=${renderId}`);
+    const notice = page.getByRole('status').filter({ hasText: 'Your pending approvals reserve 5 credits' });
+    await notice.waitFor();
+    expect(await notice.textContent()).toContain('not enough for another image (1 credit)');
+    expect(await page.getByRole('button', { name: 'Generate Preview' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('alertdialog', { name: 'Pending approvals limit reached' }).count()).toBe(0);
+    await notice.getByRole('button', { name: 'Add credits' }).click();
+    await page.getByRole('heading', { name: 'Account Settings', level: 1 }).waitFor();
+    expect(new URL(page.url()).searchParams.get('tab')).toBe('billing');
+  });
+});
