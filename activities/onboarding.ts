@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Knex } from 'knex';
 import { Project } from '../db/models/Project';
 import { textInputProblem } from '../domain/textInput';
-import { ONBOARDING_INVALID_INPUT, ONBOARDING_PROFILE_MISSING } from '../workflows/tryItOnboarding';
+import { ONBOARDING_INVALID_INPUT, ONBOARDING_PROFILE_MISSING } from '../domain/workflowContracts/tryItOnboarding';
 import type { ActivityDeps } from './deps';
 
 export const DEFAULT_ONBOARDING_PROJECT_NAME = 'My First Project';

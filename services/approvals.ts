@@ -17,7 +17,7 @@ import { DomainError } from '../domain/errors';
 import { ERROR_CODES, MSG } from '../domain/messages';
 import { isBucket, type Storage } from '../storage';
 import { getPendingUsage } from './credits';
-import { APPROVAL_NOT_OWNER, APPROVAL_NOT_PENDING, approveUpdate, rejectUpdate, type ApprovalDecisionResult } from '../workflows/approval';
+import { APPROVAL_NOT_OWNER, APPROVAL_NOT_PENDING, approveUpdate, rejectUpdate, type ApprovalDecisionResult } from '../domain/workflowContracts/approval';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

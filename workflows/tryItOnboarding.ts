@@ -5,54 +5,12 @@
  * answers with the project, the browser uploads the image as the project's first render through
  * POST /api/upload/renders (frontend/src/tryIt/useTryItOnboarding.ts).
  */
-import { ActivityFailure, ApplicationFailure, defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import { PLATFORMS, VIDEO_EFFECTS, type Platform, type VideoEffect } from '../domain/constants';
-import { TRY_IT_MESSAGES } from '../domain/tryIt';
+import { PLATFORMS, VIDEO_EFFECTS } from '../domain/constants';
+import { ONBOARDING_INVALID_INPUT, ONBOARDING_MESSAGES, ONBOARDING_PROFILE_MISSING, type OnboardingState, type TryItOnboardingInput, type TryItOnboardingResult, onboardingStateQuery } from '../domain/workflowContracts/tryItOnboarding';
+export * from '../domain/workflowContracts/tryItOnboarding';
 
-export type OnboardingStatus = 'pending' | 'creating_project' | 'completed' | 'failed';
-
-export interface TryItOnboardingInput {
-  userId: string;
-  /** name of the image the visitor picked in the try-it area */
-  fileName: string;
-  platform: Platform | null;
-  effect: VideoEffect | null;
-}
-
-/** The shape the specs give for try-it signup processing. */
-export interface TryItOnboardingResult {
-  success: boolean;
-  projectId: string | null;
-  projectName: string | null;
-  error: string | null;
-}
-
-export interface OnboardingState {
-  status: OnboardingStatus;
-  progress: number;
-  message: string;
-  error: string | null;
-  result: TryItOnboardingResult | null;
-}
-
-export const ONBOARDING_MESSAGES = {
-  noData: TRY_IT_MESSAGES.noData,
-  profileFailed: TRY_IT_MESSAGES.profileFailed,
-  projectFailed: TRY_IT_MESSAGES.projectFailed,
-} as const;
-
-/** Failure type thrown by the createOnboardingProject activity when the user has no profile row. */
-export const ONBOARDING_PROFILE_MISSING = 'ONBOARDING_PROFILE_MISSING';
-
-/** Failure type thrown by the createOnboardingProject activity for input no retry can fix (the text-input rule). */
-export const ONBOARDING_INVALID_INPUT = 'ONBOARDING_INVALID_INPUT';
-
-export const onboardingStateQuery = defineQuery<OnboardingState>('onboardingState');
-
-export function onboardingWorkflowId(userId: string): string {
-  return `onboarding-${userId}`;
-}
 
 const { createOnboardingProject } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '30 seconds',
