@@ -2,6 +2,7 @@
  * The admin API's answers (api/routes/admin.ts), shared by the API and the front end's Admin view, and the
  * limits both sides check.
  */
+import type { CreditSummary } from './creditMath';
 export type AdminUserRole = 'user' | 'admin';
 
 export const ADMIN_SEARCH_DEFAULT_LIMIT = 20;
@@ -30,16 +31,7 @@ export interface AdminUserSearch {
   hasMore: boolean;
 }
 
-export interface AdminCreditSummary {
-  credits: number;
-  reservedCredits: number;
-  availableCredits: number;
-  totalClipsUsed: number;
-  totalImagesUsed: number;
-  totalAssembliesUsed: number;
-  totalCreditsPurchased: number;
-  totalCreditsAdded: number;
-}
+export type AdminCreditSummary = CreditSummary;
 
 export interface AdminPurchase {
   id: string;

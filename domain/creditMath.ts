@@ -62,3 +62,15 @@ export function canCreate(input: CanCreateInput): CanCreateResult {
   if (input.pendingCount >= limit) return { ...base, canCreate: false, reason: 'pending_limit' };
   return { ...base, canCreate: true, reason: 'ok' };
 }
+
+/** GET /api/credits/summary's answer (also inside the admin's user detail). */
+export interface CreditSummary {
+  credits: number;
+  reservedCredits: number;
+  availableCredits: number;
+  totalClipsUsed: number;
+  totalImagesUsed: number;
+  totalAssembliesUsed: number;
+  totalCreditsPurchased: number;
+  totalCreditsAdded: number;
+}

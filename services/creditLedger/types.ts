@@ -51,16 +51,7 @@ export interface ConsumeResult {
   transaction: LedgerEntry;
 }
 
-export interface CreditSummary {
-  credits: number;
-  reservedCredits: number;
-  availableCredits: number;
-  totalClipsUsed: number;
-  totalImagesUsed: number;
-  totalAssembliesUsed: number;
-  totalCreditsPurchased: number;
-  totalCreditsAdded: number;
-}
+export type { CreditSummary } from '../../domain/creditMath';
 
 export interface TransactionListItem {
   id: string;

@@ -1,17 +1,8 @@
 import type { ContentType } from '../../../domain/constants';
-import type { CanCreateContentResult } from '../../../domain/creditMath';
+import type { CanCreateContentResult, CreditSummary } from '../../../domain/creditMath';
 import { api } from './client';
 
-export interface CreditSummary {
-  credits: number;
-  reservedCredits: number;
-  availableCredits: number;
-  totalCreditsPurchased: number;
-  totalCreditsAdded?: number;
-  totalClipsUsed?: number;
-  totalImagesUsed?: number;
-  totalAssembliesUsed?: number;
-}
+export type { CreditSummary };
 
 /** GET /api/credits/can-create?type=...: the server's start rule for one more item (reason, limit, pending count and cost). */
 export async function fetchCanCreate(type: ContentType): Promise<CanCreateContentResult> {
