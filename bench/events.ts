@@ -549,6 +549,12 @@ function report(sse: SseFigures, poll: PollFigures): void {
     ['  of which after the commit', `p50 ${ms(sse.afterCommitP50Ms)} ms, p99 ${ms(sse.afterCommitP99Ms)} ms`, '(interval/2, computed)', ''],
     ['API CPU, % of one core', sse.proc.cpuPercent.toFixed(1), poll.proc.cpuPercent.toFixed(1), ratio(sse.proc.cpuPercent, poll.proc.cpuPercent)],
     ['API CPU idle, % of one core', `${sse.idle.cpuPercent.toFixed(1)} (streams open)`, poll.idle.cpuPercent.toFixed(1), ''],
+    [
+      'API CPU per update carried, ms',
+      `${((1000 * sse.proc.cpuSeconds) / Math.max(1, sse.delivered)).toFixed(3)} an event`,
+      `${((1000 * poll.proc.cpuSeconds) / Math.max(1, poll.requests)).toFixed(2)} a poll`,
+      '',
+    ],
     ['API CPU seconds / window', `${sse.proc.cpuSeconds.toFixed(2)} / ${sse.proc.wallSeconds.toFixed(1)} s`, `${poll.proc.cpuSeconds.toFixed(2)} / ${poll.proc.wallSeconds.toFixed(1)} s`, ''],
     ['API RSS idle before, MB', sse.idleRssMb.toFixed(0), poll.idleRssMb.toFixed(0), ''],
     ['API RSS mean / peak, MB', `${sse.proc.meanRssMb.toFixed(0)} / ${sse.proc.peakRssMb.toFixed(0)}`, `${poll.proc.meanRssMb.toFixed(0)} / ${poll.proc.peakRssMb.toFixed(0)}`, ratio(sse.proc.meanRssMb, poll.proc.meanRssMb)],
