@@ -218,6 +218,22 @@ describe('client address', () => {
   });
 });
 
+describe('TRUST_PROXY', () => {
+  it('is off unless set; "true" trusts one proxy hop, a number that many; anything else refuses to start', () => {
+    expect(loadConfig({}).trustProxyHops).toBe(0);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxyHops).toBe(0);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxyHops).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxyHops).toBe(2);
+    expect(() => loadConfig({ TRUST_PROXY: 'yes' })).toThrow(/TRUST_PROXY/);
+  });
+
+  it('sets the Koa proxy option and counts only the trusted hops of X-Forwarded-For', () => {
+    const off = createApp({ config: { ...loadConfig(), trustProxyHops: 0 }, knex, logger });
+    const on = createApp({ config: { ...loadConfig(), trustProxyHops: 2 }, knex, logger });
+    expect([off.proxy, on.proxy, on.maxIpsCount]).toEqual([false, true, 2]);
+  });
+});
+
 describe('refusal messages', () => {
   it('say when to retry in seconds, minutes or hours', () => {
     expect(tooManyAttemptsMessage(1)).toBe('Too many sign-in attempts. Please try again in 1 second.');
