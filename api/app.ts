@@ -16,7 +16,10 @@ const RAW_BODY_PATHS: ReadonlySet<string> = new Set([STRIPE_WEBHOOK_PATH]);
 
 /** Builds the Koa app without listening, so tests drive it through `app.callback()`. */
 export function createApp(deps: AppDeps): Koa {
-  const app = new Koa({ proxy: process.env.TRUST_PROXY === 'true' });
+  // TRUST_PROXY on: ctx.ip comes from X-Forwarded-For, counting only the entries the trusted proxies appended
+  // (maxIpsCount), so a client's own X-Forwarded-For cannot choose its address; off: the socket address.
+  const hops = deps.config.trustProxyHops;
+  const app = new Koa({ proxy: hops > 0, maxIpsCount: hops });
   app.on('error', logAppError(deps.logger));
   // outermost: times the whole request and sees the status the error middleware chose
   app.use(httpMetrics);

@@ -44,6 +44,8 @@ export interface AppConfig {
   workerMetricsHost: string;
   workerMetricsPort: number | null;
   temporalMetricsPort: number | null;
+  /** TRUST_PROXY: proxies in front whose X-Forwarded-For is believed (0: off, the socket address is the client's). */
+  trustProxyHops: number;
 }
 
 function int(value: string | undefined, fallback: number): number {
@@ -59,6 +61,15 @@ function optionalPort(value: string | undefined): number | null {
   const port = int(value, 0);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`Expected a port number, got "${value}"`);
   return port;
+}
+
+/** TRUST_PROXY: "true" is one proxy hop, a whole number that many, "false" or unset none. */
+function proxyHops(value: string | undefined): number {
+  if (value === undefined || value === '' || value === 'false') return 0;
+  if (value === 'true') return 1;
+  const hops = Number(value);
+  if (!Number.isInteger(hops) || hops < 0) throw new Error(`TRUST_PROXY must be "true", "false" or a number of proxies, got "${value}"`);
+  return hops;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -106,5 +117,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     workerMetricsHost: env.WORKER_METRICS_HOST ?? '127.0.0.1',
     workerMetricsPort: optionalPort(env.WORKER_METRICS_PORT),
     temporalMetricsPort: optionalPort(env.TEMPORAL_METRICS_PORT),
+    trustProxyHops: proxyHops(env.TRUST_PROXY),
   };
 }

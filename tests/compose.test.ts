@@ -101,6 +101,10 @@ describe('docker-compose.yml', () => {
     expect(services.api.healthcheck?.start_period).toBeDefined();
   });
 
+  it('publishes the API without a proxy in front, so it trusts no X-Forwarded-For unless told to', () => {
+    expect(environment(services.api).TRUST_PROXY).toBe('${TRUST_PROXY:-false}');
+  });
+
   describe('Prometheus', () => {
     const prometheus = services.prometheus;
     const config = parse(fs.readFileSync(path.join(ROOT, 'ops', 'prometheus', 'prometheus.yml'), 'utf8')) as {

@@ -6,32 +6,65 @@ import { InvalidCredentialsError, normalizeEmail } from '../../services/accounts
 import { RequestError } from '../validation';
 
 export interface AttemptWindow {
-  /** attempts allowed in the window */
+  /** failures allowed in the window */
   points: number;
   durationSeconds: number;
   /** how long a key stays refused once it went over */
   blockSeconds: number;
 }
 
+/**
+ * Across every address, failures on one account slow it down instead of locking it: once `freeFailures` failed
+ * within `windowSeconds`, only one attempt per delay goes through, the delay doubling from `baseDelaySeconds`
+ * with each further failure up to `maxDelaySeconds`. The owner rides it out; a distributed guesser is throttled.
+ */
+export interface AccountSlowdown {
+  freeFailures: number;
+  windowSeconds: number;
+  baseDelaySeconds: number;
+  maxDelaySeconds: number;
+}
+
+/**
+ * rate-limiter-flexible's login-endpoint recipe (and OWASP's authentication guidance): consecutive failures
+ * per (account, IP) lock that pair only; failures per IP per day lock that IP only; failures on the account
+ * from anywhere only slow it down.
+ */
 export interface SignInLimits {
   tableName: string;
   keyPrefix: string;
-  perAccount: AttemptWindow;
+  /** consecutive failures of one account from one IP (a successful sign-in clears them) */
+  perAccountAndIp: AttemptWindow;
+  /** failures from one IP, whatever the account */
   perIp: AttemptWindow;
+  perAccount: AccountSlowdown;
 }
+
+const HOUR = 60 * 60;
+const DAY = 24 * HOUR;
 
 export const DEFAULT_SIGN_IN_LIMITS: SignInLimits = {
   tableName: 'auth_rate_limits',
   keyPrefix: 'signin',
-  perAccount: { points: 10, durationSeconds: 15 * 60, blockSeconds: 15 * 60 },
-  perIp: { points: 100, durationSeconds: 60 * 60, blockSeconds: 60 * 60 },
+  perAccountAndIp: { points: 10, durationSeconds: 90 * DAY, blockSeconds: HOUR },
+  perIp: { points: 100, durationSeconds: DAY, blockSeconds: DAY },
+  perAccount: { freeFailures: 10, windowSeconds: DAY, baseDelaySeconds: 1, maxDelaySeconds: 30 },
 };
 
 export const RATE_LIMITED_CODE = 'RATE_LIMITED';
 
+/** "Too many sign-in attempts. Please try again in N seconds|minutes|hours." — always says when. */
 export function tooManyAttemptsMessage(msBeforeNext: number): string {
-  const minutes = Math.max(1, Math.ceil(msBeforeNext / 60000));
-  return `Too many sign-in attempts. Please try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+  const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
+  const [n, unit] =
+    seconds < 60 ? [seconds, 'second'] : seconds <= 2 * HOUR ? [Math.ceil(seconds / 60), 'minute'] : [Math.ceil(seconds / HOUR), 'hour'];
+  return `Too many sign-in attempts. Please try again in ${n} ${unit}${n === 1 ? '' : 's'}.`;
+}
+
+function tooManyAttempts(msBeforeNext: number): RequestError {
+  return new RequestError(429, tooManyAttemptsMessage(msBeforeNext), RATE_LIMITED_CODE, {
+    retryAfterSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)),
+  });
 }
 
 function createLimiter(knex: Knex, tableName: string, keyPrefix: string, window: AttemptWindow): Promise<RateLimiterPostgres> {
@@ -53,26 +86,52 @@ function createLimiter(knex: Knex, tableName: string, keyPrefix: string, window:
   });
 }
 
+interface Limiters {
+  pair: RateLimiterPostgres;
+  ip: RateLimiterPostgres;
+  /** failures on the account from anywhere (never refuses by itself) */
+  accountFailures: RateLimiterPostgres;
+  /** one attempt per slowdown delay on an account past its free failures */
+  accountGate: RateLimiterPostgres;
+}
+
+/** What one attempt took, so the outcome can settle it. */
+export interface SignInAttempt {
+  ip: string;
+  accountKey: string;
+  pairKey: string;
+  tookGate: boolean;
+}
+
+/** Over its budget: the stored count went past the points (a consume that went over also set the block). */
+const isOver = (res: RateLimiterRes | null, points: number): res is RateLimiterRes => res !== null && res.consumedPoints > points;
+
 /**
- * Sign-in attempts counted per account (e-mail) and per client IP in PostgreSQL, so every API process
- * shares the counts. Each attempt takes a point up front (atomic, so parallel attempts cannot slip past);
- * a successful sign-in clears the account's count and gives the IP its point back.
+ * Sign-in attempt counters in PostgreSQL, shared by every API process. A refused attempt spends nothing;
+ * an attempt takes its points up front (atomic, so parallel attempts cannot slip past a budget) and gives
+ * back what a successful or malformed attempt should not keep.
  */
 export class SignInLimiter {
-  private limiters: Promise<{ ip: RateLimiterPostgres; account: RateLimiterPostgres }> | null = null;
+  private limiters: Promise<Limiters> | null = null;
 
   constructor(
     private readonly knex: Knex,
     private readonly limits: SignInLimits = DEFAULT_SIGN_IN_LIMITS,
   ) {}
 
-  private ready(): Promise<{ ip: RateLimiterPostgres; account: RateLimiterPostgres }> {
-    const { tableName, keyPrefix, perIp, perAccount } = this.limits;
+  private ready(): Promise<Limiters> {
+    const { tableName, keyPrefix, perIp, perAccountAndIp, perAccount } = this.limits;
     this.limiters ??= (async () => {
-      // one after the other: both create the same table on first use
+      // one after the other: each may create the same table on first use
+      const pair = await createLimiter(this.knex, tableName, `${keyPrefix}_pair`, perAccountAndIp);
       const ip = await createLimiter(this.knex, tableName, `${keyPrefix}_ip`, perIp);
-      const account = await createLimiter(this.knex, tableName, `${keyPrefix}_account`, perAccount);
-      return { ip, account };
+      const accountFailures = await createLimiter(this.knex, tableName, `${keyPrefix}_acct`, {
+        points: Number.MAX_SAFE_INTEGER,
+        durationSeconds: perAccount.windowSeconds,
+        blockSeconds: 0,
+      });
+      const accountGate = await createLimiter(this.knex, tableName, `${keyPrefix}_gate`, { points: 1, durationSeconds: 1, blockSeconds: 0 });
+      return { pair, ip, accountFailures, accountGate };
     })().catch((err: unknown) => {
       this.limiters = null;
       throw err;
@@ -84,37 +143,74 @@ export class SignInLimiter {
     return createHash('sha256').update(normalizeEmail(email)).digest('hex');
   }
 
-  /** Takes one attempt from both budgets; throws a 429 RequestError when either is spent. */
-  async takeAttempt(ip: string, email: string): Promise<void> {
-    const limiters = await this.ready();
-    try {
-      await limiters.ip.consume(ip);
-      await limiters.account.consume(SignInLimiter.accountKey(email));
-    } catch (err) {
-      if (err instanceof RateLimiterRes) {
-        throw new RequestError(429, tooManyAttemptsMessage(err.msBeforeNext), RATE_LIMITED_CODE, {
-          retryAfterSeconds: Math.ceil(err.msBeforeNext / 1000),
-        });
-      }
-      throw err;
-    }
+  /** The account-wide delay after `failures` failures: 0 within the free ones, then base, 2×base, 4×base ... up to the cap. */
+  slowdownSeconds(failures: number): number {
+    const { freeFailures, baseDelaySeconds, maxDelaySeconds } = this.limits.perAccount;
+    if (failures < freeFailures) return 0;
+    return Math.min(maxDelaySeconds, baseDelaySeconds * 2 ** Math.min(failures - freeFailures, 30));
   }
 
-  async recordSuccess(ip: string, email: string): Promise<void> {
-    const limiters = await this.ready();
-    await Promise.all([limiters.account.delete(SignInLimiter.accountKey(email)), limiters.ip.reward(ip, 1)]);
+  /**
+   * Refuses (429 RequestError with retryAfterSeconds) when the pair or the IP is locked, or the account is inside
+   * its slowdown delay; otherwise takes one point from the pair and the IP. A refusal spends no other budget.
+   */
+  async takeAttempt(ip: string, email: string): Promise<SignInAttempt> {
+    const l = await this.ready();
+    const accountKey = SignInLimiter.accountKey(email);
+    const attempt: SignInAttempt = { ip, accountKey, pairKey: `${accountKey}_${ip}`, tookGate: false };
+    // look first, spend nothing: a locked pair must not spend the IP's budget, a locked IP not the pair's
+    const [pairNow, ipNow, failuresNow] = await Promise.all([l.pair.get(attempt.pairKey), l.ip.get(ip), l.accountFailures.get(accountKey)]);
+    const locked = [isOver(pairNow, l.pair.points) ? pairNow : null, isOver(ipNow, l.ip.points) ? ipNow : null].filter((r) => r !== null);
+    if (locked.length > 0) throw tooManyAttempts(Math.max(...locked.map((r) => r.msBeforeNext)));
+
+    const taken: Array<() => Promise<unknown>> = [];
+    const giveBack = () => Promise.all(taken.map((undo) => undo()));
+    try {
+      await l.pair.consume(attempt.pairKey);
+      taken.push(() => l.pair.reward(attempt.pairKey, 1));
+      const delay = this.slowdownSeconds(failuresNow?.consumedPoints ?? 0);
+      if (delay > 0) {
+        // one attempt per delay on this account, from wherever it comes (atomic: the first in the window takes it)
+        await l.accountGate.consume(accountKey, 1, { customDuration: delay });
+        attempt.tookGate = true;
+        taken.push(() => l.accountGate.reward(accountKey, 1));
+      }
+      await l.ip.consume(ip);
+    } catch (err) {
+      await giveBack();
+      if (err instanceof RateLimiterRes) throw tooManyAttempts(err.msBeforeNext);
+      throw err;
+    }
+    return attempt;
+  }
+
+  /** Wrong e-mail or password: the points stay taken, and the account's failures from anywhere grow. */
+  async recordFailure(attempt: SignInAttempt): Promise<void> {
+    const l = await this.ready();
+    await l.accountFailures.penalty(attempt.accountKey, 1);
+  }
+
+  /** Signed in: the pair's consecutive failures start again and the IP gets its point back. */
+  async recordSuccess(attempt: SignInAttempt): Promise<void> {
+    const l = await this.ready();
+    await Promise.all([l.pair.delete(attempt.pairKey), l.ip.reward(attempt.ip, 1), attempt.tookGate ? l.accountGate.delete(attempt.accountKey) : null]);
   }
 
   /** An attempt that failed for another reason than the credentials does not count. */
-  async refund(ip: string, email: string): Promise<void> {
-    const limiters = await this.ready();
-    await Promise.all([limiters.account.reward(SignInLimiter.accountKey(email), 1), limiters.ip.reward(ip, 1)]);
+  async refund(attempt: SignInAttempt): Promise<void> {
+    const l = await this.ready();
+    await Promise.all([
+      l.pair.reward(attempt.pairKey, 1),
+      l.ip.reward(attempt.ip, 1),
+      attempt.tookGate ? l.accountGate.reward(attempt.accountKey, 1) : null,
+    ]);
   }
 }
 
 /**
- * Guards the sign-in route: refuses with 429 (and Retry-After) when the account or the IP is over its
- * budget; a wrong e-mail or password keeps its point, a successful sign-in resets the account's count.
+ * Guards the sign-in route: refuses with 429, Retry-After and a message saying when, while the (account, IP) pair
+ * or the IP is locked or the account is in its slowdown delay. The client address is ctx.ip: the socket's, or the
+ * proxy header's only when TRUST_PROXY is on (api/app.ts).
  */
 export function signInRateLimit(limiter: SignInLimiter): Middleware {
   return async function signInRateLimitMiddleware(ctx, next) {
@@ -123,8 +219,9 @@ export function signInRateLimit(limiter: SignInLimiter): Middleware {
     // malformed requests are no credential attempts: validation answers them
     if (typeof email !== 'string' || email.trim() === '') return next();
     const ip = ctx.ip || 'unknown';
+    let attempt: SignInAttempt;
     try {
-      await limiter.takeAttempt(ip, email);
+      attempt = await limiter.takeAttempt(ip, email);
     } catch (err) {
       if (err instanceof RequestError && err.status === 429) ctx.set('Retry-After', String(err.extra.retryAfterSeconds));
       throw err;
@@ -132,9 +229,9 @@ export function signInRateLimit(limiter: SignInLimiter): Middleware {
     try {
       await next();
     } catch (err) {
-      if (!(err instanceof InvalidCredentialsError)) await limiter.refund(ip, email);
+      await (err instanceof InvalidCredentialsError ? limiter.recordFailure(attempt) : limiter.refund(attempt));
       throw err;
     }
-    await limiter.recordSuccess(ip, email);
+    await limiter.recordSuccess(attempt);
   };
 }
