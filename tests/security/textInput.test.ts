@@ -71,7 +71,7 @@ async function uploadNamed(fileName: string, png: Buffer): Promise<JsonResponse>
 
 beforeAll(async () => {
   quietRuntime();
-  // a table of its own: creating the shared one races other test files' first sign-ins
+  // budgets of its own (own key prefix) in the migrations' table, so arbitrary e-mails never lock anything
   const limits = { ...DEFAULT_SIGN_IN_LIMITS, keyPrefix: `fuzz_${randomUUID().slice(0, 8)}`, perIp: { points: 10_000, durationSeconds: 60, blockSeconds: 1 }, perAccountAndIp: { points: 10_000, durationSeconds: 60, blockSeconds: 1 }, perAccount: { freeFailures: 10_000, windowSeconds: 60, baseDelaySeconds: 1, maxDelaySeconds: 1 } };
   server = await serve(createApp({ config: loadConfig(), knex: testKnex(), logger, signInLimits: limits, taskQueues: { onboarding: onboardingQueue } }));
   user = await createTestUser(server.baseUrl);
