@@ -81,6 +81,11 @@ function requiredSecret(env: NodeJS.ProcessEnv, name: string, purpose: string): 
   return value;
 }
 
+/** A secret that may be unset (its feature stays closed) but, when set, is held to the same rules. */
+function optionalSecret(env: NodeJS.ProcessEnv, name: string, purpose: string): string {
+  return env[name] ? requiredSecret(env, name, purpose) : '';
+}
+
 /**
  * For entry points' last catch: a ConfigError is printed as its message alone and the process exits 1;
  * anything else returns false for the caller to report as it does.
@@ -159,7 +164,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     ),
     logLevel: logLevelFrom(env),
     frontendDist: env.FRONTEND_DIST ?? 'frontend/dist',
-    metricsToken: env.METRICS_TOKEN ?? '',
+    metricsToken: optionalSecret(env, 'METRICS_TOKEN', 'opens GET /metrics to other hosts as a bearer token (unset: loopback only)'),
     workerMetricsHost: env.WORKER_METRICS_HOST ?? '127.0.0.1',
     workerMetricsPort: optionalPort(env.WORKER_METRICS_PORT),
     temporalMetricsPort: optionalPort(env.TEMPORAL_METRICS_PORT),

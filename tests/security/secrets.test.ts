@@ -69,6 +69,12 @@ describe('SIGNING_SECRET in the configuration', () => {
     expect(perRun).not.toBe(FORMER_BUILT_IN);
   });
 
+  it('METRICS_TOKEN may be unset (loopback only) but, when set, is held to the same length', () => {
+    expect(loadConfig({ SIGNING_SECRET: GOOD }).metricsToken).toBe('');
+    expect(loadConfig({ SIGNING_SECRET: GOOD, METRICS_TOKEN: GOOD }).metricsToken).toBe(GOOD);
+    expect(configError({ SIGNING_SECRET: GOOD, METRICS_TOKEN: 'prometheus' }).message).toMatch(/^METRICS_TOKEN is too short \(10 characters; at least 32 needed\)/);
+  });
+
   it('is not needed by the logger or the migrations, which read their own settings only', () => {
     const source = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
     expect(source('config/logger.ts')).not.toContain('loadConfig');
