@@ -46,7 +46,7 @@ export interface AppConfig {
   temporalMetricsPort: number | null;
 }
 
-/** Shortest accepted SIGNING_SECRET: 32 characters (`openssl rand -hex 32` gives 64). */
+/** Shortest accepted secret (SIGNING_SECRET, METRICS_TOKEN): 32 characters (`openssl rand -hex 32` gives 64). */
 export const MIN_SECRET_LENGTH = 32;
 
 /**
@@ -60,10 +60,17 @@ export class ConfigError extends Error {
   }
 }
 
-const SECRET_FIX =
-  'Fix: start with `npm start` (it generates one into DATA_DIR/secrets.json on first run and reuses it), or set it to a random value, ' +
-  'e.g. `openssl rand -hex 32` or `node -e "console.log(require(\'crypto\').randomBytes(32).toString(\'hex\'))"` ' +
+const SET_IT =
+  'set it to a random value, e.g. `openssl rand -hex 32` or `node -e "console.log(require(\'crypto\').randomBytes(32).toString(\'hex\'))"` ' +
   '(docker compose: put it in .env, see README "Production-shaped stack").';
+/** The secrets `npm start` generates (scripts/lib/secrets.js LOCAL_SECRETS). */
+const GENERATED_LOCALLY = new Set(['SIGNING_SECRET']);
+
+function secretFix(name: string): string {
+  return GENERATED_LOCALLY.has(name)
+    ? `Fix: start with \`npm start\` (it generates one into DATA_DIR/secrets.json on first run and reuses it), or ${SET_IT}`
+    : `Fix: ${SET_IT}`;
+}
 
 /** Values that were once built in (public in this project's history): never accepted, whatever their length. */
 const PUBLISHED_SECRETS = new Set(['dev-only-signing-secret-change-me']);
@@ -71,12 +78,12 @@ const PUBLISHED_SECRETS = new Set(['dev-only-signing-secret-change-me']);
 /** A secret that has no built-in value: missing, short or once published is a ConfigError naming it. */
 function requiredSecret(env: NodeJS.ProcessEnv, name: string, purpose: string): string {
   const value = env[name] ?? '';
-  if (value === '') throw new ConfigError(`${name} is not set. It ${purpose}; there is no built-in value. ${SECRET_FIX}`);
+  if (value === '') throw new ConfigError(`${name} is not set. It ${purpose}; there is no built-in value. ${secretFix(name)}`);
   if (PUBLISHED_SECRETS.has(value)) {
-    throw new ConfigError(`${name} is the value this project once had built in (public in its history), so anyone could sign with it. It ${purpose}. ${SECRET_FIX}`);
+    throw new ConfigError(`${name} is the value this project once had built in (public in its history), so anyone could sign with it. It ${purpose}. ${secretFix(name)}`);
   }
   if (value.length < MIN_SECRET_LENGTH) {
-    throw new ConfigError(`${name} is too short (${value.length} characters; at least ${MIN_SECRET_LENGTH} needed). It ${purpose}. ${SECRET_FIX}`);
+    throw new ConfigError(`${name} is too short (${value.length} characters; at least ${MIN_SECRET_LENGTH} needed). It ${purpose}. ${secretFix(name)}`);
   }
   return value;
 }
@@ -121,7 +128,7 @@ function optionalPort(value: string | undefined): number | null {
   return port;
 }
 
-/** Throws ConfigError when a required secret (SIGNING_SECRET) is missing or too short. */
+/** Throws ConfigError when SIGNING_SECRET is missing, or a secret (SIGNING_SECRET, METRICS_TOKEN when set) is too short or once published. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const port = int(env.PORT, 3000);
   const host = env.HOST ?? '127.0.0.1';

@@ -72,7 +72,9 @@ describe('SIGNING_SECRET in the configuration', () => {
   it('METRICS_TOKEN may be unset (loopback only) but, when set, is held to the same length', () => {
     expect(loadConfig({ SIGNING_SECRET: GOOD }).metricsToken).toBe('');
     expect(loadConfig({ SIGNING_SECRET: GOOD, METRICS_TOKEN: GOOD }).metricsToken).toBe(GOOD);
-    expect(configError({ SIGNING_SECRET: GOOD, METRICS_TOKEN: 'prometheus' }).message).toMatch(/^METRICS_TOKEN is too short \(10 characters; at least 32 needed\)/);
+    const err = configError({ SIGNING_SECRET: GOOD, METRICS_TOKEN: 'prometheus' });
+    expect(err.message).toMatch(/^METRICS_TOKEN is too short \(10 characters; at least 32 needed\).*openssl rand -hex 32/);
+    expect(err.message).not.toContain('npm start'); // npm start generates only SIGNING_SECRET
   });
 
   it('is not needed by the logger or the migrations, which read their own settings only', () => {
