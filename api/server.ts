@@ -4,7 +4,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadConfig, type AppConfig } from '../config/env';
+import { exitOnConfigError, loadConfig, type AppConfig } from '../config/env';
 import { logger } from '../config/logger';
 import { createApp } from './app';
 import { buildAppDeps } from './deps';
@@ -71,6 +71,7 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
   main().catch((err: unknown) => {
+    if (exitOnConfigError(err)) return;
     logger.fatal({ err }, 'api failed to start');
     process.exit(1);
   });

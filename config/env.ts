@@ -48,6 +48,73 @@ export interface AppConfig {
   trustProxyHops: number;
 }
 
+/** Shortest accepted secret (SIGNING_SECRET, METRICS_TOKEN): 32 characters (`openssl rand -hex 32` gives 64). */
+export const MIN_SECRET_LENGTH = 32;
+
+/**
+ * A configuration the process cannot run with. Its message names the variable and the fix; entry points print
+ * it alone (no stack) and exit 1 (exitOnConfigError).
+ */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+const SET_IT =
+  'set it to a random value, e.g. `openssl rand -hex 32` or `node -e "console.log(require(\'crypto\').randomBytes(32).toString(\'hex\'))"` ' +
+  '(docker compose: put it in .env, see README "Production-shaped stack").';
+/** The secrets `npm start` generates (scripts/lib/secrets.js LOCAL_SECRETS). */
+const GENERATED_LOCALLY = new Set(['SIGNING_SECRET']);
+
+function secretFix(name: string): string {
+  return GENERATED_LOCALLY.has(name)
+    ? `Fix: start with \`npm start\` (it generates one into DATA_DIR/secrets.json on first run and reuses it), or ${SET_IT}`
+    : `Fix: ${SET_IT}`;
+}
+
+/** Values that were once built in (public in this project's history): never accepted, whatever their length. */
+const PUBLISHED_SECRETS = new Set(['dev-only-signing-secret-change-me']);
+
+/** A secret that has no built-in value: missing, short or once published is a ConfigError naming it. */
+function requiredSecret(env: NodeJS.ProcessEnv, name: string, purpose: string): string {
+  const value = env[name] ?? '';
+  if (value === '') throw new ConfigError(`${name} is not set. It ${purpose}; there is no built-in value. ${secretFix(name)}`);
+  if (PUBLISHED_SECRETS.has(value)) {
+    throw new ConfigError(`${name} is the value this project once had built in (public in its history), so anyone could sign with it. It ${purpose}. ${secretFix(name)}`);
+  }
+  if (value.length < MIN_SECRET_LENGTH) {
+    throw new ConfigError(`${name} is too short (${value.length} characters; at least ${MIN_SECRET_LENGTH} needed). It ${purpose}. ${secretFix(name)}`);
+  }
+  return value;
+}
+
+/** A secret that may be unset (its feature stays closed) but, when set, is held to the same rules. */
+function optionalSecret(env: NodeJS.ProcessEnv, name: string, purpose: string): string {
+  return env[name] ? requiredSecret(env, name, purpose) : '';
+}
+
+/**
+ * For entry points' last catch: a ConfigError is printed as its message alone and the process exits 1;
+ * anything else returns false for the caller to report as it does.
+ */
+export function exitOnConfigError(err: unknown): boolean {
+  if (!(err instanceof ConfigError)) return false;
+  process.stderr.write(`Configuration error: ${err.message}\n`);
+  process.exit(1);
+}
+
+/** The log level alone (the logger is made at import time and must not need the secrets). */
+export function logLevelFrom(env: NodeJS.ProcessEnv = process.env): string {
+  return env.LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'silent' : 'info');
+}
+
+/** The database address alone (migrations need no secrets). */
+export function databaseUrlFrom(env: NodeJS.ProcessEnv = process.env): string {
+  return env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/render_studio';
+}
+
 function int(value: string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
@@ -72,6 +139,7 @@ function proxyHops(value: string | undefined): number {
   return hops;
 }
 
+/** Throws ConfigError when SIGNING_SECRET is missing, or a secret (SIGNING_SECRET, METRICS_TOKEN when set) is too short or once published. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const port = int(env.PORT, 3000);
   const host = env.HOST ?? '127.0.0.1';
@@ -82,12 +150,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     port,
     host,
     publicUrl: env.PUBLIC_URL ?? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
-    databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/render_studio',
+    databaseUrl: databaseUrlFrom(env),
     temporalAddress: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
     temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default',
     temporalUiUrl: (env.TEMPORAL_UI_URL || 'http://127.0.0.1:8233').replace(/\/+$/, ''),
     storageDir: env.STORAGE_DIR ?? '.data/storage',
-    signingSecret: env.SIGNING_SECRET ?? 'dev-only-signing-secret-change-me',
+    // no built-in value: a known key would let anyone mint a link to any stored file
+    signingSecret: requiredSecret(env, 'SIGNING_SECRET', 'signs the expiring links to stored files (HMAC key)'),
     signedUrlTtlSeconds: int(env.SIGNED_URL_TTL_SECONDS, 3600),
     sessionTtlDays: int(env.SESSION_TTL_DAYS, 30),
     cookieSecure: env.COOKIE_SECURE === 'true',
@@ -111,9 +180,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         return price ? [[id, price]] : [];
       }),
     ),
-    logLevel: env.LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'silent' : 'info'),
+    logLevel: logLevelFrom(env),
     frontendDist: env.FRONTEND_DIST ?? 'frontend/dist',
-    metricsToken: env.METRICS_TOKEN ?? '',
+    metricsToken: optionalSecret(env, 'METRICS_TOKEN', 'opens GET /metrics to other hosts as a bearer token (unset: loopback only)'),
     workerMetricsHost: env.WORKER_METRICS_HOST ?? '127.0.0.1',
     workerMetricsPort: optionalPort(env.WORKER_METRICS_PORT),
     temporalMetricsPort: optionalPort(env.TEMPORAL_METRICS_PORT),

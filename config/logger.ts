@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { loadConfig } from './env';
+import { logLevelFrom } from './env';
 
-export const logger = pino({ level: loadConfig().logLevel, base: { service: process.env.SERVICE_NAME ?? 'render-studio' } });
+export const logger = pino({ level: logLevelFrom(), base: { service: process.env.SERVICE_NAME ?? 'render-studio' } });
 export type Logger = typeof logger;

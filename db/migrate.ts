@@ -1,10 +1,10 @@
 /** CLI: `tsx db/migrate.ts latest|rollback|rollback-all`. Used by npm start, npm test and operators. */
 import { connectDatabase } from './connection';
-import { loadConfig } from '../config/env';
+import { databaseUrlFrom } from '../config/env';
 
 async function main(): Promise<void> {
   const command = process.argv[2] ?? 'latest';
-  const knex = connectDatabase(loadConfig().databaseUrl, { min: 0, max: 2 });
+  const knex = connectDatabase(databaseUrlFrom(), { min: 0, max: 2 });
   try {
     if (command === 'latest') {
       const [, applied] = await knex.migrate.latest();

@@ -7,12 +7,14 @@
  * then runs the API (serving the front end) and a worker under a supervisor (scripts/lib/supervisor.js):
  * a child that dies is restarted with backoff, one that crash-loops stops everything with a clear report.
  * Ctrl-C or SIGTERM stops the children, then Temporal, then PostgreSQL, and exits.
- * Data lives in DATA_DIR (.data/) and is reused by the next start.
+ * Data lives in DATA_DIR (.data/) and is reused by the next start, as are the secrets generated on the first
+ * (DATA_DIR/secrets.json, scripts/lib/secrets.js) unless set in the environment.
  */
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const tools = require('./lib/tools');
+const secrets = require('./lib/secrets');
 const { Supervisor } = require('./lib/supervisor');
 
 const ROOT = tools.ROOT;
@@ -122,6 +124,10 @@ async function main() {
   tools.ensureFfmpeg();
 
   const env = { ...process.env };
+  // no secret has a built-in value: generated once into DATA_DIR/secrets.json (0600), reused on every later start
+  const local = secrets.ensureLocalSecrets(DATA, env);
+  if (local.generated.length) tools.log(`generated ${local.generated.join(', ')} into ${shown(local.file)} (kept across restarts; README "Secrets")`);
+  Object.assign(env, local.values);
   let relocatedPostgres = null;
   if (!env.DATABASE_URL) {
     const port = Number(env.EMBEDDED_PG_PORT ?? 54320);

@@ -11,6 +11,7 @@ interface ComposeService {
   container_name?: string;
   ports?: unknown[];
   environment?: Record<string, string | number | boolean> | string[];
+  env_file?: string | Array<string | { path: string; required?: boolean }>;
   depends_on?: string[] | Record<string, { condition?: string }>;
   deploy?: { replicas?: number | string };
   healthcheck?: { test?: string | string[]; start_period?: string };
@@ -103,6 +104,49 @@ describe('docker-compose.yml', () => {
 
   it('publishes the API without a proxy in front, so it trusts no X-Forwarded-For unless told to', () => {
     expect(environment(services.api).TRUST_PROXY).toBe('${TRUST_PROXY:-false}');
+  });
+
+  describe('secrets from .env', () => {
+    const composeText = fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
+    /** Every variable compose refuses to run without (`${VAR:?message}`), with its message. */
+    const required = new Map([...composeText.matchAll(/\$\{([A-Z0-9_]+):\?([^}]*)\}/g)].map((m) => [m[1], m[2]]));
+    const example = fs.readFileSync(path.join(ROOT, '.env.example'), 'utf8');
+    const exampleValues = new Map(
+      example
+        .split('\n')
+        .map((line) => /^([A-Z0-9_]+)=(.*)$/.exec(line.trim()))
+        .filter((m): m is RegExpExecArray => m !== null)
+        .map((m) => [m[1], m[2]]),
+    );
+
+    it('requires the secrets, each with a message naming it and .env, and gives none a default', () => {
+      expect([...required.keys()].sort()).toEqual(['METRICS_TOKEN', 'POSTGRES_PASSWORD', 'SIGNING_SECRET']);
+      for (const [name, message] of required) expect(message).toMatch(new RegExp(`^set ${name} in \\.env \\(cp \\.env\\.example \\.env; openssl rand -hex 32\\)`));
+      expect(composeText).not.toMatch(/\$\{(SIGNING_SECRET|POSTGRES_PASSWORD|METRICS_TOKEN):?-/);
+      expect(composeText).not.toContain('render-studio}');
+    });
+
+    it.each(['migrate', 'api', 'worker'])('%s loads .env as its env_file', (name) => {
+      const files = services[name].env_file;
+      const list = Array.isArray(files) ? files : [files];
+      expect(list.map((f) => (typeof f === 'string' ? f : f?.path))).toContain('.env');
+    });
+
+    it('has .env.example with every variable compose requires, all empty (no real values), and keeps .env out of git and images', () => {
+      for (const name of required.keys()) expect(exampleValues.get(name)).toBe('');
+      for (const [name, value] of exampleValues) expect({ name, value }).toEqual({ name, value: '' });
+      expect(example).toContain('openssl rand -hex 32');
+      for (const ignore of ['.gitignore', '.dockerignore']) {
+        expect(fs.readFileSync(path.join(ROOT, ignore), 'utf8').split('\n')).toContain('.env');
+      }
+    });
+
+    it('is explained in the README: copying the example, generating values, rotating SIGNING_SECRET', () => {
+      const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+      expect(readme).toContain('cp .env.example .env');
+      expect(readme).toContain('openssl rand -hex 32');
+      expect(readme).toContain('**Rotating `SIGNING_SECRET`**');
+    });
   });
 
   describe('Prometheus', () => {

@@ -5,7 +5,7 @@
  */
 import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode, type LogLevel } from '@temporalio/worker';
 import { createActivities } from '../activities';
-import { loadConfig } from '../config/env';
+import { exitOnConfigError, loadConfig } from '../config/env';
 import { logger } from '../config/logger';
 import { connectDatabase } from '../db/connection';
 import { createProviders } from '../providers';
@@ -60,6 +60,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
+  if (exitOnConfigError(err)) return;
   logger.error({ err }, 'worker failed');
   process.exit(1);
 });

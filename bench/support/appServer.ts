@@ -29,7 +29,9 @@ async function main(): Promise<void> {
   process.once('SIGINT', stop);
 }
 
-main().catch((err) => {
+main().catch(async (err) => {
+  const { exitOnConfigError } = await import('../../config/env');
+  if (exitOnConfigError(err)) return;
   console.error(err);
   process.exit(1);
 });

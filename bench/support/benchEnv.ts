@@ -5,7 +5,7 @@
  * and the real worker entry.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
@@ -13,6 +13,10 @@ import { connectDatabase } from '../../db/connection';
 import { signUp } from '../../services/accounts';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
+
+// SIGNING_SECRET has no built-in value: like the tests, a bench signs file links with a random key of its own run
+// (inherited by the API and worker it starts) unless one is set
+process.env.SIGNING_SECRET ||= randomBytes(32).toString('hex');
 const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 
 // plain CommonJS modules without type declarations: the parts used here, typed

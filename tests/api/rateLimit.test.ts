@@ -220,11 +220,12 @@ describe('client address', () => {
 
 describe('TRUST_PROXY', () => {
   it('is off unless set; "true" trusts one proxy hop, a number that many; anything else refuses to start', () => {
-    expect(loadConfig({}).trustProxyHops).toBe(0);
-    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxyHops).toBe(0);
-    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxyHops).toBe(1);
-    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxyHops).toBe(2);
-    expect(() => loadConfig({ TRUST_PROXY: 'yes' })).toThrow(/TRUST_PROXY/);
+    const secret = { SIGNING_SECRET: process.env.SIGNING_SECRET };
+    expect(loadConfig({ ...secret }).trustProxyHops).toBe(0);
+    expect(loadConfig({ ...secret, TRUST_PROXY: 'false' }).trustProxyHops).toBe(0);
+    expect(loadConfig({ ...secret, TRUST_PROXY: 'true' }).trustProxyHops).toBe(1);
+    expect(loadConfig({ ...secret, TRUST_PROXY: '2' }).trustProxyHops).toBe(2);
+    expect(() => loadConfig({ ...secret, TRUST_PROXY: 'yes' })).toThrow(/TRUST_PROXY/);
   });
 
   it('sets the Koa proxy option and counts only the trusted hops of X-Forwarded-For', () => {

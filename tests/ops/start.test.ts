@@ -170,12 +170,15 @@ describe('npm start (scripts/start.js)', () => {
     expect(start.output()).not.toMatch(/crash-looping|cleanup failed/);
   }, 600_000);
 
-  it('with the embedded PostgreSQL: SIGTERM (to start.js, then to npm start) stops the API, the worker, the Temporal dev server and PostgreSQL; the next start reuses the data', async () => {
+  it('with the embedded PostgreSQL: SIGTERM (to start.js, then to npm start) stops the API, the worker, the Temporal dev server and PostgreSQL; the next start reuses the data and the generated secret', async () => {
     const embeddedDir = path.join(dataDir, 'embedded');
     const dist = path.join(dataDir, 'dist');
     const ports = { PORT: await services.freePort(), TEMPORAL_PORT: await services.freePort(), TEMPORAL_UI_PORT: await services.freePort(), EMBEDDED_PG_PORT: await services.freePort() };
     const env: NodeJS.ProcessEnv = { ...process.env, ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])), HOST: '127.0.0.1', DATA_DIR: embeddedDir, FRONTEND_DIST: dist, LOG_LEVEL: 'info', NODE_ENV: 'development' };
-    for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'STORAGE_DIR', 'WORKFLOW_BUNDLE_PATH']) delete env[name];
+    // no SIGNING_SECRET either: npm start generates one into DATA_DIR/secrets.json on the first start and reuses it
+    for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'STORAGE_DIR', 'WORKFLOW_BUNDLE_PATH', 'SIGNING_SECRET']) delete env[name];
+    const secretsFile = path.join(embeddedDir, 'secrets.json');
+    let firstSecrets = '';
     for (const round of [1, 2]) {
       // round 2 through npm: its SIGTERM kills npm's shell, never start.js, which must notice and stop all the same
       start = startNpmStart(env, round === 1 ? 'node' : 'npm');
@@ -184,6 +187,15 @@ describe('npm start (scripts/start.js)', () => {
       expect(start.output()).toContain(round === 1 ? 'migrations applied' : 'migrations: up to date');
       expect(start.output()).not.toContain('PostgreSQL data in');
       expect(fs.existsSync(path.join(embeddedDir, 'postgres', 'PG_VERSION'))).toBe(true);
+      expect(fs.statSync(secretsFile).mode & 0o777).toBe(0o600);
+      if (round === 1) {
+        expect(start.output()).toContain('generated SIGNING_SECRET into');
+        firstSecrets = fs.readFileSync(secretsFile, 'utf8');
+        expect(JSON.parse(firstSecrets).SIGNING_SECRET).toMatch(/^[0-9a-f]{64}$/);
+      } else {
+        expect(start.output()).not.toContain('generated SIGNING_SECRET');
+        expect(fs.readFileSync(secretsFile, 'utf8')).toBe(firstSecrets);
+      }
       seen = descendants(start.child.pid as number);
       expect(seen.map((p) => p.cmd)).toEqual(expect.arrayContaining([expect.stringContaining('temporal server start-dev'), expect.stringMatching(/bin\/postgres -D/)]));
       if (round === 2) expect(seen.map((p) => p.cmd)).toContainEqual(expect.stringContaining('scripts/start.js'));

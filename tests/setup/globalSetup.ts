@@ -4,6 +4,7 @@
  * Everything reaches the test files through process.env, which jest's workers inherit.
  */
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -75,6 +76,8 @@ export default async function globalSetup(): Promise<void> {
   }
 
   process.env.NODE_ENV = 'test';
+  // SIGNING_SECRET has no built-in value: every run signs file links with a random key of its own
+  process.env.SIGNING_SECRET = randomBytes(32).toString('hex');
   process.env.DATABASE_URL = databaseUrl;
   process.env.TEMPORAL_ADDRESS = temporal.address;
   process.env.TEMPORAL_CLI_PATH = tools.ensureTemporalCli();
