@@ -123,6 +123,9 @@ export function createDataExportActivities(deps: Pick<ActivityDeps, 'knex' | 'st
           link_expires_at: knex.raw(`now() + interval '${EXPORT_LINK_TTL_SECONDS} seconds'`),
         });
       }
+      // the new zip is written: the older ones go before this one reads as completed, so a user (or a test) that
+      // sees it completed never finds two zips; removing is idempotent if this activity runs again
+      if (input.status === 'completed') await removeOlderExports(input.exportId);
       // a finished row stays finished: a late retry of an earlier step cannot reopen it
       await knex.transaction(async (trx) => {
         const rows: { id: string; user_id: string; status: string; progress: number }[] = await trx('data_exports')
@@ -132,7 +135,6 @@ export function createDataExportActivities(deps: Pick<ActivityDeps, 'knex' | 'st
           .returning(['id', 'user_id', 'status', 'progress']);
         for (const row of rows) await publishEvent(trx, row.user_id, { kind: 'job', job: 'export', jobId: row.id, status: row.status, progress: row.progress });
       });
-      if (input.status === 'completed') await removeOlderExports(input.exportId);
     },
 
     /**
