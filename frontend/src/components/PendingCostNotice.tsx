@@ -26,12 +26,12 @@ export function PendingCostNotice({
   onAddCredits: () => void;
 }): ReactElement {
   return (
-    <div className="credit-notice credit-notice-amber" role="status">
+    <div className="notice notice-amber" role="status">
       <p>
         Your pending approvals reserve {credits(pendingCost)}, so {credits(Math.max(0, available))} available {available === 1 ? 'is' : 'are'} not enough for another {item} ({credits(cost)}).
         Review your pending items or add credits to continue.
       </p>
-      <div className="credit-notice-actions">
+      <div className="notice-actions">
         <button type="button" className="button button-secondary" onClick={onReviewApprovals}>
           Review approvals
         </button>

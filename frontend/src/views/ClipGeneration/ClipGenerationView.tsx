@@ -264,11 +264,11 @@ function ClipGenerator({ projectId, item }: { projectId: string; item: ContentIt
           />
         )}
         {notice?.kind === 'insufficient' && !running && (
-          <div className="clip-notice clip-notice-amber" role="status">
+          <div className="notice notice-amber" role="status">
             <p>
               Not enough credits for video generation. A clip needs {CLIP_COST} credits and you have {notice.available} available.
             </p>
-            <div className="clip-notice-actions">
+            <div className="notice-actions">
               <button type="button" className="button button-secondary" onClick={() => openBilling()}>
                 Add credits
               </button>
@@ -281,7 +281,7 @@ function ClipGenerator({ projectId, item }: { projectId: string; item: ContentIt
           </div>
         )}
         {warning && (
-          <div className="clip-notice clip-notice-amber" role="status">
+          <div className="notice notice-amber" role="status">
             <p>{warning}</p>
           </div>
         )}
@@ -383,7 +383,7 @@ function JobPanel({ job, cancelling, starting, onCancel, onRetry, onOpenApproval
           <span style={{ width: '100%' }} />
         </div>
         <p>100% · The watermarked preview is in Approvals: approve it to save the clip to your project.</p>
-        <div className="clip-notice-actions">
+        <div className="notice-actions">
           <button type="button" className="button button-primary" onClick={onOpenApprovals}>
             Open Approvals
           </button>
@@ -400,7 +400,7 @@ function JobPanel({ job, cancelling, starting, onCancel, onRetry, onOpenApproval
         <h2>{job.status === 'cancelled' ? 'Video generation cancelled' : 'Video generation failed'}</h2>
         {summary && <p className="muted">{summary}</p>}
         <p>{job.error ?? job.message}</p>
-        <div className="clip-notice-actions">
+        <div className="notice-actions">
           <button type="button" className="button button-primary" disabled={starting} onClick={onRetry}>
             Retry
           </button>
