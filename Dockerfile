@@ -21,4 +21,6 @@ COPY --from=build /app/frontend/dist ./frontend/dist
 RUN mkdir -p /data/storage && chown -R node:node /data
 USER node
 EXPOSE 3000
-CMD ["npx", "tsx", "api/server.ts"]
+# node --import tsx, not the tsx CLI: the CLI relays SIGTERM and SIGKILLs a child that does not acknowledge it within
+# 30 ms, which a busy worker can miss, and then nothing drains. Node itself gets the signal this way.
+CMD ["node", "--import", "tsx", "api/server.ts"]

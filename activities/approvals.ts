@@ -14,6 +14,9 @@ import { fileUrl, isBucket } from '../storage';
 import { APPROVAL_NOT_PENDING } from '../domain/workflowContracts/approval';
 import type { ActivityDeps } from './deps';
 import { reportingRefusals } from './failures';
+import { imageEditWorkflowId } from '../domain/imageEdit';
+import { clipWorkflowId } from '../domain/workflowContracts/clipGeneration';
+import { recordLineage, sourceFromFileUrl } from '../services/lineage';
 
 export interface CreatedPendingApproval {
   approvalId: string;
@@ -56,6 +59,13 @@ function filesOf(row: PendingApproval): StoredFileRef[] {
   }
   if (isBucket(row.watermarkedBucket)) refs.push({ bucket: row.watermarkedBucket, path: row.watermarkedPath });
   return refs;
+}
+
+/** A rejected or expired assembly's compiled video row goes with its files (the library never listed it). */
+async function dropUnapprovedVideo(trx: Knex.Transaction, row: PendingApproval): Promise<void> {
+  const meta = row.metadata as unknown as ApprovalMetadata;
+  if (meta.kind !== 'assembly' || !meta.compiledVideoId) return;
+  await trx('compiled_videos').where({ id: meta.compiledVideoId, user_id: row.userId }).whereRaw("editing_data->>'status' <> 'approved'").delete();
 }
 
 /** Inserts the approved original into the project as the row its content type calls for; returns its id. */
@@ -107,6 +117,17 @@ async function saveApprovedContent(trx: Knex.Transaction, row: PendingApproval):
         .returning('id');
       break;
     case 'assembly':
+      if (meta.compiledVideoId) {
+        // the assembly stored its video row already: approval makes it part of the library
+        inserted = await trx('compiled_videos')
+          .where({ id: meta.compiledVideoId, project_id: row.projectId, user_id: row.userId })
+          .update({ editing_data: trx.raw(`editing_data || '{"status":"approved"}'::jsonb`), updated_at: trx.fn.now() })
+          .returning('id');
+        if (inserted.length > 0) {
+          await trx('profiles').where({ id: row.userId }).update({ total_assemblies_used: trx.raw('total_assemblies_used + 1') });
+          break;
+        }
+      }
       inserted = await trx('compiled_videos')
         .insert({
           ...base,
@@ -119,7 +140,33 @@ async function saveApprovedContent(trx: Knex.Transaction, row: PendingApproval):
     default:
       throw ApplicationFailure.create({ message: `Unknown approval content ${JSON.stringify(meta)}`, nonRetryable: true });
   }
+  await recordSavedLineage(trx, row, meta, inserted[0].id);
   return inserted[0].id;
+}
+
+/** What the saved item was made from, and by which run (the version chain, services/lineage.ts). */
+async function recordSavedLineage(trx: Knex.Transaction, row: PendingApproval, meta: ApprovalMetadata, itemId: string): Promise<void> {
+  const job = row.sourceJobId;
+  switch (meta.kind) {
+    case 'image': {
+      const source = await sourceFromFileUrl(trx, row.userId, meta.baseImageUrl);
+      if (source) await recordLineage(trx, { userId: row.userId, itemKind: 'image', itemId, sources: [source], workflowId: job ? imageEditWorkflowId(job) : null });
+      return;
+    }
+    case 'clip': {
+      const source = meta.renderId ? { kind: 'render' as const, id: meta.renderId } : meta.imageId ? { kind: 'image' as const, id: meta.imageId } : null;
+      if (source) await recordLineage(trx, { userId: row.userId, itemKind: 'clip', itemId, sources: [source], workflowId: job ? clipWorkflowId(job) : null });
+      return;
+    }
+    case 'assembly':
+      await recordLineage(trx, {
+        userId: row.userId,
+        itemKind: 'compiled_video',
+        itemId,
+        sources: (meta.clipIds ?? []).map((id) => ({ kind: 'clip' as const, id })),
+        workflowId: job ? `assembly-${job}` : null,
+      });
+  }
 }
 
 export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'config' | 'storage' | 'logger'>) {
@@ -220,6 +267,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
             throw ApplicationFailure.create({ message: MSG.rejectionRequiresPurchase, type: ERROR_CODES.rejectionRequiresPurchase, nonRetryable: true });
           }
           if (row.reservationId) await releaseReservation(trx, { reservationId: row.reservationId, reason: 'rejected' });
+          await dropUnapprovedVideo(trx, row);
           await trx('pending_approvals').where({ id: row.id }).update({ status: 'rejected', decided_at: trx.fn.now() });
           await publishEvent(trx, row.userId, { kind: 'approval', approvalId: row.id, status: 'rejected', contentType: row.contentType, projectId: row.projectId });
           const streak = Number(profile.rejection_streak) + 1;
@@ -250,6 +298,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           const row = await lockApproval(trx, approvalId);
           if (row.status !== 'pending') return [];
           if (row.reservationId) await releaseReservation(trx, { reservationId: row.reservationId, reason: 'expired' });
+          await dropUnapprovedVideo(trx, row);
           await trx('pending_approvals').where({ id: row.id }).update({ status: 'expired', decided_at: trx.fn.now() });
           await publishEvent(trx, row.userId, { kind: 'approval', approvalId: row.id, status: 'expired', contentType: row.contentType, projectId: row.projectId });
           return filesOf(row);

@@ -120,6 +120,17 @@ export interface ImagePreviews {
   aspectRatio: string;
 }
 
+export interface MakeEditedImageInput extends GenerateEditedImageInput {
+  scale: number;
+}
+
+/** What the one media step made: the provider's edit (described, not kept), the stored original and its previews. */
+export interface MadeEditedImage {
+  generated: Omit<StoredImage, 'file'>;
+  original: StoredImage;
+  previews: ImagePreviews;
+}
+
 export interface RecordImageEditInput {
   workflowId: string;
   userId: string;
@@ -134,6 +145,20 @@ export interface RecordImageEditInput {
 
 export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'storage' | 'providers' | 'logger'>) {
   const { objects } = deps.storage;
+
+  /** The base image prepared for the provider; a missing file or one sharp cannot read fails for good (a retry would see the same). */
+  const readSource = async (source: ImageEditSource): Promise<Buffer> => {
+    try {
+      const local = await objects.localFile(source.file.bucket, source.file.path);
+      try {
+        return await readSourceImage(local.path);
+      } finally {
+        await local.release();
+      }
+    } catch (err) {
+      throw invalidBaseImage(err);
+    }
+  };
 
   return {
     /** The start rule and the 1-credit reservation under one profile lock; the workflow id is the idempotency key. */
@@ -169,22 +194,49 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
         return { originalPrompt: input.prompt, refinedPrompt: text, refinementMethod: refined.refinementMethod };
       }),
 
+    /**
+     * The whole media part of an edit in one activity, images kept in memory between the steps: the source read
+     * once, the provider's edit, the upscale of that result, then the private original, the watermarked preview and
+     * the thumbnail written (the same calls, with the same settings, as the three steps below). A retry starts over
+     * and replaces the files an interrupted attempt left.
+     */
+    makeEditedImage: (input: MakeEditedImageInput): Promise<MadeEditedImage> =>
+      reportingRefusals(() =>
+        withHeartbeats(async () => {
+          const source = await readSource(input.source);
+          const edited = await deps.providers.imageEdit.edit({ image: source, prompt: input.prompt, format: input.format, quality: input.quality });
+          const upscaled = await deps.providers.upscale.upscale({ image: edited.image, scale: input.scale });
+          const folder = pendingImageFolder(input.approvalId);
+          const [original, preview, thumbnail] = await Promise.all([
+            storeProviderImage(objects, input.approvalId, 'original', upscaled),
+            watermarkPreview(upscaled.image),
+            imageThumbnail(upscaled.image),
+          ]);
+          const [watermarked, thumb] = await Promise.all([
+            replaceVariant(objects, folder, 'preview', 'jpg', preview.data),
+            replaceVariant(objects, folder, 'thumb', 'webp', thumbnail),
+          ]);
+          const aspectRatio = input.format === 'original' ? aspectRatioLabel(upscaled.width, upscaled.height) : FORMAT_ASPECT_LABEL[input.format];
+          return {
+            generated: {
+              mime: asImageMime(edited.mime),
+              width: edited.width,
+              height: edited.height,
+              fileSize: edited.image.length,
+              model: edited.model,
+              description: edited.description ?? null,
+            },
+            original,
+            previews: { watermarked, thumbnailPath: thumb.path, aspectRatio },
+          };
+        }),
+      ),
+
     /** Runs the image edit provider on the source and keeps the result privately as `generated.<ext>`. */
     generateEditedImage: (input: GenerateEditedImageInput): Promise<StoredImage> =>
       reportingRefusals(() =>
         withHeartbeats(async () => {
-          let source: Buffer;
-          try {
-            const local = await objects.localFile(input.source.file.bucket, input.source.file.path);
-            try {
-              source = await readSourceImage(local.path);
-            } finally {
-              await local.release();
-            }
-          } catch (err) {
-            // a missing file or one sharp cannot read: another attempt would see the same
-            throw invalidBaseImage(err);
-          }
+          const source = await readSource(input.source);
           const edited = await deps.providers.imageEdit.edit({ image: source, prompt: input.prompt, format: input.format, quality: input.quality });
           return storeProviderImage(objects, input.approvalId, 'generated', edited);
         }),

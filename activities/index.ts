@@ -1,10 +1,14 @@
 import type { ActivityDeps } from './deps';
 import { createAccountDeletionActivities } from './accountDeletion';
 import { createApprovalActivities } from './approvals';
+import { createAssemblyActivities } from './assembly';
 import { createClipActivities } from './clipGeneration';
 import { createDataExportActivities } from './dataExport';
+import { createDraftJobActivities } from './draftJob';
 import { createImageEditActivities } from './imageEdit';
 import { createOnboardingActivities } from './onboarding';
+import { createRenderThumbnailActivities } from './renderThumbnails';
+import { createStorageSweepActivities } from './storageSweep';
 
 export type { ActivityDeps } from './deps';
 
@@ -20,6 +24,10 @@ export function createActivities(deps: ActivityDeps) {
     ...createClipActivities(deps),
     ...createDataExportActivities(deps),
     ...createAccountDeletionActivities(deps),
+    ...createDraftJobActivities(deps),
+    ...createAssemblyActivities(deps),
+    ...createRenderThumbnailActivities(deps),
+    ...createStorageSweepActivities(deps),
   };
 }
 

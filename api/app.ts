@@ -8,7 +8,7 @@ import { httpMetrics } from './middleware/httpMetrics';
 import { requestContext } from './middleware/requestContext';
 import { securityHeaders } from './middleware/securityHeaders';
 import { staticFrontend } from './middleware/staticFrontend';
-import { buildRouters } from './routes';
+import { buildRouters, routerDispatch } from './routes';
 import { STRIPE_WEBHOOK_PATH } from './routes/stripe';
 
 /** Routes that read their body as raw bytes (a signature covers them), so the JSON parser leaves them alone. */
@@ -38,6 +38,9 @@ export function createApp(deps: AppDeps): Koa {
   });
   app.use(async function apiUnmatched(ctx, next) {
     await next();
+    // a method no route has (TRACE, CONNECT ...): the routers' allowedMethods says 501, but the server knows the
+    // method and this resource does not allow it, which is 405 (RFC 9110), never a server error
+    if (ctx.body == null && ctx.status === 501) ctx.status = 405;
     // no route answered: JSON like every other API reply (405 comes from the routers' allowedMethods)
     if (ctx.body == null && (ctx.status === 404 || ctx.status === 405) && isApiPath(ctx.path)) {
       const status = ctx.status;
@@ -45,10 +48,8 @@ export function createApp(deps: AppDeps): Koa {
       ctx.status = status;
     }
   });
-  for (const router of buildRouters(deps)) {
-    app.use(router.routes());
-    app.use(router.allowedMethods());
-  }
+  // each request runs only the routers with a route under its first two path segments (routes/index.ts)
+  app.use(routerDispatch(buildRouters(deps)));
   app.use(staticFrontend(deps.config.frontendDist, { serveSourceMaps: deps.config.nodeEnv !== 'production' }));
   return app;
 }

@@ -2,9 +2,13 @@ import type { Knex } from 'knex';
 import { loadConfig, type AppConfig } from '../config/env';
 import { logger as rootLogger, type Logger } from '../config/logger';
 import { connectDatabase } from '../db/connection';
+import type { ChatProvider } from '../providers/types';
 import { createEventHub, type EventHub } from '../services/events';
+import { createCreditSummaryCache, type CreditSummaryCache } from '../services/creditSummaryCache';
+import { createSessionCache, type SessionCache } from '../services/sessionCache';
 import { closeTemporalClient } from '../services/temporalClient';
 import type { TaskQueueName } from '../workers/taskQueues';
+import type { EnhanceAccessLimits } from '../services/enhanceAccess';
 import type { SignInLimits } from './middleware/rateLimit';
 
 /** What the API's routers may use. Each router takes only the parts it needs. */
@@ -14,10 +18,18 @@ export interface AppDeps {
   logger: Logger;
   /** Sign-in attempt budgets; defaults to DEFAULT_SIGN_IN_LIMITS (tests pass small ones). */
   signInLimits?: SignInLimits;
+  /** Enhance Renders access-code guess budgets; DEFAULT_ENHANCE_ACCESS_LIMITS unless a test passes small ones. */
+  enhanceAccessLimits?: EnhanceAccessLimits;
   /** Task queues the API starts workflows on (and routes their media work and approvals to); TASK_QUEUES unless a test runs its own worker. */
   taskQueues?: Partial<Record<TaskQueueName, string>>;
   /** The process's realtime hub (one LISTEN connection); createApp makes one when absent. */
   events?: EventHub;
+  /** Resolved sessions kept in this process (services/sessionCache.ts); without it every request reads its session. */
+  sessions?: SessionCache;
+  /** Each user's credit summary kept in this process (services/creditSummaryCache.ts); without it every summary is read. */
+  creditSummaries?: CreditSummaryCache;
+  /** The assembly chat's assistant; createChatProvider(config) (CHAT_PROVIDER) when absent. */
+  chat?: ChatProvider;
   /** Heartbeat interval of /api/events streams; 15 s unless a test wants it quicker. */
   eventStreamHeartbeatMs?: number;
 }
@@ -32,10 +44,12 @@ export interface AppRuntime {
 export function buildAppDeps(config: AppConfig = loadConfig(), logger: Logger = rootLogger): AppRuntime {
   const knex = connectDatabase(config.databaseUrl);
   const events = createEventHub({ databaseUrl: config.databaseUrl, knex, logger });
+  const sessions = createSessionCache({ databaseUrl: config.databaseUrl, logger });
+  const creditSummaries = createCreditSummaryCache({ databaseUrl: config.databaseUrl, logger });
   return {
-    deps: { config, knex, logger, events },
+    deps: { config, knex, logger, events, sessions, creditSummaries },
     close: async () => {
-      await events.close();
+      await Promise.all([events.close(), sessions.close(), creditSummaries.close()]);
       await Promise.allSettled([knex.destroy(), closeTemporalClient()]);
     },
   };

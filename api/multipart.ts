@@ -59,7 +59,12 @@ export function readSingleFileForm<T>(
       reject(err);
     };
 
-    parser.on('field', (name, value, info) => {
+    parser.on('field', (name: string | undefined, value: string | undefined, info) => {
+      // a part without a name (busboy hands it over as undefined) is no field the form can have
+      if (typeof name !== 'string' || typeof value !== 'string') {
+        fail(new RequestError(400, 'Every form field needs a name', 'VALIDATION_ERROR'));
+        return;
+      }
       // the text-input rule (api/validation.ts) before any field reaches a service
       const nameProblem = textInputProblem(name, 'single-line');
       const valueProblem = nameProblem ? null : textInputProblem(value, 'single-line');

@@ -21,6 +21,7 @@ import { clipWorkflowId } from '../workflows/clipGeneration';
 import { callApi, projectWithRender } from './support/benchClient';
 import { ROOT, withBenchDatabase, withWorkflowStack, type BenchDatabase } from './support/benchEnv';
 import { median, percentile } from './support/stats';
+import { figure, ratio, recordResults } from './support/results';
 
 const CLIPS = Number(process.env.BENCH_CLIPS ?? 20);
 const PRESET = process.env.VIDEO_PRESET ?? 'veryfast';
@@ -156,6 +157,13 @@ async function main(): Promise<void> {
         process.stdout.write(`credits before approval (one active 4-credit reservation each, nothing charged, ledger invariant): ${pending.ok ? 'ok' : 'BROKEN'}\n`);
         process.stdout.write(`credits after approving all (one 4-credit charge each, nothing reserved, ledger invariant): ${approved.ok ? 'ok' : 'BROKEN'}\n`);
         for (const problem of [...pending.problems, ...approved.problems]) process.stdout.write(`  ${problem}\n`);
+        const cpuS = cpuAfter.self - cpuBefore.self + cpuAfter.children - cpuBefore.children;
+        recordResults('clipWorkflows', [
+          ratio('completed_share', (outcomes.length - failed.length) / outcomes.length, 'higher', 'clips completed of those started', 1),
+          ratio('ffmpeg_share_of_cpu', (cpuAfter.children - cpuBefore.children) / cpuS, 'higher', "ffmpeg's share of the worker's CPU (the rest is the worker's own overhead)"),
+          figure('wall_per_clip', wallMs / 1000 / CLIPS, 's', 'lower', 'total wall time over the number of clips'),
+          figure('cores_busy', cpuS / (wallMs / 1000), 'cores', 'higher', 'average cores busy during the run'),
+        ]);
         if (failed.length || !pending.ok || !approved.ok || !outcomes.every((o) => o.progressMonotonic)) process.exitCode = 1;
       }),
     );

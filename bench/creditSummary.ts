@@ -9,6 +9,7 @@
 import { creditSummaryQuery } from '../services/credits';
 import { startBenchApi, withBenchDatabase, type BenchApi } from './support/benchEnv';
 import { httpLoadRun, pgLoadRun, printLoadTable, type LoadFigures, type LoadShape } from './support/loadRuns';
+import { figure, ratio, recordResults } from './support/results';
 
 const SHAPE: LoadShape = { connections: Number(process.env.BENCH_CONNECTIONS ?? 50), durationS: Number(process.env.BENCH_DURATION_SECONDS ?? 10) };
 
@@ -36,8 +37,16 @@ function report(http: LoadFigures, pg: LoadFigures): void {
   printLoadTable([http, pg], 34);
   process.stdout.write(
     `HTTP serves ${((100 * http.requests) / http.seconds / (pg.requests / pg.seconds)).toFixed(1)}% of the direct pg rate ` +
-      '(each HTTP request also looks up its session: two queries against one).\n',
+      '(the session and the summary come from per-process caches, services/sessionCache.ts and services/creditSummaryCache.ts;\n' +
+      ' each summary waits for a shared LISTEN-connection barrier, so a pg round trip serves a batch of requests).\n',
   );
+  const rate = (f: LoadFigures) => f.requests / f.seconds;
+  recordResults('creditSummary', [
+    ratio('http_vs_pg', rate(http) / rate(pg), 'higher', 'HTTP req/s over the same SQL on pg at the same concurrency', 0.5),
+    figure('http_rps', rate(http), 'req/s', 'higher', 'HTTP GET /api/credits/summary requests per second'),
+    figure('http_p99', http.p99Ms, 'ms', 'lower', 'HTTP p99 latency'),
+    figure('pg_rps', rate(pg), 'req/s', 'higher', 'pg direct queries per second'),
+  ]);
 }
 
 async function main(): Promise<void> {

@@ -36,6 +36,7 @@ import { sessionIdForToken } from '../services/sessions';
 import { startBenchApi, withBenchDatabase, type BenchApi } from './support/benchEnv';
 import { sampleProcess, rssKb, serverPid, type ProcFigures } from './support/procStats';
 import { percentile } from './support/stats';
+import { figure, ratio as ratioMeasure, recordResults } from './support/results';
 
 const CLIENTS = Number(process.env.BENCH_SSE_CLIENTS ?? 1000);
 const DURATION_S = Number(process.env.BENCH_DURATION_SECONDS ?? 20);
@@ -590,6 +591,12 @@ function report(sse: SseFigures, poll: PollFigures): void {
       'so the polling cost is a lower bound. The machine is shared with other work: figures are noisy.',
   );
   process.stdout.write(`${lines.join('\n')}\n`);
+  recordResults('events', [
+    ratioMeasure('delivered_share', sse.delivered / Math.max(1, sse.publish.published), 'higher', 'events delivered over events published', 1),
+    ratioMeasure('sse_vs_poll_cpu', sse.proc.cpuPercent / Math.max(0.001, poll.proc.cpuPercent), 'lower', 'API CPU with SSE over API CPU polling at the spec intervals'),
+    ratioMeasure('sse_vs_poll_rss', sse.proc.meanRssMb / poll.proc.meanRssMb, 'lower', 'API mean RSS with SSE over polling'),
+    figure('committed_per_s', sse.publish.committedPerSecond, 'events/s', 'higher', 'events committed per second'),
+  ]);
 }
 
 async function main(): Promise<void> {

@@ -2,7 +2,8 @@
  * Image edit end to end: POST /api/ai-image-simple for a 2048 px render until the item waits in the approval
  * queue (API in its own process, the real worker entry workers/main.ts, a Temporal dev server of its own, the
  * local provider), 20 runs one after another, p50 and p95; beside the same sharp pipeline called directly in
- * this process (read the source, refine, edit, upscale x2, watermarked preview, thumbnail). The ratio of the two
+ * this process (read the source, refine, edit, upscale x2, watermarked preview, thumbnail), the two alternating
+ * run by run so both see the same load. The steps of each workflow run are printed from its history. The ratio of the two
  * is what the workflow adds: Temporal round trips, storage writes, the ledger and the records.
  *
  * Database: DATABASE_URL when set, else an embedded PostgreSQL in .data/bench-postgres; migrated to latest.
@@ -18,6 +19,8 @@ import { addCredits } from '../services/credits';
 import { callApi, projectWithRender } from './support/benchClient';
 import { withBenchDatabase, withWorkflowStack } from './support/benchEnv';
 import { percentile } from './support/stats';
+import { printStepTimes, workflowStepTimes } from './support/workflowSteps';
+import { figure, ratio, recordResults } from './support/results';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 20);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
@@ -53,40 +56,64 @@ function summary(f: Figures): { p50: number; p95: number; mean: number } {
   return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), mean: sorted.reduce((a, b) => a + b, 0) / sorted.length };
 }
 
-async function benchWorkflow(baseUrl: string, token: string, renderId: string): Promise<Figures> {
-  const samples: number[] = [];
-  for (let i = 0; i < WARMUP + RUNS; i += 1) {
-    const t0 = process.hrtime.bigint();
-    const res = await callApi<ImageEditResponse>(baseUrl, token, '/api/ai-image-simple', {
-      json: { workflow: 'ENHANCED_IMAGE_EDITING', context: { platform: 'web' }, parameters: { prompt: PROMPT, baseImage: renderId } },
-    });
-    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-    if (res.status !== 200 || res.body.result?.savedImage.status !== 'pending_approval') {
-      throw new Error(`POST /api/ai-image-simple answered ${res.status} ${JSON.stringify(res.body)}`);
-    }
-    if (i >= WARMUP) samples.push(ms);
-    // outside the timing: save the item, so the pending cap never stops the next run
-    const approved = await callApi<{ success: boolean }>(baseUrl, token, '/api/approvals/approve', { json: { approvalId: res.body.result.savedImage.approvalId } });
-    if (approved.status !== 200) throw new Error(`approve answered ${approved.status} ${JSON.stringify(approved.body)}`);
+/** One request to pending approval (timed), then the item approved outside the timing so the pending cap never stops the next run. */
+async function workflowRun(baseUrl: string, token: string, renderId: string): Promise<{ ms: number; workflowId: string }> {
+  const t0 = process.hrtime.bigint();
+  const res = await callApi<ImageEditResponse>(baseUrl, token, '/api/ai-image-simple', {
+    json: { workflow: 'ENHANCED_IMAGE_EDITING', context: { platform: 'web' }, parameters: { prompt: PROMPT, baseImage: renderId } },
+  });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (res.status !== 200 || res.body.result?.savedImage.status !== 'pending_approval') {
+    throw new Error(`POST /api/ai-image-simple answered ${res.status} ${JSON.stringify(res.body)}`);
   }
-  return { label: 'POST /api/ai-image-simple -> pending', samples };
+  const approved = await callApi<{ success: boolean }>(baseUrl, token, '/api/approvals/approve', { json: { approvalId: res.body.result.savedImage.approvalId } });
+  if (approved.status !== 200) throw new Error(`approve answered ${approved.status} ${JSON.stringify(approved.body)}`);
+  return { ms, workflowId: res.body.metadata.workflowId };
 }
 
-async function benchDirect(sourcePath: string): Promise<Figures> {
+/** The same sharp pipeline in this process: read the source, refine, edit, upscale x2, preview and thumbnail. */
+async function directRun(providers: ReturnType<typeof createProviders>, sourcePath: string): Promise<number> {
+  const t0 = process.hrtime.bigint();
+  const source = await readSourceImage(sourcePath);
+  const refined = await providers.promptRefiner.refine({ prompt: PROMPT });
+  const edited = await providers.imageEdit.edit({ image: source, prompt: refined.refinedPrompt, format: 'square', quality: 'hd' });
+  const upscaled = await providers.upscale.upscale({ image: edited.image, scale: 2 });
+  await Promise.all([watermarkPreview(upscaled.image), imageThumbnail(upscaled.image)]);
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (upscaled.width !== 2048) throw new Error(`direct pipeline made ${upscaled.width} px`);
+  return ms;
+}
+
+/**
+ * Both, one after the other in each round, the order alternating, so a change in the machine's load (other
+ * work on a shared machine) falls on both alike. Nothing else runs meanwhile: the approval of the previous
+ * item has finished, and the API and worker sit idle while the direct pipeline runs.
+ */
+async function benchBoth(baseUrl: string, token: string, renderId: string, sourcePath: string): Promise<{ workflow: Figures & { workflowIds: string[] }; direct: Figures }> {
   const providers = createProviders({ ...loadConfig(), providerKind: 'local' });
-  const samples: number[] = [];
+  const workflow = { label: 'POST /api/ai-image-simple -> pending', samples: [] as number[], workflowIds: [] as string[] };
+  const direct = { label: 'same sharp pipeline, direct', samples: [] as number[] };
   for (let i = 0; i < WARMUP + RUNS; i += 1) {
-    const t0 = process.hrtime.bigint();
-    const source = await readSourceImage(sourcePath);
-    const refined = await providers.promptRefiner.refine({ prompt: PROMPT });
-    const edited = await providers.imageEdit.edit({ image: source, prompt: refined.refinedPrompt, format: 'square', quality: 'hd' });
-    const upscaled = await providers.upscale.upscale({ image: edited.image, scale: 2 });
-    await Promise.all([watermarkPreview(upscaled.image), imageThumbnail(upscaled.image)]);
-    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-    if (upscaled.width !== 2048) throw new Error(`direct pipeline made ${upscaled.width} px`);
-    if (i >= WARMUP) samples.push(ms);
+    const runWorkflow = async () => {
+      const run = await workflowRun(baseUrl, token, renderId);
+      if (i >= WARMUP) {
+        workflow.samples.push(run.ms);
+        workflow.workflowIds.push(run.workflowId);
+      }
+    };
+    const runDirect = async () => {
+      const ms = await directRun(providers, sourcePath);
+      if (i >= WARMUP) direct.samples.push(ms);
+    };
+    if (i % 2 === 0) {
+      await runWorkflow();
+      await runDirect();
+    } else {
+      await runDirect();
+      await runWorkflow();
+    }
   }
-  return { label: 'same sharp pipeline, direct', samples };
+  return { workflow, direct };
 }
 
 function report(workflow: Figures, direct: Figures): void {
@@ -102,11 +129,17 @@ function report(workflow: Figures, direct: Figures): void {
     process.stdout.write(`${f.label.padEnd(40)}${fmt(s.p50)}${fmt(s.p95)}${fmt(s.mean)}\n`);
   }
   process.stdout.write(`workflow / direct: p50 x${(w.p50 / d.p50).toFixed(2)}, p95 x${(w.p95 / d.p95).toFixed(2)} (overhead ${(w.p50 - d.p50).toFixed(0)} ms at p50)\n`);
+  recordResults('imageEdit', [
+    ratio('direct_vs_workflow_p50', d.p50 / w.p50, 'higher', 'direct sharp pipeline p50 over the API-to-pending-approval p50 (1 = no overhead)', 0.9),
+    ratio('direct_vs_workflow_p95', d.p95 / w.p95, 'higher', 'the same at p95'),
+    figure('workflow_p50', w.p50, 'ms', 'lower', 'API to pending approval, p50'),
+    figure('direct_p50', d.p50, 'ms', 'lower', 'direct sharp pipeline, p50'),
+  ]);
 }
 
 async function main(): Promise<void> {
   await withBenchDatabase({ max: 2 }, (db) =>
-    withWorkflowStack(db.url, {}, async ({ api, worker, storageDir }) => {
+    withWorkflowStack(db.url, {}, async ({ api, storageDir, temporalAddress }) => {
       const user = await db.signUpUser('Bench User');
       await addCredits(db.knex, { profileId: user.userId, amount: WARMUP + RUNS, type: 'add', description: 'bench', idempotencyKey: `bench:${user.userId}` });
       const { renderId } = await projectWithRender(api.baseUrl, user.token, 'Bench', await render2048());
@@ -118,11 +151,10 @@ async function main(): Promise<void> {
       };
       process.stdout.write(`render: ${renderRow.width} x ${renderRow.height}, ${(Number(renderRow.file_size) / 1048576).toFixed(2)} MB JPEG\n`);
 
-      const workflow = await benchWorkflow(api.baseUrl, user.token, renderId);
-      // the direct pipeline runs alone
-      await worker.stop();
-      await api.stop();
-      const direct = await benchDirect(path.join(storageDir, 'renders', renderRow.storage_path));
+      const { workflow, direct } = await benchBoth(api.baseUrl, user.token, renderId, path.join(storageDir, 'renders', renderRow.storage_path));
+      // after the timed runs: the steps of each run from its history (the request's own time is what is timed)
+      const steps = await workflowStepTimes(temporalAddress, workflow.workflowIds);
+      if (steps) printStepTimes('image edit workflow', steps);
       report(workflow, direct);
     }),
   );

@@ -10,48 +10,21 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import sharp from 'sharp';
-import { MAX_UPLOAD_BYTES } from '../domain/constants';
 import { ROOT, startBenchApi, withBenchDatabase, type BenchApi } from './support/benchEnv';
+import { serverPid } from './support/procStats';
+import { BENCH_RENDER_SIDE, makeBenchRender, renderUploadRequest } from './support/renderUpload';
 import { median } from './support/stats';
+import { figure, ratio, recordResults } from './support/results';
 
 const WORK_DIR = path.join(ROOT, '.data', 'bench-upload');
 const RUNS = Number(process.env.BENCH_UPLOAD_RUNS ?? 3);
-/** 7200 x 7200 RGB, stored without compression: a valid PNG of about 148 MiB (155.6 MB), just under the limit. */
-const SIDE = 7200;
-
-/** The server process: appServer.ts runs under tsx, which starts node as a child; the deepest descendant is the server. */
-function serverPid(rootPid: number): number {
-  let pid = rootPid;
-  for (;;) {
-    let children: string[] = [];
-    try {
-      children = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
-    } catch {
-      return pid;
-    }
-    if (children.length === 0) return pid;
-    pid = Number(children[children.length - 1]);
-  }
-}
 
 function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   if (!m) throw new Error(`no ${field} for ${pid}`);
   return Number(m[1]);
-}
-
-async function makeImage(file: string): Promise<number> {
-  if (!fs.existsSync(file)) {
-    await sharp({ create: { width: SIDE, height: SIDE, channels: 3, background: { r: 0, g: 0, b: 0 }, noise: { type: 'gaussian', mean: 128, sigma: 50 } } })
-      .png({ compressionLevel: 0 })
-      .toFile(file);
-  }
-  const { size } = fs.statSync(file);
-  if (size > MAX_UPLOAD_BYTES) throw new Error(`bench image is ${size} bytes, over the upload limit`);
-  return size;
 }
 
 interface UploadFigures {
@@ -63,17 +36,6 @@ interface UploadFigures {
 }
 
 async function uploadOnce(baseUrl: string, token: string, projectId: string, file: string, size: number, pid: number): Promise<UploadFigures> {
-  const boundary = `----bench${randomUUID()}`;
-  const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="projectId"\r\n\r\n${projectId}\r\n` +
-      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="bench-${randomUUID()}.png"\r\nContent-Type: image/png\r\n\r\n`,
-  );
-  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
-  async function* body(): AsyncGenerator<Buffer> {
-    yield head;
-    for await (const chunk of fs.createReadStream(file, { highWaterMark: 1024 * 1024 })) yield chunk as Buffer;
-    yield tail;
-  }
   const rssBeforeMb = statusKb(pid, 'VmRSS') / 1024;
   // reset the peak so VmHWM afterwards is this upload's peak
   fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
@@ -86,12 +48,7 @@ async function uploadOnce(baseUrl: string, token: string, projectId: string, fil
     }
   }, 10);
   const started = process.hrtime.bigint();
-  const res = await fetch(`${baseUrl}/api/upload/renders`, {
-    method: 'POST',
-    headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(head.length + size + tail.length), authorization: `Bearer ${token}` },
-    body: Readable.toWeb(Readable.from(body())) as ReadableStream<Uint8Array>,
-    duplex: 'half',
-  } as RequestInit);
+  const res = await fetch(`${baseUrl}/api/upload/renders`, renderUploadRequest(token, projectId, file, size));
   const text = await res.text();
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   clearInterval(sampler);
@@ -120,8 +77,8 @@ async function main(): Promise<void> {
   const storageDir = path.join(WORK_DIR, `storage-${process.pid}`);
   const copyDir = path.join(storageDir, 'copies');
   fs.mkdirSync(copyDir, { recursive: true });
-  const image = path.join(WORK_DIR, `noise-${SIDE}.png`);
-  const size = await makeImage(image);
+  const image = path.join(WORK_DIR, `noise-${BENCH_RENDER_SIDE}.png`);
+  const size = await makeBenchRender(image);
   const mb = size / 1e6;
 
   try {
@@ -148,7 +105,7 @@ async function main(): Promise<void> {
           const up = await uploadOnce(api.baseUrl, user.token, project.id, image, size, pid);
           if (up.status !== 200) throw new Error(`upload answered ${up.status}: ${up.body.slice(0, 300)}`);
           const answer = JSON.parse(up.body) as { duplicate: boolean; processingInfo: { width: number; fileSize: number } };
-          if (answer.duplicate || answer.processingInfo.fileSize !== size || answer.processingInfo.width !== SIDE) throw new Error(`unexpected answer ${up.body.slice(0, 300)}`);
+          if (answer.duplicate || answer.processingInfo.fileSize !== size || answer.processingInfo.width !== BENCH_RENDER_SIDE) throw new Error(`unexpected answer ${up.body.slice(0, 300)}`);
           uploads.push(up);
           for (const kind of Object.keys(copies) as CopyKind[]) copies[kind].push(await copyOnce(image, copyDir, kind));
         }
@@ -158,13 +115,18 @@ async function main(): Promise<void> {
         const fmt = (n: number, d = 1) => n.toFixed(d).padStart(10);
         const row = (label: string, seconds: number, ratio: boolean) =>
           process.stdout.write(`${label.padEnd(50)}${fmt(seconds, 3)}${fmt(mb / seconds)}${ratio ? `${((100 * seconds) / upSeconds).toFixed(0).padStart(9)}%` : ''}\n`);
-        process.stdout.write(`\nrender upload: ${mb.toFixed(1)} MB PNG (${SIDE}x${SIDE}), median of ${RUNS} runs\n`);
+        process.stdout.write(`\nrender upload: ${mb.toFixed(1)} MB PNG (${BENCH_RENDER_SIDE}x${BENCH_RENDER_SIDE}), median of ${RUNS} runs\n`);
         process.stdout.write(`${'target'.padEnd(50)}${'seconds'.padStart(10)}${'MB/s'.padStart(10)}${'upload/it'.padStart(10)}\n`);
-        row('POST /api/upload/renders (stream, sha256, thumb)', upSeconds, false);
+        row('POST /api/upload/renders (stream, sha256, row)', upSeconds, false);
         row('plain streamed copy (node streams, default buffers)', median(copies.stream), true);
         row('plain streamed copy (1 MB buffers, as the server)', median(copies['stream-1mb']), true);
         row('fs.copyFile (kernel copy)', median(copies.copyFile), true);
-        process.stdout.write(`target: upload at least 50% of the plain streamed copy's throughput\n`);
+        recordResults('upload', [
+          ratio('upload_vs_stream', median(copies.stream) / upSeconds, 'higher', 'upload throughput over a plain streamed copy of the same bytes', 0.8),
+          ratio('upload_vs_copyfile', median(copies.copyFile) / upSeconds, 'higher', 'upload throughput over fs.copyFile'),
+          figure('upload_mb_s', mb / upSeconds, 'MB/s', 'higher', 'upload throughput'),
+          figure('rss_growth', growth, 'MB', 'lower', 'server peak RSS growth during an upload', 100),
+        ]);
         process.stdout.write(
           `server RSS ${uploads[0].rssBeforeMb.toFixed(0)} MB before, peak growth during an upload ${growth.toFixed(1)} MB (target: under 100 MB); ` +
             `runs: ${uploads.map((u) => `${u.seconds.toFixed(2)} s/+${u.peakGrowthMb.toFixed(0)} MB`).join(', ')}\n`,

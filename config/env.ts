@@ -15,6 +15,11 @@ export interface AppConfig {
   /** Base address of the Temporal Web UI: admins get a link to each run in the Activity view. */
   temporalUiUrl: string;
   storageDir: string;
+  /** Where stored files live: `local` (STORAGE_DIR on this machine) or `s3` (any S3-compatible object storage). */
+  storageBackend: 'local' | 's3';
+  s3: S3Config;
+  /** Unfinished resumable (tus) uploads are removed this long after they started (TUS_EXPIRATION_HOURS, 24). */
+  tusExpirationHours: number;
   signingSecret: string;
   signedUrlTtlSeconds: number;
   sessionTtlDays: number;
@@ -27,10 +32,18 @@ export interface AppConfig {
   falImageEditModel: string;
   falUpscaleModel: string;
   falVideoModel: string;
+  /** Enhance Renders' vision prompt on fal: the queue app and the language model it runs. */
+  falVisionModel: string;
+  falVisionLlm: string;
   /** x264 preset of clips rendered here (local provider) and of watermarked previews. */
   /** Concurrent activities on the media queue per worker process (sharp/ffmpeg work). */
   mediaActivityConcurrency: number;
   videoPreset: string;
+  /** The assembly chat: 'local' (rule-based, offline) or 'openai' (an OpenAI-compatible chat-completions service). */
+  chatProvider: 'local' | 'openai';
+  chatBaseUrl: string;
+  chatApiKey: string;
+  chatModel: string;
   stripeSecretKey: string;
   stripeWebhookSecret: string;
   stripeApiBase: string;
@@ -46,6 +59,20 @@ export interface AppConfig {
   temporalMetricsPort: number | null;
   /** TRUST_PROXY: proxies in front whose X-Forwarded-For is believed (0: off, the socket address is the client's). */
   trustProxyHops: number;
+}
+
+/** The S3 backend's settings (STORAGE_BACKEND=s3); README "Configuration" lists them. */
+export interface S3Config {
+  /** S3 API address as the API and workers reach it; empty: AWS S3 in `region`. */
+  endpoint: string;
+  /** S3 address as browsers reach it (presigned links); S3_ENDPOINT unless set. */
+  publicUrl: string;
+  region: string;
+  bucketPrefix: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  forcePathStyle: boolean;
+  conditionalPut: 'auto' | 'if-none-match' | 'head-check';
 }
 
 /** Shortest accepted secret (SIGNING_SECRET, METRICS_TOKEN): 32 characters (`openssl rand -hex 32` gives 64). */
@@ -139,12 +166,49 @@ function proxyHops(value: string | undefined): number {
   return hops;
 }
 
+function storageBackendFrom(env: NodeJS.ProcessEnv): 'local' | 's3' {
+  const value = env.STORAGE_BACKEND || 'local';
+  if (value !== 'local' && value !== 's3') throw new ConfigError(`STORAGE_BACKEND must be "local" or "s3", got "${value}".`);
+  return value;
+}
+
+function s3ConfigFrom(env: NodeJS.ProcessEnv, required: boolean): S3Config {
+  const endpoint = (env.S3_ENDPOINT ?? '').replace(/\/+$/, '');
+  const bucketPrefix = env.S3_BUCKET_PREFIX ?? 'render-studio-';
+  // the longest app bucket name is "renders"/"videos"/"images"/"drafts" (7 letters): S3 names are 3 to 63 characters
+  if (!/^[a-z0-9][a-z0-9-]{0,55}$/.test(bucketPrefix)) {
+    throw new ConfigError(`S3_BUCKET_PREFIX must be lowercase letters, digits and hyphens, starting with a letter or digit, at most 56 characters (S3 bucket naming rules), got "${bucketPrefix}".`);
+  }
+  const conditionalPut = env.S3_CONDITIONAL_PUT || 'auto';
+  if (conditionalPut !== 'auto' && conditionalPut !== 'if-none-match' && conditionalPut !== 'head-check') {
+    throw new ConfigError(`S3_CONDITIONAL_PUT must be "auto", "if-none-match" or "head-check", got "${conditionalPut}".`);
+  }
+  const accessKeyId = env.S3_ACCESS_KEY_ID ?? '';
+  const secretAccessKey = env.S3_SECRET_ACCESS_KEY ?? '';
+  if (required && (!accessKeyId || !secretAccessKey)) {
+    throw new ConfigError('STORAGE_BACKEND=s3 needs S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (the object storage credentials; they also sign the presigned file links).');
+  }
+  return {
+    endpoint,
+    publicUrl: (env.S3_PUBLIC_URL || endpoint).replace(/\/+$/, ''),
+    region: env.S3_REGION || 'us-east-1',
+    bucketPrefix,
+    accessKeyId,
+    secretAccessKey,
+    // a custom endpoint (SeaweedFS, MinIO) is usually addressed by path; AWS S3 by bucket host name
+    forcePathStyle: env.S3_FORCE_PATH_STYLE ? env.S3_FORCE_PATH_STYLE === 'true' : endpoint !== '',
+    conditionalPut,
+  };
+}
+
 /** Throws ConfigError when SIGNING_SECRET is missing, or a secret (SIGNING_SECRET, METRICS_TOKEN when set) is too short or once published. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const port = int(env.PORT, 3000);
   const host = env.HOST ?? '127.0.0.1';
   const provider = env.AI_PROVIDER ?? 'local';
   if (provider !== 'local' && provider !== 'fal') throw new Error(`AI_PROVIDER must be "local" or "fal", got "${provider}"`);
+  const chatProvider = env.CHAT_PROVIDER || 'local';
+  if (chatProvider !== 'local' && chatProvider !== 'openai') throw new Error(`CHAT_PROVIDER must be "local" or "openai", got "${chatProvider}"`);
   return {
     nodeEnv: env.NODE_ENV ?? 'development',
     port,
@@ -155,13 +219,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default',
     temporalUiUrl: (env.TEMPORAL_UI_URL || 'http://127.0.0.1:8233').replace(/\/+$/, ''),
     storageDir: env.STORAGE_DIR ?? '.data/storage',
+    storageBackend: storageBackendFrom(env),
+    s3: s3ConfigFrom(env, storageBackendFrom(env) === 's3'),
+    tusExpirationHours: int(env.TUS_EXPIRATION_HOURS, 24),
     // no built-in value: a known key would let anyone mint a link to any stored file
     signingSecret: requiredSecret(env, 'SIGNING_SECRET', 'signs the expiring links to stored files (HMAC key)'),
     signedUrlTtlSeconds: int(env.SIGNED_URL_TTL_SECONDS, 3600),
     sessionTtlDays: int(env.SESSION_TTL_DAYS, 30),
     cookieSecure: env.COOKIE_SECURE === 'true',
     approvalWindow: env.APPROVAL_WINDOW ?? '7 days',
-    enhanceAccessCode: env.ENHANCE_ACCESS_CODE ?? 'RENDERS-BETA',
+    // no built-in code: unset, Enhance Renders stays locked for everyone (npm start generates one, README "Configuration")
+    enhanceAccessCode: (env.ENHANCE_ACCESS_CODE ?? '').trim(),
     providerKind: provider,
     // local media work is CPU-bound: about two tasks per core; hosted jobs mostly wait on HTTP
     mediaActivityConcurrency: int(env.MEDIA_ACTIVITY_CONCURRENCY, provider === 'local' ? Math.max(2, os.cpus().length * 2) : 100),
@@ -170,7 +238,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     falImageEditModel: env.FAL_IMAGE_EDIT_MODEL ?? 'fal-ai/nano-banana/edit',
     falUpscaleModel: env.FAL_UPSCALE_MODEL ?? 'fal-ai/esrgan',
     falVideoModel: env.FAL_VIDEO_MODEL ?? 'fal-ai/kling-video/v2.1/standard/image-to-video',
+    falVisionModel: env.FAL_VISION_MODEL ?? 'fal-ai/any-llm/vision',
+    falVisionLlm: env.FAL_VISION_LLM ?? 'google/gemini-flash-1.5',
     videoPreset: env.VIDEO_PRESET ?? 'veryfast',
+    chatProvider,
+    chatBaseUrl: env.CHAT_BASE_URL || 'https://api.openai.com/v1',
+    chatApiKey: env.CHAT_API_KEY ?? '',
+    chatModel: env.CHAT_MODEL || 'gpt-4o-mini',
     stripeSecretKey: env.STRIPE_SECRET_KEY ?? '',
     stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET ?? '',
     stripeApiBase: env.STRIPE_API_BASE ?? '',

@@ -1,21 +1,65 @@
 import knexFactory, { Knex } from 'knex';
 import path from 'node:path';
 import { Model } from 'objection';
+import { attachGuard, builderSql, createDatabaseGuard, DATABASE_TIMEOUTS, type DatabaseGuard, type DatabaseResilienceOptions } from './resilience';
 
 export const MIGRATIONS_DIR = path.join(__dirname, 'migrations');
 
-export function knexConfig(databaseUrl: string, pool = { min: 0, max: 10 }): Knex.Config {
+/**
+ * The pool's settings: each connection is opened within the connection timeout and carries PostgreSQL's
+ * statement_timeout (the query timeout); a caller waits at most the connection timeout for a free connection.
+ */
+export function knexConfig(databaseUrl: string, pool = { min: 0, max: 10 }, options: DatabaseResilienceOptions = {}): Knex.Config {
+  const queryTimeoutMs = options.queryTimeoutMs ?? DATABASE_TIMEOUTS.queryMs;
+  const connectionTimeoutMs = options.connectionTimeoutMs ?? DATABASE_TIMEOUTS.connectionMs;
   return {
     client: 'pg',
-    connection: databaseUrl,
+    connection: {
+      connectionString: databaseUrl,
+      connectionTimeoutMillis: connectionTimeoutMs,
+      ...(queryTimeoutMs > 0 ? { statement_timeout: queryTimeoutMs } : {}),
+    } as Knex.PgConnectionConfig,
+    acquireConnectionTimeout: connectionTimeoutMs,
     pool,
     migrations: { directory: MIGRATIONS_DIR, loadExtensions: ['.ts'], tableName: 'knex_migrations' },
   };
 }
 
-/** Opens a knex pool and binds objection models to it. */
-export function connectDatabase(databaseUrl: string, pool?: { min: number; max: number }): Knex {
-  const knex = knexFactory(knexConfig(databaseUrl, pool));
+type RunnerLike = { run: () => Promise<unknown> };
+type PgClientClass = new (config: Knex.Config) => { runner(builder: unknown): RunnerLike };
+// knex's PostgreSQL dialect class (the one `client: 'pg'` picks), extended below; knex accepts a client class in `client`
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const PgClient = require('knex/lib/dialects/postgres') as PgClientClass;
+
+/**
+ * The pg dialect with every builder's run (getting a connection and running its statements, inside a transaction
+ * too: transactions' clients are made from this class's prototype) behind the guard's breakers.
+ */
+function guardedPgClient(guard: DatabaseGuard): PgClientClass {
+  return class GuardedPgClient extends PgClient {
+    override runner(builder: unknown): RunnerLike {
+      const runner = super.runner(builder);
+      const run = runner.run.bind(runner);
+      runner.run = () => guard.run(builderSql(builder), run);
+      return runner;
+    }
+  };
+}
+
+/**
+ * Opens a knex pool with the query and connection timeouts and the database breakers (db/resilience.ts), and binds
+ * objection models to it. Migrations pass `{ queryTimeoutMs: 0, breakers: false }`.
+ */
+export function connectDatabase(databaseUrl: string, pool?: { min: number; max: number }, options: DatabaseResilienceOptions = {}): Knex {
+  const config = knexConfig(databaseUrl, pool, options);
+  if (options.breakers === false) {
+    const knex = knexFactory(config);
+    Model.knex(knex);
+    return knex;
+  }
+  const guard = createDatabaseGuard(options);
+  const knex = knexFactory({ ...config, client: guardedPgClient(guard) as unknown as Knex.Config['client'] });
+  attachGuard(knex, guard);
   Model.knex(knex);
   return knex;
 }

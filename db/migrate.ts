@@ -4,7 +4,8 @@ import { databaseUrlFrom } from '../config/env';
 
 async function main(): Promise<void> {
   const command = process.argv[2] ?? 'latest';
-  const knex = connectDatabase(databaseUrlFrom(), { min: 0, max: 2 });
+  // a migration may run long and must see the real error: no statement timeout, no breakers
+  const knex = connectDatabase(databaseUrlFrom(), { min: 0, max: 2 }, { queryTimeoutMs: 0, breakers: false });
   try {
     if (command === 'latest') {
       const [, applied] = await knex.migrate.latest();

@@ -35,6 +35,8 @@ export interface ClipApprovalMetadata {
 
 export interface AssemblyApprovalMetadata {
   kind: 'assembly';
+  /** The compiled video the assembly stored (status pending_approval); approval marks it approved. */
+  compiledVideoId?: string;
   clipIds: string[];
   platform: string;
   aspectRatio: string;

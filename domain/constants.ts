@@ -21,6 +21,9 @@ export const REJECTION_COOLDOWN_MS = 60 * 60 * 1000;
 export const TRANSACTIONS_PAGE_SIZE = 50;
 export const LIBRARY_PER_TABLE = 500;
 export const LIBRARY_MAX_ITEMS = 1000;
+/** The paged content listing (?limit=&cursor=): items per page when not asked, and the most a page may hold. */
+export const LIBRARY_PAGE_DEFAULT = 100;
+export const LIBRARY_PAGE_MAX = 200;
 
 export const MAX_UPLOAD_BYTES = 157286400;
 export const API_ROUTE_MAX_BYTES = 4718592;
@@ -31,7 +34,17 @@ export const UPLOAD_MAX_ATTEMPTS = 3;
 export const UPLOAD_RETRY_BASE_MS = 2000;
 export const UPLOAD_RETRY_MAX_MS = 10000;
 export const UPLOAD_TIMEOUT_MS = 30000;
-export const COMPRESSION = { maxSide: 2048, quality: 0.8, tries: 3, qualityStep: 0.15, sideStep: 512, sideFloor: 1024 } as const;
+/** 000 section 9: images above 4 MB are compressed, towards 8 MB; a file bound for the upload API route must end under API_ROUTE_MAX_BYTES. */
+export const COMPRESSION = {
+  triggerAboveBytes: 4 * 1024 * 1024,
+  targetBytes: 8 * 1024 * 1024,
+  maxSide: 2048,
+  quality: 0.8,
+  tries: 3,
+  qualityStep: 0.15,
+  sideStep: 512,
+  sideFloor: 1024,
+} as const;
 export const UPLOAD_MIME_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
 
 export const CLIP_DURATION_SECONDS = 5;

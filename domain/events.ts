@@ -3,16 +3,16 @@
  * They carry kinds, ids and a status, never the data itself; the browser re-reads what changed.
  * Shared by the publishers (services, activities), the SSE route and the front end.
  */
-export type JobKind = 'clip' | 'image-edit' | 'export';
+export type JobKind = 'clip' | 'image-edit' | 'export' | 'draft' | 'assembly';
 export type ContentKind = 'render' | 'image' | 'clip' | 'video' | 'project';
 
 export type RealtimeEvent =
   /** a job moved: progress while it runs, its status when it ends */
-  | { kind: 'job'; job: JobKind; jobId: string; status: string; progress?: number; projectId?: string }
+  | { kind: 'job'; job: JobKind; jobId: string; status: string; progress?: number; projectId?: string; draftId?: string; imageId?: string }
   | { kind: 'approval'; approvalId: string; status: 'pending' | 'approved' | 'rejected' | 'expired'; contentType?: string; projectId?: string }
   /** the balance or the reserved credits changed */
   | { kind: 'credits' }
-  | { kind: 'content'; change: 'added' | 'removed'; contentKind: ContentKind; projectId?: string; itemId?: string };
+  | { kind: 'content'; change: 'added' | 'updated' | 'removed'; contentKind: ContentKind; projectId?: string; itemId?: string };
 
 export type RealtimeEventKind = RealtimeEvent['kind'];
 

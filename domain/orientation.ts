@@ -1,5 +1,12 @@
-/** Clip orientation rule of spec 001 section 5, in its stated order. */
+/**
+ * Clip orientation rule of spec 001 section 5, in its stated order: the file name (portrait, vertical, 9-16 /
+ * landscape, horizontal, 16-9), then the analysis aspectRatio (16:9 and 4:3 landscape, 9:16 portrait), then
+ * aspect_ratio as text or number (above 1.2 landscape, below 0.8 portrait; the words portrait and landscape as
+ * themselves), else landscape. Used by the Video Assembly view and by the assembly API and workflow alike.
+ */
 export type Orientation = 'portrait' | 'landscape';
+
+export const ORIENTATIONS: readonly Orientation[] = ['landscape', 'portrait'];
 
 export interface OrientationInput {
   fileName?: string | null;
@@ -19,11 +26,11 @@ export function clipOrientation(input: OrientationInput): Orientation {
   const name = (input.fileName ?? '').toLowerCase();
   if (/portrait|vertical|9-16/.test(name)) return 'portrait';
   if (/landscape|horizontal|16-9/.test(name)) return 'landscape';
-  const analysis = input.analysisAspectRatio;
+  const analysis = input.analysisAspectRatio?.trim();
   if (analysis === '16:9' || analysis === '4:3') return 'landscape';
   if (analysis === '9:16') return 'portrait';
   if (input.aspectRatio !== undefined && input.aspectRatio !== null) {
-    const text = String(input.aspectRatio).toLowerCase();
+    const text = String(input.aspectRatio).trim().toLowerCase();
     if (text === 'portrait') return 'portrait';
     if (text === 'landscape') return 'landscape';
     const r = ratioValue(input.aspectRatio);

@@ -6,12 +6,14 @@
  *   image-to-video `wait`, a render of a minute or more whose liveness the activity's heartbeat watches.
  * - fal: every HTTP call to the queue goes through the capability's breaker, so a 10-minute video job is
  *   many short guarded calls, and the breaker sees the service's health, not the model's run time.
- * Prompt refinement and chat are rule-based for both kinds: no hosted language model is configured.
+ * Prompt refinement is rule-based for both kinds; Enhance Renders' vision prompt uses fal's any-llm/vision when
+ * hosted (FAL_VISION_MODEL, FAL_VISION_LLM). The chat is chosen on its own (CHAT_PROVIDER): rule-based, or an
+ * OpenAI-compatible chat-completions service; `createChatProvider` gives it alone to the API.
  */
 import os from 'node:os';
 import path from 'node:path';
 import type { AppConfig } from '../config/env';
-import type { ChatProvider, ImageEditProvider, ImageToVideoProvider, PromptRefiner, Providers, UpscaleProvider } from './types';
+import type { ChatProvider, DraftModelProvider, ImageEditProvider, ImageToVideoProvider, PromptRefiner, Providers, UpscaleProvider, VisionPromptProvider } from './types';
 import { CircuitBreaker, type CircuitBreakerOptions } from './circuitBreaker';
 import { countsAsProviderFailure } from './errors';
 import { LocalImageEditProvider } from './local/imageEdit';
@@ -21,13 +23,35 @@ import { RuleBasedChatProvider } from './local/chat';
 import { LocalImageToVideoProvider } from './local/video';
 import { FalQueueClient } from './fal/queueClient';
 import { FalImageEditProvider, FalImageToVideoProvider, FalUpscaleProvider } from './fal/providers';
+import { LocalDraftModelProvider } from './local/draftModels';
+import { RuleBasedVisionPromptProvider } from './local/visionPrompt';
+import { FalDraftModelProvider, FalVisionPromptProvider } from './fal/draftModels';
+import { OpenAiChatProvider } from './openai/chat';
 
 export * from './types';
 export { ProviderError, countsAsProviderFailure } from './errors';
 export { CircuitBreaker, CircuitBreakerError } from './circuitBreaker';
 export type { CircuitState } from './circuitBreaker';
 
-export type ProviderConfig = Pick<AppConfig, 'providerKind' | 'falBaseUrl' | 'falApiKey' | 'falImageEditModel' | 'falUpscaleModel' | 'falVideoModel'>;
+export type ProviderConfig = Pick<AppConfig, 'providerKind' | 'falBaseUrl' | 'falApiKey' | 'falImageEditModel' | 'falUpscaleModel' | 'falVideoModel'> &
+  Partial<Pick<AppConfig, 'falVisionModel' | 'falVisionLlm'>> &
+  Partial<ChatProviderConfig>;
+
+export type ChatProviderConfig = Pick<AppConfig, 'chatProvider' | 'chatBaseUrl' | 'chatApiKey' | 'chatModel'>;
+
+/** The assembly chat for CHAT_PROVIDER, behind its own circuit breaker. */
+export function createChatProvider(
+  config: Partial<ChatProviderConfig>,
+  options: { breaker?: Partial<CircuitBreakerOptions>; fetch?: typeof fetch; timeoutMs?: number } = {},
+): ChatProvider & { breaker: CircuitBreaker } {
+  const kind = config.chatProvider ?? 'local';
+  const breaker = new CircuitBreaker(`${kind}:chat`, { isFailure: countsAsProviderFailure, ...options.breaker });
+  const chat: ChatProvider =
+    kind === 'openai'
+      ? new OpenAiChatProvider({ baseUrl: config.chatBaseUrl ?? 'https://api.openai.com/v1', apiKey: config.chatApiKey ?? '', model: config.chatModel ?? 'gpt-4o-mini', fetch: options.fetch, timeoutMs: options.timeoutMs })
+      : new RuleBasedChatProvider();
+  return { breaker, reply: (request) => breaker.execute(() => chat.reply(request)) };
+}
 
 export interface ProviderOptions {
   /** Local render jobs and downloaded hosted clips live here until released. */
@@ -64,9 +88,13 @@ function guardedLocal(breakers: Record<CapabilityName, CircuitBreaker>, local: {
   promptRefiner: PromptRefiner;
   imageToVideo: ImageToVideoProvider;
   chat: ChatProvider;
+  draftModels: DraftModelProvider;
+  visionPrompt: VisionPromptProvider;
 }): Providers {
-  const { imageEdit, upscale, promptRefiner, imageToVideo, chat } = local;
+  const { imageEdit, upscale, promptRefiner, imageToVideo, chat, draftModels, visionPrompt } = local;
   return {
+    draftModels: { run: (request) => breakers.draftModels.execute(() => draftModels.run(request)) },
+    visionPrompt: { enhance: (request) => breakers.visionPrompt.execute(() => visionPrompt.enhance(request)) },
     imageEdit: { edit: (request) => breakers.imageEdit.execute(() => imageEdit.edit(request)) },
     upscale: { upscale: (request) => breakers.upscale.execute(() => upscale.upscale(request)) },
     promptRefiner: { refine: (request) => breakers.promptRefiner.execute(() => promptRefiner.refine(request)) },
@@ -91,10 +119,15 @@ export function createProviders(config: ProviderConfig, options: ProviderOptions
     promptRefiner: breakerFor('promptRefiner'),
     imageToVideo: breakerFor('imageToVideo'),
     chat: breakerFor('chat'),
+    draftModels: breakerFor('draftModels'),
+    visionPrompt: breakerFor('visionPrompt'),
   };
   const workDir = options.workDir ?? DEFAULT_PROVIDER_WORK_DIR;
   const promptRefiner = new RuleBasedPromptRefiner();
-  const chat = new RuleBasedChatProvider();
+  const chat: ChatProvider =
+    config.chatProvider === 'openai'
+      ? new OpenAiChatProvider({ baseUrl: config.chatBaseUrl ?? 'https://api.openai.com/v1', apiKey: config.chatApiKey ?? '', model: config.chatModel ?? 'gpt-4o-mini', fetch: options.fetch })
+      : new RuleBasedChatProvider();
 
   if (kind === 'local') {
     const providers = guardedLocal(breakers, {
@@ -102,6 +135,8 @@ export function createProviders(config: ProviderConfig, options: ProviderOptions
       upscale: new LocalUpscaleProvider(),
       promptRefiner,
       chat,
+      draftModels: new LocalDraftModelProvider(),
+      visionPrompt: new RuleBasedVisionPromptProvider(),
       imageToVideo: new LocalImageToVideoProvider({
         workDir: path.join(workDir, 'local-video'),
         preset: options.videoPreset,
@@ -133,5 +168,12 @@ export function createProviders(config: ProviderConfig, options: ProviderOptions
     }),
     promptRefiner: { refine: (request) => breakers.promptRefiner.execute(() => promptRefiner.refine(request)) },
     chat: { reply: (request) => breakers.chat.execute(() => chat.reply(request)) },
+    draftModels: new FalDraftModelProvider(client('draftModels'), imagePolling),
+    visionPrompt: new FalVisionPromptProvider(
+      client('visionPrompt'),
+      config.falVisionModel ?? 'fal-ai/any-llm/vision',
+      config.falVisionLlm ?? 'google/gemini-flash-1.5',
+      imagePolling,
+    ),
   };
 }

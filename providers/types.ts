@@ -27,6 +27,8 @@ export interface ImageEditRequest {
   prompt: string;
   format?: ImageFormat;
   quality?: ImageQuality;
+  /** Longest side of the local result instead of the quality's (drafts keep their size); hosted models decide their own. */
+  maxSide?: number;
 }
 
 export interface ImageEditProvider {
@@ -131,28 +133,97 @@ export interface ChatMessage {
   content: string;
 }
 
+/** What the chat knows of each selected clip, in the selection's order. */
+export interface ChatClipFacts {
+  id: string;
+  name: string;
+  project_name: string;
+  camera_movement: string | null;
+  duration: number;
+  orientation: 'portrait' | 'landscape';
+}
+
 export interface ChatRequest {
   message: string;
   history: ChatMessage[];
   selectedClipCount: number;
   aspectRatio?: string;
+  /** The selected clips (when known), in order. */
+  clips?: ChatClipFacts[];
+  /** What the conversation settled so far. */
+  preferences?: ChatPreferences;
+  projectName?: string;
 }
 
 export interface ChatPreferences {
   aesthetic?: string;
   energy_level?: 'calm' | 'balanced' | 'energetic';
   copy_style?: string;
+  /** One caption per clip, in clip order (none when the copy style is 'no text'). */
+  generated_texts?: string[];
+}
+
+/** The cut the assistant proposes (normalized by domain/assembly.ts normalizeEditingConfig). */
+export interface ChatEditingHints {
+  transition?: string;
+  pacing?: string;
+  transition_duration?: number;
+  max_clip_seconds?: number | null;
+  caption_position?: string;
 }
 
 export interface ChatReply {
   reply: string;
   preferences: ChatPreferences;
   analysis: { ready_to_create: boolean; confidence_score: number; missing_info: string[] };
+  editing?: ChatEditingHints;
+  /** Suggested play order of the selected clips (ids), with a reason per clip. */
+  clip_order?: Array<{ clip_id: string; reason: string }>;
 }
 
 /** The assembly chat's assistant (spec 001: aesthetic chat with preferences and analysis). */
 export interface ChatProvider {
   reply(request: ChatRequest): Promise<ChatReply>;
+}
+
+/**
+ * Enhance Renders' model runs (spec 001 section 7): one call per draft image. `mode` says what kind of work it is,
+ * `model` the hosted model's id (the local provider does the same kind of work with sharp).
+ */
+export type DraftModelMode = 'edit_render' | 'style_transfer' | 'style_sync' | 'basic_upscale' | 'finish_upscale' | 'render_enhance';
+
+export interface DraftModelRequest {
+  mode: DraftModelMode;
+  model: string;
+  image: Buffer;
+  /** The instruction (edits, style transfer, render_enhance's fixed one); none for upscales. */
+  prompt?: string | null;
+  /** Reference images: the look to take (attachments, or Sync Images' pinned image). */
+  references: Buffer[];
+  /** Upscale factor of the upscale modes. */
+  scale?: number;
+}
+
+export interface DraftModelProvider {
+  run(request: DraftModelRequest): Promise<GeneratedImage>;
+}
+
+/** POST /api/ai-enhance-prompt/vision: a prompt rewritten with what the images show. */
+export interface VisionPromptRequest {
+  mode: 'attach' | 'style_sync';
+  prompt: string;
+  images: Buffer[];
+  references: Buffer[];
+}
+
+export interface VisionPromptResult {
+  enhancedPrompt: string;
+  /** 'rule-based' locally, else the hosted model's id. */
+  method: string;
+}
+
+export interface VisionPromptProvider {
+  enhance(request: VisionPromptRequest): Promise<VisionPromptResult>;
 }
 
 export interface Providers {
@@ -161,4 +232,6 @@ export interface Providers {
   promptRefiner: PromptRefiner;
   imageToVideo: ImageToVideoProvider;
   chat: ChatProvider;
+  draftModels: DraftModelProvider;
+  visionPrompt: VisionPromptProvider;
 }

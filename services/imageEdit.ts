@@ -23,7 +23,7 @@ import {
   type ImageEditState,
 } from '../domain/imageEdit';
 import { MSG } from '../domain/messages';
-import { isBucket, parseFileUrl, type Storage } from '../storage';
+import { isBucket, type Storage } from '../storage';
 import { imageEditStateQuery, imageEditWorkflow } from '../workflows/imageEdit';
 import { jobSearchAttributes } from '../workflows/searchAttributes';
 import type { ProjectService } from './projects';
@@ -89,7 +89,7 @@ export class ImageEditService {
     if (UUID.test(value)) {
       row = (await Render.query(this.deps.knex).findOne({ id: value, user_id: userId })) ?? (await Image.query(this.deps.knex).findOne({ id: value, user_id: userId }));
     } else {
-      const ref = parseFileUrl(value);
+      const ref = this.deps.storage.urls.parse(value);
       if (!ref) throw new DomainError(400, 'INVALID_BASE_IMAGE', 'baseImage must be a render or AI image of your project (its id or file URL)');
       if (ref.bucket !== 'renders' && ref.bucket !== 'images') throw baseImageNotFound();
       const where = { storage_bucket: ref.bucket, storage_path: ref.path, user_id: userId };

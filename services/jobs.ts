@@ -1,17 +1,17 @@
 /**
- * The Activity view: a user's running and recent jobs (clips, image edits, data exports), or every user's for an
+ * The Activity view: a user's running and recent jobs (clips, image edits, data exports, assemblies), or every user's for an
  * admin, with cancel and retry. Nothing here keeps a copy of a job's state: finished jobs come from their job
  * tables, running ones from their workflow's query (the row may lag), and running image edits, which have no row
  * until they end, from Temporal's visibility by their search attributes.
  */
-import type { Client } from '@temporalio/client';
+import type { Client, QueryDefinition } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { AppConfig } from '../config/env';
 import type { Logger } from '../config/logger';
 import { CREDIT_COST } from '../domain/constants';
 import type { ClipJobOptions } from '../domain/clipGeneration';
 import { DomainError } from '../domain/errors';
-import { imageEditWorkflowId, type ImageEditState } from '../domain/imageEdit';
+import { imageEditWorkflowId } from '../domain/imageEdit';
 import {
   JOB_ERROR_CODES,
   JOB_KINDS,
@@ -23,10 +23,12 @@ import {
   type ActivityJobList,
   type ActivityJobState,
 } from '../domain/jobs';
-import { dataExportStateQuery, type DataExportState } from '../domain/workflowContracts/dataExport';
+import { assemblyJobStateQuery } from '../domain/workflowContracts/assembly';
+import { dataExportStateQuery } from '../domain/workflowContracts/dataExport';
 import { imageEditStateQuery } from '../domain/workflowContracts/imageEdit';
 import { RS_JOB_KIND, RS_PROJECT_ID, RS_USER_ID } from '../workflows/searchAttributes';
 import type { VideoGenerationService } from './videoGeneration';
+import { queryWorkflowOrNull } from './workflowQuery';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -47,16 +49,6 @@ export interface JobServiceDeps {
   logger?: Logger;
   /** How long one workflow query may take before the row answers instead (ms). */
   queryTimeoutMs?: number;
-}
-
-const TIMED_OUT = Symbol('timed out');
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = setTimeout(() => resolve(TIMED_OUT), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 function iso(value: Date | string | null | undefined): string | null {
@@ -142,14 +134,15 @@ export class JobService {
     const userId = all ? null : actor.id;
     const limit = all ? ADMIN_JOB_LIST_LIMIT : JOB_LIST_LIMIT;
     const now = Date.now();
-    const [clips, edits, runningEdits, exports] = await Promise.all([
+    const [clips, edits, runningEdits, exports, assemblies] = await Promise.all([
       this.clipJobs(userId, limit, now),
       this.imageEditJobs(userId, limit),
       this.runningImageEdits(userId, now),
       this.exportJobs(userId, limit, now),
+      this.assemblyJobs(userId, limit, now),
     ]);
     const recorded = new Set(edits.map((job) => job.workflowId));
-    const jobs = [...clips, ...runningEdits.filter((job) => !recorded.has(job.workflowId)), ...edits, ...exports]
+    const jobs = [...clips, ...runningEdits.filter((job) => !recorded.has(job.workflowId)), ...edits, ...exports, ...assemblies]
       .sort((a, b) => Date.parse(b.startedAt) - Date.parse(a.startedAt))
       .slice(0, limit)
       .map((job) => {
@@ -185,7 +178,7 @@ export class JobService {
   /** The job's owner when the actor may act on it: another user's job is not found unless the actor is an admin. */
   private async ownerOf(actor: JobActor, kind: string, id: string): Promise<string> {
     if (!(JOB_KINDS as readonly string[]).includes(kind) || !UUID.test(id)) throw notFound();
-    const table = kind === 'clip' ? 'video_generation_jobs' : kind === 'export' ? 'data_exports' : null;
+    const table = kind === 'clip' ? 'video_generation_jobs' : kind === 'export' ? 'data_exports' : kind === 'assembly' ? 'assembly_jobs' : null;
     const row = table
       ? ((await this.deps.knex(table).where({ id }).first('user_id')) as { user_id: string } | undefined)
       : ((await this.deps.knex('ai_image_edits').where({ workflow_id: imageEditWorkflowId(id) }).first('user_id')) as { user_id: string } | undefined);
@@ -335,7 +328,7 @@ export class JobService {
       found
         .filter((run) => users.has(run.userId))
         .map(async (run) => {
-          const live = await this.query<ImageEditState>(client, run.workflowId, (handle) => handle.query(imageEditStateQuery));
+          const live = await this.query(client, run.workflowId, imageEditStateQuery);
           const state: ActivityJobState = live?.status ?? 'processing';
           return {
             kind: 'image-edit' as const,
@@ -369,23 +362,10 @@ export class JobService {
       .limit(limit);
     if (userId) query.where('x.user_id', userId);
     const rows = (await query) as ExportRow[];
-    let client: Client | null = null;
+    const client = this.lazyClient();
     return Promise.all(
       rows.map(async (row) => {
-        let state = row.status;
-        let progress = row.progress;
-        let message = row.message ?? '';
-        let error = row.error;
-        if (isRunningJobState(row.status)) {
-          client ??= await this.deps.client().catch(() => null);
-          const live = client ? await this.query<DataExportState>(client, row.workflow_id, (handle) => handle.query(dataExportStateQuery)) : null;
-          if (live) {
-            state = live.status as ActivityJobState;
-            progress = live.status === 'processing' ? Math.max(live.progress, row.progress) : live.progress;
-            message = live.message;
-            error = live.error;
-          }
-        }
+        const { state, progress, message, error } = await this.rowOrLiveState(row, client, dataExportStateQuery);
         const startedAt = iso(row.created_at) as string;
         const finishedAt = isRunningJobState(state) ? null : (iso(row.completed_at) ?? iso(row.updated_at));
         return {
@@ -412,18 +392,77 @@ export class JobService {
     );
   }
 
-  /** A workflow's query, or null when it does not answer in time (no worker polling, closed, gone). */
-  private async query<T>(client: Client, workflowId: string, ask: (handle: ReturnType<Client['workflow']['getHandle']>) => Promise<T>): Promise<T | null> {
-    try {
-      const handle = client.workflow.getHandle(workflowId);
-      const answer = await withTimeout(
-        client.withDeadline(Date.now() + this.queryTimeoutMs, () => ask(handle)),
-        this.queryTimeoutMs + 500,
-      );
-      return answer === TIMED_OUT ? null : answer;
-    } catch (err) {
-      this.deps.logger?.debug({ err, workflowId }, 'job state query failed; answering from the row');
-      return null;
-    }
+  /** Assemblies: free (cost 0), neither cancelled nor retried from here; a running one answers from its workflow's query. */
+  private async assemblyJobs(userId: string | null, limit: number, now: number): Promise<ActivityJob[]> {
+    const query = this.deps.knex('assembly_jobs as a')
+      .join('users as u', 'u.id', 'a.user_id')
+      .leftJoin('projects as p', 'p.id', 'a.project_id')
+      .select('a.id', 'a.user_id', 'u.email', 'a.project_id', 'p.name as project_name', 'a.platform', 'a.clip_ids', 'a.workflow_id', 'a.status', 'a.progress', 'a.message', 'a.error')
+      .select('a.created_at', 'a.updated_at')
+      .orderBy('a.created_at', 'desc')
+      .limit(limit);
+    if (userId) query.where('a.user_id', userId);
+    const rows = (await query) as Array<ExportRow & { project_id: string; project_name: string | null; platform: string; clip_ids: string[] }>;
+    const client = this.lazyClient();
+    return Promise.all(
+      rows.map(async (row) => {
+        const { state, progress, message, error } = await this.rowOrLiveState(row, client, assemblyJobStateQuery);
+        const startedAt = iso(row.created_at) as string;
+        const finishedAt = isRunningJobState(state) ? null : iso(row.updated_at);
+        const count = row.clip_ids.length;
+        return {
+          kind: 'assembly' as const,
+          id: row.id,
+          workflowId: row.workflow_id,
+          userId: row.user_id,
+          userEmail: row.email,
+          projectId: row.project_id,
+          projectName: row.project_name,
+          item: `${count} clip${count === 1 ? '' : 's'} for ${row.platform === 'tiktok' ? 'TikTok 9:16' : 'YouTube 16:9'}`,
+          state,
+          progress,
+          message,
+          error,
+          startedAt,
+          finishedAt,
+          durationMs: durationOf(startedAt, finishedAt, state, now),
+          cost: CREDIT_COST.assembly,
+          canCancel: false,
+          canRetry: false,
+        };
+      }),
+    );
   }
+
+  /** The Temporal client, connected on first use and at most once per listing; null when Temporal cannot be reached. */
+  private lazyClient(): () => Promise<Client | null> {
+    let client: Promise<Client | null> | null = null;
+    return () => (client ??= this.deps.client().catch(() => null));
+  }
+
+  /**
+   * A job row's state, or, while the row says it runs, its workflow's live answer (progress never goes back while it
+   * processes); the row's when the workflow does not answer.
+   */
+  private async rowOrLiveState<L extends { status: string; progress: number; message: string; error: string | null }>(
+    row: Pick<ExportRow, 'workflow_id' | 'status' | 'progress' | 'message' | 'error'>,
+    client: () => Promise<Client | null>,
+    stateQuery: QueryDefinition<L, []>,
+  ): Promise<{ state: ActivityJobState; progress: number; message: string; error: string | null }> {
+    const stored = { state: row.status, progress: row.progress, message: row.message ?? '', error: row.error };
+    if (!isRunningJobState(row.status)) return stored;
+    const live = await this.query(client, row.workflow_id, stateQuery);
+    if (!live) return stored;
+    return {
+      state: live.status as ActivityJobState,
+      progress: live.status === 'processing' ? Math.max(live.progress, row.progress) : live.progress,
+      message: live.message,
+      error: live.error,
+    };
+  }
+
+  private query<T>(client: Client | (() => Promise<Client | null>), workflowId: string, query: QueryDefinition<T, []>): Promise<T | null> {
+    return queryWorkflowOrNull(client, workflowId, query, { timeoutMs: this.queryTimeoutMs, logger: this.deps.logger, what: 'job' });
+  }
+
 }

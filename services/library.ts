@@ -1,10 +1,12 @@
+import type { Knex } from 'knex';
 import type { Logger } from '../config/logger';
 import { Clip, CompiledVideo, GeneratedContent, Image, Render } from '../db/models';
 import { LIBRARY_MAX_ITEMS, LIBRARY_PER_TABLE } from '../domain/constants';
 import { DomainError } from '../domain/errors';
 import type { ContentKind } from '../domain/events';
 import type { Storage } from '../storage';
-import { contentItem, rowStorageColumns, type ContentItem, type ContentRow, type ContentSource } from './contentViews';
+import { readContentRows, type ContentRowSet } from './contentRows';
+import { CONTENT_SOURCES, contentItem, contentItemMaker, rowStorageColumns, type ContentItem, type ContentRow, type ContentSource } from './contentViews';
 import type { ProjectService } from './projects';
 import { publishEventQuietly } from './events';
 import { removeStoredFiles, storedFilesOf } from './storedFiles';
@@ -15,6 +17,8 @@ export const CONTENT_NAME_MAX = 200;
 /** How long a project's listing is reused; ?refresh and ?bust skip it, this process's own writes clear it. */
 export const CONTENT_CACHE_TTL_MS = 5000;
 const CONTENT_CACHE_MAX_ENTRIES = 500;
+/** First pages kept per project (one per page size asked for); the oldest size is dropped past this. */
+const FIRST_PAGES_PER_PROJECT = 4;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -30,6 +34,47 @@ const LABEL: Record<ContentSource, string> = {
 export interface ContentListing {
   success: true;
   content: ContentItem[];
+}
+
+/** One page of the paged listing; `nextCursor` is null on the last page. */
+export interface ContentPage {
+  success: true;
+  content: ContentItem[];
+  nextCursor: string | null;
+}
+
+/**
+ * Where a page ends: the last item's creation time (to the millisecond, as the listing shows and orders it) and id.
+ * The next page starts strictly after it in the listing's order, so items added or removed meanwhile move no other
+ * item across the page boundary.
+ */
+export interface ContentPageKey {
+  at: string;
+  id: string;
+}
+
+/** A UTC time to the millisecond, years 1000-9999 (PostgreSQL has no year 0). */
+const ISO_MS = /^[1-9]\d{3}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** The opaque cursor handed to the client: base64url of the key. */
+export function encodeContentCursor(key: ContentPageKey): string {
+  return Buffer.from(JSON.stringify([key.at, key.id])).toString('base64url');
+}
+
+/** The key inside a cursor, or null for anything this service did not hand out. */
+export function decodeContentCursor(cursor: string): ContentPageKey | null {
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(value) || value.length !== 2) return null;
+  const [at, id] = value as unknown[];
+  if (typeof at !== 'string' || typeof id !== 'string' || !ISO_MS.test(at) || !UUID.test(id)) return null;
+  if (Number.isNaN(Date.parse(at)) || new Date(at).toISOString() !== at) return null;
+  return { at, id: id.toLowerCase() };
 }
 
 export interface ContentLibraryDeps {
@@ -49,9 +94,43 @@ const TABLE: Record<ContentSource, string> = {
   generated_content: GeneratedContent.tableName,
 };
 
+/** The listing's order: newest first by creation time to the millisecond (what the items show), then by id descending. */
+function newerFirst(aAt: string, aId: string, bAt: string, bId: string): number {
+  if (aAt !== bAt) return aAt < bAt ? 1 : -1;
+  return aId < bId ? 1 : aId > bId ? -1 : 0;
+}
+
 function newestFirst(a: ContentItem, b: ContentItem): number {
-  if (a.data.created_at !== b.data.created_at) return a.data.created_at < b.data.created_at ? 1 : -1;
-  return a.data.id < b.data.id ? 1 : a.data.id > b.data.id ? -1 : 0;
+  return newerFirst(a.data.created_at, a.data.id, b.data.created_at, b.data.id);
+}
+
+/**
+ * The same order in SQL. pg hands timestamps to JavaScript cut to the millisecond (never rounded), so ordering by the
+ * creation time cut to the millisecond, then id (uuid order is the order of its lower-case text), is exactly the
+ * order `newestFirst` gives the whole listing. Taken in UTC, the expression is the one each content table's
+ * `<table>_listing_order` index holds (db/migrations/20261125000100_content_listing_order.ts).
+ */
+const CREATED_MS = "date_trunc('milliseconds', created_at at time zone 'UTC')";
+
+/** Up to `limit` rows of one table that come after `after` in the listing's order (all of them: no per-table cap). */
+export function pageRowsQuery(knex: Knex, source: ContentSource, projectId: string, limit: number, after: ContentPageKey | null): Knex.QueryBuilder<ContentRow, ContentRow[]> {
+  const query = knex<ContentRow>(TABLE[source]).where({ project_id: projectId }).orderByRaw(`${CREATED_MS} desc, id desc`).limit(limit);
+  if (source === 'compiled_videos') query.whereRaw("editing_data->>'status' = 'approved'");
+  if (after) query.whereRaw(`(${CREATED_MS}, id) < (?::timestamptz at time zone 'UTC', ?::uuid)`, [after.at, after.id]);
+  return query;
+}
+
+interface PageCandidate {
+  values: unknown[];
+  id: string;
+  /** created_at as the item shows it (ISO, to the millisecond). */
+  at: string;
+  item: (values: readonly unknown[]) => ContentItem;
+}
+
+/** A time read by readContentRows as the item's ISO text (it is that text already unless pg's own parser read it). */
+function isoText(value: unknown): string {
+  return typeof value === 'string' ? value : new Date(value as Date).toISOString();
 }
 
 /**
@@ -60,6 +139,8 @@ function newestFirst(a: ContentItem, b: ContentItem): number {
  */
 export class ContentLibraryService {
   private readonly cache = new Map<string, { at: number; body: Buffer }>();
+  /** First pages of the paged listing by project, then by page size. */
+  private readonly firstPages = new Map<string, Map<number, { at: number; body: Buffer }>>();
   private readonly ttl: number;
   private readonly now: () => number;
 
@@ -69,7 +150,7 @@ export class ContentLibraryService {
   }
 
   async list(userId: string, projectId: string): Promise<ContentItem[]> {
-    await this.deps.projects.findOwned(userId, projectId);
+    await this.deps.projects.assertOwned(userId, projectId);
     return this.load(projectId);
   }
 
@@ -77,27 +158,27 @@ export class ContentLibraryService {
     return Render.knex()<ContentRow>(TABLE[source]);
   }
 
-  private async newestRows(source: ContentSource, projectId: string): Promise<ContentRow[]> {
+  /** A table's newest rows for the whole listing (500 at most), newest first. */
+  private newestRows(source: ContentSource, projectId: string): Promise<ContentRowSet> {
     const query = this.table(source).where({ project_id: projectId }).orderBy([
       { column: 'created_at', order: 'desc' },
       { column: 'id', order: 'desc' },
     ]);
     if (source === 'compiled_videos') query.whereRaw("editing_data->>'status' = 'approved'");
-    return query.limit(LIBRARY_PER_TABLE);
+    return readContentRows(Render.knex(), query.limit(LIBRARY_PER_TABLE));
   }
 
   private async load(projectId: string): Promise<ContentItem[]> {
     const { storage } = this.deps;
-    const sources = ['renders', 'images', 'clips', 'compiled_videos', 'generated_content'] as const;
-    const tables = await Promise.all(sources.map((source) => this.newestRows(source, projectId)));
-    const items = tables.flatMap((rows, i) => rows.map((row) => contentItem(storage, sources[i], row)));
+    const tables = await Promise.all(CONTENT_SOURCES.map((source) => this.newestRows(source, projectId)));
+    const items = tables.flatMap((set, i) => set.rows.map(contentItemMaker(storage, CONTENT_SOURCES[i], set)));
     return items.sort(newestFirst).slice(0, LIBRARY_MAX_ITEMS);
   }
 
   /** The listing as the JSON bytes the API answers, reused for a few seconds unless `fresh` is asked for. */
   async listingJson(userId: string, projectId: string, fresh: boolean): Promise<Buffer> {
     // ownership is checked on every call, cached or not, so a deleted or foreign project never answers from the cache
-    await this.deps.projects.findOwned(userId, projectId);
+    await this.deps.projects.assertOwned(userId, projectId);
     const hit = this.cache.get(projectId);
     if (!fresh && hit && this.now() - hit.at < this.ttl) return hit.body;
     const body = Buffer.from(JSON.stringify({ success: true, content: await this.load(projectId) } satisfies ContentListing));
@@ -107,9 +188,62 @@ export class ContentLibraryService {
     return body;
   }
 
-  /** Forgets cached listings of a project (after this process changed its content). */
+  private pageRows(source: ContentSource, projectId: string, limit: number, after: ContentPageKey | null): Promise<ContentRowSet> {
+    return readContentRows(Render.knex(), pageRowsQuery(Render.knex(), source, projectId, limit, after));
+  }
+
+  /**
+   * One page of the listing in the whole listing's order: the `limit` items after `after` (from the newest when null).
+   * Each table gives at most limit + 1 rows past the key, read as a range of its listing-order index, so a page reads
+   * O(limit) rows however big the project is; only the items on the page are turned into items and signed.
+   */
+  private async loadPage(projectId: string, limit: number, after: ContentPageKey | null): Promise<ContentPage> {
+    const tables = await Promise.all(CONTENT_SOURCES.map((source) => this.pageRows(source, projectId, limit + 1, after)));
+    const candidates: PageCandidate[] = tables.flatMap((set, i) => {
+      const idAt = set.columns.indexOf('id');
+      const createdAt = set.columns.indexOf('created_at');
+      const item = contentItemMaker(this.deps.storage, CONTENT_SOURCES[i], set);
+      return set.rows.map((values) => ({ values, id: values[idAt] as string, at: isoText(values[createdAt]), item }));
+    });
+    candidates.sort((a, b) => newerFirst(a.at, a.id, b.at, b.id));
+    const page = candidates.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      success: true,
+      content: page.map((c) => c.item(c.values)),
+      nextCursor: candidates.length > limit && last ? encodeContentCursor({ at: last.at, id: last.id }) : null,
+    };
+  }
+
+  /**
+   * A page of the listing as JSON bytes. Unlike the whole listing it has no 500-per-table or 1000-item cut: following
+   * the cursors reaches every item. The first page is reused for a few seconds like the whole listing (unless `fresh`);
+   * later pages are read each time.
+   */
+  async pageJson(userId: string, projectId: string, options: { limit: number; after: ContentPageKey | null; fresh: boolean }): Promise<Buffer> {
+    await this.deps.projects.assertOwned(userId, projectId);
+    const { limit, after, fresh } = options;
+    if (after) return Buffer.from(JSON.stringify(await this.loadPage(projectId, limit, after)));
+    const hit = this.firstPages.get(projectId)?.get(limit);
+    if (!fresh && hit && this.now() - hit.at < this.ttl) return hit.body;
+    const body = Buffer.from(JSON.stringify(await this.loadPage(projectId, limit, null)));
+    // looked up again after the read: an invalidate meanwhile may have dropped the project's map
+    let pages = this.firstPages.get(projectId);
+    if (!pages) {
+      if (this.firstPages.size >= CONTENT_CACHE_MAX_ENTRIES) this.firstPages.delete(this.firstPages.keys().next().value as string);
+      pages = new Map();
+      this.firstPages.set(projectId, pages);
+    }
+    pages.delete(limit);
+    if (pages.size >= FIRST_PAGES_PER_PROJECT) pages.delete(pages.keys().next().value as number);
+    pages.set(limit, { at: this.now(), body });
+    return body;
+  }
+
+  /** Forgets cached listings and first pages of a project (after this process changed its content). */
   invalidate(projectId: string): void {
     this.cache.delete(projectId);
+    this.firstPages.delete(projectId);
   }
 
   async remove(userId: string, projectId: string, source: ContentSource, itemId: string): Promise<void> {
@@ -136,10 +270,13 @@ export class ContentLibraryService {
   }
 
   private async findItem(userId: string, projectId: string, source: ContentSource, itemId: string): Promise<ContentRow> {
-    await this.deps.projects.findOwned(userId, projectId);
+    await this.deps.projects.assertOwned(userId, projectId);
     const notFound = new DomainError(404, 'CONTENT_NOT_FOUND', `${LABEL[source]} not found`);
     if (!UUID.test(itemId)) throw notFound;
-    const row = await this.table(source).where({ id: itemId, project_id: projectId }).first();
+    const query = this.table(source).where({ id: itemId, project_id: projectId });
+    // a compiled video waiting for its approval is not in the library yet: its approval decides about it
+    if (source === 'compiled_videos') query.whereRaw("editing_data->>'status' = 'approved'");
+    const row = await query.first();
     if (!row) throw notFound;
     return row as ContentRow;
   }

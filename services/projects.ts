@@ -79,6 +79,16 @@ export class ProjectService {
     return project;
   }
 
+  /**
+   * Throws ProjectNotFoundError unless the user owns the project, like findOwned, as one indexed read of the id with
+   * no model built: what the content listing checks on every request, its cached answers included.
+   */
+  async assertOwned(userId: string, projectId: string): Promise<void> {
+    if (!UUID.test(projectId)) throw new ProjectNotFoundError();
+    const owned = await Project.knex()(Project.tableName).where({ id: projectId, user_id: userId }).first('id');
+    if (!owned) throw new ProjectNotFoundError();
+  }
+
   async get(userId: string, projectId: string): Promise<ProjectView> {
     const project = await this.findOwned(userId, projectId);
     const [view] = await this.withThumbnails([project]);

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { UniqueViolationError, ForeignKeyViolationError } from 'objection';
-import sharp from 'sharp';
 import type { Logger } from '../config/logger';
 import { Render } from '../db/models';
 import { MAX_UPLOAD_BYTES } from '../domain/constants';
@@ -18,9 +17,9 @@ import { ProjectService } from './projects';
 import { publishEventQuietly } from './events';
 import { removeStoredFiles, type StoredFileRef } from './storedFiles';
 import { UploadInspector } from './uploadInspector';
+import { IMAGE_HEADER_BYTES, imageDimensions, makeThumbnail, thumbnailInline, thumbnailPathOf, type ImageDimensions } from './renderThumbnails';
 
 export const RENDERS_BUCKET = 'renders' as const;
-export const THUMBNAIL_SIDE = 480;
 export const ACCEPTED_TYPES_TEXT = 'JPEG, PNG, GIF, WebP';
 /** Room for the multipart framing and the small fields around the file. */
 const MULTIPART_ALLOWANCE_BYTES = 64 * 1024;
@@ -41,6 +40,8 @@ export interface StagedRender {
   mime: UploadImageMime;
   size: number;
   checksum: string;
+  /** The file's first IMAGE_HEADER_BYTES (its header: dimensions, orientation), kept while it streamed. */
+  header: Buffer;
 }
 
 export interface ProcessingInfo {
@@ -70,6 +71,13 @@ export interface RenderUploadDeps {
   maxBytes?: number;
   /** Told after a render was added to a project (the library drops its cached listing). */
   onProjectChanged?: (projectId: string) => void;
+  /**
+   * Starts the worker's thumbnail of a render recorded without one (services/renderThumbnailJobs.ts). A failure is
+   * logged: the hourly storage maintenance makes the thumbnails still missing.
+   */
+  deferThumbnail?: (renderId: string) => Promise<void>;
+  /** Largest upload whose thumbnail is made in the request: INLINE_THUMBNAIL_MAX_BYTES unless a test says otherwise. */
+  inlineThumbnailMaxBytes?: number;
 }
 
 function megabytes(bytes: number): string {
@@ -85,7 +93,8 @@ function displayName(fileName: string, extension: string): string {
 
 /**
  * The render upload pipeline: stream to storage while hashing, counting and typing by content; then read the real
- * dimensions, make a thumbnail and record the row. A failure at any step removes whatever was stored.
+ * dimensions from the file's header, make the thumbnail of a small image (a worker makes a large one's after the
+ * row is written) and record the row. A failure at any step removes whatever was stored.
  */
 export class RenderUploadService {
   private readonly maxBytes: number;
@@ -110,6 +119,7 @@ export class RenderUploadService {
     const inspector = new UploadInspector({
       maxBytes: this.maxBytes,
       accept: (kind) => this.refusal(kind, incoming),
+      keepHeaderBytes: IMAGE_HEADER_BYTES,
       tooLarge: (seen) => new DomainError(413, 'FILE_TOO_LARGE', MSG.fileTooLarge(megabytes(Math.max(seen, incoming.requestBytes ?? 0)))),
     });
     incoming.stream.on('error', (err) => inspector.destroy(err));
@@ -119,7 +129,7 @@ export class RenderUploadService {
     const file: StoredFileRef = { bucket: RENDERS_BUCKET, path: `${userId}/${randomUUID()}.${kind.extension}` };
     await this.deps.storage.objects.put(file.bucket, file.path, inspector);
     uploadBytesTotal.inc({ kind: 'render' }, inspector.size);
-    return { file, fileName: displayName(incoming.fileName, kind.extension), mime: kind.mime, size: inspector.size, checksum: inspector.checksum() };
+    return { file, fileName: displayName(incoming.fileName, kind.extension), mime: kind.mime, size: inspector.size, checksum: inspector.checksum(), header: inspector.header() };
   }
 
   /** Records a staged upload in the user's project; the same bytes already in the project answer as a duplicate. */
@@ -128,11 +138,23 @@ export class RenderUploadService {
     if (!recorded.duplicate) {
       this.deps.onProjectChanged?.(projectId);
       await publishEventQuietly(Render.knex(), userId, { kind: 'content', change: 'added', contentKind: 'render', projectId, itemId: recorded.render.id }, this.deps.logger);
+      // not awaited: the answer does not wait on Temporal (nor fails with it); a start that never happens is made up
+      // for by the storage maintenance run
+      if (!recorded.render.thumbnailPath) void this.deferThumbnail(recorded.render.id);
     }
     return this.result(recorded.render, recorded.duplicate);
   }
 
-  /** Dimensions, thumbnail and row; on any failure nothing it stored stays behind. */
+  private async deferThumbnail(renderId: string): Promise<void> {
+    try {
+      if (!this.deps.deferThumbnail) throw new Error('no thumbnail worker is configured');
+      await this.deps.deferThumbnail(renderId);
+    } catch (err) {
+      this.deps.logger?.warn({ err, renderId }, 'could not start the thumbnail of a render; the storage maintenance will make it');
+    }
+  }
+
+  /** Dimensions, the thumbnail of a small image, and the row; on any failure nothing it stored stays behind. */
   private async record(userId: string, projectId: string, staged: StagedRender): Promise<{ render: Render; duplicate: boolean }> {
     const stored: StoredFileRef[] = [staged.file];
     try {
@@ -143,9 +165,12 @@ export class RenderUploadService {
         return { render: existing, duplicate: true };
       }
       const { width, height, thumbnail } = await this.inspectImage(staged);
-      const thumbnailPath = `thumbs/${staged.file.path.replace(/\.[a-z]+$/, '')}.webp`;
-      await this.deps.storage.objects.put(staged.file.bucket, thumbnailPath, thumbnail);
-      stored.push({ bucket: staged.file.bucket, path: thumbnailPath });
+      let thumbnailPath: string | null = null;
+      if (thumbnail) {
+        thumbnailPath = thumbnailPathOf(staged.file.path);
+        await this.deps.storage.objects.put(staged.file.bucket, thumbnailPath, thumbnail);
+        stored.push({ bucket: staged.file.bucket, path: thumbnailPath });
+      }
       const render = await Render.query().insertAndFetch({
         projectId,
         userId,
@@ -187,27 +212,34 @@ export class RenderUploadService {
     return new DomainError(400, 'INVALID_FILE_TYPE', `File "${displayName(incoming.fileName, 'bin')}" has invalid type. Accepted types: ${ACCEPTED_TYPES_TEXT}`);
   }
 
-  /** Real dimensions (EXIF orientation applied) and a small webp thumbnail, read from the stored file. */
-  private async inspectImage(staged: StagedRender): Promise<{ width: number; height: number; thumbnail: Buffer }> {
-    const local = await this.deps.storage.objects.localFile(staged.file.bucket, staged.file.path);
+  /**
+   * Real dimensions (EXIF orientation applied) from the header kept while the file streamed, and for a small image
+   * its webp thumbnail; a larger one gets its thumbnail from a worker (services/renderThumbnails.ts). The stored
+   * file is read back only when the header alone does not tell the dimensions, or for the small thumbnail.
+   */
+  private async inspectImage(staged: StagedRender): Promise<{ width: number; height: number; thumbnail: Buffer | null }> {
     const unreadable = new DomainError(400, 'INVALID_IMAGE', `File "${staged.fileName}" is not a readable image`);
-    try {
-      const meta = await sharp(local.path).metadata().catch(() => {
+    const format = staged.mime.slice('image/'.length);
+    const wholeFileKept = staged.header.length >= staged.size;
+    let dims: ImageDimensions | null = await imageDimensions(staged.header, format);
+    if (!dims && wholeFileKept) throw unreadable;
+    const inline = dims !== null && thumbnailInline(staged.size, dims, this.deps.inlineThumbnailMaxBytes);
+    if (dims && !inline) return { ...dims, thumbnail: null };
+    if (dims && wholeFileKept) {
+      const thumbnail = await makeThumbnail(staged.header).catch(() => {
         throw unreadable;
       });
-      const expected = staged.mime.slice('image/'.length);
-      if (meta.format !== expected || !meta.width || !meta.height) throw unreadable;
-      const width = meta.autoOrient?.width ?? meta.width;
-      const height = meta.autoOrient?.height ?? meta.height;
-      const thumbnail = await sharp(local.path, { animated: false, sequentialRead: true })
-        .autoOrient()
-        .resize({ width: THUMBNAIL_SIDE, height: THUMBNAIL_SIDE, fit: 'inside', withoutEnlargement: true })
-        .webp({ quality: 78 })
-        .toBuffer()
-        .catch(() => {
-          throw unreadable;
-        });
-      return { width, height, thumbnail };
+      return { ...dims, thumbnail };
+    }
+    const local = await this.deps.storage.objects.localFile(staged.file.bucket, staged.file.path);
+    try {
+      dims ??= await imageDimensions(local.path, format);
+      if (!dims) throw unreadable;
+      if (!thumbnailInline(staged.size, dims, this.deps.inlineThumbnailMaxBytes)) return { ...dims, thumbnail: null };
+      const thumbnail = await makeThumbnail(local.path).catch(() => {
+        throw unreadable;
+      });
+      return { ...dims, thumbnail };
     } finally {
       await local.release();
     }

@@ -35,30 +35,61 @@ export async function createSession(db: Db, userId: string, ttlDays: number): Pr
 
 /** The user of an unexpired session, or null (unknown, expired or malformed token). */
 export async function findSessionUser(db: Db, token: string): Promise<SessionUser | null> {
+  const found = await findSession(db, token);
+  if (!found) return null;
+  const { expiresAt: _expiresAt, ...user } = found;
+  return user;
+}
+
+/** findSessionUser with the session's expiry (what a cache of resolved sessions needs). */
+export async function findSession(db: Db, token: string): Promise<(SessionUser & { expiresAt: Date }) | null> {
   if (!TOKEN_PATTERN.test(token)) return null;
   const row = await db('sessions')
     .join('users', 'users.id', 'sessions.user_id')
     .leftJoin('profiles', 'profiles.id', 'users.id')
     .where('sessions.id', sessionIdForToken(token))
     .andWhere('sessions.expires_at', '>', db.fn.now())
-    .first<{ id: string; email: string; role: UserRole; name: string | null; session_id: string } | undefined>(
+    .first<{ id: string; email: string; role: UserRole; name: string | null; session_id: string; expires_at: Date } | undefined>(
       'users.id',
       'users.email',
       'users.role',
       'profiles.name',
       'sessions.id as session_id',
+      'sessions.expires_at',
     );
   if (!row) return null;
-  return { id: row.id, email: row.email, role: row.role, name: row.name ?? '', sessionId: row.session_id };
+  return { id: row.id, email: row.email, role: row.role, name: row.name ?? '', sessionId: row.session_id, expiresAt: new Date(row.expires_at) };
+}
+
+/**
+ * Session changes made by this process, told at once to this process's session caches (services/sessionCache.ts);
+ * other processes learn of them from the database's rs_auth_changed note.
+ */
+export type LocalSessionChange = { sessionId: string } | { userId: string };
+const localSessionListeners = new Set<(change: LocalSessionChange) => void>();
+
+export function onLocalSessionChange(listener: (change: LocalSessionChange) => void): () => void {
+  localSessionListeners.add(listener);
+  return () => localSessionListeners.delete(listener);
+}
+
+function tellLocal(change: LocalSessionChange): void {
+  for (const listener of localSessionListeners) listener(change);
 }
 
 export async function endSession(db: Db, token: string): Promise<void> {
-  await Session.query(db).deleteById(sessionIdForToken(token));
+  const sessionId = sessionIdForToken(token);
+  tellLocal({ sessionId });
+  await Session.query(db).deleteById(sessionId);
+  tellLocal({ sessionId });
 }
 
 /** Ends every session of the user except `keepSessionId` (after a password change). */
 export async function endOtherSessions(db: Db, userId: string, keepSessionId: string): Promise<number> {
-  return Session.query(db).where('user_id', userId).whereNot('id', keepSessionId).delete();
+  tellLocal({ userId });
+  const ended = await Session.query(db).where('user_id', userId).whereNot('id', keepSessionId).delete();
+  tellLocal({ userId });
+  return ended;
 }
 
 export async function deleteExpiredSessions(db: Db, userId: string): Promise<void> {

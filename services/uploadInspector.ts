@@ -8,12 +8,15 @@ export interface UploadInspectorOptions {
   accept: (kind: SniffedKind) => Error | null;
   /** The error for an upload that passes `maxBytes`. */
   tooLarge: (bytesSoFar: number) => Error;
+  /** How many of the first bytes to keep a copy of (header()), for reading an image's header without reading the file back. */
+  keepHeaderBytes?: number;
 }
 
 /**
  * A pass-through that looks at an upload while it streams: types it by its first bytes, hashes it (sha256)
  * and counts it, and fails the stream as soon as the type is refused or the size passes the limit.
- * Holds at most the first SIGNATURE_BYTES bytes back; nothing else is buffered beyond the stream's own window.
+ * Holds at most the first SIGNATURE_BYTES bytes back and keeps a copy of the first `keepHeaderBytes`; nothing else is
+ * buffered beyond the stream's own window.
  */
 export class UploadInspector extends Transform {
   readonly detected: Promise<SniffedKind>;
@@ -22,6 +25,8 @@ export class UploadInspector extends Transform {
   private head: Buffer[] = [];
   private headLength = 0;
   private kind: SniffedKind | null = null;
+  private readonly kept: Buffer[] = [];
+  private keptLength = 0;
   private resolveDetected!: (kind: SniffedKind) => void;
   private rejectDetected!: (err: Error) => void;
 
@@ -41,6 +46,11 @@ export class UploadInspector extends Transform {
     return this.bytes;
   }
 
+  /** A copy of the first `keepHeaderBytes` bytes (all of them for a smaller file). */
+  header(): Buffer {
+    return Buffer.concat(this.kept, this.keptLength);
+  }
+
   /** Hex sha256 of every byte seen; call after the stream has ended. */
   checksum(): string {
     return this.hash.copy().digest('hex');
@@ -53,6 +63,12 @@ export class UploadInspector extends Transform {
       return;
     }
     this.hash.update(chunk);
+    const keep = (this.options.keepHeaderBytes ?? 0) - this.keptLength;
+    if (keep > 0) {
+      const part = chunk.subarray(0, keep);
+      this.kept.push(Buffer.from(part));
+      this.keptLength += part.length;
+    }
     if (this.kind) {
       callback(null, chunk);
       return;

@@ -4,7 +4,7 @@
  * the video_generation_jobs row answers once it has closed (or when the workflow cannot answer a query).
  */
 import { randomUUID } from 'node:crypto';
-import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
+import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { Logger } from '../config/logger';
 import { Image } from '../db/models/Image';
@@ -27,7 +27,7 @@ import {
 } from '../domain/clipGeneration';
 import { DomainError } from '../domain/errors';
 import { MSG } from '../domain/messages';
-import { fileUrl, parseFileUrl, type FileRef } from '../storage/signedUrls';
+import { fileUrl, parseFileUrl, type FileLinks, type FileRef } from '../storage/signedUrls';
 import { TASK_QUEUES } from '../workers/taskQueues';
 import {
   clipAdmissionUpdate,
@@ -43,6 +43,8 @@ import {
 import { jobSearchAttributes } from '../workflows/searchAttributes';
 import { checkClipAdmission } from './clipAdmission';
 import { storedFileOf } from './storedFiles';
+import { TIMED_OUT, withTimeout } from './timeouts';
+import { queryWorkflowOrNull } from './workflowQuery';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -92,6 +94,8 @@ export interface VideoGenerationDeps {
   admissionTimeoutMs?: number;
   /** How long a status read waits for the workflow's query before answering from the row (ms). */
   queryTimeoutMs?: number;
+  /** Reads a file URL a client sends back (on S3 also the presigned links); default: the stable /api/files form only. */
+  urls?: Pick<FileLinks, 'parse'>;
 }
 
 export function defaultClipQueues(overrides: Partial<Record<keyof typeof TASK_QUEUES, string>> = {}): ClipQueues & { generation: string } {
@@ -113,15 +117,6 @@ function failedToStart(): DomainError {
 function sameFile(a: FileRef, b: FileRef): boolean {
   return a.bucket === b.bucket && a.path === b.path;
 }
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = setTimeout(() => resolve(TIMED_OUT), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-const TIMED_OUT = Symbol('timed out');
 
 function storedOptions(row: VideoGenerationJob): ClipJobOptions {
   return row.options as unknown as ClipJobOptions;
@@ -174,7 +169,7 @@ export class VideoGenerationService {
     if (!project) throw new DomainError(404, 'PROJECT_NOT_FOUND', VIDEO_GENERATION_MESSAGES.projectNotFound);
     if (request.renderId && request.imageId) throw new DomainError(400, 'VALIDATION_ERROR', VIDEO_GENERATION_MESSAGES.bothSources);
 
-    const fromUrl = request.imageUrl ? parseFileUrl(request.imageUrl) : null;
+    const fromUrl = request.imageUrl ? (this.deps.urls ?? { parse: parseFileUrl }).parse(request.imageUrl) : null;
     if (request.imageUrl && !fromUrl) throw new DomainError(400, 'VALIDATION_ERROR', VIDEO_GENERATION_MESSAGES.foreignUrl);
 
     let kind: ClipSourceKind;
@@ -282,19 +277,11 @@ export class VideoGenerationService {
 
   private async liveState(row: VideoGenerationJob): Promise<ClipJobState | null> {
     if (isFinalClipStatus(row.status)) return null;
-    try {
-      const client = await this.deps.client();
-      const handle: WorkflowHandle<typeof clipGenerationWorkflow> = client.workflow.getHandle(row.workflowId);
-      // a query needs a worker: with none polling, answer from the row rather than hang
-      const state = await withTimeout(
-        client.withDeadline(Date.now() + this.queryTimeoutMs, () => handle.query(clipJobStateQuery)),
-        this.queryTimeoutMs + 500,
-      );
-      return state === TIMED_OUT ? null : state;
-    } catch (err) {
-      this.deps.logger?.debug({ err, jobId: row.id }, 'clip state query failed; answering from the job row');
-      return null;
-    }
+    return queryWorkflowOrNull(() => this.deps.client(), row.workflowId, clipJobStateQuery, {
+      timeoutMs: this.queryTimeoutMs,
+      logger: this.deps.logger,
+      what: 'clip',
+    });
   }
 
   async status(userId: string, jobId: string): Promise<ClipJobView> {

@@ -10,6 +10,7 @@ import {
   ObjectNotFoundError,
   type Bucket,
   type ByteRange,
+  type ListedObject,
   type LocalFile,
   type ObjectStat,
   type ObjectStorage,
@@ -95,5 +96,38 @@ export class LocalDiskStorage implements ObjectStorage {
 
   async removePrefix(bucket: Bucket, prefix: string): Promise<void> {
     await fsp.rm(this.filePath(bucket, prefix), { recursive: true, force: true });
+  }
+
+  async list(bucket: Bucket, prefix: string): Promise<ListedObject[]> {
+    const bucketRoot = path.join(this.root, bucket);
+    const found: ListedObject[] = [];
+    const walk = async (dir: string): Promise<void> => {
+      let entries: fs.Dirent[];
+      try {
+        entries = await fsp.readdir(dir, { withFileTypes: true });
+      } catch (err) {
+        if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) return;
+        throw err;
+      }
+      for (const entry of entries) {
+        const full = path.join(dir, entry.name);
+        if (entry.isDirectory()) await walk(full);
+        else if (entry.isFile()) {
+          const s = await fsp.stat(full);
+          found.push({ path: path.relative(bucketRoot, full).split(path.sep).join('/'), size: s.size, modifiedAt: s.mtime });
+        }
+      }
+    };
+    await walk(prefix === '' ? bucketRoot : this.filePath(bucket, prefix));
+    return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  /** A small file written and removed again under the root: the disk is there, mounted and writable. */
+  async checkWritable(): Promise<void> {
+    const dir = path.join(this.root, '.health');
+    await fsp.mkdir(dir, { recursive: true });
+    const file = path.join(dir, `ready-${process.pid}-${randomUUID()}`);
+    await fsp.writeFile(file, 'ok');
+    await fsp.rm(file, { force: true });
   }
 }

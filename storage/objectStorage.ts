@@ -26,6 +26,13 @@ export interface ByteRange {
   end: number;
 }
 
+/** One object of a listing: its path in the bucket, its size and when it was written. */
+export interface ListedObject {
+  path: string;
+  size: number;
+  modifiedAt: Date;
+}
+
 /** A file readable by path for tools that need one (sharp, ffmpeg); `release` frees any temporary copy. */
 export interface LocalFile {
   path: string;
@@ -43,11 +50,16 @@ export interface ObjectStorage {
   stat(bucket: Bucket, path: string): Promise<ObjectStat | null>;
   /** Fails with ObjectNotFoundError when the object does not exist. */
   read(bucket: Bucket, path: string, range?: ByteRange): Promise<Readable>;
+  /** A path sharp or ffmpeg can open: the file itself on disk, a temporary copy (removed by `release`) otherwise. */
   localFile(bucket: Bucket, path: string): Promise<LocalFile>;
   /** Removes the objects; missing ones are ignored. */
   remove(bucket: Bucket, paths: readonly string[]): Promise<void>;
   /** Removes every object under `prefix/`. */
   removePrefix(bucket: Bucket, prefix: string): Promise<void>;
+  /** Every object under `prefix/` (at any depth), sorted by path; '' lists the whole bucket. */
+  list(bucket: Bucket, prefix: string): Promise<ListedObject[]>;
+  /** Fails unless an object can be written and removed again now (readiness checks). */
+  checkWritable(): Promise<void>;
 }
 
 export class ObjectExistsError extends Error {

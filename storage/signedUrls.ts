@@ -10,7 +10,30 @@ export interface FileRef {
 
 export type SignatureCheck = 'valid' | 'expired' | 'invalid';
 
-const RECENT_LINKS_MAX = 100_000;
+/** Hands out expiring links to stored files: what browsers load previews and downloads from. */
+export interface FileLinks {
+  /** A link valid for at least `ttlSeconds` (the configured SIGNED_URL_TTL_SECONDS by default). */
+  sign(bucket: Bucket, path: string, ttlSeconds?: number): string;
+  /**
+   * Bucket and path of a file from a URL a client sends back: the stable file URL (signed or not) or a link this
+   * storage handed out (on S3 a presigned GET straight to the object storage). Null for anything else. It names a
+   * file; it proves nothing: callers still check ownership and existence.
+   */
+  parse(url: string): FileRef | null;
+  /**
+   * For a link this storage handed out that is still valid: a link to the same file, for the rest of its lifetime,
+   * that makes browsers save it as `fileName` (Content-Disposition: attachment). Null for any other URL. It needs no
+   * CORS: the browser navigates to it instead of fetching it.
+   */
+  downloadLink(url: string, fileName: string): string | null;
+}
+
+/** The step expiries are rounded up to: one file's link stays the same for a while, so browsers can cache it. */
+export function expiryStep(ttlSeconds: number, stepSeconds?: number): number {
+  return Math.max(1, Math.floor(stepSeconds ?? Math.min(600, Math.max(1, Math.floor(ttlSeconds / 6)))));
+}
+
+export const RECENT_LINKS_MAX = 100_000;
 
 export interface UrlSignerOptions {
   secret: string;
@@ -24,7 +47,7 @@ export interface UrlSignerOptions {
  * Expiring links to stored files: HMAC-SHA256 over bucket, path and expiry (unix seconds).
  * The files route accepts a link only while it is unexpired and its signature matches.
  */
-export class UrlSigner {
+export class UrlSigner implements FileLinks {
   private readonly step: number;
   private readonly now: () => number;
   private readonly key: KeyObject;
@@ -34,7 +57,7 @@ export class UrlSigner {
   constructor(private readonly options: UrlSignerOptions) {
     if (!options.secret) throw new Error('A signing secret is required');
     this.key = createSecretKey(Buffer.from(options.secret, 'utf8'));
-    this.step = Math.max(1, Math.floor(options.expiryStepSeconds ?? Math.min(600, Math.max(1, Math.floor(options.ttlSeconds / 6)))));
+    this.step = expiryStep(options.ttlSeconds, options.expiryStepSeconds);
     this.now = options.now ?? Date.now;
   }
 
@@ -53,6 +76,25 @@ export class UrlSigner {
     if (this.recent.size >= RECENT_LINKS_MAX) this.recent.clear();
     this.recent.set(key, { expires, url });
     return url;
+  }
+
+  parse(url: string): FileRef | null {
+    return parseFileUrl(url);
+  }
+
+  downloadLink(url: string, fileName: string): string | null {
+    let parsed: URL;
+    try {
+      parsed = new URL(url, 'http://local');
+    } catch {
+      return null;
+    }
+    const ref = parseFileUrl(url);
+    const expires = parsed.searchParams.get('expires') ?? undefined;
+    const sig = parsed.searchParams.get('sig') ?? undefined;
+    if (!ref || this.verify(ref.bucket, ref.path, expires, sig) !== 'valid') return null;
+    // the name is not signed: whoever holds the link may save the file under any name (the files route sanitises it)
+    return `${fileUrl(ref.bucket, ref.path)}?${new URLSearchParams({ expires: expires!, sig: sig!, download: fileName }).toString()}`;
   }
 
   verify(bucket: string, path: string, expires: string | undefined, sig: string | undefined): SignatureCheck {

@@ -68,15 +68,16 @@ describe('docker-compose.yml', () => {
     expect(environment(services.temporal)).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgresql' });
   });
 
-  it('builds the API and worker from the root Dockerfile and runs them with tsx', () => {
+  it('builds the API and worker from the root Dockerfile and runs them with node --import tsx (signals reach node itself)', () => {
     expect(services.api.build).toBe('.');
     expect(services.worker.build).toBe('.');
-    expect(commandOf(services.api)).toBe('npx tsx api/server.ts');
-    expect(commandOf(services.worker)).toBe('npx tsx workers/main.ts');
+    expect(commandOf(services.api)).toBe('node --import tsx api/server.ts');
+    expect(commandOf(services.worker)).toBe('node --import tsx workers/main.ts');
     const dockerfile = fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/^FROM node:20-bookworm-slim\b/m);
     expect(dockerfile).toMatch(/apt-get install[^\n]*ffmpeg/);
     expect(dockerfile).toMatch(/npm ci/);
+    expect(dockerfile).toMatch(/^CMD \["node", "--import", "tsx", "api\/server.ts"\]/m);
   });
 
   it.each(['api', 'worker'])('%s depends on PostgreSQL and Temporal and is wired to both by env', (name) => {
@@ -92,6 +93,45 @@ describe('docker-compose.yml', () => {
     expect(worker.container_name).toBeUndefined();
     expect(worker.ports ?? []).toEqual([]);
     expect(worker.deploy?.replicas).toBeDefined();
+  });
+
+  describe('object storage', () => {
+    const s3 = services.seaweedfs;
+
+    it('runs SeaweedFS with its S3 gateway and a healthcheck on it, data in a volume of its own, published for presigned links', () => {
+      expect(s3.image).toMatch(/^chrislusf\/seaweedfs:/);
+      expect(commandOf(s3)).toMatch(/exec weed server .*-s3 -s3\.port=8333 -s3\.config=\/tmp\/s3-identities\.json/s);
+      const check = Array.isArray(s3.healthcheck?.test) ? s3.healthcheck.test.join(' ') : (s3.healthcheck?.test ?? '');
+      expect(check).toContain('http://127.0.0.1:8333/healthz');
+      expect(s3.volumes).toEqual(['object-data:/data']);
+      expect(s3.ports).toEqual(['${S3_PORT:-8333}:8333']);
+      // the identity it accepts is the one the app signs with
+      expect(environment(s3).S3_ACCESS_KEY_ID).toBe(environment(services.api).S3_ACCESS_KEY_ID);
+      expect(environment(s3).S3_SECRET_ACCESS_KEY).toBe(environment(services.api).S3_SECRET_ACCESS_KEY);
+    });
+
+    it.each(['api', 'worker', 'migrate'])('%s stores files in it (STORAGE_BACKEND=s3, its endpoint), never on a volume', (name) => {
+      const env = environment(services[name]);
+      expect(env).toMatchObject({ STORAGE_BACKEND: 's3', S3_ENDPOINT: 'http://seaweedfs:8333', S3_FORCE_PATH_STYLE: 'true' });
+      expect(env.S3_PUBLIC_URL).toBe('${S3_PUBLIC_URL:-http://localhost:8333}');
+      expect(env.STORAGE_DIR).toBeUndefined();
+      expect(services[name].volumes ?? []).toEqual([]);
+    });
+
+    it.each(['api', 'worker'])('%s waits for it to be healthy', (name) => {
+      expect(services[name].depends_on).toMatchObject({ seaweedfs: { condition: 'service_healthy' } });
+    });
+
+    it('gives API and workers no volume in common: they share only PostgreSQL, Temporal and the object storage', () => {
+      const mounts = (name: string) => (services[name].volumes ?? []).map((v) => v.split(':')[0]);
+      expect(mounts('api').filter((v) => mounts('worker').includes(v))).toEqual([]);
+      const shared = dependencies(services.api).filter((d) => dependencies(services.worker).includes(d));
+      expect(shared.filter((d) => !['migrate', 'temporal-create-namespace'].includes(d)).sort()).toEqual(['postgresql', 'seaweedfs', 'temporal']);
+    });
+
+    it('documents scaling workers in the README', () => {
+      expect(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8')).toContain('docker compose up --scale worker=3');
+    });
   });
 
   it('marks the API healthy only when /health/ready answers (PostgreSQL, Temporal namespace, storage)', () => {
@@ -120,9 +160,9 @@ describe('docker-compose.yml', () => {
     );
 
     it('requires the secrets, each with a message naming it and .env, and gives none a default', () => {
-      expect([...required.keys()].sort()).toEqual(['METRICS_TOKEN', 'POSTGRES_PASSWORD', 'SIGNING_SECRET']);
+      expect([...required.keys()].sort()).toEqual(['METRICS_TOKEN', 'POSTGRES_PASSWORD', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'SIGNING_SECRET']);
       for (const [name, message] of required) expect(message).toMatch(new RegExp(`^set ${name} in \\.env \\(cp \\.env\\.example \\.env; openssl rand -hex 32\\)`));
-      expect(composeText).not.toMatch(/\$\{(SIGNING_SECRET|POSTGRES_PASSWORD|METRICS_TOKEN):?-/);
+      expect(composeText).not.toMatch(/\$\{(SIGNING_SECRET|POSTGRES_PASSWORD|METRICS_TOKEN|S3_ACCESS_KEY_ID|S3_SECRET_ACCESS_KEY):?-/);
       expect(composeText).not.toContain('render-studio}');
     });
 

@@ -3,12 +3,14 @@
  * sharing one connection and the real dependencies. SIGINT/SIGTERM drain in-flight tasks, then exit 0.
  * Scale out by running more copies of this process.
  */
+import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode, type LogLevel } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { exitOnConfigError, loadConfig } from '../config/env';
 import { logger } from '../config/logger';
 import { connectDatabase } from '../db/connection';
 import { createProviders } from '../providers';
+import { ensureStorageMaintenanceSchedule } from '../services/renderThumbnailJobs';
 import { createStorage } from '../storage';
 import { JOB_METRICS_INTERCEPTOR_MODULE, jobMetricsSinks, startWorkerMetricsServer, temporalTelemetryOptions } from './metrics';
 import { TASK_QUEUES } from './taskQueues';
@@ -50,6 +52,10 @@ async function main(): Promise<void> {
       ),
     );
     logger.info({ taskQueues: Object.values(TASK_QUEUES), address: config.temporalAddress }, 'worker running');
+    // the hourly storage maintenance (missing thumbnails, objects without a row), and one run now
+    ensureStorageMaintenanceSchedule(new Client({ connection, namespace: config.temporalNamespace })).catch((err: unknown) =>
+      logger.warn({ err }, 'could not create or trigger the storage maintenance schedule'),
+    );
     await Promise.all(workers.map((worker) => worker.run()));
     logger.info('worker stopped');
   } finally {

@@ -31,9 +31,11 @@ export const JOB_METRICS_INTERCEPTOR_MODULE = require.resolve('../workflows/jobM
  */
 export const JOB_KIND_BY_WORKFLOW_TYPE: Readonly<Record<string, string>> = {
   clipGenerationWorkflow: 'clip',
+  assemblyWorkflow: 'assembly',
   imageEditWorkflow: 'image_edit',
   dataExportWorkflow: 'data_export',
   accountDeletionWorkflow: 'account_deletion',
+  draftJobWorkflow: 'draft_job',
 };
 
 const FINISHED_COUNTER: Record<JobOutcome, typeof jobsCompletedTotal> = {

@@ -5,3 +5,7 @@ export * from './imageEdit';
 export * from './clipGeneration';
 export * from './dataExport';
 export * from './accountDeletion';
+export * from './draftJob';
+export * from './assembly';
+export * from './renderThumbnail';
+export * from './storageMaintenance';

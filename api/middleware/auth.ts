@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Context, Middleware } from 'koa';
 import type { UserRole } from '../../db/models/User';
+import type { SessionCache } from '../../services/sessionCache';
 import { findSessionUser } from '../../services/sessions';
 import { RequestError } from '../validation';
 
@@ -87,22 +88,30 @@ export interface RequireAuthOptions {
  * it for every non-public /api route, so routers may add it again for clarity at no cost. A public route
  * that checks the session itself passes `unauthenticatedMessage` to answer with its spec's text.
  */
-export function requireAuth(deps: { knex: Knex }, options: RequireAuthOptions = {}): Middleware {
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export function requireAuth(deps: { knex: Knex; sessions?: SessionCache }, options: RequireAuthOptions = {}): Middleware {
   const unauthenticated = () =>
     options.unauthenticatedMessage === undefined
       ? new RequestError(401, AUTH_MSG.required)
       : new RequestError(401, options.unauthenticatedMessage, 'LOGIN_REQUIRED');
+  const cache = deps.sessions;
   return async function requireAuthMiddleware(ctx, next) {
     const state = authState(ctx);
-    if (!state.user) {
-      const token = sessionToken(ctx);
-      const found = token ? await findSessionUser(deps.knex, token) : null;
-      if (!found) throw unauthenticated();
-      const { sessionId, ...user } = found;
-      state.user = user;
-      state.sessionId = sessionId;
+    if (state.user) return next();
+    const token = sessionToken(ctx);
+    const found = token ? await (cache ? cache.lookup(deps.knex, token) : findSessionUser(deps.knex, token)) : null;
+    if (!found) throw unauthenticated();
+    const { sessionId, ...user } = found;
+    state.user = user;
+    state.sessionId = sessionId;
+    if (!cache || SAFE_METHODS.has(ctx.method)) return next();
+    // a change the user makes to their own account (name, password, deletion) is seen by their very next request
+    try {
+      await next();
+    } finally {
+      cache.invalidateUser(user.id);
     }
-    await next();
   };
 }
 
@@ -153,6 +162,15 @@ export const PUBLIC_API_ROUTES: ReadonlyArray<{ method: string; path: string; pr
   { method: 'POST', path: '/api/stripe/create-checkout-session' },
   // Stripe calls it; the signature header is the credential
   { method: 'POST', path: '/api/stripe/webhook' },
+  // the API's own description and its reference page (api/routes/openapi.ts)
+  { method: 'GET', path: '/api/openapi.json' },
+  { method: 'GET', path: '/api/docs' },
+  { method: 'GET', path: '/api/docs/assets/', prefix: true },
+  // check the session themselves to answer 'User authentication required' (api/routes/videoAssembly.ts)
+  { method: 'GET', path: '/api/video-assembly/clips' },
+  { method: 'POST', path: '/api/video-assembly/dry-run' },
+  { method: 'POST', path: '/api/video/assemble' },
+  { method: 'GET', path: '/api/video/assemble' },
 ];
 
 /** Lower-cased, decoded, without repeated or trailing slashes: the router matches case-insensitively. */
@@ -179,7 +197,7 @@ export function isApiPath(path: string): boolean {
 }
 
 /** App-wide: every /api request that is not a public route needs a valid session. */
-export function apiSessionGuard(deps: { knex: Knex }): Middleware {
+export function apiSessionGuard(deps: { knex: Knex; sessions?: SessionCache }): Middleware {
   const auth = requireAuth(deps);
   return async function apiSessionGuardMiddleware(ctx, next) {
     if (!isApiPath(ctx.path) || isPublicApiRoute(ctx.method, ctx.path) || ctx.method === 'OPTIONS') return next();

@@ -5,6 +5,7 @@ import { DatabaseError } from 'pg';
 import { RequestError } from '../validation';
 import { DomainError } from '../../domain/errors';
 import { MSG } from '../../domain/messages';
+import { DatabaseUnavailableError } from '../../db/resilience';
 
 interface ErrorBody {
   success: false;
@@ -22,7 +23,11 @@ function isDataError(err: unknown): boolean {
   return err instanceof DatabaseError && typeof err.code === 'string' && err.code.startsWith('22');
 }
 
-function toResponse(err: unknown): { status: number; body: ErrorBody } {
+function toResponse(err: unknown): { status: number; body: ErrorBody; retryAfter?: number } {
+  // a statement timeout, no connection, or an open database breaker: the client may try again shortly
+  if (err instanceof DatabaseUnavailableError) {
+    return { status: 503, body: { success: false, error: err.message, code: err.code }, retryAfter: err.retryAfterSeconds };
+  }
   if (err instanceof RequestError) {
     return { status: err.status, body: { success: false, error: err.message, ...(err.code ? { code: err.code } : {}), ...err.extra } };
   }
@@ -49,10 +54,15 @@ export const errorHandler: Middleware = async (ctx, next) => {
   try {
     await next();
   } catch (err) {
-    const { status, body } = toResponse(err);
+    const { status, body, retryAfter } = toResponse(err);
     ctx.status = status;
+    // a handler may have chosen another type (a file's) before it failed: the refusal is JSON
+    ctx.type = 'application/json';
     ctx.body = body;
-    if (status >= 500) ctx.app.emit('error', err, ctx);
+    if (retryAfter !== undefined) ctx.set('Retry-After', String(retryAfter));
+    // an unavailable database is logged at warn by the request; only unexpected failures are errors
+    if (err instanceof DatabaseUnavailableError) ctx.state.log?.warn({ err: { message: err.message, code: err.code } }, 'database unavailable');
+    else if (status >= 500) ctx.app.emit('error', err, ctx);
   }
 };
 

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { ACCOUNT_DATA_MESSAGES } from '../../domain/accountData';
+import { ACCOUNT_DATA_MESSAGES, type AccountDeletionAnswer, type DataExportView } from '../../domain/accountData';
+import { answers, describeRoute } from '../openapi/describe';
 import { AccountDataService } from '../../services/accountData';
 import { getTemporalClient } from '../../services/temporalClient';
 import { createStorage } from '../../storage';
@@ -17,6 +18,26 @@ const deleteBody = z.strictObject({
     .max(320, { error: ACCOUNT_DATA_MESSAGES.confirmEmailMismatch }),
 });
 
+const exportView = answers<DataExportView>()(
+  z.object({
+    id: z.string(),
+    number: z.number().int(),
+    workflowId: z.string(),
+    status: z.enum(['pending', 'processing', 'completed', 'failed', 'expired']),
+    progress: z.number(),
+    message: z.string(),
+    error: z.string().nullable(),
+    downloadUrl: z.string().nullable(),
+    fileName: z.string().nullable(),
+    sizeBytes: z.number().nullable(),
+    fileCount: z.number().nullable(),
+    createdAt: z.string(),
+    completedAt: z.string().nullable(),
+    expiresAt: z.string().nullable(),
+  }),
+);
+const deletionAnswer = answers<AccountDeletionAnswer>()(z.object({ success: z.literal(true), status: z.enum(['deleting', 'deleted']), workflowId: z.string() }));
+
 /** /api/account/*: data exports (request, latest with progress or link) and account deletion. */
 export function accountRouter(deps: AppDeps): Router {
   const service = new AccountDataService({
@@ -29,17 +50,44 @@ export function accountRouter(deps: AppDeps): Router {
   const router = new Router();
   router.use(requireAuth(deps));
 
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/account/exports',
+    tag: 'Account',
+    summary: "Start an export of the user's data and files (a zip, linked for 24 hours)",
+    access: 'session',
+    body: { contentType: 'application/json', schema: exportBody, required: false },
+    responses: { 202: z.object({ success: z.literal(true), export: exportView }) },
+  });
   router.post('/api/account/exports', async (ctx) => {
     parseBody(ctx, exportBody);
     ctx.status = 202;
     ctx.body = { success: true, export: await service.requestExport(currentUser(ctx).id) };
   });
 
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/account/exports',
+    tag: 'Account',
+    summary: 'The latest export with its progress or download link',
+    access: 'session',
+    responses: { 200: z.object({ success: z.literal(true), export: exportView.nullable() }) },
+  });
   router.get('/api/account/exports', async (ctx) => {
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { success: true, export: await service.latestExport(currentUser(ctx).id) };
   });
 
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/account/delete',
+    tag: 'Account',
+    summary: "Delete the account: cancels the user's runs, releases reservations, removes files and rows; signs out",
+    description: "confirmEmail must be the account's e-mail.",
+    access: 'session',
+    body: deleteBody,
+    responses: { 202: deletionAnswer },
+  });
   router.post('/api/account/delete', async (ctx) => {
     const { confirmEmail } = parseBody(ctx, deleteBody);
     const answer = await service.requestDeletion(currentUser(ctx).id, confirmEmail);

@@ -4,7 +4,17 @@ import { z } from 'zod';
 import type { AppDeps } from '../deps';
 import { currentUser, requireAdmin, requireAuth } from '../middleware/auth';
 import { parse, parseBody, parseQuery } from '../validation';
-import { ADMIN_ADJUST_MAX, ADMIN_REASON_MAX_LENGTH, ADMIN_SEARCH_DEFAULT_LIMIT, ADMIN_SEARCH_MAX_LIMIT } from '../../domain/admin';
+import {
+  ADMIN_ADJUST_MAX,
+  ADMIN_REASON_MAX_LENGTH,
+  ADMIN_SEARCH_DEFAULT_LIMIT,
+  ADMIN_SEARCH_MAX_LIMIT,
+  type AdminAdjustResult,
+  type AdminUserDetail,
+  type AdminUserListItem,
+} from '../../domain/admin';
+import { answers, describeRoute, errorBody } from '../openapi/describe';
+import { creditSummary } from './credits';
 import { adjustUserCredits, getUserForAdmin, searchUsersByEmail } from '../../services/admin';
 
 const searchQuery = z
@@ -46,11 +56,81 @@ const adjustBody = z
   })
   .strict();
 
+const role = z.enum(['user', 'admin']);
+const userListItem = answers<AdminUserListItem>()(
+  z.object({
+    id: z.string(),
+    email: z.string(),
+    name: z.string(),
+    role,
+    credits: z.number().int(),
+    reservedCredits: z.number().int(),
+    availableCredits: z.number().int(),
+    createdAt: z.string(),
+  }),
+);
+const userDetail = answers<AdminUserDetail>()(
+  z.object({
+    user: z.object({ id: z.string(), email: z.string(), name: z.string(), role, createdAt: z.string() }),
+    credits: creditSummary,
+    purchases: z.array(
+      z.object({
+        id: z.string(),
+        packageId: z.string(),
+        credits: z.number().int(),
+        amountCents: z.number().int(),
+        currency: z.string(),
+        status: z.string(),
+        createdAt: z.string(),
+        completedAt: z.string().nullable(),
+      }),
+    ),
+    transactions: z.array(
+      z.object({
+        id: z.string(),
+        amount: z.number().int(),
+        transactionType: z.string(),
+        description: z.string(),
+        referenceId: z.string().nullable(),
+        createdAt: z.string(),
+        createdByEmail: z.string(),
+      }),
+    ),
+    transactionsTotal: z.number().int(),
+    ledger: z.object({ ok: z.boolean(), ledgerSum: z.number(), activeReservationsSum: z.number() }),
+  }),
+);
+const adjustResult = answers<AdminAdjustResult>()(
+  z.object({
+    id: z.string(),
+    userId: z.string(),
+    amount: z.number().int(),
+    balanceAfter: z.number().int(),
+    transactionType: z.string(),
+    description: z.string(),
+    createdByEmail: z.string(),
+    createdAt: z.string(),
+    replayed: z.boolean(),
+    credits: creditSummary,
+  }),
+);
+const adjustAnswer = z.object({ success: z.literal(true), data: adjustResult });
+const idempotencyHeader = z.object({ 'idempotency-key': idempotencyKey.optional() });
+
 /** /api/admin/*: every route needs a session (401) and the admin role (403), checked before the input is read. */
 export function adminRouter(deps: Pick<AppDeps, 'knex'>): Router {
   const router = new Router();
   const adminOnly = [requireAuth(deps), requireAdmin] as const;
 
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/admin/users',
+    tag: 'Admin',
+    summary: 'Find users by e-mail (admins only)',
+    access: 'admin',
+    query: searchQuery,
+    responses: { 200: z.object({ success: z.literal(true), data: z.array(userListItem), hasMore: z.boolean(), limit: z.number().int() }) },
+  });
   router.get('/api/admin/users', ...adminOnly, async (ctx) => {
     const query = parseQuery(ctx, searchQuery);
     const limit = query.limit ?? ADMIN_SEARCH_DEFAULT_LIMIT;
@@ -58,11 +138,35 @@ export function adminRouter(deps: Pick<AppDeps, 'knex'>): Router {
     ctx.body = { success: true, data: users, hasMore, limit };
   });
 
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/admin/users/:id',
+    tag: 'Admin',
+    summary: "A user's credits, purchases, newest ledger rows and ledger check (admins only)",
+    access: 'admin',
+    params: userParams,
+    responses: { 200: z.object({ success: z.literal(true), data: userDetail }) },
+  });
   router.get('/api/admin/users/:id', ...adminOnly, async (ctx) => {
     const { id } = parse(userParams, ctx.params);
     ctx.body = { success: true, data: await getUserForAdmin(deps.knex, id) };
   });
 
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/admin/credits/adjust',
+    tag: 'Admin',
+    summary: "Add or take a user's credits with a reason (admins only); idempotent by key",
+    access: 'admin',
+    headers: idempotencyHeader,
+    body: adjustBody,
+    responses: {
+      201: adjustAnswer,
+      200: { description: 'The key was used before: nothing changed, the earlier result', schema: adjustAnswer },
+      404: { description: 'No such user', schema: errorBody },
+      409: { description: 'The key was used for a different change', schema: errorBody },
+    },
+  });
   router.post('/api/admin/credits/adjust', ...adminOnly, async (ctx) => {
     const body = parseBody(ctx, adjustBody);
     const header = ctx.get('idempotency-key');

@@ -6,6 +6,8 @@ import { parseBody, parseQuery } from '../validation';
 import { ApprovalService } from '../../services/approvals';
 import { contentServicesFor } from '../../services/contentServices';
 import { getTemporalClient } from '../../services/temporalClient';
+import type { ApprovalDecisionResponse, ApprovalListItem, ApprovalStats } from '../../domain/approvals';
+import { answers, describeRoute, errorBody } from '../openapi/describe';
 
 // the specs' calls may carry the user's own id; any other id is refused by assertSelf
 const selfQuery = z.object({ userId: z.string().optional() }).strict();
@@ -13,6 +15,34 @@ const decisionBody = z.object({
   approvalId: z.string({ error: 'approvalId is required' }).trim().min(1, 'approvalId is required'),
   userId: z.string().optional(),
 });
+
+const approvalItem = answers<ApprovalListItem>()(
+  z.object({
+    id: z.string(),
+    user_id: z.string(),
+    project_id: z.string(),
+    project_name: z.string().nullable(),
+    content_type: z.enum(['image', 'clip', 'assembly']),
+    status: z.literal('pending'),
+    aspect_ratio: z.string().nullable(),
+    file_name: z.string(),
+    original_file_url: z.string().nullable(),
+    watermarked_file_url: z.string().nullable(),
+    approval_deadline: z.string(),
+    cost: z.number(),
+    remaining_cost: z.number(),
+    created_at: z.string(),
+    prompt: z.string().nullable(),
+  }),
+);
+const approvalStats = answers<ApprovalStats>()(z.object({ pending_count: z.number().int(), limit: z.number().int(), total_pending_cost: z.number() }));
+const decisionAnswer = answers<ApprovalDecisionResponse>()(
+  z.object({ success: z.literal(true), error: z.null(), code: z.string().nullable(), contentId: z.string().nullable(), warning: z.string().nullable() }),
+);
+const decisionRefusals = {
+  404: { description: 'No pending approval with this id for this user', schema: errorBody },
+  409: { description: 'The item is no longer pending', schema: errorBody },
+};
 
 /** /api/approvals/*: the queue, its stats, and approve / reject for the signed-in user. */
 export function approvalsRouter(deps: AppDeps): Router {
@@ -26,24 +56,60 @@ export function approvalsRouter(deps: AppDeps): Router {
   const router = new Router();
   router.use(requireAuth(deps));
 
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/approvals/list',
+    tag: 'Approvals',
+    summary: "The user's pending items, with preview links",
+    access: 'session',
+    query: selfQuery,
+    responses: { 200: z.object({ success: z.literal(true), data: z.array(approvalItem), error: z.null() }) },
+  });
   router.get('/api/approvals/list', async (ctx) => {
     const user = assertSelf(ctx, parseQuery(ctx, selfQuery).userId);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { success: true, data: await service.list(user.id), error: null };
   });
 
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/approvals/stats',
+    tag: 'Approvals',
+    summary: 'Pending count and limit (what the start rule counts)',
+    access: 'session',
+    query: selfQuery,
+    responses: { 200: z.object({ success: z.literal(true), data: approvalStats }) },
+  });
   router.get('/api/approvals/stats', async (ctx) => {
     const user = assertSelf(ctx, parseQuery(ctx, selfQuery).userId);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { success: true, data: await service.stats(user.id) };
   });
 
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/approvals/approve',
+    tag: 'Approvals',
+    summary: 'Approve a pending item: its credits are charged and it is saved into the project',
+    access: 'session',
+    body: decisionBody,
+    responses: { 200: decisionAnswer, ...decisionRefusals },
+  });
   router.post('/api/approvals/approve', async (ctx) => {
     const body = parseBody(ctx, decisionBody);
     const user = assertSelf(ctx, body.userId);
     ctx.body = await service.approve(user.id, body.approvalId);
   });
 
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/approvals/reject',
+    tag: 'Approvals',
+    summary: 'Reject a pending item: its credits are released (needs a past purchase)',
+    access: 'session',
+    body: decisionBody,
+    responses: { 200: decisionAnswer, ...decisionRefusals, 429: { description: 'Rejections paused (REJECTION_STREAK_COOLDOWN)', schema: errorBody } },
+  });
   router.post('/api/approvals/reject', async (ctx) => {
     const body = parseBody(ctx, decisionBody);
     const user = assertSelf(ctx, body.userId);

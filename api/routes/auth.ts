@@ -1,12 +1,13 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { getAccount, signIn, signUp, type SignedIn } from '../../services/accounts';
+import { getAccount, signIn, signUp, type Account, type SignedIn } from '../../services/accounts';
 import { endSession } from '../../services/sessions';
 import type { AppDeps } from '../deps';
 import { clearSessionCookie, currentUser, requireAuth, sessionToken, setSessionCookie } from '../middleware/auth';
 import { DEFAULT_SIGN_IN_LIMITS, SignInLimiter, signInRateLimit } from '../middleware/rateLimit';
 import { parseBody, requiredString, singleLine } from '../validation';
+import { answers, describeRoute, errorBody, okBody, timestamp } from '../openapi/describe';
 
 const email = singleLine(requiredString('Email').trim(), 'Email').max(254).pipe(z.email({ error: 'Please enter a valid email address' }));
 
@@ -23,6 +24,16 @@ const signInBody = z.strictObject({
 
 const signOutBody = z.strictObject({});
 
+export const accountView = answers<Account>()(
+  z.object({ id: z.string(), email: z.string(), name: z.string(), role: z.enum(['user', 'admin']), createdAt: timestamp }).meta({ id: 'Account' }),
+);
+const signedInAnswer = z.object({ success: z.literal(true), user: accountView, token: z.string(), expiresAt: timestamp });
+const rateLimited = {
+  description: 'Too many failed sign-ins for this account from this address, or from this address: the message says when to retry',
+  schema: errorBody.extend({ retryAfterSeconds: z.number().int() }),
+  headers: { 'Retry-After': { description: 'Seconds until the next attempt is allowed', schema: z.string() } },
+};
+
 export function authRouter(deps: AppDeps): Router {
   const router = new Router();
   const limiter = new SignInLimiter(deps.knex, deps.signInLimits ?? DEFAULT_SIGN_IN_LIMITS);
@@ -34,14 +45,41 @@ export function authRouter(deps: AppDeps): Router {
     ctx.body = { success: true, user: result.user, token: result.session.token, expiresAt: result.session.expiresAt };
   }
 
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/auth/signup',
+    tag: 'Auth',
+    summary: 'Create an account (5 free credits) and sign in',
+    access: 'public',
+    body: signUpBody,
+    responses: { 201: signedInAnswer, 409: { description: 'An account with this e-mail exists', schema: errorBody } },
+  });
   router.post('/api/auth/signup', async (ctx) => {
     answerSignedIn(ctx, await signUp(deps.knex, parseBody(ctx, signUpBody), ttl), 201);
   });
 
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/auth/signin',
+    tag: 'Auth',
+    summary: 'Sign in: sets the session cookie and answers the token for Bearer use',
+    access: 'public',
+    body: signInBody,
+    responses: { 200: signedInAnswer, 401: { description: 'Wrong e-mail or password', schema: errorBody }, 429: rateLimited },
+  });
   router.post('/api/auth/signin', signInRateLimit(limiter), async (ctx) => {
     answerSignedIn(ctx, await signIn(deps.knex, parseBody(ctx, signInBody), ttl), 200);
   });
 
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/auth/signout',
+    tag: 'Auth',
+    summary: 'End the session (the Bearer token or the cookie) and clear the cookie',
+    access: 'public',
+    body: { contentType: 'application/json', schema: signOutBody, required: false },
+    responses: { 200: okBody, 403: { description: 'A cookie-authenticated request from another site (CSRF)', schema: errorBody } },
+  });
   router.post('/api/auth/signout', async (ctx) => {
     parseBody(ctx, signOutBody);
     const token = sessionToken(ctx);
@@ -50,6 +88,14 @@ export function authRouter(deps: AppDeps): Router {
     ctx.body = { success: true };
   });
 
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/auth/me',
+    tag: 'Auth',
+    summary: 'The signed-in account',
+    access: 'session',
+    responses: { 200: z.object({ success: z.literal(true), user: accountView }), 404: { description: 'The account is gone', schema: errorBody } },
+  });
   router.get('/api/auth/me', requireAuth(deps), async (ctx) => {
     ctx.body = { success: true, user: await getAccount(deps.knex, currentUser(ctx).id) };
   });

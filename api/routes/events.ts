@@ -4,8 +4,10 @@ import { STREAM_READY_EVENT, type DeliveredEvent } from '../../domain/events';
 import { replayEvents, type EventHub } from '../../services/events';
 import type { AppDeps } from '../deps';
 import { currentUser } from '../middleware/auth';
-import { RequestError } from '../validation';
+import { parse } from '../validation';
 import { trackSseClient } from '../../services/metrics';
+import { z } from 'zod';
+import { describeRoute } from '../openapi/describe';
 
 /** A comment line this often keeps proxies and the browser from dropping a quiet stream. */
 export const EVENT_STREAM_HEARTBEAT_MS = 15_000;
@@ -14,12 +16,18 @@ const RECONNECT_HINT_MS = 3000;
 
 const EVENT_ID_RE = /^\d{1,18}$/;
 
+const LAST_EVENT_ID_MSG = 'Last-Event-ID must be the id of an earlier event';
+const eventId = z.string({ error: LAST_EVENT_ID_MSG }).regex(EVENT_ID_RE, LAST_EVENT_ID_MSG);
+const eventsQuery = z.object({ lastEventId: eventId.optional() });
+const eventsHeaders = z.object({ 'last-event-id': eventId.optional() });
+/** One event of the stream: its kind (`ready`, `credits`, `job`, `content`, `approvals` ...), JSON data and, for replayable events, its id. */
+const streamEvent = z.object({ event: z.string(), data: z.string().meta({ description: 'JSON: `{ kind, id, ... }`' }), id: z.string().optional() });
+
 /** Last-Event-ID (the browser's own reconnect) or ?lastEventId= (the app's reconnect after a failure). */
 function lastEventId(ctx: Context): string | null {
-  const raw = ctx.get('last-event-id') || (typeof ctx.query.lastEventId === 'string' ? ctx.query.lastEventId : '');
-  if (raw === '') return null;
-  if (!EVENT_ID_RE.test(raw)) throw new RequestError(400, 'Last-Event-ID must be the id of an earlier event', 'VALIDATION_ERROR');
-  return raw;
+  const header = ctx.get('last-event-id');
+  const raw = header !== '' ? parse(eventsHeaders, { 'last-event-id': header })['last-event-id'] : parse(eventsQuery, ctx.query).lastEventId;
+  return raw ?? null;
 }
 
 function message(event: string, data: unknown, id?: string): string {
@@ -35,6 +43,18 @@ export function eventsRouter(deps: Pick<AppDeps, 'knex' | 'logger'> & { events: 
   const router = new Router();
   const heartbeatMs = deps.eventStreamHeartbeatMs ?? EVENT_STREAM_HEARTBEAT_MS;
 
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/events',
+    tag: 'Live updates',
+    summary: "The user's Server-Sent Events stream (job, content and approval changes)",
+    description:
+      'An endless `text/event-stream`: `retry:`, then the events after `Last-Event-ID` (or `lastEventId`), a `ready` event, then live events and a comment line every 15 s.',
+    access: 'session',
+    query: eventsQuery,
+    headers: eventsHeaders,
+    responses: { 200: { description: 'The stream; each event as Schemathesis and browsers parse it', contentType: 'text/event-stream', schema: streamEvent } },
+  });
   router.get('/api/events', async (ctx) => {
     const user = currentUser(ctx);
     const after = lastEventId(ctx);

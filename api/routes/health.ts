@@ -1,9 +1,10 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
-import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import type { AppDeps } from '../deps';
 import { getTemporalClient } from '../../services/temporalClient';
+import { DATABASE_TIMEOUTS } from '../../db/resilience';
+import { z } from 'zod';
+import { answers, describeRoute } from '../openapi/describe';
+import { createStorage } from '../../storage';
 
 /** How long one readiness check may take before it counts as failed (a load balancer polls every few seconds). */
 const CHECK_TIMEOUT_MS = 3000;
@@ -25,6 +26,17 @@ export interface ReadinessAnswer {
 
 type HealthDeps = Pick<AppDeps, 'knex' | 'config' | 'logger'>;
 
+const readinessCheck = z.object({ ok: z.boolean(), ms: z.number(), error: z.string().optional() });
+const readinessAnswer = answers<ReadinessAnswer>()(
+  z.object({
+    status: z.enum(['ready', 'not ready']),
+    failing: z.array(z.enum(['database', 'temporal', 'storage'])),
+    checks: z.object({ database: readinessCheck, temporal: readinessCheck, storage: readinessCheck }),
+  }),
+);
+const apiHealthOk = z.object({ success: z.literal(true), status: z.literal('ok') });
+const apiHealthDown = z.object({ success: z.literal(false), status: z.literal('unavailable'), error: z.string() });
+
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -33,10 +45,10 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
-async function runCheck(deps: HealthDeps, part: ReadinessPart, failure: string, probe: () => Promise<unknown>): Promise<ReadinessCheck> {
+async function runCheck(deps: HealthDeps, part: ReadinessPart, failure: string, probe: () => Promise<unknown>, timeoutMs = CHECK_TIMEOUT_MS): Promise<ReadinessCheck> {
   const started = Date.now();
   try {
-    await withTimeout(probe(), CHECK_TIMEOUT_MS);
+    await withTimeout(probe(), timeoutMs);
     return { ok: true, ms: Date.now() - started };
   } catch (err) {
     deps.logger.warn({ err, part }, 'readiness check failed');
@@ -44,24 +56,17 @@ async function runCheck(deps: HealthDeps, part: ReadinessPart, failure: string, 
   }
 }
 
-/** A small file written and removed again under the storage root: the disk is there, mounted and writable. */
-async function probeStorage(storageDir: string): Promise<void> {
-  const dir = path.join(storageDir, '.health');
-  await fs.mkdir(dir, { recursive: true });
-  const file = path.join(dir, `ready-${process.pid}-${randomUUID()}`);
-  await fs.writeFile(file, 'ok');
-  await fs.rm(file, { force: true });
-}
-
 export async function readiness(deps: HealthDeps): Promise<ReadinessAnswer> {
   const namespace = deps.config.temporalNamespace;
+  const objects = createStorage(deps.config).objects;
   const [database, temporal, storage] = await Promise.all([
-    runCheck(deps, 'database', 'PostgreSQL does not answer', () => deps.knex.raw('select 1')),
+    runCheck(deps, 'database', 'PostgreSQL does not answer', () => deps.knex.raw('select 1'), DATABASE_TIMEOUTS.connectionCheckMs),
     runCheck(deps, 'temporal', `Temporal namespace "${namespace}" is not reachable`, async () => {
       const client = await getTemporalClient(deps.config);
       await client.workflowService.describeNamespace({ namespace });
     }),
-    runCheck(deps, 'storage', 'Storage is not writable', () => probeStorage(deps.config.storageDir)),
+    // local disk: a small file written and removed under STORAGE_DIR; object storage: the buckets and a small object
+    runCheck(deps, 'storage', 'Storage is not writable', () => objects.checkWritable()),
   ]);
   const checks = { database, temporal, storage };
   const failing = (Object.keys(checks) as ReadinessPart[]).filter((part) => !checks[part].ok);
@@ -77,9 +82,27 @@ export async function readiness(deps: HealthDeps): Promise<ReadinessAnswer> {
  */
 export function healthRouter(deps: HealthDeps): Router {
   const router = new Router();
+  describeRoute(router, {
+    method: 'get',
+    path: '/health/live',
+    tag: 'Health',
+    summary: 'The process is up and serving (touches nothing else)',
+    access: 'public',
+    noDatabase: true,
+    responses: { 200: z.object({ status: z.literal('live') }) },
+  });
   router.get('/health/live', (ctx) => {
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { status: 'live' };
+  });
+  describeRoute(router, {
+    method: 'get',
+    path: '/health/ready',
+    tag: 'Health',
+    summary: 'PostgreSQL answers, the Temporal namespace is reachable and storage is writable',
+    access: 'public',
+    noDatabase: true,
+    responses: { 200: readinessAnswer, 503: { description: 'Not ready: the failing parts are named', schema: readinessAnswer } },
   });
   router.get('/health/ready', async (ctx) => {
     const answer = await readiness(deps);
@@ -87,9 +110,18 @@ export function healthRouter(deps: HealthDeps): Router {
     ctx.status = answer.failing.length ? 503 : 200;
     ctx.body = answer;
   });
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/health',
+    tag: 'Health',
+    summary: 'The database answers (the older, database-only check)',
+    access: 'public',
+    noDatabase: true,
+    responses: { 200: apiHealthOk, 503: { description: 'The database does not answer', schema: apiHealthDown } },
+  });
   router.get('/api/health', async (ctx) => {
     try {
-      await deps.knex.raw('select 1');
+      await withTimeout(deps.knex.raw('select 1'), DATABASE_TIMEOUTS.connectionCheckMs);
       ctx.body = { success: true, status: 'ok' };
     } catch {
       ctx.status = 503;

@@ -16,6 +16,9 @@ import { contentServicesFor } from '../../services/contentServices';
 import { ImageEditService } from '../../services/imageEdit';
 import { getTemporalClient } from '../../services/temporalClient';
 import { TASK_QUEUES } from '../../workers/taskQueues';
+import type { ImageEditResponse } from '../../domain/imageEdit';
+import type { ImageEditJobState } from '../../services/imageEdit';
+import { answers, describeRoute, errorBody } from '../openapi/describe';
 
 const optionalText = (max: number, label: string) =>
   z
@@ -56,6 +59,82 @@ const imageEditBody = z.object({
   ),
 });
 
+const jobParams = z.object({ jobId: z.string() });
+const promptRefinement = z.object({ originalPrompt: z.string(), refinedPrompt: z.string(), refinementMethod: z.string() });
+const storedFile = z.object({ bucket: z.enum(['renders', 'images', 'clips', 'videos', 'drafts']), path: z.string() });
+const signedImage = z.object({ url: z.string(), width: z.number(), height: z.number(), mime: z.string(), model: z.string() });
+const imageEditAnswer = answers<ImageEditResponse>()(
+  z.object({
+    success: z.literal(true),
+    error: z.null(),
+    result: z
+      .object({
+        promptRefinement,
+        generatedImage: signedImage.extend({ description: z.string().nullable() }),
+        upscaledImage: signedImage.extend({ scale: z.number(), fileSize: z.number() }),
+        savedImage: z.object({
+          id: z.string(),
+          approvalId: z.string(),
+          status: z.literal('pending_approval'),
+          fractionalCostCharged: z.literal(0),
+          fullCost: z.number(),
+          approvalDeadline: z.string(),
+          fileName: z.string(),
+          aspectRatio: z.string(),
+          previewUrl: z.string(),
+        }),
+      })
+      .nullable(),
+    metadata: z.object({
+      workflow: z.literal(ENHANCED_IMAGE_EDITING),
+      jobId: z.string(),
+      workflowId: z.string(),
+      status: z.enum(['completed', 'processing']),
+      approvalWorkflowId: z.string().nullable(),
+      editId: z.string().nullable(),
+      projectId: z.string(),
+      baseImage: z.object({ type: z.enum(['render', 'image']), id: z.string(), fileName: z.string(), fileSize: z.number() }),
+      format: z.enum(IMAGE_EDIT_FORMATS),
+      quality: z.enum(IMAGE_EDIT_QUALITIES),
+      upscaleScale: z.number(),
+      platform: z.string(),
+      processingTimeMs: z.number(),
+      warning: z.string().nullable(),
+    }),
+  }),
+);
+const imageEditJob = answers<ImageEditJobState>()(
+  z.object({
+    jobId: z.string(),
+    workflowId: z.string(),
+    status: z.enum(['pending', 'processing', 'completed', 'failed']),
+    progress: z.number(),
+    message: z.string(),
+    error: z.string().nullable(),
+    errorCode: z.string().nullable(),
+    result: z
+      .object({
+        jobId: z.string(),
+        editId: z.string(),
+        promptRefinement,
+        generatedImage: z.object({ width: z.number(), height: z.number(), mime: z.string(), model: z.string(), description: z.string().nullable() }),
+        upscaledImage: z.object({ width: z.number(), height: z.number(), mime: z.string(), model: z.string(), scale: z.number(), fileSize: z.number() }),
+        savedImage: z.object({
+          status: z.literal('pending_approval'),
+          approvalId: z.string(),
+          approvalWorkflowId: z.string(),
+          fractionalCostCharged: z.literal(0),
+          fullCost: z.number(),
+          approvalDeadline: z.string(),
+          fileName: z.string(),
+          aspectRatio: z.string(),
+          watermarked: storedFile,
+        }),
+      })
+      .nullable(),
+  }),
+);
+
 /** POST /api/ai-image-simple (start and wait for an image edit) and its status call. */
 export function imageEditRouter(deps: AppDeps): Router {
   const { projects, storage } = contentServicesFor(deps);
@@ -72,6 +151,21 @@ export function imageEditRouter(deps: AppDeps): Router {
   });
   const router = new Router();
 
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/ai-image-simple',
+    tag: 'Generation',
+    summary: 'Edit a render or AI image with a prompt; waits for the result (202 when it takes longer: poll the status call)',
+    access: 'session',
+    body: imageEditBody,
+    responses: {
+      200: imageEditAnswer,
+      202: { description: 'Still running: result is null; poll /api/ai-image-simple/status/{jobId}', schema: imageEditAnswer },
+      404: { description: 'No such render, image or project of this user', schema: errorBody },
+      409: { description: 'The pending approvals limit is reached', schema: errorBody },
+      429: { description: 'Generation is paused after repeated rejections (REJECTION_STREAK_COOLDOWN)', schema: errorBody },
+    },
+  });
   router.post('/api/ai-image-simple', requireAuth(deps, { unauthenticatedMessage: MSG.loginToGenerate }), async (ctx) => {
     const { context, parameters } = parseBody(ctx, imageEditBody);
     const user = assertSelf(ctx, context.userId);
@@ -91,8 +185,17 @@ export function imageEditRouter(deps: AppDeps): Router {
     ctx.body = body;
   });
 
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/ai-image-simple/status/:jobId',
+    tag: 'Generation',
+    summary: "An image edit job's status, progress and result",
+    access: 'session',
+    params: jobParams,
+    responses: { 200: z.object({ success: z.literal(true), job: imageEditJob }) },
+  });
   router.get('/api/ai-image-simple/status/:jobId', requireAuth(deps), async (ctx) => {
-    const jobId = parse(z.string(), ctx.params.jobId);
+    const { jobId } = parse(jobParams, ctx.params);
     ctx.body = { success: true, job: await service.state(currentUser(ctx).id, jobId) };
   });
 

@@ -2,6 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import Router from '@koa/router';
 import type { AppDeps } from '../deps';
 import { collectProcessMetrics, metricsRegistry } from '../../services/metrics';
+import { z } from 'zod';
+import { describeRoute } from '../openapi/describe';
 
 export const METRICS_PATH = '/metrics';
 
@@ -47,6 +49,19 @@ export function metricsAccessAllowed(request: MetricsRequest, token: string): bo
 export function metricsRouter(deps: Pick<AppDeps, 'config'>): Router {
   collectProcessMetrics();
   const router = new Router();
+  describeRoute(router, {
+    method: 'get',
+    path: METRICS_PATH,
+    tag: 'Health',
+    summary: "The process's Prometheus metrics",
+    description: 'Open to direct connections from this host, or with `Authorization: Bearer <METRICS_TOKEN>`; anyone else gets 404.',
+    access: 'signature',
+    noDatabase: true,
+    responses: {
+      200: { description: 'Prometheus text exposition format', contentType: 'text/plain', schema: z.string() },
+      404: { description: 'Not from this host and no valid token', contentType: 'text/plain', schema: z.string() },
+    },
+  });
   router.get(METRICS_PATH, async (ctx) => {
     ctx.set('Cache-Control', 'no-store');
     if (!metricsAccessAllowed({ remoteAddress: ctx.req.socket.remoteAddress, headers: ctx.headers }, deps.config.metricsToken)) {

@@ -9,6 +9,7 @@ import { TRY_IT_FILE_NAME_MAX_LENGTH } from '../../domain/tryIt';
 import { TryItOnboardingService } from '../../services/onboarding';
 import { getTemporalClient } from '../../services/temporalClient';
 import { TASK_QUEUES } from '../../workers/taskQueues';
+import { describeRoute } from '../openapi/describe';
 
 const tryItBody = z.object({
   fileName: singleLine(z.string({ error: (issue) => (issue.input === undefined ? 'fileName is required' : 'fileName must be text') }).trim(), 'fileName').max(
@@ -34,6 +35,14 @@ function effectOf(value: string | null | undefined) {
   return effect;
 }
 
+const tryItAnswer = z.object({
+  success: z.boolean(),
+  projectId: z.string().nullable(),
+  projectName: z.string().nullable(),
+  error: z.string().nullable(),
+  code: z.string().optional(),
+});
+
 /** POST /api/onboarding/try-it: the signed-in user's saved try-it choices become their first project. */
 export function onboardingRouter(deps: AppDeps): Router {
   const service = new TryItOnboardingService({
@@ -43,6 +52,18 @@ export function onboardingRouter(deps: AppDeps): Router {
   });
   const router = new Router();
 
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/onboarding/try-it',
+    tag: 'Projects',
+    summary: "Turn the try-it choices saved before sign-up into the user's first project",
+    access: 'session',
+    body: tryItBody,
+    responses: {
+      200: tryItAnswer,
+      400: { description: "'No try-it data found' (NO_TRY_IT_DATA) or a field refused", schema: tryItAnswer.or(z.object({ success: z.literal(false), error: z.string(), code: z.string().optional() })) },
+    },
+  });
   router.post('/api/onboarding/try-it', requireAuth(deps), async (ctx) => {
     const body = parseBody(ctx, tryItBody);
     const user = assertSelf(ctx, body.userId);

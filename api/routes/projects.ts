@@ -6,7 +6,11 @@ import type { AppDeps } from '../deps';
 import { assertSelf, currentUser, requireAuth } from '../middleware/auth';
 import { parse, parseBody, parseQuery, singleLine } from '../validation';
 import { contentServicesFor } from '../../services/contentServices';
-import { CONTENT_SOURCES } from '../../services/contentViews';
+import { CONTENT_SOURCES, type ContentItem } from '../../services/contentViews';
+import type { ProjectView } from '../../domain/projects';
+import { LIBRARY_PAGE_DEFAULT, LIBRARY_PAGE_MAX } from '../../domain/constants';
+import { decodeContentCursor } from '../../services/library';
+import { answers, describeRoute, errorBody, okBody } from '../openapi/describe';
 
 const listQuery = z.object({ userId: z.string().optional() });
 const projectName = singleLine(z.string({ error: 'Project name is required' }), 'Project name');
@@ -18,9 +22,74 @@ const createBody = z.object({
 });
 const updateBody = z.object({ name: projectName.optional(), address: projectAddress.nullable().optional() });
 const bulkDeleteBody = z.object({ ids: z.array(z.string()).min(1, 'Select at least one project').max(500) });
-const contentQuery = z.object({ refresh: z.string().optional(), bust: z.string().optional() });
+const pageLimitMessage = `limit must be a whole number from 1 to ${LIBRARY_PAGE_MAX}`;
+const contentQuery = z.object({
+  refresh: z.string().optional(),
+  bust: z.string().optional(),
+  limit: z
+    .string({ error: pageLimitMessage })
+    .regex(/^\d{1,3}$/, { message: pageLimitMessage })
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= LIBRARY_PAGE_MAX, { message: pageLimitMessage })
+    .optional()
+    .meta({ description: `Page size (1 to ${LIBRARY_PAGE_MAX}, default ${LIBRARY_PAGE_DEFAULT}); asks for the paged answer` }),
+  cursor: z
+    .string({ error: 'cursor must be the nextCursor of the previous page' })
+    .transform((text, ctx) => {
+      const key = decodeContentCursor(text);
+      if (!key) {
+        ctx.addIssue({ code: 'custom', message: 'cursor must be the nextCursor of the previous page' });
+        return z.NEVER;
+      }
+      return key;
+    })
+    .optional()
+    .meta({ description: 'The nextCursor of the previous page; asks for the paged answer' }),
+});
 const renameBody = z.object({ name: singleLine(z.string({ error: 'Name cannot be empty' }), 'Name') });
 const contentSource = z.enum(CONTENT_SOURCES, { error: 'Unknown content type' });
+const contentItemParams = z.object({ id: z.string(), source: contentSource, itemId: z.string() });
+
+export const projectView = answers<ProjectView>()(
+  z
+    .object({
+      id: z.string(),
+      user_id: z.string(),
+      name: z.string(),
+      address: z.string().nullable(),
+      created_at: z.string(),
+      updated_at: z.string(),
+      thumbnail: z.string().nullable().meta({ description: 'A signed link to the oldest render' }),
+    })
+    .meta({ id: 'Project' }),
+);
+export const contentItem = answers<ContentItem>()(
+  z
+    .object({
+      type: z.enum(['render', 'clip', 'compiled_video', 'ai_image', 'generated_image']),
+      source: contentSource,
+      data: z.looseObject({
+        id: z.string(),
+        project_id: z.string(),
+        name: z.string(),
+        file_url: z.string(),
+        file_name: z.string(),
+        created_at: z.string(),
+        thumbnail_url: z.string().nullable(),
+        aspect_ratio: z.string().nullable(),
+      }),
+      signed_url: z.string().nullable(),
+    })
+    .meta({ id: 'ContentItem' }),
+);
+const contentListing = z.object({ success: z.literal(true), content: z.array(contentItem) });
+const contentPage = z.object({
+  success: z.literal(true),
+  content: z.array(contentItem),
+  nextCursor: z.string().nullable().meta({ description: 'Pass back as cursor for the next page; null on the last page' }),
+});
+const projectAnswer = z.object({ success: z.literal(true), project: projectView });
+const noProject = { description: 'No such project of this user', schema: errorBody };
 
 const gzipAsync = promisify(gzip);
 /** A listing reused from the library's cache is compressed once (keyed by the very buffer), not per request. */
@@ -41,11 +110,29 @@ export function projectsRouter(deps: AppDeps): Router {
   const router = new Router();
   router.use(requireAuth(deps));
 
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/projects/list',
+    tag: 'Projects',
+    summary: "The user's projects, newest first, with a thumbnail link",
+    access: 'session',
+    query: listQuery,
+    responses: { 200: z.object({ success: z.literal(true), projects: z.array(projectView) }) },
+  });
   router.get('/api/projects/list', async (ctx) => {
     const user = assertSelf(ctx, parseQuery(ctx, listQuery).userId);
     ctx.body = { success: true, projects: await projects.list(user.id) };
   });
 
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/projects',
+    tag: 'Projects',
+    summary: 'Create a project',
+    access: 'session',
+    body: createBody,
+    responses: { 201: projectAnswer },
+  });
   router.post('/api/projects', async (ctx) => {
     const body = parseBody(ctx, createBody);
     const user = assertSelf(ctx, body.userId);
@@ -53,6 +140,15 @@ export function projectsRouter(deps: AppDeps): Router {
     ctx.body = { success: true, project: await projects.create(user.id, body) };
   });
 
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/projects/bulk-delete',
+    tag: 'Projects',
+    summary: 'Delete several projects with their content and files',
+    access: 'session',
+    body: bulkDeleteBody,
+    responses: { 200: z.object({ success: z.literal(true), deleted: z.number().int() }), 404: noProject },
+  });
   router.post('/api/projects/bulk-delete', async (ctx) => {
     const { ids } = parseBody(ctx, bulkDeleteBody);
     const deleted = await projects.remove(currentUser(ctx).id, ids);
@@ -60,23 +156,61 @@ export function projectsRouter(deps: AppDeps): Router {
     ctx.body = { success: true, deleted };
   });
 
+  describeRoute(router, { method: 'get', path: '/api/projects/:id', tag: 'Projects', summary: 'One project', access: 'session', responses: { 200: projectAnswer } });
   router.get('/api/projects/:id', async (ctx) => {
     ctx.body = { success: true, project: await projects.get(currentUser(ctx).id, ctx.params.id) };
   });
 
+  describeRoute(router, {
+    method: 'patch',
+    path: '/api/projects/:id',
+    tag: 'Projects',
+    summary: 'Rename a project or change its address',
+    access: 'session',
+    body: updateBody,
+    responses: { 200: projectAnswer },
+  });
   router.patch('/api/projects/:id', async (ctx) => {
     ctx.body = { success: true, project: await projects.update(currentUser(ctx).id, ctx.params.id, parseBody(ctx, updateBody)) };
   });
 
+  describeRoute(router, { method: 'delete', path: '/api/projects/:id', tag: 'Projects', summary: 'Delete a project with its content and files', access: 'session', responses: { 200: okBody } });
   router.delete('/api/projects/:id', async (ctx) => {
     await projects.remove(currentUser(ctx).id, [ctx.params.id]);
     library.invalidate(ctx.params.id);
     ctx.body = { success: true };
   });
 
+  // The paged listing is a query form of this same call rather than a sibling route: spec 001 section 7 lists the
+  // content library as the one call GET /api/projects/{id}/content with optional query (refresh=1, bust=), so limit and
+  // cursor join them. Without limit or cursor the answer is exactly the whole listing the specs describe.
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/projects/:id/content',
+    tag: 'Projects',
+    summary: "The project's renders, images, clips and videos with signed links (refresh=1 or bust= reloads)",
+    description:
+      'Without limit or cursor: the whole listing, the 1000 newest items (500 newest per table), newest first. ' +
+      'With limit and/or cursor: one page of the same order, `{ success, content, nextCursor }`; pass nextCursor back as cursor ' +
+      'for the next page until it is null. Pages are keyset-paged (items added or deleted meanwhile neither repeat nor skip ' +
+      'the others) and reach every item, past the whole listing\'s 1000-item cut.',
+    access: 'session',
+    query: contentQuery,
+    responses: {
+      200: {
+        description: 'The whole listing, or one page when limit or cursor is given',
+        schema: z.union([contentListing, contentPage]),
+      },
+    },
+  });
   router.get('/api/projects/:id/content', async (ctx) => {
-    const { refresh, bust } = parseQuery(ctx, contentQuery);
-    const body = await library.listingJson(currentUser(ctx).id, ctx.params.id, refresh !== undefined || bust !== undefined);
+    const { refresh, bust, limit, cursor } = parseQuery(ctx, contentQuery);
+    const userId = currentUser(ctx).id;
+    const fresh = refresh !== undefined || bust !== undefined;
+    const body =
+      limit === undefined && cursor === undefined
+        ? await library.listingJson(userId, ctx.params.id, fresh)
+        : await library.pageJson(userId, ctx.params.id, { limit: limit ?? LIBRARY_PAGE_DEFAULT, after: cursor ?? null, fresh });
     ctx.type = 'application/json';
     ctx.set('Cache-Control', 'no-store');
     ctx.vary('Accept-Encoding');
@@ -89,19 +223,46 @@ export function projectsRouter(deps: AppDeps): Router {
     }
   });
 
+  describeRoute(router, {
+    method: 'delete',
+    path: '/api/projects/:id/compiled-videos/:videoId',
+    tag: 'Projects',
+    summary: 'Delete an assembled video of the project',
+    access: 'session',
+    responses: { 200: okBody },
+  });
   router.delete('/api/projects/:id/compiled-videos/:videoId', async (ctx) => {
     await library.remove(currentUser(ctx).id, ctx.params.id, 'compiled_videos', ctx.params.videoId);
     ctx.body = { success: true };
   });
 
+  describeRoute(router, {
+    method: 'delete',
+    path: '/api/projects/:id/content/:source/:itemId',
+    tag: 'Projects',
+    summary: 'Delete one content item (render, image, clip, video) and its files',
+    access: 'session',
+    params: contentItemParams,
+    responses: { 200: okBody },
+  });
   router.delete('/api/projects/:id/content/:source/:itemId', async (ctx) => {
-    const source = parse(contentSource, ctx.params.source);
+    const { source } = parse(contentItemParams, ctx.params);
     await library.remove(currentUser(ctx).id, ctx.params.id, source, ctx.params.itemId);
     ctx.body = { success: true };
   });
 
+  describeRoute(router, {
+    method: 'patch',
+    path: '/api/projects/:id/content/:source/:itemId',
+    tag: 'Projects',
+    summary: 'Rename one content item',
+    access: 'session',
+    params: contentItemParams,
+    body: renameBody,
+    responses: { 200: z.object({ success: z.literal(true), item: contentItem }) },
+  });
   router.patch('/api/projects/:id/content/:source/:itemId', async (ctx) => {
-    const source = parse(contentSource, ctx.params.source);
+    const { source } = parse(contentItemParams, ctx.params);
     const { name } = parseBody(ctx, renameBody);
     ctx.body = { success: true, item: await library.rename(currentUser(ctx).id, ctx.params.id, source, ctx.params.itemId, name) };
   });

@@ -3,8 +3,9 @@ import { z } from 'zod';
 import type { AppDeps } from '../deps';
 import { assertSelf, requireAuth } from '../middleware/auth';
 import { rawBody, rawBodyOf } from '../middleware/rawBody';
-import { parseBody, parseQuery } from '../validation';
-import { BILLING_MSG } from '../../domain/billing';
+import { parse, parseBody, parseQuery } from '../validation';
+import { BILLING_MSG, PURCHASE_STATUSES, type PurchaseStatusReply, type PurchaseView } from '../../domain/billing';
+import { answers, describeRoute, errorBody } from '../openapi/describe';
 import { createCheckoutSession, getPurchaseStatus, handleStripeWebhook, listPurchases } from '../../services/billing';
 
 /** Stripe posts here with a signature over the exact bytes: the app's JSON parser leaves this path alone. */
@@ -32,12 +33,58 @@ const checkoutBody = z
 
 const sessionIdParam = z.string().regex(/^cs_[A-Za-z0-9_]{1,250}$/, { message: 'Invalid checkout session id' });
 const noQuery = z.object({ userId: z.string().optional() }).strict();
+const purchaseParams = z.object({ sessionId: z.string() });
+const webhookHeaders = z.object({ 'stripe-signature': z.string().optional().meta({ description: "Stripe's signature over the exact body" }) });
+
+const purchaseView = answers<PurchaseView>()(
+  z.object({
+    id: z.string(),
+    sessionId: z.string().nullable(),
+    packageId: z.string(),
+    packageName: z.string(),
+    credits: z.number().int(),
+    amountCents: z.number().int(),
+    currency: z.string(),
+    status: z.enum(PURCHASE_STATUSES),
+    createdAt: z.string(),
+    completedAt: z.string().nullable(),
+    creditsReversed: z.number().int(),
+  }),
+);
+const purchaseStatus = answers<PurchaseStatusReply>()(z.object({ purchase: purchaseView, availableCredits: z.number().int(), credits: z.number().int() }));
+const webhookOutcomes = [
+  'credited',
+  'already_credited',
+  'awaiting_payment',
+  'payment_failed',
+  'expired',
+  'refunded',
+  'refund_already_applied',
+  'unknown_session',
+  'unknown_payment',
+  'duplicate_event',
+  'ignored',
+] as const;
+const stripeUnavailable = { description: 'Stripe is not configured (STRIPE_SECRET_KEY / STRIPE_WEBHOOK_SECRET unset) or the database is unavailable', schema: errorBody };
 
 /** /api/stripe/*: checkout, the webhook (public; its signature is the credential) and the user's purchases. */
 export function stripeRouter(deps: Pick<AppDeps, 'knex' | 'config' | 'logger'>): Router {
   const router = new Router();
   const billing = { knex: deps.knex, config: deps.config, logger: deps.logger };
 
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/stripe/create-checkout-session',
+    tag: 'Billing',
+    summary: 'A Stripe Checkout Session for a credit package (the package id alone decides credits and price)',
+    access: 'session',
+    body: checkoutBody,
+    responses: {
+      200: z.object({ success: z.literal(true), url: z.string(), sessionId: z.string() }),
+      502: { description: 'Failed to create checkout session (Stripe refused or did not answer)', schema: errorBody },
+      503: stripeUnavailable,
+    },
+  });
   router.post(
     '/api/stripe/create-checkout-session',
     requireAuth(deps, { unauthenticatedMessage: BILLING_MSG.signInToPurchase }),
@@ -54,19 +101,53 @@ export function stripeRouter(deps: Pick<AppDeps, 'knex' | 'config' | 'logger'>):
     },
   );
 
+  describeRoute(router, {
+    method: 'post',
+    path: STRIPE_WEBHOOK_PATH,
+    tag: 'Billing',
+    summary: "Stripe's events (checkout completed, async payment, refunds), verified by signature and applied once",
+    description: 'Called by Stripe. A request without a valid `Stripe-Signature` over the exact body is refused with 400.',
+    access: 'signature',
+    headers: webhookHeaders,
+    body: { contentType: 'application/json', schema: z.looseObject({}), description: 'A Stripe event, read as raw bytes' },
+    responses: {
+      200: z.object({ received: z.literal(true), outcome: z.enum(webhookOutcomes) }),
+      400: { description: 'Invalid Stripe signature, or no signature', schema: errorBody },
+      503: stripeUnavailable,
+    },
+  });
   router.post(STRIPE_WEBHOOK_PATH, rawBody({ limitBytes: WEBHOOK_MAX_BYTES }), async (ctx) => {
     const result = await handleStripeWebhook(billing, rawBodyOf(ctx), ctx.get('stripe-signature') || undefined);
     ctx.body = { received: true, outcome: result.outcome };
   });
 
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/stripe/purchases',
+    tag: 'Billing',
+    summary: "The user's purchases, newest first",
+    access: 'session',
+    query: noQuery,
+    responses: { 200: z.object({ success: z.literal(true), data: z.array(purchaseView) }) },
+  });
   router.get('/api/stripe/purchases', requireAuth(deps), async (ctx) => {
     const user = assertSelf(ctx, parseQuery(ctx, noQuery).userId);
     ctx.body = { success: true, data: await listPurchases(deps.knex, user.id) };
   });
 
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/stripe/purchases/:sessionId',
+    tag: 'Billing',
+    summary: 'One purchase by its Checkout Session id, with the balance it left (the success page)',
+    access: 'session',
+    params: purchaseParams,
+    query: noQuery,
+    responses: { 200: z.object({ success: z.literal(true), data: purchaseStatus }) },
+  });
   router.get('/api/stripe/purchases/:sessionId', requireAuth(deps), async (ctx) => {
     const user = assertSelf(ctx, parseQuery(ctx, noQuery).userId);
-    const sessionId = sessionIdParam.safeParse(ctx.params.sessionId);
+    const sessionId = sessionIdParam.safeParse(parse(purchaseParams, ctx.params).sessionId);
     // a malformed id cannot be anyone's session: the same 404 as another user's
     const data = sessionId.success ? await getPurchaseStatus(deps.knex, user.id, sessionId.data) : null;
     if (!data) ctx.throw(404, BILLING_MSG.purchaseNotFound);

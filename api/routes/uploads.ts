@@ -6,17 +6,54 @@ import { readSingleFileForm } from '../multipart';
 import { parse } from '../validation';
 import { MSG } from '../../domain/messages';
 import { contentServicesFor } from '../../services/contentServices';
+import type { RenderUploadResult } from '../../services/renders';
+import { answers, describeRoute, errorBody } from '../openapi/describe';
+import { contentItem } from './projects';
 
 const uploadFields = z.object({
   projectId: z.string({ error: 'projectId is required' }).min(1, 'projectId is required'),
   userId: z.string().optional(),
 });
 
+/** The form as documented: the fields above and the file (its bytes are checked by content, not by name or type). */
+const uploadForm = uploadFields.extend({ file: z.string().meta({ format: 'binary', description: 'A JPEG, PNG, GIF or WebP image of at most 150 MB' }) });
+const uploadAnswer = answers<RenderUploadResult>()(
+  z.object({
+    success: z.literal(true),
+    duplicate: z.boolean(),
+    url: z.string(),
+    render: contentItem,
+    processingInfo: z.object({
+      width: z.number().int(),
+      height: z.number().int(),
+      aspectRatio: z.string(),
+      fileSize: z.number().int(),
+      mimeType: z.string(),
+      checksum: z.string(),
+      thumbnailUrl: z.string().nullable(),
+      duplicate: z.boolean(),
+    }),
+  }),
+);
+
 /** POST /api/upload/renders (multipart: file, projectId, userId): one render streamed into the project. */
 export function uploadsRouter(deps: AppDeps): Router {
   const { uploads } = contentServicesFor(deps);
   const router = new Router();
 
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/upload/renders',
+    tag: 'Projects',
+    summary: 'Upload one render into a project (streamed, checked by content)',
+    access: 'session',
+    body: { contentType: 'multipart/form-data', schema: uploadForm },
+    responses: {
+      200: uploadAnswer,
+      404: { description: 'No such project of this user', schema: errorBody },
+      413: { description: "File too large: <n>MB. Maximum size is 150MB.", schema: errorBody },
+    },
+  });
   router.post('/api/upload/renders', requireAuth(deps, { unauthenticatedMessage: MSG.loginToUpload }), async (ctx) => {
     const user = currentUser(ctx);
     uploads.assertRequestSize(ctx.get('content-length') ? Number(ctx.get('content-length')) : undefined);

@@ -2,11 +2,15 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import type { AppDeps } from '../deps';
 import { assertSelf, currentUser, requireAuth } from '../middleware/auth';
-import { RequestError, parseBody, singleLine } from '../validation';
+import { RequestError, parse, parseBody, singleLine } from '../validation';
 import { CLIP_DURATION_SECONDS, PLATFORM_ASPECT, VIDEO_EFFECTS, type Platform } from '../../domain/constants';
 import { PORTRAIT_PLATFORMS, parsePlatform, parseVideoEffect, type ClipAspectRatio } from '../../domain/clipGeneration';
+import { contentServicesFor } from '../../services/contentServices';
 import { getTemporalClient } from '../../services/temporalClient';
-import { VideoGenerationService, defaultClipQueues, type StartClipRequest } from '../../services/videoGeneration';
+import { VideoGenerationService, defaultClipQueues, type StartClipAnswer, type StartClipRequest } from '../../services/videoGeneration';
+import { PLATFORMS } from '../../domain/constants';
+import type { ClipJobView } from '../../domain/clipGeneration';
+import { answers, describeRoute, errorBody, orNull } from '../openapi/describe';
 
 const optionalText = (max: number) => z.string().max(max, { message: `Must be at most ${max} characters` }).nullable().optional();
 const optionalId = (label: string) => singleLine(z.string(), label).max(64).nullable().optional();
@@ -46,6 +50,57 @@ const portraitBody = z.object({
   platform: singleLine(z.string({ error: 'platform must be a string' }), 'platform').optional(),
   isTemporaryImage: z.boolean({ error: 'isTemporaryImage must be true or false' }).optional(),
 });
+
+const jobParams = z.object({ jobId: z.string() });
+const aspect = z.enum(['16:9', '9:16', '1:1']);
+export const clipJobView = answers<ClipJobView>()(
+  z
+    .object({
+      id: z.string(),
+      status: z.enum(['pending', 'processing', 'completed', 'failed', 'cancelled']),
+      progress: z.number(),
+      message: z.string(),
+      error: z.string().nullable(),
+      code: z.string().nullable(),
+      result: z
+        .object({
+          approvalId: z.string(),
+          approvalWorkflowId: z.string(),
+          fileName: z.string(),
+          durationSeconds: z.number(),
+          fileSize: z.number(),
+          width: z.number(),
+          height: z.number(),
+          aspectRatio: aspect,
+          platform: z.enum(PLATFORMS),
+          effect: z.enum(VIDEO_EFFECTS),
+        })
+        .nullable(),
+      projectId: z.string(),
+      options: z.object({
+        effect: z.enum(VIDEO_EFFECTS),
+        platform: z.enum(PLATFORMS),
+        aspectRatio: aspect,
+        durationSeconds: z.number(),
+        prompt: z.string().nullable(),
+        sourceKind: z.enum(['render', 'image']),
+        sourceId: z.string(),
+        isTemporaryImage: z.boolean(),
+        startedBy: z.enum(['start', 'portrait']),
+      }),
+      createdAt: z.string(),
+    })
+    .meta({ id: 'ClipJob' }),
+);
+const startAnswer = answers<StartClipAnswer>()(
+  z.object({ success: z.literal(true), jobId: z.string(), warning: z.string().optional(), code: z.string().optional() }),
+);
+const startRefusals = {
+  404: { description: 'No such project, render or image of this user', schema: errorBody },
+  409: { description: 'A clip is already being generated, or the pending approvals limit is reached', schema: errorBody },
+  429: { description: 'Generation is paused after repeated rejections (REJECTION_STREAK_COOLDOWN)', schema: errorBody },
+};
+const jobAnswer = z.object({ success: z.literal(true), job: clipJobView });
 
 const ASPECT_PLATFORM: Record<ClipAspectRatio, Platform> = { '16:9': 'YouTube', '9:16': 'TikTok', '1:1': 'Square' };
 
@@ -87,10 +142,20 @@ export function videoGenerationRouter(deps: AppDeps): Router {
     logger: deps.logger,
     client: () => getTemporalClient(deps.config),
     queues: defaultClipQueues(deps.taskQueues),
+    urls: contentServicesFor(deps).storage.urls,
   });
   const router = new Router();
   router.use(requireAuth(deps));
 
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/video-generation/start',
+    tag: 'Generation',
+    summary: 'Start a 5-second clip from a render or AI image (reserves 4 credits)',
+    access: 'session',
+    body: startBody,
+    responses: { 200: startAnswer, ...startRefusals },
+  });
   router.post('/api/video-generation/start', async (ctx) => {
     const { options, context } = parseBody(ctx, startBody);
     const user = assertSelf(ctx, context.userId);
@@ -110,6 +175,15 @@ export function videoGenerationRouter(deps: AppDeps): Router {
     });
   });
 
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/video-generation/portrait/start',
+    tag: 'Generation',
+    summary: 'Start a portrait (9:16) clip for TikTok or Instagram',
+    access: 'session',
+    body: portraitBody,
+    responses: { 200: startAnswer, ...startRefusals },
+  });
   router.post('/api/video-generation/portrait/start', async (ctx) => {
     const body = parseBody(ctx, portraitBody);
     const user = assertSelf(ctx, body.userId);
@@ -132,22 +206,60 @@ export function videoGenerationRouter(deps: AppDeps): Router {
     });
   });
 
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/video-generation/status/:jobId',
+    tag: 'Generation',
+    summary: "A clip job's status, progress, message, error and result",
+    access: 'session',
+    params: jobParams,
+    responses: { 200: jobAnswer },
+  });
   router.get('/api/video-generation/status/:jobId', async (ctx) => {
+    const { jobId } = parse(jobParams, ctx.params);
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { success: true, job: await service.status(currentUser(ctx).id, ctx.params.jobId) };
+    ctx.body = { success: true, job: await service.status(currentUser(ctx).id, jobId) };
   });
 
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/video-generation/active',
+    tag: 'Generation',
+    summary: "The user's running clip job, if any",
+    access: 'session',
+    responses: { 200: z.object({ success: z.literal(true), job: orNull(clipJobView) }) },
+  });
   router.get('/api/video-generation/active', async (ctx) => {
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { success: true, job: await service.active(currentUser(ctx).id) };
   });
 
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/video-generation/cancel/:jobId',
+    tag: 'Generation',
+    summary: 'Cancel a running clip job (its credits are released)',
+    access: 'session',
+    params: jobParams,
+    responses: { 200: jobAnswer, 409: { description: 'The job is not running', schema: errorBody } },
+  });
   router.post('/api/video-generation/cancel/:jobId', async (ctx) => {
-    ctx.body = { success: true, job: await service.cancel(currentUser(ctx).id, ctx.params.jobId) };
+    const { jobId } = parse(jobParams, ctx.params);
+    ctx.body = { success: true, job: await service.cancel(currentUser(ctx).id, jobId) };
   });
 
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/video-generation/retry/:jobId',
+    tag: 'Generation',
+    summary: 'Start a failed or cancelled clip job again with the same inputs',
+    access: 'session',
+    params: jobParams,
+    responses: { 200: startAnswer.extend({ retriedFrom: z.string() }), ...startRefusals },
+  });
   router.post('/api/video-generation/retry/:jobId', async (ctx) => {
-    ctx.body = await service.retry(currentUser(ctx).id, ctx.params.jobId);
+    const { jobId } = parse(jobParams, ctx.params);
+    ctx.body = await service.retry(currentUser(ctx).id, jobId);
   });
 
   return router;

@@ -8,21 +8,19 @@ import type { AddressInfo } from 'node:net';
 async function main(): Promise<void> {
   process.env.LOG_LEVEL = process.env.LOG_LEVEL ?? 'warn';
   // loaded after LOG_LEVEL is set: the logger reads it when its module is first imported
-  const { loadConfig } = await import('../../config/env');
-  const { logger } = await import('../../config/logger');
-  const { connectDatabase } = await import('../../db/connection');
+  const { buildAppDeps } = await import('../../api/deps');
   const { createApp } = await import('../../api/app');
 
-  const config = loadConfig();
-  const knex = connectDatabase(config.databaseUrl);
-  const server = http.createServer(createApp({ config, knex, logger }).callback());
+  // the production wiring (api/server.ts): database pool, realtime hub, session cache
+  const runtime = buildAppDeps();
+  const server = http.createServer(createApp(runtime.deps).callback());
   await new Promise<void>((resolve) => server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', resolve));
   process.stdout.write(`LISTENING ${(server.address() as AddressInfo).port}\n`);
 
   const stop = (): void => {
     server.closeAllConnections();
     server.close(() => {
-      void knex.destroy().finally(() => process.exit(0));
+      void runtime.close().finally(() => process.exit(0));
     });
   };
   process.once('SIGTERM', stop);

@@ -140,13 +140,27 @@ export interface BenchApi extends BenchProcess {
   baseUrl: string;
 }
 
+/**
+ * BENCH_PROFILE=<dir>: the API and worker processes run with Node's --cpu-prof, writing <dir>/<role>/*.cpuprofile when
+ * they exit (open in Chrome DevTools or summarise with `node scripts/profileTop.js <file>`).
+ */
+function profileArgs(role: string): string[] {
+  const dir = process.env.BENCH_PROFILE;
+  if (!dir) return [];
+  const roleDir = path.resolve(dir, role);
+  fs.mkdirSync(roleDir, { recursive: true });
+  return ['--cpu-prof', `--cpu-prof-dir=${roleDir}`];
+}
+
 export async function startBenchApi(databaseUrl: string, env: Record<string, string> = {}): Promise<BenchApi> {
-  const child = spawn(TSX, [path.join(__dirname, 'appServer.ts')], {
+  // node itself with tsx's loader (not the tsx wrapper), so /proc and --cpu-prof see the API process
+  const child = spawn(process.execPath, [...profileArgs('api'), '--import', 'tsx', path.join(__dirname, 'appServer.ts')], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const port = await waitForOutput(child, 'API', 60_000, (out) => {
+  // generous: on a loaded machine tsx compiling the app alone can take a minute
+  const port = await waitForOutput(child, 'API', Number(process.env.BENCH_API_START_MS ?? 180_000), (out) => {
     const m = /LISTENING (\d+)/.exec(out);
     return m ? Number(m[1]) : undefined;
   });
@@ -163,12 +177,13 @@ async function startBenchTemporal(): Promise<TemporalDevServer> {
  * wrapper), so /proc shows its own CPU time and its ffmpeg children's.
  */
 async function startBenchWorker(env: Record<string, string>): Promise<BenchProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
+  const child = spawn(process.execPath, [...profileArgs('worker'), '--import', 'tsx', 'workers/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  await waitForOutput(child, 'worker', 90_000, (out) => (out.includes('worker running') ? true : undefined));
+  // the worker bundles the workflow code first: on a loaded machine that takes minutes (BENCH_WORKER_START_MS)
+  await waitForOutput(child, 'worker', Number(process.env.BENCH_WORKER_START_MS ?? 240_000), (out) => (out.includes('worker running') ? true : undefined));
   return { child, stop: () => stopProcess(child, 15_000) };
 }
 
@@ -177,6 +192,8 @@ export interface WorkflowStack {
   worker: BenchProcess;
   /** The API's and the worker's STORAGE_DIR. */
   storageDir: string;
+  /** The stack's own Temporal dev server (host:port). */
+  temporalAddress: string;
 }
 
 /**
@@ -197,7 +214,7 @@ export async function withWorkflowStack<T>(databaseUrl: string, env: Record<stri
     if (workerStart.status === 'fulfilled') worker = workerStart.value;
     if (apiStart.status === 'rejected') throw apiStart.reason;
     if (workerStart.status === 'rejected') throw workerStart.reason;
-    return await bench({ api: api as BenchApi, worker: worker as BenchProcess, storageDir });
+    return await bench({ api: api as BenchApi, worker: worker as BenchProcess, storageDir, temporalAddress: temporal.address });
   } finally {
     if (worker) await worker.stop();
     if (api) await api.stop();

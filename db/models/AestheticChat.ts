@@ -13,12 +13,16 @@ export class AestheticChat extends BaseModel {
   static override tableName = 'aesthetic_chats';
   static override idColumn = 'project_id';
   static override touchesUpdatedAt = true;
-  static override jsonAttributes = ['chatHistory', 'preferences'];
+  static override jsonAttributes = ['chatHistory', 'preferences', 'editingConfig', 'analysis', 'workflowAnalysis', 'clipSuggestions'];
 
   projectId!: string;
   userId!: string;
   chatHistory!: AestheticChatMessage[];
   preferences!: Record<string, unknown>;
+  editingConfig!: Record<string, unknown>;
+  analysis!: Record<string, unknown>;
+  workflowAnalysis!: Record<string, unknown>;
+  clipSuggestions!: Array<Record<string, unknown>>;
   updatedAt!: Date;
 
   project?: Project;
@@ -38,6 +42,10 @@ export class AestheticChat extends BaseModel {
         },
       },
       preferences: schema.jsonObject,
+      editingConfig: schema.jsonObject,
+      analysis: schema.jsonObject,
+      workflowAnalysis: schema.jsonObject,
+      clipSuggestions: { type: 'array', items: { type: 'object' } },
     },
   };
 

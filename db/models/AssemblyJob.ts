@@ -6,7 +6,7 @@ import { Project } from './Project';
 export class AssemblyJob extends BaseModel {
   static override tableName = 'assembly_jobs';
   static override touchesUpdatedAt = true;
-  static override jsonAttributes = ['result'];
+  static override jsonAttributes = ['result', 'options'];
 
   id!: string;
   userId!: string;
@@ -18,6 +18,8 @@ export class AssemblyJob extends BaseModel {
   message!: string | null;
   error!: string | null;
   result!: Record<string, unknown> | null;
+  /** The editing config and the timeline the job renders (domain/assemblyTimeline.ts). */
+  options!: Record<string, unknown>;
   workflowId!: string;
   createdAt!: Date;
   updatedAt!: Date;
@@ -38,6 +40,7 @@ export class AssemblyJob extends BaseModel {
       message: schema.nullableText,
       error: schema.nullableText,
       result: schema.nullableJsonObject,
+      options: schema.jsonObject,
       workflowId: schema.nonBlank,
     },
   };

@@ -18,6 +18,9 @@ export class CompiledVideo extends StoredFileModel {
   clipIds!: string[];
   editingData!: Record<string, unknown>;
   thumbnailPath!: string | null;
+  /** The assembly workflow that made it (one row per run) and its job. */
+  workflowId!: string | null;
+  assemblyJobId!: string | null;
   createdAt!: Date;
   updatedAt!: Date;
 
@@ -36,6 +39,8 @@ export class CompiledVideo extends StoredFileModel {
       clipIds: schema.uuidArray,
       editingData: schema.jsonObject,
       thumbnailPath: schema.nullableText,
+      workflowId: schema.nullableText,
+      assemblyJobId: schema.nullableUuid,
       ...storageSchemaProperties,
     },
   };

@@ -7,6 +7,7 @@ import { DraftImage } from './DraftImage';
 export class DraftJob extends BaseModel {
   static override tableName = 'draft_jobs';
   static override touchesUpdatedAt = true;
+  static override jsonAttributes = ['usage'];
 
   id!: string;
   draftId!: string;
@@ -18,6 +19,13 @@ export class DraftJob extends BaseModel {
   status!: JobStatus;
   error!: string | null;
   workflowId!: string;
+  /** Credits the run cost: 0 during the Beta, recorded all the same. */
+  creditsCharged!: number;
+  providerModel!: string | null;
+  resultUrl!: string | null;
+  /** What the run used (mode, model, size, duration ...). */
+  usage!: Record<string, unknown>;
+  completedAt!: Date | null;
   createdAt!: Date;
   updatedAt!: Date;
 
@@ -38,6 +46,10 @@ export class DraftJob extends BaseModel {
       status: schema.jobStatus,
       error: schema.nullableText,
       workflowId: schema.nonBlank,
+      creditsCharged: schema.nonNegativeInt,
+      providerModel: schema.nullableText,
+      resultUrl: schema.nullableText,
+      usage: schema.jsonObject,
     },
   };
 

@@ -22,3 +22,5 @@ export { CreditTransaction } from './CreditTransaction';
 export { CreditReservation } from './CreditReservation';
 export { DataExport } from './DataExport';
 export { UserEvent } from './UserEvent';
+export { ContentLineage } from './ContentLineage';
+export { ResumableUpload } from './ResumableUpload';

@@ -1,10 +1,12 @@
 import { useAtomValue, useSetAtom } from 'jotai';
-import type { ReactElement } from 'react';
+import { lazy, Suspense, type ReactElement } from 'react';
 import { reloadSessionAtom, sessionAtom } from './atoms/session';
 import { LoadingState } from './components/Spinner';
 import { Toaster } from './components/Toaster';
-import { DashboardShell } from './views/Dashboard/DashboardShell';
 import { LandingPage } from './views/Landing/LandingPage';
+
+// the landing page stays in the first chunk; the dashboard (and each of its views) loads on demand
+const DashboardShell = lazy(() => import('./views/Dashboard/DashboardShell').then((m) => ({ default: m.DashboardShell })));
 
 /** Signed out: the landing page. Signed in: the dashboard. The session decides, read once at start. */
 export function App(): ReactElement {
@@ -31,7 +33,17 @@ export function App(): ReactElement {
       </div>
     );
   } else if (session.user) {
-    screen = <DashboardShell user={session.user} />;
+    screen = (
+      <Suspense
+        fallback={
+          <div className="page-center">
+            <LoadingState label="Loading Render Studio..." />
+          </div>
+        }
+      >
+        <DashboardShell user={session.user} />
+      </Suspense>
+    );
   } else {
     screen = <LandingPage />;
   }

@@ -35,7 +35,7 @@ export interface FalPolling {
   maxWaitMs: number;
 }
 
-function dataUri(image: Buffer, mime: string): string {
+export function dataUri(image: Buffer, mime: string): string {
   return `data:${mime};base64,${image.toString('base64')}`;
 }
 
@@ -53,7 +53,7 @@ export function resultFileUrl(output: Record<string, unknown>, keys: string[]): 
   throw new ProviderError('BAD_RESPONSE', `fal.ai result has no ${keys.join(' or ')} URL`);
 }
 
-async function asGeneratedImage(data: Buffer, model: string, description?: string): Promise<GeneratedImage> {
+export async function asGeneratedImage(data: Buffer, model: string, description?: string): Promise<GeneratedImage> {
   const info = await imageSize(data).catch((cause: unknown) => {
     throw new ProviderError('BAD_RESPONSE', `fal.ai returned a file that is not an image (${model})`, { cause });
   });
@@ -61,7 +61,7 @@ async function asGeneratedImage(data: Buffer, model: string, description?: strin
 }
 
 /** Submits, polls until COMPLETED, reads the result; cancels the request if it runs out of time. */
-async function runToCompletion(client: FalQueueClient, model: string, input: Record<string, unknown>, polling: FalPolling): Promise<Record<string, unknown>> {
+export async function runToCompletion(client: FalQueueClient, model: string, input: Record<string, unknown>, polling: FalPolling): Promise<Record<string, unknown>> {
   const { requestId } = await client.submit(model, input);
   try {
     await client.waitUntilCompleted(model, requestId, { pollIntervalMs: polling.pollIntervalMs, deadline: Date.now() + polling.maxWaitMs });

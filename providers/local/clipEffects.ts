@@ -1,6 +1,7 @@
 /**
- * The ffmpeg command for each video effect, from a still already cover-cropped to the clip's aspect at
- * SOURCE_MARGIN times the output size. Pure: the local provider runs it, the benchmark runs it bare.
+ * The ffmpeg command for each video effect, from a still of any size: the graph first cover-crops it (centre,
+ * lanczos) to the clip's aspect at SOURCE_MARGIN times the output size, once, before the loop. Pure: the local
+ * provider runs it, the benchmark runs it bare.
  *
  * Every effect is one motion path: a zoom z(t) >= 1 and where the zoomed frame sits (fx, fy in 0..1 of
  * the slack, 0.5 = centred), plus an optional per-frame colour curve. The still is decoded once (`loop`),
@@ -82,13 +83,16 @@ export function effectFilterGraph(effect: VideoEffect, aspect: ClipAspectRatio, 
   const motion = MOTIONS[effect];
   if (!motion) throw new Error(`Unknown video effect "${effect}"`);
   const { width: W, height: H } = CLIP_SIZE[aspect];
+  const S = sourceSize(aspect);
   const frames = Math.round(durationSeconds * fps);
   const z = substitute(motion.z, durationSeconds);
   const fx = substitute(motion.fx, durationSeconds);
   const fy = substitute(motion.fy, durationSeconds);
   const chain = [
     `color=c=black:s=${W}x${H}:r=${fps}:d=${durationSeconds}[bg]`,
-    `[0:v]loop=loop=${frames - 1}:size=1:start=0,setpts=N/(${fps}*TB),` +
+    // the still cover-cropped to the aspect at the source size, once: a no-op for a still already that size
+    `[0:v]scale=${S.width}:${S.height}:force_original_aspect_ratio=increase:flags=lanczos,crop=${S.width}:${S.height},` +
+      `loop=loop=${frames - 1}:size=1:start=0,setpts=N/(${fps}*TB),` +
       `scale=w='2*trunc(${W}*(${z})/2+1)':h='2*trunc(${H}*(${z})/2+1)':eval=frame:flags=bicubic[fg]`,
     `[bg][fg]overlay=x='(W-w)*(${fx})':y='(H-h)*(${fy})':eval=frame:shortest=1` +
       (motion.eq ? `,eq=${substitute(motion.eq, durationSeconds)}:eval=frame` : '') +

@@ -157,7 +157,7 @@ export class LocalImageEditProvider implements ImageEditProvider {
     const quality = request.quality ?? 'hd';
     const source = await imageSize(request.image);
     const aspect = format === 'original' ? source.width / source.height : FORMAT_ASPECT[format];
-    const size = coverTarget(source, aspect, MAX_SIDE[quality]);
+    const size = coverTarget(source, aspect, request.maxSide ?? MAX_SIDE[quality]);
 
     let image: RawImage;
     try {

@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import sharp from 'sharp';
 import { CLIP_FPS } from '../../domain/constants';
 import type {
   ImageToVideoProvider,
@@ -29,8 +30,8 @@ import type {
 } from '../types';
 import { ProviderError } from '../errors';
 import { checkVideoJobRequest } from '../videoRequest';
-import { prepareStillForAspect } from '../media/images';
-import { probeVideo, runFfmpeg } from '../media/ffmpeg';
+import { prepareStillForAspect, type ImageSize } from '../media/images';
+import { probeVideo, runFfmpeg, type FfmpegRunStats, type VideoProbe } from '../media/ffmpeg';
 import { clipFfmpegArgs, sourceSize } from './clipEffects';
 
 export const LOCAL_VIDEO_MODEL = 'local/ffmpeg-effects';
@@ -54,6 +55,28 @@ interface Owner {
 }
 
 const JOB_ID = /^local-[0-9a-f-]{36}$/;
+
+/**
+ * The still the render reads. ffmpeg cover-crops it to the aspect itself, once, before the loop
+ * (clipEffects.ts), so a plain JPEG (sRGB, 3 channels, upright) goes in as it is: no decode and JPEG
+ * re-encode here, and no second lossy generation. Anything else (EXIF-rotated, alpha, CMYK, grey, PNG,
+ * WebP) is framed by sharp first, as before.
+ */
+async function stillForRender(image: Buffer, size: ImageSize): Promise<Buffer> {
+  const meta = await sharp(image).metadata();
+  const plainJpeg = meta.format === 'jpeg' && meta.channels === 3 && meta.space === 'srgb' && !meta.hasAlpha && (meta.orientation ?? 1) === 1;
+  return plainJpeg ? image : prepareStillForAspect(image, size);
+}
+
+/**
+ * What the clip is, from the ffmpeg run that wrote it (its output header and frame count) instead of a second
+ * process (ffprobe); null when the run did not report it, and the caller probes the file.
+ */
+function facts(stats: FfmpegRunStats): Omit<VideoProbe, 'frames'> | null {
+  const video = stats.outputVideo;
+  if (!video || !stats.frames || !video.fps) return null;
+  return { codec: video.codec, width: video.width, height: video.height, fps: video.fps, durationSeconds: stats.frames / video.fps, pixelFormat: video.pixelFormat };
+}
 const INSTANCE = randomUUID();
 
 async function readJson<T>(file: string): Promise<T | null> {
@@ -169,7 +192,7 @@ export class LocalImageToVideoProvider implements ImageToVideoProvider {
     await fs.mkdir(dir, { recursive: true });
     let still: Buffer;
     try {
-      still = await prepareStillForAspect(request.image, sourceSize(request.aspectRatio));
+      still = await stillForRender(request.image, sourceSize(request.aspectRatio));
     } catch (cause) {
       await fs.rm(dir, { recursive: true, force: true });
       throw new ProviderError('INPUT', `The source image could not be prepared: ${(cause as Error).message}`, { cause });
@@ -327,7 +350,7 @@ export class LocalImageToVideoProvider implements ImageToVideoProvider {
         },
       );
       await progressWrites;
-      const probe = await probeVideo(partial);
+      const probe = facts(stats) ?? (await probeVideo(partial));
       const size = (await fs.stat(partial)).size;
       const target = path.join(dir, 'result.mp4');
       await fs.rename(partial, target);

@@ -19,9 +19,22 @@ export interface FfmpegRunStats {
   wallMs: number;
   userSeconds?: number;
   systemSeconds?: number;
+  /** frames written, from the run's last `-progress` block */
+  frames?: number;
+  /** the first output's video stream as ffmpeg reported it ("Output #0 ... Stream #0:0: Video: ...") */
+  outputVideo?: { codec: string; pixelFormat: string; width: number; height: number; fps: number };
 }
 
 const STDERR_KEEP = 8192;
+
+/** The first video stream of ffmpeg's "Output #0" header (info log level), or undefined when it is not there. */
+export function parseOutputVideo(stderr: string): FfmpegRunStats['outputVideo'] {
+  const header = stderr.slice(stderr.indexOf('Output #0'));
+  if (header.length === stderr.length && !stderr.startsWith('Output #0')) return undefined;
+  const m = /Stream #0:\d+[^:]*: Video: (\w+)[^,]*, (\w+)[^,]*?(?:\([^)]*\))?, (\d+)x(\d+)[^\n]*?, ([\d.]+) fps/.exec(header);
+  if (!m) return undefined;
+  return { codec: m[1], pixelFormat: m[2], width: Number(m[3]), height: Number(m[4]), fps: Number(m[5]) };
+}
 
 export function runFfmpeg(args: string[], options: FfmpegRunOptions): Promise<FfmpegRunStats> {
   const started = Date.now();
@@ -33,8 +46,11 @@ export function runFfmpeg(args: string[], options: FfmpegRunOptions): Promise<Ff
     }
     const child = spawn(FFMPEG, fullArgs, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
+    // the start of the log (the output header) is kept apart from its tail
+    let stderrHead = '';
     let pending = '';
     let lastFraction = -1;
+    let frames: number | undefined;
     const onAbort = () => child.kill('SIGKILL');
     options.signal?.addEventListener('abort', onAbort, { once: true });
 
@@ -45,6 +61,7 @@ export function runFfmpeg(args: string[], options: FfmpegRunOptions): Promise<Ff
       pending = lines.pop() ?? '';
       for (const line of lines) {
         const [key, value] = line.trim().split('=');
+        if (key === 'frame' && /^\d+$/.test(value ?? '')) frames = Number(value);
         let fraction: number | null = null;
         if (key === 'out_time_us' && /^\d+$/.test(value ?? '')) fraction = Math.min(1, Number(value) / 1e6 / options.durationSeconds);
         else if (key === 'progress' && value === 'end') fraction = 1;
@@ -56,6 +73,7 @@ export function runFfmpeg(args: string[], options: FfmpegRunOptions): Promise<Ff
     });
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk: string) => {
+      if (stderrHead.length < STDERR_KEEP) stderrHead = (stderrHead + chunk).slice(0, STDERR_KEEP);
       stderr = (stderr + chunk).slice(-STDERR_KEEP);
     });
     child.on('error', (error) => {
@@ -78,6 +96,8 @@ export function runFfmpeg(args: string[], options: FfmpegRunOptions): Promise<Ff
         wallMs: Date.now() - started,
         userSeconds: bench ? Number(bench[1]) : undefined,
         systemSeconds: bench ? Number(bench[2]) : undefined,
+        frames,
+        outputVideo: parseOutputVideo(stderrHead),
       });
     });
   });

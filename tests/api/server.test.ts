@@ -87,7 +87,7 @@ describe('startServer', () => {
 
 describe('api/server.ts as a process', () => {
   it('stops gracefully on SIGTERM with exit code 0', async () => {
-    const child = spawn(path.join(ROOT, 'node_modules', '.bin', 'tsx'), ['api/server.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
       cwd: ROOT,
       env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SERVICE_NAME: 'api', FRONTEND_DIST: dist },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,6 +3,7 @@ import sharp from 'sharp';
 import { createTestUser } from '../support/accounts';
 import { closeTestKnex } from '../support/db';
 import { request } from '../support/http';
+import { fileRefOfLink } from '../support/objectStorage';
 import { MSG } from '../../domain/messages';
 import { approvalStatusQuery } from '../../workflows';
 import { buyCredits, creditState, decide, generateImage, seedPendingImage, startHarness, userWithRender, type Harness } from '../imageEdit/harness';
@@ -93,7 +94,7 @@ describe('approval queue, end to end (API, dev server, workers, PostgreSQL)', ()
     expect(item).toMatchObject({ type: 'ai_image', data: { original_prompt: 'night scene with warm windows', upscaled: true, format: 'square', aspect_ratio: '1:1' } });
     const saved = Buffer.from(await (await fetch(new URL(item.signed_url, h.baseUrl))).arrayBuffer());
     expect(saved.equals(originalBytes)).toBe(true);
-    expect(item.data.thumbnail_url).toEqual(expect.stringContaining('/api/files/images/'));
+    expect(fileRefOfLink(item.data.thumbnail_url as string)?.bucket).toBe('images');
     const row = await h.knex('pending_approvals').where({ id: approvalId }).first();
     expect(row).toMatchObject({ status: 'approved', remaining_cost: 0, content_id: approved.body.contentId });
     expect(await h.storage.objects.stat('images', row.watermarked_path)).toBeNull();

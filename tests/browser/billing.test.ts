@@ -71,7 +71,7 @@ describe('buying credits in the browser', () => {
 
     // Stripe may deliver the webhook after the browser is back: the app says it is confirming until then
     fake.webhookDelayMs = 2500;
-    await page.getByRole('button', { name: 'Buy Medium Project' }).click();
+    await page.getByRole('button', { name: 'Buy credits: Medium Project' }).click();
     await page.getByRole('heading', { name: 'Fake Stripe Checkout' }).waitFor();
     expect(page.url()).toMatch(new RegExp(`^${fake.baseUrl}/checkout/cs_test_`));
     await page.getByText('Pay NZD 746.35 for medium').waitFor();
@@ -119,7 +119,7 @@ describe('buying credits in the browser', () => {
   it('says nothing was charged when checkout is cancelled', async () => {
     const { page } = app;
     await page.goto('/?view=account&tab=billing');
-    await page.getByRole('button', { name: 'Buy Small Project' }).click();
+    await page.getByRole('button', { name: 'Buy credits: Small Project' }).click();
     await page.getByRole('heading', { name: 'Fake Stripe Checkout' }).waitFor();
     await page.getByRole('link', { name: 'Cancel' }).click();
     await page.getByText('Checkout was cancelled. Nothing was charged.').waitFor();

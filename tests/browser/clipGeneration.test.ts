@@ -3,6 +3,7 @@ import { createTestUser, type TestUser } from '../support/accounts';
 import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
+import { fileRefOfLink } from '../support/objectStorage';
 import { uniqueTaskQueue } from '../support/temporal';
 import { renderJpeg, startClipWorker, type RunningWorker } from '../clips/fixtures';
 
@@ -64,6 +65,9 @@ describe('Generate Clip in the browser', () => {
     await generate.click();
 
     await page.getByRole('progressbar', { name: 'Video generation progress' }).waitFor();
+    // 000 section 7: the start's options carried the originalPrompt (the chosen effect in words), kept with the job
+    const job = await testKnex()('video_generation_jobs').where({ user_id: user.id }).first('options');
+    expect(job.options).toMatchObject({ effect: 'Drone Shot', platform: 'Instagram', prompt: 'Drone Shot: An aerial pull-back that reveals the building' });
     await page.getByText('Please wait for current generation to complete').waitFor();
     await app.screenshot('clip-generation-progress');
 
@@ -99,10 +103,13 @@ describe('Generate Clip in the browser', () => {
     await page.getByRole('button', { name: 'Open Approvals' }).click();
     await page.getByRole('heading', { name: 'Content Approvals', level: 1 }).waitFor();
     const fileName = 'harbour-view - Drone Shot (9x16).mp4';
-    await page.getByRole('button', { name: `Save ${fileName}` }).click();
-    await page.getByRole('button', { name: `Save ${fileName}` }).waitFor({ state: 'detached', timeout: 30_000 });
+    await page.getByRole('button', { name: `Save 4 credits: ${fileName}` }).click();
+    await page.getByText('Saved successfully!').waitFor({ timeout: 30_000 });
     const approval = await testKnex()('pending_approvals').where({ user_id: user.id, content_type: 'clip' }).first('status');
     expect(approval.status).toBe('approved');
+    // the saved clip keeps the prompt it was started with
+    const clip = await testKnex()('clips').where({ project_id: projectId }).first('prompt_used');
+    expect(clip.prompt_used).toBe('Drone Shot: An aerial pull-back that reveals the building');
     await page.getByRole('region', { name: 'Credits' }).getByText('1 credit', { exact: false }).waitFor({ timeout: 10_000 });
 
     await page.goto(`/?project=${projectId}`);
@@ -112,7 +119,7 @@ describe('Generate Clip in the browser', () => {
     await card.waitFor({ timeout: 15_000 });
     await card.getByText('9:16', { exact: true }).waitFor();
     await card.getByText('0:05', { exact: true }).waitFor();
-    expect(await card.locator('img').getAttribute('src')).toContain('/api/files/clips/');
+    expect(fileRefOfLink((await card.locator('img').getAttribute('src')) as string)?.bucket).toBe('clips');
     expect(await card.locator('img').evaluate((img: { complete: boolean; naturalWidth: number }) => img.complete && img.naturalWidth > 0)).toBe(true);
 
     await card.getByRole('button', { name: /^Open clip/ }).click();
@@ -148,8 +155,11 @@ describe('Generate Clip in the browser', () => {
     const second = await app.browser.newContext({ baseURL: app.baseUrl });
     await second.addCookies([{ name: 'rs_session', value: capped.token, url: app.baseUrl, httpOnly: true, sameSite: 'Lax' }]);
     const other = await second.newPage();
+    // the check is held until the test has seen its loading text (a fixed delay raced a slow first render)
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
     await other.route('**/api/credits/can-create?type=clip', async (route) => {
-      await new Promise((r) => setTimeout(r, 400));
+      await released;
       await route.fulfill({ json: { success: true, data: { canCreate: false, reason: 'pending_limit', cost: 4, available: 1, limit: 1, pendingCount: 1, pendingCost: 4 } } });
     });
     const project = await request<{ project: { id: string } }>(app.baseUrl, '/api/projects', { token: capped.token, json: { name: 'Capped' } });
@@ -159,6 +169,7 @@ describe('Generate Clip in the browser', () => {
     const upload = await request<{ render: { data: { id: string } } }>(app.baseUrl, '/api/upload/renders', { method: 'POST', body: form, token: capped.token });
     await other.goto(`/?view=clip-generation&project=${project.body.project.id}&render=${upload.body.render.data.id}`);
     await other.getByText('Checking credit availability...').waitFor();
+    release();
     const overlay = other.getByRole('alertdialog', { name: 'Pending approvals limit reached' });
     await overlay.waitFor();
     await overlay.getByText('You already have 1 pending approvals. The maximum is 1.', { exact: false }).waitFor();

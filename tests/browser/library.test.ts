@@ -1,10 +1,9 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import sharp from 'sharp';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
-import { loadConfig } from '../../config/env';
+import { storedObjectExists } from '../support/objectStorage';
 
 let app: BrowserApp;
 let user: TestUser;
@@ -127,8 +126,7 @@ describe('content library in the browser', () => {
     expect(fs.readFileSync(saved).equals(small)).toBe(true);
 
     // delete after the confirmation text; the file leaves storage
-    const storageDir = path.resolve(loadConfig().storageDir);
-    expect(fs.existsSync(path.join(storageDir, 'renders', aerial.storage_path))).toBe(true);
+    expect(await storedObjectExists('renders', aerial.storage_path)).toBe(true);
     await page.getByRole('button', { name: 'Delete aerial.jpg' }).click();
     await page.getByText('Are you sure you want to delete this render? This action cannot be undone.').waitFor();
     await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
@@ -136,7 +134,7 @@ describe('content library in the browser', () => {
     await waitForCount(grid.getByRole('listitem'), 2);
     await page.getByText('2 renders').waitFor();
     expect(await rendersOf(projectId)).toHaveLength(2);
-    expect(fs.existsSync(path.join(storageDir, 'renders', aerial.storage_path))).toBe(false);
+    expect(await storedObjectExists('renders', aerial.storage_path)).toBe(false);
 
     // tabs: Upload Images only on All and Renders; an empty state per tab
     await page.getByRole('tab', { name: 'Clips' }).click();

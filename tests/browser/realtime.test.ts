@@ -61,7 +61,7 @@ describe('Live updates in the browser', () => {
     }
     if (!row) throw new Error('the clip never reached the approval queue');
     const committedAt = Date.now();
-    const save = page.getByRole('button', { name: `Save ${row.file_name}` });
+    const save = page.getByRole('button', { name: `Save 4 credits: ${row.file_name}` });
     await save.waitFor({ timeout: 2000 });
     expect(Date.now() - committedAt).toBeLessThan(2000);
     await page.locator('.nav-badge').filter({ hasText: '1 pending' }).waitFor({ timeout: 2000 });

@@ -83,10 +83,10 @@ async function visit(page: Page, path: string, heading: string | RegExp): Promis
   return page.evaluate<string[]>('window.__cspViolations');
 }
 
-/** An <img> fed by a signed /api/files link has loaded (a CSP or header problem leaves it broken). */
+/** An <img> fed by a signed /api/files link (or a presigned object storage link) has loaded (a CSP or header problem leaves it broken). */
 async function fileImageLoaded(page: Page): Promise<void> {
   await page.waitForFunction(`(() => {
-    const img = document.querySelector('img[src*="/api/files/"]');
+    const img = document.querySelector('img[src*="/api/files/"], img[src*="X-Amz-Signature="]');
     return img !== null && img.complete && img.naturalWidth > 0;
   })()`);
 }
@@ -127,6 +127,8 @@ describe('Content-Security-Policy in the browser', () => {
         found.clip = await visit(page, `/?view=clip-generation&project=${projectId}&render=${renderId}`, /Generate Clip/);
         found.editor = await visit(page, `/?view=image-generation&project=${projectId}&render=${renderId}`, 'Enhanced AI Editor');
         await fileImageLoaded(page);
+        found.enhance = await visit(page, '/?view=enhance-set', /^Enhance Renders/);
+        found.assembly = await visit(page, `/?view=video-assembly&project=${projectId}`, 'Video Assembly');
         expect({ found, console: [...landing.consoleCsp, ...dashboard.consoleCsp] }).toEqual({
           found: Object.fromEntries(Object.keys(found).map((k) => [k, []])),
           console: [],

@@ -186,7 +186,7 @@ describe('try-it flow in the browser', () => {
       await welcome.waitFor({ state: 'detached' });
 
       await page.getByRole('button', { name: 'Open render skyline-render.jpg' }).waitFor();
-      await page.getByText('1 renders').waitFor();
+      await page.getByText('1 render', { exact: true }).waitFor();
       expect(await rendersOf(user.id)).toEqual([{ project_id: onboardingProjectId(user.id), file_name: 'skyline-render.jpg' }]);
       expect(await storedJson(page, 'tryit_welcome')).toBeNull();
       expect(await storedJson(page, 'tryit_selection')).toBeNull();

@@ -9,6 +9,7 @@ import { clipWorkflowId } from '../../workflows/clipGeneration';
 import { startFakeFal, type FakeFal } from '../support/fakeFal';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
+import { storedUnder } from '../support/objectStorage';
 import { testClient } from '../support/temporal';
 import {
   clipTestConfig,
@@ -83,7 +84,7 @@ describe('clip failures release the reservation (dev server, real workers)', () 
       const reservation = await testKnex()('credit_reservations').where({ idempotency_key: clipWorkflowId(jobId) }).first();
       expect(reservation).toMatchObject({ status: 'released', amount: 4 });
       expect(await testKnex()('pending_approvals').where({ source_job_id: jobId })).toEqual([]);
-      await expect(fs.stat(path.join(app.config.storageDir, 'clips', user.id, jobId))).rejects.toThrow();
+      expect(await storedUnder('clips', `${user.id}/${jobId}`)).toEqual([]);
       // the provider was asked once, and its failure was not retried into a second paid job
       expect(fal.jobs).toHaveLength(1);
       const description = await client.workflow.getHandle(clipWorkflowId(jobId)).describe();
@@ -130,7 +131,7 @@ describe('clip failures release the reservation (dev server, real workers)', () 
       while (ffmpegProcessesFor(providerJobId).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect(ffmpegProcessesFor(providerJobId)).toEqual([]);
       await expect(fs.stat(path.join(workDir, 'local-video', providerJobId))).rejects.toThrow();
-      await expect(fs.stat(path.join(app.config.storageDir, 'clips', user.id, jobId))).rejects.toThrow();
+      expect(await storedUnder('clips', `${user.id}/${jobId}`)).toEqual([]);
       const description = await client.workflow.getHandle(clipWorkflowId(jobId)).describe();
       expect(description.status.name).toBe('CANCELLED');
       expect(await testKnex()('video_generation_jobs').where({ id: jobId }).first('status', 'error')).toEqual({ status: 'cancelled', error: null });

@@ -1,5 +1,3 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import sharp from 'sharp';
 import { CLIP_MESSAGES, type ClipJobView } from '../../domain/clipGeneration';
@@ -8,6 +6,7 @@ import { CLIP_SIZE } from '../../providers/local/clipEffects';
 import { clipWorkflowId } from '../../workflows/clipGeneration';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
+import { fileRefOfLink, runStorage, storedObjectExists, withStoredFile } from '../support/objectStorage';
 import { testClient } from '../support/temporal';
 import {
   approveByWorkflow,
@@ -49,7 +48,6 @@ describe('clip generation workflow (API, dev server, real worker, ffmpeg)', () =
   let client: Client;
   let closeClient: () => Promise<void>;
   const runs: Run[] = [];
-  const storageDir = () => app.config.storageDir;
 
   beforeAll(async () => {
     app = await startClipApp();
@@ -85,22 +83,22 @@ describe('clip generation workflow (API, dev server, real worker, ffmpeg)', () =
       expect(run.job).toMatchObject({ status: 'completed', progress: 100, message: CLIP_MESSAGES.completed, error: null });
       const aspect = PLATFORM_ASPECT[run.platform];
       const { width, height } = CLIP_SIZE[aspect];
-      const clipFile = path.join(storageDir(), 'clips', run.user.id, run.jobId, 'clip.mp4');
-      const info = await probe(clipFile);
+      const clipPath = `${run.user.id}/${run.jobId}/clip.mp4`;
+      const info = await withStoredFile('clips', clipPath, probe);
       expect({ effect: run.effect, ...info }).toMatchObject({ effect: run.effect, codec: 'h264', width, height, frames: 150, fps: '30/1', pixFmt: 'yuv420p' });
       expect(Math.abs(info.duration - 5)).toBeLessThan(0.05);
       expect(run.job.result).toMatchObject({ effect: run.effect, platform: run.platform, aspectRatio: aspect, width, height, durationSeconds: 5 });
-      expect(run.job.result?.fileSize).toBe((await fs.stat(clipFile)).size);
+      expect(run.job.result?.fileSize).toBe((await runStorage().objects.stat('clips', clipPath))?.size);
     }
   });
 
   it('stores a WebP thumbnail and a watermarked preview beside the clip, and sends the clip for approval', async () => {
     for (const run of runs) {
-      const folder = path.join(storageDir(), 'clips', run.user.id, run.jobId);
-      const thumb = await sharp(path.join(folder, 'thumbnail.webp')).metadata();
+      const folder = `${run.user.id}/${run.jobId}`;
+      const thumb = await withStoredFile('clips', `${folder}/thumbnail.webp`, (file) => sharp(file).metadata());
       expect(thumb.format).toBe('webp');
       expect(thumb.width).toBe(480);
-      const preview = await probe(path.join(folder, 'preview.mp4'));
+      const preview = await withStoredFile('clips', `${folder}/preview.mp4`, probe);
       expect(preview).toMatchObject({ codec: 'h264', width: run.job.result?.width, height: run.job.result?.height, frames: 150 });
       // the watermark is burnt in: the first frames differ visibly
       const frame = async (file: string) =>
@@ -111,7 +109,7 @@ describe('clip generation workflow (API, dev server, real worker, ffmpeg)', () =
           .greyscale()
           .raw()
           .toBuffer();
-      const [a, b] = await Promise.all([frame(path.join(folder, 'clip.mp4')), frame(path.join(folder, 'preview.mp4'))]);
+      const [a, b] = await Promise.all([withStoredFile('clips', `${folder}/clip.mp4`, frame), withStoredFile('clips', `${folder}/preview.mp4`, frame)]);
       let changed = 0;
       for (let i = 0; i < a.length; i += 1) if (Math.abs(a[i] - b[i]) > 16) changed += 1;
       // the PREVIEW lettering covers a few percent of the frame; encoder noise alone changes almost nothing
@@ -175,7 +173,7 @@ describe('clip generation workflow (API, dev server, real worker, ffmpeg)', () =
     const clip = listing.body.content.find((item) => item.type === 'clip');
     expect(clip).toBeDefined();
     expect(clip?.data).toMatchObject({ id: contentId, aspect_ratio: '9:16', duration: 5, movement: run.effect, render_id: run.user.renderId });
-    expect(clip?.data.thumbnail_url).toEqual(expect.stringContaining('/api/files/clips/'));
+    expect(fileRefOfLink(clip?.data.thumbnail_url as string)?.bucket).toBe('clips');
 
     const thumb = await fetch(new URL(clip?.data.thumbnail_url as string, app.baseUrl));
     expect(thumb.status).toBe(200);
@@ -186,6 +184,6 @@ describe('clip generation workflow (API, dev server, real worker, ffmpeg)', () =
     expect(range.headers.get('content-range')).toMatch(/^bytes 0-1023\/\d+$/);
     expect((await range.arrayBuffer()).byteLength).toBe(1024);
     // the approved clip no longer needs its watermarked preview
-    await expect(fs.stat(path.join(storageDir(), 'clips', run.user.id, run.jobId, 'preview.mp4'))).rejects.toThrow();
+    expect(await storedObjectExists('clips', `${run.user.id}/${run.jobId}/preview.mp4`)).toBe(false);
   });
 });

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,50 +6,13 @@ import { clipWorkflowId } from '../../workflows/clipGeneration';
 import { closeTestKnex, testKnex } from '../support/db';
 import { startFakeFal } from '../support/fakeFal';
 import { testClient } from '../support/temporal';
+import { killGroup, spawnClipWorker, type ChildWorker } from './support/clipWorkerProcess';
+import { withStoredFile } from '../support/objectStorage';
 import { approveByWorkflow, clipUser, creditState, expectLedgerOk, probe, startClip, startClipApp, waitForJob, type ClipTestApp } from './fixtures';
 
-const ROOT = path.resolve(__dirname, '..', '..');
-
-interface ChildWorker {
-  child: ChildProcess;
-  output: () => string;
-}
-
-/** Starts tests/clips/support/clipWorker.ts in its own process group (so a kill takes its ffmpeg with it, as a crashed host would). */
-async function spawnWorker(taskQueue: string, workDir: string, env: Record<string, string> = {}): Promise<ChildWorker> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'tests/clips/support/clipWorker.ts')], {
-    cwd: ROOT,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, CLIP_WORKER_QUEUE: taskQueue, CLIP_PROVIDER_WORK_DIR: workDir, VIDEO_PRESET: 'slow', LOG_LEVEL: 'silent', ...env },
-  });
-  let out = '';
-  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker did not start: ${out}`)), 60_000);
-    const onData = () => {
-      if (out.includes('clip worker ready')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`worker exited with ${code}: ${out}`));
-    });
-  });
-  return { child, output: () => out };
-}
-
-function killGroup(worker: ChildWorker, signal: NodeJS.Signals): Promise<void> {
-  return new Promise((resolve) => {
-    if (worker.child.exitCode !== null || worker.child.signalCode !== null) return resolve();
-    worker.child.once('exit', () => resolve());
-    process.kill(-(worker.child.pid as number), signal);
-  });
-}
+/** The app's worker in a process group of its own, rendering at a slow preset so it can be killed mid-render. */
+const spawnWorker = (taskQueue: string, workDir: string, env: Record<string, string> = {}): Promise<ChildWorker> =>
+  spawnClipWorker(taskQueue, { CLIP_PROVIDER_WORK_DIR: workDir, VIDEO_PRESET: 'slow', ...env });
 
 describe('a worker killed during a clip (SIGKILL, then a new worker)', () => {
   let app: ClipTestApp;
@@ -99,7 +61,7 @@ describe('a worker killed during a clip (SIGKILL, then a new worker)', () => {
     const progress = [...before.seen, ...during.seen, ...after.seen].map((s) => s.progress);
     for (let i = 1; i < progress.length; i += 1) expect(progress[i]).toBeGreaterThanOrEqual(progress[i - 1]);
 
-    const info = await probe(path.join(app.config.storageDir, 'clips', user.id, jobId, 'clip.mp4'));
+    const info = await withStoredFile('clips', `${user.id}/${jobId}/clip.mp4`, probe);
     expect(info).toMatchObject({ codec: 'h264', width: 1280, height: 720, frames: 150 });
 
     // one submission (the job id came back from the row, not a second submit), the wait ran again

@@ -2,58 +2,22 @@
  * A worker killed (SIGKILL) while the image edit activity runs, then another started: the workflow finishes
  * the item on the new worker, the reservation is made once, and approval charges exactly one credit.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { closeTestKnex } from '../support/db';
 import { imageEditWorkflowId } from '../../domain/imageEdit';
 import { creditState, decide, generateImage, startHarness, userWithRender, type Harness } from './harness';
-
-const ROOT = path.resolve(__dirname, '..', '..');
-const SCRIPT = path.join(__dirname, 'support', 'workerProcess.ts');
-
-interface WorkerProcess {
-  child: ChildProcess;
-  output: () => string;
-  waitFor: (text: string, timeoutMs: number) => Promise<void>;
-  exited: Promise<void>;
-}
-
-function startWorkerProcess(h: Harness, editDelayMs: number): WorkerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT], {
-    cwd: ROOT,
-    env: { ...process.env, TEST_QUEUES: JSON.stringify(h.queues), EDIT_DELAY_MS: String(editDelayMs) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const waitFor = async (text: string, timeoutMs: number) => {
-    const deadline = Date.now() + timeoutMs;
-    while (!out.includes(text)) {
-      if (Date.now() > deadline) throw new Error(`worker did not print ${text} within ${timeoutMs} ms:\n${out}`);
-      if (child.exitCode !== null) throw new Error(`worker exited (${child.exitCode}) before printing ${text}:\n${out}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  };
-  return { child, output: () => out, waitFor, exited };
-}
+import { startHeldWorker, stopHeldWorkers, type WorkerProcess } from './support/heldWorker';
 
 let h: Harness;
 const started: WorkerProcess[] = [];
+const startWorkerProcess = (harness: Harness, delayMs: number) => startHeldWorker(harness, 'imageEdit', delayMs);
 
 beforeAll(async () => {
   h = await startHarness('restart', { workers: false });
 });
 
 afterAll(async () => {
-  for (const worker of started) {
-    if (worker.child.exitCode === null && worker.child.signalCode === null) {
-      worker.child.kill('SIGTERM');
-      await worker.exited;
-    }
-  }
+  await stopHeldWorkers(started);
   await h?.close();
   await closeTestKnex();
 });
@@ -78,11 +42,19 @@ describe('a worker killed mid-workflow', () => {
     expect(res.status).toBe(200);
     expect(res.body.result.savedImage).toMatchObject({ status: 'pending_approval', fullCost: 1, fractionalCostCharged: 0 });
     expect(second.output()).toContain('EDIT_STARTED');
-    // the generate activity ran a second time after the first worker died; nothing before it ran twice
+    // the media activity ran a second time after the first worker died; the reservation before it ran once
     const history = await h.client.workflow.getHandle(imageEditWorkflowId(res.body.metadata.jobId)).fetchHistory();
     const scheduled = new Map<string, string>();
     const attempts: Record<string, number[]> = {};
+    const localRuns: Record<string, number> = {};
     for (const event of history.events ?? []) {
+      // a local activity's result is a marker, written once per completed run
+      const marker = event.markerRecordedEventAttributes;
+      if (marker?.markerName === 'core_local_activity') {
+        const data = marker.details?.data?.payloads?.[0]?.data;
+        const type = data ? (JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type?: string }).activity_type : undefined;
+        if (type) localRuns[type] = (localRuns[type] ?? 0) + 1;
+      }
       if (event.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
         scheduled.set(String(event.eventId), event.activityTaskScheduledEventAttributes?.activityType?.name ?? '');
       }
@@ -91,8 +63,8 @@ describe('a worker killed mid-workflow', () => {
         (attempts[name] ??= []).push(event.activityTaskStartedEventAttributes?.attempt ?? 0);
       }
     }
-    expect(attempts.generateEditedImage).toEqual([2]);
-    expect(attempts.reserveImageEditCredits).toEqual([1]);
+    expect(attempts.makeEditedImage).toEqual([2]);
+    expect(localRuns.reserveImageEditCredits).toBe(1);
     expect(await h.knex('credit_reservations').where({ profile_id: user.id }).select('idempotency_key', 'status')).toEqual([
       { idempotency_key: imageEditWorkflowId(res.body.metadata.jobId), status: 'active' },
     ]);

@@ -8,7 +8,7 @@ const ROOT = path.resolve(__dirname, '..', '..');
 
 /** The real worker entry, as operators run it (Runtime.install happens once per process, so it gets a process of its own). */
 function startWorkerProcess(env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(path.join(ROOT, 'node_modules', '.bin', 'tsx'), ['workers/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

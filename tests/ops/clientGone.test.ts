@@ -33,7 +33,8 @@ const captured = capturingLogger();
 
 beforeAll(async () => {
   storageDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-client-gone-'));
-  config = { ...loadConfig(), storageDir };
+  // its own folder on local disk whatever the run's backend: the subject is the API's own /api/files streaming
+  config = { ...loadConfig(), storageBackend: 'local', storageDir };
   const app = createApp({ config, knex: testKnex(), logger: captured.logger });
   app.use(async (ctx, next) => {
     if (ctx.path === '/api/test/explode') throw new Error('disk on fire');

@@ -7,7 +7,10 @@ import { loadConfig, type AppConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { closeTemporalClient } from '../../services/temporalClient';
 import { closeTestKnex, testKnex } from '../support/db';
-import { request, serve, type TestServer } from '../support/http';
+import { closedPort, request, serve, type TestServer } from '../support/http';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import type { S3ObjectStorage } from '../../storage';
+import { runStorage } from '../support/objectStorage';
 
 let storageDir: string;
 let config: AppConfig;
@@ -23,7 +26,9 @@ beforeAll(async () => {
   // a storage root under a regular file cannot be created; the namespace does not exist on the run's Temporal server
   const notADir = path.join(storageDir, 'plain-file');
   fs.writeFileSync(notADir, 'x');
-  broken = await serve(createApp({ config: { ...config, storageDir: path.join(notADir, 'storage'), temporalNamespace: 'no-such-namespace' }, knex: brokenDb, logger }));
+  // with object storage: an endpoint nothing listens on
+  const brokenStorage = config.storageBackend === 's3' ? { s3: { ...config.s3, endpoint: `http://127.0.0.1:${await closedPort()}` } } : {};
+  broken = await serve(createApp({ config: { ...config, ...brokenStorage, storageDir: path.join(notADir, 'storage'), temporalNamespace: 'no-such-namespace' }, knex: brokenDb, logger }));
 });
 
 afterAll(async () => {
@@ -58,7 +63,12 @@ describe('GET /health/ready', () => {
       checks: { database: { ok: true }, temporal: { ok: true }, storage: { ok: true } },
     });
     // the probe file is removed again
-    expect(fs.readdirSync(path.join(storageDir, '.health'))).toEqual([]);
+    if (config.storageBackend === 'local') expect(fs.readdirSync(path.join(storageDir, '.health'))).toEqual([]);
+    else {
+      const objects = runStorage().objects as S3ObjectStorage;
+      const listed = await objects.client.send(new ListObjectsV2Command({ Bucket: objects.bucketName('renders'), Prefix: '_health/' }));
+      expect(listed.Contents ?? []).toEqual([]);
+    }
   });
 
   it('answers 503 naming each failing part, without internal error text', async () => {

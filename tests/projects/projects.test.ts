@@ -1,15 +1,13 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { TestUser } from '../support/accounts';
 import { insertPendingApproval } from '../support/credits';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, type TestServer } from '../support/http';
+import { linkedFileExists } from '../support/objectStorage';
 import { checkLedgerInvariant, getCreditSummary } from '../../services/credits';
 import { createProject, fetchBytes, newUser, pngBytes, startProjectsApp, uploadRender } from './fixtures';
 
 let server: TestServer;
-let storageDir: string;
 let alice: TestUser;
 let bob: TestUser;
 
@@ -25,7 +23,6 @@ interface ProjectJson {
 beforeAll(async () => {
   const app = await startProjectsApp();
   server = app.server;
-  storageDir = path.resolve(app.config.storageDir);
   [alice, bob] = await Promise.all([newUser(server.baseUrl), newUser(server.baseUrl)]);
 });
 
@@ -39,10 +36,6 @@ async function list(user: TestUser, query = ''): Promise<{ status: number; proje
   return { status: res.status, projects: res.body.projects, body: res.body as unknown as Record<string, unknown> };
 }
 
-function storedPath(url: string): string {
-  const u = new URL(url, 'http://x');
-  return path.join(storageDir, decodeURIComponent(u.pathname.replace(/^\/api\/files\//, '')));
-}
 
 describe('projects: create and list', () => {
   it('creates a project with a trimmed name and optional address, and lists only the owner\'s projects, newest first', async () => {
@@ -127,15 +120,15 @@ describe('projects: delete', () => {
     const user = await newUser(server.baseUrl);
     const project = await createProject(server.baseUrl, user, 'Doomed');
     const up = await uploadRender(server.baseUrl, user, project.id, { bytes: await pngBytes(80, 60, 4), fileName: 'a.png' });
-    const file = storedPath(up.body.url as string);
-    const thumb = storedPath(up.body.processingInfo?.thumbnailUrl as string);
-    expect(fs.existsSync(file)).toBe(true);
-    expect(fs.existsSync(thumb)).toBe(true);
+    const file = up.body.url as string;
+    const thumb = up.body.processingInfo?.thumbnailUrl as string;
+    expect(await linkedFileExists(file)).toBe(true);
+    expect(await linkedFileExists(thumb)).toBe(true);
 
     const res = await request(server.baseUrl, `/api/projects/${project.id}`, { method: 'DELETE', token: user.token });
     expect(res.status).toBe(200);
-    expect(fs.existsSync(file)).toBe(false);
-    expect(fs.existsSync(thumb)).toBe(false);
+    expect(await linkedFileExists(file)).toBe(false);
+    expect(await linkedFileExists(thumb)).toBe(false);
     expect(await testKnex()('renders').where({ project_id: project.id })).toHaveLength(0);
     expect((await list(user)).projects).toHaveLength(0);
     expect((await fetchBytes(server.baseUrl, up.body.url as string)).status).toBe(404);

@@ -1,10 +1,9 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
 import sharp from 'sharp';
 import type { TestUser } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, type TestServer } from '../support/http';
+import { runBackend, runStorage, unfinishedWrites } from '../support/objectStorage';
 import { MAX_UPLOAD_BYTES } from '../../domain/constants';
 import {
   createProject,
@@ -20,14 +19,12 @@ import {
 } from './fixtures';
 
 let server: TestServer;
-let storageDir: string;
 let owner: TestUser;
 let projectId: string;
 
 beforeAll(async () => {
   const app = await startProjectsApp();
   server = app.server;
-  storageDir = path.resolve(app.config.storageDir);
   owner = await newUser(server.baseUrl);
   projectId = (await createProject(server.baseUrl, owner, 'Uploads')).id;
 });
@@ -37,13 +34,11 @@ afterAll(async () => {
   await closeTestKnex();
 });
 
-/** Every file under the renders bucket of this user (uploads and thumbnails). */
-function storedFilesOf(userId: string): string[] {
-  const found: string[] = [];
-  for (const dir of [path.join(storageDir, 'renders', userId), path.join(storageDir, 'renders', 'thumbs', userId)]) {
-    if (fs.existsSync(dir)) found.push(...fs.readdirSync(dir).map((f) => path.join(dir, f)));
-  }
-  return found;
+/** Every file under the renders bucket of this user (uploads and thumbnails), asked of the storage in use. */
+async function storedFilesOf(userId: string): Promise<string[]> {
+  const objects = runStorage().objects;
+  const listed = [...(await objects.list('renders', userId)), ...(await objects.list('renders', `thumbs/${userId}`))];
+  return listed.map((o) => o.path);
 }
 
 async function renderRows(project: string): Promise<Array<Record<string, unknown>>> {
@@ -111,9 +106,9 @@ describe('POST /api/upload/renders: accepted images', () => {
     expect(second.body).toMatchObject({ success: true, duplicate: true });
     expect(second.body.render?.data.id).toBe(first.body.render?.data.id);
     expect(await renderRows(project.id)).toHaveLength(1);
-    const before = storedFilesOf(owner.id).length;
+    const before = (await storedFilesOf(owner.id)).length;
     await uploadRender(server.baseUrl, owner, project.id, { bytes, fileName: 'third.png' });
-    expect(storedFilesOf(owner.id).length).toBe(before);
+    expect((await storedFilesOf(owner.id)).length).toBe(before);
 
     // another project of the same user takes the same bytes as its own render
     const other = await createProject(server.baseUrl, owner, 'Elsewhere');
@@ -135,13 +130,13 @@ describe('POST /api/upload/renders: accepted images', () => {
 describe('POST /api/upload/renders: refusals', () => {
   async function expectNothingStored(project: string, before: number, user: TestUser = owner): Promise<void> {
     expect(await renderRows(project)).toHaveLength(before);
-    expect(storedFilesOf(user.id).length).toBe(filesBefore);
+    expect((await storedFilesOf(user.id)).length).toBe(filesBefore);
   }
   let filesBefore = 0;
   let rowsBefore = 0;
 
   beforeEach(async () => {
-    filesBefore = storedFilesOf(owner.id).length;
+    filesBefore = (await storedFilesOf(owner.id)).length;
     rowsBefore = (await renderRows(projectId)).length;
   });
 
@@ -199,7 +194,7 @@ describe('POST /api/upload/renders: refusals', () => {
     const notAnId = await uploadRender(server.baseUrl, owner, 'not-a-uuid', { bytes, fileName: 'x.png' });
     expect(notAnId.status).toBe(404);
     await expectNothingStored(projectId, rowsBefore);
-    expect(storedFilesOf(stranger.id)).toEqual([]);
+    expect(await storedFilesOf(stranger.id)).toEqual([]);
   });
 
   it("answers 403 when userId is someone else's", async () => {
@@ -262,7 +257,7 @@ describe('POST /api/upload/renders: refusals', () => {
     const answer = (await res.json()) as { error: string };
     expect(answer.error).toMatch(/^File too large: 150\.\d\dMB\. Maximum size is 150MB\.$/);
     await expectNothingStored(projectId, rowsBefore);
-    expect(fs.readdirSync(path.join(storageDir, '.incoming'))).toEqual([]);
+    expect(await unfinishedWrites()).toEqual([]);
   });
 
   it('refuses at once a request whose declared length is over the limit', async () => {
@@ -276,10 +271,21 @@ describe('POST /api/upload/renders: refusals', () => {
   it('keeps nothing of an upload the client abandons midway', async () => {
     const res = await bigUpload(40 * 1024 * 1024, { contentLength: false, failAfter: 8 * 1024 * 1024 });
     expect(res instanceof Response).toBe(false);
-    // the server notices the broken request and removes its half-written file
-    const deadline = Date.now() + 5000;
-    while (Date.now() < deadline && fs.readdirSync(path.join(storageDir, '.incoming')).length > 0) await new Promise((r) => setTimeout(r, 50));
-    expect(fs.readdirSync(path.join(storageDir, '.incoming'))).toEqual([]);
+    // the server notices the broken request and removes its half-written file; on S3 the bucket is shared with the
+    // suites running beside this one, so only this user's open multipart uploads count
+    const mine = async () => (await unfinishedWrites()).filter((w) => runBackend() === 'local' || w.startsWith(`renders/${owner.id}/`));
+    // the client's failure can reach the test before the server has begun (and then aborted) its multipart upload:
+    // nothing left means nothing left for a whole second
+    const deadline = Date.now() + 10_000;
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    while (Date.now() < deadline) {
+      if ((await mine()).length === 0) {
+        await sleep(1000);
+        if ((await mine()).length === 0) break;
+      }
+      await sleep(50);
+    }
+    expect(await mine()).toEqual([]);
     await expectNothingStored(projectId, rowsBefore);
   });
 });

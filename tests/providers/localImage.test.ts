@@ -206,7 +206,7 @@ describe('RuleBasedChatProvider', () => {
       selectedClipCount: 3,
       aspectRatio: '9:16',
     });
-    expect(reply.preferences).toEqual({ aesthetic: 'luxury', energy_level: 'calm', copy_style: 'professional' });
+    expect(reply.preferences).toEqual({ aesthetic: 'luxury', energy_level: 'calm', copy_style: 'professional', generated_texts: [] });
     expect(reply.analysis).toEqual({ ready_to_create: true, confidence_score: 1, missing_info: [] });
     expect(reply.reply).toContain('Ready to create');
   });

@@ -54,6 +54,8 @@ async function expectPlayableClip(result: VideoResult, width: number, height: nu
   expect(probe.fps).toBeCloseTo(30, 5);
   expect(Math.abs(probe.durationSeconds - 5)).toBeLessThan(0.05);
   expect(result).toMatchObject({ mime: 'video/mp4', width, height, fps: 30, model: 'local/ffmpeg-effects' });
+  // the facts the provider took from the ffmpeg run are the file's own
+  expect(result.durationSeconds).toBeCloseTo(probe.durationSeconds, 3);
   // +faststart: the index comes before the media data, so browsers play while downloading
   const head = await fs.readFile(result.path);
   expect(head.indexOf('moov')).toBeGreaterThan(0);
@@ -145,6 +147,20 @@ describe('LocalImageToVideoProvider', () => {
     const dark = channelMeans(night[2]);
     expect(dark.luma).toBeLessThan(day.luma * 0.7);
     expect(dark.b / Math.max(1, dark.r)).toBeGreaterThan(day.b / day.r);
+  });
+
+  it('frames a sideways JPEG with an EXIF orientation upright, like the same scene stored upright', async () => {
+    // stored rotated 90 degrees anticlockwise, with orientation 6 saying "turn it clockwise to show it"
+    const sideways = await sharp(await streetStill().png().toBuffer()).rotate(270).jpeg({ quality: 92 }).withMetadata({ orientation: 6 }).toBuffer();
+    expect((await sharp(sideways).metadata()).orientation).toBe(6);
+    const { jobId } = await provider.submit({ image: sideways, effect: 'Zoom In', platform: 'YouTube', aspectRatio: '16:9', durationSeconds: 5 });
+    const result = await provider.wait(jobId);
+    await expectPlayableClip(result, 1280, 720);
+    const frames = await keyFrames(result.path);
+    const upright = clips.get('Zoom In')?.frames;
+    if (!upright) throw new Error('the upright Zoom In clip is rendered by the first test');
+    expect(meanAbsDiff(frames[0], upright[0])).toBeLessThan(6);
+    expect(meanAbsDiff(frames[2], upright[2])).toBeLessThan(6);
   });
 
   it.each([

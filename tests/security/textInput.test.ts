@@ -1,7 +1,7 @@
 /**
  * The text-input rule (domain/textInput.ts, applied by api/validation.ts): arbitrary Unicode, NUL, control
  * characters and unpaired surrogates thrown at every text field of every route never give a 5xx, and text that
- * breaks the rule is refused with 400 before a database or workflow sees it.
+ * breaks the rule (once trimmed, as trimming fields see it) is refused with 400 before a database or workflow sees it.
  */
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
@@ -42,7 +42,9 @@ async function fuzzField(shape: TextShape, send: (value: string) => Promise<Json
   await fc.assert(
     fc.asyncProperty(anyText, async (value) => {
       const res = await send(value);
-      const refused = textInputProblem(value, shape) !== null;
+      // fields such as the e-mail trim surrounding whitespace (tabs and line breaks included) before the rule, so only
+      // what is left after a trim must be refused; a field that does not trim may refuse more (not asserted here)
+      const refused = textInputProblem(value.trim(), shape) !== null;
       expect({ value: JSON.stringify(value), status: res.status < 500 ? 'not 5xx' : res.status }).toEqual({ value: JSON.stringify(value), status: 'not 5xx' });
       if (refused) expect({ value: JSON.stringify(value), status: res.status }).toEqual({ value: JSON.stringify(value), status: 400 });
     }),

@@ -19,6 +19,9 @@ const ROOT = path.resolve(__dirname, '..', '..');
 export interface TestServices {
   stopTemporal: () => Promise<void>;
   stopPostgres: (() => Promise<void>) | null;
+  /** The SeaweedFS S3 server of a `--storage=s3` run (STORAGE_BACKEND=s3), with its data folder. */
+  stopS3: (() => Promise<void>) | null;
+  s3Dir: string | null;
   postgresDir: string | null;
   adminUrl: string;
   database: string;
@@ -66,6 +69,24 @@ export default async function globalSetup(): Promise<void> {
     logFile: path.join(runDir, 'temporal.log'),
   });
 
+  // `npm test -- --storage=s3`: every test's storage is a real S3-compatible server, buckets of this run's own
+  let stopS3: (() => Promise<void>) | null = null;
+  let s3Dir: string | null = null;
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  if (process.env.STORAGE_BACKEND === 's3' && !process.env.S3_ENDPOINT) {
+    s3Dir = path.join(runDir, `seaweedfs-${process.pid}`);
+    const s3 = await services.startSeaweedfs({ weed: tools.ensureSeaweedfs(), dataDir: s3Dir, logFile: path.join(runDir, 'seaweedfs.log') });
+    stopS3 = s3.stop;
+    Object.assign(process.env, {
+      S3_ENDPOINT: s3.endpoint,
+      S3_REGION: s3.region,
+      S3_ACCESS_KEY_ID: s3.accessKeyId,
+      S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+      S3_FORCE_PATH_STYLE: 'true',
+      S3_BUCKET_PREFIX: `rs-test-${process.pid}-`,
+    });
+  }
+
   const workflowsIndex = path.join(ROOT, 'workflows', 'index.ts');
   const bundlePath = path.join(runDir, 'workflow-bundle.js');
   if (fs.existsSync(workflowsIndex)) {
@@ -85,8 +106,10 @@ export default async function globalSetup(): Promise<void> {
   process.env.STORAGE_DIR = path.join(runDir, `storage-${process.pid}`);
   process.env.LOG_LEVEL = process.env.LOG_LEVEL ?? 'silent';
   process.env.APPROVAL_WINDOW = process.env.APPROVAL_WINDOW ?? '7 days';
+  // Enhance Renders has no built-in access code: the tests (API and browser) unlock it with this one
+  process.env.ENHANCE_ACCESS_CODE = process.env.ENHANCE_ACCESS_CODE || 'RENDERS-BETA';
 
-  const handles: TestServices = { stopTemporal: temporal.stop, stopPostgres, postgresDir, adminUrl, database };
+  const handles: TestServices = { stopTemporal: temporal.stop, stopPostgres, stopS3, s3Dir, postgresDir, adminUrl, database };
   (globalThis as { __testServices?: TestServices }).__testServices = handles;
-  process.stdout.write(`\n[test setup] postgres db ${database}, temporal ${temporal.address}, ready in ${Date.now() - started} ms\n`);
+  process.stdout.write(`\n[test setup] postgres db ${database}, temporal ${temporal.address}${process.env.STORAGE_BACKEND === 's3' ? `, S3 storage ${process.env.S3_ENDPOINT}` : ''}, ready in ${Date.now() - started} ms\n`);
 }

@@ -13,6 +13,8 @@ export default async function globalTeardown(): Promise<void> {
     await admin.end();
   }
   if (process.env.STORAGE_DIR) fs.rmSync(process.env.STORAGE_DIR, { recursive: true, force: true });
+  if (handles.stopS3) await handles.stopS3();
+  if (handles.s3Dir) fs.rmSync(handles.s3Dir, { recursive: true, force: true });
   if (handles.stopPostgres) await handles.stopPostgres();
   if (handles.postgresDir) fs.rmSync(handles.postgresDir, { recursive: true, force: true });
 }

@@ -6,7 +6,9 @@
  *   PUT  /{owner}/{app}/requests/{id}/cancel  202 CANCELLATION_REQUESTED, 400 ALREADY_COMPLETED
  *   GET  /files/{name}                        outputs, without auth (fal's CDN needs none)
  * Every queue call needs `Authorization: Key <apiKey>`. The "models" really work on their input: the
- * image edit inverts the image, the upscale resizes it, the video model serves an MP4 made with ffmpeg.
+ * image edit inverts the image, the upscale resizes it, the video model serves an MP4 made with ffmpeg, and the
+ * vision language model (any-llm/vision: { model, system_prompt, prompt, image_urls } -> { output }) names the size of
+ * every image it was given before the prompt.
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -18,7 +20,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
 
-export type FakeFalKind = 'image-edit' | 'upscale' | 'video';
+export type FakeFalKind = 'image-edit' | 'upscale' | 'video' | 'vision-llm';
 export type FakeFalBehaviour = 'succeed' | 'fail-runtime' | 'fail-validation' | 'never-complete' | 'submit-500' | 'status-hangs';
 
 export interface FakeFalModel {
@@ -92,6 +94,15 @@ export async function startFakeFal(options: { apiKey: string; models: Record<str
       return { video: { url, content_type: 'video/mp4', file_name: 'output.mp4' } };
     }
     const images = job.input.image_urls;
+    if (kind === 'vision-llm') {
+      const sizes = await Promise.all(
+        (Array.isArray(images) ? images : []).map(async (uri) => {
+          const meta = await sharp(decodeDataUri(uri) ?? Buffer.alloc(0)).metadata();
+          return `${meta.width}x${meta.height}`;
+        }),
+      );
+      return { output: `[${String(job.input.model)} saw ${sizes.join(', ') || 'no images'}] ${String(job.input.prompt)}`, partial: false, error: null };
+    }
     const source = decodeDataUri(Array.isArray(images) ? images[0] : job.input.image_url);
     if (!source) throw new Error('no image');
     if (kind === 'upscale') {

@@ -16,9 +16,9 @@ interface RunningWorker {
   waitForLine: (pattern: RegExp, timeoutMs: number) => Promise<string>;
 }
 
-/** Starts the real worker entry (`tsx workers/main.ts`) as operators do, logging JSON at info. */
+/** Starts the real worker entry (`node --import tsx workers/main.ts`) as operators do, logging JSON at info. */
 function startWorkerProcess(env: Record<string, string>): RunningWorker {
-  const child = spawn(path.join(ROOT, 'node_modules', '.bin', 'tsx'), ['workers/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -41,9 +41,29 @@ export interface RenderUploadAnswer {
   processingInfo: { width: number; height: number; aspectRatio: string; fileSize: number; mimeType: string; thumbnailUrl: string | null };
 }
 
-export async function fetchProjects(): Promise<Project[]> {
-  const body = await api.get('projects/list').json<{ success: true; projects: Project[] }>();
-  return body.projects;
+/** The projects list is reused for 5 s (001 section 9: caches, projects list 5 s) unless a caller forces a read. */
+export const PROJECTS_CACHE_MS = 5000;
+
+/** The read in flight counts too: two asks a moment apart share one request. A failed read is not kept. */
+let projectsCache: { at: number; read: Promise<Project[]> } | null = null;
+
+export async function fetchProjects(options: { fresh?: boolean } = {}): Promise<Project[]> {
+  if (!options.fresh && projectsCache && Date.now() - projectsCache.at < PROJECTS_CACHE_MS) return projectsCache.read;
+  const read = api
+    .get('projects/list')
+    .json<{ success: true; projects: Project[] }>()
+    .then((body) => body.projects);
+  const entry = { at: Date.now(), read };
+  projectsCache = entry;
+  read.catch(() => {
+    if (projectsCache === entry) projectsCache = null;
+  });
+  return read;
+}
+
+/** After a change to any project, or another session's: nothing cached may answer for the list. */
+export function forgetProjects(): void {
+  projectsCache = null;
 }
 
 export async function fetchProject(projectId: string): Promise<Project> {
@@ -52,21 +72,25 @@ export async function fetchProject(projectId: string): Promise<Project> {
 }
 
 export async function createProject(input: { name: string; address?: string }): Promise<Project> {
+  forgetProjects();
   const body = await api.post('projects', { json: input }).json<{ success: true; project: Project }>();
   return body.project;
 }
 
 export async function updateProject(projectId: string, changes: { name?: string; address?: string | null }): Promise<Project> {
+  forgetProjects();
   const body = await api.patch(`projects/${projectId}`, { json: changes }).json<{ success: true; project: Project }>();
   return body.project;
 }
 
 export async function deleteProject(projectId: string): Promise<void> {
+  forgetProjects();
   await api.delete(`projects/${projectId}`);
   forgetProjectContent(projectId);
 }
 
 export async function deleteProjects(ids: readonly string[]): Promise<number> {
+  forgetProjects();
   const body = await api.post('projects/bulk-delete', { json: { ids } }).json<{ success: true; deleted: number }>();
   ids.forEach(forgetProjectContent);
   return body.deleted;

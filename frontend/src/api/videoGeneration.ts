@@ -20,6 +20,8 @@ export interface StartClipInput {
   effect: VideoEffect;
   platform: Platform;
   aspectRatio: string;
+  /** 000 section 7: the start's options carry the originalPrompt (what the clip was asked to show). */
+  originalPrompt: string;
 }
 
 /** POST /api/video-generation/start with the spec's options and context. */
@@ -27,7 +29,14 @@ export async function startClip(input: StartClipInput): Promise<StartClipAnswer>
   return api
     .post('video-generation/start', {
       json: {
-        options: { imageUrl: input.source.fileUrl, movement: input.effect, duration: 5, aspectRatio: input.aspectRatio, platform: input.platform },
+        options: {
+          imageUrl: input.source.fileUrl,
+          movement: input.effect,
+          originalPrompt: input.originalPrompt,
+          duration: 5,
+          aspectRatio: input.aspectRatio,
+          platform: input.platform,
+        },
         context: {
           projectId: input.projectId,
           userId: input.userId,

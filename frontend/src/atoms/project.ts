@@ -2,6 +2,8 @@ import { atom } from 'jotai';
 import { fetchProjectContent, fetchProjects, type ContentItem } from '../api/projects';
 import { sessionKeyAtom } from './session';
 import { settledAtom } from './settled';
+import { viewAtom, viewResetsAtom } from './view';
+import { DEFAULT_LOCATION, hrefForLocation } from './viewUrl';
 
 /** The project open in the Content Library, kept in `?project=<id>` so reload and Back work. */
 function projectFromSearch(search: string): string | null {
@@ -16,36 +18,50 @@ function hrefWithProject(href: string, projectId: string | null): string {
   return `${url.pathname}${url.search}${url.hash}`;
 }
 
-const openProjectBaseAtom = atom<string | null>(projectFromSearch(window.location.search));
-openProjectBaseAtom.onMount = (set) => {
-  const onPopState = () => set(projectFromSearch(window.location.search));
+/** The open project, and the view reset it was opened after: a sign-out voids it (the next user never inherits it). */
+const openProjectStoreAtom = atom<{ id: string | null; resets: number }>({ id: projectFromSearch(window.location.search), resets: 0 });
+openProjectStoreAtom.onMount = (set) => {
+  const onPopState = () => set((current) => ({ ...current, id: projectFromSearch(window.location.search) }));
   window.addEventListener('popstate', onPopState);
   return () => window.removeEventListener('popstate', onPopState);
 };
 
-/** null: the projects list. Setting it pushes a history entry, so Back returns to the list. */
+const openProjectBaseAtom = atom((get) => {
+  const { id, resets } = get(openProjectStoreAtom);
+  return resets === get(viewResetsAtom) ? id : null;
+});
+
+/**
+ * null: the projects list. Setting it pushes a history entry, so Back returns to the list; on the Projects view
+ * the address names the detail `?view=overview&project=<id>` (000 section 2's view name).
+ */
 export const openProjectIdAtom = atom(
   (get) => get(openProjectBaseAtom),
   (get, set, projectId: string | null) => {
     if (get(openProjectBaseAtom) === projectId) return;
-    set(openProjectBaseAtom, projectId);
-    window.history.pushState(null, '', hrefWithProject(window.location.href, projectId));
+    set(openProjectStoreAtom, { id: projectId, resets: get(viewResetsAtom) });
+    const href = hrefWithProject(window.location.href, projectId);
+    const onProjects = get(viewAtom) === 'projects';
+    window.history.pushState(null, '', onProjects ? hrefForLocation(new URL(href, window.location.href).toString(), { ...DEFAULT_LOCATION, view: 'projects' }) : href);
   },
 );
 
 // ---------- projects list ----------
 
-const projectsVersionAtom = atom(0);
+const projectsVersionAtom = atom<{ n: number; fresh: boolean }>({ n: 0, fresh: false });
 
 export const projectsAtom = atom(async (get) => {
-  get(projectsVersionAtom);
+  const { fresh } = get(projectsVersionAtom);
   if (!get(sessionKeyAtom)) return [];
-  return fetchProjects();
+  return fetchProjects({ fresh });
 });
 
 export const projectsStateAtom = settledAtom(projectsAtom);
 
-export const refreshProjectsAtom = atom(null, (_get, set) => set(projectsVersionAtom, (v) => v + 1));
+/** Re-reads the list: past the 5 s cache by default (after a change); `{ fresh: false }` when the list is shown again. */
+export const refreshProjectsAtom = atom(null, (_get, set, options: { fresh: boolean } = { fresh: true }) =>
+  set(projectsVersionAtom, (v) => ({ n: v.n + 1, fresh: options.fresh })),
+);
 
 // ---------- content library of the open project ----------
 

@@ -1,7 +1,9 @@
 import { atom } from 'jotai';
 import { unwrap } from 'jotai/utils';
+import { forgetApprovals } from '../api/approvals';
 import { fetchCurrentUser, signIn, signOut, signUp, type SignInInput, type SignUpInput, type User } from '../api/auth';
-import { resetViewAtom } from './view';
+import { forgetProjects } from '../api/projects';
+import { clearLandingStateAtom, resetViewAtom } from './view';
 
 export interface Session {
   /** null when signed out */
@@ -14,6 +16,12 @@ export interface Session {
 
 /** Bumped by sign-in, sign-up and sign-out. */
 const authEpochAtom = atom(0);
+
+/** A new session never sees what the short client caches kept for the previous one. */
+function forgetCachedReads(): void {
+  forgetProjects();
+  forgetApprovals();
+}
 /** Bumped to re-read the same session (after a name change, or a retry). */
 const sessionReloadAtom = atom(0);
 
@@ -27,8 +35,19 @@ const sessionRequestAtom = atom(async (get): Promise<Session> => {
   }
 });
 
-/** undefined until the first answer; while a re-read is in flight it keeps the previous answer (no flashing). */
-export const sessionAtom = unwrap(sessionRequestAtom, (previous) => previous);
+const settledSessionAtom = unwrap(sessionRequestAtom, (previous) => previous);
+
+/**
+ * undefined until the first answer. While the same session is re-read it keeps the previous answer (no flashing);
+ * after a sign-in, sign-up or sign-out nobody is signed in until the server says who is, so the previous user's
+ * screens (and their reads, which the server would now refuse) are gone at once.
+ */
+export const sessionAtom = atom((get): Session | undefined => {
+  const session = get(settledSessionAtom);
+  const epoch = get(authEpochAtom);
+  if (session && session.epoch !== epoch) return { user: null, failed: false, epoch };
+  return session;
+});
 
 /** The signed-in user: undefined while the first answer is pending, null when signed out. */
 export const currentUserAtom = atom((get) => get(sessionAtom)?.user);
@@ -50,12 +69,17 @@ export const reloadSessionAtom = atom(null, async (get, set) => {
 /** Each auth action resolves once the new session has been read, so its button stays busy until the screen changes. */
 export const signUpAtom = atom(null, async (get, set, input: SignUpInput) => {
   await signUp(input);
+  // a new account starts on the default view: nothing of the address (#pricing, a shared ?project=) carries over
+  set(resetViewAtom);
+  forgetCachedReads();
   set(authEpochAtom, (v) => v + 1);
   await get(sessionRequestAtom);
 });
 
 export const signInAtom = atom(null, async (get, set, input: SignInInput) => {
   await signIn(input);
+  set(clearLandingStateAtom);
+  forgetCachedReads();
   set(authEpochAtom, (v) => v + 1);
   await get(sessionRequestAtom);
 });
@@ -66,6 +90,7 @@ export const signOutAtom = atom(null, async (get, set) => {
   } finally {
     // re-read the session either way: if the server kept it, the dashboard stays, which is the truth
     set(resetViewAtom);
+    forgetCachedReads();
     set(authEpochAtom, (v) => v + 1);
     await get(sessionRequestAtom);
   }

@@ -1,8 +1,10 @@
 import { atom } from 'jotai';
 import {
   DEFAULT_LOCATION,
+  hrefWithAuthTab,
   hrefForLocation,
   hrefWithParams,
+  hrefWithoutDashboardState,
   locationFromSearch,
   type AccountTab,
   type DashboardLocation,
@@ -27,7 +29,7 @@ export const navigateAtom = atom(
   (get, set, to: { view: DashboardView; accountTab?: AccountTab; params?: Readonly<Record<string, string | null>> }) => {
     const next: DashboardLocation = { view: to.view, accountTab: to.accountTab ?? DEFAULT_LOCATION.accountTab };
     const current = get(locationAtom);
-    if (current.view === next.view && current.accountTab === next.accountTab && !to.params) return;
+    if (current.view === next.view && current.accountTab === next.accountTab && !to.params && !current.unknownView) return;
     set(locationAtom, next);
     const href = to.params ? hrefWithParams(window.location.href, to.params) : window.location.href;
     window.history.pushState(null, '', hrefForLocation(href, next));
@@ -50,8 +52,23 @@ export const accountTabAtom = atom(
   },
 );
 
-/** After sign-out: back to the default view, and the address loses `?view=` (no new history entry). */
+/** Bumped by resetViewAtom: state kept for the previous session (the open project) is void after it. */
+export const viewResetsAtom = atom(0);
+
+/** The name in `?view=` when it is no view of this app (the Projects view then says the page does not exist). */
+export const unknownViewAtom = atom((get) => get(locationAtom).unknownView ?? null);
+
+/**
+ * After sign-out, and after a sign-in or sign-up: back to the default view, and the address loses the previous
+ * session's state (`?view=`, `?project=` ...) and any landing section (`#pricing`), without a new history entry.
+ */
 export const resetViewAtom = atom(null, (_get, set) => {
   set(locationAtom, DEFAULT_LOCATION);
-  window.history.replaceState(null, '', hrefForLocation(window.location.href, null));
+  set(viewResetsAtom, (n) => n + 1);
+  window.history.replaceState(null, '', hrefWithoutDashboardState(window.location.href));
+});
+
+/** After a sign-in: the landing page's `?auth=` and section (`#pricing`) leave the address; a deep link's view stays. */
+export const clearLandingStateAtom = atom(null, () => {
+  window.history.replaceState(null, '', hrefWithAuthTab(window.location.href, null).replace(/#.*$/, ''));
 });

@@ -1,11 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { authTabFromSearch, hrefForLocation, hrefWithAuthTab, locationFromSearch } from './viewUrl';
+import { authTabFromSearch, hrefForLocation, hrefWithAuthTab, hrefWithoutDashboardState, locationFromSearch } from './viewUrl';
 
 describe('dashboard location in the URL', () => {
   it('reads the view and account tab, defaulting unknown values', () => {
     expect(locationFromSearch('?view=approvals')).toEqual({ view: 'approvals', accountTab: 'profile' });
     expect(locationFromSearch('?view=account&tab=security')).toEqual({ view: 'account', accountTab: 'security' });
-    expect(locationFromSearch('?view=enhance-set&tab=nope')).toEqual({ view: 'projects', accountTab: 'profile' });
+    expect(locationFromSearch('?view=no-such-view&tab=nope')).toEqual({ view: 'projects', accountTab: 'profile', unknownView: 'no-such-view' });
+    expect(locationFromSearch('?view=enhance-set')).toEqual({ view: 'enhance-set', accountTab: 'profile' });
     expect(locationFromSearch('')).toEqual({ view: 'projects', accountTab: 'profile' });
     expect(locationFromSearch('?view=admin&tab=billing')).toEqual({ view: 'admin', accountTab: 'billing' });
   });
@@ -15,6 +16,17 @@ describe('dashboard location in the URL', () => {
     expect(hrefForLocation(href, { view: 'account', accountTab: 'billing' })).toBe('/?ref=mail&view=account&tab=billing#top');
     expect(hrefForLocation(href, { view: 'approvals', accountTab: 'billing' })).toBe('/?ref=mail&view=approvals#top');
     expect(hrefForLocation(href, null)).toBe('/?ref=mail#top');
+  });
+
+  it("names the project detail 'overview' in the address, and still reads old ?project= links", () => {
+    expect(locationFromSearch('?view=overview&project=p1')).toEqual({ view: 'projects', accountTab: 'profile' });
+    expect(locationFromSearch('?project=p1')).toEqual({ view: 'projects', accountTab: 'profile' });
+    expect(hrefForLocation('http://app.test/?project=p1', { view: 'projects', accountTab: 'profile' })).toBe('/?project=p1&view=overview');
+    expect(hrefForLocation('http://app.test/?view=overview', { view: 'projects', accountTab: 'profile' })).toBe('/?view=projects');
+  });
+
+  it('drops the previous session\'s dashboard state and the landing section from the address', () => {
+    expect(hrefWithoutDashboardState('http://app.test/?view=overview&project=p1&render=r1&ref=mail&auth=signup#pricing')).toBe('/?ref=mail');
   });
 
   it('round-trips a location through its href', () => {

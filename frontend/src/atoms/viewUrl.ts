@@ -1,7 +1,7 @@
 /** Pure URL rules for the app's in-page navigation; the atoms in view.ts apply them to window.location. */
 
 /** 'admin' is only shown to admins: the dashboard shell sends anyone else who opens it to the default view. */
-export const DASHBOARD_VIEWS = ['projects', 'approvals', 'activity', 'account', 'clip-generation', 'image-generation', 'admin'] as const;
+export const DASHBOARD_VIEWS = ['projects', 'approvals', 'activity', 'account', 'clip-generation', 'image-generation', 'video-assembly', 'admin', 'enhance-set'] as const;
 export type DashboardView = (typeof DASHBOARD_VIEWS)[number];
 
 export const ACCOUNT_TABS = ['profile', 'billing', 'security', 'settings'] as const;
@@ -11,7 +11,18 @@ export interface DashboardLocation {
   view: DashboardView;
   /** only meaningful on the account view */
   accountTab: AccountTab;
+  /** `?view=` named no view this app has: the default view is kept, and the screen says the page does not exist */
+  unknownView?: string;
 }
+
+/**
+ * The spec's name (000 section 2) for the project detail in the address: `?view=overview&project=<id>`. Inside
+ * the app it is the Projects view with a project open, so old `?project=<id>` links still open the project.
+ */
+export const PROJECT_DETAIL_VIEW = 'overview';
+
+/** Parameters that belong to a signed-in user's dashboard: a sign-out (or sign-in) takes them out of the address. */
+export const DASHBOARD_PARAMS = ['view', 'tab', 'project', 'render', 'image', 'bust'] as const;
 
 export const DEFAULT_LOCATION: DashboardLocation = { view: 'projects', accountTab: 'profile' };
 
@@ -21,15 +32,16 @@ function oneOf<T extends string>(values: readonly T[], value: string | null): va
   return value !== null && (values as readonly string[]).includes(value);
 }
 
-/** `?view=approvals`, `?view=account&tab=security`; anything unknown falls back to the defaults. */
+/** `?view=approvals`, `?view=account&tab=security`; an unknown view falls back to the default and is named in `unknownView`. */
 export function locationFromSearch(search: string): DashboardLocation {
   const params = new URLSearchParams(search);
   const view = params.get('view');
   const tab = params.get('tab');
-  return {
-    view: oneOf(DASHBOARD_VIEWS, view) ? view : DEFAULT_LOCATION.view,
-    accountTab: oneOf(ACCOUNT_TABS, tab) ? tab : DEFAULT_LOCATION.accountTab,
-  };
+  const accountTab = oneOf(ACCOUNT_TABS, tab) ? tab : DEFAULT_LOCATION.accountTab;
+  if (oneOf(DASHBOARD_VIEWS, view)) return { view, accountTab };
+  if (view === PROJECT_DETAIL_VIEW) return { view: 'projects', accountTab };
+  if (view) return { view: DEFAULT_LOCATION.view, accountTab, unknownView: view };
+  return { view: DEFAULT_LOCATION.view, accountTab };
 }
 
 /** The address for a dashboard location, keeping the path, the hash and unrelated parameters of `href`. */
@@ -38,12 +50,20 @@ export function hrefForLocation(href: string, location: DashboardLocation | null
   url.searchParams.delete('view');
   url.searchParams.delete('tab');
   if (location) {
-    url.searchParams.set('view', location.view);
+    url.searchParams.set('view', location.view === 'projects' && url.searchParams.has('project') ? PROJECT_DETAIL_VIEW : location.view);
     if (location.view === 'account' && location.accountTab !== DEFAULT_LOCATION.accountTab) {
       url.searchParams.set('tab', location.accountTab);
     }
   }
   return `${url.pathname}${url.search}${url.hash}`;
+}
+
+/** `href` without the dashboard's parameters and without a landing section (`#pricing`): where a new session starts. */
+export function hrefWithoutDashboardState(href: string): string {
+  const url = new URL(href);
+  for (const name of DASHBOARD_PARAMS) url.searchParams.delete(name);
+  url.searchParams.delete('auth');
+  return `${url.pathname}${url.search}`;
 }
 
 /** `href` with each parameter set to its value, or removed when the value is null. */

@@ -16,12 +16,17 @@ export function Dialog({ title, onClose, children, className }: DialogProps): Re
 
   useEffect(() => {
     const dialog = ref.current;
+    // focus goes back to what opened the dialog: the browser's own return is lost once React removes the element
+    const opener = document.activeElement instanceof HTMLElement && document.activeElement !== document.body ? document.activeElement : null;
     if (dialog && !dialog.open) {
       dialog.showModal();
       // start in the first field of a form dialog rather than on its close button
       dialog.querySelector<HTMLElement>('[autofocus], input:not([readonly]), textarea, select')?.focus();
     }
-    return () => dialog?.close();
+    return () => {
+      dialog?.close();
+      if (opener?.isConnected && !dialog?.contains(opener)) opener.focus();
+    };
   }, []);
 
   return (

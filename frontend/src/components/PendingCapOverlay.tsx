@@ -4,9 +4,21 @@ import './PendingCapOverlay.css';
 
 /**
  * Covers a generation screen when the pending-approval cap is reached (000 section 2): nothing new can start
- * until items are saved or rejected. Shared by the image and clip generation screens.
+ * until items are saved or rejected. Shared by the image and clip generation screens and Video Assembly.
  */
-export function PendingCapOverlay({ pendingCount, limit, onOpenApprovals, onBack }: { pendingCount: number; limit: number; onOpenApprovals: () => void; onBack: () => void }): ReactElement {
+export function PendingCapOverlay({
+  pendingCount,
+  limit,
+  onOpenApprovals,
+  onBack,
+  backLabel = 'Back to Project',
+}: {
+  pendingCount: number;
+  limit: number;
+  onOpenApprovals: () => void;
+  onBack: () => void;
+  backLabel?: string;
+}): ReactElement {
   return (
     <div className="pending-cap-overlay" role="alertdialog" aria-modal="false" aria-labelledby="pending-cap-title" aria-describedby="pending-cap-text">
       <div className="pending-cap-panel panel">
@@ -19,7 +31,7 @@ export function PendingCapOverlay({ pendingCount, limit, onOpenApprovals, onBack
         </p>
         <div className="pending-cap-actions">
           <button type="button" className="button button-secondary" onClick={onBack}>
-            Back to Project
+            {backLabel}
           </button>
           <button type="button" className="button button-primary" onClick={onOpenApprovals}>
             Open Approvals

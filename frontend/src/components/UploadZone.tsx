@@ -2,6 +2,7 @@ import { useEffect, useRef, useState, type ReactElement, type RefObject } from '
 import { ACCEPT_ATTRIBUTE, dropZoneError } from '../upload/fileChecks';
 import type { UploadProgress } from '../upload/uploadQueue';
 import { Icon } from './Icon';
+import { ProgressBar } from './ProgressBar';
 import './UploadZone.css';
 
 const ERROR_BANNER_MS = 5000;
@@ -106,14 +107,13 @@ export function UploadProgressBar({ progress }: { progress: UploadProgress }): R
     <div className="upload-progress" aria-live="polite">
       <div className="upload-progress-text">
         <span>
-          Uploading {progress.completed}/{progress.total}
+          {progress.note ? `${progress.note} ` : 'Uploading '}
+          {progress.completed}/{progress.total}
           {progress.currentFile ? ` · ${progress.currentFile}` : ''}
         </span>
         <strong>{progress.percent}%</strong>
       </div>
-      <div className="upload-progress-track" role="progressbar" aria-label="Upload progress" aria-valuemin={0} aria-valuemax={100} aria-valuenow={progress.percent}>
-        <span style={{ width: `${progress.percent}%` }} />
-      </div>
+      <ProgressBar label="Upload progress" percent={progress.percent} thin />
     </div>
   );
 }

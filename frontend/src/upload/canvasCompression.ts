@@ -25,10 +25,16 @@ async function encodeJpeg(image: ImageBitmap, step: CompressionStep): Promise<Bl
 }
 
 /**
- * Large images (4.5 MB and up, or `thresholdBytes` when given) are redrawn on a canvas as JPEG with the progressive steps of compressionPlan.ts;
- * smaller ones, GIFs and anything the browser cannot decode go up unchanged (the server checks them).
+ * Images above 4 MB (or from `thresholdBytes` when given) are redrawn on a canvas as JPEG with the progressive steps of compressionPlan.ts,
+ * until one is under the upload API route's 4.5 MB (or `thresholdBytes`); smaller ones and anything the browser cannot decode go up
+ * unchanged (the server checks them).
  */
-export async function compressForUpload(file: File, thresholdBytes?: number): Promise<File> {
+export async function compressForUpload(
+  file: File,
+  thresholdBytes?: number,
+  /** another plan (Enhance Renders: 1920 px at 0.8, to under 4 MB) than the library's */
+  plan?: { steps: readonly CompressionStep[]; targetBytes: number },
+): Promise<File> {
   if (!needsCompression(file, thresholdBytes)) return file;
   let image: ImageBitmap;
   try {
@@ -37,7 +43,7 @@ export async function compressForUpload(file: File, thresholdBytes?: number): Pr
     return file;
   }
   try {
-    const outcome = await compressProgressively<Blob>(file, (step) => encodeJpeg(image, step), thresholdBytes);
+    const outcome = await compressProgressively<Blob>(file, (step) => encodeJpeg(image, step), plan?.targetBytes ?? thresholdBytes, plan?.steps);
     if (outcome.blob === file) return file;
     return new File([outcome.blob], jpegName(file.name), { type: 'image/jpeg', lastModified: file.lastModified });
   } finally {

@@ -1,7 +1,19 @@
 import { API_ROUTE_MAX_BYTES, COMPRESSION } from '../../../domain/constants';
 
-/** Files of 4.5 MB (4718592 bytes) or more are compressed in the browser before they are uploaded. */
+/**
+ * Files of 4.5 MB (4718592 bytes) or more cannot go through the upload API route (000 section 5): a compressed
+ * upload bound for it must end under this, which is under the general 8 MB target too.
+ */
 export const COMPRESSION_THRESHOLD_BYTES = API_ROUTE_MAX_BYTES;
+/** 000 section 9: compression is triggered above 4 MB. */
+export const COMPRESSION_TRIGGER_BYTES = COMPRESSION.triggerAboveBytes;
+/** 000 section 9: the general target, for uploads that do not go through the API route. */
+export const UPLOAD_COMPRESSION_TARGET_BYTES = COMPRESSION.targetBytes;
+
+/** Where the compressed file stops: under the API route's limit when it goes through the route, else the 8 MB target. */
+export function compressionTargetBytes(viaApiRoute: boolean): number {
+  return viaApiRoute ? COMPRESSION_THRESHOLD_BYTES : UPLOAD_COMPRESSION_TARGET_BYTES;
+}
 
 export interface CompressionStep {
   maxSide: number;
@@ -9,11 +21,12 @@ export interface CompressionStep {
 }
 
 /**
- * GIFs may be animated: flattening them to one frame would lose content, so they go up as they are.
- * `thresholdBytes` is lower where the result must fit somewhere smaller (the try-it area's localStorage).
+ * Images above 4 MB are compressed (000 section 9), GIFs included (a GIF the route cannot take goes up as its
+ * first frame). `thresholdBytes`, when given, is another path's own rule instead: compress from that size on
+ * (the try-it area's localStorage copy, draft uploads from 4,718,592 bytes).
  */
-export function needsCompression(file: { size: number; type: string }, thresholdBytes: number = COMPRESSION_THRESHOLD_BYTES): boolean {
-  return file.size >= thresholdBytes && file.type !== 'image/gif';
+export function needsCompression(file: { size: number; type: string }, thresholdBytes?: number): boolean {
+  return thresholdBytes === undefined ? file.size > COMPRESSION_TRIGGER_BYTES : file.size >= thresholdBytes;
 }
 
 /**
@@ -44,21 +57,23 @@ export interface CompressionOutcome<B> {
 }
 
 /**
- * Tries the steps in order until a result is under the threshold; if none is, the smallest result is kept
- * (the server takes up to 150 MB). `encode` does the drawing (a canvas in the browser).
+ * Tries the steps in order (by default `compressionSteps()`) until a result is under the threshold (the target); if
+ * none is, the smallest result is kept (the server takes up to 150 MB). `encode` does the drawing (a canvas in the browser).
  */
 export async function compressProgressively<B extends { size: number }>(
   original: B,
   encode: (step: CompressionStep) => Promise<B>,
   thresholdBytes: number = COMPRESSION_THRESHOLD_BYTES,
+  steps: readonly CompressionStep[] = compressionSteps(),
 ): Promise<CompressionOutcome<B>> {
   let best: CompressionOutcome<B> = { blob: original, step: null, tries: 0 };
   let tries = 0;
-  for (const step of compressionSteps()) {
+  for (const step of steps) {
     tries++;
     const blob = await encode(step);
     if (blob.size < best.blob.size) best = { blob, step, tries };
-    if (blob.size < thresholdBytes) return { blob, step, tries };
+    // a file between the trigger and the target may come out larger than it went in: then it goes as it was
+    if (blob.size < thresholdBytes) return blob.size < original.size ? { blob, step, tries } : { blob: original, step: null, tries };
   }
   return { ...best, tries };
 }

@@ -7,6 +7,8 @@ export interface UploadProgress {
   completed: number;
   total: number;
   currentFile: string | null;
+  /** what the file in flight is doing besides sending, e.g. 'Resuming…' after a dropped connection */
+  note?: string | null;
 }
 
 export interface UploadFailure {
@@ -22,8 +24,8 @@ export interface UploadSummary<R> {
 export interface UploadQueueDeps<F extends { name: string }, P, R> {
   /** Makes the file ready to send (compression); runs once per file, not per attempt. */
   prepare: (file: F) => Promise<P>;
-  /** One attempt; reports its own upload progress as a 0-1 fraction; fails with UploadAttemptError. */
-  send: (prepared: P, onFraction: (fraction: number) => void) => Promise<R>;
+  /** One attempt; reports its own upload progress as a 0-1 fraction (and notes such as resuming); fails with UploadAttemptError. */
+  send: (prepared: P, onFraction: (fraction: number) => void, onNote: (note: string | null) => void) => Promise<R>;
   sleep: (ms: number) => Promise<void>;
   random?: () => number;
   onProgress?: (progress: UploadProgress) => void;
@@ -42,10 +44,12 @@ export async function uploadInBatches<F extends { name: string }, P, R>(files: r
   const fractions = files.map(() => 0);
   let completed = 0;
   const inFlight: string[] = [];
+  const notes = files.map((): string | null => null);
   const report = (): void => {
     const total = files.length;
     const percent = total === 0 ? 100 : Math.round((fractions.reduce((a, b) => a + b, 0) / total) * 100);
-    deps.onProgress?.({ percent: Math.min(100, percent), completed, total, currentFile: inFlight[inFlight.length - 1] ?? null });
+    const note = notes.find((n) => n !== null) ?? null;
+    deps.onProgress?.({ percent: Math.min(100, percent), completed, total, currentFile: inFlight[inFlight.length - 1] ?? null, note });
   };
   report();
 
@@ -59,15 +63,23 @@ export async function uploadInBatches<F extends { name: string }, P, R>(files: r
         return await withUploadRetry(
           () => {
             fractions[index] = 0;
-            return deps.send(prepared, (fraction) => {
-              fractions[index] = Math.max(0, Math.min(1, fraction)) * 0.99;
-              report();
-            });
+            return deps.send(
+              prepared,
+              (fraction) => {
+                fractions[index] = Math.max(0, Math.min(1, fraction)) * 0.99;
+                report();
+              },
+              (note) => {
+                notes[index] = note;
+                report();
+              },
+            );
           },
           { sleep: deps.sleep, random: deps.random },
         );
       } finally {
         fractions[index] = 1;
+        notes[index] = null;
         completed++;
         inFlight.splice(inFlight.indexOf(file.name), 1);
         report();

@@ -4,7 +4,9 @@ import { forgetProjectContent } from '../api/projects';
 import { currentUserAtom } from '../atoms/session';
 import { showToastAtom } from '../atoms/toast';
 import { compressForUpload } from './canvasCompression';
+import { beyondApiRoute, strictImageError } from './fileChecks';
 import { sendRenderUpload } from './sendRender';
+import { RESUMABLE_FROM_BYTES, sendRenderResumable } from './sendRenderResumable';
 import { uploadInBatches, uploadSummaryToasts, type UploadProgress } from './uploadQueue';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -28,8 +30,21 @@ export function useRenderUpload(projectId: string, onUploaded: () => void): { pr
       setProgress({ percent: 0, completed: 0, total: files.length, currentFile: null });
       try {
         const summary = await uploadInBatches(files, {
-          prepare: compressForUpload,
-          send: (file, onFraction) => sendRenderUpload({ file, projectId, userId: user.id }, onFraction),
+          prepare: async (file) => {
+            const ready = await compressForUpload(file);
+            // still too large for the API route after compression: only a JPG or PNG may go on (000 section 5)
+            const problem = beyondApiRoute(ready) ? strictImageError(ready) : null;
+            if (problem) {
+              toast({ kind: 'error', message: problem });
+              throw new Error(problem);
+            }
+            return ready;
+          },
+          // large files resumably (a dropped connection or a reload continues), small ones in one request
+          send: (file, onFraction, onNote) =>
+            file.size >= RESUMABLE_FROM_BYTES
+              ? sendRenderResumable({ file, projectId, userId: user.id }, onFraction, onNote)
+              : sendRenderUpload({ file, projectId, userId: user.id }, onFraction),
           sleep,
           onProgress: setProgress,
         });

@@ -10,7 +10,8 @@ import type { Knex } from 'knex';
 import yauzl from 'yauzl';
 import { createApp } from '../../../api/app';
 import { logger } from '../../../config/logger';
-import { createStorage, type Storage } from '../../../storage';
+import { createStorage, type Bucket, type Storage } from '../../../storage';
+import { allStoredPaths } from '../../support/objectStorage';
 import { clipTestConfig } from '../../clips/fixtures';
 import { testKnex } from '../../support/db';
 import { request, serve, type TestServer } from '../../support/http';
@@ -53,48 +54,20 @@ export async function sha256File(file: string): Promise<string> {
   return hash.digest('hex');
 }
 
-/** Every file under <storageDir>/<bucket>/<prefix>, named as the export names it. */
-export async function storedFilesUnder(storageDir: string, bucket: string, prefix: string): Promise<FileDigest[]> {
-  const root = path.join(storageDir, bucket, prefix);
+/** Every file under <bucket>/<prefix> in the run's storage (disk or object storage), named as the export names it. */
+export async function storedFilesUnder(storage: Storage, bucket: Bucket, prefix: string): Promise<FileDigest[]> {
   const out: FileDigest[] = [];
-  const walk = async (dir: string): Promise<void> => {
-    let entries: import('node:fs').Dirent[];
-    try {
-      entries = await fs.readdir(dir, { withFileTypes: true });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw err;
-    }
-    for (const entry of entries) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) await walk(full);
-      else out.push({ name: `files/${bucket}/${path.relative(path.join(storageDir, bucket), full).split(path.sep).join('/')}`, sha256: await sha256File(full) });
-    }
-  };
-  await walk(root);
+  for (const object of await storage.objects.list(bucket, prefix)) {
+    const hash = createHash('sha256');
+    for await (const chunk of await storage.objects.read(bucket, object.path)) hash.update(chunk as Buffer);
+    out.push({ name: `files/${bucket}/${object.path}`, sha256: hash.digest('hex') });
+  }
   return out;
 }
 
-/** Every path (relative to the storage root) that contains `needle`: what a deletion must leave none of. */
-export async function storagePathsContaining(storageDir: string, needle: string): Promise<string[]> {
-  const found: string[] = [];
-  const walk = async (dir: string): Promise<void> => {
-    let entries: import('node:fs').Dirent[];
-    try {
-      entries = await fs.readdir(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      const full = path.join(dir, entry.name);
-      const rel = path.relative(storageDir, full);
-      if (rel.startsWith('.incoming')) continue;
-      if (rel.includes(needle)) found.push(rel);
-      if (entry.isDirectory()) await walk(full);
-    }
-  };
-  await walk(storageDir);
-  return found;
+/** Every stored path (`<bucket>/<path>`) that contains `needle`: what a deletion must leave none of. */
+export async function storagePathsContaining(needle: string): Promise<string[]> {
+  return (await allStoredPaths()).filter((p) => p.includes(needle));
 }
 
 export interface ZipEntry {

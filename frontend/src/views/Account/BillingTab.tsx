@@ -105,7 +105,7 @@ function PackagePurchase({ user }: { user: User }): ReactElement {
               type="button"
               className={`button button-block ${pkg.isPopular ? 'button-primary' : 'button-secondary'}`}
               disabled={pendingId !== null}
-              aria-label={`Buy ${pkg.name}`}
+              aria-label={pendingId === pkg.id ? undefined : `Buy credits: ${pkg.name}`}
               onClick={() => void buy(pkg)}
             >
               {pendingId === pkg.id ? 'Opening checkout...' : 'Buy credits'}

@@ -5,6 +5,7 @@ import { Bar } from 'react-chartjs-2';
 import type { WeeklyCreditUsage } from '../../api/billing';
 import { weeklyUsageStateAtom } from '../../atoms/billing';
 import { LoadingState } from '../../components/Spinner';
+import { countText } from '../../components/countText';
 
 ChartJS.register(CategoryScale, LinearScale, BarElement, Tooltip, Legend);
 
@@ -27,7 +28,7 @@ export function usageChartData(weeks: WeeklyCreditUsage[]): ChartData<'bar', num
 /** A sentence for screen readers: the totals the bars show. */
 export function usageSummary(weeks: WeeklyCreditUsage[]): string {
   const sum = (pick: (w: WeeklyCreditUsage) => number) => weeks.reduce((n, w) => n + pick(w), 0);
-  return `Over the last ${weeks.length} weeks: ${sum((w) => w.added)} credits added; spent ${sum((w) => w.spent.image)} on images, ${sum((w) => w.spent.clip)} on clips and ${sum((w) => w.spent.assembly)} on assemblies.`;
+  return `Over the last ${weeks.length} weeks: ${countText(sum((w) => w.added), 'credit')} added; spent ${sum((w) => w.spent.image)} on images, ${sum((w) => w.spent.clip)} on clips and ${sum((w) => w.spent.assembly)} on assemblies.`;
 }
 
 const OPTIONS: ChartOptions<'bar'> = {

@@ -3,6 +3,7 @@ import { useState, type FormEvent, type ReactElement } from 'react';
 import { hasStatus, apiErrorMessage } from '../../api/client';
 import type { Profile } from '../../api/profile';
 import { profileStateAtom, reloadProfileAtom, saveProfileNameAtom } from '../../atoms/profile';
+import { signOutAtom } from '../../atoms/session';
 import { showToastAtom } from '../../atoms/toast';
 import { LoadingState } from '../../components/Spinner';
 import { TextField } from '../../components/TextField';
@@ -73,10 +74,24 @@ function ProfileForm({ profile }: { profile: Profile }): ReactElement {
   );
 }
 
+/** 001 section 8: the account has no profile (its setup did not finish); signing in again sets it up. */
+export const PROFILE_SETUP_FAILED = 'Profile setup failed. Please try signing out and back in.';
+
 export function ProfileTab(): ReactElement {
   const profile = useAtomValue(profileStateAtom);
   const reload = useSetAtom(reloadProfileAtom);
+  const signOut = useSetAtom(signOutAtom);
   if (profile === undefined) return <LoadingState label="Loading profile..." />;
+  if (!profile.ok && hasStatus(profile.error, 404)) {
+    return (
+      <div className="panel error-panel" role="alert">
+        <p>{PROFILE_SETUP_FAILED}</p>
+        <button type="button" className="button button-secondary" onClick={() => void signOut()}>
+          Sign Out
+        </button>
+      </div>
+    );
+  }
   if (!profile.ok || !profile.data) {
     return (
       <div className="panel error-panel" role="alert">

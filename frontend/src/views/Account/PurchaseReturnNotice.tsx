@@ -5,6 +5,7 @@ import { refreshBillingAtom } from '../../atoms/billing';
 import { hrefWithParams } from '../../atoms/viewUrl';
 import { BILLING_MSG } from '../../../../domain/billing';
 import { purchaseReturnFromSearch, type PurchaseReturn } from './checkoutReturn';
+import { countText } from '../../components/countText';
 
 /** How often and how long the return page asks whether the webhook has credited the purchase. */
 export const CONFIRM_POLL_MS = 1500;
@@ -96,7 +97,7 @@ export function PurchaseReturnNotice(): ReactElement | null {
             <strong>
               Purchase complete: +{confirmation.credits} credits ({confirmation.packageName}).
             </strong>{' '}
-            Your balance is now {confirmation.availableCredits} credits.
+            Your balance is now {countText(confirmation.availableCredits, 'credit')}.
           </p>
           {dismissButton}
         </div>

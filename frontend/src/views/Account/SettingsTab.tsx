@@ -5,6 +5,7 @@ import { apiErrorMessage } from '../../api/client';
 import { deleteAccountAtom, latestExportStateAtom, refreshExportAtom, requestExportAtom } from '../../atoms/accountData';
 import { currentUserAtom } from '../../atoms/session';
 import { Dialog } from '../../components/Dialog';
+import { ProgressBar } from '../../components/ProgressBar';
 import { TextField } from '../../components/TextField';
 import { confirmsEmail } from '../../../../domain/accountData';
 import './settings.css';
@@ -25,9 +26,7 @@ function ExportStatus({ view }: { view: DataExportView }): ReactElement {
   if (isRunning(view)) {
     return (
       <div className="export-status" aria-live="polite">
-        <div className="export-progress" role="progressbar" aria-label="Data export progress" aria-valuemin={0} aria-valuemax={100} aria-valuenow={view.progress}>
-          <span style={{ width: `${view.progress}%` }} />
-        </div>
+        <ProgressBar label="Data export progress" percent={view.progress} />
         <p className="muted">
           {view.message || 'Preparing your export'} · {view.progress}%
         </p>

@@ -7,8 +7,10 @@ import { refreshCreditsAtom } from '../../atoms/credits';
 import { jobsAllUsersAtom, jobsVersionAtom, refreshJobsAtom } from '../../atoms/jobs';
 import { showToastAtom } from '../../atoms/toast';
 import { Dialog } from '../../components/Dialog';
+import { ProgressBar } from '../../components/ProgressBar';
 import { LoadingState } from '../../components/Spinner';
 import './activity.css';
+import { countText } from '../../components/countText';
 
 /** While anything runs the list is read again this often. */
 const RUNNING_REFRESH_MS = 3000;
@@ -17,7 +19,7 @@ type ListState = { status: 'loading' } | { status: 'done'; list: ActivityJobList
 
 type PendingAction = { action: 'cancel' | 'retry'; job: ActivityJob };
 
-const KIND_LABEL: Record<ActivityJobKind, string> = { clip: 'Video clip', 'image-edit': 'AI image', export: 'Data export' };
+const KIND_LABEL: Record<ActivityJobKind, string> = { clip: 'Video clip', 'image-edit': 'AI image', export: 'Data export', assembly: 'Assembled video' };
 const STATE_LABEL: Record<ActivityJob['state'], string> = {
   pending: 'queued',
   processing: 'running',
@@ -159,7 +161,7 @@ export function ActivityView({ isAdmin }: { isAdmin: boolean }): ReactElement {
           <p>
             {pending.action === 'cancel'
               ? `${pending.job.item} stops now and its ${pending.job.cost} reserved credits are released.`
-              : `${pending.job.item} starts again with the same settings and reserves ${pending.job.cost} credits.`}
+              : `${pending.job.item} starts again with the same settings and reserves ${countText(pending.job.cost, 'credit')}.`}
           </p>
           <div className="form-actions">
             <button type="button" className="button button-ghost" onClick={() => setPending(null)} disabled={busy}>
@@ -186,9 +188,7 @@ function JobCard({ job, showOwner, onAction }: { job: ActivityJob; showOwner: bo
       <p className="activity-item">{job.item}</p>
       {running && (
         <div className="activity-progress">
-          <div className="activity-progress-track" role="progressbar" aria-label="Progress" aria-valuemin={0} aria-valuemax={100} aria-valuenow={job.progress}>
-            <span className="activity-progress-bar" style={{ width: `${job.progress}%` }} />
-          </div>
+          <ProgressBar label="Progress" percent={job.progress} thin />
           <span className="activity-progress-text">
             {job.progress}%{job.message ? ` · ${job.message}` : ''}
           </span>

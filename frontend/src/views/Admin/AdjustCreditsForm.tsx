@@ -7,6 +7,7 @@ import { apiErrorMessage } from '../../api/client';
 import { showToastAtom } from '../../atoms/toast';
 import { TextField } from '../../components/TextField';
 import { parseCreditAmount } from './adjustAmount';
+import { countText } from '../../components/countText';
 
 type Direction = 'add' | 'remove';
 
@@ -55,7 +56,7 @@ export function AdjustCreditsForm({
     const found: FieldErrors = {};
     if (typeof parsed === 'string') found.amount = parsed;
     else if (direction === 'remove' && parsed > credits.availableCredits) {
-      found.amount = `Only ${credits.availableCredits} credits are available to remove. Credits never go below zero.`;
+      found.amount = `Only ${countText(credits.availableCredits, 'credit')} ${credits.availableCredits === 1 ? 'is' : 'are'} available to remove. Credits never go below zero.`;
     }
     if (!reason.trim()) found.reason = 'A reason is required';
     return found;
@@ -85,7 +86,7 @@ export function AdjustCreditsForm({
   }
 
   let preview = `Balance now: ${credits.credits} (available ${credits.availableCredits})`;
-  if (change !== null && credits.availableCredits + change < 0) preview = `Only ${credits.availableCredits} credits are available to remove`;
+  if (change !== null && credits.availableCredits + change < 0) preview = `Only ${countText(credits.availableCredits, 'credit')} ${credits.availableCredits === 1 ? 'is' : 'are'} available to remove`;
   else if (change !== null) preview = `New balance: ${credits.credits + change} (available ${credits.availableCredits + change})`;
 
   return (

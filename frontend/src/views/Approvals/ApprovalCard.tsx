@@ -12,22 +12,33 @@ export interface ApprovalActionsProps {
   /** another item's decision is in flight */
   locked: boolean;
   onDecide: (decision: Decision) => void;
+  /** the id of the text saying why Reject is disabled (no credit package bought yet), or null when it is allowed */
+  rejectLockedBy: string | null;
 }
 
 /** Reject and Save (with its cost label), as on the card and in the large preview. */
-export function ApprovalActions({ item, busy, locked, onDecide }: ApprovalActionsProps): ReactElement {
+export function ApprovalActions({ item, busy, locked, onDecide, rejectLockedBy }: ApprovalActionsProps): ReactElement {
   const disabled = busy !== null || locked;
+  const cost = saveCostLabel(item.remaining_cost);
   return (
     <div className="approval-decisions">
-      <button type="button" className="button button-secondary" disabled={disabled} onClick={() => onDecide('reject')} aria-label={`Reject ${item.file_name}`}>
+      <button
+        type="button"
+        className="button button-secondary"
+        disabled={disabled || rejectLockedBy !== null}
+        onClick={() => onDecide('reject')}
+        aria-label={`Reject ${item.file_name}`}
+        aria-describedby={rejectLockedBy ?? undefined}
+      >
         {busy === 'reject' ? 'Rejecting...' : 'Reject'}
       </button>
-      <button type="button" className="button button-primary" disabled={disabled} onClick={() => onDecide('approve')} aria-label={`Save ${item.file_name}`}>
+      {/* the accessible name starts with the visible text ('Save 4 credits'), then says which item */}
+      <button type="button" className="button button-primary" disabled={disabled} onClick={() => onDecide('approve')} aria-label={busy === 'approve' ? `Saving... ${item.file_name}` : `Save ${cost}: ${item.file_name}`}>
         {busy === 'approve' ? (
           'Saving...'
         ) : (
           <>
-            Save <span className="approval-cost">{saveCostLabel(item.remaining_cost)}</span>
+            Save <span className="approval-cost">{cost}</span>
           </>
         )}
       </button>

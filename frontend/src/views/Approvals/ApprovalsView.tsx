@@ -5,18 +5,23 @@ import { approveItem, rejectItem, type ApprovalListItem } from '../../api/approv
 import { apiErrorMessage, isApiHttpError } from '../../api/client';
 import { announceContentRefresh, fetchProjectContent } from '../../api/projects';
 import { approvalStatsStateAtom, approvalsListStateAtom, refreshApprovalStatsAtom, refreshApprovalsListAtom } from '../../atoms/approvals';
-import { refreshCreditsAtom } from '../../atoms/credits';
+import { creditSummaryStateAtom, refreshCreditsAtom } from '../../atoms/credits';
 import { showToastAtom } from '../../atoms/toast';
 import { navigateAtom } from '../../atoms/view';
 import { Dialog } from '../../components/Dialog';
 import { Icon } from '../../components/Icon';
 import { LoadingState } from '../../components/Spinner';
+import { completeSpecText } from '../../components/specText';
 import { ApprovalActions, ApprovalCard, ApprovalMedia, type Decision } from './ApprovalCard';
 import { approvalTypeBadge, deadlineBadge } from './approvalBadges';
 import './approvals.css';
 
 /** Deadline badges are re-read this often, and the list asked to refresh (it re-reads at most once a minute). */
 const TICK_MS = 60_000;
+
+/** What 'Rejections are disabled until you purchase a credit package...' (001 section 8) goes on to say. */
+export const REJECTION_NEEDS_PURCHASE = completeSpecText(MSG.rejectionRequiresPurchase, 'Buy any package under Account > Billing to reject items.');
+const REJECT_LOCK_ID = 'approvals-reject-locked';
 
 /**
  * Content Approvals (001 section 2): the pending counter, a masonry grid of watermarked previews with type and
@@ -29,6 +34,7 @@ export function ApprovalsView(): ReactElement {
   const refreshList = useSetAtom(refreshApprovalsListAtom);
   const refreshStats = useSetAtom(refreshApprovalStatsAtom);
   const refreshCredits = useSetAtom(refreshCreditsAtom);
+  const credits = useAtomValue(creditSummaryStateAtom);
   const navigate = useSetAtom(navigateAtom);
   const toast = useSetAtom(showToastAtom);
   const [now, setNow] = useState(() => Date.now());
@@ -36,8 +42,9 @@ export function ApprovalsView(): ReactElement {
   const [decided, setDecided] = useState<ReadonlySet<string>>(new Set());
   const [expandedId, setExpandedId] = useState<string | null>(null);
 
+  // opening the view always re-reads the queue: an item made a moment ago (a clip that just finished) is on it
   useEffect(() => {
-    refreshList({ force: false });
+    refreshList({ force: true });
     const timer = setInterval(() => {
       setNow(Date.now());
       refreshList({ force: false });
@@ -47,6 +54,9 @@ export function ApprovalsView(): ReactElement {
 
   const items: ApprovalListItem[] = listState?.ok ? listState.data.filter((item) => !decided.has(item.id)) : [];
   const expanded = items.find((item) => item.id === expandedId) ?? null;
+  // rejecting needs a past purchase (001 section 4); the server refuses it too (REJECTION_REQUIRES_PURCHASE)
+  const rejectLocked = credits?.ok === true && credits.data !== null && credits.data.totalCreditsPurchased <= 0;
+  const rejectLockedBy = rejectLocked ? REJECT_LOCK_ID : null;
   const pendingCount = listState?.ok ? items.length : stats?.ok && stats.data ? stats.data.pending_count : 0;
 
   function settled(item: ApprovalListItem): void {
@@ -70,7 +80,7 @@ export function ApprovalsView(): ReactElement {
       if (answer.warning) toast({ kind: answer.code === 'REJECTION_STREAK_COOLDOWN' ? 'error' : 'info', message: answer.warning });
     } catch (error) {
       if (isApiHttpError(error) && error.code === 'REJECTION_REQUIRES_PURCHASE') {
-        toast({ kind: 'error', message: MSG.rejectionRequiresPurchase });
+        toast({ kind: 'error', message: REJECTION_NEEDS_PURCHASE });
         navigate({ view: 'account', accountTab: 'billing' });
         return;
       }
@@ -82,6 +92,15 @@ export function ApprovalsView(): ReactElement {
       refreshList({ force: true });
       refreshStats({ fresh: true });
       refreshCredits();
+    }
+  }
+
+  async function copyPrompt(prompt: string): Promise<void> {
+    try {
+      await navigator.clipboard.writeText(prompt);
+      toast({ kind: 'success', message: 'Copied to clipboard!' });
+    } catch {
+      toast({ kind: 'error', message: MSG.somethingWentWrong });
     }
   }
 
@@ -118,6 +137,7 @@ export function ApprovalsView(): ReactElement {
             busy={busy?.id === item.id ? busy.decision : null}
             locked={busy !== null && busy.id !== item.id}
             onDecide={(decision) => void decide(item, decision)}
+            rejectLockedBy={rejectLockedBy}
             onExpand={() => setExpandedId(item.id)}
           />
         ))}
@@ -133,22 +153,41 @@ export function ApprovalsView(): ReactElement {
           <strong>{pendingCount}</strong> pending
         </p>
       </header>
+      {rejectLocked && items.length > 0 && (
+        <div className="notice-info approval-reject-locked" role="note">
+          <p id={REJECT_LOCK_ID}>{REJECTION_NEEDS_PURCHASE}</p>
+          <div className="notice-actions">
+            <button type="button" className="button button-secondary" onClick={() => navigate({ view: 'account', accountTab: 'billing' })}>
+              Buy credits
+            </button>
+          </div>
+        </div>
+      )}
       {body}
       {expanded && (
-        <Dialog title={expanded.file_name} onClose={() => setExpandedId(null)} className="approval-dialog">
+        <Dialog title={expanded.file_name} onClose={() => setExpandedId(null)} className="dialog-wide approval-dialog">
           <div className="approval-large">
             <ApprovalMedia item={expanded} large />
           </div>
           <p className="muted">
             {[approvalTypeBadge(expanded), deadlineBadge(expanded.approval_deadline, now), expanded.project_name].filter(Boolean).join(' · ')}
           </p>
-          {expanded.prompt && <p className="approval-prompt">“{expanded.prompt}”</p>}
+          {expanded.prompt && (
+            <div className="approval-prompt-row">
+              <p className="approval-prompt">“{expanded.prompt}”</p>
+              <button type="button" className="button button-ghost button-small" onClick={() => void copyPrompt(expanded.prompt ?? '')}>
+                <Icon name="copy" size={16} /> Copy prompt
+              </button>
+            </div>
+          )}
           <ApprovalActions
             item={expanded}
             busy={busy?.id === expanded.id ? busy.decision : null}
             locked={busy !== null && busy.id !== expanded.id}
             onDecide={(decision) => void decide(expanded, decision)}
+            rejectLockedBy={rejectLockedBy}
           />
+          {rejectLocked && <p className="muted approval-reject-note">{REJECTION_NEEDS_PURCHASE}</p>}
         </Dialog>
       )}
     </section>

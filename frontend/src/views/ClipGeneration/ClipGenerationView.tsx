@@ -2,6 +2,7 @@ import { useAtomValue, useSetAtom } from 'jotai';
 import { useCallback, useEffect, useRef, useState, type ReactElement } from 'react';
 import { CREDIT_REFRESH_DELAY_MS, PLATFORM_ASPECT, type Platform, type VideoEffect } from '../../../../domain/constants';
 import { MSG } from '../../../../domain/messages';
+import { fetchApprovals } from '../../api/approvals';
 import { apiErrorMessage } from '../../api/client';
 import { announceContentRefresh, type ContentItem } from '../../api/projects';
 import {
@@ -22,12 +23,13 @@ import { jobEventsAtom, realtimeResyncAtom } from '../../atoms/realtime';
 import { sessionAtom } from '../../atoms/session';
 import { clipPresetAtom } from '../../atoms/tryIt';
 import { Icon } from '../../components/Icon';
+import { ProgressBar } from '../../components/ProgressBar';
 import { PendingCapOverlay } from '../../components/PendingCapOverlay';
 import { PendingCostNotice } from '../../components/PendingCostNotice';
 import { LoadingState } from '../../components/Spinner';
 import { useSourceItem } from '../../components/useSourceItem';
 import { choicesWith, presetForSource } from '../../tryIt/clipPreset';
-import { CLIP_COST, EFFECT_CHOICES, EFFECT_DESCRIPTIONS, PLATFORM_CHOICES, aspectLabel, clampProgress, clipStatusPollMs, creditNotice } from './clipChoices';
+import { CLIP_COST, EFFECT_CHOICES, EFFECT_DESCRIPTIONS, PLATFORM_CHOICES, aspectLabel, clampProgress, clipOriginalPrompt, clipStatusPollMs, creditNotice } from './clipChoices';
 import './clipGeneration.css';
 
 const FINAL: ReadonlyArray<ClipJobView['status']> = ['completed', 'failed', 'cancelled'];
@@ -192,6 +194,7 @@ function ClipGenerator({ projectId, item }: { projectId: string; item: ContentIt
         effect,
         platform,
         aspectRatio: PLATFORM_ASPECT[platform],
+        originalPrompt: clipOriginalPrompt(effect),
       });
       await afterStart(answer);
     } catch (err) {
@@ -253,7 +256,7 @@ function ClipGenerator({ projectId, item }: { projectId: string; item: ContentIt
           </div>
         )}
 
-        {notice?.kind === 'pending-cost' && !running && (
+        {notice?.kind === 'pending-cost' && !job && (
           <PendingCostNotice
             item="clip"
             cost={CLIP_COST}
@@ -263,7 +266,7 @@ function ClipGenerator({ projectId, item }: { projectId: string; item: ContentIt
             onAddCredits={() => openBilling()}
           />
         )}
-        {notice?.kind === 'insufficient' && !running && (
+        {notice?.kind === 'insufficient' && !job && (
           <div className="notice notice-amber" role="status">
             <p>
               Not enough credits for video generation. A clip needs {CLIP_COST} credits and you have {notice.available} available.
@@ -275,7 +278,7 @@ function ClipGenerator({ projectId, item }: { projectId: string; item: ContentIt
             </div>
           </div>
         )}
-        {notice?.kind === 'cooldown' && !running && (
+        {notice?.kind === 'cooldown' && !job && (
           <div className="form-error" role="alert">
             {MSG.rejectionStreakCooldown}
           </div>
@@ -293,7 +296,8 @@ function ClipGenerator({ projectId, item }: { projectId: string; item: ContentIt
 
         {job && <JobPanel job={job} cancelling={cancelling} starting={starting} onCancel={() => void cancel()} onRetry={() => void retry()} onOpenApprovals={() => openApprovals()} onDismiss={() => setJob(null)} />}
 
-        {!running && (
+        {/* the choices are for a new clip: while a job runs or its outcome is on screen, they stay out of the way */}
+        {!job && (
           <>
             <fieldset className="clip-step">
               <legend>
@@ -354,11 +358,32 @@ function ClipGenerator({ projectId, item }: { projectId: string; item: ContentIt
         )}
       </div>
 
-      {notice?.kind === 'pending-limit' && !running && (
+      {notice?.kind === 'pending-limit' && !job && (
         <PendingCapOverlay pendingCount={notice.pendingCount} limit={notice.limit} onOpenApprovals={() => openApprovals()} onBack={() => backToProject(projectId)} />
       )}
     </div>
   );
+}
+
+/** The finished clip's watermarked preview (the one waiting in Approvals), played muted; still when motion is reduced. */
+function ClipResultPreview({ approvalId, fileName }: { approvalId: string; fileName: string }): ReactElement | null {
+  const [url, setUrl] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    fetchApprovals({ fresh: true }).then(
+      (items) => {
+        const found = items.find((candidate) => candidate.id === approvalId);
+        if (live && found?.watermarked_file_url) setUrl(found.watermarked_file_url);
+      },
+      () => undefined,
+    );
+    return () => {
+      live = false;
+    };
+  }, [approvalId]);
+  if (!url) return null;
+  const still = window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+  return <video className="clip-result-preview" src={url} controls muted loop playsInline autoPlay={!still} preload="metadata" aria-label={`Preview of ${fileName}`} />;
 }
 
 interface JobPanelProps {
@@ -379,9 +404,8 @@ function JobPanel({ job, cancelling, starting, onCancel, onRetry, onOpenApproval
       <div className="panel clip-job clip-job-done" role="status">
         <h2>Your clip is ready for approval</h2>
         {summary && <p className="muted">{summary}</p>}
-        <div className="clip-progress" role="progressbar" aria-label="Video generation progress" aria-valuemin={0} aria-valuemax={100} aria-valuenow={100}>
-          <span style={{ width: '100%' }} />
-        </div>
+        {job.result && <ClipResultPreview approvalId={job.result.approvalId} fileName={job.result.fileName} />}
+        <ProgressBar className="clip-progress" label="Video generation progress" percent={100} done />
         <p>100% · The watermarked preview is in Approvals: approve it to save the clip to your project.</p>
         <div className="notice-actions">
           <button type="button" className="button button-primary" onClick={onOpenApprovals}>
@@ -413,12 +437,10 @@ function JobPanel({ job, cancelling, starting, onCancel, onRetry, onOpenApproval
   }
   return (
     <div className="panel clip-job" aria-live="polite">
-      <p className="clip-wait">Please wait for current generation to complete</p>
+      <p className="notice-info clip-wait">Please wait for current generation to complete</p>
       <h2>Generating your video</h2>
       {summary && <p className="muted">{summary}</p>}
-      <div className="clip-progress" role="progressbar" aria-label="Video generation progress" aria-valuemin={0} aria-valuemax={100} aria-valuenow={progress}>
-        <span style={{ width: `${progress}%` }} />
-      </div>
+      <ProgressBar className="clip-progress" label="Video generation progress" percent={progress} />
       <p className="clip-progress-text">
         <strong>{progress}%</strong> · {job.message}
       </p>

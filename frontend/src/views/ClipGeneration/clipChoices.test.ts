@@ -3,7 +3,7 @@ import { clipSourceFromSearch, projectFromSearch } from '../../atoms/clipUrl';
 import { hrefWithParams } from '../../atoms/viewUrl';
 import { durationText } from '../ContentLibrary/libraryItems';
 import { canCreate } from '../../../../domain/creditMath';
-import { EFFECT_CHOICES, PLATFORM_CHOICES, aspectLabel, clampProgress, clipStatusPollMs, creditNotice } from './clipChoices';
+import { EFFECT_CHOICES, PLATFORM_CHOICES, aspectLabel, clampProgress, clipOriginalPrompt, clipStatusPollMs, creditNotice } from './clipChoices';
 
 const ID = '0f8fad5b-d9cb-469f-a165-70867728950e';
 const check = { canCreate: false, cost: 4, available: 5, limit: 5, pendingCount: 0, pendingCost: 0 };
@@ -12,6 +12,11 @@ describe('Generate Clip choices', () => {
   it('offers the main screen effects and the four social platforms, each with its aspect', () => {
     expect(EFFECT_CHOICES).toEqual(['Bring to Life', 'Walk Through', 'Day to Night', 'Drone Shot']);
     expect(PLATFORM_CHOICES.map(aspectLabel)).toEqual(['16:9 Landscape', '16:9 Landscape', '9:16 Portrait', '9:16 Portrait']);
+  });
+
+  it('words each effect as the originalPrompt of its clip start', () => {
+    expect(clipOriginalPrompt('Day to Night')).toBe('Day to Night: Daylight fades into a blue evening');
+    expect(new Set(EFFECT_CHOICES.map(clipOriginalPrompt)).size).toBe(EFFECT_CHOICES.length);
   });
 
   it('turns the server start rule into the notice to show', () => {

@@ -12,6 +12,11 @@ export const EFFECT_DESCRIPTIONS: Record<VideoEffect, string> = {
   'Pan Right': 'A smooth pan from left to right',
 };
 
+/** The clip start's originalPrompt: the chosen effect in words (the screen has no free text; the effect is the ask). */
+export function clipOriginalPrompt(effect: VideoEffect): string {
+  return `${effect}: ${EFFECT_DESCRIPTIONS[effect]}`;
+}
+
 /** Step 1: the main screen's four effects. */
 export const EFFECT_CHOICES: readonly VideoEffect[] = MAIN_SCREEN_EFFECTS;
 

@@ -1,9 +1,10 @@
 import { useAtomValue, useSetAtom } from 'jotai';
-import { useCallback, useEffect, useRef, useState, type ReactElement } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type ReactElement } from 'react';
 import { apiErrorMessage } from '../../api/client';
 import { CONTENT_REFRESH_EVENT, deleteContentItem, fetchProject, renameContentItem, type ContentItem, type Project } from '../../api/projects';
 import { openClipGenerationAtom } from '../../atoms/clipGeneration';
 import { openImageEditorAtom } from '../../atoms/imageGeneration';
+import { openVideoAssemblyAtom } from '../../atoms/videoAssembly';
 import { openProjectIdAtom, projectContentStateAtom, refreshProjectContentAtom, refreshProjectsAtom } from '../../atoms/project';
 import { showToastAtom } from '../../atoms/toast';
 import { ConfirmDeleteDialog } from '../../components/ConfirmDeleteDialog';
@@ -13,11 +14,13 @@ import { UploadZone } from '../../components/UploadZone';
 import { useRenderUpload } from '../../upload/useRenderUpload';
 import { AssembledVideoDialog } from './AssembledVideoDialog';
 import { ItemPreviewDialog } from './ItemPreviewDialog';
+import { LibraryGrid } from './LibraryGrid';
 import { LibraryItemCard } from './LibraryItemCard';
 import { TryItWelcomeDialog } from './TryItWelcomeDialog';
 import { downloadFile } from './download';
-import { EAGER_THUMBNAILS, LIBRARY_TABS, TAB_LABEL, deleteTexts, downloadName, itemsForTab, libraryCounts, tabAllowsUpload, type LibraryTab } from './libraryItems';
+import { EAGER_THUMBNAILS, LIBRARY_TABS, TAB_LABEL, deleteTexts, downloadName, itemKey, itemsForTab, libraryCounts, tabAllowsUpload, type LibraryTab } from './libraryItems';
 import './library.css';
+import { countText } from '../../components/countText';
 
 const EMPTY_TEXT: Record<LibraryTab, { title: string; hint: string }> = {
   all: { title: 'No content yet', hint: 'Upload renders to get started. Images, clips and videos you create will appear here.' },
@@ -44,6 +47,7 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
   const openProject = useSetAtom(openProjectIdAtom);
   const openClipGeneration = useSetAtom(openClipGenerationAtom);
   const openImageEditor = useSetAtom(openImageEditorAtom);
+  const openVideoAssembly = useSetAtom(openVideoAssemblyAtom);
   const toast = useSetAtom(showToastAtom);
   const [project, setProject] = useState<Project | null>(null);
   const [projectError, setProjectError] = useState<string | null>(null);
@@ -79,10 +83,16 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
   }, [refreshContent, refreshProjects]);
   const { progress, upload } = useRenderUpload(projectId, onUploaded);
 
+  // the tiles' actions stay the same functions across renders (the memoised tiles are not drawn again for them)
+  const latest = useRef({ download, rename });
+  latest.current = { download, rename };
+  const onDownloadTile = useCallback((item: ContentItem) => void latest.current.download(item), []);
+  const onRenameTile = useCallback((item: ContentItem, name: string) => latest.current.rename(item, name), []);
+
   const current = state?.ok && state.data.projectId === projectId ? state.data : null;
   const items = current?.items ?? [];
   const counts = libraryCounts(items);
-  const visible = itemsForTab(items, tab);
+  const visible = useMemo(() => itemsForTab(items, tab), [items, tab]);
 
   async function download(item: ContentItem, failure = 'Failed to download file'): Promise<void> {
     if (!item.signed_url) {
@@ -159,19 +169,21 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
     );
   } else {
     body = (
-      <ul className="library-grid" aria-label="Content">
-        {visible.map((item, index) => (
+      <LibraryGrid
+        items={visible}
+        renderItem={(item, placement) => (
           <LibraryItemCard
-            key={`${item.source}:${item.data.id}`}
+            key={itemKey(item)}
             item={item}
-            eager={index < EAGER_THUMBNAILS}
-            onOpen={() => setOpened(item)}
-            onDownload={() => void download(item)}
-            onDelete={() => setDeleting(item)}
-            onRename={(name) => rename(item, name)}
+            {...placement}
+            eager={placement.index < EAGER_THUMBNAILS}
+            onOpen={setOpened}
+            onDownload={onDownloadTile}
+            onDelete={setDeleting}
+            onRename={onRenameTile}
           />
-        ))}
-      </ul>
+        )}
+      />
     );
   }
 
@@ -185,17 +197,24 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
           <h1 id="library-title">{project?.name ?? 'Project'}</h1>
           {project?.address && <p className="muted library-address">{project.address}</p>}
           <p className="library-counts" aria-label="Content counts">
-            <span>{counts.renders} renders</span>
-            <span>{counts.clips} clips</span>
-            <span>{counts.videos} videos</span>
-            <span>{counts.images} images</span>
+            <span>{countText(counts.renders, 'render')}</span>
+            <span>{countText(counts.clips, 'clip')}</span>
+            <span>{countText(counts.videos, 'video')}</span>
+            <span>{countText(counts.images, 'image')}</span>
           </p>
         </div>
-        {tabAllowsUpload(tab) && (
-          <button type="button" className="button button-primary" disabled={progress !== null} onClick={() => fileInput.current?.click()}>
-            <Icon name="upload" size={18} /> Upload Images
-          </button>
-        )}
+        <div className="library-header-actions">
+          {counts.clips > 0 && (
+            <button type="button" className="button button-secondary" onClick={() => openVideoAssembly(projectId)}>
+              <Icon name="film" size={18} /> Assemble Video
+            </button>
+          )}
+          {tabAllowsUpload(tab) && (
+            <button type="button" className="button button-primary" disabled={progress !== null} onClick={() => fileInput.current?.click()}>
+              <Icon name="upload" size={18} /> Upload Images
+            </button>
+          )}
+        </div>
       </header>
 
       <div className="tabs" role="tablist" aria-label="Filter content">
@@ -224,6 +243,15 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
           onClose={() => setOpened(null)}
           onDownload={() => void download(opened)}
           onDelete={() => setDeleting(opened)}
+          onOpenLineage={(node) => {
+            // a step in this project opens its dialog here; one in another project opens that project
+            const here = items.find((i) => i.data.id === node.id);
+            if (here) setOpened(here);
+            else if (node.project_id && node.project_id !== projectId) {
+              setOpened(null);
+              openProject(node.project_id);
+            }
+          }}
           onGenerateClip={
             opened.type === 'render' || opened.source === 'images'
               ? () => openClipGeneration({ projectId, source: { kind: opened.type === 'render' ? 'render' : 'image', id: opened.data.id } })

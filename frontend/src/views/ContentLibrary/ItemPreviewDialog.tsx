@@ -2,6 +2,8 @@ import type { ReactElement } from 'react';
 import type { ContentItem } from '../../api/projects';
 import { Dialog } from '../../components/Dialog';
 import { Icon } from '../../components/Icon';
+import type { LineageNode } from '../../api/lineage';
+import { LineageStrip } from './LineageStrip';
 import { aspectBadge, isVideo, typeBadge } from './libraryItems';
 
 function sizeText(bytes: unknown): string | null {
@@ -16,6 +18,7 @@ export function ItemPreviewDialog({
   onDelete,
   onGenerateClip,
   onEditImage,
+  onOpenLineage,
 }: {
   item: ContentItem;
   onClose: () => void;
@@ -25,6 +28,8 @@ export function ItemPreviewDialog({
   onGenerateClip?: () => void;
   /** Renders and AI images can be edited with AI (the Enhanced AI Editor). */
   onEditImage?: () => void;
+  /** A step of the item's version chain was chosen. */
+  onOpenLineage?: (node: LineageNode) => void;
 }): ReactElement {
   const facts = [
     typeBadge(item),
@@ -41,6 +46,7 @@ export function ItemPreviewDialog({
           <img className="library-preview-media" src={item.signed_url} alt={item.data.name} />
         ))}
       <p className="muted">{facts.join(' · ')}</p>
+      <LineageStrip itemId={item.data.id} onOpen={onOpenLineage} />
       <div className="form-actions">
         <button type="button" className="button button-danger" onClick={onDelete}>
           <Icon name="trash" size={18} /> Delete

@@ -1,38 +1,82 @@
-import type { ReactElement } from 'react';
+import { memo, type ReactElement, type Ref } from 'react';
 import type { ContentItem } from '../../api/projects';
 import { Icon } from '../../components/Icon';
 import { InlineName } from '../Projects/InlineName';
-import { aspectBadge, durationText, isVideo, typeBadge } from './libraryItems';
+import { aspectBadge, durationText, isVideo, mediaAspect, typeBadge } from './libraryItems';
 
-interface LibraryItemCardProps {
+/**
+ * Where the virtual grid puts the tile: its index (for measuring and the list position), the size of the list, and
+ * its box in pixels. Plain values, so a tile that did not move is not drawn again (the card is memoised).
+ */
+export interface CardPlacement {
+  index: number;
+  setSize: number;
+  left: number;
+  top: number;
+  width: number;
+  measureRef: Ref<HTMLLIElement>;
+}
+
+interface LibraryItemCardProps extends CardPlacement {
   item: ContentItem;
   eager: boolean;
-  onOpen: () => void;
-  onDownload: () => void;
-  onDelete: () => void;
-  onRename: (name: string) => Promise<void>;
+  onOpen: (item: ContentItem) => void;
+  onDownload: (item: ContentItem) => void;
+  onDelete: (item: ContentItem) => void;
+  onRename: (item: ContentItem, name: string) => Promise<void>;
 }
 
 /** One masonry tile: thumbnail with type and aspect badges, inline-editable name, download and delete. */
-export function LibraryItemCard({ item, eager, onOpen, onDownload, onDelete, onRename }: LibraryItemCardProps): ReactElement {
+export const LibraryItemCard = memo(function LibraryItemCard({
+  item,
+  index,
+  setSize,
+  left,
+  top,
+  width,
+  measureRef,
+  eager,
+  onOpen,
+  onDownload,
+  onDelete,
+  onRename,
+}: LibraryItemCardProps): ReactElement {
   const badge = typeBadge(item);
   const aspect = aspectBadge(item);
   const thumbnail = item.data.thumbnail_url ?? (isVideo(item) ? null : item.signed_url);
   return (
-    <li className="library-item" data-type={item.type}>
-      <button type="button" className="library-item-media" aria-label={`Open ${badge.toLowerCase()} ${item.data.name}`} onClick={onOpen}>
-        {thumbnail ? (
-          <img src={thumbnail} alt={item.data.name} loading={eager ? 'eager' : 'lazy'} decoding="async" />
-        ) : isVideo(item) && item.signed_url ? (
-          <video src={item.signed_url} preload="metadata" muted playsInline aria-label={item.data.name} />
-        ) : (
-          <span className="library-item-placeholder">{badge}</span>
-        )}
-        {isVideo(item) && (
-          <span className="library-play" aria-hidden="true">
-            <Icon name="play" size={22} />
-          </span>
-        )}
+    <li
+      ref={measureRef}
+      className="library-item"
+      data-type={item.type}
+      data-index={index}
+      aria-posinset={index + 1}
+      aria-setsize={setSize}
+      // left/top, not a transform: tiles never move while scrolling, and whole pixels keep text sharp
+      style={{ left, top, width }}
+    >
+      {/* the badges sit beside the button, not in it: its name ('Open render <name>') is all it says */}
+      <div className="library-item-media">
+        <button
+          type="button"
+          className="library-item-open"
+          aria-label={`Open ${badge.toLowerCase()} ${item.data.name}`}
+          onClick={() => onOpen(item)}
+          style={{ aspectRatio: String(mediaAspect(item)) }}
+        >
+          {thumbnail ? (
+            <img src={thumbnail} alt={item.data.name} loading={eager ? 'eager' : 'lazy'} decoding="async" />
+          ) : isVideo(item) && item.signed_url ? (
+            <video src={item.signed_url} preload="metadata" muted playsInline aria-label={item.data.name} />
+          ) : (
+            <span className="library-item-placeholder" aria-hidden="true" />
+          )}
+          {isVideo(item) && (
+            <span className="library-play" aria-hidden="true">
+              <Icon name="play" size={22} />
+            </span>
+          )}
+        </button>
         <span className="library-badges">
           <span className={`badge badge-${item.type}`}>{badge}</span>
           {aspect && <span className="badge badge-aspect">{aspect}</span>}
@@ -42,18 +86,18 @@ export function LibraryItemCard({ item, eager, onOpen, onDownload, onDelete, onR
             </span>
           )}
         </span>
-      </button>
+      </div>
       <div className="library-item-body">
-        <InlineName value={item.data.name} label={`Rename ${item.data.name}`} onSave={onRename} className="library-item-name" />
+        <InlineName value={item.data.name} label={`Rename ${item.data.name}`} onSave={(name) => onRename(item, name)} className="library-item-name" />
         <div className="library-item-actions">
-          <button type="button" className="icon-button" aria-label={`Download ${item.data.name}`} title="Download" onClick={onDownload}>
+          <button type="button" className="icon-button" aria-label={`Download ${item.data.name}`} title="Download" onClick={() => onDownload(item)}>
             <Icon name="download" size={18} />
           </button>
-          <button type="button" className="icon-button icon-button-danger" aria-label={`Delete ${item.data.name}`} title="Delete" onClick={onDelete}>
+          <button type="button" className="icon-button icon-button-danger" aria-label={`Delete ${item.data.name}`} title="Delete" onClick={() => onDelete(item)}>
             <Icon name="trash" size={18} />
           </button>
         </div>
       </div>
     </li>
   );
-}
+});

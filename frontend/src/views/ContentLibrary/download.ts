@@ -1,18 +1,18 @@
-/** Saves a signed file under `fileName`: fetched first, so a failure is known and can be told. */
+/**
+ * Saves a file the API signed a link to under `fileName`. The browser navigates to /api/downloads, which redirects
+ * to a link served as an attachment under that name (on S3 straight from the object storage): nothing is fetched
+ * by script, so no CORS rule of the storage is involved and the file is never held in memory.
+ */
+export function downloadHref(url: string, fileName: string): string {
+  return `/api/downloads?${new URLSearchParams({ url, name: fileName }).toString()}`;
+}
+
 export async function downloadFile(url: string, fileName: string): Promise<void> {
-  const response = await fetch(url, { credentials: 'same-origin' });
-  if (!response.ok) throw new Error(`Download failed with status ${response.status}`);
-  const blob = await response.blob();
-  const objectUrl = URL.createObjectURL(blob);
-  try {
-    const link = document.createElement('a');
-    link.href = objectUrl;
-    link.download = fileName;
-    link.rel = 'noopener';
-    document.body.appendChild(link);
-    link.click();
-    link.remove();
-  } finally {
-    setTimeout(() => URL.revokeObjectURL(objectUrl), 10_000);
-  }
+  const link = document.createElement('a');
+  link.href = downloadHref(url, fileName);
+  link.download = fileName;
+  link.rel = 'noopener';
+  document.body.appendChild(link);
+  link.click();
+  link.remove();
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ContentItem, ContentItemType, ContentSource } from '../../api/projects';
-import { aspectBadge, deleteTexts, downloadName, itemsForTab, libraryCounts, tabAllowsUpload, typeBadge } from './libraryItems';
+import { aspectBadge, deleteTexts, downloadName, gridColumns, itemsForTab, libraryCounts, mediaAspect, tabAllowsUpload, tileHeightEstimate, typeBadge } from './libraryItems';
 
 function item(type: ContentItemType, data: Partial<ContentItem['data']> = {}): ContentItem {
   const source: Record<ContentItemType, ContentSource> = { render: 'renders', ai_image: 'images', generated_image: 'generated_content', clip: 'clips', compiled_video: 'compiled_videos' };
@@ -50,5 +50,25 @@ describe('library items', () => {
     expect(downloadName(item('render', { name: 'Lobby at dusk' }))).toBe('Lobby at dusk.png');
     expect(downloadName(item('render', { name: 'lobby.jpg' }))).toBe('lobby.jpg');
     expect(downloadName(item('render', { name: 'a/b' }))).toBe('a_b.png');
+  });
+
+  it('lays the grid out in as many 260 px columns as fit, with 16 px gaps', () => {
+    expect(gridColumns(350)).toEqual({ count: 1, width: 350 });
+    expect(gridColumns(535)).toEqual({ count: 1, width: 535 });
+    expect(gridColumns(536)).toEqual({ count: 2, width: 260 });
+    expect(gridColumns(1100)).toEqual({ count: 4, width: 263 });
+    expect(gridColumns(0).count).toBe(1);
+  });
+
+  it("gives each tile its item's aspect before the picture loads", () => {
+    expect(mediaAspect(item('render', { width: 1080, height: 1920 }))).toBeCloseTo(0.5625);
+    expect(mediaAspect(item('render', { aspect_ratio: '4:3' }))).toBeCloseTo(4 / 3);
+    expect(mediaAspect(item('clip', { aspect_ratio: 'portrait' }))).toBeCloseTo(9 / 16);
+    expect(mediaAspect(item('clip', { aspect_ratio: 'square' }))).toBe(1);
+    expect(mediaAspect(item('clip'))).toBeCloseTo(4 / 3);
+    expect(mediaAspect(item('clip', { aspect_ratio: '0:0' }))).toBeCloseTo(4 / 3);
+    // a very wide picture keeps a clickable strip
+    expect(tileHeightEstimate(item('render', { aspect_ratio: '21:9' }), 100)).toBe(80 + 54);
+    expect(tileHeightEstimate(item('render', { aspect_ratio: '1:1' }), 260)).toBe(260 + 54);
   });
 });

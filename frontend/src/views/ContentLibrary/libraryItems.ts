@@ -109,3 +109,44 @@ export function durationText(seconds: number): string {
   const whole = Math.max(0, Math.round(seconds));
   return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, '0')}`;
 }
+
+/** The masonry's columns (as the grid's CSS `columns: 260px` with a 1rem gap laid them out): as many 260 px columns as fit. */
+export const GRID_MIN_COLUMN = 260;
+export const GRID_GAP = 16;
+
+export function gridColumns(width: number): { count: number; width: number } {
+  const count = Math.max(1, Math.floor((width + GRID_GAP) / (GRID_MIN_COLUMN + GRID_GAP)));
+  return { count, width: Math.max(0, (width - (count - 1) * GRID_GAP) / count) };
+}
+
+const NAMED_SHAPES: Record<string, number> = { landscape: 16 / 9, portrait: 9 / 16, square: 1 };
+/** An item whose shape is not known shows at 4:3 (its picture covers the tile). */
+const DEFAULT_ASPECT = 4 / 3;
+
+/**
+ * Width over height of the item's tile picture: its pixel size, else its stored ratio ('16:9', 'portrait' ...), else
+ * 4:3. Known before the picture loads, so each tile keeps its own aspect and its height never jumps.
+ */
+export function mediaAspect(item: ContentItem): number {
+  const { width, height } = item.data;
+  if (typeof width === 'number' && typeof height === 'number' && width > 0 && height > 0) return width / height;
+  const ratio = (aspectBadge(item) ?? '').trim().toLowerCase();
+  const match = /^(\d+(?:\.\d+)?)\s*[:x/]\s*(\d+(?:\.\d+)?)$/.exec(ratio);
+  if (match && Number(match[1]) > 0 && Number(match[2]) > 0) return Number(match[1]) / Number(match[2]);
+  return NAMED_SHAPES[ratio] ?? DEFAULT_ASPECT;
+}
+
+/** The shortest a tile's picture is drawn (a very wide panorama still shows a strip you can click). */
+export const MEDIA_MIN_HEIGHT = 80;
+/** The name row under the picture with its borders, before the browser measures the real one. */
+const CARD_BODY_ESTIMATE = 54;
+
+/** A tile's height at a column width, as the grid lays it out before measuring it. */
+export function tileHeightEstimate(item: ContentItem, columnWidth: number): number {
+  return Math.max(MEDIA_MIN_HEIGHT, columnWidth / mediaAspect(item)) + CARD_BODY_ESTIMATE;
+}
+
+/** A stable key for an item across re-reads (ids are unique per table). */
+export function itemKey(item: ContentItem): string {
+  return `${item.source}:${item.data.id}`;
+}

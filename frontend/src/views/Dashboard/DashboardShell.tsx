@@ -5,11 +5,6 @@ import { resetViewAtom, viewAtom } from '../../atoms/view';
 import { authTabFromSearch, hrefWithAuthTab } from '../../atoms/viewUrl';
 import { Icon } from '../../components/Icon';
 import { LoadingState } from '../../components/Spinner';
-import { AccountView } from '../Account/AccountView';
-import { ApprovalsView } from '../Approvals/ApprovalsView';
-import { ClipGenerationView } from '../ClipGeneration/ClipGenerationView';
-import { EnhancedEditorView } from '../ImageEditor/EnhancedEditorView';
-import { ProjectsView } from '../Projects/ProjectsView';
 import { ApprovalsSync } from './ApprovalsSync';
 import { RealtimeSync } from './RealtimeSync';
 import { Sidebar } from './Sidebar';
@@ -17,8 +12,16 @@ import { TryItSetup } from './TryItSetup';
 
 const SIDEBAR_ID = 'app-sidebar';
 
-// loaded on demand: only admins ever open it
+// every view loads on demand, when it is first opened (one chunk each; the landing page loads none of them)
+const ProjectsView = lazy(() => import('../Projects/ProjectsView').then((m) => ({ default: m.ProjectsView })));
+const ApprovalsView = lazy(() => import('../Approvals/ApprovalsView').then((m) => ({ default: m.ApprovalsView })));
+const AccountView = lazy(() => import('../Account/AccountView').then((m) => ({ default: m.AccountView })));
+const ClipGenerationView = lazy(() => import('../ClipGeneration/ClipGenerationView').then((m) => ({ default: m.ClipGenerationView })));
+const EnhancedEditorView = lazy(() => import('../ImageEditor/EnhancedEditorView').then((m) => ({ default: m.EnhancedEditorView })));
+// only admins ever open it
 const AdminView = lazy(() => import('../Admin/AdminView').then((m) => ({ default: m.AdminView })));
+const VideoAssemblyView = lazy(() => import('../VideoAssembly/VideoAssemblyView').then((m) => ({ default: m.VideoAssemblyView })));
+const EnhanceRendersView = lazy(() => import('../EnhanceRenders/EnhanceRendersView').then((m) => ({ default: m.EnhanceRendersView })));
 const ActivityView = lazy(() => import('../Activity/ActivityView').then((m) => ({ default: m.ActivityView })));
 
 /** The signed-in layout: sidebar (a slide-in menu under 768 px) and the current view. */
@@ -74,25 +77,21 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
       <RealtimeSync />
       <ApprovalsSync />
       <TryItSetup />
-      <Sidebar id={SIDEBAR_ID} user={user} />
+      <Sidebar id={SIDEBAR_ID} user={user} onNavigate={() => setMenuOpen(false)} />
       <div className="sidebar-backdrop" aria-hidden="true" onClick={() => setMenuOpen(false)} />
 
       <main className="main" id="main">
-        {view === 'projects' && <ProjectsView />}
-        {view === 'approvals' && <ApprovalsView />}
-        {view === 'account' && <AccountView />}
-        {view === 'clip-generation' && <ClipGenerationView />}
-        {view === 'image-generation' && <EnhancedEditorView />}
-        {view === 'activity' && (
-          <Suspense fallback={<LoadingState label="Loading activity..." />}>
-            <ActivityView isAdmin={isAdmin} />
-          </Suspense>
-        )}
-        {view === 'admin' && (
-          <Suspense fallback={<LoadingState label="Loading admin..." />}>
-            <AdminView />
-          </Suspense>
-        )}
+        <Suspense fallback={<LoadingState label="Loading..." />}>
+          {view === 'projects' && <ProjectsView />}
+          {view === 'approvals' && <ApprovalsView />}
+          {view === 'account' && <AccountView />}
+          {view === 'clip-generation' && <ClipGenerationView />}
+          {view === 'image-generation' && <EnhancedEditorView />}
+          {view === 'video-assembly' && <VideoAssemblyView user={user} />}
+          {view === 'activity' && <ActivityView isAdmin={isAdmin} />}
+          {view === 'enhance-set' && <EnhanceRendersView />}
+          {view === 'admin' && <AdminView />}
+        </Suspense>
       </main>
     </div>
   );

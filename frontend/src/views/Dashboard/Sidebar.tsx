@@ -4,14 +4,17 @@ import type { User } from '../../api/auth';
 import { approvalStatsStateAtom } from '../../atoms/approvals';
 import { openProjectIdAtom } from '../../atoms/project';
 import { signOutAtom } from '../../atoms/session';
-import { viewAtom } from '../../atoms/view';
+import { unknownViewAtom, viewAtom } from '../../atoms/view';
 import type { DashboardView } from '../../atoms/viewUrl';
+import { BetaBadge } from '../../components/BetaBadge';
 import { Icon, type IconName } from '../../components/Icon';
 import { initialsFor } from '../../components/initials';
 import { SidebarCredits } from './SidebarCredits';
 
-const NAV: { view: DashboardView; label: string; icon: IconName; adminOnly?: true }[] = [
+const NAV: { view: DashboardView; label: string; icon: IconName; adminOnly?: true; beta?: true }[] = [
   { view: 'projects', label: 'Projects', icon: 'folder' },
+  { view: 'video-assembly', label: 'Video Assembly', icon: 'film' },
+  { view: 'enhance-set', label: 'Enhance Renders', icon: 'sparkles', beta: true },
   { view: 'approvals', label: 'Approvals', icon: 'check' },
   { view: 'activity', label: 'Activity', icon: 'activity' },
   { view: 'account', label: 'Account', icon: 'user' },
@@ -31,8 +34,10 @@ function PendingBadge(): ReactElement | null {
   );
 }
 
-export function Sidebar({ id, user }: { id: string; user: User }): ReactElement {
+/** `onNavigate`: a nav item was chosen, also the current one (the slide-in menu closes either way). */
+export function Sidebar({ id, user, onNavigate }: { id: string; user: User; onNavigate?: () => void }): ReactElement {
   const [view, setView] = useAtom(viewAtom);
+  const unknownView = useAtomValue(unknownViewAtom);
   const openProject = useSetAtom(openProjectIdAtom);
   const signOut = useSetAtom(signOutAtom);
   const [signingOut, setSigningOut] = useState(false);
@@ -64,8 +69,9 @@ export function Sidebar({ id, user }: { id: string; user: User }): ReactElement 
               <button
                 type="button"
                 className="nav-item"
-                aria-current={view === item.view ? 'page' : undefined}
+                aria-current={view === item.view && !unknownView ? 'page' : undefined}
                 onClick={() => {
+                  onNavigate?.();
                   // "Projects" always means the list, also from inside a project
                   if (item.view === 'projects') openProject(null);
                   setView(item.view);
@@ -74,6 +80,7 @@ export function Sidebar({ id, user }: { id: string; user: User }): ReactElement 
                 <Icon name={item.icon} />
                 <span className="nav-label">{item.label}</span>
                 {item.view === 'approvals' && <PendingBadge />}
+                {item.beta && <BetaBadge />}
               </button>
             </li>
           ))}

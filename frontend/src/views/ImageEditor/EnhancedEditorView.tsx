@@ -39,6 +39,8 @@ export function sizeLabel(bytes: unknown): string {
 /** The text for a refused or failed generation: the server's own words, with the spec's mapping for credits. */
 function failureText(error: unknown): string {
   if (!isApiHttpError(error)) return MSG.somethingWentWrong;
+  // the screen's own rule (000 section 5), whatever words a proxy or an expired session's answer carries
+  if (error.status === 401) return MSG.loginToGenerate;
   if (error.code === 'INSUFFICIENT_CREDITS' || /insufficient credits/i.test(error.apiMessage)) return MSG.insufficientCreditsImage;
   return error.apiMessage || MSG.somethingWentWrong;
 }
@@ -153,7 +155,10 @@ function ImageEditor({
       setPromptError(MSG.promptRequired);
       return;
     }
-    if (!user) return;
+    if (!user) {
+      setPhase({ kind: 'failed', message: MSG.loginToGenerate });
+      return;
+    }
     setPromptError(null);
     setPhase({ kind: 'generating' });
     try {

@@ -1,7 +1,8 @@
 import type { ReactElement } from 'react';
 import { Icon, type IconName } from '../../components/Icon';
 
-const FEATURES: { icon: IconName; title: string; text: string }[] = [
+/** The three feature cards (001 section 1): what a signed-in user makes from a render, and how they pay for it. */
+export const FEATURES: { icon: IconName; title: string; text: string }[] = [
   {
     icon: 'sparkles',
     title: 'AI image edits',
@@ -10,12 +11,12 @@ const FEATURES: { icon: IconName; title: string; text: string }[] = [
   {
     icon: 'film',
     title: 'Video clips from a still',
-    text: 'Zoom In, Pan, Drone Shot, Walk Through, Day to Night: five-second clips sized for YouTube, TikTok or Instagram.',
+    text: 'Bring to Life, Walk Through, Day to Night or Drone Shot: five-second clips sized for YouTube, Facebook, TikTok or Instagram.',
   },
   {
-    icon: 'layers',
-    title: 'Social videos, approved by you',
-    text: 'Assemble up to five clips into one video for free. Nothing is charged until you approve it in your queue.',
+    icon: 'check',
+    title: 'Approve before you pay',
+    text: 'Every result waits in your approval queue as a watermarked preview. Credits are charged only for what you approve.',
   },
 ];
 

@@ -2,9 +2,13 @@ import { useState, type ReactElement } from 'react';
 import { authTabFromSearch, hrefWithAuthTab, type AuthTab } from '../../atoms/viewUrl';
 import { AuthDialog } from './AuthDialog';
 import { LandingFeatures } from './LandingFeatures';
+import { LandingFooter } from './LandingFooter';
 import { LandingHero } from './LandingHero';
 import { LandingPricing } from './LandingPricing';
+import { LandingPromo } from './LandingPromo';
+import { LandingTestimonials } from './LandingTestimonials';
 import { TryItSection } from './TryItSection';
+import './landing.css';
 
 /** The signed-out page. `?auth=signup|signin` opens the auth dialog on that tab, and the dialog keeps it current. */
 export function LandingPage(): ReactElement {
@@ -18,7 +22,7 @@ export function LandingPage(): ReactElement {
   return (
     <div className="landing">
       <header className="landing-header">
-        <a className="brand" href="/" aria-label="Render Studio home">
+        <a className="brand" href="/">
           <span className="brand-mark" aria-hidden="true">
             R
           </span>
@@ -40,15 +44,14 @@ export function LandingPage(): ReactElement {
 
       <main>
         <LandingHero onStart={() => openAuth('signup')} />
+        <LandingPromo />
         <LandingFeatures />
+        <LandingTestimonials />
         <TryItSection onSignUp={() => openAuth('signup')} />
         <LandingPricing onChoose={() => openAuth('signup')} />
       </main>
 
-      <footer className="landing-footer">
-        <span>© {new Date().getFullYear()} Render Studio</span>
-        <span>Prices in New Zealand dollars.</span>
-      </footer>
+      <LandingFooter />
 
       {authTab && (
         <AuthDialog

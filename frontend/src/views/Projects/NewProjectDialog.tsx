@@ -5,6 +5,9 @@ import { showToastAtom } from '../../atoms/toast';
 import { Dialog } from '../../components/Dialog';
 import { LoadingState } from '../../components/Spinner';
 import { TextField } from '../../components/TextField';
+import { isApiHttpError } from '../../api/client';
+
+export const CREATE_PROJECT_FAILED_DATABASE = 'Failed to create project. Please check your database connection.';
 
 /** New Project: name required, address optional (001 section 5). */
 export function NewProjectDialog({ onClose, onCreated }: { onClose: () => void; onCreated: (project: Project) => void }): ReactElement {
@@ -24,9 +27,11 @@ export function NewProjectDialog({ onClose, onCreated }: { onClose: () => void; 
     setError(null);
     try {
       onCreated(await createProject({ name: name.trim(), address: address.trim() || undefined }));
-    } catch {
-      setError('Failed to create project');
-      toast({ kind: 'error', message: 'Failed to create project' });
+    } catch (err) {
+      // 001 section 8: the server answered but could not write: the long form names the database connection
+      const message = isApiHttpError(err) && err.status >= 500 ? CREATE_PROJECT_FAILED_DATABASE : 'Failed to create project';
+      setError(message);
+      toast({ kind: 'error', message });
       setBusy(false);
     }
   }

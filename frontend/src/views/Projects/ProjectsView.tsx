@@ -1,8 +1,10 @@
 import { useAtom, useAtomValue, useSetAtom } from 'jotai';
 import { useEffect, useState, type ReactElement } from 'react';
+import { isApiHttpError } from '../../api/client';
 import { deleteProjects, updateProject, type Project } from '../../api/projects';
 import { openProjectIdAtom, projectsStateAtom, refreshProjectsAtom } from '../../atoms/project';
 import { showToastAtom } from '../../atoms/toast';
+import { navigateAtom, unknownViewAtom } from '../../atoms/view';
 import { ConfirmDeleteDialog } from '../../components/ConfirmDeleteDialog';
 import { Icon } from '../../components/Icon';
 import { LoadingState } from '../../components/Spinner';
@@ -11,10 +13,38 @@ import { NewProjectDialog } from './NewProjectDialog';
 import { ProjectCard } from './ProjectCard';
 import './projects.css';
 
+/** 001 section 8: the long form when the server answered but could not read its data, the short one otherwise. */
+export const LOAD_PROJECTS_FAILED = 'Failed to load projects';
+export const LOAD_PROJECTS_FAILED_DATABASE = 'Failed to load projects. Please check your database setup.';
+
+export function loadProjectsFailureText(error: unknown): string {
+  return isApiHttpError(error) && error.status >= 500 ? LOAD_PROJECTS_FAILED_DATABASE : LOAD_PROJECTS_FAILED;
+}
+
 /** The Projects view: the list of the user's projects, or the Content Library of the open one. */
 export function ProjectsView(): ReactElement {
   const openProjectId = useAtomValue(openProjectIdAtom);
+  const unknownView = useAtomValue(unknownViewAtom);
+  if (unknownView) return <UnknownView name={unknownView} />;
   return openProjectId ? <ContentLibraryView key={openProjectId} projectId={openProjectId} /> : <ProjectsList />;
+}
+
+/** `?view=<name>` for a view this app does not have: said plainly, instead of showing Projects as if it were that page. */
+function UnknownView({ name }: { name: string }): ReactElement {
+  const navigate = useSetAtom(navigateAtom);
+  return (
+    <section className="view" aria-labelledby="unknown-view-title">
+      <div className="panel error-panel unknown-view" role="alert">
+        <h1 id="unknown-view-title">Page not found</h1>
+        <p>
+          There is no page called “{name}” here. It may not be available yet, or the link is mistyped.
+        </p>
+        <button type="button" className="button button-primary" onClick={() => navigate({ view: 'projects', params: { view: null } })}>
+          Go to Projects
+        </button>
+      </div>
+    </section>
+  );
 }
 
 function ProjectsList(): ReactElement {
@@ -28,11 +58,14 @@ function ProjectsList(): ReactElement {
   const [confirmDelete, setConfirmDelete] = useState(false);
 
   const projects: Project[] = state?.ok ? state.data : [];
-  const loadFailed = state !== undefined && !state.ok;
+  const loadError = state !== undefined && !state.ok ? state.error : null;
+
+  // shown again, the list re-reads itself unless it was read in the last 5 s (the client cache)
+  useEffect(() => refresh({ fresh: false }), [refresh]);
 
   useEffect(() => {
-    if (loadFailed) toast({ kind: 'error', message: 'Failed to load projects' });
-  }, [loadFailed, toast]);
+    if (loadError) toast({ kind: 'error', message: loadProjectsFailureText(loadError) });
+  }, [loadError, toast]);
 
   function toggle(id: string): void {
     setSelected((current) => {

@@ -1,0 +1,362 @@
+/**
+ * Activities of the assembly workflow (workflows/assembly.ts). Each is safe to run again: admission is keyed on
+ * the job id, files have fixed paths under videos/<userId>/<jobId>/ and are never rewritten, the compiled video
+ * row is keyed on the workflow id.
+ */
+import { createReadStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import {
+  ASSEMBLY_ACTIVE_STATUSES,
+  ASSEMBLY_ERROR_CODES,
+  ASSEMBLY_MESSAGES,
+  ASSEMBLY_MSG,
+  ASSEMBLY_PROGRESS,
+  assemblyFileName,
+  assemblyRenderProgress,
+  type AssemblyJobStatus,
+  type AssemblyPlatform,
+  type AssemblyResultSummary,
+  type EditingConfig,
+} from '../domain/assembly';
+import { videoTrackOf, type AssemblyEdit, type JunctionOverride } from '../domain/assemblyTimeline';
+import { DomainError } from '../domain/errors';
+import type { RealtimeEvent } from '../domain/events';
+import { assemblyProgressSignal } from '../domain/workflowContracts/assembly';
+import { probeVideo } from '../providers/media/ffmpeg';
+import { assertAssemblyMayStart, assertPlatformFits, loadSelectedClips, timelineFor } from '../services/assemblyClips';
+import { publishEvent, publishEventQuietly } from '../services/events';
+import { ObjectExistsError, fileUrl, parseFileUrl, type Bucket, type LocalFile } from '../storage';
+import { renderEdit } from './assemblyMedia';
+import { videoThumbnail } from './clipMedia';
+import type { ActivityDeps } from './deps';
+import { reportingRefusals } from './failures';
+
+const VIDEOS: Bucket = 'videos';
+export const ASSEMBLY_THUMBNAIL_WIDTH = 480;
+
+export type AssemblyActivityDeps = Pick<ActivityDeps, 'knex' | 'config' | 'logger' | 'storage'>;
+
+export interface AssemblyActivityOptions {
+  /** How often the long activities heartbeat on their own, besides every ffmpeg progress line (ms). */
+  heartbeatIntervalMs?: number;
+  /** Least time between two progress reports to the workflow and the job row (ms). */
+  progressIntervalMs?: number;
+}
+
+export interface AdmitAssemblyInput {
+  jobId: string;
+  workflowId: string;
+  userId: string;
+  projectId: string;
+  platform: AssemblyPlatform;
+  clipIds: string[];
+  editing: EditingConfig;
+  transitions: JunctionOverride[];
+}
+
+export interface AdmittedAssembly {
+  timeline: AssemblyEdit;
+  fileName: string;
+}
+
+export interface StoredAssemblyVideo {
+  path: string;
+  sizeBytes: number;
+  durationSeconds: number;
+  width: number;
+  height: number;
+}
+
+export interface StoreCompiledVideoInput {
+  jobId: string;
+  workflowId: string;
+  userId: string;
+  projectId: string;
+  fileName: string;
+  videoPath: string;
+  thumbnailPath: string;
+  sizeBytes: number;
+  durationSeconds: number;
+  clipIds: string[];
+  platform: AssemblyPlatform;
+  aspectRatio: string;
+  editing: EditingConfig;
+}
+
+export function assemblyFolder(userId: string, jobId: string): string {
+  return `${userId}/${jobId}`;
+}
+
+const JOB_EVENT_COLUMNS = ['id', 'user_id', 'project_id', 'status', 'progress'];
+interface JobEventRow {
+  id: string;
+  user_id: string;
+  project_id: string;
+  status: AssemblyJobStatus;
+  progress: number;
+}
+
+function assemblyJobEvent(row: JobEventRow): RealtimeEvent {
+  return { kind: 'job', job: 'assembly', jobId: row.id, status: row.status, progress: row.progress, projectId: row.project_id };
+}
+
+const PG_FOREIGN_KEY_VIOLATION = '23503';
+
+export function createAssemblyActivities(deps: AssemblyActivityDeps, options: AssemblyActivityOptions = {}) {
+  const { knex, storage, logger } = deps;
+  const preset = deps.config.videoPreset;
+  const heartbeatIntervalMs = options.heartbeatIntervalMs ?? 10_000;
+  const progressIntervalMs = options.progressIntervalMs ?? 1000;
+
+  const exists = async (objectPath: string): Promise<boolean> => (await storage.objects.stat(VIDEOS, objectPath)) !== null;
+
+  /** A cancel does not wait for the long activities: they look before storing anything, so nothing lands after the clean-up. */
+  const assertStillActive = async (jobId: string): Promise<void> => {
+    const row = (await knex('assembly_jobs').where({ id: jobId }).first('status')) as { status: AssemblyJobStatus } | undefined;
+    if (!row || !ASSEMBLY_ACTIVE_STATUSES.includes(row.status)) throw new CancelledFailure(`Assembly job ${jobId} is ${row?.status ?? 'gone'}`);
+  };
+
+  const storeOnce = async (objectPath: string, file: string): Promise<number> => {
+    try {
+      return (await storage.objects.put(VIDEOS, objectPath, createReadStream(file))).size;
+    } catch (error) {
+      if (!(error instanceof ObjectExistsError)) throw error;
+      const stat = await storage.objects.stat(VIDEOS, objectPath);
+      if (!stat) throw error;
+      return stat.size;
+    }
+  };
+
+  const probeStored = async (objectPath: string): Promise<StoredAssemblyVideo> => {
+    const local = await storage.objects.localFile(VIDEOS, objectPath);
+    try {
+      const probe = await probeVideo(local.path);
+      const stat = await storage.objects.stat(VIDEOS, objectPath);
+      return { path: objectPath, sizeBytes: stat?.size ?? 0, durationSeconds: Math.round(probe.durationSeconds * 1000) / 1000, width: probe.width, height: probe.height };
+    } finally {
+      await local.release();
+    }
+  };
+
+  const moveJob = async (jobId: string, patch: Record<string, unknown>): Promise<void> => {
+    await knex.transaction(async (trx) => {
+      const rows: JobEventRow[] = await trx('assembly_jobs')
+        .where({ id: jobId })
+        .whereIn('status', ASSEMBLY_ACTIVE_STATUSES)
+        .update({ ...patch, updated_at: trx.fn.now() })
+        .returning(JOB_EVENT_COLUMNS);
+      for (const row of rows) await publishEvent(trx, row.user_id, assemblyJobEvent(row));
+    });
+  };
+
+  return {
+    /**
+     * Checks the assembly (the project is the user's, 1 to 5 of the user's approved clips of one orientation that
+     * fits the platform), builds its timeline and records the job with it. A repeat returns the recorded timeline.
+     */
+    admitAssemblyJob: (input: AdmitAssemblyInput): Promise<AdmittedAssembly> =>
+      reportingRefusals(async () =>
+        knex.transaction(async (trx) => {
+          const project = (await trx('projects').where({ id: input.projectId, user_id: input.userId }).first('id', 'name')) as { id: string; name: string } | undefined;
+          if (!project) throw new DomainError(403, ASSEMBLY_ERROR_CODES.projectPermission, ASSEMBLY_MSG.projectPermission);
+          const fileName = assemblyFileName(project.name, input.platform, input.clipIds.length);
+          const existing = (await trx('assembly_jobs').where({ id: input.jobId }).first('options')) as { options: { timeline?: AssemblyEdit } } | undefined;
+          if (existing?.options.timeline) return { timeline: existing.options.timeline, fileName };
+          const { rows, orientation } = await loadSelectedClips(trx, input.userId, input.clipIds);
+          assertPlatformFits(input.platform, orientation);
+          // under the profile lock, so two starts at the cap cannot both pass
+          await trx('profiles').where({ id: input.userId }).forUpdate().first('id');
+          await assertAssemblyMayStart(trx, input.userId);
+          const timeline = timelineFor(rows, input.platform, input.editing, input.transitions);
+          await trx('assembly_jobs').insert({
+            id: input.jobId,
+            user_id: input.userId,
+            project_id: input.projectId,
+            platform: input.platform,
+            clip_ids: input.clipIds,
+            status: 'pending',
+            progress: ASSEMBLY_PROGRESS.admitted,
+            message: ASSEMBLY_MESSAGES.queued,
+            options: JSON.stringify({ editing: input.editing, transitions: input.transitions, timeline }),
+            workflow_id: input.workflowId,
+          });
+          await publishEvent(trx, input.userId, { kind: 'job', job: 'assembly', jobId: input.jobId, status: 'pending', progress: ASSEMBLY_PROGRESS.admitted, projectId: input.projectId });
+          return { timeline, fileName };
+        }),
+      ),
+
+    /** Moves the job row along; progress never goes back and a finished row is left as it is. */
+    async recordAssemblyJob(input: { jobId: string; status: AssemblyJobStatus; progress: number; message: string; result?: AssemblyResultSummary }): Promise<void> {
+      await moveJob(input.jobId, {
+        status: input.status,
+        progress: knex.raw('greatest(progress, ?)', [Math.round(input.progress)]),
+        message: input.message,
+        ...(input.result ? { result: JSON.stringify(input.result) } : {}),
+      });
+    },
+
+    /**
+     * Renders the timeline into videos/<userId>/<jobId>/video.mp4 and its watermarked preview (preview.mp4, half
+     * size) with one ffmpeg run, heartbeating all along and reporting progress. A retry finds both stored and
+     * returns them; otherwise it renders again from the start (a file an earlier attempt stored is kept).
+     */
+    async renderAssembly(input: { jobId: string; userId: string; timeline: AssemblyEdit }): Promise<StoredAssemblyVideo> {
+      const ctx = Context.current();
+      const videoPath = `${assemblyFolder(input.userId, input.jobId)}/video.mp4`;
+      const previewPath = `${assemblyFolder(input.userId, input.jobId)}/preview.mp4`;
+      if ((await exists(videoPath)) && (await exists(previewPath))) return probeStored(videoPath);
+      const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'assembly-'));
+      const locals: LocalFile[] = [];
+      let fraction = 0;
+      const beat = () => ctx.heartbeat({ fraction });
+      beat();
+      const timer = setInterval(beat, heartbeatIntervalMs);
+      const workflowId = ctx.info.workflowExecution?.workflowId ?? `assembly-${input.jobId}`;
+      let sentAt = 0;
+      let sentProgress = -1;
+      let reporting: Promise<void> = Promise.resolve();
+      const report = (progress: number): void => {
+        const now = Date.now();
+        if (progress <= sentProgress || now - sentAt < progressIntervalMs) return;
+        sentProgress = progress;
+        sentAt = now;
+        reporting = reporting.then(async () => {
+          await knex('assembly_jobs')
+            .where({ id: input.jobId })
+            .whereIn('status', ASSEMBLY_ACTIVE_STATUSES)
+            .update({ progress: knex.raw('greatest(progress, ?)', [progress]), message: ASSEMBLY_MESSAGES.rendering, updated_at: knex.fn.now() })
+            .returning(JOB_EVENT_COLUMNS)
+            .then((rows: JobEventRow[]) => Promise.all(rows.map((row) => publishEventQuietly(knex, row.user_id, assemblyJobEvent(row), logger))))
+            .catch((err: unknown) => logger.warn({ err, jobId: input.jobId }, 'could not record assembly progress'));
+          await ctx.client.workflow
+            .getHandle(workflowId)
+            .signal(assemblyProgressSignal, { progress, message: ASSEMBLY_MESSAGES.rendering })
+            .catch((err: unknown) => logger.warn({ err, workflowId }, 'could not report assembly progress to the workflow'));
+        });
+      };
+      try {
+        for (const clip of videoTrackOf(input.timeline)) {
+          const ref = parseFileUrl(clip.asset.src);
+          if (!ref) throw ApplicationFailure.create({ type: ASSEMBLY_ERROR_CODES.clipFileMissing, message: `Not a stored clip: ${clip.asset.src}`, nonRetryable: true });
+          try {
+            locals.push(await storage.objects.localFile(ref.bucket, ref.path));
+          } catch (error) {
+            throw ApplicationFailure.create({ type: ASSEMBLY_ERROR_CODES.clipFileMissing, message: `A clip's file is missing (${(error as Error).message})`, nonRetryable: true });
+          }
+        }
+        const output = path.join(scratch, 'video.mp4');
+        const preview = path.join(scratch, 'preview.mp4');
+        await renderEdit(
+          input.timeline,
+          locals.map((l) => l.path),
+          output,
+          scratch,
+          {
+            preset,
+            previewOutput: preview,
+            signal: ctx.cancellationSignal,
+            onProgress: (f) => {
+              fraction = f;
+              beat();
+              report(assemblyRenderProgress(f));
+            },
+          },
+        );
+        await assertStillActive(input.jobId);
+        await storeOnce(videoPath, output);
+        await storeOnce(previewPath, preview);
+        return await probeStored(videoPath);
+      } catch (error) {
+        if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Assembly render cancelled');
+        throw error;
+      } finally {
+        clearInterval(timer);
+        await reporting;
+        await Promise.all(locals.map((l) => l.release()));
+        await fs.rm(scratch, { recursive: true, force: true });
+      }
+    },
+
+    /** The thumbnail (a frame as WebP) beside the stored video and its preview. */
+    async finishAssemblyMedia(input: { jobId: string; userId: string; videoPath: string }): Promise<{ thumbnailPath: string; previewPath: string }> {
+      const ctx = Context.current();
+      const folder = assemblyFolder(input.userId, input.jobId);
+      const thumbnailPath = `${folder}/thumbnail.webp`;
+      const previewPath = `${folder}/preview.mp4`;
+      if (!(await exists(previewPath))) throw new Error(`the preview of ${input.jobId} is missing`);
+      if (await exists(thumbnailPath)) return { thumbnailPath, previewPath };
+      const local = await storage.objects.localFile(VIDEOS, input.videoPath);
+      const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'assembly-media-'));
+      try {
+        ctx.heartbeat();
+        const probe = await probeVideo(local.path);
+        const thumb = await videoThumbnail(local.path, Math.min(1, probe.durationSeconds / 2), ASSEMBLY_THUMBNAIL_WIDTH);
+        const file = path.join(scratch, 'thumbnail.webp');
+        await fs.writeFile(file, thumb.data);
+        await assertStillActive(input.jobId);
+        await storeOnce(thumbnailPath, file);
+        return { thumbnailPath, previewPath };
+      } finally {
+        await local.release();
+        await fs.rm(scratch, { recursive: true, force: true });
+      }
+    },
+
+    /**
+     * The compiled video row (editing_data.status pending_approval until its approval), once per workflow: a
+     * retry finds the row the first attempt wrote.
+     */
+    storeCompiledVideo: (input: StoreCompiledVideoInput): Promise<{ compiledVideoId: string }> =>
+      reportingRefusals(async () => {
+        try {
+          await knex('compiled_videos')
+            .insert({
+              project_id: input.projectId,
+              user_id: input.userId,
+              file_url: fileUrl(VIDEOS, input.videoPath),
+              file_name: input.fileName,
+              duration: input.durationSeconds,
+              clip_ids: input.clipIds,
+              editing_data: JSON.stringify({
+                status: 'pending_approval',
+                platform: input.platform,
+                aspect_ratio: input.aspectRatio,
+                transition: input.editing.transition,
+                pacing: input.editing.pacing,
+                transition_duration: input.editing.transition_duration,
+                captions: input.editing.captions,
+              }),
+              thumbnail_path: input.thumbnailPath,
+              storage_bucket: VIDEOS,
+              storage_path: input.videoPath,
+              storage_mime: 'video/mp4',
+              storage_size: input.sizeBytes,
+              workflow_id: input.workflowId,
+              assembly_job_id: input.jobId,
+            })
+            .onConflict('workflow_id')
+            .ignore();
+        } catch (err) {
+          // the project (or the user) was deleted while the video was made: no retry can insert it
+          if ((err as { code?: unknown }).code === PG_FOREIGN_KEY_VIOLATION) throw new DomainError(404, 'PROJECT_NOT_FOUND', 'Project not found');
+          throw err;
+        }
+        const row = (await knex('compiled_videos').where({ workflow_id: input.workflowId }).first('id')) as { id: string } | undefined;
+        if (!row) throw new Error(`compiled video of ${input.workflowId} neither inserted nor found`);
+        return { compiledVideoId: row.id };
+      }),
+
+    /** Undoes a job that will not reach the approval queue: its files, its unapproved compiled video, its row's status. */
+    async abandonAssemblyJob(input: { jobId: string; userId: string; status: 'failed' | 'cancelled'; error: string | null; message: string }): Promise<void> {
+      await knex('compiled_videos').where({ assembly_job_id: input.jobId }).whereRaw("editing_data->>'status' <> 'approved'").delete();
+      await storage.objects.removePrefix(VIDEOS, assemblyFolder(input.userId, input.jobId));
+      await moveJob(input.jobId, { status: input.status, error: input.error, message: input.message });
+    },
+  };
+}
+
+export type AssemblyActivities = ReturnType<typeof createAssemblyActivities>;

@@ -1,0 +1,21 @@
+/**
+ * Activities of the render thumbnail workflow (workflows/renderThumbnail.ts) and of the maintenance run that makes
+ * the thumbnails still missing (workflows/storageMaintenance.ts). The work itself is services/renderThumbnails.ts.
+ */
+import type { RenderThumbnailInput } from '../domain/workflowContracts/storage';
+import { addRenderThumbnail, rendersMissingThumbnails, type ThumbnailOutcome } from '../services/renderThumbnails';
+import type { ActivityDeps } from './deps';
+
+export function createRenderThumbnailActivities(deps: Pick<ActivityDeps, 'knex' | 'storage' | 'logger'>) {
+  return {
+    /** Makes, stores and records one render's thumbnail unless it has one or is gone. */
+    async makeRenderThumbnail(input: RenderThumbnailInput): Promise<ThumbnailOutcome> {
+      return addRenderThumbnail(deps, input.renderId);
+    },
+
+    /** Renders uploaded a while ago (not within the last minutes: their own workflow is on it) still without a thumbnail. */
+    async rendersMissingThumbnailIds(): Promise<string[]> {
+      return rendersMissingThumbnails(deps.knex);
+    },
+  };
+}

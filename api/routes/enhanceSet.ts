@@ -1,0 +1,278 @@
+import Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { z } from 'zod';
+import type { AppDeps } from '../deps';
+import { assertSelf, currentUser, requireAuth } from '../middleware/auth';
+import { readSingleFileForm } from '../multipart';
+import { parse, parseBody, parseQuery, singleLine } from '../validation';
+import { describeRoute, errorBody, type RouteDoc } from '../openapi/describe';
+import { DRAFT_LIMITS, ENHANCE_MODES, ENHANCE_MSG, VISION_PROMPT_MODES } from '../../domain/enhanceRenders';
+import { CircuitBreakerError, createProviders, ProviderError, type Providers } from '../../providers';
+import { contentServicesFor } from '../../services/contentServices';
+import { AccessCodeRateLimitedError, EnhanceAccessService } from '../../services/enhanceAccess';
+import { DraftService, type DraftUploadPurpose } from '../../services/drafts';
+import { DraftJobService, enhanceVisionPrompt } from '../../services/draftJobs';
+import { getTemporalClient } from '../../services/temporalClient';
+import { TASK_QUEUES } from '../../workers/taskQueues';
+import { RequestError } from '../validation';
+
+const userIdQuery = z.object({ userId: z.string().optional() });
+const draftIdField = z.string({ error: ENHANCE_MSG.openDraftFirst }).trim().min(1, ENHANCE_MSG.openDraftFirst);
+const unlockBody = z.object({ code: z.string({ error: 'code is required' }).max(200, 'code is too long') });
+const createBody = z.object({
+  userId: z.string().optional(),
+  name: singleLine(z.string({ error: ENHANCE_MSG.draftNameRequired }), 'Draft name').refine((v) => v.trim() !== '', ENHANCE_MSG.draftNameRequired),
+});
+const commitBody = z.object({
+  draftId: draftIdField,
+  newProjectName: singleLine(z.string({ error: 'newProjectName must be text' }), 'Project name').max(200, 'Project name must be at most 200 characters').nullish(),
+});
+const draftBody = z.object({ draftId: draftIdField });
+const uploadFields = z.object({
+  draftId: draftIdField,
+  userId: z.string().optional(),
+  purpose: z.enum(['image', 'reference'], { error: 'purpose must be image or reference' }).optional(),
+});
+const newImage = z.object({
+  source_type: singleLine(z.string(), 'source_type').max(40, 'source_type is too long').optional(),
+  source_url: z.string({ error: 'source_url is required' }).min(1, 'source_url is required').max(2000, 'source_url is too long'),
+  name: singleLine(z.string(), 'name').max(300, 'name is too long').optional(),
+  order_index: z.number({ error: 'order_index must be a whole number' }).int('order_index must be a whole number').min(0).max(1000).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+const addImagesBody = z.object({ draftId: draftIdField, images: z.array(newImage, { error: 'images must be a list' }).min(1, 'images must list at least one image').max(DRAFT_LIMITS.maxImagesPerDraft, ENHANCE_MSG.limitReached) });
+const getQuery = z.object({ draftId: draftIdField });
+const removeImageBody = z.object({ draftId: draftIdField, imageId: z.string({ error: 'imageId is required' }).min(1, 'imageId is required'), sourceUrl: z.string().nullish() });
+const restoreBody = z.object({
+  draftId: draftIdField,
+  imageId: z.string({ error: 'imageId is required' }).min(1, 'imageId is required'),
+  versionUrl: z.string({ error: 'versionUrl is required' }).min(1, 'versionUrl is required').max(2000, 'versionUrl is too long'),
+});
+/** An attachment as the spec's browser keeps it ({ id, type, url, name, useForLook, placements }) or its URL alone. */
+const reference = z.union([z.string().min(1).max(2000), z.object({ url: z.string().min(1).max(2000) }).loose()]).transform((r) => (typeof r === 'string' ? r : r.url));
+const dispatchBody = z.object({
+  draftId: draftIdField,
+  imageIds: z.array(z.string().max(100), { error: ENHANCE_MSG.selectImage }).max(DRAFT_LIMITS.maxImagesPerDraft, `At most ${DRAFT_LIMITS.maxImagesPerDraft} images per dispatch`),
+  prompt: z.string({ error: 'prompt must be text' }).max(DRAFT_LIMITS.promptMaxLength * 2, 'The prompt is too long').nullish(),
+  modelId: z.string({ error: 'modelId is required' }).min(1, 'modelId is required').max(100),
+  mode: z.enum([...ENHANCE_MODES, 'style_sync'], { error: `mode must be one of ${[...ENHANCE_MODES, 'style_sync'].join(', ')}` }),
+  references: z.array(reference, { error: 'references must be a list' }).max(10, ENHANCE_MSG.referencesPerJob).default([]),
+  syncImageId: z.string().max(100).nullish(),
+});
+const visionBody = z.object({
+  mode: z.enum(VISION_PROMPT_MODES, { error: 'mode must be attach or style_sync' }),
+  prompt: z.string({ error: 'prompt must be text' }).max(DRAFT_LIMITS.promptMaxLength, `The prompt must be at most ${DRAFT_LIMITS.promptMaxLength} characters`).default(''),
+  imageUrls: z.array(z.string().min(1).max(2000)).max(DRAFT_LIMITS.maxImagesPerDraft, `At most ${DRAFT_LIMITS.maxImagesPerDraft} images`).default([]),
+  referenceUrls: z.array(z.string().min(1).max(2000)).max(DRAFT_LIMITS.maxReferencesSent, ENHANCE_MSG.referencesPerJob).default([]),
+});
+
+const ok = z.object({ success: z.literal(true) });
+const draftObject = z.looseObject({ id: z.string() });
+const draftImage = z.looseObject({ id: z.string() });
+const locked = { description: 'Not allowed: the Enhance Renders access code was not entered (ENHANCE_LOCKED), or another user\'s id', schema: errorBody };
+const noDraft = { description: 'No such draft or image of this user', schema: errorBody };
+const uploadForm = uploadFields.extend({ file: z.string().meta({ format: 'binary', description: 'A JPEG, PNG, GIF or WebP image' }) });
+
+/**
+ * Enhance Renders (Beta): the access code, the drafts calls, job dispatch (spec 001 section 7) and the vision prompt.
+ * Every call but the access ones answers 403 (ENHANCE_LOCKED) until the account has entered the code.
+ */
+export function enhanceSetRouter(deps: AppDeps): Router {
+  const { storage, projects, uploads } = contentServicesFor(deps);
+  const temporal = () => getTemporalClient(deps.config);
+  const access = new EnhanceAccessService(deps.knex, deps.config.enhanceAccessCode, deps.enhanceAccessLimits);
+  const drafts = new DraftService({ knex: deps.knex, storage, projects, uploads, logger: deps.logger, temporal });
+  const jobs = new DraftJobService({
+    knex: deps.knex,
+    storage,
+    drafts,
+    temporal,
+    queues: { generation: deps.taskQueues?.generation ?? TASK_QUEUES.generation, media: deps.taskQueues?.media ?? TASK_QUEUES.media },
+    logger: deps.logger,
+  });
+  let providers: Pick<Providers, 'visionPrompt'> | null = null;
+  const router = new Router();
+  router.use(requireAuth(deps));
+
+  const unlocked: Middleware = async function requireEnhanceUnlocked(ctx, next) {
+    await access.assertUnlocked(currentUser(ctx).id);
+    await next();
+  };
+
+  const doc = (path: string, method: 'get' | 'post', summary: string, rest: Partial<RouteDoc> & Pick<RouteDoc, 'responses'>) =>
+    describeRoute(router, { method, path, summary, tag: 'Enhance Renders', access: 'session', ...rest });
+
+  doc('/api/enhance-set/access', 'get', 'Whether the beta is configured and this account has entered its access code', {
+    responses: { 200: z.object({ success: z.literal(true), configured: z.boolean(), unlocked: z.boolean() }) },
+  });
+  router.get('/api/enhance-set/access', async (ctx) => {
+    const user = currentUser(ctx);
+    ctx.body = { success: true, configured: access.configured, unlocked: access.configured && (await access.isUnlocked(user.id)) };
+  });
+
+  doc('/api/enhance-set/access/unlock', 'post', 'Enter the access code (checked by the server; wrong guesses are limited per account and address)', {
+    body: unlockBody,
+    responses: {
+      200: z.looseObject({ success: z.literal(true) }),
+      429: { description: 'Too many wrong codes: try again after Retry-After seconds', schema: errorBody },
+    },
+  });
+  router.post('/api/enhance-set/access/unlock', async (ctx) => {
+    const { code } = parseBody(ctx, unlockBody);
+    try {
+      ctx.body = { success: true, ...(await access.unlock(currentUser(ctx).id, ctx.ip || 'unknown', code)) };
+    } catch (err) {
+      if (err instanceof AccessCodeRateLimitedError) ctx.set('Retry-After', String(err.retryAfterSeconds));
+      throw err;
+    }
+  });
+
+  doc('/api/enhance-set/drafts/list', 'get', "The user's drafts", { query: userIdQuery, responses: { 200: z.object({ success: z.literal(true), drafts: z.array(draftObject) }), 403: locked } });
+  router.get('/api/enhance-set/drafts/list', unlocked, async (ctx) => {
+    const user = assertSelf(ctx, parseQuery(ctx, userIdQuery).userId);
+    ctx.body = { success: true, drafts: await drafts.list(user.id) };
+  });
+
+  doc('/api/enhance-set/drafts/create', 'post', 'Create a draft', { body: createBody, responses: { 201: z.object({ success: z.literal(true), draft: draftObject }), 403: locked } });
+  router.post('/api/enhance-set/drafts/create', unlocked, async (ctx) => {
+    const body = parseBody(ctx, createBody);
+    const user = assertSelf(ctx, body.userId);
+    ctx.status = 201;
+    ctx.body = { success: true, draft: await drafts.create(user.id, body.name) };
+  });
+
+  doc('/api/enhance-set/drafts/commit', 'post', "Save the draft's images into a new project", {
+    body: commitBody,
+    responses: { 200: z.looseObject({ success: z.literal(true) }), 403: locked, 404: noDraft, 409: { description: 'The draft cannot be committed now', schema: errorBody } },
+  });
+  router.post('/api/enhance-set/drafts/commit', unlocked, async (ctx) => {
+    const body = parseBody(ctx, commitBody);
+    const result = await drafts.commit(currentUser(ctx).id, body.draftId, body.newProjectName ?? null);
+    ctx.body = { success: true, ...result };
+  });
+
+  doc('/api/enhance-set/drafts/delete', 'post', 'Delete a draft and its files', { body: draftBody, responses: { 200: ok, 403: locked, 404: noDraft } });
+  router.post('/api/enhance-set/drafts/delete', unlocked, async (ctx) => {
+    const { draftId } = parseBody(ctx, draftBody);
+    await drafts.remove(currentUser(ctx).id, draftId);
+    ctx.body = { success: true };
+  });
+
+  // multipart: send draftId (and purpose) before the file, so they are checked before a byte is stored
+  doc('/api/enhance-set/drafts/upload', 'post', 'Upload an image (or a reference) into a draft; send draftId before the file', {
+    body: { contentType: 'multipart/form-data', schema: uploadForm },
+    responses: {
+      200: z.looseObject({ success: z.literal(true) }),
+      403: locked,
+      404: noDraft,
+      409: { description: 'The draft holds its maximum of images', schema: errorBody },
+      413: { description: 'The file is too large', schema: errorBody },
+    },
+  });
+  router.post('/api/enhance-set/drafts/upload', unlocked, async (ctx) => {
+    const user = currentUser(ctx);
+    drafts.assertRequestSize(ctx.get('content-length') ? Number(ctx.get('content-length')) : undefined);
+    const { fields, file } = await readSingleFileForm(
+      ctx.req,
+      'file',
+      async (incoming, early) => {
+        assertSelf(ctx, early.userId);
+        if (!early.draftId?.trim()) throw new RequestError(400, ENHANCE_MSG.openDraftFirst, 'DRAFT_REQUIRED');
+        const purpose: DraftUploadPurpose = early.purpose === 'reference' ? 'reference' : 'image';
+        return drafts.upload(user.id, early.draftId.trim(), purpose, incoming);
+      },
+      async (stored) => {
+        await storage.objects.remove(stored.storage.bucket, [stored.storage.path]).catch(() => undefined);
+      },
+    );
+    try {
+      const input = parse(uploadFields, fields);
+      assertSelf(ctx, input.userId);
+    } catch (err) {
+      await storage.objects.remove(file.storage.bucket, [file.storage.path]).catch(() => undefined);
+      throw err;
+    }
+    ctx.body = file;
+  });
+
+  doc('/api/enhance-set/drafts/add-images', 'post', "Add images (the user's own content) to a draft", {
+    body: addImagesBody,
+    responses: { 200: z.object({ success: z.literal(true), images: z.array(draftImage) }), 403: locked, 404: noDraft, 409: { description: 'The draft holds its maximum of images', schema: errorBody } },
+  });
+  router.post('/api/enhance-set/drafts/add-images', unlocked, async (ctx) => {
+    const body = parseBody(ctx, addImagesBody);
+    ctx.body = { success: true, images: await drafts.addImages(currentUser(ctx).id, body.draftId, body.images) };
+  });
+
+  doc('/api/enhance-set/drafts/get', 'get', 'A draft with its images and their versions', {
+    query: getQuery,
+    responses: { 200: z.object({ success: z.literal(true), draft: draftObject, images: z.array(draftImage) }), 403: locked, 404: noDraft },
+  });
+  router.get('/api/enhance-set/drafts/get', unlocked, async (ctx) => {
+    const { draftId } = parseQuery(ctx, getQuery);
+    const { draft, images } = await drafts.get(currentUser(ctx).id, draftId);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { success: true, draft, images };
+  });
+
+  doc('/api/enhance-set/drafts/remove-image', 'post', 'Remove an image from a draft', { body: removeImageBody, responses: { 200: ok, 403: locked, 404: noDraft } });
+  router.post('/api/enhance-set/drafts/remove-image', unlocked, async (ctx) => {
+    const body = parseBody(ctx, removeImageBody);
+    await drafts.removeImage(currentUser(ctx).id, body.draftId, body.imageId);
+    ctx.body = { success: true };
+  });
+
+  doc('/api/enhance-set/drafts/restore-version', 'post', "Make an earlier version the image's current one", {
+    body: restoreBody,
+    responses: { 200: z.object({ success: z.literal(true), image: draftImage }), 403: locked, 404: noDraft },
+  });
+  router.post('/api/enhance-set/drafts/restore-version', unlocked, async (ctx) => {
+    const body = parseBody(ctx, restoreBody);
+    ctx.body = { success: true, image: await drafts.restoreVersion(currentUser(ctx).id, body.draftId, body.imageId, body.versionUrl) };
+  });
+
+  doc('/api/enhance-set/jobs/dispatch', 'post', 'Run a model on some of the draft\'s images (one job per image)', {
+    body: dispatchBody,
+    responses: { 200: z.looseObject({ success: z.boolean() }), 403: locked, 404: noDraft, 409: { description: 'An image has an unfinished job', schema: errorBody } },
+  });
+  router.post('/api/enhance-set/jobs/dispatch', unlocked, async (ctx) => {
+    const body = parseBody(ctx, dispatchBody);
+    ctx.body = await jobs.dispatch(currentUser(ctx).id, {
+      draftId: body.draftId,
+      imageIds: body.imageIds,
+      prompt: body.prompt ?? null,
+      modelId: body.modelId,
+      mode: body.mode,
+      references: body.references,
+      syncImageId: body.syncImageId ?? null,
+    });
+  });
+
+  doc('/api/ai-enhance-prompt/vision', 'post', 'Improve a prompt by looking at the images (attach) or the pinned reference (style_sync)', {
+    body: visionBody,
+    responses: {
+      200: z.object({ success: z.literal(true), enhancedPrompt: z.string(), method: z.string() }),
+      403: locked,
+      404: { description: 'An image is not one of the user\'s', schema: errorBody },
+      502: { description: 'Prompt enhancement failed (the browser falls back to its local enhancer)', schema: errorBody },
+      503: { description: 'Prompt enhancement is unavailable, or the database is', schema: errorBody },
+    },
+  });
+  router.post('/api/ai-enhance-prompt/vision', unlocked, async (ctx) => {
+    const body = parseBody(ctx, visionBody);
+    if (body.mode === 'style_sync' && body.referenceUrls.length !== 1) throw new RequestError(400, ENHANCE_MSG.syncNeedsPinned, 'SYNC_NEEDS_PINNED');
+    providers ??= createProviders(deps.config);
+    const result = await enhanceVisionPrompt({ storage, providers, jobs }, currentUser(ctx).id, body).catch((err: unknown) => {
+      // the browser falls back to its local enhancer: say what failed, never the provider's internals
+      if (err instanceof ProviderError) {
+        throw err.code === 'INPUT' ? new RequestError(400, err.message, 'PROMPT_INPUT') : new RequestError(502, 'Prompt enhancement failed', 'PROMPT_ENHANCE_FAILED');
+      }
+      if (err instanceof CircuitBreakerError) throw new RequestError(503, 'Prompt enhancement is unavailable', 'PROMPT_ENHANCE_FAILED');
+      throw err;
+    });
+    ctx.body = { success: true, enhancedPrompt: result.enhancedPrompt, method: result.method };
+  });
+
+  return router;
+}
+

@@ -1,0 +1,65 @@
+import Router from '@koa/router';
+import type { AppDeps } from '../deps';
+import { currentUser, requireAuth } from '../middleware/auth';
+import { RequestError } from '../validation';
+import { temporalRunUrl } from '../../domain/jobs';
+import { contentServicesFor } from '../../services/contentServices';
+import { getLineage, LineageItemNotFoundError, type Lineage } from '../../services/lineage';
+import { z } from 'zod';
+import { answers, describeRoute, errorBody } from '../openapi/describe';
+
+const lineageKind = z.enum(['render', 'image', 'clip', 'compiled_video', 'generated', 'draft_image']);
+const lineageItem = z.object({
+  kind: lineageKind,
+  id: z.string(),
+  exists: z.boolean(),
+  name: z.string().nullable(),
+  project_id: z.string().nullable(),
+  created_at: z.string().nullable(),
+  thumbnail_url: z.string().nullable(),
+  workflow_id: z.string().nullable(),
+  temporal_url: z.string().nullable().optional(),
+});
+const lineageNode = lineageItem.extend({ depth: z.number().int(), via: z.object({ kind: lineageKind, id: z.string() }), position: z.number() });
+const draftVersion = z.object({
+  index: z.number().int(),
+  url: z.string(),
+  created_at: z.string(),
+  source: z.string(),
+  model_id: z.string().nullable(),
+  predecessor: z.number().int().nullable(),
+  workflow_id: z.string().nullable(),
+  temporal_url: z.string().nullable().optional(),
+});
+const lineageAnswer = answers<{ success: true } & Lineage>()(
+  z.object({ success: z.literal(true), item: lineageItem, ancestors: z.array(lineageNode), descendants: z.array(lineageNode), versions: z.array(draftVersion).optional() }),
+);
+
+/** GET /api/content/:id/lineage: the version chain around one of the user's items (up to its sources, down to what was made from it). */
+export function lineageRouter(deps: AppDeps): Router {
+  const { storage } = contentServicesFor(deps);
+  const router = new Router();
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/content/:id/lineage',
+    tag: 'Projects',
+    summary: "The version chain around one of the user's items: its sources up, what was made from it down (a draft image also lists its versions)",
+    access: 'session',
+    responses: { 200: lineageAnswer, 404: { description: 'Content not found', schema: errorBody } },
+  });
+  router.get('/api/content/:id/lineage', requireAuth(deps), async (ctx) => {
+    const user = currentUser(ctx);
+    const admin = user.role === 'admin';
+    try {
+      const lineage = await getLineage(deps.knex, storage, user.id, ctx.params.id, {
+        temporalRunUrl: admin ? (workflowId) => temporalRunUrl(deps.config.temporalUiUrl, deps.config.temporalNamespace, workflowId) : undefined,
+      });
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = { success: true, ...lineage };
+    } catch (err) {
+      if (err instanceof LineageItemNotFoundError) throw new RequestError(404, err.message, err.code);
+      throw err;
+    }
+  });
+  return router;
+}

@@ -1,0 +1,101 @@
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import type { AppDeps } from '../deps';
+import { currentUser } from '../middleware/auth';
+import { contentServicesFor } from '../../services/contentServices';
+import { ResumableUploads, TUS_PATH } from '../../services/resumableUploads';
+import { z } from 'zod';
+import { describeRoute, type ResponseDoc, type RouteDoc } from '../openapi/describe';
+
+const tusVersion = z.literal('1.0.0').meta({ description: 'The tus protocol version' });
+const creationHeaders = z.object({
+  'tus-resumable': tusVersion,
+  'upload-length': z.string().meta({ description: 'The file size in bytes (at most 150 MB)' }),
+  'upload-metadata': z.string().optional().meta({ description: 'tus metadata: `filename`, `filetype` and `projectId`, each base64' }),
+});
+const patchHeaders = z.object({
+  'tus-resumable': tusVersion,
+  'upload-offset': z.string().meta({ description: 'Bytes the server has (HEAD tells)' }),
+});
+const tusOnly = z.object({ 'tus-resumable': tusVersion });
+/** tus answers carry their facts in headers; refusals are short texts. */
+const tusRefusals: Record<number, ResponseDoc> = {
+  400: { description: 'A header or the metadata is refused (Upload-Length, projectId, filename ...)' },
+  403: { description: 'Not this user\'s upload' },
+  404: { description: 'No such upload (or project)' },
+  410: { description: 'The upload has completed or is no longer available' },
+  412: { description: 'Tus-Resumable missing or not 1.0.0' },
+  503: { description: 'Storage or the database is unavailable' },
+};
+const tusDoc = (method: RouteDoc['method'], path: string, summary: string, rest: Partial<RouteDoc> & Pick<RouteDoc, 'responses'>): Omit<RouteDoc, 'omit'> & { omit: number[] } => ({
+  method,
+  path,
+  summary,
+  tag: 'Projects',
+  access: 'session',
+  ...rest,
+  responses: { ...tusRefusals, ...rest.responses },
+  // tus refuses in plain text, not with the API's JSON error body
+  omit: [400, 403, 404, 410, 413, 503],
+});
+
+const perApp = new WeakMap<object, ResumableUploads>();
+
+/** One tus server per app (its store, locks and sweep timer), shared by every router built from the same deps. */
+export function resumableUploadsFor(deps: AppDeps): ResumableUploads {
+  let uploads = perApp.get(deps);
+  if (!uploads) {
+    uploads = new ResumableUploads({ config: deps.config, knex: deps.knex, services: contentServicesFor(deps), logger: deps.logger });
+    uploads.startSweeping();
+    perApp.set(deps, uploads);
+  }
+  return uploads;
+}
+
+/**
+ * /api/uploads/tus: the tus protocol (creation, HEAD for the offset, PATCH to append, DELETE to cancel) handled by
+ * @tus/server on Node's request and response. The app-wide session guard has already required a session. GET is
+ * not offered: a stored render is read through its file link.
+ */
+export function resumableUploadsRouter(deps: AppDeps): Router {
+  // the tus store (a folder under STORAGE_DIR, or the S3 client) is opened on first use, not when the app is built:
+  // building the app must not touch storage (the readiness check reports storage problems instead)
+  const uploads = (): ResumableUploads => resumableUploadsFor(deps);
+  // the hourly sweep of abandoned uploads also starts without a first upload, a minute after start-up
+  setTimeout(() => {
+    try {
+      uploads();
+    } catch (err) {
+      deps.logger.warn({ err }, 'could not open the resumable upload store');
+    }
+  }, 60_000).unref();
+  const router = new Router();
+  const handle = async (ctx: Context) => {
+    const tus = uploads();
+    tus.remember(ctx.req, currentUser(ctx).id);
+    ctx.respond = false;
+    await tus.server.handle(ctx.req, ctx.res);
+  };
+  const item = `${TUS_PATH}/:id`;
+  describeRoute(router, tusDoc('post', TUS_PATH, 'Start a resumable (tus) upload of a render into a project', {
+    headers: creationHeaders,
+    body: { contentType: 'application/offset+octet-stream', schema: z.string().meta({ format: 'binary' }), required: false, description: 'Optionally the first bytes (creation-with-upload)' },
+    responses: { 201: { description: 'Created: its address in Location' }, 413: { description: 'File too large: <n>MB. Maximum size is 150MB.' } },
+  }));
+  describeRoute(router, tusDoc('head', item, 'How many bytes of an upload the server has (Upload-Offset)', { headers: tusOnly, responses: { 200: { description: 'Upload-Offset and Upload-Length in headers' } } }));
+  describeRoute(router, tusDoc('patch', item, 'Append bytes at Upload-Offset; the last ones store the render', {
+    headers: patchHeaders,
+    body: { contentType: 'application/offset+octet-stream', schema: z.string().meta({ format: 'binary' }) },
+    responses: {
+      204: { description: 'Appended: the new Upload-Offset in a header' },
+      200: { description: 'The last bytes: the render is stored (the answer of POST /api/upload/renders)', contentType: 'application/json', schema: z.looseObject({ success: z.literal(true) }) },
+      409: { description: 'Upload-Offset is not where the upload stands' },
+      415: { description: 'Content-Type is not application/offset+octet-stream' },
+    },
+  }));
+  describeRoute(router, tusDoc('delete', item, 'Cancel an unfinished upload', { headers: tusOnly, responses: { 204: { description: 'Cancelled' } } }));
+  // no OPTIONS: the app's own pages are same-origin (no preflight), and the session guard lets OPTIONS through
+  router.post(TUS_PATH, handle);
+  for (const method of ['head', 'patch', 'delete'] as const) router[method](item, handle);
+  return router;
+}

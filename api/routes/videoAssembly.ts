@@ -1,0 +1,192 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import type { AppDeps } from '../deps';
+import { currentUser, requireAuth } from '../middleware/auth';
+import { RequestError, parseBody, parseQuery, singleLine } from '../validation';
+import { ASSEMBLY_MSG, CHAT_MESSAGE_MAX, parseAssemblyPlatform } from '../../domain/assembly';
+import { ORIENTATIONS, type Orientation } from '../../domain/orientation';
+import { createChatProvider } from '../../providers';
+import { AestheticChatService } from '../../services/aestheticChat';
+import { contentServicesFor } from '../../services/contentServices';
+import { getTemporalClient } from '../../services/temporalClient';
+import { VideoAssemblyService, defaultAssemblyQueues } from '../../services/videoAssembly';
+import { describeRoute, errorBody, type RouteDoc } from '../openapi/describe';
+
+const chatState = z.looseObject({ success: z.literal(true), error: z.null() }).meta({ description: 'chat_history, preferences, editing_config, analysis, workflow_analysis, clip_suggestions' });
+const assemblyRefusals: RouteDoc['responses'] = {
+  401: { description: "'User authentication required'", schema: errorBody },
+  404: { description: 'No such clip, project or job of this user', schema: errorBody },
+  409: { description: 'The pending approvals limit is reached, or an assembly is already running', schema: errorBody },
+  429: { description: 'Generation is paused after repeated rejections (REJECTION_STREAK_COOLDOWN)', schema: errorBody },
+};
+
+/** At most this many entries are read from a list a client sends (the rules then say 'Maximum 5 clips allowed'). */
+const LIST_MAX = 50;
+const id = (label: string) => singleLine(z.string({ error: `${label} must be a string` }), label).max(64, { message: `${label} is too long` });
+
+const projectIdField = singleLine(z.string({ error: 'projectId must be a string' }), 'projectId').max(64).nullable().optional();
+
+const dryRunBody = z.object({
+  projectId: projectIdField,
+  clipIds: z.array(id('clipIds[]'), { error: 'clipIds must be a list of clip ids' }).max(LIST_MAX).optional(),
+  aspectRatio: singleLine(z.string({ error: 'aspectRatio must be a string' }), 'aspectRatio').max(16).nullable().optional(),
+  editorState: z
+    .object({
+      transitions: z
+        .array(
+          z.union([
+            singleLine(z.string(), 'editorState.transitions[]').max(32),
+            z.object({
+              type: singleLine(z.string(), 'editorState.transitions[].type').max(32).nullable().optional(),
+              duration: z.number({ error: 'editorState.transitions[].duration must be a number' }).nullable().optional(),
+            }),
+            z.null(),
+          ]),
+        )
+        .max(LIST_MAX)
+        .optional(),
+    })
+    .nullable()
+    .optional(),
+});
+
+const assembleBody = z.object({
+  projectId: projectIdField,
+  userId: z.string().optional(),
+  platform: singleLine(z.string({ error: 'platform must be youtube, tiktok, portrait or landscape' }), 'platform').max(32).optional(),
+  contentItems: z
+    .array(
+      z.object({
+        id: id('contentItems[].id'),
+        type: singleLine(z.string(), 'contentItems[].type').max(32).optional(),
+        file_url: z.string().max(4096).nullable().optional(),
+        file_name: z.string().max(1000).nullable().optional(),
+      }),
+      { error: 'contentItems must be a list of clips' },
+    )
+    .max(LIST_MAX)
+    .optional(),
+  clipOrder: z.array(id('clipOrder[]')).max(LIST_MAX).nullable().optional(),
+});
+
+const statusQuery = z.object({ jobId: singleLine(z.string({ error: 'jobId is required' }), 'jobId').max(64) });
+const clipsQuery = z.object({ orientation: z.enum(ORIENTATIONS as [Orientation, ...Orientation[]], { error: 'orientation must be landscape or portrait' }).optional() });
+
+const chatBody = z.object({
+  message: z.string({ error: ASSEMBLY_MSG.typeMessage }).max(CHAT_MESSAGE_MAX, { message: `A message is at most ${CHAT_MESSAGE_MAX} characters` }),
+  // accepted for the spec's payload; the server's stored conversation is the one that counts
+  chat_history: z.array(z.unknown()).optional(),
+  selected_clips: z
+    .array(z.union([id('selected_clips[]'), z.object({ id: id('selected_clips[].id') }).passthrough()]))
+    .max(LIST_MAX)
+    .nullable()
+    .optional(),
+  aspect_ratio: singleLine(z.string(), 'aspect_ratio').max(16).nullable().optional(),
+});
+
+/** The play order: clipOrder over the content items (items it leaves out follow in their own order). */
+function orderedClipIds(items: Array<{ id: string; type?: string }>, clipOrder: string[] | null | undefined): string[] {
+  const notClip = items.find((item) => item.type !== undefined && item.type !== 'clip');
+  if (notClip) throw new RequestError(400, 'Only clips can be assembled', 'VALIDATION_ERROR');
+  const ids = items.map((item) => item.id);
+  if (!clipOrder || clipOrder.length === 0) return ids;
+  const chosen = new Set(ids);
+  const ordered = clipOrder.filter((clipId) => chosen.has(clipId));
+  if (new Set(ordered).size !== ordered.length) throw new RequestError(400, 'Each clip can be used once in an assembly', 'VALIDATION_ERROR');
+  return [...ordered, ...ids.filter((clipId) => !ordered.includes(clipId))];
+}
+
+/**
+ * Video assembly (spec 001 section 7): the user's clips for assembly, the dry-run, the assembly start and status,
+ * and the project's AI editing chat.
+ */
+export function videoAssemblyRouter(deps: AppDeps): Router {
+  const { projects, storage } = contentServicesFor(deps);
+  const chat = new AestheticChatService({ knex: deps.knex, chat: deps.chat ?? createChatProvider(deps.config), projects, logger: deps.logger });
+  const service = new VideoAssemblyService({
+    knex: deps.knex,
+    storage,
+    chat,
+    logger: deps.logger,
+    client: () => getTemporalClient(deps.config),
+    queues: defaultAssemblyQueues(deps.taskQueues),
+  });
+  const router = new Router();
+  // these answer the spec's own text without a session (their paths are in PUBLIC_API_ROUTES for that)
+  const signedIn = requireAuth(deps, { unauthenticatedMessage: ASSEMBLY_MSG.authRequired });
+
+  /** The user's approved clips for assembly (not in the spec's call list; what the clip selector shows). */
+  const doc = (method: 'get' | 'post', path: string, summary: string, rest: Partial<RouteDoc> & Pick<RouteDoc, 'responses'>) =>
+    describeRoute(router, { method, path, summary, tag: 'Assembly', access: 'session', ...rest, responses: { ...assemblyRefusals, ...rest.responses } });
+
+  doc('get', '/api/video-assembly/clips', "The user's approved clips for assembly, optionally of one orientation", {
+    query: clipsQuery,
+    responses: { 200: z.object({ success: z.literal(true), clips: z.array(z.looseObject({ id: z.string() })) }) },
+  });
+  router.get('/api/video-assembly/clips', signedIn, async (ctx) => {
+    const { orientation } = parseQuery(ctx, clipsQuery);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { success: true, clips: await service.clips(currentUser(ctx).id, orientation) };
+  });
+
+  doc('post', '/api/video-assembly/dry-run', 'The timeline (tracks, clips, transitions, output size) an assembly would render, and its preview', {
+    body: dryRunBody,
+    responses: { 200: z.looseObject({}) },
+  });
+  router.post('/api/video-assembly/dry-run', signedIn, async (ctx) => {
+    const body = parseBody(ctx, dryRunBody);
+    const transitions = (body.editorState?.transitions ?? []).map((t) => (t === null ? null : typeof t === 'string' ? { type: t } : t));
+    ctx.body = await service.dryRun(currentUser(ctx).id, {
+      projectId: body.projectId ?? null,
+      clipIds: body.clipIds ?? [],
+      aspectRatio: body.aspectRatio ?? null,
+      transitions: transitions.map((t) => t ?? {}),
+    });
+  });
+
+  doc('post', '/api/video/assemble', 'Start assembling up to 5 clips of one orientation into a video for a platform (free; waits for approval)', {
+    body: assembleBody,
+    responses: { 200: z.object({ success: z.literal(true), jobId: z.string() }), 503: { description: "'Failed to start assembly', or the database is unavailable", schema: errorBody } },
+  });
+  router.post('/api/video/assemble', signedIn, async (ctx) => {
+    const body = parseBody(ctx, assembleBody);
+    const user = currentUser(ctx);
+    if (body.userId !== undefined && body.userId !== user.id) throw new RequestError(403, ASSEMBLY_MSG.projectPermission, 'FORBIDDEN');
+    const clipIds = orderedClipIds(body.contentItems ?? [], body.clipOrder);
+    const platform = parseAssemblyPlatform(body.platform ?? 'youtube');
+    if (!platform) throw new RequestError(400, 'platform must be youtube, tiktok, portrait or landscape', 'VALIDATION_ERROR');
+    ctx.body = await service.start(user.id, { projectId: body.projectId ?? null, platform, clipIds });
+  });
+
+  doc('get', '/api/video/assemble', "An assembly job's status", {
+    query: statusQuery,
+    responses: { 200: z.object({ success: z.literal(true), job: z.looseObject({ status: z.string() }) }) },
+  });
+  router.get('/api/video/assemble', signedIn, async (ctx) => {
+    const { jobId } = parseQuery(ctx, statusQuery);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { success: true, job: await service.status(currentUser(ctx).id, jobId) };
+  });
+
+  doc('get', '/api/projects/:id/aesthetic', "The project's editing chat: history, preferences and editing config", { responses: { 200: chatState } });
+  router.get('/api/projects/:id/aesthetic', requireAuth(deps), async (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { success: true, error: null, ...(await chat.state(currentUser(ctx).id, ctx.params.id)) };
+  });
+
+  doc('post', '/api/projects/:id/aesthetic', "Send a message to the project's editing chat ('__SYNC_CLIPS__' and '__CLEAR_CONVERSATION__' are commands)", {
+    body: chatBody,
+    responses: { 200: chatState, 503: { description: 'The editing assistant is unavailable, or the database is', schema: errorBody } },
+  });
+  router.post('/api/projects/:id/aesthetic', requireAuth(deps), async (ctx) => {
+    const body = parseBody(ctx, chatBody);
+    const selected = body.selected_clips === undefined || body.selected_clips === null ? null : body.selected_clips.map((c) => (typeof c === 'string' ? c : c.id));
+    ctx.body = {
+      success: true,
+      error: null,
+      ...(await chat.post(currentUser(ctx).id, ctx.params.id, { message: body.message, selectedClipIds: selected, aspectRatio: body.aspect_ratio ?? null })),
+    };
+  });
+
+  return router;
+}

@@ -1,0 +1,51 @@
+/**
+ * The assembly workflow's contract (id `assembly-<jobId>`): input, state query, admission update, progress signal.
+ * Shared by the workflow, its activities and the API, so none of them imports another's module.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { AssemblyJobStatus, AssemblyPlatform, AssemblyResultSummary, EditingConfig } from '../assembly';
+import type { JunctionOverride } from '../assemblyTimeline';
+
+export interface AssemblyInput {
+  jobId: string;
+  userId: string;
+  projectId: string;
+  platform: AssemblyPlatform;
+  /** In the order they play. */
+  clipIds: string[];
+  /** The chat's editing config (or the default) when the job was started. */
+  editing: EditingConfig;
+  transitions?: JunctionOverride[];
+  queues: AssemblyQueues;
+}
+
+/** Where the ffmpeg work runs, and where the approval workflow runs (TASK_QUEUES unless a test routes them). */
+export interface AssemblyQueues {
+  media: string;
+  approvals: string;
+}
+
+export interface AssemblyJobState {
+  jobId: string;
+  status: AssemblyJobStatus;
+  progress: number;
+  message: string;
+  error: string | null;
+  code: string | null;
+  result: AssemblyResultSummary | null;
+}
+
+/** The start call's answer: admitted, or refused with the rule's text, code and HTTP status. */
+export type AssemblyAdmission = { admitted: true } | { admitted: false; error: string; code: string; status: number };
+
+export interface AssemblyProgressReport {
+  progress: number;
+  message: string;
+}
+
+export const assemblyJobStateQuery = defineQuery<AssemblyJobState>('assemblyJobState');
+/** Answers once the job was admitted or refused; the API sends it with the start (update-with-start). */
+export const assemblyAdmissionUpdate = defineUpdate<AssemblyAdmission>('assemblyAdmission');
+export const assemblyProgressSignal = defineSignal<[AssemblyProgressReport]>('assemblyProgress');
+
+export { assemblyWorkflowId } from '../assembly';

@@ -1,0 +1,59 @@
+/** Pure rules of the assembly chat panel (spec 001 sections 2, 5, 7 and 8). */
+import { ASSEMBLY_MSG, CHAT_CLEAR_CONVERSATION, CHAT_SYNC_CLIPS, type ChatHistoryMessage, type EditingConfig } from '../../../../domain/assembly';
+
+export { CHAT_CLEAR_CONVERSATION, CHAT_SYNC_CLIPS } from '../../../../domain/assembly';
+
+/** editor and aesthetic show the chat; selector is the clip selector alone (the chat is hidden). */
+export const ASSEMBLY_MODES = ['editor', 'aesthetic', 'selector'] as const;
+export type AssemblyMode = (typeof ASSEMBLY_MODES)[number];
+
+export function modeFromSearch(search: string): AssemblyMode {
+  const mode = new URLSearchParams(search).get('mode');
+  return (ASSEMBLY_MODES as readonly string[]).includes(mode ?? '') ? (mode as AssemblyMode) : 'editor';
+}
+
+/** The text to send, or the spec's message when there is nothing to send. */
+export function checkChatMessage(text: string): { message: string } | { error: string } {
+  const message = text.trim();
+  return message ? { message } : { error: ASSEMBLY_MSG.typeMessage };
+}
+
+/** The conversation as shown while a message is on its way: the user's message appended at once. */
+export function withPendingMessage(history: readonly ChatHistoryMessage[], message: string, now: Date): ChatHistoryMessage[] {
+  return [...history, { role: 'user', content: message, timestamp: now.toISOString() }];
+}
+
+/**
+ * After a failed message: the conversation without that message (the last user message equal to it, added by
+ * withPendingMessage), and the text to put back into the input.
+ */
+export function afterFailedMessage(history: readonly ChatHistoryMessage[], message: string): { history: ChatHistoryMessage[]; input: string } {
+  const last = history.length - 1;
+  if (last >= 0 && history[last].role === 'user' && history[last].content === message) return { history: history.slice(0, last), input: message };
+  return { history: [...history], input: message };
+}
+
+/** The action messages are not shown as what the user typed. */
+export function visibleMessages(history: readonly ChatHistoryMessage[]): ChatHistoryMessage[] {
+  return history.filter((m) => m.content !== CHAT_SYNC_CLIPS && m.content !== CHAT_CLEAR_CONVERSATION);
+}
+
+/** The editing config as label/value lines for the suggestions panel. */
+export function editingConfigSummary(config: EditingConfig | null | undefined): Array<{ label: string; value: string }> {
+  if (!config) return [];
+  const lines = [
+    { label: 'Transition', value: `${config.transition.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()}, ${config.transition_duration} s` },
+    { label: 'Pacing', value: config.pacing },
+    { label: 'Clip length', value: config.max_clip_seconds === null ? 'whole clips' : `at most ${config.max_clip_seconds} s each` },
+    { label: 'Captions', value: config.captions.length ? `${config.captions.length} (${config.caption_position})` : 'none' },
+  ];
+  return lines;
+}
+
+/** The order the chat suggests for the selected clips, when it covers exactly them and differs from the current one. */
+export function suggestedOrder(suggestions: ReadonlyArray<{ clip_id: string; position: number }>, selected: readonly string[]): string[] | null {
+  const ordered = [...suggestions].sort((a, b) => a.position - b.position).map((s) => s.clip_id);
+  const unique = [...new Set(ordered)];
+  if (unique.length !== selected.length || !unique.every((id) => selected.includes(id))) return null;
+  return unique.every((id, i) => id === selected[i]) ? null : unique;
+}

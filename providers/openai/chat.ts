@@ -1,0 +1,151 @@
+/**
+ * The assembly chat on a hosted model through the OpenAI-compatible chat-completions protocol
+ * (POST {baseUrl}/chat/completions with `response_format: { type: 'json_object' }`), which OpenAI and most hosted
+ * and self-hosted model servers speak. The model answers one JSON object; anything it gets wrong (unknown
+ * transition, stray fields, a missing analysis) is dropped or filled in here and normalized again by the caller.
+ */
+import { ProviderError } from '../errors';
+import type { ChatEditingHints, ChatPreferences, ChatProvider, ChatReply, ChatRequest } from '../types';
+
+export interface OpenAiChatOptions {
+  baseUrl: string;
+  apiKey: string;
+  model: string;
+  /** HTTP timeout of one call (ms). */
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+export const CHAT_SYSTEM_PROMPT = [
+  'You are the video editor of a real-estate marketing studio. The user assembles 1 to 5 short clips of',
+  'architectural renders into one social video. Talk with them about the look (aesthetic), the pace (energy_level:',
+  'calm, balanced or energetic) and the caption tone (copy_style: professional, playful, aspirational or no text).',
+  'Answer with ONE JSON object and nothing else, with these keys:',
+  '"reply" (string, your answer to the user, at most 3 sentences),',
+  '"preferences" ({"aesthetic": string|null, "energy_level": "calm"|"balanced"|"energetic"|null, "copy_style": string|null,',
+  '"generated_texts": [one short caption per clip in the suggested order, at most 60 characters each; [] for no text]}),',
+  '"editing" ({"transition": one of fade, dissolve, wipeLeft, wipeRight, slideLeft, slideRight, slideUp, slideDown, zoom, circle;',
+  '"pacing": "calm"|"balanced"|"energetic"; "caption_position": "bottom"|"center"|"top"}),',
+  '"clip_order" ([{"clip_id": id of a selected clip, "reason": string}] covering every selected clip once),',
+  '"analysis" ({"ready_to_create": boolean, "confidence_score": number 0-1, "missing_info": [names among clips, aesthetic, energy_level, copy_style]}).',
+].join(' ');
+
+const ENERGY = new Set(['calm', 'balanced', 'energetic']);
+
+function record(value: unknown): Record<string, unknown> {
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+function optionalText(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() ? value.trim() : undefined;
+}
+
+/** The model's JSON made into a ChatReply: what is not of the right type is left out. */
+export function parseChatJson(content: string, request: ChatRequest): ChatReply {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(content);
+  } catch {
+    throw new ProviderError('BAD_RESPONSE', 'The chat model did not answer JSON');
+  }
+  const body = record(parsed);
+  const reply = optionalText(body.reply);
+  if (!reply) throw new ProviderError('BAD_RESPONSE', 'The chat model answered without a reply');
+  const prefs = record(body.preferences);
+  const energy = optionalText(prefs.energy_level)?.toLowerCase();
+  const preferences: ChatPreferences = {
+    aesthetic: optionalText(prefs.aesthetic),
+    energy_level: energy && ENERGY.has(energy) ? (energy as ChatPreferences['energy_level']) : undefined,
+    copy_style: optionalText(prefs.copy_style),
+    generated_texts: Array.isArray(prefs.generated_texts) ? prefs.generated_texts.filter((t): t is string => typeof t === 'string') : undefined,
+  };
+  const rawEditing = record(body.editing);
+  const editing: ChatEditingHints = {};
+  if (optionalText(rawEditing.transition)) editing.transition = optionalText(rawEditing.transition);
+  if (optionalText(rawEditing.pacing)) editing.pacing = optionalText(rawEditing.pacing);
+  if (typeof rawEditing.transition_duration === 'number') editing.transition_duration = rawEditing.transition_duration;
+  if (optionalText(rawEditing.caption_position)) editing.caption_position = optionalText(rawEditing.caption_position);
+  const selected = new Set((request.clips ?? []).map((c) => c.id));
+  const seen = new Set<string>();
+  const clipOrder = (Array.isArray(body.clip_order) ? body.clip_order : [])
+    .map(record)
+    .map((entry) => ({ clip_id: optionalText(entry.clip_id) ?? '', reason: optionalText(entry.reason) ?? '' }))
+    .filter((entry) => selected.has(entry.clip_id) && !seen.has(entry.clip_id) && seen.add(entry.clip_id));
+  const analysis = record(body.analysis);
+  const missing = Array.isArray(analysis.missing_info) ? analysis.missing_info.filter((m): m is string => typeof m === 'string') : [];
+  if (request.selectedClipCount < 1 && !missing.includes('clips')) missing.unshift('clips');
+  const score = typeof analysis.confidence_score === 'number' && Number.isFinite(analysis.confidence_score) ? Math.min(1, Math.max(0, analysis.confidence_score)) : 0;
+  return {
+    reply,
+    preferences,
+    editing,
+    clip_order: clipOrder,
+    analysis: { ready_to_create: analysis.ready_to_create === true && missing.length === 0, confidence_score: Math.round(score * 100) / 100, missing_info: missing },
+  };
+}
+
+function userTurn(request: ChatRequest): string {
+  const context = {
+    project: request.projectName ?? null,
+    aspect_ratio: request.aspectRatio ?? null,
+    selected_clips: (request.clips ?? []).map((c) => ({ id: c.id, name: c.name, camera_movement: c.camera_movement, duration: c.duration, orientation: c.orientation })),
+    settled_preferences: request.preferences ?? {},
+  };
+  return `Context: ${JSON.stringify(context)}\n\nUser: ${request.message}`;
+}
+
+export class OpenAiChatProvider implements ChatProvider {
+  private readonly fetch: typeof fetch;
+
+  constructor(private readonly options: OpenAiChatOptions) {
+    this.fetch = options.fetch ?? fetch;
+  }
+
+  async reply(request: ChatRequest): Promise<ChatReply> {
+    if (!request.message.trim()) throw new ProviderError('INPUT', 'Please type a message');
+    const url = `${this.options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+    const body = {
+      model: this.options.model,
+      response_format: { type: 'json_object' },
+      temperature: 0.4,
+      messages: [
+        { role: 'system', content: CHAT_SYSTEM_PROMPT },
+        ...request.history.slice(-20).map((m) => ({ role: m.role, content: m.content })),
+        { role: 'user', content: userTurn(request) },
+      ],
+    };
+    let res: Response;
+    try {
+      res = await this.fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}) },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000),
+      });
+    } catch (error) {
+      const timedOut = (error as Error).name === 'TimeoutError' || (error as Error).name === 'AbortError';
+      throw new ProviderError(timedOut ? 'TIMEOUT' : 'UNAVAILABLE', `Chat service ${timedOut ? 'timed out' : 'unreachable'}`, { cause: error });
+    }
+    const text = await res.text().catch(() => '');
+    if (!res.ok) {
+      const detail = (() => {
+        try {
+          return optionalText(record(record(JSON.parse(text)).error).message) ?? '';
+        } catch {
+          return '';
+        }
+      })();
+      const code = res.status === 401 || res.status === 403 ? 'AUTH' : res.status === 429 ? 'RATE_LIMITED' : res.status >= 500 ? 'UNAVAILABLE' : 'VALIDATION';
+      throw new ProviderError(code, `Chat service answered ${res.status}${detail ? `: ${detail.slice(0, 200)}` : ''}`, { httpStatus: res.status });
+    }
+    let content: unknown;
+    try {
+      const choice = (record(JSON.parse(text)).choices as unknown[] | undefined)?.[0];
+      content = record(record(choice).message).content;
+    } catch {
+      throw new ProviderError('BAD_RESPONSE', 'The chat service answered something other than JSON');
+    }
+    if (typeof content !== 'string') throw new ProviderError('BAD_RESPONSE', 'The chat service answered without a message');
+    return parseChatJson(content, request);
+  }
+}

@@ -1,0 +1,344 @@
+/**
+ * The Content Library with 1000 items (seeded straight in the database, sharing two stored pictures): the view's
+ * first card shows within a second of opening the project, the page holds only the tiles near the window, scrolling
+ * to the bottom keeps frames short, the last item opens its dialog, Tab walks the tiles in order past the first
+ * screen, and at desktop and phone sizes nothing scrolls sideways and axe-core finds nothing serious.
+ */
+import fs from 'node:fs';
+import type { Page } from 'playwright-core';
+import { createTestUser, type TestUser } from '../support/accounts';
+import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
+import { closeTestKnex, testKnex } from '../support/db';
+import { houseStill, streetStill } from '../support/stills';
+import { createProject, uploadRender } from '../projects/fixtures';
+
+const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const DESKTOP = { width: 1440, height: 900 };
+const PHONE = { width: 390, height: 844 };
+const ITEMS = 1000;
+const PROJECT_NAME = 'Thousand Items';
+
+let app: BrowserApp;
+let user: TestUser;
+let projectId: string;
+
+interface StoredPicture {
+  file_url: string;
+  storage_bucket: string;
+  storage_path: string;
+  thumbnail_path: string;
+}
+
+/** Which table the i-th item (0 = newest) goes to, and the shape it claims. */
+const KINDS = [
+  { table: 'renders', label: 'render', extra: () => ({ aspect_ratio: '16:9', width: 1920, height: 1080 }) },
+  { table: 'renders', label: 'render', extra: () => ({ aspect_ratio: '9:16', width: 1080, height: 1920 }) },
+  { table: 'renders', label: 'render', extra: () => ({ aspect_ratio: '4:3' }) },
+  { table: 'renders', label: 'render', extra: () => ({ aspect_ratio: '1:1' }) },
+  { table: 'images', label: 'image', extra: () => ({ aspect_ratio: '1:1' }) },
+  { table: 'images', label: 'image', extra: () => ({ aspect_ratio: '4:5' }) },
+  { table: 'clips', label: 'clip', extra: () => ({ analysis_data: { aspectRatio: '9:16' }, duration: 5 }) },
+  { table: 'clips', label: 'clip', extra: () => ({ analysis_data: { aspectRatio: '16:9' }, duration: 5 }) },
+  { table: 'compiled_videos', label: 'video', extra: () => ({ editing_data: { status: 'approved', aspect_ratio: '16:9', platform: 'youtube' } }) },
+  { table: 'generated_content', label: 'generated', extra: () => ({ content_type: 'image', generation_data: { aspectRatio: '3:2' } }) },
+] as const;
+
+const itemName = (i: number): string => `${KINDS[i % KINDS.length].label} ${String(i + 1).padStart(4, '0')}`;
+const BADGE: Record<string, string> = { render: 'render', image: 'ai image', clip: 'clip', video: 'video', generated: 'ai image' };
+/** The name of the i-th tile's open button ('Open render render 0001'). */
+const openLabel = (i: number): string => `Open ${BADGE[KINDS[i % KINDS.length].label]} ${itemName(i)}`;
+
+async function seedLibrary(): Promise<void> {
+  // two real pictures with thumbnails, uploaded into a project of their own; the 1000 rows point at them
+  const store = await createProject(app.baseUrl, user, 'Picture store');
+  const uploads = [
+    { bytes: await houseStill(800, 450).png().toBuffer(), fileName: 'house.png', type: 'image/png' },
+    { bytes: await streetStill(480, 270).jpeg().toBuffer(), fileName: 'street.jpg', type: 'image/jpeg' },
+  ];
+  for (const file of uploads) expect((await uploadRender(app.baseUrl, user, store.id, file)).status).toBe(200);
+  const pictures: StoredPicture[] = await testKnex()('renders').where({ project_id: store.id }).select('file_url', 'storage_bucket', 'storage_path', 'thumbnail_path');
+  expect(pictures).toHaveLength(2);
+  expect(pictures.every((p) => p.thumbnail_path)).toBe(true);
+
+  projectId = (await createProject(app.baseUrl, user, PROJECT_NAME)).id;
+  const newest = Date.UTC(2026, 5, 1);
+  const byTable = new Map<string, Array<Record<string, unknown>>>();
+  for (let i = 0; i < ITEMS; i++) {
+    const kind = KINDS[i % KINDS.length];
+    // generated content has no thumbnail column: its tile shows the picture itself
+    const { thumbnail_path: thumbnailPath, ...file } = pictures[i % pictures.length];
+    const picture = kind.table === 'generated_content' ? file : { ...file, thumbnail_path: thumbnailPath };
+    const rows = byTable.get(kind.table) ?? [];
+    rows.push({ project_id: projectId, user_id: user.id, ...picture, file_name: itemName(i), created_at: new Date(newest - i * 60_000), ...kind.extra() });
+    byTable.set(kind.table, rows);
+  }
+  for (const [table, rows] of byTable) await testKnex().batchInsert(table, rows, 250);
+}
+
+beforeAll(async () => {
+  app = await startBrowserApp({ viewport: DESKTOP });
+  user = await createTestUser(app.baseUrl, { name: 'Big Library' });
+  await useSession(app, user.token);
+  await seedLibrary();
+});
+
+afterAll(async () => {
+  await app?.close();
+  await closeTestKnex();
+});
+
+// page code is given as text: the root tsconfig has no DOM types
+
+/** Opens the project from the Projects list and answers ms from the click to the first tile on screen. */
+async function openProjectTimed(page: Page): Promise<number> {
+  await page.goto('/?view=projects');
+  const open = page.getByRole('button', { name: `Open project ${PROJECT_NAME}` });
+  await open.waitFor();
+  return (await page.evaluate(`new Promise((resolve) => {
+    const button = [...document.querySelectorAll('button')].find((b) => b.getAttribute('aria-label') === 'Open project ${PROJECT_NAME}');
+    const t0 = performance.now();
+    const check = () => {
+      const tile = document.querySelector('li.library-item');
+      const box = tile && tile.getBoundingClientRect();
+      if (box && box.height > 0 && box.top < innerHeight && box.bottom > 0) resolve(performance.now() - t0);
+      else requestAnimationFrame(check);
+    };
+    button.click();
+    requestAnimationFrame(check);
+  })`)) as number;
+}
+
+const tileCount = (page: Page): Promise<number> => page.locator('li.library-item').count();
+
+/** Scrolls to the bottom half a screen at a time (two frames per step), timing every frame with requestAnimationFrame. */
+interface Scroll {
+  /** every frame's length (rAF to rAF), ms */
+  frames: number[];
+  steps: number;
+  /** the most tiles in the page at any step */
+  maxTiles: number;
+  /** main-thread work of the frames that took over 50 ms (Long Animation Frames), ms */
+  longFrames: number[];
+}
+
+/**
+ * The frame times are measured and printed; what is asserted is only what holds on a 2-core machine with jest
+ * running other test files beside this one and Chromium rasterising in software: no freeze, and most steps within
+ * a few frames. Seen in CI this evening at a load average of 8-9: desktop p50 33-50 ms, p95 83-150 ms, worst 250 ms,
+ * 10-28 % long frames (four columns, half a screen per two frames); at a load average of 20, p50 66 ms, p95 200 ms;
+ * phone p50 16.7 ms; on a quiet machine both p50 and p95 16.7 ms. Tighter frame bounds failed with the load alone,
+ * so the smoothness figures belong to a quiet run; what a grid that is not virtualised breaks first is the tile
+ * count, asserted beside this.
+ */
+function expectSmooth(scroll: Scroll, label: string): void {
+  const { frames, steps, maxTiles, longFrames } = scroll;
+  const summary = `${label} scroll: ${steps} steps, ${frames.length} frames, p50 ${percentile(frames, 50).toFixed(1)} ms, p95 ${percentile(frames, 95).toFixed(1)} ms, worst ${Math.max(...frames).toFixed(1)} ms; ${longFrames.length} long animation frames (worst ${Math.max(0, ...longFrames).toFixed(0)} ms); at most ${maxTiles} tiles in the page`;
+  process.stdout.write(`${summary}\n`);
+  expect(percentile(frames, 50)).toBeLessThan(100);
+  expect(percentile(frames, 95)).toBeLessThan(400);
+  expect(Math.max(...frames)).toBeLessThan(1000);
+  expect(Math.max(0, ...longFrames)).toBeLessThan(1000);
+  expect(longFrames.length).toBeLessThan(frames.length * 0.5);
+}
+
+async function scrollToBottomTimed(page: Page): Promise<Scroll> {
+  return (await page.evaluate(`(async () => {
+    // frames whose main-thread work (script, style, layout) took over 50 ms
+    const longFrames = [];
+    const observer = new PerformanceObserver((list) => list.getEntries().forEach((e) => longFrames.push(e.duration)));
+    observer.observe({ type: 'long-animation-frame' });
+    const frames = [];
+    let running = true;
+    let last = performance.now();
+    const tick = (now) => {
+      frames.push(now - last);
+      last = now;
+      if (running) requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+    const nextFrame = () => new Promise((r) => requestAnimationFrame(() => r()));
+    let steps = 0;
+    let maxTiles = 0;
+    let still = 0;
+    while (still < 5 && steps < 2000) {
+      const before = scrollY;
+      // instant: the app's CSS scrolls smoothly, and a step must land before the next one
+      scrollBy({ top: Math.round(innerHeight / 2), behavior: 'instant' });
+      await nextFrame();
+      await nextFrame();
+      steps++;
+      maxTiles = Math.max(maxTiles, document.querySelectorAll('li.library-item').length);
+      // the grid may grow as tiles are measured: stop once the page no longer moves
+      still = scrollY === before ? still + 1 : 0;
+    }
+    running = false;
+    await nextFrame();
+    observer.disconnect();
+    return { frames, steps, maxTiles, longFrames };
+  })()`)) as Scroll;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+async function axeProblems(page: Page): Promise<string[]> {
+  if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(AXE_SOURCE);
+  const violations = (await page.evaluate(`(async () => {
+    const dialog = document.querySelector('dialog[open]');
+    return (await window.axe.run(dialog || document, { resultTypes: ['violations'] })).violations;
+  })()`)) as AxeViolation[];
+  return violations
+    .filter((v) => v.impact === 'critical' || v.impact === 'serious')
+    .map((v) => `${v.impact} ${v.id} (${v.help}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 4).join(', ')}`);
+}
+
+async function sidewaysScroll(page: Page): Promise<string | null> {
+  return (await page.evaluate(`(() => {
+    const doc = document.documentElement;
+    return doc.scrollWidth > doc.clientWidth ? 'page scrolls sideways: ' + doc.scrollWidth + ' > ' + doc.clientWidth : null;
+  })()`)) as string | null;
+}
+
+/** The left edges of the tiles on screen: one per column. */
+async function columnLefts(page: Page): Promise<number[]> {
+  return (await page.evaluate(`[...new Set([...document.querySelectorAll('li.library-item')].map((li) => Math.round(li.getBoundingClientRect().left)))].sort((a, b) => a - b)`)) as number[];
+}
+
+describe('Content Library with 1000 items', () => {
+  it('shows the first tile within a second and keeps only the tiles near the window in the page', async () => {
+    const { page } = app;
+    // the first opening loads the view's code as well; the second is the view as a returning user sees it
+    const times = [await openProjectTimed(page), await openProjectTimed(page)];
+    process.stdout.write(`library first tile: ${times.map((t) => `${t.toFixed(0)} ms`).join(', ')} after opening the project\n`);
+    await page.getByText(`${ITEMS * 0.4} renders`).waitFor();
+    for (const ms of times) expect(ms).toBeLessThan(1000);
+    await page.getByRole('button', { name: openLabel(0) }).waitFor();
+    expect(await tileCount(page)).toBeLessThan(120);
+    expect(await page.locator('ul.library-grid').getAttribute('aria-label')).toBe('Content');
+    expect(await page.locator('li.library-item').first().getAttribute('aria-setsize')).toBe(String(ITEMS));
+    // the desktop grid has as many 260 px columns as fit (four in the 1100 px view)
+    expect(await columnLefts(page)).toHaveLength(4);
+    expect(await sidewaysScroll(page)).toBeNull();
+    expect(await axeProblems(page)).toEqual([]);
+    expect(app.pageErrors).toEqual([]);
+  });
+
+  it('scrolls to the bottom with short frames, and the last item opens its dialog', async () => {
+    const { page } = app;
+    await page.evaluate(`scrollTo({ top: 0, behavior: 'instant' })`);
+    const scroll = await scrollToBottomTimed(page);
+    expectSmooth(scroll, 'desktop');
+    expect(scroll.steps).toBeGreaterThan(100);
+    expect(scroll.maxTiles).toBeLessThan(120);
+
+    const last = page.getByRole('button', { name: openLabel(ITEMS - 1) });
+    await last.waitFor();
+    expect(await last.isVisible()).toBe(true);
+    await last.click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByText(itemName(ITEMS - 1)).first().waitFor();
+    expect(await axeProblems(page)).toEqual([]);
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    expect(app.pageErrors).toEqual([]);
+  });
+
+  it('walks the tiles in order with Tab past the first screen, and a dialog gives focus back to its tile', async () => {
+    const { page } = app;
+    await page.evaluate(`scrollTo({ top: 0, behavior: 'instant' })`);
+    await page.getByRole('button', { name: openLabel(0) }).focus();
+    const focusedTile = async () =>
+      (await page.evaluate(`(() => {
+        const li = document.activeElement && document.activeElement.closest('li.library-item');
+        if (!li) return null;
+        const box = document.activeElement.getBoundingClientRect();
+        return { position: Number(li.getAttribute('aria-posinset')), onScreen: box.bottom > 0 && box.top < innerHeight };
+      })()`)) as { position: number; onScreen: boolean } | null;
+    const initialTiles = await tileCount(page);
+    let previous = 1;
+    // each tile has four stops (open, rename, download, delete): 320 presses reach the 81st tile
+    for (let press = 0; press < 320; press++) {
+      await page.keyboard.press('Tab');
+      // the focused control is scrolled into view (smoothly: the app's CSS asks for it)
+      await page.evaluate(`new Promise((resolve) => {
+        const started = performance.now();
+        const check = () => {
+          const box = document.activeElement && document.activeElement.getBoundingClientRect();
+          if ((box && box.bottom > 0 && box.top < innerHeight) || performance.now() - started > 5000) resolve();
+          else requestAnimationFrame(check);
+        };
+        check();
+      })`);
+      const tile = await focusedTile();
+      expect(tile).not.toBeNull();
+      expect(tile?.onScreen).toBe(true);
+      expect([previous, previous + 1]).toContain(tile?.position);
+      previous = tile?.position as number;
+    }
+    expect(previous).toBe(81);
+    expect(previous).toBeGreaterThan(initialTiles);
+
+    // Enter opens the focused tile's dialog; closing it brings focus back to the same tile, even after a scroll
+    const opener = (await page.evaluate('document.activeElement.getAttribute("aria-label")')) as string;
+    expect(opener).toBe(openLabel(80));
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    await page.evaluate(`scrollTo({ top: 0, behavior: 'instant' })`);
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    expect(await page.evaluate('document.activeElement.getAttribute("aria-label")')).toBe(opener);
+  });
+
+  it('keeps the filters: the Clips tab lists only the 200 clips, virtualised too', async () => {
+    const { page } = app;
+    await page.evaluate(`scrollTo({ top: 0, behavior: 'instant' })`);
+    await page.getByRole('tab', { name: 'Clips' }).click();
+    await page.locator('li.library-item').first().waitFor();
+    const types = (await page.evaluate(`[...document.querySelectorAll('li.library-item')].map((li) => li.dataset.type)`)) as string[];
+    expect(new Set(types)).toEqual(new Set(['clip']));
+    expect(types.length).toBeLessThan(120);
+    expect(await page.locator('li.library-item').first().getAttribute('aria-setsize')).toBe(String(ITEMS / 5));
+    await page.getByRole('tab', { name: 'All' }).click();
+    await page.getByRole('button', { name: openLabel(0) }).waitFor();
+  });
+
+  // a thousand half-screen steps on a phone take about half a minute at 60 frames a second
+  it('lays the tiles out in one column at phone size, without sideways scrolling or serious axe findings', async () => {
+    const context = await app.browser.newContext({ baseURL: app.baseUrl, viewport: PHONE });
+    try {
+      await useSession({ context, baseUrl: app.baseUrl }, user.token);
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (err) => errors.push(err.message));
+      const ms = await openProjectTimed(page);
+      expect(ms).toBeLessThan(1000);
+      await page.getByRole('button', { name: openLabel(0) }).waitFor();
+      expect(await columnLefts(page)).toHaveLength(1);
+      expect(await tileCount(page)).toBeLessThan(60);
+      expect(await sidewaysScroll(page)).toBeNull();
+      expect(await axeProblems(page)).toEqual([]);
+      const scroll = await scrollToBottomTimed(page);
+      expectSmooth(scroll, 'phone');
+      expect(scroll.steps).toBeGreaterThan(300);
+      expect(scroll.maxTiles).toBeLessThan(60);
+      expect(await sidewaysScroll(page)).toBeNull();
+      const last = page.getByRole('button', { name: openLabel(ITEMS - 1) });
+      await last.click();
+      await page.getByRole('dialog').getByText(itemName(ITEMS - 1)).first().waitFor();
+      expect(await axeProblems(page)).toEqual([]);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 180_000);
+});

@@ -1,0 +1,212 @@
+import { createHash } from 'node:crypto';
+import http from 'node:http';
+import type { TestUser } from '../support/accounts';
+import { closeTestKnex, testKnex } from '../support/db';
+import { request, type TestServer } from '../support/http';
+import { loadConfig } from '../../config/env';
+import { logger } from '../../config/logger';
+import { createContentServices } from '../../services/contentServices';
+import { ResumableUploads } from '../../services/resumableUploads';
+import { MAX_UPLOAD_BYTES } from '../../domain/constants';
+import { createProject, fetchBytes, mp4Bytes, newUser, noiseImage, pngBytes, startProjectsApp } from './fixtures';
+
+let server: TestServer;
+let owner: TestUser;
+let projectId: string;
+let image: Buffer;
+
+const TUS = { 'tus-resumable': '1.0.0' };
+const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+const metadata = (m: Record<string, string>) => Object.entries(m).map(([k, v]) => `${k} ${b64(v)}`).join(',');
+
+beforeAll(async () => {
+  const app = await startProjectsApp();
+  server = app.server;
+  owner = await newUser(server.baseUrl);
+  projectId = (await createProject(server.baseUrl, owner, 'Resumable')).id;
+  // about 3.6 MB of noise: several network writes, so a cut really lands mid-file
+  image = await noiseImage(1100, 1100).png({ compressionLevel: 0 }).toBuffer();
+});
+
+afterAll(async () => {
+  await server.close();
+  await closeTestKnex();
+});
+
+async function createUpload(user: TestUser, size: number, meta: Record<string, string>): Promise<{ status: number; location: string | null; body: string }> {
+  const res = await fetch(`${server.baseUrl}/api/uploads/tus`, {
+    method: 'POST',
+    headers: { ...TUS, authorization: `Bearer ${user.token}`, 'upload-length': String(size), 'upload-metadata': metadata(meta) },
+  });
+  return { status: res.status, location: res.headers.get('location'), body: await res.text() };
+}
+
+async function offsetOf(user: TestUser, location: string): Promise<{ status: number; offset: number | null }> {
+  const res = await fetch(`${server.baseUrl}${location}`, { method: 'HEAD', headers: { ...TUS, authorization: `Bearer ${user.token}` } });
+  const offset = res.headers.get('upload-offset');
+  return { status: res.status, offset: offset === null ? null : Number(offset) };
+}
+
+async function patch(user: TestUser, location: string, offset: number, bytes: Buffer): Promise<{ status: number; body: string; headers: Headers }> {
+  const res = await fetch(`${server.baseUrl}${location}`, {
+    method: 'PATCH',
+    headers: { ...TUS, authorization: `Bearer ${user.token}`, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream' },
+    body: new Uint8Array(bytes),
+  });
+  return { status: res.status, body: await res.text(), headers: res.headers };
+}
+
+/** A PATCH of the whole rest of the file whose connection is cut once `cutAt` bytes have been written. */
+function cutPatch(user: TestUser, location: string, bytes: Buffer, cutAt: number): Promise<void> {
+  return new Promise((resolve) => {
+    const url = new URL(`${server.baseUrl}${location}`);
+    const req = http.request(url, {
+      method: 'PATCH',
+      headers: { ...TUS, authorization: `Bearer ${user.token}`, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream', 'content-length': String(bytes.length) },
+    });
+    req.on('error', () => resolve());
+    req.on('response', (res) => {
+      res.resume();
+      res.on('end', resolve);
+    });
+    let sent = 0;
+    const chunk = 64 * 1024;
+    const writeMore = (): void => {
+      while (sent < cutAt) {
+        const piece = bytes.subarray(sent, Math.min(cutAt, sent + chunk));
+        sent += piece.length;
+        if (!req.write(piece)) {
+          req.once('drain', writeMore);
+          return;
+        }
+      }
+      // the connection drops with 60 % sent
+      setTimeout(() => {
+        req.destroy();
+        resolve();
+      }, 200);
+    };
+    writeMore();
+  });
+}
+
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+describe('resumable render uploads (tus at /api/uploads/tus)', () => {
+  it('an upload cut at 60 % resumes from the offset the server holds and the stored file is byte-identical', async () => {
+    const created = await createUpload(owner, image.length, { projectId, filename: 'tower.png', filetype: 'image/png' });
+    expect(created.status).toBe(201);
+    expect(created.location).toMatch(/^\/api\/uploads\/tus\/[0-9a-f]{32}$/);
+    const location = created.location as string;
+
+    await cutPatch(owner, location, image, Math.floor(image.length * 0.6));
+    const held = await offsetOf(owner, location);
+    expect(held.status).toBe(200);
+    expect(held.offset).toBeGreaterThan(0);
+    expect(held.offset).toBeLessThanOrEqual(Math.floor(image.length * 0.6));
+
+    const done = await patch(owner, location, held.offset as number, image.subarray(held.offset as number));
+    expect(done.status).toBe(200);
+    const answer = JSON.parse(done.body);
+    expect(answer).toMatchObject({ success: true, duplicate: false, processingInfo: { width: 1100, height: 1100, fileSize: image.length, mimeType: 'image/png', checksum: sha256(image) } });
+
+    const stored = await fetchBytes(server.baseUrl, answer.url);
+    expect(stored.status).toBe(200);
+    expect(sha256(stored.bytes)).toBe(sha256(image));
+    const row = await testKnex()('renders').where({ id: answer.render.data.id }).first();
+    expect(row).toMatchObject({ project_id: projectId, user_id: owner.id, file_name: 'tower.png', checksum: sha256(image), storage_size: String(image.length) });
+    const upload = await testKnex()('resumable_uploads').where({ id: location.split('/').pop() }).first();
+    expect(upload).toMatchObject({ status: 'completed', render_id: answer.render.data.id });
+    // the tus copy is gone once the render is recorded
+    expect((await offsetOf(owner, location)).status).toBe(410);
+  });
+
+  it('another user can neither see, resume nor cancel the upload', async () => {
+    const other = await newUser(server.baseUrl);
+    const bytes = await pngBytes(300, 200, 3);
+    const created = await createUpload(owner, bytes.length, { projectId, filename: 'mine.png', filetype: 'image/png' });
+    const location = created.location as string;
+    expect((await patch(owner, location, 0, bytes.subarray(0, 1000))).status).toBe(204);
+
+    expect((await offsetOf(other, location)).status).toBe(404);
+    const resumed = await patch(other, location, 1000, bytes.subarray(1000));
+    expect(resumed.status).toBe(404);
+    expect(JSON.parse(resumed.body)).toMatchObject({ success: false, error: 'Upload not found' });
+    const cancel = await fetch(`${server.baseUrl}${location}`, { method: 'DELETE', headers: { ...TUS, authorization: `Bearer ${other.token}` } });
+    expect(cancel.status).toBe(404);
+    expect(await offsetOf(owner, location)).toEqual({ status: 200, offset: 1000 });
+    expect(await testKnex()('renders').where({ user_id: other.id })).toHaveLength(0);
+  });
+
+  it('needs a session, a project of the user, a name and a size within 150 MB, refused before a byte is sent', async () => {
+    const anonymous = await fetch(`${server.baseUrl}/api/uploads/tus`, { method: 'POST', headers: { ...TUS, 'upload-length': '10', 'upload-metadata': metadata({ projectId, filename: 'a.png' }) } });
+    expect(anonymous.status).toBe(401);
+
+    const tooLarge = await createUpload(owner, MAX_UPLOAD_BYTES + 1, { projectId, filename: 'huge.png', filetype: 'image/png' });
+    expect(tooLarge.status).toBe(413);
+    expect(JSON.parse(tooLarge.body).error).toBe('File too large: 150.00MB. Maximum size is 150MB.');
+
+    const stranger = await newUser(server.baseUrl);
+    const foreign = await createUpload(stranger, 100, { projectId, filename: 'x.png', filetype: 'image/png' });
+    expect(foreign.status).toBe(404);
+    expect(JSON.parse(foreign.body).error).toBe('Project not found');
+
+    expect((await createUpload(owner, 100, { filename: 'x.png' })).status).toBe(400);
+    expect((await createUpload(owner, 100, { projectId })).status).toBe(400);
+    const nul = await createUpload(owner, 100, { projectId, filename: 'a\u0000b.png' });
+    expect(nul.status).toBe(400);
+    const video = await createUpload(owner, 100, { projectId, filename: 'clip.mp4', filetype: 'video/mp4' });
+    expect(video.status).toBe(400);
+    expect(JSON.parse(video.body).error).toBe('Video uploads are not supported. Please upload images only.');
+    expect(await testKnex()('resumable_uploads').where({ user_id: stranger.id })).toHaveLength(0);
+  });
+
+  it('judges the type by content when the last byte arrives: a video named .png is refused and nothing is kept', async () => {
+    const bytes = mp4Bytes();
+    const created = await createUpload(owner, bytes.length, { projectId, filename: 'sneaky.png', filetype: 'image/png' });
+    const done = await patch(owner, created.location as string, 0, bytes);
+    expect(done.status).toBe(400);
+    expect(JSON.parse(done.body)).toMatchObject({ success: false, code: 'VIDEO_NOT_SUPPORTED' });
+    const id = (created.location as string).split('/').pop();
+    expect(await testKnex()('resumable_uploads').where({ id }).first()).toMatchObject({ status: 'failed' });
+    expect(await testKnex()('renders').where({ project_id: projectId, file_name: 'sneaky.png' })).toHaveLength(0);
+  });
+
+  it('the same bytes again answer as a duplicate of the render already in the project', async () => {
+    const bytes = await pngBytes(320, 180, 9);
+    const first = await createUpload(owner, bytes.length, { projectId, filename: 'same.png', filetype: 'image/png' });
+    const a = JSON.parse((await patch(owner, first.location as string, 0, bytes)).body);
+    const second = await createUpload(owner, bytes.length, { projectId, filename: 'same-again.png', filetype: 'image/png' });
+    const b = JSON.parse((await patch(owner, second.location as string, 0, bytes)).body);
+    expect(a.duplicate).toBe(false);
+    expect(b).toMatchObject({ success: true, duplicate: true });
+    expect(b.render.data.id).toBe(a.render.data.id);
+  });
+
+  it('the multipart route keeps working beside it', async () => {
+    const bytes = await pngBytes(200, 100, 5);
+    const form = new FormData();
+    form.append('projectId', projectId);
+    form.append('file', new Blob([new Uint8Array(bytes)], { type: 'image/png' }), 'classic.png');
+    const res = await request(server.baseUrl, '/api/upload/renders', { token: owner.token, body: form });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ success: true, duplicate: false });
+  });
+
+  it('abandoned unfinished uploads are swept after their expiry; finished ones are not touched', async () => {
+    const bytes = await pngBytes(300, 300, 11);
+    const created = await createUpload(owner, bytes.length, { projectId, filename: 'abandoned.png', filetype: 'image/png' });
+    const location = created.location as string;
+    expect((await patch(owner, location, 0, bytes.subarray(0, 500))).status).toBe(204);
+    const id = location.split('/').pop() as string;
+    // the sweep of an API process whose uploads expire almost at once (same store folder and database)
+    const config = { ...loadConfig(), tusExpirationHours: 0.000001 };
+    const uploads = new ResumableUploads({ config, knex: testKnex(), services: createContentServices({ config, logger }), logger });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await uploads.sweepExpired()).toBeGreaterThanOrEqual(1);
+    expect(await testKnex()('resumable_uploads').where({ id }).first()).toMatchObject({ status: 'expired' });
+    expect((await offsetOf(owner, location)).status).toBe(410);
+    const finished = await testKnex()('resumable_uploads').where({ status: 'completed' }).whereNotNull('render_id');
+    expect(finished.length).toBeGreaterThanOrEqual(2);
+  });
+});

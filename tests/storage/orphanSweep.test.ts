@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig, type AppConfig } from '../../config/env';
+import { logger } from '../../config/logger';
+import { ORPHAN_MIN_AGE_MS, sweepOrphanedRenderObjects } from '../../services/orphanedObjects';
+import { createStorage, type Storage } from '../../storage';
+import { closeTestKnex, testKnex } from '../support/db';
+import { serve, type TestServer } from '../support/http';
+import { runS3Server, s3ConfigFor, startS3Server, type S3Server } from '../support/objectStorage';
+import { createApp } from '../../api/app';
+import { createProject, newUser } from '../projects/fixtures';
+
+/**
+ * The sweep of stored objects without a row (a process killed between the put and the row insert), on both
+ * backends, each with buckets of its own: an old object without a row goes; a young one, and any with a row, stay.
+ */
+let s3Server: Omit<S3Server, 'stop'> | null = null;
+let stopS3: (() => Promise<void>) | null = null;
+let diskRoot: string;
+let server: TestServer;
+const baseConfig = loadConfig();
+
+beforeAll(async () => {
+  s3Server = runS3Server();
+  if (!s3Server) {
+    const started = await startS3Server('orphans');
+    s3Server = started;
+    stopS3 = started.stop;
+  }
+  diskRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-orphans-'));
+  server = await serve(createApp({ config: baseConfig, knex: testKnex(), logger }));
+}, 120_000);
+
+afterAll(async () => {
+  await server?.close();
+  fs.rmSync(diskRoot, { recursive: true, force: true });
+  await stopS3?.();
+  await closeTestKnex();
+}, 60_000);
+
+const storages: Record<'local' | 's3', () => Storage> = {
+  local: () => createStorage({ ...baseConfig, storageBackend: 'local', storageDir: diskRoot } as AppConfig),
+  s3: () => createStorage({ ...baseConfig, storageBackend: 's3', s3: s3ConfigFor(s3Server!, 'orphans') } as AppConfig),
+};
+
+describe.each(['local', 's3'] as const)('orphaned object sweep: %s', (kind) => {
+  it('removes old render files and thumbnails that no row refers to, and nothing else', async () => {
+    const storage = storages[kind]();
+    const knex = testKnex();
+    const user = await newUser(server.baseUrl);
+    const project = await createProject(server.baseUrl, user);
+    const file = (ext = 'png') => `${user.id}/${randomUUID()}.${ext}`;
+    const thumbOf = (p: string) => `thumbs/${p.replace(/\.[a-z]+$/, '')}.webp`;
+    const recorded = file();
+    const legacy = file('jpg');
+    const orphan = file();
+    const orphanThumb = thumbOf(file());
+    const health = `_health/ready-${randomUUID()}`;
+    for (const p of [recorded, thumbOf(recorded), legacy, orphan, orphanThumb, health]) await storage.objects.put('renders', p, Buffer.from(p));
+    await knex('renders').insert([
+      // its thumbnail was stored but not yet recorded: it belongs to the render all the same
+      { project_id: project.id, user_id: user.id, file_url: `/api/files/renders/${recorded}`, file_name: 'a.png', aspect_ratio: '1:1', storage_bucket: 'renders', storage_path: recorded },
+      // written before the storage columns: named by its URL only
+      { project_id: project.id, user_id: user.id, file_url: `/api/files/renders/${legacy}`, file_name: 'b.jpg', aspect_ratio: '1:1' },
+    ]);
+    const oldEnough = Date.now();
+    // S3 keeps write times in whole seconds: the young object is written well after the cut-off
+    await new Promise((r) => setTimeout(r, 2_300));
+    const young = file();
+    await storage.objects.put('renders', young, Buffer.from('young'));
+
+    // nothing is a day old yet
+    expect((await sweepOrphanedRenderObjects({ knex, storage, logger })).removed).toEqual([]);
+    // a day after the first writes: those are old enough, the young one is not
+    const swept = await sweepOrphanedRenderObjects({ knex, storage, logger }, { now: oldEnough + 1_100 + ORPHAN_MIN_AGE_MS });
+    expect(swept.removed.sort()).toEqual([`renders/${orphan}`, `renders/${orphanThumb}`].sort());
+    for (const p of [orphan, orphanThumb]) expect(await storage.objects.stat('renders', p)).toBeNull();
+    for (const p of [recorded, thumbOf(recorded), legacy, health, young]) expect(await storage.objects.stat('renders', p)).not.toBeNull();
+  }, 60_000);
+});

@@ -1,0 +1,30 @@
+/**
+ * Hourly storage maintenance, run by the Temporal schedule `storage-maintenance` (one run at a time across all
+ * workers): makes the thumbnails a crash or a failed workflow start left missing, then removes stored objects
+ * that have no row and are older than the safe age (a process killed between the put and the row insert).
+ */
+import { proxyActivities } from '@temporalio/workflow';
+import type { createActivities } from '../activities';
+import type { StorageMaintenanceResult } from '../domain/workflowContracts/storage';
+
+const { rendersMissingThumbnailIds, makeRenderThumbnail } = proxyActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', maximumAttempts: 3 },
+});
+
+const { sweepOrphanedObjects } = proxyActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '2 minutes',
+  retry: { initialInterval: '10 seconds', maximumInterval: '2 minutes', maximumAttempts: 3 },
+});
+
+export async function storageMaintenanceWorkflow(): Promise<StorageMaintenanceResult> {
+  let thumbnailsMade = 0;
+  for (const renderId of await rendersMissingThumbnailIds()) {
+    // one image that cannot be read does not stop the others (it is tried again next hour, for a week)
+    const outcome = await makeRenderThumbnail({ renderId }).catch(() => 'failed');
+    if (outcome === 'made') thumbnailsMade += 1;
+  }
+  const { removed } = await sweepOrphanedObjects();
+  return { thumbnailsMade, orphansRemoved: removed };
+}
