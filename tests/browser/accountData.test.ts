@@ -62,13 +62,23 @@ describe.each(SIZES)('Account Settings > Settings at $width x $height', (viewpor
     const panel = page.getByRole('tabpanel', { name: 'Settings' });
     await noHorizontalScroll(page);
 
-    // the progress bar shows first (the request's own answer), then the link replaces it
+    // the progress bar shows first (the request's own answer), then the link replaces it. A small account's export
+    // can finish before the first status read, which then shows the link at once; so the status reads are held until
+    // the bar has been seen, as they would be on a slow connection.
+    let releaseStatusReads!: () => void;
+    const statusReadsHeld = new Promise<void>((resolve) => (releaseStatusReads = resolve));
+    await page.route('**/api/account/exports', async (route) => {
+      if (route.request().method() === 'GET') await statusReadsHeld;
+      await route.continue();
+    });
     await panel.getByRole('button', { name: 'Request Data Export' }).click();
     await panel.getByRole('progressbar', { name: 'Data export progress' }).waitFor();
+    releaseStatusReads();
     await app.screenshot(`account-export-progress-${viewport.width}`);
     const link = panel.getByRole('link', { name: 'Download your data' });
     await link.waitFor({ timeout: 60_000 });
     expect(await panel.getByRole('progressbar', { name: 'Data export progress' }).count()).toBe(0);
+    await page.unroute('**/api/account/exports');
     const validUntil = await panel.getByText(/^Link valid until /).textContent();
     expect(validUntil).toBeTruthy();
     await noHorizontalScroll(page);
