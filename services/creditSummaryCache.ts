@@ -18,8 +18,9 @@
  * A read whose database round trip overlapped any note is not stored (it may predate the change). While the LISTEN
  * connection is down every lookup reads the database, and reconnecting starts from an empty cache.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from '../config/logger';
+import { createListenConnection } from './listenConnection';
 import { UUID_RE } from './creditLedger/ledger';
 import { getCreditSummary, ProfileNotFoundError, type CreditSummary, type Db } from './credits';
 
@@ -52,13 +53,8 @@ export interface CreditSummaryCache {
 
 export function createCreditSummaryCache(options: CreditSummaryCacheOptions): CreditSummaryCache {
   const maxEntries = options.maxEntries ?? 10_000;
-  const reconnectMs = options.reconnectMs ?? 1000;
   const entries = new Map<string, CreditSummary>();
   let generation = 0;
-  let client: pg.Client | null = null;
-  let connecting: Promise<void> | null = null;
-  let retryAt = 0;
-  let closed = false;
   let hits = 0;
   let misses = 0;
   // the barrier query in flight, and the one that is sent when it is done (for lookups that began after it was sent)
@@ -76,49 +72,22 @@ export function createCreditSummaryCache(options: CreditSummaryCacheOptions): Cr
     entries.clear();
   };
 
-  const lost = (c: pg.Client, err?: unknown) => {
-    if (client !== c) return;
-    client = null;
-    dropAll();
-    retryAt = Date.now() + reconnectMs;
-    options.logger.warn({ err }, 'credit summary cache LISTEN connection lost; summaries are read from the database until it is back');
-    void c.end().catch(() => undefined);
-  };
-
-  const connect = (): Promise<void> => {
-    if (client || closed) return Promise.resolve();
-    connecting ??= (async () => {
-      const c = new pg.Client({ connectionString: options.databaseUrl, application_name: 'render-studio credit summary cache', keepAlive: true });
-      c.on('error', (err) => lost(c, err));
-      c.on('end', () => lost(c));
-      c.on('notification', (msg) => {
-        if (msg.channel === CREDITS_CHANGED_CHANNEL && msg.payload) drop(msg.payload);
-      });
-      try {
-        await c.connect();
-        await c.query(`LISTEN ${CREDITS_CHANGED_CHANNEL}`);
-        if (closed) {
-          await c.end().catch(() => undefined);
-          return;
-        }
-        dropAll();
-        client = c;
-      } catch (err) {
-        retryAt = Date.now() + reconnectMs;
-        options.logger.warn({ err }, 'credit summary cache could not LISTEN; summaries are read from the database');
-        await c.end().catch(() => undefined);
-      } finally {
-        connecting = null;
-      }
-    })();
-    return connecting;
-  };
+  const listen = createListenConnection({
+    databaseUrl: options.databaseUrl,
+    channel: CREDITS_CHANGED_CHANNEL,
+    name: 'credit summary cache',
+    readsMeanwhile: 'summaries',
+    logger: options.logger,
+    onNote: drop,
+    onReset: dropAll,
+    reconnectMs: options.reconnectMs,
+  });
 
   const sendBarrier = (c: pg.Client): Promise<void> => {
     const p: Promise<void> = c.query('select 1').then(
       () => undefined,
       (err: unknown) => {
-        lost(c, err);
+        listen.lost(c, err);
         throw err;
       },
     );
@@ -138,7 +107,7 @@ export function createCreditSummaryCache(options: CreditSummaryCacheOptions): Cr
       .catch(() => undefined)
       .then(() => {
         queued = null;
-        if (client !== c) throw new Error('credit summary cache LISTEN connection lost');
+        if (listen.client() !== c) throw new Error('credit summary cache LISTEN connection lost');
         return running ?? sendBarrier(c);
       });
     return queued;
@@ -152,15 +121,14 @@ export function createCreditSummaryCache(options: CreditSummaryCacheOptions): Cr
   return {
     async get(db, profileId) {
       if (!UUID_RE.test(profileId)) throw new ProfileNotFoundError();
-      if (!client && !connecting && !closed && Date.now() >= retryAt) void connect();
-      const c = client;
+      const c = listen.client();
       if (!c) return read(db, profileId);
       try {
         await barrier(c);
       } catch {
         return read(db, profileId);
       }
-      if (client !== c) return read(db, profileId);
+      if (listen.client() !== c) return read(db, profileId);
       const key = profileId.toLowerCase();
       const cached = entries.get(key);
       if (cached) {
@@ -169,31 +137,17 @@ export function createCreditSummaryCache(options: CreditSummaryCacheOptions): Cr
       }
       const before = generation;
       const summary = await read(db, profileId);
-      // stored only when no note arrived while the row was read and the connection was up the whole time
-      if (client === c && generation === before) {
+      // stored only when no note arrived while the row was read and the connection was up the whole time (a loss
+      // or a reconnect bumps the generation too)
+      if (generation === before && listen.client() === c) {
         if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
         entries.set(key, summary);
         return { ...summary };
       }
       return summary;
     },
-    stats: () => ({ hits, misses, listening: client !== null, entries: entries.size }),
-    async ready() {
-      await connect();
-      if (!client) throw new Error('credit summary cache is not listening');
-    },
-    async close() {
-      closed = true;
-      const c = client;
-      client = null;
-      dropAll();
-      if (connecting) await connecting;
-      if (c) {
-        c.removeAllListeners('end');
-        c.removeAllListeners('error');
-        c.on('error', () => undefined);
-        await c.end().catch(() => undefined);
-      }
-    },
+    stats: () => ({ hits, misses, listening: listen.listening(), entries: entries.size }),
+    ready: listen.ready,
+    close: listen.close,
   };
 }

@@ -9,9 +9,9 @@
  * past the session's expiry, and a lookup whose database read overlapped any note is not stored (the read may have
  * seen the state from before the change).
  */
-import pg from 'pg';
 import type { Knex } from 'knex';
 import type { Logger } from '../config/logger';
+import { createListenConnection } from './listenConnection';
 import { findSession, onLocalSessionChange, sessionIdForToken, type SessionUser } from './sessions';
 
 export const AUTH_CHANGED_CHANNEL = 'rs_auth_changed';
@@ -55,15 +55,10 @@ export interface SessionCache {
 export function createSessionCache(options: SessionCacheOptions): SessionCache {
   const ttlMs = options.ttlMs ?? 60_000;
   const maxEntries = options.maxEntries ?? 10_000;
-  const reconnectMs = options.reconnectMs ?? 1000;
   const now = options.now ?? Date.now;
   const entries = new Map<string, Entry>();
   const byUser = new Map<string, Set<string>>();
   let generation = 0;
-  let client: pg.Client | null = null;
-  let connecting: Promise<void> | null = null;
-  let retryAt = 0;
-  let closed = false;
   let hits = 0;
   let misses = 0;
 
@@ -94,49 +89,21 @@ export function createSessionCache(options: SessionCacheOptions): SessionCache {
 
   const stopLocal = onLocalSessionChange((change) => ('sessionId' in change ? dropSession(change.sessionId) : dropUser(change.userId)));
 
-  const lost = (c: pg.Client, err?: unknown) => {
-    if (client !== c) return;
-    client = null;
-    dropAll();
-    retryAt = now() + reconnectMs;
-    options.logger.warn({ err }, 'session cache LISTEN connection lost; sessions are read from the database until it is back');
-    void c.end().catch(() => undefined);
-  };
-
-  const connect = (): Promise<void> => {
-    if (client || closed) return Promise.resolve();
-    connecting ??= (async () => {
-      const c = new pg.Client({ connectionString: options.databaseUrl, application_name: 'render-studio session cache', keepAlive: true });
-      c.on('error', (err) => lost(c, err));
-      c.on('end', () => lost(c));
-      c.on('notification', (msg) => {
-        if (msg.channel === AUTH_CHANGED_CHANNEL && msg.payload) dropUser(msg.payload);
-      });
-      try {
-        await c.connect();
-        await c.query(`LISTEN ${AUTH_CHANGED_CHANNEL}`);
-        if (closed) {
-          await c.end().catch(() => undefined);
-          return;
-        }
-        // anything cached before (nothing, or entries from a broken connection's time) is dropped with this bump
-        dropAll();
-        client = c;
-      } catch (err) {
-        retryAt = now() + reconnectMs;
-        options.logger.warn({ err }, 'session cache could not LISTEN; sessions are read from the database');
-        await c.end().catch(() => undefined);
-      } finally {
-        connecting = null;
-      }
-    })();
-    return connecting;
-  };
+  const listen = createListenConnection({
+    databaseUrl: options.databaseUrl,
+    channel: AUTH_CHANGED_CHANNEL,
+    name: 'session cache',
+    readsMeanwhile: 'sessions',
+    logger: options.logger,
+    onNote: dropUser,
+    onReset: dropAll,
+    reconnectMs: options.reconnectMs,
+    now,
+  });
 
   return {
     async lookup(db, token) {
-      if (!client && !connecting && !closed && now() >= retryAt) void connect();
-      const listening = client !== null;
+      const listening = listen.client() !== null;
       const sessionId = sessionIdForToken(token);
       if (listening) {
         const e = entries.get(sessionId);
@@ -151,8 +118,9 @@ export function createSessionCache(options: SessionCacheOptions): SessionCache {
       const found = await findSession(db, token);
       if (!found) return null;
       const { expiresAt, ...user } = found;
-      // stored only when no note arrived while the row was read and the connection was up the whole time
-      if (listening && client !== null && generation === before) {
+      // stored only when no note arrived while the row was read and the connection was up the whole time (a loss
+      // or a reconnect bumps the generation too)
+      if (listening && generation === before && listen.listening()) {
         if (entries.size >= maxEntries) forget(entries.keys().next().value as string);
         entries.set(sessionId, { user, userId: user.id, validUntil: Math.min(expiresAt.getTime(), now() + ttlMs) });
         let set = byUser.get(user.id);
@@ -161,25 +129,12 @@ export function createSessionCache(options: SessionCacheOptions): SessionCache {
       }
       return user;
     },
-    stats: () => ({ hits, misses, listening: client !== null, entries: entries.size }),
+    stats: () => ({ hits, misses, listening: listen.listening(), entries: entries.size }),
     invalidateUser: dropUser,
-    async ready() {
-      await connect();
-      if (!client) throw new Error('session cache is not listening');
-    },
+    ready: listen.ready,
     async close() {
-      closed = true;
       stopLocal();
-      const c = client;
-      client = null;
-      dropAll();
-      if (connecting) await connecting;
-      if (c) {
-        c.removeAllListeners('end');
-        c.removeAllListeners('error');
-        c.on('error', () => undefined);
-        await c.end().catch(() => undefined);
-      }
+      await listen.close();
     },
   };
 }
