@@ -141,6 +141,11 @@ export class ContentLibraryService {
   private readonly cache = new Map<string, { at: number; body: Buffer }>();
   /** First pages of the paged listing by project, then by page size. */
   private readonly firstPages = new Map<string, Map<number, { at: number; body: Buffer }>>();
+  /**
+   * Listing and first-page calls under way, per project: an invalidate marks them, and a marked call's read is
+   * answered but not kept (it may have read the tables before the change that invalidated the project).
+   */
+  private readonly reading = new Map<string, Set<{ stale: boolean }>>();
   private readonly ttl: number;
   private readonly now: () => number;
 
@@ -177,11 +182,18 @@ export class ContentLibraryService {
 
   /** The listing as the JSON bytes the API answers, reused for a few seconds unless `fresh` is asked for. */
   async listingJson(userId: string, projectId: string, fresh: boolean): Promise<Buffer> {
-    // ownership is checked on every call, cached or not, so a deleted or foreign project never answers from the cache
-    await this.deps.projects.assertOwned(userId, projectId);
-    const hit = this.cache.get(projectId);
-    if (!fresh && hit && this.now() - hit.at < this.ttl) return hit.body;
-    const body = Buffer.from(JSON.stringify({ success: true, content: await this.load(projectId) } satisfies ContentListing));
+    const read = this.beginRead(projectId);
+    let body: Buffer;
+    try {
+      // ownership is checked on every call, cached or not, so a deleted or foreign project never answers from the cache
+      await this.deps.projects.assertOwned(userId, projectId);
+      const hit = this.cache.get(projectId);
+      if (!fresh && hit && this.now() - hit.at < this.ttl) return hit.body;
+      body = Buffer.from(JSON.stringify({ success: true, content: await this.load(projectId) } satisfies ContentListing));
+    } finally {
+      this.endRead(projectId, read);
+    }
+    if (read.stale) return body;
     if (this.cache.size >= CONTENT_CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.delete(projectId);
     this.cache.set(projectId, { at: this.now(), body });
@@ -221,13 +233,20 @@ export class ContentLibraryService {
    * later pages are read each time.
    */
   async pageJson(userId: string, projectId: string, options: { limit: number; after: ContentPageKey | null; fresh: boolean }): Promise<Buffer> {
-    await this.deps.projects.assertOwned(userId, projectId);
     const { limit, after, fresh } = options;
-    if (after) return Buffer.from(JSON.stringify(await this.loadPage(projectId, limit, after)));
-    const hit = this.firstPages.get(projectId)?.get(limit);
-    if (!fresh && hit && this.now() - hit.at < this.ttl) return hit.body;
-    const body = Buffer.from(JSON.stringify(await this.loadPage(projectId, limit, null)));
-    // looked up again after the read: an invalidate meanwhile may have dropped the project's map
+    const read = this.beginRead(projectId);
+    let body: Buffer;
+    try {
+      await this.deps.projects.assertOwned(userId, projectId);
+      if (after) return Buffer.from(JSON.stringify(await this.loadPage(projectId, limit, after)));
+      const hit = this.firstPages.get(projectId)?.get(limit);
+      if (!fresh && hit && this.now() - hit.at < this.ttl) return hit.body;
+      body = Buffer.from(JSON.stringify(await this.loadPage(projectId, limit, null)));
+    } finally {
+      this.endRead(projectId, read);
+    }
+    if (read.stale) return body;
+    // looked up again after the read: an earlier invalidate may have dropped the project's map
     let pages = this.firstPages.get(projectId);
     if (!pages) {
       if (this.firstPages.size >= CONTENT_CACHE_MAX_ENTRIES) this.firstPages.delete(this.firstPages.keys().next().value as string);
@@ -244,6 +263,21 @@ export class ContentLibraryService {
   invalidate(projectId: string): void {
     this.cache.delete(projectId);
     this.firstPages.delete(projectId);
+    for (const read of this.reading.get(projectId) ?? []) read.stale = true;
+  }
+
+  private beginRead(projectId: string): { stale: boolean } {
+    const read = { stale: false };
+    let reads = this.reading.get(projectId);
+    if (!reads) this.reading.set(projectId, (reads = new Set()));
+    reads.add(read);
+    return read;
+  }
+
+  private endRead(projectId: string, read: { stale: boolean }): void {
+    const reads = this.reading.get(projectId);
+    reads?.delete(read);
+    if (reads?.size === 0) this.reading.delete(projectId);
   }
 
   async remove(userId: string, projectId: string, source: ContentSource, itemId: string): Promise<void> {

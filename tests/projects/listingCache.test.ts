@@ -1,0 +1,69 @@
+import type { Knex } from 'knex';
+import { closeTestKnex, testKnex } from '../support/db';
+import type { TestServer } from '../support/http';
+import { createContentServices, type ContentServices } from '../../services/contentServices';
+import { logger } from '../../config/logger';
+import type { TestUser } from '../support/accounts';
+import { createProject, newUser, startProjectsApp } from './fixtures';
+
+// The listing reuse must never keep a listing read before a change this process has announced (invalidate): the
+// read may have seen the tables before the change, and keeping it would show the old listing for the reuse's 5 s.
+let server: TestServer;
+let knex: Knex;
+let user: TestUser;
+let services: ContentServices;
+
+beforeAll(async () => {
+  const app = await startProjectsApp();
+  server = app.server;
+  knex = testKnex();
+  user = await newUser(server.baseUrl);
+  // a library of its own (its own cache), on the same database and storage as the app
+  services = createContentServices({ config: app.config, logger });
+});
+
+afterAll(async () => {
+  await server.close();
+  await closeTestKnex();
+});
+
+function imageRow(projectId: string, name: string): Record<string, unknown> {
+  return { project_id: projectId, user_id: user.id, file_url: `/api/files/images/${user.id}/${name}.png`, file_name: name };
+}
+
+const names = (body: Buffer) => (JSON.parse(body.toString('utf8')) as { content: Array<{ data: { file_name: string } }> }).content.map((i) => i.data.file_name);
+
+describe('the listing reuse and invalidation', () => {
+  it('does not keep a whole listing whose read overlapped an invalidate', async () => {
+    const { library } = services;
+    const project = await createProject(server.baseUrl, user, 'Overlap');
+    await knex('images').insert(imageRow(project.id, 'first'));
+    const reading = library.listingJson(user.id, project.id, false);
+    // the change is announced while the read is under way
+    library.invalidate(project.id);
+    expect(names(await reading)).toEqual(['first']);
+    // written behind the library's back: only a listing read afresh can show it
+    await knex('images').insert(imageRow(project.id, 'second'));
+    expect((names(await library.listingJson(user.id, project.id, false))).sort()).toEqual(['first', 'second']);
+  });
+
+  it('keeps a listing read with no invalidate meanwhile (the reuse still works)', async () => {
+    const { library } = services;
+    const project = await createProject(server.baseUrl, user, 'Kept');
+    await knex('images').insert(imageRow(project.id, 'first'));
+    expect(names(await library.listingJson(user.id, project.id, false))).toEqual(['first']);
+    await knex('images').insert(imageRow(project.id, 'second'));
+    expect(names(await library.listingJson(user.id, project.id, false))).toEqual(['first']);
+  });
+
+  it('does not keep a first page whose read overlapped an invalidate', async () => {
+    const { library } = services;
+    const project = await createProject(server.baseUrl, user, 'Overlap page');
+    await knex('images').insert(imageRow(project.id, 'first'));
+    const reading = library.pageJson(user.id, project.id, { limit: 10, after: null, fresh: false });
+    library.invalidate(project.id);
+    expect(names(await reading)).toEqual(['first']);
+    await knex('images').insert(imageRow(project.id, 'second'));
+    expect(names(await library.pageJson(user.id, project.id, { limit: 10, after: null, fresh: false })).sort()).toEqual(['first', 'second']);
+  });
+});
