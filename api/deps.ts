@@ -32,6 +32,24 @@ export interface AppDeps {
   chat?: ChatProvider;
   /** Heartbeat interval of /api/events streams; 15 s unless a test wants it quicker. */
   eventStreamHeartbeatMs?: number;
+  /**
+   * The API process's own background work (the hourly sweep of abandoned resumable uploads): on for the entry point
+   * (buildAppDeps), whose close stops it; off for apps built in tests, which end without a close of their own.
+   */
+  background?: BackgroundWork;
+}
+
+/** Background work the app's routers start, stopped (and waited for) when the process closes. */
+export class BackgroundWork {
+  private readonly stops: Array<() => Promise<void>> = [];
+
+  onClose(stop: () => Promise<void>): void {
+    this.stops.push(stop);
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(this.stops.splice(0).map((stop) => stop()));
+  }
 }
 
 export interface AppRuntime {
@@ -46,9 +64,11 @@ export function buildAppDeps(config: AppConfig = loadConfig(), logger: Logger = 
   const events = createEventHub({ databaseUrl: config.databaseUrl, knex, logger });
   const sessions = createSessionCache({ databaseUrl: config.databaseUrl, logger });
   const creditSummaries = createCreditSummaryCache({ databaseUrl: config.databaseUrl, logger });
+  const background = new BackgroundWork();
   return {
-    deps: { config, knex, logger, events, sessions, creditSummaries },
+    deps: { config, knex, logger, events, sessions, creditSummaries, background },
     close: async () => {
+      await background.close();
       await Promise.all([events.close(), sessions.close(), creditSummaries.close()]);
       await Promise.allSettled([knex.destroy(), closeTemporalClient()]);
     },

@@ -77,6 +77,7 @@ export class ResumableUploads {
   private readonly maxBytes: number;
   private readonly expirationMs: number;
   private sweepTimer: ReturnType<typeof setInterval> | null = null;
+  private sweeping: Promise<void> | null = null;
   private bucketReady: Promise<void> | null = null;
 
   constructor(private readonly deps: ResumableUploadDeps) {
@@ -240,17 +241,23 @@ export class ResumableUploads {
   startSweeping(): void {
     if (this.sweepTimer) return;
     const sweep = () => {
-      this.sweepExpired()
-        .then((n) => n && this.deps.logger.info({ removed: n }, 'removed abandoned resumable uploads'))
-        .catch((err: unknown) => this.deps.logger.warn({ err }, 'sweeping abandoned resumable uploads failed'));
+      if (this.sweeping) return;
+      this.sweeping = this.sweepExpired()
+        .then((n) => void (n && this.deps.logger.info({ removed: n }, 'removed abandoned resumable uploads')))
+        .catch((err: unknown) => this.deps.logger.warn({ err }, 'sweeping abandoned resumable uploads failed'))
+        .finally(() => {
+          this.sweeping = null;
+        });
     };
     this.sweepTimer = setInterval(sweep, TUS_SWEEP_EVERY_MS);
     this.sweepTimer.unref();
     sweep();
   }
 
-  stopSweeping(): void {
+  /** Stops the hourly sweep; resolves once a sweep under way has ended. */
+  async stopSweeping(): Promise<void> {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     this.sweepTimer = null;
+    await this.sweeping;
   }
 }

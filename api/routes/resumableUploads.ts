@@ -46,7 +46,11 @@ export function resumableUploadsFor(deps: AppDeps): ResumableUploads {
   let uploads = perApp.get(deps);
   if (!uploads) {
     uploads = new ResumableUploads({ config: deps.config, knex: deps.knex, services: contentServicesFor(deps), logger: deps.logger });
-    uploads.startSweeping();
+    if (deps.background) {
+      uploads.startSweeping();
+      const opened = uploads;
+      deps.background.onClose(() => opened.stopSweeping());
+    }
     perApp.set(deps, uploads);
   }
   return uploads;
@@ -62,13 +66,17 @@ export function resumableUploadsRouter(deps: AppDeps): Router {
   // building the app must not touch storage (the readiness check reports storage problems instead)
   const uploads = (): ResumableUploads => resumableUploadsFor(deps);
   // the hourly sweep of abandoned uploads also starts without a first upload, a minute after start-up
-  setTimeout(() => {
-    try {
-      uploads();
-    } catch (err) {
-      deps.logger.warn({ err }, 'could not open the resumable upload store');
-    }
-  }, 60_000).unref();
+  if (deps.background) {
+    const opening = setTimeout(() => {
+      try {
+        uploads();
+      } catch (err) {
+        deps.logger.warn({ err }, 'could not open the resumable upload store');
+      }
+    }, 60_000);
+    opening.unref();
+    deps.background.onClose(async () => clearTimeout(opening));
+  }
   const router = new Router();
   const handle = async (ctx: Context) => {
     const tus = uploads();

@@ -253,8 +253,13 @@ describe('clip limits, cancel and retry (API + workflow; a hosted provider whose
     await request(app.baseUrl, `/api/video-generation/cancel/${jobId}`, { method: 'POST', token: owner.token });
   });
 
-  it('left no hosted job running: every job a cancelled clip had submitted was cancelled at the provider', () => {
-    expect(fal.jobs.length).toBeGreaterThanOrEqual(4);
-    expect(fal.jobs.filter((j) => !j.cancelled).map((j) => j.requestId)).toEqual([]);
+  it('left no hosted job running: every job a cancelled clip had submitted was cancelled at the provider', async () => {
+    // the first test's job surely reached the provider; how many of the quickly cancelled clips got as far as a
+    // submission before their cancel depends on timing (under load fewer do), and a submission that raced its cancel
+    // is cancelled by the run as it ends, so the check waits (bounded) for the runs to settle
+    expect(fal.jobs.length).toBeGreaterThanOrEqual(1);
+    const running = () => fal.jobs.filter((j) => !j.cancelled).map((j) => j.requestId);
+    for (let waited = 0; running().length > 0 && waited < 30_000; waited += 250) await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(running()).toEqual([]);
   });
 });

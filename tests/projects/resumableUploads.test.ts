@@ -7,6 +7,8 @@ import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { createContentServices } from '../../services/contentServices';
 import { ResumableUploads } from '../../services/resumableUploads';
+import { BackgroundWork, type AppDeps } from '../../api/deps';
+import { resumableUploadsFor } from '../../api/routes/resumableUploads';
 import { MAX_UPLOAD_BYTES } from '../../domain/constants';
 import { createProject, fetchBytes, mp4Bytes, newUser, noiseImage, pngBytes, startProjectsApp } from './fixtures';
 
@@ -208,5 +210,27 @@ describe('resumable render uploads (tus at /api/uploads/tus)', () => {
     expect((await offsetOf(owner, location)).status).toBe(410);
     const finished = await testKnex()('resumable_uploads').where({ status: 'completed' }).whereNotNull('render_id');
     expect(finished.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('the API process sweeps from the first use and its close waits for the sweep; an app without background work never sweeps', async () => {
+    const abandoned = async (name: string) => {
+      const bytes = await pngBytes(200, 200, name.length);
+      const created = await createUpload(owner, bytes.length, { projectId, filename: name, filetype: 'image/png' });
+      expect((await patch(owner, created.location as string, 0, bytes.subarray(0, 300))).status).toBe(204);
+      return (created.location as string).split('/').pop() as string;
+    };
+    const config = { ...loadConfig(), tusExpirationHours: 0.000001 };
+    const status = async (id: string) => ((await testKnex()('resumable_uploads').where({ id }).first()) as { status: string }).status;
+
+    const quiet = await abandoned('quiet.png');
+    await new Promise((r) => setTimeout(r, 20));
+    resumableUploadsFor({ config, knex: testKnex(), logger } as AppDeps);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await status(quiet)).toBe('uploading');
+
+    const background = new BackgroundWork();
+    resumableUploadsFor({ config, knex: testKnex(), logger, background } as AppDeps);
+    await background.close();
+    expect(await status(quiet)).toBe('expired');
   });
 });
