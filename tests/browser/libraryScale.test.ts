@@ -268,12 +268,13 @@ describe('Content Library with 1000 items', () => {
     // each tile has four stops (open, rename, download, delete): 320 presses reach the 81st tile
     for (let press = 0; press < 320; press++) {
       await page.keyboard.press('Tab');
-      // the focused control is scrolled into view (smoothly: the app's CSS asks for it)
+      // the focused control is scrolled into view (smoothly: the app's CSS asks for it; a loaded machine draws few
+      // frames a second, hence the long bound)
       await page.evaluate(`new Promise((resolve) => {
         const started = performance.now();
         const check = () => {
           const box = document.activeElement && document.activeElement.getBoundingClientRect();
-          if ((box && box.bottom > 0 && box.top < innerHeight) || performance.now() - started > 5000) resolve();
+          if ((box && box.bottom > 0 && box.top < innerHeight) || performance.now() - started > 15000) resolve();
           else requestAnimationFrame(check);
         };
         check();
