@@ -144,6 +144,9 @@ export class ImageEditService {
       ],
     });
 
+    // read while the workflow runs (the run does not change the streak); awaited only when the answer is written
+    const warning = this.streakWarning(userId);
+    warning.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<null>((resolve) => {
       timer = setTimeout(() => resolve(null), this.waitMs);
@@ -171,7 +174,7 @@ export class ImageEditService {
       upscaleScale: request.upscaleScale,
       platform: request.platform,
       processingTimeMs: Date.now() - started,
-      warning: await this.streakWarning(userId),
+      warning: await warning,
     };
     if (!result) return { status: 202, body: { success: true, error: null, result: null, metadata } };
 
