@@ -137,6 +137,11 @@ function isoText(value: unknown): string {
  * A project's content library: renders, AI images, clips, approved compiled videos and generated content,
  * 500 newest per table, merged newest first and cut to the 1000 newest, each with a signed link to its file.
  */
+/** A listing call under way; an invalidate of its project marks it. */
+interface ReadMark {
+  stale: boolean;
+}
+
 export class ContentLibraryService {
   private readonly cache = new Map<string, { at: number; body: Buffer }>();
   /** First pages of the paged listing by project, then by page size. */
@@ -145,7 +150,13 @@ export class ContentLibraryService {
    * Listing and first-page calls under way, per project: an invalidate marks them, and a marked call's read is
    * answered but not kept (it may have read the tables before the change that invalidated the project).
    */
-  private readonly reading = new Map<string, Set<{ stale: boolean }>>();
+  private readonly reading = new Map<string, Set<ReadMark>>();
+  /**
+   * Cache fills under way, by cache key: a request that misses the cache while one runs shares it instead of reading
+   * the tables again (at the end of each reuse period every open library would otherwise re-read at once). A fill
+   * marked by an invalidate is not joined.
+   */
+  private readonly filling = new Map<string, { mark: ReadMark; body: Promise<Buffer> }>();
   private readonly ttl: number;
   private readonly now: () => number;
 
@@ -189,14 +200,36 @@ export class ContentLibraryService {
       await this.deps.projects.assertOwned(userId, projectId);
       const hit = this.cache.get(projectId);
       if (!fresh && hit && this.now() - hit.at < this.ttl) return hit.body;
-      body = Buffer.from(JSON.stringify({ success: true, content: await this.load(projectId) } satisfies ContentListing));
+      const produce = async () => Buffer.from(JSON.stringify({ success: true, content: await this.load(projectId) } satisfies ContentListing));
+      body = await this.filled(projectId, read, fresh, produce, (made) => {
+        if (this.cache.size >= CONTENT_CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
+        this.cache.delete(projectId);
+        this.cache.set(projectId, { at: this.now(), body: made });
+      });
     } finally {
       this.endRead(projectId, read);
     }
-    if (read.stale) return body;
-    if (this.cache.size >= CONTENT_CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
-    this.cache.delete(projectId);
-    this.cache.set(projectId, { at: this.now(), body });
+    return body;
+  }
+
+  /**
+   * The body `produce` makes, kept by `keep` unless an invalidate marked the read meanwhile. A request that is not
+   * `fresh` joins a fill of the same key under way (unmarked) instead of starting its own.
+   */
+  private filled(key: string, mark: ReadMark, fresh: boolean, produce: () => Promise<Buffer>, keep: (body: Buffer) => void): Promise<Buffer> {
+    const shared = fresh ? undefined : this.filling.get(key);
+    if (shared && !shared.mark.stale) return shared.body;
+    const body = produce().then((made) => {
+      if (!mark.stale) keep(made);
+      return made;
+    });
+    if (fresh) return body;
+    const entry = { mark, body };
+    this.filling.set(key, entry);
+    const done = () => {
+      if (this.filling.get(key) === entry) this.filling.delete(key);
+    };
+    body.then(done, done);
     return body;
   }
 
@@ -241,21 +274,22 @@ export class ContentLibraryService {
       if (after) return Buffer.from(JSON.stringify(await this.loadPage(projectId, limit, after)));
       const hit = this.firstPages.get(projectId)?.get(limit);
       if (!fresh && hit && this.now() - hit.at < this.ttl) return hit.body;
-      body = Buffer.from(JSON.stringify(await this.loadPage(projectId, limit, null)));
+      const produce = async () => Buffer.from(JSON.stringify(await this.loadPage(projectId, limit, null)));
+      body = await this.filled(`${projectId} ${limit}`, read, fresh, produce, (made) => {
+        // looked up again after the read: an earlier invalidate may have dropped the project's map
+        let pages = this.firstPages.get(projectId);
+        if (!pages) {
+          if (this.firstPages.size >= CONTENT_CACHE_MAX_ENTRIES) this.firstPages.delete(this.firstPages.keys().next().value as string);
+          pages = new Map();
+          this.firstPages.set(projectId, pages);
+        }
+        pages.delete(limit);
+        if (pages.size >= FIRST_PAGES_PER_PROJECT) pages.delete(pages.keys().next().value as number);
+        pages.set(limit, { at: this.now(), body: made });
+      });
     } finally {
       this.endRead(projectId, read);
     }
-    if (read.stale) return body;
-    // looked up again after the read: an earlier invalidate may have dropped the project's map
-    let pages = this.firstPages.get(projectId);
-    if (!pages) {
-      if (this.firstPages.size >= CONTENT_CACHE_MAX_ENTRIES) this.firstPages.delete(this.firstPages.keys().next().value as string);
-      pages = new Map();
-      this.firstPages.set(projectId, pages);
-    }
-    pages.delete(limit);
-    if (pages.size >= FIRST_PAGES_PER_PROJECT) pages.delete(pages.keys().next().value as number);
-    pages.set(limit, { at: this.now(), body });
     return body;
   }
 
@@ -266,7 +300,7 @@ export class ContentLibraryService {
     for (const read of this.reading.get(projectId) ?? []) read.stale = true;
   }
 
-  private beginRead(projectId: string): { stale: boolean } {
+  private beginRead(projectId: string): ReadMark {
     const read = { stale: false };
     let reads = this.reading.get(projectId);
     if (!reads) this.reading.set(projectId, (reads = new Set()));
@@ -274,7 +308,7 @@ export class ContentLibraryService {
     return read;
   }
 
-  private endRead(projectId: string, read: { stale: boolean }): void {
+  private endRead(projectId: string, read: ReadMark): void {
     const reads = this.reading.get(projectId);
     reads?.delete(read);
     if (reads?.size === 0) this.reading.delete(projectId);

@@ -33,7 +33,37 @@ function imageRow(projectId: string, name: string): Record<string, unknown> {
 
 const names = (body: Buffer) => (JSON.parse(body.toString('utf8')) as { content: Array<{ data: { file_name: string } }> }).content.map((i) => i.data.file_name);
 
+/** Counts the statements that read a content table while `run` runs (the five listing reads are one batch). */
+async function tableReads<T>(run: () => Promise<T>): Promise<{ result: T; reads: number }> {
+  let reads = 0;
+  const onQuery = (q: { sql: string }) => {
+    if (/from "(renders|images|clips|compiled_videos|generated_content)"/.test(q.sql)) reads += 1;
+  };
+  knex.client.on('query', onQuery);
+  try {
+    return { result: await run(), reads };
+  } finally {
+    knex.client.removeListener('query', onQuery);
+  }
+}
+
 describe('the listing reuse and invalidation', () => {
+  it('answers requests that miss the cache together from one read of the tables', async () => {
+    const { library } = services;
+    const project = await createProject(server.baseUrl, user, 'Together');
+    await knex('images').insert(imageRow(project.id, 'first'));
+    const { result, reads } = await tableReads(() => Promise.all(Array.from({ length: 8 }, () => library.listingJson(user.id, project.id, false))));
+    expect(new Set(result).size).toBe(1); // the very same bytes
+    expect(names(result[0])).toEqual(['first']);
+    expect(reads).toBe(5); // one read of each of the five tables, not eight
+    const pages = await tableReads(() => Promise.all(Array.from({ length: 8 }, () => library.pageJson(user.id, project.id, { limit: 10, after: null, fresh: false }))));
+    expect(new Set(pages.result).size).toBe(1);
+    expect(pages.reads).toBe(5);
+    // ?refresh reads for itself
+    const fresh = await tableReads(() => Promise.all([library.listingJson(user.id, project.id, true), library.listingJson(user.id, project.id, true)]));
+    expect(fresh.reads).toBe(10);
+  });
+
   it('does not keep a whole listing whose read overlapped an invalidate', async () => {
     const { library } = services;
     const project = await createProject(server.baseUrl, user, 'Overlap');
