@@ -133,15 +133,15 @@ function isoText(value: unknown): string {
   return typeof value === 'string' ? value : new Date(value as Date).toISOString();
 }
 
-/**
- * A project's content library: renders, AI images, clips, approved compiled videos and generated content,
- * 500 newest per table, merged newest first and cut to the 1000 newest, each with a signed link to its file.
- */
 /** A listing call under way; an invalidate of its project marks it. */
 interface ReadMark {
   stale: boolean;
 }
 
+/**
+ * A project's content library: renders, AI images, clips, approved compiled videos and generated content,
+ * 500 newest per table, merged newest first and cut to the 1000 newest, each with a signed link to its file.
+ */
 export class ContentLibraryService {
   private readonly cache = new Map<string, { at: number; body: Buffer }>();
   /** First pages of the paged listing by project, then by page size. */
