@@ -19,6 +19,8 @@ export const CONTENT_CACHE_TTL_MS = 5000;
 const CONTENT_CACHE_MAX_ENTRIES = 500;
 /** First pages kept per project (one per page size asked for); the oldest size is dropped past this. */
 const FIRST_PAGES_PER_PROJECT = 4;
+/** Past this share of the reuse period, a request answered from the cache also starts its re-read in the background. */
+const REFRESH_AHEAD_SHARE = 0.6;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -138,6 +140,13 @@ interface ReadMark {
   stale: boolean;
 }
 
+/** How a cached body is made and kept: the cache key, the read that makes the body, and where it is stored. */
+interface CacheFill {
+  key: string;
+  produce: () => Promise<Buffer>;
+  keep: (body: Buffer) => void;
+}
+
 /**
  * A project's content library: renders, AI images, clips, approved compiled videos and generated content,
  * 500 newest per table, merged newest first and cut to the 1000 newest, each with a signed link to its file.
@@ -194,33 +203,57 @@ export class ContentLibraryService {
   /** The listing as the JSON bytes the API answers, reused for a few seconds unless `fresh` is asked for. */
   async listingJson(userId: string, projectId: string, fresh: boolean): Promise<Buffer> {
     const read = this.beginRead(projectId);
-    let body: Buffer;
     try {
       // ownership is checked on every call, cached or not, so a deleted or foreign project never answers from the cache
       await this.deps.projects.assertOwned(userId, projectId);
+      const fill: CacheFill = { key: projectId, produce: () => this.listingBody(projectId), keep: (made) => this.keepListing(projectId, made) };
       const hit = this.cache.get(projectId);
-      if (!fresh && hit && this.now() - hit.at < this.ttl) return hit.body;
-      const produce = async () => Buffer.from(JSON.stringify({ success: true, content: await this.load(projectId) } satisfies ContentListing));
-      body = await this.filled(projectId, read, fresh, produce, (made) => {
-        if (this.cache.size >= CONTENT_CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
-        this.cache.delete(projectId);
-        this.cache.set(projectId, { at: this.now(), body: made });
-      });
+      if (!fresh && hit && this.now() - hit.at < this.ttl) {
+        this.refreshAhead(projectId, hit.at, fill);
+        return hit.body;
+      }
+      return await this.filled(read, fresh, fill);
     } finally {
       this.endRead(projectId, read);
     }
-    return body;
+  }
+
+  private async listingBody(projectId: string): Promise<Buffer> {
+    return Buffer.from(JSON.stringify({ success: true, content: await this.load(projectId) } satisfies ContentListing));
+  }
+
+  private keepListing(projectId: string, body: Buffer): void {
+    if (this.cache.size >= CONTENT_CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.delete(projectId);
+    this.cache.set(projectId, { at: this.now(), body });
   }
 
   /**
-   * The body `produce` makes, kept by `keep` unless an invalidate marked the read meanwhile. A request that is not
-   * `fresh` joins a fill of the same key under way (unmarked) instead of starting its own.
+   * Refresh-ahead: a reused body past REFRESH_AHEAD_SHARE of its reuse period starts one fill in the background (unless
+   * one of that key runs) and is answered meanwhile, so a listing in steady use is replaced before it runs out instead
+   * of every open request waiting for the re-read at the end of each period. What is answered is still never older
+   * than the reuse period, and the background fill is marked by an invalidate like any other read.
    */
-  private filled(key: string, mark: ReadMark, fresh: boolean, produce: () => Promise<Buffer>, keep: (body: Buffer) => void): Promise<Buffer> {
+  private refreshAhead(projectId: string, at: number, fill: CacheFill): void {
+    if (this.now() - at < this.ttl * REFRESH_AHEAD_SHARE) return;
+    const running = this.filling.get(fill.key);
+    if (running && !running.mark.stale) return;
+    const read = this.beginRead(projectId);
+    this.filled(read, false, fill)
+      .catch((err: unknown) => this.deps.logger?.warn({ err, projectId }, 'content listing refresh-ahead failed; the next request past the reuse period reads it'))
+      .finally(() => this.endRead(projectId, read));
+  }
+
+  /**
+   * The body `fill.produce` makes, kept by `fill.keep` unless an invalidate marked the read meanwhile. A request that
+   * is not `fresh` joins a fill of the same key under way (unmarked) instead of starting its own.
+   */
+  private filled(mark: ReadMark, fresh: boolean, fill: CacheFill): Promise<Buffer> {
+    const { key } = fill;
     const shared = fresh ? undefined : this.filling.get(key);
     if (shared && !shared.mark.stale) return shared.body;
-    const body = produce().then((made) => {
-      if (!mark.stale) keep(made);
+    const body = fill.produce().then((made) => {
+      if (!mark.stale) fill.keep(made);
       return made;
     });
     if (fresh) return body;
@@ -268,29 +301,36 @@ export class ContentLibraryService {
   async pageJson(userId: string, projectId: string, options: { limit: number; after: ContentPageKey | null; fresh: boolean }): Promise<Buffer> {
     const { limit, after, fresh } = options;
     const read = this.beginRead(projectId);
-    let body: Buffer;
     try {
       await this.deps.projects.assertOwned(userId, projectId);
       if (after) return Buffer.from(JSON.stringify(await this.loadPage(projectId, limit, after)));
+      const fill: CacheFill = {
+        key: `${projectId} ${limit}`,
+        produce: async () => Buffer.from(JSON.stringify(await this.loadPage(projectId, limit, null))),
+        keep: (made) => this.keepFirstPage(projectId, limit, made),
+      };
       const hit = this.firstPages.get(projectId)?.get(limit);
-      if (!fresh && hit && this.now() - hit.at < this.ttl) return hit.body;
-      const produce = async () => Buffer.from(JSON.stringify(await this.loadPage(projectId, limit, null)));
-      body = await this.filled(`${projectId} ${limit}`, read, fresh, produce, (made) => {
-        // looked up again after the read: an earlier invalidate may have dropped the project's map
-        let pages = this.firstPages.get(projectId);
-        if (!pages) {
-          if (this.firstPages.size >= CONTENT_CACHE_MAX_ENTRIES) this.firstPages.delete(this.firstPages.keys().next().value as string);
-          pages = new Map();
-          this.firstPages.set(projectId, pages);
-        }
-        pages.delete(limit);
-        if (pages.size >= FIRST_PAGES_PER_PROJECT) pages.delete(pages.keys().next().value as number);
-        pages.set(limit, { at: this.now(), body: made });
-      });
+      if (!fresh && hit && this.now() - hit.at < this.ttl) {
+        this.refreshAhead(projectId, hit.at, fill);
+        return hit.body;
+      }
+      return await this.filled(read, fresh, fill);
     } finally {
       this.endRead(projectId, read);
     }
-    return body;
+  }
+
+  private keepFirstPage(projectId: string, limit: number, body: Buffer): void {
+    // looked up again after the read: an earlier invalidate may have dropped the project's map
+    let pages = this.firstPages.get(projectId);
+    if (!pages) {
+      if (this.firstPages.size >= CONTENT_CACHE_MAX_ENTRIES) this.firstPages.delete(this.firstPages.keys().next().value as string);
+      pages = new Map();
+      this.firstPages.set(projectId, pages);
+    }
+    pages.delete(limit);
+    if (pages.size >= FIRST_PAGES_PER_PROJECT) pages.delete(pages.keys().next().value as number);
+    pages.set(limit, { at: this.now(), body });
   }
 
   /** Forgets cached listings and first pages of a project (after this process changed its content). */

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { closeTestKnex, testKnex } from '../support/db';
 import type { TestServer } from '../support/http';
 import { createContentServices, type ContentServices } from '../../services/contentServices';
+import { ContentLibraryService } from '../../services/library';
 import { logger } from '../../config/logger';
 import type { TestUser } from '../support/accounts';
 import { createProject, newUser, startProjectsApp } from './fixtures';
@@ -95,5 +96,65 @@ describe('the listing reuse and invalidation', () => {
     expect(names(await reading)).toEqual(['first']);
     await knex('images').insert(imageRow(project.id, 'second'));
     expect(names(await library.pageJson(user.id, project.id, { limit: 10, after: null, fresh: false })).sort()).toEqual(['first', 'second']);
+  });
+});
+
+describe('refresh-ahead: a listing in steady use is re-read before its reuse runs out', () => {
+  // a library on a clock of the test's own: 5 s reuse, refresh-ahead past 60 % of it
+  let clock = 0;
+  const library = () => new ContentLibraryService({ storage: services.storage, projects: services.projects, cacheTtlMs: 5000, now: () => clock });
+
+  /** Asks (clock held) until `expected` is answered; the background fill has then been kept. */
+  async function answersSoon(ask: () => Promise<Buffer>, expected: string[]): Promise<string[]> {
+    let seen: string[] = [];
+    for (let i = 0; i < 200; i += 1) {
+      seen = names(await ask()).sort();
+      if (JSON.stringify(seen) === JSON.stringify(expected)) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    return seen;
+  }
+
+  it.each([
+    ['the whole listing', (lib: ContentLibraryService, projectId: string) => lib.listingJson(user.id, projectId, false)],
+    ['the first page', (lib: ContentLibraryService, projectId: string) => lib.pageJson(user.id, projectId, { limit: 10, after: null, fresh: false })],
+  ])('%s: answered from the reuse while one background read replaces it', async (_what, ask) => {
+    const lib = library();
+    clock = 0;
+    const project = await createProject(server.baseUrl, user, 'Ahead');
+    await knex('images').insert(imageRow(project.id, 'first'));
+    expect(names(await ask(lib, project.id))).toEqual(['first']);
+    await knex('images').insert(imageRow(project.id, 'second'));
+    // within the first 60 %: plain reuse, no read
+    clock = 2900;
+    const early = await tableReads(() => ask(lib, project.id));
+    expect(names(early.result)).toEqual(['first']);
+    expect(early.reads).toBe(0);
+    // past it: still the kept body, at once, and one background read of the five tables for all the requests
+    clock = 3100;
+    const late = await tableReads(() => Promise.all(Array.from({ length: 6 }, () => ask(lib, project.id))));
+    for (const body of late.result) expect(names(body)).toEqual(['first']);
+    // the read replaces the kept body before the reuse runs out (the clock never reaches 5 s)
+    const seen = await tableReads(() => answersSoon(() => ask(lib, project.id), ['first', 'second']));
+    expect(seen.result).toEqual(['first', 'second']);
+    expect(late.reads + seen.reads).toBe(5);
+    // and the new body is reused from when it was read: no read again until past 60 % of its own period
+    clock = 3100 + 2900;
+    expect((await tableReads(() => ask(lib, project.id))).reads).toBe(0);
+  });
+
+  it('does not keep a background read that overlapped an invalidate', async () => {
+    const lib = library();
+    clock = 0;
+    const project = await createProject(server.baseUrl, user, 'Ahead overlap');
+    await knex('images').insert(imageRow(project.id, 'first'));
+    await lib.listingJson(user.id, project.id, false);
+    clock = 3100;
+    // the answer (the kept body) starts the background read; the change is announced while it is under way
+    expect(names(await lib.listingJson(user.id, project.id, false))).toEqual(['first']);
+    lib.invalidate(project.id);
+    await knex('images').insert(imageRow(project.id, 'second'));
+    // whatever the marked read saw, it was not kept: the next answer is read afresh and shows the change
+    expect(names(await lib.listingJson(user.id, project.id, false)).sort()).toEqual(['first', 'second']);
   });
 });
