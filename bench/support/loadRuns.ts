@@ -1,7 +1,16 @@
 /**
- * Throughput at a fixed concurrency for a fixed time: HTTP through autocannon, and the same work run straight on
- * pg as the baseline, both as the same figures so one table compares them.
+ * Throughput at a fixed concurrency for a fixed time: HTTP through wrk (autocannon where wrk cannot be installed, or
+ * with BENCH_LOAD_TOOL=autocannon), and the same work run straight on pg as the baseline, both as the same figures so
+ * one table compares them.
+ *
+ * Why wrk: the load generator shares the machine's cores with the API it measures. autocannon parses every answer in
+ * Node; on the 2-core machine, at 50 connections on the 846 KB listing, it took about as much CPU as the API itself, so
+ * the bench measured the two processes' contest for the cores more than the API (618 req/s, p99 176 ms under
+ * autocannon against 1297 req/s with wrk on the same server in the same minute). wrk (C, one thread) reads the same
+ * answers for about a quarter of that.
  */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { Pool } from 'pg';
 import { percentile } from './stats';
 
@@ -32,8 +41,64 @@ type Autocannon = (opts: { url: string; connections: number; duration: number; h
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const autocannon = require('autocannon') as Autocannon;
 
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const tools = require('../../scripts/lib/tools') as { ensureWrk(): string | null };
+
+type LoadTool = { name: 'wrk'; path: string } | { name: 'autocannon' };
+let loadTool: LoadTool | undefined;
+
+/** The HTTP load generator of this run (installing wrk when it is missing), named once on the bench's output. */
+export function httpLoadTool(): LoadTool {
+  if (!loadTool) {
+    const wrk = process.env.BENCH_LOAD_TOOL === 'autocannon' ? null : tools.ensureWrk();
+    loadTool = wrk ? { name: 'wrk', path: wrk } : { name: 'autocannon' };
+    process.stdout.write(`HTTP load generator: ${wrk ? `wrk (${wrk}), one thread` : 'autocannon'}\n`);
+  }
+  return loadTool;
+}
+
+interface WrkReport {
+  requests: number;
+  durationUs: number;
+  connect: number;
+  read: number;
+  write: number;
+  status: number;
+  timeout: number;
+  p50Us: number;
+  p99Us: number;
+}
+
+const WRK_REPORT_SCRIPT = path.join(__dirname, 'wrkReport.lua');
+
+/** One wrk run: a single thread (the API gets the other core), a 60 s request timeout (autocannon's was 10 s). */
+function wrkRun(wrk: string, url: string, headers: Record<string, string>, connections: number, durationS: number): Promise<WrkReport> {
+  const args = ['-t1', `-c${connections}`, `-d${durationS}s`, '--timeout', '60s', '-s', WRK_REPORT_SCRIPT];
+  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
+  args.push(url);
+  return new Promise((resolve, reject) => {
+    const child = spawn(wrk, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      const line = /WRK_REPORT (\{.*\})/.exec(out);
+      if (code !== 0 || !line) reject(new Error(`wrk exited with ${code}:\n${out}`));
+      else resolve(JSON.parse(line[1]) as WrkReport);
+    });
+  });
+}
+
 /** One second of warm-up, then `durationS` measured; only 2xx answers count as requests. */
 export async function httpLoadRun(label: string, url: string, headers: Record<string, string>, shape: LoadShape): Promise<LoadFigures> {
+  const tool = httpLoadTool();
+  if (tool.name === 'wrk') {
+    await wrkRun(tool.path, url, headers, shape.connections, 1);
+    const r = await wrkRun(tool.path, url, headers, shape.connections, shape.durationS);
+    const failures = r.status + r.connect + r.read + r.write + r.timeout;
+    return { label, requests: r.requests - r.status, seconds: r.durationUs / 1e6, p50Ms: r.p50Us / 1000, p99Ms: r.p99Us / 1000, failures };
+  }
   await autocannon({ url, connections: shape.connections, duration: 1, headers });
   const r = await autocannon({ url, connections: shape.connections, duration: shape.durationS, headers });
   return { label, requests: r['2xx'], seconds: r.duration, p50Ms: r.latency.p50, p99Ms: r.latency.p99, failures: r.non2xx + r.errors + r.timeouts };

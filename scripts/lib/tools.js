@@ -123,6 +123,25 @@ function ensureChromium() {
   return onPath('chromium');
 }
 
+/**
+ * wrk (Debian's package), the HTTP load generator of the load benches (bench/support/loadRuns.ts): written in C, it
+ * leaves the two cores to the server it measures where autocannon, in Node, spent about as much CPU parsing the
+ * answers as the API spent making them. WRK_PATH wins; null where it cannot be installed (the benches then use
+ * autocannon and say so).
+ */
+function ensureWrk() {
+  if (process.env.WRK_PATH) return process.env.WRK_PATH;
+  const found = onPath('wrk');
+  if (found) return found;
+  try {
+    aptInstall(['wrk']);
+  } catch (err) {
+    log(`wrk not installed (${err.message.split('\n')[0]})`);
+    return null;
+  }
+  return onPath('wrk');
+}
+
 function commandOutput(cmd, args) {
   return execFileSync(cmd, args, { encoding: 'utf8' }).trim();
 }
@@ -138,5 +157,6 @@ module.exports = {
   ensureSeaweedfs,
   ensureFfmpeg,
   ensureChromium,
+  ensureWrk,
   commandOutput,
 };
