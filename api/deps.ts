@@ -5,6 +5,7 @@ import { connectDatabase } from '../db/connection';
 import type { ChatProvider } from '../providers/types';
 import { createEventHub, type EventHub } from '../services/events';
 import { createCreditSummaryCache, type CreditSummaryCache } from '../services/creditSummaryCache';
+import { createProjectOwnerCache, type ProjectOwnerCache } from '../services/projectOwnerCache';
 import { createSessionCache, type SessionCache } from '../services/sessionCache';
 import { closeTemporalClient } from '../services/temporalClient';
 import type { TaskQueueName } from '../workers/taskQueues';
@@ -28,6 +29,8 @@ export interface AppDeps {
   sessions?: SessionCache;
   /** Each user's credit summary kept in this process (services/creditSummaryCache.ts); without it every summary is read. */
   creditSummaries?: CreditSummaryCache;
+  /** Each project's owner kept in this process (services/projectOwnerCache.ts); without it every ownership check is read. */
+  projectOwners?: ProjectOwnerCache;
   /** The assembly chat's assistant; createChatProvider(config) (CHAT_PROVIDER) when absent. */
   chat?: ChatProvider;
   /** Heartbeat interval of /api/events streams; 15 s unless a test wants it quicker. */
@@ -64,12 +67,13 @@ export function buildAppDeps(config: AppConfig = loadConfig(), logger: Logger = 
   const events = createEventHub({ databaseUrl: config.databaseUrl, knex, logger });
   const sessions = createSessionCache({ databaseUrl: config.databaseUrl, logger });
   const creditSummaries = createCreditSummaryCache({ databaseUrl: config.databaseUrl, logger });
+  const projectOwners = createProjectOwnerCache({ databaseUrl: config.databaseUrl, logger });
   const background = new BackgroundWork();
   return {
-    deps: { config, knex, logger, events, sessions, creditSummaries, background },
+    deps: { config, knex, logger, events, sessions, creditSummaries, projectOwners, background },
     close: async () => {
       await background.close();
-      await Promise.all([events.close(), sessions.close(), creditSummaries.close()]);
+      await Promise.all([events.close(), sessions.close(), creditSummaries.close(), projectOwners.close()]);
       await Promise.allSettled([knex.destroy(), closeTemporalClient()]);
     },
   };

@@ -3,6 +3,7 @@ import type { Logger } from '../config/logger';
 import type { TaskQueueName } from '../workers/taskQueues';
 import { createStorage, type Storage, type StorageConfig } from '../storage';
 import { ContentLibraryService } from './library';
+import type { ProjectOwnerCache } from './projectOwnerCache';
 import { ProjectService } from './projects';
 import { RenderUploadService } from './renders';
 import { renderThumbnailStarter } from './renderThumbnailJobs';
@@ -23,11 +24,13 @@ export interface ContentServicesDeps {
   /** Starts the worker's thumbnail of a large upload (services/renderThumbnailJobs.ts); without it the maintenance run makes it. */
   deferThumbnail?: (renderId: string) => Promise<void>;
   inlineThumbnailMaxBytes?: number;
+  /** Project owners kept in the process (AppDeps.projectOwners) for the listing's ownership check; without it each check is read. */
+  projectOwners?: ProjectOwnerCache;
 }
 
 export function createContentServices(deps: ContentServicesDeps): ContentServices {
   const storage = createStorage(deps.config);
-  const projects = new ProjectService({ storage, logger: deps.logger });
+  const projects = new ProjectService({ storage, logger: deps.logger, owners: deps.projectOwners });
   const library = new ContentLibraryService({ storage, projects, logger: deps.logger });
   const onProjectChanged = (projectId: string): void => library.invalidate(projectId);
   return {
@@ -49,13 +52,19 @@ export function createContentServices(deps: ContentServicesDeps): ContentService
 const perApp = new WeakMap<object, ContentServices>();
 
 /** One set per app: every router built from the same deps object gets the same services. */
-export function contentServicesFor(deps: { config: AppConfig; logger: Logger; taskQueues?: Partial<Record<TaskQueueName, string>> }): ContentServices {
+export function contentServicesFor(deps: {
+  config: AppConfig;
+  logger: Logger;
+  taskQueues?: Partial<Record<TaskQueueName, string>>;
+  projectOwners?: ProjectOwnerCache;
+}): ContentServices {
   let services = perApp.get(deps);
   if (!services) {
     services = createContentServices({
       config: deps.config,
       logger: deps.logger,
       deferThumbnail: renderThumbnailStarter(() => getTemporalClient(deps.config), deps.taskQueues?.media),
+      projectOwners: deps.projectOwners,
     });
     perApp.set(deps, services);
   }

@@ -8,6 +8,7 @@ import { isBucket } from '../storage';
 import { removeStoredFiles, signedThumbnailOf, signedUrlOf, storedFilesOf, type StoredFileRef } from './storedFiles';
 import { releaseReservation } from './credits';
 import { publishEvent } from './events';
+import type { ProjectOwnerCache } from './projectOwnerCache';
 
 export const PROJECT_NAME_MAX = 200;
 export const PROJECT_ADDRESS_MAX = 500;
@@ -65,6 +66,8 @@ async function projectFiles(projectIds: readonly string[], trx: TransactionOrKne
 export interface ProjectServiceDeps {
   storage: Storage;
   logger?: Logger;
+  /** Project owners kept in this process (services/projectOwnerCache.ts) for assertOwned; without it each check is read. */
+  owners?: ProjectOwnerCache;
 }
 
 /** Projects of one user (query builders name snake_case columns; rows come back camelCase): every call is scoped to the owner, and another user's project is simply not found. */
@@ -81,10 +84,18 @@ export class ProjectService {
 
   /**
    * Throws ProjectNotFoundError unless the user owns the project, like findOwned, as one indexed read of the id with
-   * no model built: what the content listing checks on every request, its cached answers included.
+   * no model built: what the content listing checks on every request, its cached answers included. With `owners` the
+   * owner comes from that exact in-process cache instead (no query while it holds the project).
    */
   async assertOwned(userId: string, projectId: string): Promise<void> {
     if (!UUID.test(projectId)) throw new ProjectNotFoundError();
+    const { owners } = this.deps;
+    if (owners) {
+      const owner = await owners.ownerOf(Project.knex(), projectId);
+      // uuid equality, as the query compares: case does not matter
+      if (owner === null || owner.toLowerCase() !== userId.toLowerCase()) throw new ProjectNotFoundError();
+      return;
+    }
     const owned = await Project.knex()(Project.tableName).where({ id: projectId, user_id: userId }).first('id');
     if (!owned) throw new ProjectNotFoundError();
   }
