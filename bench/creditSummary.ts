@@ -1,5 +1,5 @@
 /**
- * Authenticated GET /api/credits/summary at 50 concurrent connections (autocannon), beside a baseline of the
+ * Authenticated GET /api/credits/summary at 50 concurrent connections (wrk, support/loadRuns.ts), beside a baseline of the
  * same summary SQL run straight on pg at the same concurrency for the same time, in one run.
  *
  * Database: DATABASE_URL when set, else an embedded PostgreSQL in .data/bench-postgres; migrated to latest.
