@@ -8,7 +8,9 @@
  * around ffmpeg (falls back to `-benchmark` when /usr/bin/time is missing).
  *
  * Env: BENCH_ASPECT (16:9 | 9:16 | 1:1, default 16:9), BENCH_PRESET (x264 preset, default veryfast as
- * in production), BENCH_SOURCE_PX (long side of the synthetic render, default 2048).
+ * in production), BENCH_SOURCE_PX (long side of the synthetic render, default 2048), BENCH_ROUNDS (3: each effect's
+ * provider render and bare command run this many times, which one goes first alternating; the medians are reported,
+ * since single runs of the same command differ by up to a quarter on a shared 2-core machine).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -20,12 +22,14 @@ import { CLIP_DURATION_SECONDS, CLIP_FPS, PLATFORM_ASPECT, VIDEO_EFFECTS, type P
 import { LocalImageToVideoProvider } from '../providers/local/video';
 import { clipFfmpegArgs } from '../providers/local/clipEffects';
 import { FFMPEG } from '../providers/media/ffmpeg';
+import { median } from './support/stats';
 import type { ClipAspectRatio } from '../providers/types';
 import { figure, ratio, recordResults } from './support/results';
 
 const ASPECT = (process.env.BENCH_ASPECT ?? '16:9') as ClipAspectRatio;
 const PRESET = process.env.BENCH_PRESET ?? 'veryfast';
 const SOURCE_PX = Number(process.env.BENCH_SOURCE_PX ?? 2048);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const PLATFORM = (Object.keys(PLATFORM_ASPECT) as Platform[]).find((p) => PLATFORM_ASPECT[p] === ASPECT) ?? 'YouTube';
 const TIME = '/usr/bin/time';
 const CLOCK_TICKS = (() => {
@@ -103,7 +107,7 @@ async function main(): Promise<void> {
   const provider = new LocalImageToVideoProvider({ workDir, preset: PRESET, maxConcurrentRenders: 1 });
   const image = await syntheticRender();
   console.log(
-    `local clip generation: ${ASPECT} (${PLATFORM}), ${CLIP_DURATION_SECONDS} s at ${CLIP_FPS} fps, x264 preset ${PRESET}, source ${SOURCE_PX} px, ` +
+    `local clip generation: ${ASPECT} (${PLATFORM}), ${CLIP_DURATION_SECONDS} s at ${CLIP_FPS} fps, x264 preset ${PRESET}, source ${SOURCE_PX} px, medians of ${ROUNDS} runs, ` +
       `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), node ${process.version}`,
   );
   const rows: string[][] = [];
@@ -122,50 +126,59 @@ async function main(): Promise<void> {
         const childrenAfter = childrenCpuSeconds();
         return { value, wallS, nodeS: (node.user + node.system) / 1e6, childrenS: childrenBefore !== null && childrenAfter !== null ? childrenAfter - childrenBefore : null };
       };
-      const submitted = await timed(() => provider.submit({ image, effect, platform: PLATFORM, aspectRatio: ASPECT, durationSeconds: CLIP_DURATION_SECONDS }));
-      const { jobId } = submitted.value;
-      const bareOut = path.join(workDir, `${jobId}-bare.mp4`);
-      const runBareCommand = () =>
-        runBare(
-          clipFfmpegArgs({
-            source: path.join(workDir, jobId, 'source.jpg'),
-            output: bareOut,
-            effect,
-            aspectRatio: ASPECT,
-            durationSeconds: CLIP_DURATION_SECONDS,
-            fps: CLIP_FPS,
-            preset: PRESET,
-          }),
-        );
-      const bareFirst = index % 2 === 1;
-      const bareEarly = bareFirst ? await runBareCommand() : null;
-      const waited = await timed(() => provider.wait(jobId));
-      const bare = bareEarly ?? (await runBareCommand());
-      const result = waited.value;
-      const providerWall = submitted.wallS + waited.wallS;
-      const nodeCpuS = submitted.nodeS + waited.nodeS;
-      const ffmpegCpu =
-        submitted.childrenS !== null && waited.childrenS !== null
-          ? submitted.childrenS + waited.childrenS
-          : (result.stats?.encoderUserSeconds ?? 0) + (result.stats?.encoderSystemSeconds ?? 0);
-      const providerCpu = nodeCpuS + ffmpegCpu;
+      const runs = { providerWall: [] as number[], providerCpu: [] as number[], nodeCpu: [] as number[], bareWall: [] as number[], bareCpu: [] as number[] };
+      let sizeBytes = 0;
+      for (let round = 0; round < ROUNDS; round += 1) {
+        const submitted = await timed(() => provider.submit({ image, effect, platform: PLATFORM, aspectRatio: ASPECT, durationSeconds: CLIP_DURATION_SECONDS }));
+        const { jobId } = submitted.value;
+        const bareOut = path.join(workDir, `${jobId}-bare.mp4`);
+        const runBareCommand = () =>
+          runBare(
+            clipFfmpegArgs({
+              source: path.join(workDir, jobId, 'source.jpg'),
+              output: bareOut,
+              effect,
+              aspectRatio: ASPECT,
+              durationSeconds: CLIP_DURATION_SECONDS,
+              fps: CLIP_FPS,
+              preset: PRESET,
+            }),
+          );
+        const bareFirst = (index + round) % 2 === 1;
+        const bareEarly = bareFirst ? await runBareCommand() : null;
+        const waited = await timed(() => provider.wait(jobId));
+        const bare = bareEarly ?? (await runBareCommand());
+        const result = waited.value;
+        const nodeCpuS = submitted.nodeS + waited.nodeS;
+        const ffmpegCpu =
+          submitted.childrenS !== null && waited.childrenS !== null
+            ? submitted.childrenS + waited.childrenS
+            : (result.stats?.encoderUserSeconds ?? 0) + (result.stats?.encoderSystemSeconds ?? 0);
+        runs.providerWall.push(submitted.wallS + waited.wallS);
+        runs.providerCpu.push(nodeCpuS + ffmpegCpu);
+        runs.nodeCpu.push(nodeCpuS);
+        runs.bareWall.push(bare.wallS);
+        runs.bareCpu.push(bare.cpuS);
+        sizeBytes = result.sizeBytes;
 
-      await provider.release(jobId);
-      await fs.rm(bareOut, { force: true });
-
+        await provider.release(jobId);
+        await fs.rm(bareOut, { force: true });
+      }
+      const providerWall = median(runs.providerWall);
+      const bareWall = median(runs.bareWall);
       totals.providerWall += providerWall;
-      totals.providerCpu += providerCpu;
-      totals.bareWall += bare.wallS;
-      totals.bareCpu += bare.cpuS;
+      totals.providerCpu += median(runs.providerCpu);
+      totals.bareWall += bareWall;
+      totals.bareCpu += median(runs.bareCpu);
       rows.push([
         effect,
         fmt(providerWall),
-        fmt(providerCpu),
-        fmt(nodeCpuS),
-        fmt(bare.wallS),
-        fmt(bare.cpuS),
-        `${fmt((providerWall / bare.wallS - 1) * 100, 0)}%`,
-        `${fmt(result.sizeBytes / 1e6)} MB`,
+        fmt(median(runs.providerCpu)),
+        fmt(median(runs.nodeCpu)),
+        fmt(bareWall),
+        fmt(median(runs.bareCpu)),
+        `${fmt((providerWall / bareWall - 1) * 100, 0)}%`,
+        `${fmt(sizeBytes / 1e6)} MB`,
       ]);
     }
   } finally {
