@@ -5,6 +5,7 @@ import { connectDatabase } from '../db/connection';
 import type { ChatProvider } from '../providers/types';
 import { createEventHub, type EventHub } from '../services/events';
 import { createCreditSummaryCache, type CreditSummaryCache } from '../services/creditSummaryCache';
+import { createListingReaders, type ListingReaders } from '../services/listingReaders';
 import { createProjectOwnerCache, type ProjectOwnerCache } from '../services/projectOwnerCache';
 import { createSessionCache, type SessionCache } from '../services/sessionCache';
 import { closeTemporalClient } from '../services/temporalClient';
@@ -31,6 +32,8 @@ export interface AppDeps {
   creditSummaries?: CreditSummaryCache;
   /** Each project's owner kept in this process (services/projectOwnerCache.ts); without it every ownership check is read. */
   projectOwners?: ProjectOwnerCache;
+  /** Threads that read and build content listings (services/listingReaders.ts); without them the API thread does. */
+  listingReaders?: ListingReaders;
   /** The assembly chat's assistant; createChatProvider(config) (CHAT_PROVIDER) when absent. */
   chat?: ChatProvider;
   /** Heartbeat interval of /api/events streams; 15 s unless a test wants it quicker. */
@@ -68,12 +71,22 @@ export function buildAppDeps(config: AppConfig = loadConfig(), logger: Logger = 
   const sessions = createSessionCache({ databaseUrl: config.databaseUrl, logger });
   const creditSummaries = createCreditSummaryCache({ databaseUrl: config.databaseUrl, logger });
   const projectOwners = createProjectOwnerCache({ databaseUrl: config.databaseUrl, logger });
+  const { storageDir, signingSecret, signedUrlTtlSeconds, storageBackend, s3, publicUrl } = config;
+  const listingReaders = config.listingReaderThreads
+    ? createListingReaders({
+        threads: config.listingReaderThreads,
+        databaseUrl: config.databaseUrl,
+        storage: { storageDir, signingSecret, signedUrlTtlSeconds, storageBackend, s3, publicUrl },
+        poolMax: 5,
+        logger,
+      })
+    : undefined;
   const background = new BackgroundWork();
   return {
-    deps: { config, knex, logger, events, sessions, creditSummaries, projectOwners, background },
+    deps: { config, knex, logger, events, sessions, creditSummaries, projectOwners, listingReaders, background },
     close: async () => {
       await background.close();
-      await Promise.all([events.close(), sessions.close(), creditSummaries.close(), projectOwners.close()]);
+      await Promise.all([events.close(), sessions.close(), creditSummaries.close(), projectOwners.close(), listingReaders?.close()]);
       await Promise.allSettled([knex.destroy(), closeTemporalClient()]);
     },
   };

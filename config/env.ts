@@ -38,6 +38,8 @@ export interface AppConfig {
   /** x264 preset of clips rendered here (local provider) and of watermarked previews. */
   /** Concurrent activities on the media queue per worker process (sharp/ffmpeg work). */
   mediaActivityConcurrency: number;
+  /** Threads of the API process that read and build content listings (services/listingReaders.ts); 0: the API thread does. */
+  listingReaderThreads: number;
   videoPreset: string;
   /** The assembly chat: 'local' (rule-based, offline) or 'openai' (an OpenAI-compatible chat-completions service). */
   chatProvider: 'local' | 'openai';
@@ -149,6 +151,14 @@ function int(value: string | undefined, fallback: number): number {
   return n;
 }
 
+/** LISTING_READER_THREADS: a whole number 0-16; by default one per core, 0 on a single core. */
+function readerThreads(value: string | undefined): number {
+  const cores = os.availableParallelism();
+  const n = int(value, cores > 1 ? Math.min(cores, 4) : 0);
+  if (!Number.isInteger(n) || n < 0 || n > 16) throw new Error(`LISTING_READER_THREADS must be a whole number from 0 to 16, got "${value}"`);
+  return n;
+}
+
 /** A port when set, null when unset or empty (the listener stays off). */
 function optionalPort(value: string | undefined): number | null {
   if (value === undefined || value === '') return null;
@@ -233,6 +243,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     providerKind: provider,
     // local media work is CPU-bound: about two tasks per core; hosted jobs mostly wait on HTTP
     mediaActivityConcurrency: int(env.MEDIA_ACTIVITY_CONCURRENCY, provider === 'local' ? Math.max(2, os.cpus().length * 2) : 100),
+    // a listing build is CPU work: one thread per core (the API thread mostly waits), none on a single core
+    listingReaderThreads: readerThreads(env.LISTING_READER_THREADS),
     falBaseUrl: env.FAL_BASE_URL ?? 'https://queue.fal.run',
     falApiKey: env.FAL_KEY ?? '',
     falImageEditModel: env.FAL_IMAGE_EDIT_MODEL ?? 'fal-ai/nano-banana/edit',

@@ -3,6 +3,7 @@ import type { Logger } from '../config/logger';
 import type { TaskQueueName } from '../workers/taskQueues';
 import { createStorage, type Storage, type StorageConfig } from '../storage';
 import { ContentLibraryService } from './library';
+import type { ListingReaders } from './listingReaders';
 import type { ProjectOwnerCache } from './projectOwnerCache';
 import { ProjectService } from './projects';
 import { RenderUploadService } from './renders';
@@ -26,12 +27,14 @@ export interface ContentServicesDeps {
   inlineThumbnailMaxBytes?: number;
   /** Project owners kept in the process (AppDeps.projectOwners) for the listing's ownership check; without it each check is read. */
   projectOwners?: ProjectOwnerCache;
+  /** Threads that read and build listings (AppDeps.listingReaders); without them the API thread does. */
+  listingReaders?: ListingReaders;
 }
 
 export function createContentServices(deps: ContentServicesDeps): ContentServices {
   const storage = createStorage(deps.config);
   const projects = new ProjectService({ storage, logger: deps.logger, owners: deps.projectOwners });
-  const library = new ContentLibraryService({ storage, projects, logger: deps.logger });
+  const library = new ContentLibraryService({ storage, projects, logger: deps.logger, readers: deps.listingReaders });
   const onProjectChanged = (projectId: string): void => library.invalidate(projectId);
   return {
     storage,
@@ -57,6 +60,7 @@ export function contentServicesFor(deps: {
   logger: Logger;
   taskQueues?: Partial<Record<TaskQueueName, string>>;
   projectOwners?: ProjectOwnerCache;
+  listingReaders?: ListingReaders;
 }): ContentServices {
   let services = perApp.get(deps);
   if (!services) {
@@ -65,6 +69,7 @@ export function contentServicesFor(deps: {
       logger: deps.logger,
       deferThumbnail: renderThumbnailStarter(() => getTemporalClient(deps.config), deps.taskQueues?.media),
       projectOwners: deps.projectOwners,
+      listingReaders: deps.listingReaders,
     });
     perApp.set(deps, services);
   }

@@ -8,6 +8,7 @@ import type { Storage } from '../storage';
 import { readContentRows, type ContentRowSet } from './contentRows';
 import { CONTENT_SOURCES, contentItem, contentItemMaker, rowStorageColumns, type ContentItem, type ContentRow, type ContentSource } from './contentViews';
 import type { ProjectService } from './projects';
+import { ListingReaderGoneError, type ListingReaders } from './listingReaders';
 import { publishEventQuietly } from './events';
 import { removeStoredFiles, storedFilesOf } from './storedFiles';
 
@@ -82,6 +83,8 @@ export function decodeContentCursor(cursor: string): ContentPageKey | null {
 export interface ContentLibraryDeps {
   storage: Storage;
   projects: ProjectService;
+  /** Threads that read and build listings off the API's event loop (AppDeps.listingReaders); without them, here. */
+  readers?: ListingReaders;
   logger?: Logger;
   cacheTtlMs?: number;
   now?: () => number;
@@ -135,6 +138,53 @@ function isoText(value: unknown): string {
   return typeof value === 'string' ? value : new Date(value as Date).toISOString();
 }
 
+/** A table's newest rows for the whole listing (500 at most), newest first. */
+function newestRows(knex: Knex, source: ContentSource, projectId: string): Promise<ContentRowSet> {
+  const query = knex<ContentRow>(TABLE[source]).where({ project_id: projectId }).orderBy([
+    { column: 'created_at', order: 'desc' },
+    { column: 'id', order: 'desc' },
+  ]);
+  if (source === 'compiled_videos') query.whereRaw("editing_data->>'status' = 'approved'");
+  return readContentRows(knex, query.limit(LIBRARY_PER_TABLE));
+}
+
+/** The whole listing's items: each table's newest rows merged newest first and cut to LIBRARY_MAX_ITEMS. */
+export async function listingItems(knex: Knex, storage: Storage, projectId: string): Promise<ContentItem[]> {
+  const tables = await Promise.all(CONTENT_SOURCES.map((source) => newestRows(knex, source, projectId)));
+  const items = tables.flatMap((set, i) => set.rows.map(contentItemMaker(storage, CONTENT_SOURCES[i], set)));
+  return items.sort(newestFirst).slice(0, LIBRARY_MAX_ITEMS);
+}
+
+/** The whole listing as the JSON bytes the API answers (read afresh: the reuse is the service's). */
+export async function listingBody(knex: Knex, storage: Storage, projectId: string): Promise<Buffer> {
+  return Buffer.from(JSON.stringify({ success: true, content: await listingItems(knex, storage, projectId) } satisfies ContentListing));
+}
+
+/**
+ * One page of the listing in the whole listing's order, as JSON bytes: the `limit` items after `after` (from the
+ * newest when null). Each table gives at most limit + 1 rows past the key, read as a range of its listing-order
+ * index, so a page reads O(limit) rows however big the project is; only the items on the page are turned into items
+ * and signed.
+ */
+export async function pageBody(knex: Knex, storage: Storage, projectId: string, limit: number, after: ContentPageKey | null): Promise<Buffer> {
+  const tables = await Promise.all(CONTENT_SOURCES.map((source) => readContentRows(knex, pageRowsQuery(knex, source, projectId, limit + 1, after))));
+  const candidates: PageCandidate[] = tables.flatMap((set, i) => {
+    const idAt = set.columns.indexOf('id');
+    const createdAt = set.columns.indexOf('created_at');
+    const item = contentItemMaker(storage, CONTENT_SOURCES[i], set);
+    return set.rows.map((values) => ({ values, id: values[idAt] as string, at: isoText(values[createdAt]), item }));
+  });
+  candidates.sort((a, b) => newerFirst(a.at, a.id, b.at, b.id));
+  const page = candidates.slice(0, limit);
+  const last = page[page.length - 1];
+  const body: ContentPage = {
+    success: true,
+    content: page.map((c) => c.item(c.values)),
+    nextCursor: candidates.length > limit && last ? encodeContentCursor({ at: last.at, id: last.id }) : null,
+  };
+  return Buffer.from(JSON.stringify(body));
+}
+
 /** A listing call under way; an invalidate of its project marks it. */
 interface ReadMark {
   stale: boolean;
@@ -183,21 +233,8 @@ export class ContentLibraryService {
     return Render.knex()<ContentRow>(TABLE[source]);
   }
 
-  /** A table's newest rows for the whole listing (500 at most), newest first. */
-  private newestRows(source: ContentSource, projectId: string): Promise<ContentRowSet> {
-    const query = this.table(source).where({ project_id: projectId }).orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ]);
-    if (source === 'compiled_videos') query.whereRaw("editing_data->>'status' = 'approved'");
-    return readContentRows(Render.knex(), query.limit(LIBRARY_PER_TABLE));
-  }
-
-  private async load(projectId: string): Promise<ContentItem[]> {
-    const { storage } = this.deps;
-    const tables = await Promise.all(CONTENT_SOURCES.map((source) => this.newestRows(source, projectId)));
-    const items = tables.flatMap((set, i) => set.rows.map(contentItemMaker(storage, CONTENT_SOURCES[i], set)));
-    return items.sort(newestFirst).slice(0, LIBRARY_MAX_ITEMS);
+  private load(projectId: string): Promise<ContentItem[]> {
+    return listingItems(Render.knex(), this.deps.storage, projectId);
   }
 
   /** The listing as the JSON bytes the API answers, reused for a few seconds unless `fresh` is asked for. */
@@ -218,8 +255,29 @@ export class ContentLibraryService {
     }
   }
 
-  private async listingBody(projectId: string): Promise<Buffer> {
-    return Buffer.from(JSON.stringify({ success: true, content: await this.load(projectId) } satisfies ContentListing));
+  /** The listing's bytes, made by a reader thread when the app has them (services/listingReaders.ts). */
+  private listingBody(projectId: string): Promise<Buffer> {
+    const { readers, storage } = this.deps;
+    const here = () => listingBody(Render.knex(), storage, projectId);
+    return readers ? readers.listing(projectId).catch((err: unknown) => this.readHere(err, here)) : here();
+  }
+
+  /** A page's bytes, made like the listing's. */
+  private pageBody(projectId: string, limit: number, after: ContentPageKey | null): Promise<Buffer> {
+    const { readers, storage } = this.deps;
+    const here = () => pageBody(Render.knex(), storage, projectId, limit, after);
+    return readers ? readers.page(projectId, limit, after).catch((err: unknown) => this.readHere(err, here)) : here();
+  }
+
+  /**
+   * A read a reader thread could not make (the thread went away, or the read failed there) is made again here, so the
+   * answer, a failure's included (a database outage's 503, say), is the one this thread gives: errors do not cross
+   * threads with their classes.
+   */
+  private readHere(err: unknown, here: () => Promise<Buffer>): Promise<Buffer> {
+    const why = err instanceof ListingReaderGoneError ? 'reader thread went away' : 'read failed in its reader thread';
+    this.deps.logger?.warn({ err }, `content listing ${why}; read in the API thread`);
+    return here();
   }
 
   private keepListing(projectId: string, body: Buffer): void {
@@ -266,33 +324,6 @@ export class ContentLibraryService {
     return body;
   }
 
-  private pageRows(source: ContentSource, projectId: string, limit: number, after: ContentPageKey | null): Promise<ContentRowSet> {
-    return readContentRows(Render.knex(), pageRowsQuery(Render.knex(), source, projectId, limit, after));
-  }
-
-  /**
-   * One page of the listing in the whole listing's order: the `limit` items after `after` (from the newest when null).
-   * Each table gives at most limit + 1 rows past the key, read as a range of its listing-order index, so a page reads
-   * O(limit) rows however big the project is; only the items on the page are turned into items and signed.
-   */
-  private async loadPage(projectId: string, limit: number, after: ContentPageKey | null): Promise<ContentPage> {
-    const tables = await Promise.all(CONTENT_SOURCES.map((source) => this.pageRows(source, projectId, limit + 1, after)));
-    const candidates: PageCandidate[] = tables.flatMap((set, i) => {
-      const idAt = set.columns.indexOf('id');
-      const createdAt = set.columns.indexOf('created_at');
-      const item = contentItemMaker(this.deps.storage, CONTENT_SOURCES[i], set);
-      return set.rows.map((values) => ({ values, id: values[idAt] as string, at: isoText(values[createdAt]), item }));
-    });
-    candidates.sort((a, b) => newerFirst(a.at, a.id, b.at, b.id));
-    const page = candidates.slice(0, limit);
-    const last = page[page.length - 1];
-    return {
-      success: true,
-      content: page.map((c) => c.item(c.values)),
-      nextCursor: candidates.length > limit && last ? encodeContentCursor({ at: last.at, id: last.id }) : null,
-    };
-  }
-
   /**
    * A page of the listing as JSON bytes. Unlike the whole listing it has no 500-per-table or 1000-item cut: following
    * the cursors reaches every item. The first page is reused for a few seconds like the whole listing (unless `fresh`);
@@ -303,10 +334,10 @@ export class ContentLibraryService {
     const read = this.beginRead(projectId);
     try {
       await this.deps.projects.assertOwned(userId, projectId);
-      if (after) return Buffer.from(JSON.stringify(await this.loadPage(projectId, limit, after)));
+      if (after) return await this.pageBody(projectId, limit, after);
       const fill: CacheFill = {
         key: `${projectId} ${limit}`,
-        produce: async () => Buffer.from(JSON.stringify(await this.loadPage(projectId, limit, null))),
+        produce: () => this.pageBody(projectId, limit, null),
         keep: (made) => this.keepFirstPage(projectId, limit, made),
       };
       const hit = this.firstPages.get(projectId)?.get(limit);
