@@ -113,9 +113,11 @@ describe('GET /api/projects/:id/content?limit=&cursor= (paged listing)', () => {
       expect(items.map(key)).toEqual(whole.map(key));
       expect(pages).toBe(Math.ceil(288 / limit));
     }
-    // a page holds the same item shape as the whole listing
+    // a page holds the same item shape as the whole listing (links compared without their expiry and signature: the
+    // two reads may fall on either side of an expiry step, which moves both)
+    const unsigned = (items: unknown) => JSON.parse(JSON.stringify(items).replace(/expires=\d+&sig=[A-Za-z0-9_-]+/g, 'expires=E&sig=S')) as unknown;
     const first = await page(project.id, 'limit=5');
-    expect(first.body.content).toEqual(whole.slice(0, 5));
+    expect(unsigned(first.body.content)).toEqual(unsigned(whole.slice(0, 5)));
   });
 
   it('pages with the default size of 100 when only a cursor is given, and with a cursor alone continues', async () => {
