@@ -9,6 +9,7 @@ import { createListingReaders, type ListingReaders } from '../services/listingRe
 import { createProjectOwnerCache, type ProjectOwnerCache } from '../services/projectOwnerCache';
 import { createSessionCache, type SessionCache } from '../services/sessionCache';
 import { closeTemporalClient } from '../services/temporalClient';
+import { storageConfigOf } from '../storage';
 import type { TaskQueueName } from '../workers/taskQueues';
 import type { EnhanceAccessLimits } from '../services/enhanceAccess';
 import type { SignInLimits } from './middleware/rateLimit';
@@ -71,12 +72,11 @@ export function buildAppDeps(config: AppConfig = loadConfig(), logger: Logger = 
   const sessions = createSessionCache({ databaseUrl: config.databaseUrl, logger });
   const creditSummaries = createCreditSummaryCache({ databaseUrl: config.databaseUrl, logger });
   const projectOwners = createProjectOwnerCache({ databaseUrl: config.databaseUrl, logger });
-  const { storageDir, signingSecret, signedUrlTtlSeconds, storageBackend, s3, publicUrl } = config;
   const listingReaders = config.listingReaderThreads
     ? createListingReaders({
         threads: config.listingReaderThreads,
         databaseUrl: config.databaseUrl,
-        storage: { storageDir, signingSecret, signedUrlTtlSeconds, storageBackend, s3, publicUrl },
+        storage: storageConfigOf(config),
         poolMax: 5,
         logger,
       })

@@ -243,13 +243,13 @@ export class ContentLibraryService {
     try {
       // ownership is checked on every call, cached or not, so a deleted or foreign project never answers from the cache
       await this.deps.projects.assertOwned(userId, projectId);
-      const fill: CacheFill = { key: projectId, produce: () => this.listingBody(projectId), keep: (made) => this.keepListing(projectId, made) };
+      const fill = (): CacheFill => ({ key: projectId, produce: () => this.listingBody(projectId), keep: (made) => this.keepListing(projectId, made) });
       const hit = this.cache.get(projectId);
       if (!fresh && hit && this.now() - hit.at < this.ttl) {
         this.refreshAhead(projectId, hit.at, fill);
         return hit.body;
       }
-      return await this.filled(read, fresh, fill);
+      return await this.filled(read, fresh, fill());
     } finally {
       this.endRead(projectId, read);
     }
@@ -292,8 +292,9 @@ export class ContentLibraryService {
    * of every open request waiting for the re-read at the end of each period. What is answered is still never older
    * than the reuse period, and the background fill is marked by an invalidate like any other read.
    */
-  private refreshAhead(projectId: string, at: number, fill: CacheFill): void {
+  private refreshAhead(projectId: string, at: number, makeFill: () => CacheFill): void {
     if (this.now() - at < this.ttl * REFRESH_AHEAD_SHARE) return;
+    const fill = makeFill();
     const running = this.filling.get(fill.key);
     if (running && !running.mark.stale) return;
     const read = this.beginRead(projectId);
@@ -335,17 +336,17 @@ export class ContentLibraryService {
     try {
       await this.deps.projects.assertOwned(userId, projectId);
       if (after) return await this.pageBody(projectId, limit, after);
-      const fill: CacheFill = {
+      const fill = (): CacheFill => ({
         key: `${projectId} ${limit}`,
         produce: () => this.pageBody(projectId, limit, null),
         keep: (made) => this.keepFirstPage(projectId, limit, made),
-      };
+      });
       const hit = this.firstPages.get(projectId)?.get(limit);
       if (!fresh && hit && this.now() - hit.at < this.ttl) {
         this.refreshAhead(projectId, hit.at, fill);
         return hit.body;
       }
-      return await this.filled(read, fresh, fill);
+      return await this.filled(read, fresh, fill());
     } finally {
       this.endRead(projectId, read);
     }

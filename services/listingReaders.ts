@@ -47,11 +47,19 @@ export interface ListingReadersOptions extends ReaderThreadData {
   logger: Pick<Logger, 'warn' | 'error'>;
 }
 
+export interface ListingReadersStats {
+  /** threads running now */
+  threads: number;
+  /** reads a thread answered with the bytes */
+  answered: number;
+  /** reads a thread failed (the library makes them again in the API thread) */
+  failed: number;
+}
+
 export interface ListingReaders {
   listing: (projectId: string) => Promise<Buffer>;
   page: (projectId: string, limit: number, after: ContentPageKey | null) => Promise<Buffer>;
-  /** Threads running now (tests). */
-  size: () => number;
+  stats: () => ListingReadersStats;
   close: () => Promise<void>;
 }
 
@@ -76,6 +84,8 @@ export function createListingReaders(options: ListingReadersOptions): ListingRea
   const threads = new Set<ReaderThread>();
   let nextId = 1;
   let closing = false;
+  let answered = 0;
+  let failed = 0;
 
   const start = (): void => {
     const worker = new Worker(THREAD_BOOT, { eval: true, execArgv: [], workerData: { entry: THREAD_ENTRY, ...data } });
@@ -89,8 +99,13 @@ export function createListingReaders(options: ListingReadersOptions): ListingRea
       const pending = thread.pending.get(message.id);
       if (!pending) return;
       thread.pending.delete(message.id);
-      if ('body' in message) pending.resolve(Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength));
-      else pending.reject(Object.assign(new Error(message.error.message), { stack: message.error.stack }));
+      if ('body' in message) {
+        answered += 1;
+        pending.resolve(Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength));
+      } else {
+        failed += 1;
+        pending.reject(Object.assign(new Error(message.error.message), { stack: message.error.stack }));
+      }
     });
     worker.on('error', (err) => logger.error({ err }, 'content listing reader thread failed'));
     worker.on('exit', (code) => {
@@ -122,7 +137,7 @@ export function createListingReaders(options: ListingReadersOptions): ListingRea
   return {
     listing: (projectId) => ask({ kind: 'listing', projectId }),
     page: (projectId, limit, after) => ask({ kind: 'page', projectId, limit, after }),
-    size: () => threads.size,
+    stats: () => ({ threads: threads.size, answered, failed }),
     async close() {
       closing = true;
       await Promise.all(

@@ -22,6 +22,12 @@ export interface Storage {
 
 export type StorageConfig = Pick<AppConfig, 'storageDir' | 'signingSecret' | 'signedUrlTtlSeconds'> & Partial<Pick<AppConfig, 'storageBackend' | 's3' | 'publicUrl'>>;
 
+/** Just the storage settings of an app's configuration (what a worker thread is handed to make the same storage). */
+export function storageConfigOf(config: AppConfig): StorageConfig {
+  const { storageDir, signingSecret, signedUrlTtlSeconds, storageBackend, s3, publicUrl } = config;
+  return { storageDir, signingSecret, signedUrlTtlSeconds, storageBackend, s3, publicUrl };
+}
+
 /** One S3 client per configuration and process: its connections and its knowledge of which buckets exist are shared. */
 const s3Backends = new Map<string, S3ObjectStorage>();
 

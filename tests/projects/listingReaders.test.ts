@@ -5,7 +5,7 @@ import { request, serve, type TestServer } from '../support/http';
 import { createApp } from '../../api/app';
 import { loadConfig, type AppConfig } from '../../config/env';
 import { logger } from '../../config/logger';
-import { createStorage, type Storage } from '../../storage';
+import { createStorage, storageConfigOf, type Storage } from '../../storage';
 import { createListingReaders, type ListingReaders } from '../../services/listingReaders';
 import { listingBody, pageBody } from '../../services/library';
 import type { TestUser } from '../support/accounts';
@@ -24,7 +24,7 @@ let projectId: string;
 const readerOptions = (overrides: { databaseUrl?: string } = {}) => ({
   threads: 2,
   databaseUrl: overrides.databaseUrl ?? config.databaseUrl,
-  storage: { storageDir: config.storageDir, signingSecret: config.signingSecret, signedUrlTtlSeconds: config.signedUrlTtlSeconds, storageBackend: config.storageBackend, s3: config.s3, publicUrl: config.publicUrl },
+  storage: storageConfigOf(config),
   poolMax: 2,
   logger,
 });
@@ -81,6 +81,7 @@ describe('content listing reader threads', () => {
   });
 
   it('serve the app: listings and pages over HTTP, fresh reads included, with both threads running', async () => {
+    const before = readers.stats();
     const reads = await Promise.all(
       Array.from({ length: 6 }, (_, i) =>
         request<{ success: boolean; content: unknown[] }>(server.baseUrl, `/api/projects/${projectId}/content?refresh=1${i % 2 ? '&limit=5' : ''}`, { token: user.token }),
@@ -90,7 +91,8 @@ describe('content listing reader threads', () => {
       expect(res.status).toBe(200);
       expect(res.body.content).toHaveLength(i % 2 ? 5 : 28);
     }
-    expect(readers.size()).toBe(2);
+    // the six fresh reads were the threads' (not the API thread's)
+    expect(readers.stats()).toEqual({ threads: 2, answered: before.answered + 6, failed: before.failed });
   });
 
   it('fail a read they cannot make, which the API thread then makes itself (its answer, errors included, as before)', async () => {
@@ -98,12 +100,14 @@ describe('content listing reader threads', () => {
     const app = await serve(createApp({ config, knex, logger, listingReaders: broken }));
     try {
       await expect(broken.listing(projectId)).rejects.toThrow('The database is not reachable right now');
-      expect(broken.size()).toBe(1);
+      expect(broken.stats()).toEqual({ threads: 1, answered: 0, failed: 1 });
       for (const query of ['?refresh=1', '?refresh=1&limit=4']) {
         const res = await request<{ content: unknown[] }>(app.baseUrl, `/api/projects/${projectId}/content${query}`, { token: user.token });
         expect(res.status).toBe(200);
         expect(res.body.content).toHaveLength(query.includes('limit') ? 4 : 28);
       }
+      // both went to the thread first, failed there, and were answered by the API thread
+      expect(broken.stats()).toEqual({ threads: 1, answered: 0, failed: 3 });
     } finally {
       await app.close();
       await broken.close();
@@ -113,7 +117,7 @@ describe('content listing reader threads', () => {
   it('leave the reads to the API thread once none is running', async () => {
     const gone = createListingReaders({ ...readerOptions(), threads: 1 });
     await gone.close();
-    expect(gone.size()).toBe(0);
+    expect(gone.stats().threads).toBe(0);
     await expect(gone.listing(projectId)).rejects.toThrow(/reader thread gone/);
     const app = await serve(createApp({ config, knex, logger, listingReaders: gone }));
     try {
