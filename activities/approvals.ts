@@ -1,4 +1,6 @@
-import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { ApplicationFailure, type SearchAttributePair } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
 import type { Knex } from 'knex';
 import { REJECTION_COOLDOWN_MS, REJECTION_STREAK_COOLDOWN_AT, REJECTION_STREAK_WARNING_AT } from '../domain/constants';
@@ -11,12 +13,20 @@ import { consumeReservation, releaseReservation } from '../services/credits';
 import { publishEvent } from '../services/events';
 import { removeStoredFiles, type StoredFileRef } from '../services/storedFiles';
 import { fileUrl, isBucket } from '../storage';
-import { APPROVAL_NOT_PENDING } from '../domain/workflowContracts/approval';
+import { APPROVAL_NOT_PENDING, type ApprovalStatus, type ApprovalWorkflowInput } from '../domain/workflowContracts/approval';
 import type { ActivityDeps } from './deps';
 import { reportingRefusals } from './failures';
 import { imageEditWorkflowId } from '../domain/imageEdit';
 import { clipWorkflowId } from '../domain/workflowContracts/clipGeneration';
 import { recordLineage, sourceFromFileUrl } from '../services/lineage';
+
+/** The approval workflow's type, for starting it by name (activities never import workflow code). */
+type ApprovalWorkflow = (input: ApprovalWorkflowInput) => Promise<ApprovalStatus>;
+
+export interface SubmitForApprovalInput extends NewPendingApproval {
+  /** Where the item's approval workflow runs, and its search attributes (none when the namespace has not registered them). */
+  approvalWorkflow: { taskQueue: string; searchAttributes: SearchAttributePair[] };
+}
 
 export interface CreatedPendingApproval {
   approvalId: string;
@@ -172,52 +182,81 @@ async function recordSavedLineage(trx: Knex.Transaction, row: PendingApproval, m
 export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'config' | 'storage' | 'logger'>) {
   const windowMs = msToNumber(deps.config.approvalWindow as Parameters<typeof msToNumber>[0]);
 
+  /** The item's pending_approvals row (idempotent on its approval workflow id) and its event, announced once. */
+  const recordPending = async (input: NewPendingApproval): Promise<CreatedPendingApproval> => {
+    const workflowId = approvalWorkflowId(input.approvalId);
+    const deadline = new Date(Date.now() + windowMs);
+    const inserted = await deps.knex
+      .transaction(async (trx) => {
+        const rows: { id: string; approval_deadline: Date }[] = await trx('pending_approvals')
+          .insert({
+            id: input.approvalId,
+            user_id: input.userId,
+            project_id: input.projectId,
+            content_type: input.metadata.kind,
+            status: 'pending',
+            aspect_ratio: input.aspectRatio,
+            file_name: input.fileName,
+            original_bucket: input.original.bucket,
+            original_path: input.original.path,
+            watermarked_bucket: input.watermarked.bucket,
+            watermarked_path: input.watermarked.path,
+            thumbnail_path: input.thumbnailPath,
+            approval_deadline: deadline,
+            cost: input.cost,
+            remaining_cost: input.cost,
+            reservation_id: input.reservationId,
+            workflow_id: workflowId,
+            source_job_id: input.sourceJobId,
+            metadata: JSON.stringify(input.metadata),
+          })
+          .onConflict('workflow_id')
+          .ignore()
+          .returning(['id', 'approval_deadline']);
+        // announced once, by the attempt that inserted it
+        if (rows.length > 0) {
+          await publishEvent(trx, input.userId, { kind: 'approval', approvalId: input.approvalId, status: 'pending', contentType: input.metadata.kind, projectId: input.projectId });
+        }
+        return rows[0];
+      })
+      .catch((err: unknown) => {
+        // the project (or the user) was deleted while the item was generated: no retry can insert it
+        if ((err as { code?: unknown }).code === PG_FOREIGN_KEY_VIOLATION) throw new DomainError(404, 'PROJECT_NOT_FOUND', 'Project not found');
+        throw err;
+      });
+    if (inserted) return { approvalId: inserted.id, workflowId, windowMs, approvalDeadline: new Date(inserted.approval_deadline).toISOString() };
+    // a retry: the deadline is the one the first attempt stored
+    const row = await PendingApproval.query(deps.knex).findById(input.approvalId);
+    if (!row) throw new Error(`pending approval ${input.approvalId} neither inserted nor found`);
+    return { approvalId: row.id, workflowId, windowMs, approvalDeadline: new Date(row.approvalDeadline).toISOString() };
+  };
+
   return {
     /** Records a generated item as pending (idempotent on its workflow id); the caller then starts its approval workflow. */
-    createPendingApproval: (input: NewPendingApproval): Promise<CreatedPendingApproval> =>
+    createPendingApproval: (input: NewPendingApproval): Promise<CreatedPendingApproval> => reportingRefusals(() => recordPending(input)),
+
+    /**
+     * Records the item as pending, then starts its approval workflow with the worker's client: what a workflow's
+     * createPendingApproval and startChild did, in one step, so the generating workflow ends without waiting for
+     * a workflow task that only reports the child started. A retry finds the row and the started workflow (the
+     * id is never reused, so a finished approval is not started again).
+     */
+    submitForApproval: (input: SubmitForApprovalInput): Promise<CreatedPendingApproval> =>
       reportingRefusals(async () => {
-        const workflowId = approvalWorkflowId(input.approvalId);
-        const deadline = new Date(Date.now() + windowMs);
-        await deps.knex
-          .transaction(async (trx) => {
-            const rows = await trx('pending_approvals')
-              .insert({
-                id: input.approvalId,
-                user_id: input.userId,
-                project_id: input.projectId,
-                content_type: input.metadata.kind,
-                status: 'pending',
-                aspect_ratio: input.aspectRatio,
-                file_name: input.fileName,
-                original_bucket: input.original.bucket,
-                original_path: input.original.path,
-                watermarked_bucket: input.watermarked.bucket,
-                watermarked_path: input.watermarked.path,
-                thumbnail_path: input.thumbnailPath,
-                approval_deadline: deadline,
-                cost: input.cost,
-                remaining_cost: input.cost,
-                reservation_id: input.reservationId,
-                workflow_id: workflowId,
-                source_job_id: input.sourceJobId,
-                metadata: JSON.stringify(input.metadata),
-              })
-              .onConflict('workflow_id')
-              .ignore()
-              .returning('id');
-            // announced once, by the attempt that inserted it
-            if (rows.length > 0) {
-              await publishEvent(trx, input.userId, { kind: 'approval', approvalId: input.approvalId, status: 'pending', contentType: input.metadata.kind, projectId: input.projectId });
-            }
-          })
-          .catch((err: unknown) => {
-            // the project (or the user) was deleted while the item was generated: no retry can insert it
-            if ((err as { code?: unknown }).code === PG_FOREIGN_KEY_VIOLATION) throw new DomainError(404, 'PROJECT_NOT_FOUND', 'Project not found');
-            throw err;
+        const { approvalWorkflow, ...item } = input;
+        const created = await recordPending(item);
+        try {
+          await Context.current().client.workflow.start<ApprovalWorkflow>('approvalWorkflow', {
+            workflowId: created.workflowId,
+            taskQueue: approvalWorkflow.taskQueue,
+            workflowIdReusePolicy: 'REJECT_DUPLICATE',
+            typedSearchAttributes: approvalWorkflow.searchAttributes,
+            args: [{ approvalId: created.approvalId, userId: input.userId, windowMs: created.windowMs }],
           });
-        const row = await PendingApproval.query(deps.knex).findById(input.approvalId);
-        if (!row) throw new Error(`pending approval ${input.approvalId} neither inserted nor found`);
-        return { approvalId: row.id, workflowId, windowMs, approvalDeadline: new Date(row.approvalDeadline).toISOString() };
+        } catch (err) {
+          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+        }
+        return created;
       }),
 
     /** Consumes the reservation and saves the original into the project, once: a retry finds the saved content. */

@@ -207,14 +207,11 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
           const edited = await deps.providers.imageEdit.edit({ image: source, prompt: input.prompt, format: input.format, quality: input.quality });
           const upscaled = await deps.providers.upscale.upscale({ image: edited.image, scale: input.scale });
           const folder = pendingImageFolder(input.approvalId);
-          const [original, preview, thumbnail] = await Promise.all([
+          // each written as soon as it is made
+          const [original, watermarked, thumb] = await Promise.all([
             storeProviderImage(objects, input.approvalId, 'original', upscaled),
-            watermarkPreview(upscaled.image),
-            imageThumbnail(upscaled.image),
-          ]);
-          const [watermarked, thumb] = await Promise.all([
-            replaceVariant(objects, folder, 'preview', 'jpg', preview.data),
-            replaceVariant(objects, folder, 'thumb', 'webp', thumbnail),
+            watermarkPreview(upscaled.image).then((preview) => replaceVariant(objects, folder, 'preview', 'jpg', preview.data)),
+            imageThumbnail(upscaled.image).then((thumbnail) => replaceVariant(objects, folder, 'thumb', 'webp', thumbnail)),
           ]);
           const aspectRatio = input.format === 'original' ? aspectRatioLabel(upscaled.width, upscaled.height) : FORMAT_ASPECT_LABEL[input.format];
           return {

@@ -4,7 +4,7 @@
  * Scale out by running more copies of this process.
  */
 import { Client } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode, type LogLevel } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { exitOnConfigError, loadConfig } from '../config/env';
 import { logger } from '../config/logger';
@@ -14,6 +14,7 @@ import { ensureStorageMaintenanceSchedule } from '../services/renderThumbnailJob
 import { createStorage } from '../storage';
 import { JOB_METRICS_INTERCEPTOR_MODULE, jobMetricsSinks, startWorkerMetricsServer, temporalTelemetryOptions } from './metrics';
 import { TASK_QUEUES } from './taskQueues';
+import { bundleWorkflowsInThread } from './workflowBundle';
 
 async function main(): Promise<void> {
   // the SDK's own lines go through pino, at WARN unless TEMPORAL_LOG_LEVEL says otherwise
@@ -32,11 +33,11 @@ async function main(): Promise<void> {
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   try {
     const activities = createActivities({ knex, config, logger, storage: createStorage(config), providers: createProviders(config, { videoPreset: config.videoPreset }) });
-    // bundled once and shared, instead of once per queue
-    const workflowBundle = await bundleWorkflowCode({
+    // bundled once and shared, instead of once per queue; in a thread, so webpack leaves nothing on this heap
+    const workflowBundle = await bundleWorkflowsInThread({
       workflowsPath: require.resolve('../workflows'),
       workflowInterceptorModules: [JOB_METRICS_INTERCEPTOR_MODULE],
-      logger: sdkLogger,
+      logLevel: sdkLevel,
     });
     const workers = await Promise.all(
       Object.values(TASK_QUEUES).map((taskQueue) =>

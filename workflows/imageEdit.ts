@@ -18,7 +18,7 @@ import {
 import type { createActivities } from '../activities';
 import { CREDIT_COST } from '../domain/constants';
 import { ERROR_CODES, MSG } from '../domain/messages';
-import { approvalWorkflowId, type ImageApprovalMetadata } from '../domain/approvals';
+import { approvalWorkflowId, type ImageApprovalMetadata, type NewPendingApproval } from '../domain/approvals';
 import {
   IMAGE_EDIT_ERRORS,
   IMAGE_EDIT_MESSAGES,
@@ -27,7 +27,8 @@ import {
   type ImageEditWorkflowInput,
   type StoredImage,
 } from '../domain/imageEdit';
-import type { ImagePreviews } from '../activities/imageEdit';
+import type { ImagePreviews, RecordImageEditInput } from '../activities/imageEdit';
+import type { CreatedPendingApproval } from '../activities/approvals';
 import { approvalWorkflow } from './approval';
 import { childSearchAttributes } from './searchAttributes';
 import { imageEditStateQuery } from '../domain/workflowContracts/imageEdit';
@@ -55,6 +56,13 @@ const localRecords = proxyLocalActivities<Activities>({
  * their histories replay along that path.
  */
 export const IMAGE_EDIT_ONE_MEDIA_STEP = 'image-edit-one-media-step';
+
+/**
+ * Version marker: workflows that reached their records before it saved the edit, then created the pending item,
+ * then started the approval workflow as a child (one more workflow task, only to learn the child started);
+ * their histories replay along that path.
+ */
+export const IMAGE_EDIT_SUBMIT_FOR_APPROVAL = 'image-edit-submit-for-approval';
 
 // giving credits back must happen eventually: retried until it does
 const compensations = proxyActivities<Activities>({
@@ -161,7 +169,7 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
 
     step(88, 'Saving');
     const fileName = `${baseName(input.source.fileName)} - AI edit.${original.file.path.split('.').pop() ?? 'jpg'}`;
-    const { editId } = await db.recordImageEdit({
+    const record: RecordImageEditInput = {
       workflowId,
       userId: input.userId,
       projectId: input.projectId,
@@ -186,9 +194,7 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
         height: original.height,
       },
       error: null,
-    });
-
-    step(94, 'Sending for approval');
+    };
     const metadata: ImageApprovalMetadata = {
       kind: 'image',
       originalPrompt: input.prompt,
@@ -201,7 +207,7 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
       mime: original.mime,
       upscaled: input.upscaleScale > 1,
     };
-    const approval = await db.createPendingApproval({
+    const item: NewPendingApproval = {
       approvalId,
       userId: input.userId,
       projectId: input.projectId,
@@ -214,15 +220,38 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
       cost: CREDIT_COST.image,
       sourceJobId: input.jobId,
       metadata,
-    });
-    approvalCreated = true;
-    await startChild(approvalWorkflow, {
-      workflowId: approvalWorkflowId(approvalId),
-      taskQueue: input.queues.approvals,
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-      typedSearchAttributes: childSearchAttributes(workflowInfo().typedSearchAttributes, { userId: input.userId, kind: 'approval', itemId: approvalId, projectId: input.projectId }),
-      args: [{ approvalId, userId: input.userId, windowMs: approval.windowMs }],
-    });
+    };
+    const approvalSearchAttributes = childSearchAttributes(workflowInfo().typedSearchAttributes, { userId: input.userId, kind: 'approval', itemId: approvalId, projectId: input.projectId });
+
+    let editId: string;
+    let approval: CreatedPendingApproval;
+    if (patched(IMAGE_EDIT_SUBMIT_FOR_APPROVAL)) {
+      // the record and the pending item side by side; the step that stores the item also starts its approval
+      // workflow. Set first: a step that failed may still have stored the item, and expiring an absent one is a no-op.
+      approvalCreated = true;
+      step(94, 'Sending for approval');
+      // both settle before either failure counts, so the compensation never runs beside a step still storing the item
+      const [recorded, submitted] = await Promise.allSettled([
+        db.recordImageEdit(record),
+        db.submitForApproval({ ...item, approvalWorkflow: { taskQueue: input.queues.approvals, searchAttributes: approvalSearchAttributes } }),
+      ]);
+      if (recorded.status === 'rejected') throw recorded.reason;
+      if (submitted.status === 'rejected') throw submitted.reason;
+      ({ editId } = recorded.value);
+      approval = submitted.value;
+    } else {
+      ({ editId } = await db.recordImageEdit(record));
+      step(94, 'Sending for approval');
+      approval = await db.createPendingApproval(item);
+      approvalCreated = true;
+      await startChild(approvalWorkflow, {
+        workflowId: approvalWorkflowId(approvalId),
+        taskQueue: input.queues.approvals,
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        typedSearchAttributes: approvalSearchAttributes,
+        args: [{ approvalId, userId: input.userId, windowMs: approval.windowMs }],
+      });
+    }
 
     const result: ImageEditResult = {
       jobId: input.jobId,

@@ -24,53 +24,78 @@ export interface ReserveCreditsInput {
   metadata?: Record<string, unknown>;
 }
 
-/** Holds credits for one item: reserved_credits += amount, refused when available < amount. Idempotent on the key. */
-export async function reserveCredits(db: Db, input: ReserveCreditsInput): Promise<ReservationResult> {
+/** The reservation an earlier call made under this key, or null; a different profile, type or amount is a conflict. */
+async function replayReservation(conn: Db, input: ReserveCreditsInput, amount: number): Promise<ReservationResult | null> {
+  const existing = await CreditReservation.query(conn).findOne({ idempotency_key: input.idempotencyKey });
+  if (!existing) return null;
+  if (existing.profileId !== input.profileId || existing.contentType !== input.contentType || existing.amount !== amount) {
+    throw new IdempotencyConflictError(input.idempotencyKey);
+  }
+  return toReservationResult(existing, true);
+}
+
+/** The writes of a reservation, under the profile lock the caller holds: reserved_credits += amount, the row, the event. */
+async function insertReservation(trx: Knex.Transaction, profile: LockedProfile, input: ReserveCreditsInput, amount: number): Promise<ReservationResult> {
+  if (profile.credits - profile.reservedCredits < amount) throw new InsufficientCreditsError();
+  await trx('profiles')
+    .where({ id: profile.id })
+    .update({ reserved_credits: profile.reservedCredits + amount, updated_at: trx.fn.now() });
+  await publishEvent(trx, profile.id, { kind: 'credits' });
+  const row = await CreditReservation.query(trx)
+    .insert({
+      profileId: profile.id,
+      contentType: input.contentType,
+      amount,
+      status: 'active',
+      idempotencyKey: input.idempotencyKey,
+      description: input.description ?? '',
+      metadata: input.metadata ?? {},
+    })
+    .returning('*');
+  afterCommit(trx, () => countCreditMovement('reserved', input.contentType, amount));
+  return toReservationResult(row, false);
+}
+
+/** The checks every reservation makes first; the amount it holds. */
+function reservationAmount(input: ReserveCreditsInput): number {
   assertKey(input.idempotencyKey);
   assertContentType(input.contentType);
   const amount = input.amount ?? CREDIT_COST[input.contentType];
   assertWholeCredits(amount, { allowZero: true, allowNegative: false });
+  return amount;
+}
 
-  const replay = async (conn: Db): Promise<ReservationResult | null> => {
-    const existing = await CreditReservation.query(conn).findOne({ idempotency_key: input.idempotencyKey });
-    if (!existing) return null;
-    if (existing.profileId !== input.profileId || existing.contentType !== input.contentType || existing.amount !== amount) {
-      throw new IdempotencyConflictError(input.idempotencyKey);
-    }
-    return toReservationResult(existing, true);
-  };
-
+/**
+ * A reservation made in its own transaction: `work` runs under the profile lock when the key is new (an earlier
+ * reservation under the key is returned instead), and may refuse before the writes. Two first calls with one key
+ * racing: the loser's insert violates the key's unique constraint, and it returns the winner's reservation.
+ */
+export async function reserveUnderLock(
+  db: Db,
+  input: ReserveCreditsInput,
+  judge: (trx: Knex.Transaction, profile: LockedProfile) => Promise<void>,
+): Promise<ReservationResult> {
+  const amount = reservationAmount(input);
   try {
     return await db.transaction(async (trx) => {
       const profile = await lockProfile(trx, input.profileId);
-      const earlier = await replay(trx);
+      const earlier = await replayReservation(trx, input, amount);
       if (earlier) return earlier;
-      if (profile.credits - profile.reservedCredits < amount) throw new InsufficientCreditsError();
-      await trx('profiles')
-        .where({ id: profile.id })
-        .update({ reserved_credits: profile.reservedCredits + amount, updated_at: trx.fn.now() });
-      await publishEvent(trx, profile.id, { kind: 'credits' });
-      const row = await CreditReservation.query(trx)
-        .insert({
-          profileId: profile.id,
-          contentType: input.contentType,
-          amount,
-          status: 'active',
-          idempotencyKey: input.idempotencyKey,
-          description: input.description ?? '',
-          metadata: input.metadata ?? {},
-        })
-        .returning('*');
-      afterCommit(trx, () => countCreditMovement('reserved', input.contentType, amount));
-      return toReservationResult(row, false);
+      await judge(trx, profile);
+      return insertReservation(trx, profile, input, amount);
     });
   } catch (err) {
     if (isUniqueViolation(err, RESERVATION_KEY_CONSTRAINT)) {
-      const earlier = await replay(db);
+      const earlier = await replayReservation(db, input, amount);
       if (earlier) return earlier;
     }
     throw err;
   }
+}
+
+/** Holds credits for one item: reserved_credits += amount, refused when available < amount. Idempotent on the key. */
+export async function reserveCredits(db: Db, input: ReserveCreditsInput): Promise<ReservationResult> {
+  return reserveUnderLock(db, input, async () => undefined);
 }
 
 /** Locks the reservation's profile, then the reservation itself (the order every writer uses). */

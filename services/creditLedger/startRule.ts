@@ -5,11 +5,10 @@ import type { Knex } from 'knex';
 import { type ContentType } from '../../domain/constants';
 import { canCreate, type CanCreateContentResult } from '../../domain/creditMath';
 import { DomainError } from '../../domain/errors';
-import { CreditReservation } from '../../db/models/CreditReservation';
 import { InsufficientCreditsError, PendingLimitReachedError, ProfileNotFoundError, RejectionCooldownError } from './errors';
 import type { Db, ReservationResult } from './types';
-import { UUID_RE, assertContentType, assertKey, lockProfile } from './ledger';
-import { type ReserveCreditsInput, reserveCredits } from './reservations';
+import { UUID_RE, assertContentType, assertKey } from './ledger';
+import { type ReserveCreditsInput, reserveUnderLock } from './reservations';
 
 /**
  * What counts as pending for the start rule: items waiting in the approval queue and not past their deadline
@@ -106,15 +105,10 @@ export async function checkAndReserve(db: Db, input: CheckAndReserveInput): Prom
   assertContentType(input.contentType);
   if (!UUID_RE.test(input.profileId)) throw new ProfileNotFoundError();
   const now = input.now ?? new Date();
-  return db.transaction(async (trx) => {
-    await lockProfile(trx, input.profileId);
-    const earlier = await CreditReservation.query(trx).findOne({ idempotency_key: input.idempotencyKey });
-    if (!earlier) {
-      const row = await readStartRuleRow(trx, input.profileId);
-      const check = applyStartRule(row, input.contentType, now);
-      if (!check.canCreate) throw startRefusal(check, row.rejection_cooldown_until);
-    }
-    // inside the lock: a repeated key replays (or conflicts) exactly as reserveCredits does
-    return reserveCredits(trx, input);
+  // judged only when the key is new, after the lock: a repeated key replays (or conflicts) exactly as reserveCredits does
+  return reserveUnderLock(db, input, async (trx) => {
+    const row = await readStartRuleRow(trx, input.profileId);
+    const check = applyStartRule(row, input.contentType, now);
+    if (!check.canCreate) throw startRefusal(check, row.rejection_cooldown_until);
   });
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Knex } from 'knex';
-import { createApprovalActivities } from '../../activities/approvals';
+import { type CreatedPendingApproval, createApprovalActivities } from '../../activities/approvals';
 import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import type { NewPendingApproval } from '../../domain/approvals';
@@ -9,6 +10,7 @@ import { MSG } from '../../domain/messages';
 import { addCredits, checkAndReserve, checkLedgerInvariant, releaseReservation } from '../../services/credits';
 import { createStorage } from '../../storage';
 import { createFundedProfile } from '../support/credits';
+import { testClient, uniqueTaskQueue } from '../support/temporal';
 import { closeTestKnex, testKnex } from '../support/db';
 
 const config = loadConfig();
@@ -38,7 +40,7 @@ async function owner(credits = 5, purchased = 0): Promise<Owner> {
 }
 
 /** A pending image with its reservation and three stored files, as a generating workflow leaves it. */
-async function pendingItem(o: Owner): Promise<NewPendingApproval & { files: string[] }> {
+async function pendingItem(o: Owner, store = true): Promise<NewPendingApproval & { files: string[] }> {
   const approvalId = randomUUID();
   const reservation = await checkAndReserve(knex, { profileId: o.userId, contentType: 'image', idempotencyKey: `test:${approvalId}` });
   const files = [`pending/${approvalId}/original.jpg`, `pending/${approvalId}/preview.jpg`, `pending/${approvalId}/thumb.webp`];
@@ -68,7 +70,7 @@ async function pendingItem(o: Owner): Promise<NewPendingApproval & { files: stri
       upscaled: true,
     },
   };
-  await activities.createPendingApproval(item);
+  if (store) await activities.createPendingApproval(item);
   return { ...item, files };
 }
 
@@ -107,6 +109,65 @@ describe('createPendingApproval', () => {
     const item = await pendingItem(o);
     const failure = await failureOf(activities.createPendingApproval({ ...item, approvalId: randomUUID(), projectId: randomUUID() }));
     expect(failure).toMatchObject({ type: 'PROJECT_NOT_FOUND', nonRetryable: true });
+  });
+});
+
+describe('submitForApproval', () => {
+  let temporal: Awaited<ReturnType<typeof testClient>>;
+  beforeAll(async () => {
+    temporal = await testClient();
+  });
+  afterAll(async () => {
+    await temporal?.close();
+  });
+
+  /** Runs the activity as a worker would, with the worker's client in its context. */
+  const submit = (item: NewPendingApproval, taskQueue: string): Promise<CreatedPendingApproval> =>
+    new MockActivityEnvironment({}, { client: temporal.client }).run(activities.submitForApproval, { ...item, approvalWorkflow: { taskQueue, searchAttributes: [] } });
+
+  it('records the item and starts its approval workflow; a retry finds both and starts nothing more', async () => {
+    const o = await owner();
+    const item = await pendingItem(o, false);
+    const taskQueue = uniqueTaskQueue('submit');
+    const created = await submit(item, taskQueue);
+
+    expect(created).toMatchObject({ approvalId: item.approvalId, workflowId: `approval-${item.approvalId}`, windowMs: 7 * 86_400_000 });
+    const row = await knex('pending_approvals').where({ id: item.approvalId }).first('status', 'approval_deadline');
+    expect(row.status).toBe('pending');
+    expect(new Date(row.approval_deadline).toISOString()).toBe(created.approvalDeadline);
+    const handle = temporal.client.workflow.getHandle(created.workflowId);
+    const first = await handle.describe();
+    expect(first).toMatchObject({ type: 'approvalWorkflow', taskQueue, status: { name: 'RUNNING' } });
+    expect(first.parentExecution).toBeUndefined();
+
+    const again = await submit(item, taskQueue);
+    expect(again).toEqual(created);
+    expect((await handle.describe()).runId).toBe(first.runId);
+    expect(await knex('pending_approvals').where({ user_id: o.userId })).toHaveLength(1);
+    await handle.terminate('test done');
+  });
+
+  it('never starts the approval again once it has finished', async () => {
+    const o = await owner();
+    const item = await pendingItem(o, false);
+    const taskQueue = uniqueTaskQueue('submit');
+    const created = await submit(item, taskQueue);
+    const handle = temporal.client.workflow.getHandle(created.workflowId);
+    const { runId } = await handle.describe();
+    await handle.terminate('closed before the retry');
+
+    await expect(submit(item, taskQueue)).resolves.toEqual(created);
+    const after = await handle.describe();
+    expect(after.runId).toBe(runId);
+    expect(after.status.name).toBe('TERMINATED');
+  });
+
+  it('fails without retry, starting nothing, when the project is gone', async () => {
+    const o = await owner();
+    const item = { ...(await pendingItem(o, false)), projectId: randomUUID() };
+    const failure = await failureOf(submit(item, uniqueTaskQueue('submit')));
+    expect(failure).toMatchObject({ type: 'PROJECT_NOT_FOUND', nonRetryable: true });
+    await expect(temporal.client.workflow.getHandle(`approval-${item.approvalId}`).describe()).rejects.toThrow(/not found/i);
   });
 });
 

@@ -1,8 +1,10 @@
 /**
  * The image edit workflow's versions replay: a history recorded just now (one media activity, local record
- * activities) and a committed history recorded before the `image-edit-one-media-step` patch (three media
- * activities, regular record activities), so an edit running during a deploy finishes on the new code.
- * Re-record the old fixture only from the old code: IMAGE_EDIT_RECORD_HISTORY=<file> writes this run's history.
+ * activities, the approval workflow started by the step that stores the item) and two committed histories: one
+ * recorded before the `image-edit-submit-for-approval` patch (the approval started as a child) and one before
+ * the `image-edit-one-media-step` patch (three media activities, regular record activities), so an edit running
+ * during a deploy finishes on the new code.
+ * Re-record an old fixture only from the old code: IMAGE_EDIT_RECORD_HISTORY=<file> writes this run's history.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,11 +17,27 @@ import { generateImage, startHarness, userWithRender, type Harness } from './har
 
 type History = temporal.api.history.v1.IHistory;
 const FIXTURE = path.join(__dirname, 'fixtures', 'imageEdit-three-media-steps.history.json');
+const CHILD_FIXTURE = path.join(__dirname, 'fixtures', 'imageEdit-approval-child.history.json');
 
 function bundle(): { workflowBundle: { codePath: string } } {
   const codePath = process.env.WORKFLOW_BUNDLE_PATH;
   if (!codePath) throw new Error('WORKFLOW_BUNDLE_PATH is not set: globalSetup builds it from workflows/index.ts');
   return { workflowBundle: { codePath } };
+}
+
+/** The local activities a history ran, in the order their markers were recorded. */
+function localActivityTypes(history: History): string[] {
+  return (history.events ?? []).flatMap((e) => {
+    const marker = e.markerRecordedEventAttributes;
+    if (marker?.markerName !== 'core_local_activity') return [];
+    const data = marker.details?.data?.payloads?.[0]?.data;
+    if (!data) return [];
+    return [(JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string }).activity_type];
+  });
+}
+
+function childStarts(history: History): number {
+  return (history.events ?? []).filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes).length;
 }
 
 function activityTypes(history: History): string[] {
@@ -47,8 +65,22 @@ describe('replaying image edit histories', () => {
     if (process.env.IMAGE_EDIT_RECORD_HISTORY) fs.writeFileSync(process.env.IMAGE_EDIT_RECORD_HISTORY, `${historyToJSON(history)}\n`);
 
     expect(activityTypes(history)).toEqual(['makeEditedImage']);
+    expect([...localActivityTypes(history)].sort()).toEqual(['recordImageEdit', 'refineImagePrompt', 'reserveImageEditCredits', 'submitForApproval']);
+    expect(childStarts(history)).toBe(0);
+    // the approval workflow runs all the same, with the item's id, and is not a child
+    const approval = await h.client.workflow.getHandle(`approval-${res.body.result.savedImage.approvalId}`).describe();
+    expect(approval.status.name).toBe('RUNNING');
+    expect(approval.parentExecution).toBeUndefined();
     await expect(Worker.runReplayHistory(bundle(), history, workflowId)).resolves.toBeUndefined();
   }, 120_000);
+
+  it('replays a history recorded before the approval was started by its step (a child workflow)', async () => {
+    const history = historyFromJSON(JSON.parse(fs.readFileSync(CHILD_FIXTURE, 'utf8')));
+    expect(activityTypes(history)).toEqual(['makeEditedImage']);
+    expect(localActivityTypes(history)).toEqual(['reserveImageEditCredits', 'refineImagePrompt', 'recordImageEdit', 'createPendingApproval']);
+    expect(childStarts(history)).toBe(1);
+    await expect(Worker.runReplayHistory(bundle(), history, 'image-edit-child-fixture')).resolves.toBeUndefined();
+  }, 60_000);
 
   it('replays a history recorded before the patch along the old path', async () => {
     const history = historyFromJSON(JSON.parse(fs.readFileSync(FIXTURE, 'utf8')));
