@@ -128,10 +128,17 @@ function report(workflow: Figures, direct: Figures): void {
   ] as const) {
     process.stdout.write(`${f.label.padEnd(40)}${fmt(s.p50)}${fmt(s.p95)}${fmt(s.mean)}\n`);
   }
+  // each round's two runs are adjacent in time: their ratio and difference see the same machine
+  const pairedRatios = direct.samples.map((ms, i) => ms / workflow.samples[i]).sort((a, b) => a - b);
+  const pairedOverheads = workflow.samples.map((ms, i) => ms - direct.samples[i]).sort((a, b) => a - b);
+  const pairedRatio = percentile(pairedRatios, 50);
   process.stdout.write(`workflow / direct: p50 x${(w.p50 / d.p50).toFixed(2)}, p95 x${(w.p95 / d.p95).toFixed(2)} (overhead ${(w.p50 - d.p50).toFixed(0)} ms at p50)\n`);
+  process.stdout.write(`round by round: median direct / workflow ${pairedRatio.toFixed(3)}, median overhead ${percentile(pairedOverheads, 50).toFixed(0)} ms\n`);
   recordResults('imageEdit', [
     ratio('direct_vs_workflow_p50', d.p50 / w.p50, 'higher', 'direct sharp pipeline p50 over the API-to-pending-approval p50 (1 = no overhead)', 0.9),
     ratio('direct_vs_workflow_p95', d.p95 / w.p95, 'higher', 'the same at p95'),
+    ratio('direct_vs_workflow_paired', pairedRatio, 'higher', 'median over the rounds of direct / workflow, the two runs of a round adjacent in time'),
+    figure('overhead_paired', percentile(pairedOverheads, 50), 'ms', 'lower', 'median over the rounds of workflow - direct'),
     figure('workflow_p50', w.p50, 'ms', 'lower', 'API to pending approval, p50'),
     figure('direct_p50', d.p50, 'ms', 'lower', 'direct sharp pipeline, p50'),
   ]);

@@ -46,8 +46,9 @@ export class LocalDiskStorage implements ObjectStorage {
     await fsp.mkdir(this.incoming, { recursive: true });
     const temp = path.join(this.incoming, randomUUID());
     try {
-      const source = Buffer.isBuffer(body) ? Readable.from([body]) : body;
-      await pipeline(source, fs.createWriteStream(temp, { flags: 'wx', highWaterMark: 1024 * 1024 }));
+      // a buffer in one write; a stream piped with 1 MB writes
+      if (Buffer.isBuffer(body)) await fsp.writeFile(temp, body, { flag: 'wx' });
+      else await pipeline(body, fs.createWriteStream(temp, { flags: 'wx', highWaterMark: 1024 * 1024 }));
       await fsp.mkdir(path.dirname(target), { recursive: true });
       try {
         await fsp.link(temp, target);
