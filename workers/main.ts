@@ -38,6 +38,7 @@ async function main(): Promise<void> {
       workflowsPath: require.resolve('../workflows'),
       workflowInterceptorModules: [JOB_METRICS_INTERCEPTOR_MODULE],
       logLevel: sdkLevel,
+      logger: sdkLogger,
     });
     const workers = await Promise.all(
       Object.values(TASK_QUEUES).map((taskQueue) =>

@@ -6,16 +6,24 @@
  * thread ends; the main thread keeps the bundle's code, a string of about 2 MB that every worker shares.
  */
 import { Worker as Thread } from 'node:worker_threads';
-import type { LogLevel } from '@temporalio/worker';
+import type { LogLevel, Logger } from '@temporalio/worker';
 
 // plain JavaScript: webpack compiles the TypeScript workflows itself, so the thread needs no loader
 const THREAD_BOOT = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { bundleWorkflowCode, DefaultLogger } = require(workerData.temporalWorker);
+// the bundler's lines go to the main thread's logger
+const forward = ({ level, message, meta }) => {
+  try {
+    parentPort.postMessage({ log: { level, message, meta } });
+  } catch {
+    parentPort.postMessage({ log: { level, message } });
+  }
+};
 bundleWorkflowCode({
   workflowsPath: workerData.workflowsPath,
   workflowInterceptorModules: workerData.workflowInterceptorModules,
-  logger: new DefaultLogger(workerData.logLevel),
+  logger: new DefaultLogger(workerData.logLevel, forward),
 }).then(
   (bundle) => parentPort.postMessage({ code: bundle.code }),
   (err) => parentPort.postMessage({ error: (err && err.stack) || String(err) }),
@@ -25,20 +33,26 @@ bundleWorkflowCode({
 export interface WorkflowBundleOptions {
   workflowsPath: string;
   workflowInterceptorModules: string[];
-  /** webpack's own messages (the SDK's logger levels) */
+  /** the least level of the bundler's lines that reach `logger` */
   logLevel: LogLevel;
+  logger: Pick<Logger, 'log'>;
 }
 
 /** bundleWorkflowCode's result, made in a worker thread that ends once the code is handed over. */
 export function bundleWorkflowsInThread(options: WorkflowBundleOptions): Promise<{ code: string }> {
   return new Promise((resolve, reject) => {
+    const { logger, ...data } = options;
     const thread = new Thread(THREAD_BOOT, {
       eval: true,
       execArgv: [],
-      workerData: { ...options, temporalWorker: require.resolve('@temporalio/worker') },
+      workerData: { ...data, temporalWorker: require.resolve('@temporalio/worker') },
     });
     let settled = false;
-    thread.once('message', (message: { code?: string; error?: string }) => {
+    thread.on('message', (message: { code?: string; error?: string; log?: { level: LogLevel; message: string; meta?: Record<string, unknown> } }) => {
+      if (message.log) {
+        logger.log(message.log.level, message.log.message, message.log.meta);
+        return;
+      }
       settled = true;
       if (typeof message.code === 'string') resolve({ code: message.code });
       else reject(new Error(`bundling the workflow code failed: ${message.error ?? 'no code'}`));

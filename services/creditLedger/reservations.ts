@@ -66,7 +66,7 @@ function reservationAmount(input: ReserveCreditsInput): number {
 }
 
 /**
- * A reservation made in its own transaction: `work` runs under the profile lock when the key is new (an earlier
+ * A reservation made in its own transaction: `judge` runs under the profile lock when the key is new (an earlier
  * reservation under the key is returned instead), and may refuse before the writes. Two first calls with one key
  * racing: the loser's insert violates the key's unique constraint, and it returns the winner's reservation.
  */

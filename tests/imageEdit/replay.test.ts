@@ -12,6 +12,7 @@ import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-uti
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { imageEditWorkflowId } from '../../domain/imageEdit';
+import { RS_ITEM_ID, RS_JOB_KIND, RS_USER_ID } from '../../workflows/searchAttributes';
 import { closeTestKnex } from '../support/db';
 import { generateImage, startHarness, userWithRender, type Harness } from './harness';
 
@@ -71,6 +72,12 @@ describe('replaying image edit histories', () => {
     const approval = await h.client.workflow.getHandle(`approval-${res.body.result.savedImage.approvalId}`).describe();
     expect(approval.status.name).toBe('RUNNING');
     expect(approval.parentExecution).toBeUndefined();
+    // tagged as a child of the edit would have been (the run's dev server registers the attributes)
+    const parent = await h.client.workflow.getHandle(workflowId).describe();
+    expect(parent.typedSearchAttributes.get(RS_USER_ID)).toBe(user.id);
+    expect(approval.typedSearchAttributes.get(RS_JOB_KIND)).toBe('approval');
+    expect(approval.typedSearchAttributes.get(RS_ITEM_ID)).toBe(res.body.result.savedImage.approvalId);
+    expect(approval.typedSearchAttributes.get(RS_USER_ID)).toBe(user.id);
     await expect(Worker.runReplayHistory(bundle(), history, workflowId)).resolves.toBeUndefined();
   }, 120_000);
 
