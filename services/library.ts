@@ -226,15 +226,11 @@ export class ContentLibraryService {
 
   async list(userId: string, projectId: string): Promise<ContentItem[]> {
     await this.deps.projects.assertOwned(userId, projectId);
-    return this.load(projectId);
+    return listingItems(Render.knex(), this.deps.storage, projectId);
   }
 
   private table(source: ContentSource) {
     return Render.knex()<ContentRow>(TABLE[source]);
-  }
-
-  private load(projectId: string): Promise<ContentItem[]> {
-    return listingItems(Render.knex(), this.deps.storage, projectId);
   }
 
   /** The listing as the JSON bytes the API answers, reused for a few seconds unless `fresh` is asked for. */
