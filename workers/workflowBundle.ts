@@ -38,7 +38,10 @@ export interface WorkflowBundleOptions {
   logger: Pick<Logger, 'log'>;
 }
 
-/** bundleWorkflowCode's result, made in a worker thread that ends once the code is handed over. */
+/**
+ * bundleWorkflowCode's result, made in a worker thread. It settles once the thread has ended, so webpack's memory
+ * is gone by then and no thread outlives the call.
+ */
 export function bundleWorkflowsInThread(options: WorkflowBundleOptions): Promise<{ code: string }> {
   return new Promise((resolve, reject) => {
     const { logger, ...data } = options;
@@ -47,24 +50,22 @@ export function bundleWorkflowsInThread(options: WorkflowBundleOptions): Promise
       execArgv: [],
       workerData: { ...data, temporalWorker: require.resolve('@temporalio/worker') },
     });
-    let settled = false;
+    let outcome: { code: string } | Error | undefined;
     thread.on('message', (message: { code?: string; error?: string; log?: { level: LogLevel; message: string; meta?: Record<string, unknown> } }) => {
       if (message.log) {
         logger.log(message.log.level, message.log.message, message.log.meta);
         return;
       }
-      settled = true;
-      if (typeof message.code === 'string') resolve({ code: message.code });
-      else reject(new Error(`bundling the workflow code failed: ${message.error ?? 'no code'}`));
+      outcome = typeof message.code === 'string' ? { code: message.code } : new Error(`bundling the workflow code failed: ${message.error ?? 'no code'}`);
       void thread.terminate();
     });
     thread.once('error', (err) => {
-      if (!settled) reject(err);
-      settled = true;
+      outcome ??= err;
     });
-    thread.once('exit', (code) => {
-      if (!settled) reject(new Error(`the workflow bundling thread exited (${code}) before handing over the code`));
-      settled = true;
+    thread.once('exit', (exitCode) => {
+      if (outcome === undefined) reject(new Error(`the workflow bundling thread exited (${exitCode}) before handing over the code`));
+      else if (outcome instanceof Error) reject(outcome);
+      else resolve(outcome);
     });
   });
 }
