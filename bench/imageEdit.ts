@@ -4,11 +4,13 @@
  * local provider), 20 runs one after another, p50 and p95; beside the same sharp pipeline called directly in
  * this process (read the source, refine, edit, upscale x2, watermarked preview, thumbnail), the two alternating
  * run by run so both see the same load. The steps of each workflow run are printed from its history. The ratio of the two
- * is what the workflow adds: Temporal round trips, storage writes, the ledger and the records.
+ * is what the workflow adds: Temporal round trips, storage writes, the ledger and the records. Beside it, the CPU
+ * the whole machine used per timed run of each (/proc), and the worker's, Temporal server's and API's shares.
  *
  * Database: DATABASE_URL when set, else an embedded PostgreSQL in .data/bench-postgres; migrated to latest.
  * Env: BENCH_RUNS (20), BENCH_WARMUP (2).
  */
+import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { imageThumbnail, readSourceImage, watermarkPreview } from '../activities/imageMedia';
@@ -18,9 +20,10 @@ import { createProviders } from '../providers';
 import { addCredits } from '../services/credits';
 import { callApi, projectWithRender } from './support/benchClient';
 import { withBenchDatabase, withWorkflowStack } from './support/benchEnv';
+import { cpuSeconds, systemCpuSeconds } from './support/procStats';
 import { percentile } from './support/stats';
 import { printStepTimes, workflowStepTimes } from './support/workflowSteps';
-import { figure, ratio, recordResults } from './support/results';
+import { figure, ratio, recordResults, type BenchMeasure } from './support/results';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 20);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
@@ -56,13 +59,50 @@ function summary(f: Figures): { p50: number; p95: number; mean: number } {
   return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), mean: sorted.reduce((a, b) => a + b, 0) / sorted.length };
 }
 
+/**
+ * CPU used during the timed part of the runs, summed: the whole machine (every core and process: API, worker,
+ * Temporal server, PostgreSQL, kernel) and the named processes. Off where /proc is missing.
+ */
+class CpuTally {
+  runs = 0;
+  machineSeconds = 0;
+  readonly processSeconds = new Map<string, number>();
+  readonly enabled = systemCpuSeconds() !== null;
+
+  constructor(private readonly pids: Record<string, number>) {}
+
+  /** Starts one run's window; the function it returns ends it. */
+  start(): () => void {
+    if (!this.enabled) return () => undefined;
+    const machine0 = systemCpuSeconds() as number;
+    const process0 = Object.entries(this.pids).map(([name, pid]) => [name, cpuSeconds(pid)] as const);
+    return () => {
+      this.runs += 1;
+      this.machineSeconds += (systemCpuSeconds() as number) - machine0;
+      for (const [name, before] of process0) this.processSeconds.set(name, (this.processSeconds.get(name) ?? 0) + cpuSeconds(this.pids[name]) - before);
+    };
+  }
+
+  meanMs(seconds: number): number {
+    return (1000 * seconds) / this.runs;
+  }
+
+  /** `whole machine N ms (name n, ...)`, means per run. */
+  describe(): string {
+    const parts = [...this.processSeconds].map(([name, s]) => `${name} ${this.meanMs(s).toFixed(0)}`);
+    return `whole machine ${this.meanMs(this.machineSeconds).toFixed(0)} ms (${parts.join(', ')})`;
+  }
+}
+
 /** One request to pending approval (timed), then the item approved outside the timing so the pending cap never stops the next run. */
-async function workflowRun(baseUrl: string, token: string, renderId: string): Promise<{ ms: number; workflowId: string }> {
+async function workflowRun(baseUrl: string, token: string, renderId: string, cpu: CpuTally | null): Promise<{ ms: number; workflowId: string }> {
+  const cpuDone = cpu?.start();
   const t0 = process.hrtime.bigint();
   const res = await callApi<ImageEditResponse>(baseUrl, token, '/api/ai-image-simple', {
     json: { workflow: 'ENHANCED_IMAGE_EDITING', context: { platform: 'web' }, parameters: { prompt: PROMPT, baseImage: renderId } },
   });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  cpuDone?.();
   if (res.status !== 200 || res.body.result?.savedImage.status !== 'pending_approval') {
     throw new Error(`POST /api/ai-image-simple answered ${res.status} ${JSON.stringify(res.body)}`);
   }
@@ -72,7 +112,8 @@ async function workflowRun(baseUrl: string, token: string, renderId: string): Pr
 }
 
 /** The same sharp pipeline in this process: read the source, refine, edit, upscale x2, preview and thumbnail. */
-async function directRun(providers: ReturnType<typeof createProviders>, sourcePath: string): Promise<number> {
+async function directRun(providers: ReturnType<typeof createProviders>, sourcePath: string, cpu: CpuTally | null): Promise<number> {
+  const cpuDone = cpu?.start();
   const t0 = process.hrtime.bigint();
   const source = await readSourceImage(sourcePath);
   const refined = await providers.promptRefiner.refine({ prompt: PROMPT });
@@ -80,8 +121,14 @@ async function directRun(providers: ReturnType<typeof createProviders>, sourcePa
   const upscaled = await providers.upscale.upscale({ image: edited.image, scale: 2 });
   await Promise.all([watermarkPreview(upscaled.image), imageThumbnail(upscaled.image)]);
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  cpuDone?.();
   if (upscaled.width !== 2048) throw new Error(`direct pipeline made ${upscaled.width} px`);
   return ms;
+}
+
+interface CpuTallies {
+  workflow: CpuTally;
+  direct: CpuTally;
 }
 
 /**
@@ -89,20 +136,26 @@ async function directRun(providers: ReturnType<typeof createProviders>, sourcePa
  * work on a shared machine) falls on both alike. Nothing else runs meanwhile: the approval of the previous
  * item has finished, and the API and worker sit idle while the direct pipeline runs.
  */
-async function benchBoth(baseUrl: string, token: string, renderId: string, sourcePath: string): Promise<{ workflow: Figures & { workflowIds: string[] }; direct: Figures }> {
+async function benchBoth(
+  baseUrl: string,
+  token: string,
+  renderId: string,
+  sourcePath: string,
+  cpu: CpuTallies,
+): Promise<{ workflow: Figures & { workflowIds: string[] }; direct: Figures }> {
   const providers = createProviders({ ...loadConfig(), providerKind: 'local' });
   const workflow = { label: 'POST /api/ai-image-simple -> pending', samples: [] as number[], workflowIds: [] as string[] };
   const direct = { label: 'same sharp pipeline, direct', samples: [] as number[] };
   for (let i = 0; i < WARMUP + RUNS; i += 1) {
     const runWorkflow = async () => {
-      const run = await workflowRun(baseUrl, token, renderId);
+      const run = await workflowRun(baseUrl, token, renderId, i >= WARMUP ? cpu.workflow : null);
       if (i >= WARMUP) {
         workflow.samples.push(run.ms);
         workflow.workflowIds.push(run.workflowId);
       }
     };
     const runDirect = async () => {
-      const ms = await directRun(providers, sourcePath);
+      const ms = await directRun(providers, sourcePath, i >= WARMUP ? cpu.direct : null);
       if (i >= WARMUP) direct.samples.push(ms);
     };
     if (i % 2 === 0) {
@@ -116,7 +169,7 @@ async function benchBoth(baseUrl: string, token: string, renderId: string, sourc
   return { workflow, direct };
 }
 
-function report(workflow: Figures, direct: Figures): void {
+function report(workflow: Figures, direct: Figures, cpu: CpuTallies): void {
   const w = summary(workflow);
   const d = summary(direct);
   const fmt = (n: number) => n.toFixed(1).padStart(10);
@@ -134,6 +187,20 @@ function report(workflow: Figures, direct: Figures): void {
   const pairedRatio = percentile(pairedRatios, 50);
   process.stdout.write(`workflow / direct: p50 x${(w.p50 / d.p50).toFixed(2)}, p95 x${(w.p95 / d.p95).toFixed(2)} (overhead ${(w.p50 - d.p50).toFixed(0)} ms at p50)\n`);
   process.stdout.write(`round by round: median direct / workflow ${pairedRatio.toFixed(3)}, median overhead ${percentile(pairedOverheads, 50).toFixed(0)} ms\n`);
+  const cpuFigures: BenchMeasure[] = [];
+  if (cpu.workflow.enabled && cpu.workflow.runs > 0 && cpu.direct.runs > 0) {
+    // where the overhead is CPU work rather than waiting: on a machine this small every process shares the cores
+    const cpuW = cpu.workflow.meanMs(cpu.workflow.machineSeconds);
+    const cpuD = cpu.direct.meanMs(cpu.direct.machineSeconds);
+    process.stdout.write(`CPU per run, means over the timed runs, ${os.availableParallelism()} cores (/proc):\n`);
+    process.stdout.write(`  workflow: ${cpu.workflow.describe()}\n  direct:   ${cpu.direct.describe()}\n`);
+    process.stdout.write(`  the workflow run uses ${(cpuW - cpuD).toFixed(0)} ms more CPU than the direct pipeline\n`);
+    cpuFigures.push(
+      figure('cpu_workflow_per_run', cpuW, 'ms', 'lower', 'CPU of the whole machine during one API-to-pending run (mean)'),
+      figure('cpu_direct_per_run', cpuD, 'ms', 'lower', 'CPU of the whole machine during one direct pipeline run (mean)'),
+      figure('cpu_overhead_per_run', cpuW - cpuD, 'ms', 'lower', 'the difference: CPU the workflow run adds (Temporal, worker, API, PostgreSQL)'),
+    );
+  }
   recordResults('imageEdit', [
     ratio('direct_vs_workflow_p50', d.p50 / w.p50, 'higher', 'direct sharp pipeline p50 over the API-to-pending-approval p50 (1 = no overhead)', 0.9),
     ratio('direct_vs_workflow_p95', d.p95 / w.p95, 'higher', 'the same at p95'),
@@ -141,12 +208,13 @@ function report(workflow: Figures, direct: Figures): void {
     figure('overhead_paired', percentile(pairedOverheads, 50), 'ms', 'lower', 'median over the rounds of workflow - direct'),
     figure('workflow_p50', w.p50, 'ms', 'lower', 'API to pending approval, p50'),
     figure('direct_p50', d.p50, 'ms', 'lower', 'direct sharp pipeline, p50'),
+    ...cpuFigures,
   ]);
 }
 
 async function main(): Promise<void> {
   await withBenchDatabase({ max: 2 }, (db) =>
-    withWorkflowStack(db.url, {}, async ({ api, storageDir, temporalAddress }) => {
+    withWorkflowStack(db.url, {}, async ({ api, worker, storageDir, temporalAddress, temporalPid }) => {
       const user = await db.signUpUser('Bench User');
       await addCredits(db.knex, { profileId: user.userId, amount: WARMUP + RUNS, type: 'add', description: 'bench', idempotencyKey: `bench:${user.userId}` });
       const { renderId } = await projectWithRender(api.baseUrl, user.token, 'Bench', await render2048());
@@ -158,11 +226,15 @@ async function main(): Promise<void> {
       };
       process.stdout.write(`render: ${renderRow.width} x ${renderRow.height}, ${(Number(renderRow.file_size) / 1048576).toFixed(2)} MB JPEG\n`);
 
-      const { workflow, direct } = await benchBoth(api.baseUrl, user.token, renderId, path.join(storageDir, 'renders', renderRow.storage_path));
+      const cpu: CpuTallies = {
+        workflow: new CpuTally({ worker: worker.child.pid as number, 'Temporal server': temporalPid, API: api.child.pid as number }),
+        direct: new CpuTally({ 'this process': process.pid }),
+      };
+      const { workflow, direct } = await benchBoth(api.baseUrl, user.token, renderId, path.join(storageDir, 'renders', renderRow.storage_path), cpu);
       // after the timed runs: the steps of each run from its history (the request's own time is what is timed)
       const steps = await workflowStepTimes(temporalAddress, workflow.workflowIds);
       if (steps) printStepTimes('image edit workflow', steps);
-      report(workflow, direct);
+      report(workflow, direct, cpu);
     }),
   );
 }

@@ -3,7 +3,8 @@
  * caches live on the heap after it returned (74 MB used against 38 before it), and the main thread is the one
  * that also runs the activities: every garbage collection walks that heap, and the media activities, whose
  * large image buffers make V8 collect often, ran measurably slower for it. In a thread, all of it goes when the
- * thread ends; the main thread keeps the bundle's code, a string of about 2 MB that every worker shares.
+ * thread ends; the main thread keeps the bundle's code, a string of about 4 MB on the heap (a heap snapshot's
+ * figure) that every worker shares.
  */
 import { Worker as Thread } from 'node:worker_threads';
 import type { LogLevel, Logger } from '@temporalio/worker';

@@ -27,6 +27,7 @@ interface EmbeddedPostgres {
 }
 interface TemporalDevServer {
   address: string;
+  pid: number;
   stop(): Promise<void>;
 }
 interface ServicesModule {
@@ -192,8 +193,9 @@ export interface WorkflowStack {
   worker: BenchProcess;
   /** The API's and the worker's STORAGE_DIR. */
   storageDir: string;
-  /** The stack's own Temporal dev server (host:port). */
+  /** The stack's own Temporal dev server (host:port) and its process id. */
   temporalAddress: string;
+  temporalPid: number;
 }
 
 /**
@@ -214,7 +216,7 @@ export async function withWorkflowStack<T>(databaseUrl: string, env: Record<stri
     if (workerStart.status === 'fulfilled') worker = workerStart.value;
     if (apiStart.status === 'rejected') throw apiStart.reason;
     if (workerStart.status === 'rejected') throw workerStart.reason;
-    return await bench({ api: api as BenchApi, worker: worker as BenchProcess, storageDir, temporalAddress: temporal.address });
+    return await bench({ api: api as BenchApi, worker: worker as BenchProcess, storageDir, temporalAddress: temporal.address, temporalPid: temporal.pid });
   } finally {
     if (worker) await worker.stop();
     if (api) await api.stop();

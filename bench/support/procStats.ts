@@ -41,6 +41,21 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
+/**
+ * CPU seconds the whole machine has been busy so far, all cores and processes (user, nice, system, irq, softirq and
+ * steal of /proc/stat's first line), or null where /proc/stat is missing.
+ */
+export function systemCpuSeconds(): number | null {
+  let line: string;
+  try {
+    line = fs.readFileSync('/proc/stat', 'utf8').split('\n', 1)[0];
+  } catch {
+    return null;
+  }
+  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+  return (user + nice + system + irq + softirq + (steal || 0)) / CLOCK_TICKS;
+}
+
 export interface ProcFigures {
   wallSeconds: number;
   cpuSeconds: number;
