@@ -269,12 +269,18 @@ describe('Content Library with 1000 items', () => {
     for (let press = 0; press < 320; press++) {
       await page.keyboard.press('Tab');
       // the focused control is scrolled into view (smoothly: the app's CSS asks for it; a loaded machine draws few
-      // frames a second, hence the long bound)
+      // frames a second, hence the long bound). The check waits for the scroll to settle too, three frames at the
+      // same place: a control seen on screen halfway through a scroll could be carried past the edge by its end.
       await page.evaluate(`new Promise((resolve) => {
         const started = performance.now();
+        let lastY = NaN;
+        let still = 0;
         const check = () => {
+          still = scrollY === lastY ? still + 1 : 0;
+          lastY = scrollY;
           const box = document.activeElement && document.activeElement.getBoundingClientRect();
-          if ((box && box.bottom > 0 && box.top < innerHeight) || performance.now() - started > 15000) resolve();
+          const onScreen = box && box.bottom > 0 && box.top < innerHeight;
+          if ((onScreen && still >= 3) || performance.now() - started > 15000) resolve();
           else requestAnimationFrame(check);
         };
         check();
