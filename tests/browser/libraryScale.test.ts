@@ -252,6 +252,7 @@ describe('Content Library with 1000 items', () => {
     expect(app.pageErrors).toEqual([]);
   });
 
+  // 320 presses, each waiting for its scroll to settle: about 20 s on a quiet machine, over a minute on a loaded one
   it('walks the tiles in order with Tab past the first screen, and a dialog gives focus back to its tile', async () => {
     const { page } = app;
     await page.evaluate(`scrollTo({ top: 0, behavior: 'instant' })`);
@@ -304,7 +305,7 @@ describe('Content Library with 1000 items', () => {
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
     expect(await page.evaluate('document.activeElement.getAttribute("aria-label")')).toBe(opener);
-  });
+  }, 180_000);
 
   it('keeps the filters: the Clips tab lists only the 200 clips, virtualised too', async () => {
     const { page } = app;
