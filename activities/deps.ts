@@ -3,6 +3,7 @@ import type { AppConfig } from '../config/env';
 import type { Logger } from '../config/logger';
 import type { Providers } from '../providers/types';
 import type { Storage } from '../storage';
+import type { ImageWork } from './imageWork';
 
 /**
  * Everything activities may use, built once by the worker (workers/main.ts) and by tests.
@@ -15,4 +16,6 @@ export interface ActivityDeps {
   storage: Storage;
   /** AI capabilities (providers/index.ts createProviders: local or hosted, each behind its circuit breaker). */
   providers: Providers;
+  /** The sharp work of image jobs: the worker's image thread (activities/imageThread.ts); unset, on the caller's thread. */
+  imageWork?: ImageWork;
 }

@@ -29,7 +29,8 @@ import { checkAndReserve, releaseReservation } from '../services/credits';
 import { fileUrl, type ObjectStorage } from '../storage';
 import type { ActivityDeps } from './deps';
 import { reportingRefusals, type FailureDetails } from './failures';
-import { extensionForMime, imageThumbnail, readSourceImage, watermarkPreview, type ImageMime } from './imageMedia';
+import { extensionForMime, type ImageMime } from './imageMedia';
+import { inProcessImageWork } from './imageWork';
 
 const HEARTBEAT_EVERY_MS = 5000;
 const PG_FOREIGN_KEY_VIOLATION = '23503';
@@ -143,15 +144,16 @@ export interface RecordImageEditInput {
   error: string | null;
 }
 
-export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'storage' | 'providers' | 'logger'>) {
+export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'storage' | 'providers' | 'logger' | 'imageWork'>) {
   const { objects } = deps.storage;
+  const imageWork = deps.imageWork ?? inProcessImageWork;
 
   /** The base image prepared for the provider; a missing file or one sharp cannot read fails for good (a retry would see the same). */
   const readSource = async (source: ImageEditSource): Promise<Buffer> => {
     try {
       const local = await objects.localFile(source.file.bucket, source.file.path);
       try {
-        return await readSourceImage(local.path);
+        return await imageWork.readSourceImage(local.path);
       } finally {
         await local.release();
       }
@@ -210,8 +212,8 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
           // each written as soon as it is made
           const [original, watermarked, thumb] = await Promise.all([
             storeProviderImage(objects, input.approvalId, 'original', upscaled),
-            watermarkPreview(upscaled.image).then((preview) => replaceVariant(objects, folder, 'preview', 'jpg', preview.data)),
-            imageThumbnail(upscaled.image).then((thumbnail) => replaceVariant(objects, folder, 'thumb', 'webp', thumbnail)),
+            imageWork.watermarkPreview(upscaled.image).then((preview) => replaceVariant(objects, folder, 'preview', 'jpg', preview.data)),
+            imageWork.imageThumbnail(upscaled.image).then((thumbnail) => replaceVariant(objects, folder, 'thumb', 'webp', thumbnail)),
           ]);
           const aspectRatio = input.format === 'original' ? aspectRatioLabel(upscaled.width, upscaled.height) : FORMAT_ASPECT_LABEL[input.format];
           return {
@@ -255,7 +257,7 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
         withHeartbeats(async () => {
           const folder = pendingImageFolder(input.approvalId);
           const original = await readObject(objects, input.original.file);
-          const [preview, thumbnail, meta] = await Promise.all([watermarkPreview(original), imageThumbnail(original), sharp(original).metadata()]);
+          const [preview, thumbnail, meta] = await Promise.all([imageWork.watermarkPreview(original), imageWork.imageThumbnail(original), sharp(original).metadata()]);
           const watermarked = await replaceVariant(objects, folder, 'preview', 'jpg', preview.data);
           const thumb = await replaceVariant(objects, folder, 'thumb', 'webp', thumbnail);
           await objects.remove(input.generated.bucket, [input.generated.path]);

@@ -40,6 +40,8 @@ export interface AppConfig {
   mediaActivityConcurrency: number;
   /** Threads of the API process that read and build content listings (services/listingReaders.ts); 0: the API thread does. */
   listingReaderThreads: number;
+  /** Worker: the image work of jobs (sharp, the local image provider) in a thread of its own (activities/imageThread.ts). */
+  imageThread: boolean;
   videoPreset: string;
   /** The assembly chat: 'local' (rule-based, offline) or 'openai' (an OpenAI-compatible chat-completions service). */
   chatProvider: 'local' | 'openai';
@@ -152,6 +154,12 @@ function int(value: string | undefined, fallback: number): number {
 }
 
 /** LISTING_READER_THREADS: a whole number 0-16; by default one per core, 0 on a single core. */
+function onOff(name: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  if (value !== 'on' && value !== 'off') throw new Error(`${name} must be "on" or "off", got "${value}"`);
+  return value === 'on';
+}
+
 function readerThreads(value: string | undefined): number {
   const cores = os.availableParallelism();
   const n = int(value, cores > 1 ? Math.min(cores, 4) : 0);
@@ -245,6 +253,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     mediaActivityConcurrency: int(env.MEDIA_ACTIVITY_CONCURRENCY, provider === 'local' ? Math.max(2, os.cpus().length * 2) : 100),
     // a listing build is CPU work: one thread per core (the API thread mostly waits), none on a single core
     listingReaderThreads: readerThreads(env.LISTING_READER_THREADS),
+    imageThread: onOff('IMAGE_THREAD', env.IMAGE_THREAD, true),
     falBaseUrl: env.FAL_BASE_URL ?? 'https://queue.fal.run',
     falApiKey: env.FAL_KEY ?? '',
     falImageEditModel: env.FAL_IMAGE_EDIT_MODEL ?? 'fal-ai/nano-banana/edit',

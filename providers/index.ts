@@ -68,6 +68,11 @@ export interface ProviderOptions {
   /** x264 preset of local renders. */
   videoPreset?: string;
   maxConcurrentRenders?: number;
+  /**
+   * The local image edit and upscale to use (each still behind its breaker), e.g. the worker's image thread
+   * (activities/imageThread.ts); unset, they run on the caller's thread.
+   */
+  localImage?: { imageEdit: ImageEditProvider; upscale: UpscaleProvider };
   /** Overrides of the spec's breaker defaults (tests). */
   breaker?: Partial<CircuitBreakerOptions>;
   fetch?: typeof fetch;
@@ -131,8 +136,8 @@ export function createProviders(config: ProviderConfig, options: ProviderOptions
 
   if (kind === 'local') {
     const providers = guardedLocal(breakers, {
-      imageEdit: new LocalImageEditProvider(),
-      upscale: new LocalUpscaleProvider(),
+      imageEdit: options.localImage?.imageEdit ?? new LocalImageEditProvider(),
+      upscale: options.localImage?.upscale ?? new LocalUpscaleProvider(),
       promptRefiner,
       chat,
       draftModels: new LocalDraftModelProvider(),

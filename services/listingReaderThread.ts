@@ -7,6 +7,7 @@ import { connectDatabase } from '../db/connection';
 import { createStorage } from '../storage';
 import { listingBody, pageBody } from './library';
 import type { ReaderInbound, ReaderOutbound, ReaderThreadData } from './listingReaders';
+import { transferableBytes } from './workerThreads';
 
 const data = workerData as ReaderThreadData;
 const port = parentPort;
@@ -24,9 +25,7 @@ port.on('message', (message: ReaderInbound) => {
   const made = message.kind === 'listing' ? listingBody(knex, storage, message.projectId) : pageBody(knex, storage, message.projectId, message.limit, message.after);
   made.then(
     (body) => {
-      // a body of its own memory moves to the API thread as it is; one inside Node's shared pool is copied out
-      const own = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength && body.buffer instanceof ArrayBuffer;
-      const bytes = own ? body : Uint8Array.prototype.slice.call(body);
+      const bytes = transferableBytes(body);
       reply({ id: message.id, body: bytes }, [bytes.buffer as ArrayBuffer]);
     },
     (err: unknown) => {

@@ -14,11 +14,12 @@
  * always did. A thread that dies is replaced; one that cannot start (it exits before it is ready) is not, and its
  * share of the reads goes to the others or, with none left, to the API thread.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import path from 'node:path';
 import type { Logger } from '../config/logger';
 import type { StorageConfig } from '../storage';
 import type { ContentPageKey } from './library';
+import { asBuffer, startTypeScriptThread } from './workerThreads';
 
 export class ListingReaderGoneError extends Error {
   constructor(reason: string) {
@@ -63,8 +64,6 @@ export interface ListingReaders {
   close: () => Promise<void>;
 }
 
-// tsx's CommonJS hook in the thread (it has neither the API's `--import tsx` nor jest's transform), then the entry
-const THREAD_BOOT = `require('tsx/cjs/api').register(); require(require('node:worker_threads').workerData.entry);`;
 const THREAD_ENTRY = path.join(__dirname, 'listingReaderThread.ts');
 
 interface Pending {
@@ -88,7 +87,7 @@ export function createListingReaders(options: ListingReadersOptions): ListingRea
   let failed = 0;
 
   const start = (): void => {
-    const worker = new Worker(THREAD_BOOT, { eval: true, execArgv: [], workerData: { entry: THREAD_ENTRY, ...data } });
+    const worker = startTypeScriptThread(THREAD_ENTRY, { ...data });
     const thread: ReaderThread = { worker, pending: new Map(), ready: false };
     threads.add(thread);
     worker.on('message', (message: ReaderOutbound) => {
@@ -101,7 +100,7 @@ export function createListingReaders(options: ListingReadersOptions): ListingRea
       thread.pending.delete(message.id);
       if ('body' in message) {
         answered += 1;
-        pending.resolve(Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength));
+        pending.resolve(asBuffer(message.body));
       } else {
         failed += 1;
         pending.reject(Object.assign(new Error(message.error.message), { stack: message.error.stack }));

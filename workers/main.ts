@@ -6,6 +6,7 @@
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { ImageThread } from '../activities/imageThread';
 import { exitOnConfigError, loadConfig } from '../config/env';
 import { logger } from '../config/logger';
 import { connectDatabase } from '../db/connection';
@@ -31,8 +32,12 @@ async function main(): Promise<void> {
   }
   const knex = connectDatabase(config.databaseUrl);
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  // image jobs' sharp work on a heap of its own (activities/imageThread.ts), started now rather than by the first job
+  const imageThread = config.imageThread ? new ImageThread({ logger }) : null;
+  imageThread?.start();
   try {
-    const activities = createActivities({ knex, config, logger, storage: createStorage(config), providers: createProviders(config, { videoPreset: config.videoPreset }) });
+    const providers = createProviders(config, { videoPreset: config.videoPreset, localImage: imageThread ?? undefined });
+    const activities = createActivities({ knex, config, logger, storage: createStorage(config), providers, imageWork: imageThread ?? undefined });
     // bundled once and shared, instead of once per queue; in a thread, so webpack leaves nothing on this heap
     const workflowBundle = await bundleWorkflowsInThread({
       workflowsPath: require.resolve('../workflows'),
@@ -61,6 +66,7 @@ async function main(): Promise<void> {
     await Promise.all(workers.map((worker) => worker.run()));
     logger.info('worker stopped');
   } finally {
+    await imageThread?.close();
     await connection.close();
     await knex.destroy();
     await metricsServer?.close();

@@ -9,6 +9,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import type { Knex } from 'knex';
 import sharp from 'sharp';
 import { createActivities } from '../../activities';
+import { ImageThread } from '../../activities/imageThread';
 import { createApp } from '../../api/app';
 import { loadConfig, type AppConfig } from '../../config/env';
 import { logger } from '../../config/logger';
@@ -88,6 +89,8 @@ export interface HarnessOptions {
   workers?: boolean;
   providers?: Providers;
   config?: Partial<AppConfig>;
+  /** The image work in the worker's image thread, as workers/main.ts runs it (default true); false: on this thread. */
+  imageThread?: boolean;
 }
 
 export async function startHarness(prefix: string, options: HarnessOptions = {}): Promise<Harness> {
@@ -95,7 +98,9 @@ export async function startHarness(prefix: string, options: HarnessOptions = {})
   const knex = testKnex();
   const storage = createStorage(config);
   const queues = uniqueQueues(prefix);
-  const activities = createActivities({ knex, config, logger, storage, providers: options.providers ?? createProviders(config) });
+  const imageThread = options.imageThread === false ? null : new ImageThread({ logger });
+  const providers = options.providers ?? createProviders(config, { localImage: imageThread ?? undefined });
+  const activities = createActivities({ knex, config, logger, storage, providers, imageWork: imageThread ?? undefined });
   const server = await serve(createApp({ config, knex, logger, taskQueues: queues }));
   const { client, close: closeClient } = await testClient();
   const workers = options.workers === false ? null : await startWorkers(queues, activities);
@@ -110,6 +115,7 @@ export async function startHarness(prefix: string, options: HarnessOptions = {})
     activities,
     close: async () => {
       await workers?.stop();
+      await imageThread?.close();
       await server.close();
       await closeClient();
     },

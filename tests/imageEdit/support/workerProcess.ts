@@ -9,6 +9,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../../../activities';
+import { ImageThread } from '../../../activities/imageThread';
 import { loadConfig } from '../../../config/env';
 import { logger } from '../../../config/logger';
 import { connectDatabase } from '../../../db/connection';
@@ -37,8 +38,10 @@ async function main(): Promise<void> {
   if (!bundlePath || Object.keys(queues).length === 0) throw new Error('TEST_QUEUES and WORKFLOW_BUNDLE_PATH are required');
   const config = loadConfig();
   const knex = connectDatabase(config.databaseUrl);
-  const providers = holding(createProviders(config), process.env.HOLD, Number(process.env.HOLD_DELAY_MS ?? 0));
-  const activities = createActivities({ knex, config, logger, storage: createStorage(config), providers });
+  // the image work in its own thread, as workers/main.ts runs it: a SIGKILL takes the thread down with the process
+  const imageThread = new ImageThread({ logger });
+  const providers = holding(createProviders(config, { localImage: imageThread }), process.env.HOLD, Number(process.env.HOLD_DELAY_MS ?? 0));
+  const activities = createActivities({ knex, config, logger, storage: createStorage(config), providers, imageWork: imageThread });
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   const workers = await Promise.all(
     Object.values(queues).map((taskQueue) => Worker.create({ connection, taskQueue, workflowBundle: { codePath: bundlePath }, activities })),
@@ -47,6 +50,7 @@ async function main(): Promise<void> {
   try {
     await Promise.all(workers.map((worker) => worker.run()));
   } finally {
+    await imageThread.close();
     await connection.close();
     await knex.destroy();
   }

@@ -1,0 +1,32 @@
+/**
+ * The image thread (activities/imageThread.ts): runs the named task of `imageTasks` on what it is sent and answers
+ * with the result, its bytes moved (not copied) to the worker's thread, or with the error's name, message and, for
+ * a provider's error, its code.
+ */
+import { parentPort } from 'node:worker_threads';
+import { ProviderError } from '../providers/errors';
+import { asBuffer, transferableBytes } from '../services/workerThreads';
+import { buffersOf, imageTasks, mapBytes, type ImageThreadInbound, type ImageThreadOutbound } from './imageWork';
+
+const port = parentPort;
+if (!port) throw new Error('imageThreadEntry runs as a worker thread');
+
+type AnyTask = (arg: unknown) => Promise<unknown>;
+
+port.on('message', (message: ImageThreadInbound) => {
+  const task = imageTasks[message.task] as AnyTask | undefined;
+  const made = task ? task(mapBytes(message.arg, asBuffer)) : Promise.reject(new Error(`unknown image task ${String(message.task)}`));
+  made.then(
+    (value) => {
+      const result = mapBytes(value, transferableBytes);
+      port.postMessage({ id: message.id, result } satisfies ImageThreadOutbound, buffersOf(result).map((bytes) => bytes.buffer as ArrayBuffer));
+    },
+    (err: unknown) => {
+      const error = err instanceof Error ? err : new Error(String(err));
+      const provider = error instanceof ProviderError ? { code: error.code, httpStatus: error.httpStatus } : {};
+      port.postMessage({ id: message.id, error: { name: error.name, message: error.message, stack: error.stack, ...provider } } satisfies ImageThreadOutbound);
+    },
+  );
+});
+
+port.postMessage({ id: 0, ready: true } satisfies ImageThreadOutbound);
