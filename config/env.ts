@@ -153,13 +153,14 @@ function int(value: string | undefined, fallback: number): number {
   return n;
 }
 
-/** LISTING_READER_THREADS: a whole number 0-16; by default one per core, 0 on a single core. */
+/** A switch: "on" or "off", `fallback` when unset or empty. */
 function onOff(name: string, value: string | undefined, fallback: boolean): boolean {
   if (value === undefined || value === '') return fallback;
   if (value !== 'on' && value !== 'off') throw new Error(`${name} must be "on" or "off", got "${value}"`);
   return value === 'on';
 }
 
+/** LISTING_READER_THREADS: a whole number 0-16; by default one per core, 0 on a single core. */
 function readerThreads(value: string | undefined): number {
   const cores = os.availableParallelism();
   const n = int(value, cores > 1 ? Math.min(cores, 4) : 0);
