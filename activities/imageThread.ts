@@ -10,11 +10,15 @@
  * Failures: a task's error comes back as the same error (a provider's `ProviderError` with its code, so the
  * breaker and the activity judge it as before; any other as an Error with its name and message). If the thread dies
  * while tasks run, they fail with ImageThreadGoneError, and Temporal retries their activity; the next task starts a
- * new thread. A thread that cannot start at all (it ends before saying it is ready) is not tried again: its tasks
+ * new thread. close() lets the tasks under way finish: a thread stopped in the middle of a sharp call can take the
+ * process down with it (lovell/sharp#2263). A thread that cannot start at all (it ends before saying it is ready) is not tried again: its tasks
  * and all later ones run on the worker's own thread, as with IMAGE_THREAD=off, and a warning says so.
  */
 import type { Worker } from 'node:worker_threads';
 import path from 'node:path';
+// loaded here first: a native module that only threads load is unloaded (glibc dlclose) when one of them ends, under
+// the others still using it (lovell/sharp#2263)
+import 'sharp';
 import type { Logger } from '../config/logger';
 import { ProviderError, type ProviderErrorCode } from '../providers/errors';
 import type { GeneratedImage, ImageEditRequest, UpscaleRequest } from '../providers/types';
@@ -35,6 +39,8 @@ export interface ImageThreadOptions {
 }
 
 export interface ImageThreadStats {
+  /** the thread running now: 1 or 0 */
+  threads: number;
   /** threads started so far */
   started: number;
   /** tasks the thread answered (a task's own error included) */
@@ -56,6 +62,8 @@ interface Pending {
 }
 
 const DEFAULT_ENTRY = path.join(__dirname, 'imageThreadEntry.ts');
+/** How long close() waits for the tasks under way. */
+const CLOSE_GRACE_MS = 10_000;
 
 function revivedError(error: Extract<ImageThreadOutbound, { error: unknown }>['error']): Error {
   const revived = error.code
@@ -77,7 +85,7 @@ export class ImageThread implements ImageWork {
   private closed = false;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
-  private readonly counts: ImageThreadStats = { started: 0, answered: 0, lost: 0, inProcess: 0 };
+  private readonly counts: Omit<ImageThreadStats, 'threads'> = { started: 0, answered: 0, lost: 0, inProcess: 0 };
 
   constructor(options: ImageThreadOptions) {
     this.logger = options.logger;
@@ -102,15 +110,24 @@ export class ImageThread implements ImageWork {
   }
 
   stats(): ImageThreadStats {
-    return { ...this.counts };
+    return { threads: this.worker ? 1 : 0, ...this.counts };
   }
 
-  /** Ends the thread; tasks still running fail with ImageThreadGoneError. */
+  /**
+   * Takes no more tasks; those under way finish and answer, then the thread ends. One still busy after
+   * CLOSE_GRACE_MS is stopped, and what it had fails with ImageThreadGoneError.
+   */
   async close(): Promise<void> {
     this.closed = true;
     const worker = this.worker;
+    if (worker) {
+      const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+      worker.postMessage({ id: 0, close: true } satisfies ImageThreadInbound);
+      const stop = setTimeout(() => void worker.terminate(), CLOSE_GRACE_MS);
+      await exited;
+      clearTimeout(stop);
+    }
     this.failPending(new ImageThreadGoneError('closed'));
-    if (worker) await worker.terminate();
   }
 
   private run<K extends ImageTaskName>(task: K, arg: TaskArg<K>): Promise<TaskResult<K>> {

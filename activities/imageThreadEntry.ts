@@ -13,7 +13,21 @@ if (!port) throw new Error('imageThreadEntry runs as a worker thread');
 
 type AnyTask = (arg: unknown) => Promise<unknown>;
 
+let running = 0;
+let closing = false;
+// asked to close: the tasks under way finish and answer, then the port closes and the thread ends on its own
+// (a thread stopped in the middle of a sharp call can take the whole process down)
+const closeWhenIdle = (): void => {
+  if (closing && running === 0) port.close();
+};
+
 port.on('message', (message: ImageThreadInbound) => {
+  if ('close' in message) {
+    closing = true;
+    closeWhenIdle();
+    return;
+  }
+  running += 1;
   const task = imageTasks[message.task] as AnyTask | undefined;
   const made = task ? task(mapBytes(message.arg, asBuffer)) : Promise.reject(new Error(`unknown image task ${String(message.task)}`));
   made.then(
@@ -26,7 +40,10 @@ port.on('message', (message: ImageThreadInbound) => {
       const provider = error instanceof ProviderError ? { code: error.code, httpStatus: error.httpStatus } : {};
       port.postMessage({ id: message.id, error: { name: error.name, message: error.message, stack: error.stack, ...provider } } satisfies ImageThreadOutbound);
     },
-  );
+  ).finally(() => {
+    running -= 1;
+    closeWhenIdle();
+  });
 });
 
 port.postMessage({ id: 0, ready: true } satisfies ImageThreadOutbound);

@@ -47,7 +47,7 @@ export type ImageTasks = typeof imageTasks;
 export type ImageTaskName = keyof ImageTasks;
 
 /** Messages between the worker's thread and the image thread (activities/imageThreadEntry.ts). */
-export type ImageThreadInbound = { id: number; task: ImageTaskName; arg: unknown };
+export type ImageThreadInbound = { id: number; task: ImageTaskName; arg: unknown } | { id: 0; close: true };
 export type ImageThreadOutbound =
   | { id: 0; ready: true }
   | { id: number; result: unknown }

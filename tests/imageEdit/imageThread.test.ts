@@ -65,7 +65,7 @@ describe('the image thread', () => {
     expect(preview.data.equals(previewHere.data)).toBe(true);
     expect(preview).toMatchObject({ width: 1024, height: 1024 });
     expect(thumbnail.equals(await inProcessImageWork.imageThumbnail(upscaled.image))).toBe(true);
-    expect(thread.stats()).toEqual({ started: 1, answered: 5, lost: 0, inProcess: 0 });
+    expect(thread.stats()).toEqual({ threads: 1, started: 1, answered: 5, lost: 0, inProcess: 0 });
   });
 
   it('leaves the caller’s buffers whole: what it sends is copied, not moved', async () => {
@@ -102,7 +102,7 @@ describe('the image thread', () => {
       expect(lost).toBeInstanceOf(ImageThreadGoneError);
       expect((lost as Error).message).toBe('image thread gone: exited with code 7');
       await expect(crashing.imageThumbnail(Buffer.from('x'))).rejects.toThrow('image thread gone: exited with code 7');
-      expect(crashing.stats()).toEqual({ started: 2, answered: 0, lost: 2, inProcess: 0 });
+      expect(crashing.stats()).toEqual({ threads: 0, started: 2, answered: 0, lost: 2, inProcess: 0 });
     } finally {
       await crashing.close();
     }
@@ -116,20 +116,23 @@ describe('the image thread', () => {
       expect(first.equals(await inProcessImageWork.readSourceImage(sourcePath))).toBe(true);
       const thumbnail = await unstartable.imageThumbnail(first);
       expect(thumbnail.equals(await inProcessImageWork.imageThumbnail(first))).toBe(true);
-      expect(unstartable.stats()).toEqual({ started: 1, answered: 0, lost: 0, inProcess: 2 });
+      expect(unstartable.stats()).toEqual({ threads: 0, started: 1, answered: 0, lost: 0, inProcess: 2 });
       expect(logged.filter((line) => line.level === 40).map((line) => line.msg)).toEqual(["image thread could not start; image work runs on the worker's own thread"]);
     } finally {
       await unstartable.close();
     }
   });
 
-  it('fails what is under way when closed, and every task after', async () => {
+  it('finishes what is under way when closed, then ends the thread and refuses every task after', async () => {
     const closing = new ImageThread({ logger });
     const image = await houseStill(1600, 900).jpeg().toBuffer();
-    const underway = closing.watermarkPreview(image).catch((err: unknown) => err);
+    const underway = closing.watermarkPreview(image);
+    expect(closing.stats().threads).toBe(1);
     await closing.close();
-    expect(await underway).toBeInstanceOf(ImageThreadGoneError);
+    // answered, not failed: the thread was let finish rather than stopped
+    expect((await underway).data.equals((await inProcessImageWork.watermarkPreview(image)).data)).toBe(true);
     await expect(closing.imageThumbnail(image)).rejects.toThrow('image thread gone: closed');
+    expect(closing.stats()).toEqual({ threads: 0, started: 1, answered: 1, lost: 0, inProcess: 0 });
   });
 
   it('is on unless IMAGE_THREAD=off, and refuses any other value', () => {
