@@ -58,7 +58,7 @@ async function main(): Promise<void> {
         }),
       ),
     );
-    logger.info({ taskQueues: Object.values(TASK_QUEUES), address: config.temporalAddress }, 'worker running');
+    logger.info({ taskQueues: Object.values(TASK_QUEUES), address: config.temporalAddress, imageThread: config.imageThread }, 'worker running');
     // the hourly storage maintenance (missing thumbnails, objects without a row), and one run now
     ensureStorageMaintenanceSchedule(new Client({ connection, namespace: config.temporalNamespace })).catch((err: unknown) =>
       logger.warn({ err }, 'could not create or trigger the storage maintenance schedule'),

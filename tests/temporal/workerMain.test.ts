@@ -66,7 +66,9 @@ describe('worker entry (workers/main.ts)', () => {
   it('polls the app task queues, runs onboarding against PostgreSQL, and exits 0 after SIGTERM', async () => {
     const worker = startWorkerProcess({});
     started.push(worker);
-    await worker.waitForLine(/"msg":"worker running"/, 90_000);
+    const running = JSON.parse(await worker.waitForLine(/"msg":"worker running"/, 90_000)) as Record<string, unknown>;
+    // image jobs' sharp work goes to the image thread unless IMAGE_THREAD=off
+    expect(running.imageThread).toBe(true);
 
     const email = `worker-${randomUUID()}@example.com`;
     const [user] = await testKnex()('users').insert({ email, password_hash: 'x' }).returning<{ id: string }[]>('id');
