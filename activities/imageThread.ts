@@ -1,18 +1,20 @@
 /**
  * The worker's image thread: `ImageWork` (activities/imageWork.ts) run in one worker thread of its own, so the image
  * buffers of every job live and die on that thread's small heap instead of the worker's (issue 16: in the image edit
- * bench, the worker's run went from 127-136 ms over the direct pipeline to 77-97 ms).
+ * bench, the overhead over the direct pipeline at p50 went from 109-168 ms to 92-146 ms; README, "the image thread").
  *
  * One thread is enough: the pixels are computed by libvips on its own pool of threads, shared by the whole process,
  * and the thread's JavaScript only passes buffers between sharp calls, so jobs on the media queue run side by side in
- * it. Arguments are copied to the thread (the caller keeps using its buffers); results move back without a copy.
+ * it. Arguments are copied to the thread (the caller keeps using its buffers); results come back with their bytes in
+ * the transfer list.
  *
  * Failures: a task's error comes back as the same error (a provider's `ProviderError` with its code, so the
  * breaker and the activity judge it as before; any other as an Error with its name and message). If the thread dies
  * while tasks run, they fail with ImageThreadGoneError, and Temporal retries their activity; the next task starts a
  * new thread. close() lets the tasks under way finish: a thread stopped in the middle of a sharp call can take the
- * process down with it (lovell/sharp#2263). A thread that cannot start at all (it ends before saying it is ready) is not tried again: its tasks
- * and all later ones run on the worker's own thread, as with IMAGE_THREAD=off, and a warning says so.
+ * process down with it (lovell/sharp#2263). A thread that cannot start at all (it ends before saying it is ready) is
+ * not tried again: its tasks and all later ones run on the worker's own thread, as with IMAGE_THREAD=off, and a
+ * warning says so.
  */
 import type { Worker } from 'node:worker_threads';
 import path from 'node:path';

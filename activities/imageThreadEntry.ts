@@ -1,7 +1,7 @@
 /**
  * The image thread (activities/imageThread.ts): runs the named task of `imageTasks` on what it is sent and answers
- * with the result, its bytes moved (not copied) to the worker's thread, or with the error's name, message and, for
- * a provider's error, its code.
+ * with the result, its bytes in the transfer list, or with the error's name, message and, for a provider's error,
+ * its code. Asked to close, it answers what is under way, then ends.
  */
 import { parentPort } from 'node:worker_threads';
 import { ProviderError } from '../providers/errors';
