@@ -5,7 +5,7 @@
  *
  * Why a thread (issue 16): the work makes and drops tens of MB of image buffers per job. Each Buffer counts as
  * external memory of the isolate holding it, and that drives V8 into a full collection about once per job, which
- * marks the whole heap: in the worker, 49 MB of Temporal SDK, database and storage modules, against a few MB in a
+ * marks the whole heap: in the worker, 49 MB of Temporal SDK, database and storage modules, against about 7 MB in a
  * thread that holds only sharp and this work. The bytes are the same either way: the same functions run.
  */
 import { LocalImageEditProvider } from '../providers/local/imageEdit';
