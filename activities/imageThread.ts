@@ -76,6 +76,10 @@ function revivedError(error: Extract<ImageThreadOutbound, { error: unknown }>['e
 }
 
 export class ImageThread implements ImageWork {
+  // bound like inProcessImageWork's plain functions, so either can be passed around or destructured
+  readonly readSourceImage = (filePath: string): Promise<Buffer> => this.run('readSourceImage', filePath);
+  readonly watermarkPreview = (image: Buffer): Promise<{ data: Buffer; width: number; height: number }> => this.run('watermarkPreview', image);
+  readonly imageThumbnail = (image: Buffer): Promise<Buffer> => this.run('imageThumbnail', image);
   readonly imageEdit = { edit: (request: ImageEditRequest): Promise<GeneratedImage> => this.run('edit', request) };
   readonly upscale = { upscale: (request: UpscaleRequest): Promise<GeneratedImage> => this.run('upscale', request) };
 
@@ -92,18 +96,6 @@ export class ImageThread implements ImageWork {
   constructor(options: ImageThreadOptions) {
     this.logger = options.logger;
     this.entry = options.entry ?? DEFAULT_ENTRY;
-  }
-
-  readSourceImage(filePath: string): Promise<Buffer> {
-    return this.run('readSourceImage', filePath);
-  }
-
-  watermarkPreview(image: Buffer): Promise<{ data: Buffer; width: number; height: number }> {
-    return this.run('watermarkPreview', image);
-  }
-
-  imageThumbnail(image: Buffer): Promise<Buffer> {
-    return this.run('imageThumbnail', image);
   }
 
   /** Starts the thread ahead of the first task (its start-up, about half a second, is then not a job's). */
