@@ -371,8 +371,12 @@ async function registerSearchAttributes(cli, address, namespace = 'default') {
 /**
  * `temporal server start-dev`: file-backed when dbFile is given (runs survive a restart), in memory otherwise.
  * Resolves once the frontend answers a namespace lookup and the custom search attributes are registered.
+ * A server that exits by itself while starting is started again, up to `attempts` times in all, and the last
+ * attempt's failure is the one thrown. start-dev picks the ports of its internal services itself (free when it looks,
+ * not always when it binds while other programs open ports), and a CI run once saw a start end early with status 2
+ * (a Go panic's), its cause not logged.
  */
-async function startTemporalDevServer({ cli, port, uiPort, dbFile, logFile, onSpawn = () => {} }) {
+async function startTemporalDevServer({ cli, port, uiPort, dbFile, logFile, onSpawn = () => {}, attempts = 3 }) {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn'];
   for (const name of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${name}=Keyword`);
   if (uiPort) args.push('--ui-port', String(uiPort));
@@ -381,30 +385,34 @@ async function startTemporalDevServer({ cli, port, uiPort, dbFile, logFile, onSp
     fs.mkdirSync(path.dirname(dbFile), { recursive: true });
     args.push('--db-filename', dbFile);
   }
-  const { child, stop, status } = spawnServer(cli, args, { logFile, stopSignals: [['SIGTERM'], ['SIGKILL', 5000]] });
-  // the caller can stop it even while it is still coming up (a Ctrl-C during start-up must not orphan it)
-  onSpawn(stop);
   const address = `127.0.0.1:${port}`;
-  try {
-    await waitFor(async () => {
-      if (status() !== null) throw new StartupError(`The Temporal dev server exited (${status()}) while starting${logFile ? ` (see ${logFile})` : ''}. Fix: free port ${port}${uiPort ? ` and ${uiPort}` : ''} or set TEMPORAL_ADDRESS to a Temporal server of your own.`);
-      if (!(await portOpen(port))) return false;
-      return new Promise((resolve) => {
-        const probe = spawn(cli, ['operator', 'namespace', 'describe', '--namespace', 'default', '--address', address], { stdio: 'ignore' });
-        probe.once('exit', (code) => resolve(code === 0));
-      });
-    }, 'Temporal dev server', 90000);
-    if (dbFile) await registerSearchAttributes(cli, address);
-  } catch (err) {
-    await stop();
-    throw err;
+  for (let attempt = 1; ; attempt += 1) {
+    const { child, stop, status } = spawnServer(cli, args, { logFile, stopSignals: [['SIGTERM'], ['SIGKILL', 5000]] });
+    // the caller can stop it even while it is still coming up (a Ctrl-C during start-up must not orphan it)
+    onSpawn(stop);
+    try {
+      await waitFor(async () => {
+        if (status() !== null) throw new StartupError(`The Temporal dev server exited (${status()}) while starting${logFile ? ` (see ${logFile})` : ''}. Fix: free port ${port}${uiPort ? ` and ${uiPort}` : ''} or set TEMPORAL_ADDRESS to a Temporal server of your own.`);
+        if (!(await portOpen(port))) return false;
+        return new Promise((resolve) => {
+          const probe = spawn(cli, ['operator', 'namespace', 'describe', '--namespace', 'default', '--address', address], { stdio: 'ignore' });
+          probe.once('exit', (code) => resolve(code === 0));
+        });
+      }, 'Temporal dev server', 90000);
+      if (dbFile) await registerSearchAttributes(cli, address);
+    } catch (err) {
+      const exitedByItself = status() !== null;
+      await stop();
+      if (exitedByItself && attempt < attempts) continue;
+      throw err;
+    }
+    return {
+      address,
+      uiUrl: uiPort ? `http://127.0.0.1:${uiPort}` : null,
+      pid: child.pid,
+      stop,
+    };
   }
-  return {
-    address,
-    uiUrl: uiPort ? `http://127.0.0.1:${uiPort}` : null,
-    pid: child.pid,
-    stop,
-  };
 }
 
 /** True once the S3 API accepts a signed request and stores an object (the volume server has registered). */

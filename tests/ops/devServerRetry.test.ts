@@ -1,0 +1,74 @@
+/**
+ * startTemporalDevServer starts the dev server again when it exits by itself while starting (start-dev picks its
+ * internal services' ports itself, and a port taken between its look and its bind ends the process early), and
+ * gives up with the start-up error after `attempts` tries. The CLI is wrapped by a script that fails the first
+ * `server start-dev` calls and passes everything else (the readiness probes included) to the real one.
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const services = require('../../scripts/lib/services.js') as {
+  freePort: () => Promise<number>;
+  startTemporalDevServer: (options: { cli: string; port: number; attempts?: number; onSpawn?: (stop: () => Promise<void>) => void }) => Promise<{
+    address: string;
+    stop: () => Promise<void>;
+  }>;
+};
+
+let dir: string;
+
+beforeAll(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'dev-server-retry-'));
+});
+
+afterAll(async () => {
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+/** A stand-in for the CLI whose first `failures` start-dev calls exit with status 2 (a Go panic's); each start-dev call is counted. */
+async function flakyCli(name: string, failures: number): Promise<{ cli: string; starts: () => Promise<number> }> {
+  const real = process.env.TEMPORAL_CLI_PATH;
+  if (!real) throw new Error('TEMPORAL_CLI_PATH is not set: globalSetup installs the Temporal CLI');
+  const counter = path.join(dir, `${name}.starts`);
+  const cli = path.join(dir, `${name}.sh`);
+  await fs.writeFile(
+    cli,
+    [
+      '#!/bin/sh',
+      'if [ "$1" = server ]; then',
+      `  echo start >> '${counter}'`,
+      `  if [ "$(wc -l < '${counter}')" -le ${failures} ]; then exit 2; fi`,
+      'fi',
+      `exec '${real}' "$@"`,
+      '',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
+  const starts = async () => (await fs.readFile(counter, 'utf8').catch(() => '')).split('\n').filter(Boolean).length;
+  return { cli, starts };
+}
+
+describe('startTemporalDevServer when the server exits while starting', () => {
+  it('starts it again and answers once one start comes up', async () => {
+    const { cli, starts } = await flakyCli('twice', 2);
+    const stops: Array<() => Promise<void>> = [];
+    const server = await services.startTemporalDevServer({ cli, port: await services.freePort(), onSpawn: (stop) => stops.push(stop) });
+    try {
+      expect(await starts()).toBe(3);
+      // every attempt was handed to the caller, so a Ctrl-C during start-up can stop whichever is running
+      expect(stops).toHaveLength(3);
+      expect(server.address).toMatch(/^127\.0\.0\.1:\d+$/);
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
+
+  it('gives up after the attempts with the start-up error', async () => {
+    const { cli, starts } = await flakyCli('always', 99);
+    const port = await services.freePort();
+    await expect(services.startTemporalDevServer({ cli, port, attempts: 2 })).rejects.toThrow(`The Temporal dev server exited (2) while starting. Fix: free port ${port}`);
+    expect(await starts()).toBe(2);
+  }, 60_000);
+});
