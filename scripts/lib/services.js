@@ -386,8 +386,15 @@ async function startTemporalDevServer({ cli, port, uiPort, dbFile, logFile, onSp
     args.push('--db-filename', dbFile);
   }
   const address = `127.0.0.1:${port}`;
+  // set once the caller stops an attempt (a Ctrl-C during start-up): that exit is not one to start again after
+  let stoppedByCaller = false;
   for (let attempt = 1; ; attempt += 1) {
-    const { child, stop, status } = spawnServer(cli, args, { logFile, stopSignals: [['SIGTERM'], ['SIGKILL', 5000]] });
+    const server = spawnServer(cli, args, { logFile, stopSignals: [['SIGTERM'], ['SIGKILL', 5000]] });
+    const { child, status } = server;
+    const stop = () => {
+      stoppedByCaller = true;
+      return server.stop();
+    };
     // the caller can stop it even while it is still coming up (a Ctrl-C during start-up must not orphan it)
     onSpawn(stop);
     try {
@@ -401,8 +408,8 @@ async function startTemporalDevServer({ cli, port, uiPort, dbFile, logFile, onSp
       }, 'Temporal dev server', 90000);
       if (dbFile) await registerSearchAttributes(cli, address);
     } catch (err) {
-      const exitedByItself = status() !== null;
-      await stop();
+      const exitedByItself = status() !== null && !stoppedByCaller;
+      await server.stop();
       if (exitedByItself && attempt < attempts) continue;
       throw err;
     }

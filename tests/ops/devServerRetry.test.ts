@@ -1,7 +1,7 @@
 /**
- * startTemporalDevServer starts the dev server again when it exits by itself while starting (start-dev picks its
- * internal services' ports itself, and a port taken between its look and its bind ends the process early), and
- * gives up with the start-up error after `attempts` tries. The CLI is wrapped by a script that fails the first
+ * startTemporalDevServer starts the dev server again when it exits by itself while starting (a CI run once saw
+ * start-dev end early with status 2), gives up with the start-up error after `attempts` tries, and does not start
+ * again after the caller stopped it (a Ctrl-C during start-up). The CLI is wrapped by a script that fails the first
  * `server start-dev` calls and passes everything else (the readiness probes included) to the real one.
  */
 import fs from 'node:fs/promises';
@@ -70,5 +70,13 @@ describe('startTemporalDevServer when the server exits while starting', () => {
     const port = await services.freePort();
     await expect(services.startTemporalDevServer({ cli, port, attempts: 2 })).rejects.toThrow(`The Temporal dev server exited (2) while starting. Fix: free port ${port}`);
     expect(await starts()).toBe(2);
+  }, 60_000);
+
+  it('does not start it again after the caller stopped it while it was starting', async () => {
+    const { cli, starts } = await flakyCli('stopped', 0);
+    // as npm start does on a Ctrl-C: stop the attempt it was handed, long before the server can answer
+    const started = services.startTemporalDevServer({ cli, port: await services.freePort(), onSpawn: (stop) => void setTimeout(() => void stop(), 50) });
+    await expect(started).rejects.toThrow('The Temporal dev server exited');
+    expect(await starts()).toBe(1);
   }, 60_000);
 });
