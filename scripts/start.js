@@ -213,4 +213,5 @@ function fail(err) {
 
 process.on('uncaughtException', fail);
 process.on('unhandledRejection', fail);
-main().catch(fail);
+// a start-up step ended by a Ctrl-C is no failure to report: the shutdown under way says what happens
+main().catch((err) => (stopping ? undefined : fail(err)));

@@ -388,6 +388,7 @@ async function startTemporalDevServer({ cli, port, uiPort, dbFile, logFile, onSp
   const address = `127.0.0.1:${port}`;
   // set once the caller stops an attempt (a Ctrl-C during start-up): that exit is not one to start again after
   let stoppedByCaller = false;
+  const stoppedWhileStarting = () => new StartupError('The Temporal dev server was stopped while starting.');
   for (let attempt = 1; ; attempt += 1) {
     const server = spawnServer(cli, args, { logFile, stopSignals: [['SIGTERM'], ['SIGKILL', 5000]] });
     const { child, status } = server;
@@ -399,6 +400,7 @@ async function startTemporalDevServer({ cli, port, uiPort, dbFile, logFile, onSp
     onSpawn(stop);
     try {
       await waitFor(async () => {
+        if (stoppedByCaller) throw stoppedWhileStarting();
         if (status() !== null) throw new StartupError(`The Temporal dev server exited (${status()}) while starting${logFile ? ` (see ${logFile})` : ''}. Fix: free port ${port}${uiPort ? ` and ${uiPort}` : ''} or set TEMPORAL_ADDRESS to a Temporal server of your own.`);
         if (!(await portOpen(port))) return false;
         return new Promise((resolve) => {
@@ -407,6 +409,9 @@ async function startTemporalDevServer({ cli, port, uiPort, dbFile, logFile, onSp
         });
       }, 'Temporal dev server', 90000);
       if (dbFile) await registerSearchAttributes(cli, address);
+      // the CLI handles a SIGTERM that arrives during start-up only once its server is up, so a server stopped by
+      // the caller can still answer the probes above for a moment: it is not handed back as a running one
+      if (stoppedByCaller) throw stoppedWhileStarting();
     } catch (err) {
       const exitedByItself = status() !== null && !stoppedByCaller;
       await server.stop();

@@ -11,6 +11,7 @@ import path from 'node:path';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const services = require('../../scripts/lib/services.js') as {
   freePort: () => Promise<number>;
+  portOpen: (port: number) => Promise<boolean>;
   startTemporalDevServer: (options: { cli: string; port: number; attempts?: number; onSpawn?: (stop: () => Promise<void>) => void }) => Promise<{
     address: string;
     stop: () => Promise<void>;
@@ -76,7 +77,48 @@ describe('startTemporalDevServer when the server exits while starting', () => {
     const { cli, starts } = await flakyCli('stopped', 0);
     // as npm start does on a Ctrl-C: stop the attempt it was handed, long before the server can answer
     const started = services.startTemporalDevServer({ cli, port: await services.freePort(), onSpawn: (stop) => void setTimeout(() => void stop(), 50) });
-    await expect(started).rejects.toThrow('The Temporal dev server exited');
+    await expect(started).rejects.toThrow('The Temporal dev server was stopped while starting.');
     expect(await starts()).toBe(1);
+  }, 60_000);
+
+  it('does not hand back a server that came up after the caller stopped it', async () => {
+    // the real CLI acts on a SIGTERM received during start-up only once its server is up, which may be before or
+    // after the readiness probe sees it (a machine's speed decides). This stand-in makes the late case certain:
+    // on SIGTERM it waits until the server answers, then stops it.
+    const real = process.env.TEMPORAL_CLI_PATH as string;
+    const cli = path.join(dir, 'late-stop.sh');
+    const port = await services.freePort();
+    const pidFile = path.join(dir, 'late-stop.pid');
+    const ready = `'${real}' operator namespace describe --namespace default --address 127.0.0.1:${port} >/dev/null 2>&1`;
+    await fs.writeFile(
+      cli,
+      [
+        '#!/bin/sh',
+        `if [ "$1" != server ]; then exec '${real}' "$@"; fi`,
+        `'${real}' "$@" &`,
+        'pid=$!',
+        `echo $pid > '${pidFile}'`,
+        `trap 'until ${ready}; do sleep 0.1; done; kill $pid; wait $pid; exit 143' TERM`,
+        'wait $pid',
+        '',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
+    const started = services.startTemporalDevServer({ cli, port, onSpawn: (stop) => void setTimeout(() => void stop(), 50) });
+    try {
+      await expect(started).rejects.toThrow('The Temporal dev server was stopped while starting.');
+      // nothing is left listening once the rejection is seen
+      expect(await services.portOpen(port)).toBe(false);
+    } finally {
+      // should the stand-in itself be killed hard, its server is not left behind
+      const pid = Number(await fs.readFile(pidFile, 'utf8').catch(() => '0'));
+      if (pid > 0) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone, as it should be
+        }
+      }
+    }
   }, 60_000);
 });
