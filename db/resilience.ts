@@ -5,12 +5,15 @@
  * data, so a database that stalls or is gone answers a clear 503 at once instead of piling up requests.
  *
  * The breakers are the spec's (providers/circuitBreaker.ts, shared with the AI providers): 10 failures within the
- * window open one; it stays open 30 s for credits, 20 s for user data and 15 s for everything else, then admits
- * trial calls. Only failures that say the database is unhealthy count (a statement timeout, a refused or dropped
+ * window open one. The spec's database figures are call timeouts ("Database breakers: 10 failures; timeouts 30 s
+ * (credits), 20 s (user data), 15 s otherwise"): a call (connection and statements) that takes longer fails with
+ * '... timeout after <ms>ms' and counts as a failure. Everything else is the breaker defaults: a 5-minute window,
+ * open for 60 s, then 3 trial calls. Only failures that say the database is unhealthy count (a statement timeout, a refused or dropped
  * connection, no connection within the timeout, the server shutting down or out of resources); a unique
  * violation or a bad value is the caller's mistake and leaves the breaker alone.
  */
 import type { Knex } from 'knex';
+import { CIRCUIT_BREAKER_DEFAULTS } from '../domain/constants';
 import { CircuitBreaker, CircuitBreakerError, type CircuitBreakerOptions, type CircuitState } from '../providers/circuitBreaker';
 
 export const DATABASE_TIMEOUTS = {
@@ -24,10 +27,10 @@ export const DATABASE_TIMEOUTS = {
 
 export type DatabaseBreakerName = 'credits' | 'userData' | 'other';
 
-export const DATABASE_BREAKERS: Record<DatabaseBreakerName, { failureThreshold: number; resetTimeoutMs: number }> = {
-  credits: { failureThreshold: 10, resetTimeoutMs: 30_000 },
-  userData: { failureThreshold: 10, resetTimeoutMs: 20_000 },
-  other: { failureThreshold: 10, resetTimeoutMs: 15_000 },
+export const DATABASE_BREAKERS: Record<DatabaseBreakerName, { failureThreshold: number; callTimeoutMs: number }> = {
+  credits: { failureThreshold: 10, callTimeoutMs: 30_000 },
+  userData: { failureThreshold: 10, callTimeoutMs: 20_000 },
+  other: { failureThreshold: 10, callTimeoutMs: 15_000 },
 };
 
 /** Tables whose statements go through each breaker (the first kind named in a statement wins, credits first). */
@@ -41,7 +44,7 @@ export function breakerFor(sql: string): DatabaseBreakerName {
   return 'other';
 }
 
-export type DatabaseUnavailableCode = 'QUERY_TIMEOUT' | 'DATABASE_UNAVAILABLE' | 'CIRCUIT_OPEN';
+export type DatabaseUnavailableCode = 'QUERY_TIMEOUT' | 'DATABASE_UNAVAILABLE' | 'CIRCUIT_OPEN' | 'CIRCUIT_TIMEOUT';
 
 /**
  * The database cannot serve this call now; waiting and trying again can help (activities let Temporal retry it).
@@ -82,6 +85,8 @@ function isConnectionFailure(err: unknown): boolean {
 /** Whether an error says the database is unhealthy (it counts against the breaker). */
 export function isDatabaseFailure(err: unknown): boolean {
   if (err instanceof DatabaseUnavailableError) return err.code !== 'CIRCUIT_OPEN';
+  // a call that outlasted its breaker's timeout
+  if (err instanceof CircuitBreakerError) return err.code === 'CIRCUIT_TIMEOUT';
   return isStatementTimeout(err) || isConnectionFailure(err);
 }
 
@@ -89,8 +94,8 @@ export interface DatabaseResilienceOptions {
   /** statement_timeout of every connection; 0 turns it off (migrations). */
   queryTimeoutMs?: number;
   connectionTimeoutMs?: number;
-  /** Overrides for every breaker (tests pass a clock or a short reset). */
-  breaker?: Partial<Pick<CircuitBreakerOptions, 'now' | 'resetTimeoutMs' | 'failureThreshold' | 'onStateChange'>>;
+  /** Overrides for every breaker (tests pass a clock, a short call timeout or a short reset). */
+  breaker?: Partial<Pick<CircuitBreakerOptions, 'now' | 'resetTimeoutMs' | 'failureThreshold' | 'callTimeoutMs' | 'onStateChange'>>;
   /** false: no breakers (migrations, which must see the real error). */
   breakers?: boolean;
 }
@@ -122,14 +127,12 @@ export function createDatabaseGuard(options: DatabaseResilienceOptions = {}): Da
   const make = (name: DatabaseBreakerName) =>
     new CircuitBreaker(`database:${name}`, {
       failureThreshold: DATABASE_BREAKERS[name].failureThreshold,
-      resetTimeoutMs: DATABASE_BREAKERS[name].resetTimeoutMs,
-      // a backstop only: the statement and connection timeouts end a call first
-      callTimeoutMs: connectionTimeoutMs + queryTimeoutMs + 5_000,
+      callTimeoutMs: DATABASE_BREAKERS[name].callTimeoutMs,
       isFailure: isDatabaseFailure,
       ...options.breaker,
     });
   const breakers: Record<DatabaseBreakerName, CircuitBreaker> = { credits: make('credits'), userData: make('userData'), other: make('other') };
-  const resetSeconds = (name: DatabaseBreakerName) => Math.ceil((options.breaker?.resetTimeoutMs ?? DATABASE_BREAKERS[name].resetTimeoutMs) / 1000);
+  const resetSeconds = Math.ceil((options.breaker?.resetTimeoutMs ?? CIRCUIT_BREAKER_DEFAULTS.resetTimeoutMs) / 1000);
 
   return {
     queryTimeoutMs,
@@ -146,9 +149,9 @@ export function createDatabaseGuard(options: DatabaseResilienceOptions = {}): Da
         });
       } catch (err) {
         if (err instanceof CircuitBreakerError) {
-          const message =
-            err.code === 'CIRCUIT_TIMEOUT' ? `Query timeout after ${queryTimeoutMs}ms` : `The database is unavailable right now (${err.message}); try again shortly`;
-          throw new DatabaseUnavailableError(err.code === 'CIRCUIT_TIMEOUT' ? 'QUERY_TIMEOUT' : 'CIRCUIT_OPEN', message, resetSeconds(name), { cause: err });
+          // the call outlasted its breaker's timeout ('Circuit breaker "database:credits": timeout after 30000ms'): worth a retry soon
+          if (err.code === 'CIRCUIT_TIMEOUT') throw new DatabaseUnavailableError('CIRCUIT_TIMEOUT', err.message, 5, { cause: err });
+          throw new DatabaseUnavailableError('CIRCUIT_OPEN', `The database is unavailable right now (${err.message}); try again shortly`, resetSeconds, { cause: err });
         }
         throw err;
       }

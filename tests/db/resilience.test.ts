@@ -5,6 +5,7 @@ import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { connectDatabase, knexConfig } from '../../db/connection';
 import { DATABASE_BREAKERS, DATABASE_TIMEOUTS, breakerFor, databaseGuardOf, DatabaseUnavailableError } from '../../db/resilience';
+import { CIRCUIT_BREAKER_DEFAULTS } from '../../domain/constants';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { request, serve, type TestServer } from '../support/http';
 
@@ -38,11 +39,13 @@ describe('the pool settings', () => {
     expect(config.connection).toMatchObject({ statement_timeout: 15_000, connectionTimeoutMillis: 30_000 });
     expect(config.acquireConnectionTimeout).toBe(30_000);
     expect(DATABASE_TIMEOUTS).toEqual({ connectionCheckMs: 5_000, queryMs: 15_000, connectionMs: 30_000 });
+    // the spec's database breaker figures are call timeouts; open time, window and trials are the breaker defaults
     expect(DATABASE_BREAKERS).toEqual({
-      credits: { failureThreshold: 10, resetTimeoutMs: 30_000 },
-      userData: { failureThreshold: 10, resetTimeoutMs: 20_000 },
-      other: { failureThreshold: 10, resetTimeoutMs: 15_000 },
+      credits: { failureThreshold: 10, callTimeoutMs: 30_000 },
+      userData: { failureThreshold: 10, callTimeoutMs: 20_000 },
+      other: { failureThreshold: 10, callTimeoutMs: 15_000 },
     });
+    expect(CIRCUIT_BREAKER_DEFAULTS).toMatchObject({ resetTimeoutMs: 60_000, windowMs: 300_000, halfOpenMaxCalls: 3 });
   });
 
   it("sets PostgreSQL's statement_timeout on every connection of the app's pool, and none for migrations", async () => {
@@ -103,7 +106,7 @@ describe('a stalled database seen through the API', () => {
     expect(next.body.profile.name).toBe('After the lock');
   });
 
-  it('opens the user-data breaker after 10 failures: 503 at once, then closed again after its 20 s reset', async () => {
+  it('opens the user-data breaker after 10 failures: 503 at once, then closed again after the 60 s reset', async () => {
     const guard = databaseGuardOf(knex)!;
     expect(guard.states().userData).toBe('CLOSED');
     // the first test's timeout already counts as one failure within the window
@@ -125,7 +128,7 @@ describe('a stalled database seen through the API', () => {
     expect(refused.status).toBe(503);
     expect(refused.body.code).toBe('CIRCUIT_OPEN');
     expect(refused.body.error).toContain('"database:userData" is OPEN');
-    expect(refused.headers.get('retry-after')).toBe('20');
+    expect(refused.headers.get('retry-after')).toBe('60');
     expect((await request(server.baseUrl, '/api/auth/me', { token: user.token })).status).toBe(503);
     // another pool (its own breakers) sees the database serving all along
     const other = connectDatabase(url(), { min: 0, max: 1 });
@@ -135,7 +138,7 @@ describe('a stalled database seen through the API', () => {
       await other.destroy();
     }
 
-    clock.advance(19_000);
+    clock.advance(59_000);
     expect(guard.states().userData).toBe('OPEN');
     clock.advance(1_000);
     expect(guard.states().userData).toBe('HALF_OPEN');
@@ -147,7 +150,7 @@ describe('a stalled database seen through the API', () => {
 });
 
 describe('the credits breaker', () => {
-  it('opens after 10 statement timeouts on credit tables and stays open for 30 s while the others serve', async () => {
+  it('opens after 10 statement timeouts on credit tables and stays open for 60 s while the others serve', async () => {
     const clock = fakeClock();
     const knex = connectDatabase(url(), { min: 0, max: 4 }, { queryTimeoutMs: 150, breaker: { now: clock.now } });
     const guard = databaseGuardOf(knex)!;
@@ -161,12 +164,12 @@ describe('the credits breaker', () => {
       const started = Date.now();
       const open = await knex('credit_transactions').count().catch((e: unknown) => e);
       expect(Date.now() - started).toBeLessThan(100);
-      expect(open).toMatchObject({ code: 'CIRCUIT_OPEN', status: 503, retryAfterSeconds: 30 });
+      expect(open).toMatchObject({ code: 'CIRCUIT_OPEN', status: 503, retryAfterSeconds: 60 });
       expect(await knex('profiles').count()).toHaveLength(1);
 
-      clock.advance(DATABASE_BREAKERS.userData.resetTimeoutMs);
+      clock.advance(CIRCUIT_BREAKER_DEFAULTS.resetTimeoutMs - 1);
       expect(guard.states().credits).toBe('OPEN');
-      clock.advance(DATABASE_BREAKERS.credits.resetTimeoutMs - DATABASE_BREAKERS.userData.resetTimeoutMs);
+      clock.advance(1);
       expect(guard.states().credits).toBe('HALF_OPEN');
       await knex('credit_transactions').count();
       await knex('credit_reservations').count();
@@ -184,6 +187,42 @@ describe('the credits breaker', () => {
         await expect(knex.raw("select 'not a uuid'::uuid, count(*) from credit_purchases")).rejects.toMatchObject({ code: '22P02' });
       }
       expect(databaseGuardOf(knex)!.states().credits).toBe('CLOSED');
+    } finally {
+      await knex.destroy();
+    }
+  });
+});
+
+describe("the breakers' call timeouts", () => {
+  it("fail a call that outlasts its breaker's timeout with 'timeout after <ms>ms', each breaker with its own figure, and count it", async () => {
+    // the statement timeout is far away, so only the breaker's timer can end these calls
+    const knex = connectDatabase(url(), { min: 0, max: 4 }, { queryTimeoutMs: 10_000, breaker: { callTimeoutMs: 200, failureThreshold: 3 } });
+    const guard = databaseGuardOf(knex)!;
+    try {
+      const started = Date.now();
+      const error = await knex.raw('select pg_sleep(1), (select count(*) from credit_transactions)').catch((e: unknown) => e);
+      expect(Date.now() - started).toBeLessThan(900);
+      expect(error).toBeInstanceOf(DatabaseUnavailableError);
+      expect(error).toMatchObject({ code: 'CIRCUIT_TIMEOUT', status: 503, message: 'Circuit breaker "database:credits": timeout after 200ms' });
+      expect(guard.breakers.credits.recentFailures).toBe(1);
+      expect(guard.breakers.other.recentFailures).toBe(0);
+      // a call inside its timeout is no failure
+      await expect(knex.raw('select pg_sleep(0.05)')).resolves.toBeDefined();
+      expect(guard.breakers.other.recentFailures).toBe(0);
+    } finally {
+      await knex.destroy();
+    }
+  });
+
+  it('gives each breaker the spec figure when none is injected', async () => {
+    const knex = connectDatabase(url(), { min: 0, max: 1 });
+    try {
+      const figures = Object.fromEntries(
+        Object.entries(databaseGuardOf(knex)!.breakers).map(([name, breaker]) => [name, (breaker as unknown as { options: { callTimeoutMs: number; failureThreshold: number; resetTimeoutMs: number } }).options]),
+      );
+      expect(figures.credits).toMatchObject({ callTimeoutMs: 30_000, failureThreshold: 10, resetTimeoutMs: 60_000 });
+      expect(figures.userData).toMatchObject({ callTimeoutMs: 20_000, failureThreshold: 10, resetTimeoutMs: 60_000 });
+      expect(figures.other).toMatchObject({ callTimeoutMs: 15_000, failureThreshold: 10, resetTimeoutMs: 60_000 });
     } finally {
       await knex.destroy();
     }
