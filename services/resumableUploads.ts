@@ -10,6 +10,7 @@
  * TUS_EXPIRATION_HOURS (24) and an hourly sweep removes their bytes.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -137,7 +138,10 @@ export class ResumableUploads {
         },
       });
     }
-    return new FileStore({ directory: path.join(config.storageDir, '.tus-uploads'), expirationPeriodInMilliseconds: this.expirationMs });
+    const directory = path.join(config.storageDir, '.tus-uploads');
+    // made here, before the first sweep lists it: the store's own mkdir runs unawaited from its constructor
+    mkdirSync(directory, { recursive: true });
+    return new FileStore({ directory, expirationPeriodInMilliseconds: this.expirationMs });
   }
 
   /** The S3 store's bucket, created when missing (once per process). */

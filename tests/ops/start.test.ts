@@ -185,6 +185,12 @@ describe('npm start (scripts/start.js)', () => {
       await start.waitForOutput(/Render studio: {2}http:\/\/127\.0\.0\.1:\d+/, 180_000);
       expect((await fetch(`http://127.0.0.1:${ports.PORT}/health/ready`)).status).toBe(200);
       expect(start.output()).toContain(round === 1 ? 'migrations applied' : 'migrations: up to date');
+      if (round === 1) {
+        // a healthy first start in a fresh folder warns of nothing and prints no stack (the API's start-up sweeps
+        // have run once the worker is up)
+        await start.waitForOutput(/"msg":"worker running"/, 180_000);
+        expect(start.output()).not.toMatch(/"level":(40|50|60)|\bwarn(ing)?\b|\n\s+at .+:\d+:\d+\)?\n/i);
+      }
       expect(start.output()).not.toContain('PostgreSQL data in');
       expect(fs.existsSync(path.join(embeddedDir, 'postgres', 'PG_VERSION'))).toBe(true);
       expect(fs.statSync(secretsFile).mode & 0o777).toBe(0o600);
