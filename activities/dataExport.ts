@@ -13,6 +13,7 @@ import { ACCOUNT_DATA_MESSAGES, EXPORT_BUCKET, EXPORT_LINK_TTL_SECONDS, dataExpo
 import { ObjectNotFoundError, isBucket } from '../storage';
 import { publishEvent, publishEventQuietly } from '../services/events';
 import { collectUserRows, listUserFiles, type UserFile } from '../services/userData';
+import { exportableFiles } from '../services/unapprovedOriginals';
 import { dataExportProgressSignal, type DataExportInput, type DataExportResult, type DataExportStatus } from '../domain/workflowContracts/dataExport';
 import type { ActivityDeps } from './deps';
 
@@ -53,7 +54,14 @@ interface ManifestFile {
   sourceId: string;
   size: number;
   sha256: string;
+  /** set on a file of an item that is not approved yet: it is the item's watermarked preview, not its original */
+  watermarkedPreview?: true;
 }
+
+/** What manifest.json says about items not approved yet (pay on approval: their originals stay on the server). */
+export const PENDING_ITEMS_NOTE =
+  'Items still waiting for approval (pending_approvals in items.json) are included as their watermarked preview only (files marked watermarkedPreview): ' +
+  'the original and its thumbnail are not part of the export until the item is approved.';
 
 export function createDataExportActivities(deps: Pick<ActivityDeps, 'knex' | 'storage' | 'logger'>, options: DataExportActivityOptions = {}) {
   const { knex, storage, logger } = deps;
@@ -140,6 +148,8 @@ export function createDataExportActivities(deps: Pick<ActivityDeps, 'knex' | 'st
     /**
      * Streams profile.json, projects.json, items.json, ledger.json, every stored file of the user (files/<bucket>/<path>)
      * and manifest.json (each file's source row, size and sha256) into the zip at exports/<userId>/<exportId>/.
+     * An item not approved yet is carried by its watermarked preview only (services/unapprovedOriginals.ts), and the
+     * manifest says so (PENDING_ITEMS_NOTE).
      */
     async writeDataExport(input: DataExportInput): Promise<DataExportResult> {
       const ctx = Context.current();
@@ -149,7 +159,7 @@ export function createDataExportActivities(deps: Pick<ActivityDeps, 'knex' | 'st
       if (!row) throw new Error(`data export ${input.exportId} of ${input.userId} not found`);
       const fileName = exportFileName(new Date(row.created_at), row.sequence);
       const path = exportObjectPath(input.userId, input.exportId, fileName);
-      const files = await listUserFiles(knex, input.userId, { includeExports: false, approvals: 'pending' });
+      const files = await exportableFiles(knex, input.userId, await listUserFiles(knex, input.userId, { includeExports: false, approvals: 'pending' }));
 
       // written before a crash: storage only links a file in once it is complete
       const existing = await storage.objects.stat(EXPORT_BUCKET, path);
@@ -212,11 +222,12 @@ export function createDataExportActivities(deps: Pick<ActivityDeps, 'knex' | 'st
             missing.push({ bucket: file.bucket, path: file.path, source: file.source, sourceId: file.sourceId });
             continue;
           }
-          manifest.push({ name: entryName(file), bucket: file.bucket, path: file.path, source: file.source, sourceId: file.sourceId, ...added });
+          const preview = file.source === 'pending_approvals' ? { watermarkedPreview: true as const } : {};
+          manifest.push({ name: entryName(file), bucket: file.bucket, path: file.path, source: file.source, sourceId: file.sourceId, ...added, ...preview });
           doneBytes += sizes[index];
           await report(FILES_START + ((FILES_END - FILES_START) * doneBytes) / totalBytes, `${ACCOUNT_DATA_MESSAGES.exportFiles} (${index + 1} of ${files.length})`);
         }
-        archive.append(json({ exportedAt, files: manifest, missing }), { name: 'manifest.json' });
+        archive.append(json({ exportedAt, pendingItems: PENDING_ITEMS_NOTE, files: manifest, missing }), { name: 'manifest.json' });
         await report(FILES_END, ACCOUNT_DATA_MESSAGES.exportFinishing, true);
         await archive.finalize();
         const object = await stored;

@@ -74,7 +74,8 @@ export interface ApprovalListItem {
   status: 'pending';
   aspect_ratio: string | null;
   file_name: string;
-  original_file_url: string | null;
+  /** Always null: pay on approval, the original is linked only once the item is approved (it is then in the library). */
+  original_file_url: null;
   watermarked_file_url: string | null;
   approval_deadline: string;
   cost: number;

@@ -1,5 +1,5 @@
 /**
- * The approval queue for the API (spec 001 sections 2, 4, 7): the user's pending items with signed links, the
+ * The approval queue for the API (spec 001 sections 2, 4, 7): the user's pending items with preview links, the
  * stats behind the badge and the pending cap, and approve / reject sent as Updates to the item's approval
  * workflow (workflows/approval.ts), which holds the decision rules.
  */
@@ -58,7 +58,11 @@ function refusalOf(err: WorkflowUpdateFailedError): DomainError | null {
 export class ApprovalService {
   constructor(private readonly deps: ApprovalServiceDeps) {}
 
-  /** Pending and not past the deadline, newest first, with signed links to both files. */
+  /**
+   * Pending and not past the deadline, newest first, with a signed link to the watermarked preview. The original is
+   * never linked here (pay on approval): `original_file_url` is null, and the file routes refuse the original of an
+   * item that is not approved (services/unapprovedOriginals.ts).
+   */
   async list(userId: string): Promise<ApprovalListItem[]> {
     const rows = (await PendingApproval.query(this.deps.knex)
       .alias('a')
@@ -83,7 +87,7 @@ export class ApprovalService {
         status: 'pending',
         aspect_ratio: row.aspectRatio,
         file_name: row.fileName,
-        original_file_url: sign(row.originalBucket, row.originalPath),
+        original_file_url: null,
         watermarked_file_url: sign(row.watermarkedBucket, row.watermarkedPath),
         approval_deadline: new Date(row.approvalDeadline).toISOString(),
         cost: row.cost,

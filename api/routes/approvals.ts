@@ -26,7 +26,9 @@ const approvalItem = answers<ApprovalListItem>()(
     status: z.literal('pending'),
     aspect_ratio: z.string().nullable(),
     file_name: z.string(),
-    original_file_url: z.string().nullable(),
+    original_file_url: z.null().meta({
+      description: 'Always null while the item is pending (pay on approval): the queue shows the watermarked preview; the original is linked from the library once approved',
+    }),
     watermarked_file_url: z.string().nullable(),
     approval_deadline: z.string(),
     cost: z.number(),
@@ -61,6 +63,8 @@ export function approvalsRouter(deps: AppDeps): Router {
     path: '/api/approvals/list',
     tag: 'Approvals',
     summary: "The user's pending items, with preview links",
+    description:
+      'Each item links its watermarked preview only: `original_file_url` stays null until the item is approved, and no file route serves the original of an item that is not approved.',
     access: 'session',
     query: selfQuery,
     responses: { 200: z.object({ success: z.literal(true), data: z.array(approvalItem), error: z.null() }) },

@@ -5,6 +5,8 @@ import { attachmentDisposition, contentTypeOf, createStorage, downloadsAsAttachm
 import { parseQuery, RequestError } from '../validation';
 import { z } from 'zod';
 import { describeRoute, errorBody } from '../openapi/describe';
+import { isUnapprovedOriginal } from '../../services/unapprovedOriginals';
+import type { Knex } from 'knex';
 
 /** The link's signature (storage/signedUrls.ts); anything else in the query is ignored. */
 const fileQuery = z.object({
@@ -38,18 +40,29 @@ function parseRange(header: string | undefined, size: number): ByteRange | null 
 }
 
 /**
+ * The answer to a valid link whose file is the original of an item that is not approved (pending, rejected or
+ * expired): the same 403 as a forged link, so the answer tells nothing about the file or the item's state.
+ */
+function invalidLink(): RequestError {
+  return new RequestError(403, 'Invalid file link', 'LINK_INVALID');
+}
+
+/**
  * Streams a stored file to whoever holds an unexpired signed link to it (storage/signedUrls.ts). With object storage
  * (STORAGE_BACKEND=s3) the app hands out presigned storage URLs instead; a link to this route made earlier (or by
  * an older replica) is still honoured with a redirect to one, for the rest of its lifetime: the bytes never pass here.
+ * The original of an item that is not approved is refused whatever link names it (pay on approval).
  */
-async function serveFile(storage: Storage, signer: UrlSigner, ctx: Context): Promise<void> {
+async function serveFile(storage: Storage, signer: UrlSigner, knex: Knex, ctx: Context): Promise<void> {
   const { bucket, path } = ctx.params as { bucket: string; path: string };
   // a repeated or otherwise malformed signature is no valid link: the same 403, never a 400 that tells more
   const query = fileQuery.safeParse(ctx.query);
   const { expires, sig, download } = query.success ? query.data : { expires: undefined, sig: undefined, download: undefined };
   const check = signer.verify(bucket, path, expires, sig);
   if (check === 'expired') throw new RequestError(403, 'This file link has expired', 'LINK_EXPIRED');
-  if (check !== 'valid' || !isBucket(bucket) || !isValidObjectPath(path)) throw new RequestError(403, 'Invalid file link', 'LINK_INVALID');
+  if (check !== 'valid' || !isBucket(bucket) || !isValidObjectPath(path)) throw invalidLink();
+  // only a validly signed link costs a lookup: a guessed one learns nothing from the database
+  if (await isUnapprovedOriginal(knex, { bucket, path })) throw invalidLink();
   const remaining = Math.max(1, Number(expires) - Math.floor(Date.now() / 1000));
   // HEAD is answered here from the object's metadata (a presigned GET link is not valid for HEAD)
   if (storage.backend === 's3' && ctx.method !== 'HEAD') {
@@ -82,7 +95,7 @@ async function serveFile(storage: Storage, signer: UrlSigner, ctx: Context): Pro
   ctx.length = length;
 }
 
-export function filesRouter(deps: Pick<AppDeps, 'config'>): Router {
+export function filesRouter(deps: Pick<AppDeps, 'config' | 'knex'>): Router {
   const storage = createStorage(deps.config);
   const signer = new UrlSigner({ secret: deps.config.signingSecret, ttlSeconds: deps.config.signedUrlTtlSeconds });
   const router = new Router();
@@ -91,22 +104,27 @@ export function filesRouter(deps: Pick<AppDeps, 'config'>): Router {
     path: '/api/files/:bucket/*path',
     tag: 'Files',
     summary: 'A stored file, for whoever holds an unexpired signed link to it',
-    description: 'The links come signed in the answers that list files; `path` may span several segments. Supports one byte range.',
+    description:
+      'The links come signed in the answers that list files; `path` may span several segments. Supports one byte range. ' +
+      'The original of an item that is not approved (pending, rejected or expired) is refused with 403 LINK_INVALID, even through a link minted earlier: ' +
+      'until approval only its watermarked preview and its thumbnail are served.',
     access: 'signature',
-    noDatabase: true,
     query: fileQuery,
     headers: rangeHeader,
     responses: {
       200: { description: 'The file', contentType: FILE_TYPES, schema: z.string().meta({ format: 'binary' }) },
       206: { description: 'The requested byte range', contentType: FILE_TYPES, schema: z.string().meta({ format: 'binary' }) },
       302: { description: 'With object storage (STORAGE_BACKEND=s3): to a presigned storage URL for the rest of the link\'s lifetime' },
-      403: { description: 'Invalid file link (LINK_INVALID) or This file link has expired (LINK_EXPIRED)', schema: errorBody },
+      403: {
+        description: 'Invalid file link (LINK_INVALID): not a link the API handed out, or the original of an item not approved; or This file link has expired (LINK_EXPIRED)',
+        schema: errorBody,
+      },
       404: { description: 'File not found', schema: errorBody },
       416: { description: 'Range not satisfiable', schema: errorBody },
     },
     omit: [400],
   });
-  router.get('/api/files/:bucket/*path', (ctx) => serveFile(storage, signer, ctx));
+  router.get('/api/files/:bucket/*path', (ctx) => serveFile(storage, signer, deps.knex, ctx));
 
   describeRoute(router, {
     method: 'get',
@@ -115,19 +133,22 @@ export function filesRouter(deps: Pick<AppDeps, 'config'>): Router {
     summary: 'Download a file under a given name',
     description:
       'Redirects to a link to the same file that the browser saves as `name` (Content-Disposition: attachment), valid for the rest of the given link\'s lifetime: ' +
-      'the API\'s file route on local storage, a presigned object storage URL with `response-content-disposition` on S3. The browser navigates there (no fetch, so no CORS rule is needed).',
+      'the API\'s file route on local storage, a presigned object storage URL with `response-content-disposition` on S3. The browser navigates there (no fetch, so no CORS rule is needed). ' +
+      'The original of an item that is not approved (pending, rejected or expired) is refused like an invalid link: no download link is made for it.',
     access: 'signature',
-    noDatabase: true,
     query: downloadQuery,
     responses: {
       302: { description: 'To the download link' },
-      403: { description: 'Invalid file link (LINK_INVALID): not a link the API handed out, or expired', schema: errorBody },
+      403: { description: 'Invalid file link (LINK_INVALID): not a link the API handed out, expired, or the original of an item not approved', schema: errorBody },
     },
   });
-  router.get('/api/downloads', (ctx) => {
+  router.get('/api/downloads', async (ctx) => {
     const { url, name } = parseQuery(ctx, downloadQuery);
     const link = storage.urls.downloadLink(url, name);
-    if (!link) throw new RequestError(403, 'Invalid file link', 'LINK_INVALID');
+    if (!link) throw invalidLink();
+    // a valid link names its file (on S3 the redirect below goes straight to the object storage, past the files route)
+    const file = storage.urls.parse(url);
+    if (!file || (await isUnapprovedOriginal(deps.knex, file))) throw invalidLink();
     ctx.set('Cache-Control', 'no-store');
     ctx.redirect(link);
   });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { buffer } from 'node:stream/consumers';
 import sharp from 'sharp';
 import { createTestUser } from '../support/accounts';
 import { closeTestKnex } from '../support/db';
@@ -62,10 +63,14 @@ describe('approval queue, end to end (API, dev server, workers, PostgreSQL)', ()
     const deadline = Date.parse(queue[0].approval_deadline);
     expect(deadline - Date.now()).toBeGreaterThan(6.9 * 86_400_000);
     expect(deadline - Date.now()).toBeLessThanOrEqual(7 * 86_400_000);
+    // pay on approval: the queue links the watermarked preview only, and no link to the original is served
+    expect(queue[0].original_file_url).toBeNull();
     const watermarked = await fetch(new URL(queue[0].watermarked_file_url, h.baseUrl));
-    const original = await fetch(new URL(queue[0].original_file_url, h.baseUrl));
-    expect([watermarked.status, original.status]).toEqual([200, 200]);
-    const originalBytes = Buffer.from(await original.arrayBuffer());
+    expect(watermarked.status).toBe(200);
+    const pendingRow = await h.knex('pending_approvals').where({ id: approvalId }).first();
+    const original = await fetch(new URL(h.storage.urls.sign(pendingRow.original_bucket, pendingRow.original_path), h.baseUrl));
+    expect(original.status).toBe(403);
+    const originalBytes = await buffer(await h.storage.objects.read(pendingRow.original_bucket, pendingRow.original_path));
     expect(await stats(user.token)).toEqual({ pending_count: 1, limit: 5, total_pending_cost: 1 });
 
     // the API's short listing cache holds the library from before the approval

@@ -23,6 +23,7 @@ import {
   type Storage,
 } from '../../storage';
 import { serve, type TestServer } from '../support/http';
+import { closeTestKnex, testKnex } from '../support/db';
 import { runS3Server, s3ConfigFor, startS3Server, type S3Server } from '../support/objectStorage';
 
 /**
@@ -49,7 +50,8 @@ beforeAll(async () => {
   // the API's file route, for links to local files
   const app = new Koa();
   app.use(errorHandler);
-  app.use(filesRouter({ config: { ...baseConfig, storageBackend: 'local', storageDir: diskRoot } }).routes());
+  // with the database: the route refuses the original of an item that is not approved
+  app.use(filesRouter({ config: { ...baseConfig, storageBackend: 'local', storageDir: diskRoot }, knex: testKnex() }).routes());
   filesServer = await serve(app);
 }, 120_000);
 
@@ -57,6 +59,7 @@ afterAll(async () => {
   await filesServer?.close();
   fs.rmSync(diskRoot, { recursive: true, force: true });
   await stopS3?.();
+  await closeTestKnex();
 }, 60_000);
 
 interface Backend {
