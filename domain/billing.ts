@@ -85,11 +85,16 @@ export interface PurchaseStatusReply {
 
 export const USAGE_KINDS = ['image', 'clip', 'assembly'] as const;
 
-/** One week (Monday, UTC) of ledger activity: credits added, and credits spent per content kind. */
+/** One week (Monday, UTC) of ledger activity: credits added, spent per content kind, refunded and corrected. */
 export interface WeeklyCreditUsage {
   weekStart: string;
+  /** bought, welcome and other grants (admin corrections apart) */
   added: number;
   spent: { image: number; clip: number; assembly: number };
-  /** credits taken otherwise (refunds, admin corrections, deductions) */
+  /** credits Stripe refunds took back */
+  refunded: number;
+  /** admin corrections, up and down */
+  adjusted: { added: number; removed: number };
+  /** credits taken otherwise (deductions) */
   removed: number;
 }

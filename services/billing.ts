@@ -14,7 +14,7 @@ import type { CreditPackage } from '../domain/constants';
 import { DomainError } from '../domain/errors';
 import { CreditPurchase } from '../db/models/CreditPurchase';
 import { StripeEvent } from '../db/models/StripeEvent';
-import { addCredits, deductCredits, getCreditSummary } from './credits';
+import { addCredits, getCreditSummary, refundPurchasedCredits } from './credits';
 import { stripeClient, stripeWebhooks } from './stripeClient';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -330,8 +330,9 @@ async function closeOpenPurchase(trx: Knex.Transaction, session: Stripe.Checkout
 /**
  * Takes back the refunded share of the purchased credits (all of them for a full refund), as far as the available
  * balance allows: a balance never goes below zero nor below what pending approvals hold. What could not be taken
- * is recorded as the shortfall, on the ledger row and in the purchase's refund log. `amount_refunded` is
- * cumulative, so an older or repeated refund event changes nothing.
+ * is recorded as the shortfall, on the ledger row and in the purchase's refund log. The refunded share also comes
+ * off total_credits_purchased (never below zero), so a buyer refunded in full is back to "rejection requires a
+ * purchase". `amount_refunded` is cumulative, so an older or repeated refund event changes nothing.
  */
 async function reverseRefundedCredits(trx: Knex.Transaction, charge: Stripe.Charge, eventId: string): Promise<WebhookOutcome> {
   const intent = paymentIntentId(charge.payment_intent);
@@ -346,13 +347,15 @@ async function reverseRefundedCredits(trx: Knex.Transaction, charge: Stripe.Char
   const target = fullyRefunded ? purchase.credits : Math.floor((purchase.credits * refundedCents) / chargeAmount);
   const claimed = Math.max(0, target - purchase.creditsClaimedBack);
   let taken = 0;
+  let purchasedAfter: number | null = null;
   if (claimed > 0) {
     // the ledger takes this lock again (same transaction); holding it first keeps the balance still between read and write
-    const profile: { credits: number; reserved_credits: number } | undefined = await trx('profiles')
+    const profile: { credits: number; reserved_credits: number; total_credits_purchased: number } | undefined = await trx('profiles')
       .where({ id: purchase.userId })
       .forUpdate()
-      .first('credits', 'reserved_credits');
+      .first('credits', 'reserved_credits', 'total_credits_purchased');
     taken = Math.min(claimed, Math.max(0, (profile?.credits ?? 0) - (profile?.reserved_credits ?? 0)));
+    purchasedAfter = Math.max(0, (profile?.total_credits_purchased ?? 0) - claimed);
   }
   const shortfall = claimed - taken;
   const pkg = findCreditPackage(purchase.packageId);
@@ -364,12 +367,17 @@ async function reverseRefundedCredits(trx: Knex.Transaction, charge: Stripe.Char
     creditsClaimed: claimed,
     creditsTaken: taken,
     shortfall,
+    purchasedCreditsRevoked: claimed,
+    totalCreditsPurchasedAfter: purchasedAfter,
   };
-  if (taken > 0) {
-    await deductCredits(trx, {
+  if (claimed > 0) {
+    const what = `${pkg?.name ?? purchase.packageId}, ${fullyRefunded ? 'refunded in full' : `${refundedCents} of ${chargeAmount} cents refunded`}`;
+    const took = shortfall > 0 ? `${taken} of ${claimed} credits taken back (${shortfall} already spent or held)` : `${taken} credits taken back`;
+    await refundPurchasedCredits(trx, {
       profileId: purchase.userId,
       amount: taken,
-      description: `Refund: ${pkg?.name ?? purchase.packageId} (${taken} credits)`,
+      purchasedCredits: claimed,
+      description: `Refund: ${what}; ${took}`,
       idempotencyKey: `stripe-refund:${purchase.stripeSessionId ?? purchase.id}:${target}`,
       referenceId: purchase.id,
       metadata: { reason: 'stripe_refund', packageId: purchase.packageId, stripeSessionId: purchase.stripeSessionId, paymentIntentId: intent, ...record },

@@ -1,7 +1,7 @@
 /**
  * Credits added and spent per week, from the ledger: what the Billing tab's chart draws. Weeks start on Monday (UTC);
- * spending is split by the content kind the consume rows record; other negative rows (refunds, admin corrections)
- * count as removed.
+ * spending is split by the content kind the consume rows record; refunds and admin corrections (both ways) have their
+ * own counts; other negative rows count as removed.
  */
 import type { Knex } from 'knex';
 import type { WeeklyCreditUsage } from '../domain/billing';
@@ -40,7 +40,13 @@ export async function weeklyCreditUsage(db: Knex, profileId: string, weeks = USA
     .select(
       db.raw("date_trunc('week', created_at at time zone 'UTC') at time zone 'UTC' as week"),
       db.raw(
-        "case when amount > 0 then 'added' when transaction_type = 'consume' then coalesce(metadata->>'contentType', 'removed') else 'removed' end as kind",
+        `case
+           when transaction_type = 'admin_adjust' then case when amount > 0 then 'adjusted_added' else 'adjusted_removed' end
+           when transaction_type = 'refund' or (amount < 0 and metadata->>'reason' = 'stripe_refund') then 'refunded'
+           when amount > 0 then 'added'
+           when transaction_type = 'consume' then coalesce(metadata->>'contentType', 'removed')
+           else 'removed'
+         end as kind`,
       ),
       db.raw('sum(abs(amount)) as credits'),
     )
@@ -49,13 +55,23 @@ export async function weeklyCreditUsage(db: Knex, profileId: string, weeks = USA
   const byWeek = new Map<number, WeeklyCreditUsage>();
   for (let i = 0; i < weeks; i += 1) {
     const start = new Date(first.getTime() + i * 7 * DAY_MS);
-    byWeek.set(start.getTime(), { weekStart: start.toISOString().slice(0, 10), added: 0, spent: { image: 0, clip: 0, assembly: 0 }, removed: 0 });
+    byWeek.set(start.getTime(), {
+      weekStart: start.toISOString().slice(0, 10),
+      added: 0,
+      spent: { image: 0, clip: 0, assembly: 0 },
+      refunded: 0,
+      adjusted: { added: 0, removed: 0 },
+      removed: 0,
+    });
   }
   for (const row of rows) {
     const week = byWeek.get(new Date(row.week).getTime());
     if (!week) continue;
     const credits = Number(row.credits);
     if (row.kind === 'added') week.added += credits;
+    else if (row.kind === 'refunded') week.refunded += credits;
+    else if (row.kind === 'adjusted_added') week.adjusted.added += credits;
+    else if (row.kind === 'adjusted_removed') week.adjusted.removed += credits;
     else if (row.kind === 'image' || row.kind === 'clip' || row.kind === 'assembly') week.spent[row.kind as ContentType] += credits;
     else week.removed += credits;
   }

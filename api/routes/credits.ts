@@ -82,7 +82,14 @@ const transactionItem = answers<TransactionListItem>()(
   }),
 );
 const weeklyUsage = answers<WeeklyCreditUsage>()(
-  z.object({ weekStart: z.string(), added: count, spent: z.object({ image: count, clip: count, assembly: count }), removed: count }),
+  z.object({
+    weekStart: z.string(),
+    added: count,
+    spent: z.object({ image: count, clip: count, assembly: count }),
+    refunded: count,
+    adjusted: z.object({ added: count, removed: count }),
+    removed: count,
+  }),
 );
 const data = <S extends z.ZodType>(schema: S) => z.object({ success: z.literal(true), data: schema });
 const noProfile = { description: 'The profile is gone', schema: errorBody };
@@ -160,7 +167,7 @@ export function creditsRouter(deps: Pick<AppDeps, 'knex' | 'creditSummaries'>): 
     method: 'get',
     path: '/api/credits/weekly-usage',
     tag: 'Credits',
-    summary: 'Credits added and spent per week (Monday, UTC) by kind',
+    summary: 'Credits added and spent per week (Monday, UTC) by kind, with refunds and admin corrections',
     access: 'session',
     query: weeklyUsageQuery,
     responses: { 200: data(z.array(weeklyUsage)), 404: noProfile },

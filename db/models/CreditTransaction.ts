@@ -1,7 +1,7 @@
 import type { JSONSchema } from 'objection';
 import { BaseModel, schema } from './BaseModel';
 
-export const CREDIT_TRANSACTION_TYPES = ['signup_bonus', 'purchase', 'add', 'deduct', 'consume', 'admin_adjust'] as const;
+export const CREDIT_TRANSACTION_TYPES = ['signup_bonus', 'purchase', 'add', 'deduct', 'consume', 'admin_adjust', 'refund'] as const;
 export type CreditTransactionType = (typeof CREDIT_TRANSACTION_TYPES)[number];
 
 /**

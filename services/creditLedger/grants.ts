@@ -32,6 +32,24 @@ export async function deductCredits(db: Db, input: DeductCreditsInput): Promise<
   return changeBalance(db, { ...input, amount: -input.amount, type: 'deduct' }, refuseNegativeAvailable());
 }
 
+/** `amount`: the credits a refund takes back (0 when none are available); `purchasedCredits`: how far it lowers total_credits_purchased. */
+export interface RefundCreditsInput extends LedgerChangeFields {
+  purchasedCredits: number;
+}
+
+/**
+ * A Stripe refund in the ledger, one 'refund' row: credits -= amount (refused below available zero, like a
+ * deduction) and total_credits_purchased -= purchasedCredits, never below zero, so a buyer refunded in full no longer
+ * counts as having bought a package. The row is written even when nothing could be taken (amount 0): it is where
+ * the refund and the lowered purchase total are recorded.
+ */
+export async function refundPurchasedCredits(db: Db, input: RefundCreditsInput): Promise<LedgerEntry> {
+  assertWholeCredits(input.amount, { allowZero: true, allowNegative: false });
+  assertWholeCredits(input.purchasedCredits, { allowZero: true, allowNegative: false });
+  const { purchasedCredits, ...change } = input;
+  return changeBalance(db, { ...change, amount: -input.amount, type: 'refund' }, refuseNegativeAvailable(), { total_credits_purchased: -purchasedCredits });
+}
+
 /** Credits never go below zero: a removal may take at most the user's available credits (balance - reserved). */
 function refuseAdjustBelowZero(amount: number) {
   return (profile: LockedProfile, newCredits: number): DomainError | null => {

@@ -156,7 +156,8 @@ export async function changeBalance(
       const newCredits = profile.credits + change.amount;
       const refusal = refuse(profile, newCredits);
       if (refusal) throw refusal;
-      const increments = Object.fromEntries(Object.entries(totals).map(([column, by]) => [column, trx.raw('?? + ?', [column, by])]));
+      // running totals never go below zero (a refund lowers total_credits_purchased by at most what it holds)
+      const increments = Object.fromEntries(Object.entries(totals).map(([column, by]) => [column, trx.raw('greatest(?? + ?, 0)', [column, by])]));
       await trx('profiles')
         .where({ id: profile.id })
         .update({ credits: newCredits, ...increments, updated_at: trx.fn.now() });

@@ -211,10 +211,13 @@ describe('POST /api/stripe/webhook: refunds', () => {
     // the same refund reported again under another event id
     expect((await h.fake.deliver(h.fake.event('charge.refunded', charge))).body).toEqual({ received: true, outcome: 'refund_already_applied' });
 
-    expect((await balance(h.knex, user.id)).credits).toBe(5);
-    const refund = (await ledger(h.knex, user.id)).filter((r) => r.transaction_type === 'deduct');
+    expect(await balance(h.knex, user.id)).toEqual({ credits: 5, reserved: 0, purchased: 0 });
+    const refund = (await ledger(h.knex, user.id)).filter((r) => r.transaction_type === 'refund');
     expect(refund).toHaveLength(1);
-    expect(refund[0]).toMatchObject({ amount: -30, metadata: { reason: 'stripe_refund', creditsClaimed: 30, creditsTaken: 30, shortfall: 0, refundedAmountCents: 74635, chargeId: charge.id } });
+    expect(refund[0]).toMatchObject({
+      amount: -30,
+      metadata: { reason: 'stripe_refund', creditsClaimed: 30, creditsTaken: 30, shortfall: 0, refundedAmountCents: 74635, chargeId: charge.id, purchasedCreditsRevoked: 30, totalCreditsPurchasedAfter: 0 },
+    });
     expect(await purchaseRow(h.knex, sessionId)).toMatchObject({ status: 'refunded', refunded_amount_cents: 74635, credits_claimed_back: 30, credits_reversed: 30 });
     expect((await checkLedgerInvariant(h.knex, user.id)).ok).toBe(true);
   });
@@ -227,23 +230,26 @@ describe('POST /api/stripe/webhook: refunds', () => {
     const res = await h.fake.deliver(h.fake.event('charge.refunded', h.fake.refundedCharge(sessionId, 28750)));
 
     expect(res.body).toEqual({ received: true, outcome: 'refunded' });
-    expect(await balance(h.knex, user.id)).toEqual({ credits: 4, reserved: 4, purchased: 12 });
+    expect(await balance(h.knex, user.id)).toEqual({ credits: 4, reserved: 4, purchased: 0 });
     const refund = (await ledger(h.knex, user.id)).find((r) => r.metadata.reason === 'stripe_refund');
-    expect(refund).toMatchObject({ amount: -5, metadata: { creditsClaimed: 12, creditsTaken: 5, shortfall: 7 } });
+    expect(refund).toMatchObject({ transaction_type: 'refund', amount: -5, metadata: { creditsClaimed: 12, creditsTaken: 5, shortfall: 7, purchasedCreditsRevoked: 12, totalCreditsPurchasedAfter: 0 } });
     const purchase = await purchaseRow(h.knex, sessionId);
     expect(purchase).toMatchObject({ status: 'refunded', credits_claimed_back: 12, credits_reversed: 5 });
     expect(purchase.metadata.refunds).toEqual([expect.objectContaining({ creditsClaimed: 12, creditsTaken: 5, shortfall: 7 })]);
     expect((await checkLedgerInvariant(h.knex, user.id)).ok).toBe(true);
   });
 
-  it('records the whole shortfall without a ledger row when nothing is available', async () => {
+  it('records the whole shortfall on a ledger row of 0 credits when nothing is available, and still revokes the purchase', async () => {
     const { user, sessionId } = await paidPurchase('small'); // 17
     await deductCredits(h.knex, { profileId: user.id, amount: 17, description: 'spent', idempotencyKey: `spent-all:${user.id}` });
 
     expect((await h.fake.deliver(h.fake.event('charge.refunded', h.fake.refundedCharge(sessionId, 28750)))).status).toBe(200);
 
-    expect((await balance(h.knex, user.id)).credits).toBe(0);
-    expect((await ledger(h.knex, user.id)).filter((r) => r.metadata.reason === 'stripe_refund')).toEqual([]);
+    expect(await balance(h.knex, user.id)).toEqual({ credits: 0, reserved: 0, purchased: 0 });
+    expect((await ledger(h.knex, user.id)).filter((r) => r.metadata.reason === 'stripe_refund')).toEqual([
+      expect.objectContaining({ transaction_type: 'refund', amount: 0, metadata: expect.objectContaining({ creditsTaken: 0, shortfall: 12, purchasedCreditsRevoked: 12, totalCreditsPurchasedAfter: 0 }) }),
+    ]);
+    expect((await checkLedgerInvariant(h.knex, user.id)).ok).toBe(true);
     const purchase = await purchaseRow(h.knex, sessionId);
     expect(purchase).toMatchObject({ status: 'refunded', credits_claimed_back: 12, credits_reversed: 0 });
     expect(purchase.metadata.refunds[0]).toMatchObject({ creditsClaimed: 12, creditsTaken: 0, shortfall: 12 });
@@ -253,7 +259,8 @@ describe('POST /api/stripe/webhook: refunds', () => {
     const { user, sessionId } = await paidPurchase('large'); // 5 + 72 = 77, paid 137425
     const half = await h.fake.deliver(h.fake.event('charge.refunded', h.fake.refundedCharge(sessionId, 68712)));
     expect(half.body).toEqual({ received: true, outcome: 'refunded' });
-    expect((await balance(h.knex, user.id)).credits).toBe(77 - 35); // floor(72 x 68712 / 137425) = 35
+    // floor(72 x 68712 / 137425) = 35 taken back, and off the purchase total
+    expect(await balance(h.knex, user.id)).toEqual({ credits: 77 - 35, reserved: 0, purchased: 72 - 35 });
     expect((await purchaseRow(h.knex, sessionId)).status).toBe('partially_refunded');
 
     // an older event arriving late changes nothing
@@ -261,7 +268,13 @@ describe('POST /api/stripe/webhook: refunds', () => {
     expect(older.body).toEqual({ received: true, outcome: 'refund_already_applied' });
 
     await h.fake.deliver(h.fake.event('charge.refunded', h.fake.refundedCharge(sessionId, 137425)));
-    expect((await balance(h.knex, user.id)).credits).toBe(5);
+    expect(await balance(h.knex, user.id)).toEqual({ credits: 5, reserved: 0, purchased: 0 });
+    const rows = (await ledger(h.knex, user.id)).filter((r) => r.transaction_type === 'refund');
+    expect(rows.map((r) => [r.amount, r.metadata.purchasedCreditsRevoked, r.metadata.totalCreditsPurchasedAfter])).toEqual([
+      [-35, 35, 37],
+      [-37, 37, 0],
+    ]);
+    expect((await checkLedgerInvariant(h.knex, user.id)).ok).toBe(true);
     expect(await purchaseRow(h.knex, sessionId)).toMatchObject({ status: 'refunded', credits_claimed_back: 72, credits_reversed: 72 });
   });
 
@@ -301,7 +314,7 @@ describe('purchase status and history', () => {
 
     expect(res.status).toBe(200);
     expect(res.body.data).toHaveLength(4);
-    expect(res.body.data[3]).toMatchObject({ added: 17, spent: { image: 0, clip: 0, assembly: 0 }, removed: 0 });
+    expect(res.body.data[3]).toMatchObject({ added: 17, spent: { image: 0, clip: 0, assembly: 0 }, refunded: 0, adjusted: { added: 0, removed: 0 }, removed: 0 });
     expect(res.body.data[0].added).toBe(0);
     expect((await request(h.baseUrl, '/api/credits/weekly-usage?weeks=0', { token: user.token })).status).toBe(400);
     expect((await request(h.baseUrl, '/api/credits/weekly-usage?weeks=99', { token: user.token })).status).toBe(400);

@@ -11,7 +11,8 @@ const TYPE_LABEL: Record<string, string> = {
   add: 'Added',
   deduct: 'Deducted',
   consume: 'Approved item',
-  admin_adjust: 'Adjustment',
+  admin_adjust: 'Admin correction',
+  refund: 'Refund',
 };
 
 /** The credit ledger, 50 a page, newest first, with who made each change. */

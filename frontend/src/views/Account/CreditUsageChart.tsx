@@ -11,7 +11,10 @@ ChartJS.register(CategoryScale, LinearScale, BarElement, Tooltip, Legend);
 
 const WEEK_LABEL = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', timeZone: 'UTC' });
 
-/** Chart data: credits added in one stack, credits spent per kind (image, clip, assembly) in the other. */
+/**
+ * Chart data: credits in (bought and granted, admin corrections up) in one stack; credits out (spent per kind, taken
+ * back by refunds, admin corrections down) in the other.
+ */
 export function usageChartData(weeks: WeeklyCreditUsage[]): ChartData<'bar', number[], string> {
   const labels = weeks.map((w) => WEEK_LABEL.format(new Date(`${w.weekStart}T00:00:00Z`)));
   return {
@@ -21,6 +24,9 @@ export function usageChartData(weeks: WeeklyCreditUsage[]): ChartData<'bar', num
       { label: 'Images', data: weeks.map((w) => w.spent.image), backgroundColor: '#4f46e5', stack: 'spent' },
       { label: 'Clips', data: weeks.map((w) => w.spent.clip), backgroundColor: '#0ea5e9', stack: 'spent' },
       { label: 'Assemblies', data: weeks.map((w) => w.spent.assembly), backgroundColor: '#f59e0b', stack: 'spent' },
+      { label: 'Refunded', data: weeks.map((w) => w.refunded), backgroundColor: '#dc2626', stack: 'spent' },
+      { label: 'Admin corrections (added)', data: weeks.map((w) => w.adjusted.added), backgroundColor: '#86efac', stack: 'added' },
+      { label: 'Admin corrections (removed)', data: weeks.map((w) => w.adjusted.removed), backgroundColor: '#78716c', stack: 'spent' },
     ],
   };
 }
@@ -28,7 +34,15 @@ export function usageChartData(weeks: WeeklyCreditUsage[]): ChartData<'bar', num
 /** A sentence for screen readers: the totals the bars show. */
 export function usageSummary(weeks: WeeklyCreditUsage[]): string {
   const sum = (pick: (w: WeeklyCreditUsage) => number) => weeks.reduce((n, w) => n + pick(w), 0);
-  return `Over the last ${weeks.length} weeks: ${countText(sum((w) => w.added), 'credit')} added; spent ${sum((w) => w.spent.image)} on images, ${sum((w) => w.spent.clip)} on clips and ${sum((w) => w.spent.assembly)} on assemblies.`;
+  const base = `Over the last ${weeks.length} weeks: ${countText(sum((w) => w.added), 'credit')} added; spent ${sum((w) => w.spent.image)} on images, ${sum((w) => w.spent.clip)} on clips and ${sum((w) => w.spent.assembly)} on assemblies`;
+  const refunded = sum((w) => w.refunded);
+  const adjustedUp = sum((w) => w.adjusted.added);
+  const adjustedDown = sum((w) => w.adjusted.removed);
+  const extra = [
+    refunded > 0 ? `${countText(refunded, 'credit')} taken back by refunds` : '',
+    adjustedUp > 0 || adjustedDown > 0 ? `admin corrections added ${adjustedUp} and removed ${adjustedDown}` : '',
+  ].filter(Boolean);
+  return extra.length > 0 ? `${base}; ${extra.join('; ')}.` : `${base}.`;
 }
 
 const OPTIONS: ChartOptions<'bar'> = {
