@@ -68,6 +68,8 @@ const VIEWS: ViewCase[] = [
   { name: 'clip-generation', path: (s) => `/?view=clip-generation&project=${s.projectId}&render=${s.renderId}`, ready: (p) => p.getByText('Choose Video Effect').waitFor() },
   { name: 'image-generation', path: (s) => `/?view=image-generation&project=${s.projectId}&render=${s.renderId}`, ready: (p) => h1(p, 'Enhanced AI Editor') },
   { name: 'video-assembly', path: () => '/?view=video-assembly', ready: (p) => p.getByRole('heading', { name: 'Your clips' }).waitFor() },
+  // an account with no clips: the orientation tabs control an empty panel
+  { name: 'video-assembly (no clips yet)', who: 'admin', path: () => '/?view=video-assembly', ready: (p) => p.getByRole('heading', { name: 'No landscape clips yet' }).waitFor() },
   { name: 'enhance-set (locked)', path: () => '/?view=enhance-set', ready: (p) => p.getByRole('heading', { name: 'Enter your access code' }).waitFor() },
   { name: 'unknown view', path: () => '/?view=no-such-view', ready: (p) => p.getByRole('heading', { name: 'Page not found' }).waitFor() },
   { name: 'admin', who: 'admin', path: () => '/?view=admin', ready: (p) => h1(p, /Admin/) },

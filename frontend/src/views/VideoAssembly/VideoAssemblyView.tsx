@@ -335,59 +335,62 @@ export function VideoAssemblyView({ user }: { user: User }): ReactElement {
                 {selectionError}
               </div>
             )}
-            {clipsState.status === 'loading' && <LoadingState label="Loading clips..." />}
-            {clipsState.status === 'failed' && (
-              <div className="panel error-panel" role="alert">
-                <p>{clipsState.error}</p>
-                <button type="button" className="button button-primary" onClick={loadClips}>
-                  Retry
-                </button>
-              </div>
-            )}
-            {clips && tabClips.length === 0 && (
-              <div className="empty-state">
-                <span className="empty-icon">
-                  <Icon name="film" size={28} />
-                </span>
-                <h2>No {tab} clips yet</h2>
-                <p>Clips you approve are listed here. Generate clips from a project's renders.</p>
-              </div>
-            )}
-            {clips && tabClips.length > 0 && (
-              <ul id="assembly-clip-grid" className="assembly-clip-grid" aria-label={`${TAB_LABEL[tab]} clips`}>
-                {tabClips.map((clip) => {
-                  const position = order.indexOf(clip.id);
-                  const selected = position >= 0;
-                  const name = clipName(clip);
-                  return (
-                    <li key={clip.id} className={`assembly-clip${selected ? ' assembly-clip-selected' : ''}`}>
-                      <button type="button" className="assembly-clip-select" aria-pressed={selected} onClick={() => toggle(clip)}>
-                        <span className={`assembly-clip-thumb assembly-clip-thumb-${tab}`}>
-                          {clip.thumbnail_url ? <img src={clip.thumbnail_url} alt="" loading="lazy" /> : <Icon name="film" size={24} />}
-                        </span>
-                        <span className="assembly-clip-name">
-                          <span className="visually-hidden">Select </span>
-                          {name}
-                        </span>
-                        <span className="assembly-clip-meta muted">
-                          {clip.project_name}
-                          {clip.duration !== null ? ` · ${durationText(clip.duration)}` : ''}
-                          {clip.aspect_ratio ? ` · ${clip.aspect_ratio}` : ''}
-                        </span>
-                      </button>
-                      {selected && (
-                        <span className="assembly-clip-order" aria-hidden="true">
-                          {position + 1}
-                        </span>
-                      )}
-                      <button type="button" className="icon-button assembly-clip-preview" aria-label={`Preview ${name}`} onClick={() => setPreview(clip)}>
-                        <Icon name="play" size={18} />
-                      </button>
-                    </li>
-                  );
-                })}
-              </ul>
-            )}
+            {/* the tabs' panel is always there, whatever it holds (loading, an error, the empty state or the clips) */}
+            <div id="assembly-clip-grid" className="assembly-clip-panel" role="tabpanel" aria-label={`${TAB_LABEL[tab]} clips`}>
+              {clipsState.status === 'loading' && <LoadingState label="Loading clips..." />}
+              {clipsState.status === 'failed' && (
+                <div className="panel error-panel" role="alert">
+                  <p>{clipsState.error}</p>
+                  <button type="button" className="button button-primary" onClick={loadClips}>
+                    Retry
+                  </button>
+                </div>
+              )}
+              {clips && tabClips.length === 0 && (
+                <div className="empty-state">
+                  <span className="empty-icon">
+                    <Icon name="film" size={28} />
+                  </span>
+                  <h2>No {tab} clips yet</h2>
+                  <p>Clips you approve are listed here. Generate clips from a project's renders.</p>
+                </div>
+              )}
+              {clips && tabClips.length > 0 && (
+                <ul className="assembly-clip-grid" aria-label={`${TAB_LABEL[tab]} clips`}>
+                  {tabClips.map((clip) => {
+                    const position = order.indexOf(clip.id);
+                    const selected = position >= 0;
+                    const name = clipName(clip);
+                    return (
+                      <li key={clip.id} className={`assembly-clip${selected ? ' assembly-clip-selected' : ''}`}>
+                        <button type="button" className="assembly-clip-select" aria-pressed={selected} onClick={() => toggle(clip)}>
+                          <span className={`assembly-clip-thumb assembly-clip-thumb-${tab}`}>
+                            {clip.thumbnail_url ? <img src={clip.thumbnail_url} alt="" loading="lazy" /> : <Icon name="film" size={24} />}
+                          </span>
+                          <span className="assembly-clip-name">
+                            <span className="visually-hidden">Select </span>
+                            {name}
+                          </span>
+                          <span className="assembly-clip-meta muted">
+                            {clip.project_name}
+                            {clip.duration !== null ? ` · ${durationText(clip.duration)}` : ''}
+                            {clip.aspect_ratio ? ` · ${clip.aspect_ratio}` : ''}
+                          </span>
+                        </button>
+                        {selected && (
+                          <span className="assembly-clip-order" aria-hidden="true">
+                            {position + 1}
+                          </span>
+                        )}
+                        <button type="button" className="icon-button assembly-clip-preview" aria-label={`Preview ${name}`} onClick={() => setPreview(clip)}>
+                          <Icon name="play" size={18} />
+                        </button>
+                      </li>
+                    );
+                  })}
+                </ul>
+              )}
+            </div>
           </section>
 
           <section className="panel assembly-timeline" aria-labelledby="assembly-timeline-title">
