@@ -149,12 +149,22 @@ export interface LineageOptions {
   temporalRunUrl?: (workflowId: string) => string;
 }
 
+/**
+ * Leaves out an assembly's compiled video while it waits for approval (editing_data.status 'pending_approval'): until
+ * then its video and the thumbnail made from it do not leave the server (services/unapprovedOriginals.ts).
+ */
+function approvedOnly(kind: LineageKind): (q: Knex.QueryBuilder) => void {
+  return (q) => {
+    if (kind === 'compiled_video') q.whereRaw("coalesce(editing_data->>'status', '') <> 'pending_approval'");
+  };
+}
+
 /** The chain around one of the user's items, up (what it came from) and down (what was made from it). */
 export async function getLineage(db: Db, storage: Storage, userId: string, itemId: string, options: LineageOptions = {}): Promise<Lineage> {
   if (!/^[0-9a-f-]{36}$/i.test(itemId)) throw new LineageItemNotFoundError();
   let start: LineageSource | null = null;
   for (const kind of KINDS) {
-    const row = await db(TABLE_OF[kind]).where({ id: itemId, user_id: userId }).first('id');
+    const row = await db(TABLE_OF[kind]).where({ id: itemId, user_id: userId }).modify(approvedOnly(kind)).first('id');
     if (row) {
       start = { kind, id: itemId };
       break;
@@ -202,7 +212,7 @@ export async function getLineage(db: Db, storage: Storage, userId: string, itemI
         }
         return;
       }
-      const rows = (await db(TABLE_OF[kind]).whereIn('id', [...ids]).andWhere({ user_id: userId })) as ContentRow[];
+      const rows = (await db(TABLE_OF[kind]).whereIn('id', [...ids]).andWhere({ user_id: userId }).modify(approvedOnly(kind))) as ContentRow[];
       for (const row of rows) {
         const view = contentItem(storage, TABLE_OF[kind], row);
         found.set(`${kind}:${row.id}`, { name: String(view.data.name), project_id: row.project_id, created_at: view.data.created_at, thumbnail_url: view.data.thumbnail_url ?? (kind === 'image' || kind === 'render' ? view.signed_url : null) });

@@ -1,8 +1,9 @@
 /**
- * Pay on approval is absolute (DESIGN.md, Credits): until an item is approved only its watermarked preview and its
- * thumbnail leave the server. The original of a pending item, and of a rejected or expired one (whose files are
- * removed, but a removal may fail and leave the file behind), is refused by every route that serves a stored file,
- * even through a link minted before this rule or by hand.
+ * Pay on approval is absolute (DESIGN.md, Credits): until an item is approved only its watermarked preview leaves
+ * the server. The original of a pending item, and of a rejected or expired one (whose files are removed, but a removal
+ * may fail and leave the file behind), is refused by every route that serves a stored file, even through a link
+ * minted earlier. So is the item's thumbnail: it is made from the original (480 px, unwatermarked) for the library
+ * item the approval saves, and nothing before the approval needs it (the queue shows the watermarked preview).
  */
 import type { Knex } from 'knex';
 
@@ -12,13 +13,15 @@ export interface FileLocation {
 }
 
 /**
- * Whether the file is the original of an item that is not approved: one probe of the partial index
- * pending_approvals_unapproved_original (db/migrations/20261127000100_unapproved_original_lookup.ts).
+ * Whether the file is the original of an item that is not approved, or the thumbnail made from it (kept beside it,
+ * domain/approvals.ts): a probe of the partial indexes on (original_bucket, original_path) and
+ * (original_bucket, thumbnail_path) (db/migrations/20261127000100_unapproved_original_lookup.ts).
  */
 export async function isUnapprovedOriginal(db: Knex, file: FileLocation): Promise<boolean> {
   const row = await db('pending_approvals')
-    .where({ original_bucket: file.bucket, original_path: file.path })
-    // a literal, so the planner matches the partial index's predicate
+    .where('original_bucket', file.bucket)
+    .where((q) => q.where('original_path', file.path).orWhere('thumbnail_path', file.path))
+    // a literal, so the planner matches the partial indexes' predicate
     .whereRaw("status <> 'approved'")
     .first(db.raw('1 as hit'));
   return Boolean(row);

@@ -44,8 +44,9 @@ export function lineageRouter(deps: AppDeps): Router {
     path: '/api/content/:id/lineage',
     tag: 'Projects',
     summary: "The version chain around one of the user's items: its sources up, what was made from it down (a draft image also lists its versions)",
+    description: "An assembly's compiled video waiting for approval is not found (nor listed in another item's chain) until it is approved: pay on approval, nothing made from its original leaves the server before.",
     access: 'session',
-    responses: { 200: lineageAnswer, 404: { description: 'Content not found', schema: errorBody } },
+    responses: { 200: lineageAnswer, 404: { description: 'Content not found (or not approved yet)', schema: errorBody } },
   });
   router.get('/api/content/:id/lineage', requireAuth(deps), async (ctx) => {
     const user = currentUser(ctx);

@@ -89,11 +89,15 @@ describe('data export (POST/GET /api/account/exports, workflow export-<userId>-<
     // other pixels, so its files cannot be mistaken for the owner's
     const other = await clipUser(app.baseUrl, { fileName: 'other-secret.jpg', image: await renderJpeg(1024, 576) });
     const otherApproval = await pendingItemWithFiles(other, 720);
-    const expected = await filesOnDisk(owner.id, [approvalId]);
+    const onDisk = await filesOnDisk(owner.id, [approvalId]);
     const otherFiles = await filesOnDisk(other.id, [otherApproval]);
     // two renders with thumbnails, the pending original and preview
-    expect(expected).toHaveLength(6);
+    expect(onDisk).toHaveLength(6);
     expect(otherFiles).toHaveLength(4);
+    // pay on approval: the pending item leaves as its watermarked preview, never as its original
+    const pendingOriginal = onDisk.find((f) => f.name === `files/images/pending/${approvalId}/original`);
+    expect(pendingOriginal).toBeDefined();
+    const expected = onDisk.filter((f) => f !== pendingOriginal);
 
     const started = await request<{ success: boolean; export: DataExportView }>(app.baseUrl, '/api/account/exports', { token: owner.token, json: {} });
     expect(started.status).toBe(202);
@@ -101,7 +105,7 @@ describe('data export (POST/GET /api/account/exports, workflow export-<userId>-<
     expect(['pending', 'processing']).toContain(started.body.export.status);
 
     const { view, seen } = await waitForExport(app.baseUrl, owner);
-    expect(view).toMatchObject({ status: 'completed', progress: 100, number: 1, fileCount: 6, error: null });
+    expect(view).toMatchObject({ status: 'completed', progress: 100, number: 1, fileCount: 5, error: null });
     const progress = seen.map((s) => s.progress);
     for (let i = 1; i < progress.length; i += 1) expect(progress[i]).toBeGreaterThanOrEqual(progress[i - 1]);
     expect(view.fileName).toMatch(/^render-studio-export-\d{4}-\d{2}-\d{2}-1\.zip$/);
@@ -167,6 +171,10 @@ describe('data export (POST/GET /api/account/exports, workflow export-<userId>-<
     const manifest = json('manifest.json');
     expect(manifest.missing).toEqual([]);
     expect(manifest.files.map((f: { name: string; sha256: string }) => ({ name: f.name, sha256: f.sha256 })).sort((a: FileDigest, b: FileDigest) => a.name.localeCompare(b.name))).toEqual(expected);
+    // the manifest says the pending item is carried by its watermarked preview, and marks that file
+    expect(manifest.pendingItems).toMatch(/watermarked preview only/);
+    expect(manifest.files.filter((f: { watermarkedPreview?: boolean }) => f.watermarkedPreview).map((f: { name: string }) => f.name)).toEqual([`files/images/pending/${approvalId}/preview`]);
+    expect(zipped.map((f) => f.sha256)).not.toContain(pendingOriginal?.sha256);
   });
 
   it('signs the link for 24 hours; a tampered or expired link is refused', async () => {

@@ -91,6 +91,8 @@ export interface HarnessOptions {
   config?: Partial<AppConfig>;
   /** The image work in the worker's image thread, as workers/main.ts runs it (default true); false: on this thread. */
   imageThread?: boolean;
+  /** Data exports (and account deletions) on the harness's generation queue (default: the app's own queue, which no worker here polls). */
+  accountData?: boolean;
 }
 
 export async function startHarness(prefix: string, options: HarnessOptions = {}): Promise<Harness> {
@@ -101,7 +103,7 @@ export async function startHarness(prefix: string, options: HarnessOptions = {})
   const imageThread = options.imageThread === false ? null : new ImageThread({ logger });
   const providers = options.providers ?? createProviders(config, { localImage: imageThread ?? undefined });
   const activities = createActivities({ knex, config, logger, storage, providers, imageWork: imageThread ?? undefined });
-  const server = await serve(createApp({ config, knex, logger, taskQueues: queues }));
+  const server = await serve(createApp({ config, knex, logger, taskQueues: options.accountData ? { ...queues, accountData: queues.generation } : queues }));
   const { client, close: closeClient } = await testClient();
   const workers = options.workers === false ? null : await startWorkers(queues, activities);
   return {
@@ -187,7 +189,7 @@ export interface SeededItem {
  * A pending image item made the way the image edit workflow ends (start rule and reservation, files in
  * storage, the pending row, the approval workflow on the harness's approvals queue), without the media work.
  */
-export async function seedPendingImage(h: Harness, userId: string, projectId: string): Promise<SeededItem> {
+export async function seedPendingImage(h: Harness, userId: string, projectId: string, options: { windowMs?: number } = {}): Promise<SeededItem> {
   const approvalId = randomUUID();
   const reservation = await checkAndReserve(h.knex, { profileId: userId, contentType: 'image', idempotencyKey: `seed:${approvalId}` });
   const folder = `pending/${approvalId}`;
@@ -225,7 +227,8 @@ export async function seedPendingImage(h: Harness, userId: string, projectId: st
   await h.client.workflow.start(approvalWorkflow, {
     taskQueue: h.queues.approvals,
     workflowId: approvalWorkflowId(approvalId),
-    args: [{ approvalId, userId, windowMs: created.windowMs }],
+    // a shorter window than the configured one: the item expires while the test waits
+    args: [{ approvalId, userId, windowMs: options.windowMs ?? created.windowMs }],
   });
   return { approvalId, workflowId: created.workflowId, reservationId: reservation.id, files };
 }
