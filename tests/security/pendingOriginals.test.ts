@@ -18,6 +18,7 @@ import { request, serve, type TestServer } from '../support/http';
 import { insertPendingApproval } from '../support/credits';
 import { readZip, sha256, waitForExport } from '../accountData/support/accountDataApp';
 import type { TestUser } from '../support/accounts';
+import { createDraft, unlock } from '../enhanceRenders/support';
 import { buyCredits, decide, generateImage, seedPendingImage, startHarness, userWithRender, type Harness, type SeededItem } from '../imageEdit/harness';
 
 let h: Harness;
@@ -153,6 +154,20 @@ describe.each<Unapproved>(['pending', 'rejected', 'expired'])('the original of a
     expect(res.status).toBe(404);
     expect(res.body).toMatchObject({ code: 'BASE_IMAGE_NOT_FOUND' });
     expect(await h.knex('pending_approvals').where({ user_id: item.user.id }).count<{ count: string }[]>('id as count')).toEqual([{ count: '1' }]);
+  });
+
+  it('cannot be brought into an Enhance Renders draft (and so into a draft commit)', async () => {
+    expect((await unlock(h.baseUrl, item.user)).status).toBe(200);
+    const draftId = await createDraft(h.baseUrl, item.user);
+    const added = await request(h.baseUrl, '/api/enhance-set/drafts/add-images', {
+      token: item.user.token,
+      json: { draftId, images: [{ source_type: 'uploaded', source_url: h.storage.urls.sign('images', item.files.original), name: 'mine.jpg', metadata: {} }] },
+    });
+    expect(added.status).toBe(400);
+    expect(added.body).toMatchObject({ code: 'INVALID_SOURCE_URL' });
+    const draft = await request(h.baseUrl, `/api/enhance-set/drafts/get?draftId=${draftId}`, { token: item.user.token });
+    expect(draft.status).toBe(200);
+    expect(linkedFiles(draft.body).some((f) => f.includes(item.approvalId))).toBe(false);
   });
 
   it('is not in the data export, which carries a pending item as its watermarked preview and says so', async () => {
