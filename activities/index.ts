@@ -7,6 +7,7 @@ import { createDataExportActivities } from './dataExport';
 import { createDraftJobActivities } from './draftJob';
 import { createImageEditActivities } from './imageEdit';
 import { createOnboardingActivities } from './onboarding';
+import { createPaymentRefundActivities } from './paymentRefund';
 import { createRenderThumbnailActivities } from './renderThumbnails';
 import { createStorageSweepActivities } from './storageSweep';
 
@@ -28,6 +29,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAssemblyActivities(deps),
     ...createRenderThumbnailActivities(deps),
     ...createStorageSweepActivities(deps),
+    ...createPaymentRefundActivities(deps),
   };
 }
 

@@ -16,6 +16,8 @@ import { CreditPurchase } from '../db/models/CreditPurchase';
 import { StripeEvent } from '../db/models/StripeEvent';
 import { addCredits, getCreditSummary, refundPurchasedCredits } from './credits';
 import { stripeClient, stripeWebhooks } from './stripeClient';
+import type { PaymentRefundInput, UncreditableReason } from '../domain/workflowContracts/paymentRefund';
+import { recordUncreditablePayment } from './paymentRefunds';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Errors
@@ -58,15 +60,27 @@ export class PurchaseNotFoundError extends DomainError {
   }
 }
 
+/** The refund of an uncreditable payment could not be started (Temporal unreachable): 503, so Stripe retries. */
+export class RefundStartError extends DomainError {
+  constructor(readonly reason: unknown) {
+    super(503, 'REFUND_START_FAILED', 'The payment cannot be credited and its refund could not be started; retry later');
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Checkout
 
 export type BillingConfig = Pick<AppConfig, 'publicUrl' | 'stripeSecretKey' | 'stripeApiBase' | 'stripeWebhookSecret' | 'stripePriceIds'>;
 
+/** Starts (or joins) the durable refund of a payment nothing could be credited for (services/paymentRefunds.ts). */
+export type PaymentRefundStarter = (input: PaymentRefundInput) => Promise<void>;
+
 export interface BillingDeps {
   knex: Knex;
   config: BillingConfig;
   logger: Logger;
+  /** Without it, a payment for a deleted account fails the webhook (Stripe retries) rather than being dropped. */
+  startRefund?: PaymentRefundStarter;
 }
 
 export interface CheckoutInput {
@@ -182,6 +196,8 @@ export type WebhookOutcome =
   | 'expired'
   | 'refunded'
   | 'refund_already_applied'
+  | 'refund_scheduled'
+  | 'refund_already_scheduled'
   | 'unknown_session'
   | 'unknown_payment'
   | 'duplicate_event'
@@ -203,13 +219,16 @@ export async function handleStripeWebhook(deps: BillingDeps, rawBody: Buffer, si
   } catch {
     throw new WebhookSignatureError();
   }
-  const result = await applyStripeEvent(deps.knex, event);
+  const result = await applyStripeEvent(deps.knex, event, deps.startRefund);
   deps.logger.info({ eventId: event.id, type: event.type, outcome: result.outcome }, 'stripe webhook');
   return result;
 }
 
-/** One transaction: the event row first (a duplicate finds it and stops), then the event's effect. */
-export async function applyStripeEvent(knex: Knex, event: Stripe.Event): Promise<WebhookResult> {
+/**
+ * One transaction: the event row first (a duplicate finds it and stops), then the event's effect. A refund it
+ * needs is started before the commit, so a failed start rolls the event back and Stripe's retry tries again.
+ */
+export async function applyStripeEvent(knex: Knex, event: Stripe.Event, startRefund?: PaymentRefundStarter): Promise<WebhookResult> {
   return knex.transaction(async (trx) => {
     // a concurrent delivery of the same event waits here on the primary key until this one commits
     const inserted: Array<{ id: string }> = await trx(StripeEvent.tableName)
@@ -218,19 +237,19 @@ export async function applyStripeEvent(knex: Knex, event: Stripe.Event): Promise
       .ignore()
       .returning('id');
     if (inserted.length === 0) return { eventId: event.id, type: event.type, outcome: 'duplicate_event' };
-    const outcome = await applyEventEffect(trx, event);
+    const outcome = await applyEventEffect(trx, event, startRefund);
     await StripeEvent.query(trx).patch({ processedAt: trx.fn.now() as unknown as Date }).where({ id: event.id });
     return { eventId: event.id, type: event.type, outcome };
   });
 }
 
-async function applyEventEffect(trx: Knex.Transaction, event: Stripe.Event): Promise<WebhookOutcome> {
+async function applyEventEffect(trx: Knex.Transaction, event: Stripe.Event, startRefund: PaymentRefundStarter | undefined): Promise<WebhookOutcome> {
   switch (event.type) {
     case 'checkout.session.completed':
       // delayed payment methods complete the session unpaid; async_payment_succeeded follows
-      return event.data.object.payment_status === 'paid' ? fulfilPurchase(trx, event.data.object, event.id) : notePaymentPending(trx, event.data.object);
+      return event.data.object.payment_status === 'paid' ? fulfilPurchase(trx, event.data.object, event.id, startRefund) : notePaymentPending(trx, event.data.object);
     case 'checkout.session.async_payment_succeeded':
-      return fulfilPurchase(trx, event.data.object, event.id);
+      return fulfilPurchase(trx, event.data.object, event.id, startRefund);
     case 'checkout.session.async_payment_failed':
       return closeOpenPurchase(trx, event.data.object, 'failed');
     case 'checkout.session.expired':
@@ -277,11 +296,71 @@ async function lockPurchaseForSession(trx: Knex.Transaction, session: Stripe.Che
   return (await CreditPurchase.query(trx).findOne({ stripe_session_id: session.id }).forUpdate()) ?? null;
 }
 
+/**
+ * A paid session of this app (its metadata names a user and a package, its client_reference_id the same user)
+ * whose account no longer exists: the payment cannot be credited and must go back.
+ */
+async function sessionOfDeletedAccount(trx: Knex.Transaction, session: Stripe.Checkout.Session): Promise<{ userId: string; packageId: string } | null> {
+  const userId = session.metadata?.userId;
+  const pkg = findCreditPackage(session.metadata?.packageId ?? '');
+  if (!pkg || !userId || !UUID_RE.test(userId) || session.client_reference_id !== userId) return null;
+  const profile = await trx('profiles').where({ id: userId }).first('id');
+  return profile ? null : { userId, packageId: pkg.id };
+}
+
+/** Whether the account is marked for deletion; a share lock keeps the mark from landing until this transaction ends. */
+async function accountBeingDeleted(trx: Knex.Transaction, userId: string): Promise<boolean> {
+  const user: { deletion_requested_at: Date | null } | undefined = await trx('users').where({ id: userId }).forShare().first('deletion_requested_at');
+  return !user || user.deletion_requested_at !== null;
+}
+
+/**
+ * Records a payment nothing can be credited for and starts its full refund (payment-refund-<session id>), inside the
+ * webhook's transaction: no money stays without a row saying what became of it. A second event of the session
+ * finds the row and joins the same run.
+ */
+async function refundUncreditable(
+  trx: Knex.Transaction,
+  session: Stripe.Checkout.Session,
+  eventId: string,
+  owner: { userId: string; packageId: string },
+  reason: UncreditableReason,
+  startRefund: PaymentRefundStarter | undefined,
+): Promise<WebhookOutcome> {
+  const intent = paymentIntentId(session.payment_intent);
+  if (!intent) return 'unknown_session';
+  if (!startRefund) throw new Error(`payment ${session.id} cannot be credited (${reason}) and no refund starter is configured`);
+  const input: PaymentRefundInput = {
+    sessionId: session.id,
+    paymentIntentId: intent,
+    amountCents: session.amount_total ?? 0,
+    currency: session.currency ?? PACKAGE_CURRENCY,
+    userId: owner.userId,
+    packageId: owner.packageId,
+    reason,
+    eventId,
+  };
+  const recorded = await recordUncreditablePayment(trx, input);
+  try {
+    await startRefund(input);
+  } catch (err) {
+    // the transaction rolls back (event and row): Stripe delivers the event again later
+    throw new RefundStartError(err);
+  }
+  return recorded ? 'refund_scheduled' : 'refund_already_scheduled';
+}
+
 /** Credits the package exactly once: one 'purchase' ledger row keyed by the session id, the purchase completed. */
-async function fulfilPurchase(trx: Knex.Transaction, session: Stripe.Checkout.Session, eventId: string): Promise<WebhookOutcome> {
+async function fulfilPurchase(trx: Knex.Transaction, session: Stripe.Checkout.Session, eventId: string, startRefund?: PaymentRefundStarter): Promise<WebhookOutcome> {
   const purchase = await lockPurchaseForSession(trx, session);
-  if (!purchase) return 'unknown_session';
+  if (!purchase) {
+    const owner = await sessionOfDeletedAccount(trx, session);
+    return owner ? refundUncreditable(trx, session, eventId, owner, 'account_deleted', startRefund) : 'unknown_session';
+  }
   if (CREDITED.has(purchase.status)) return 'already_credited';
+  if (await accountBeingDeleted(trx, purchase.userId)) {
+    return refundUncreditable(trx, session, eventId, { userId: purchase.userId, packageId: purchase.packageId }, 'account_being_deleted', startRefund);
+  }
   const pkg = findCreditPackage(purchase.packageId);
   if (!pkg) return 'unknown_session';
   const amountCents = session.amount_total ?? purchase.amountCents;

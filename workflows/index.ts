@@ -9,3 +9,4 @@ export * from './draftJob';
 export * from './assembly';
 export * from './renderThumbnail';
 export * from './storageMaintenance';
+export * from './paymentRefund';

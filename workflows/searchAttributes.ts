@@ -15,7 +15,7 @@ export const RS_ITEM_ID = defineSearchAttributeKey('RsItemId', SearchAttributeTy
 export const RS_SEARCH_ATTRIBUTES = [RS_USER_ID, RS_PROJECT_ID, RS_JOB_KIND, RS_ITEM_ID] as const;
 
 /** What each kind of run is, as RsJobKind says it. */
-export type JobKind = 'clip' | 'image-edit' | 'assembly' | 'approval' | 'export' | 'account-deletion' | 'onboarding' | 'draft-job';
+export type JobKind = 'clip' | 'image-edit' | 'assembly' | 'approval' | 'export' | 'account-deletion' | 'onboarding' | 'draft-job' | 'payment-refund';
 
 export interface JobSearchAttributes {
   userId: string;

@@ -6,7 +6,10 @@ import { rawBody, rawBodyOf } from '../middleware/rawBody';
 import { parse, parseBody, parseQuery } from '../validation';
 import { BILLING_MSG, PURCHASE_STATUSES, type PurchaseStatusReply, type PurchaseView } from '../../domain/billing';
 import { answers, describeRoute, errorBody } from '../openapi/describe';
-import { createCheckoutSession, getPurchaseStatus, handleStripeWebhook, listPurchases } from '../../services/billing';
+import { createCheckoutSession, getPurchaseStatus, handleStripeWebhook, listPurchases, type BillingDeps } from '../../services/billing';
+import { startPaymentRefund } from '../../services/paymentRefunds';
+import { getTemporalClient } from '../../services/temporalClient';
+import { TASK_QUEUES } from '../../workers/taskQueues';
 
 /** Stripe posts here with a signature over the exact bytes: the app's JSON parser leaves this path alone. */
 export const STRIPE_WEBHOOK_PATH = '/api/stripe/webhook';
@@ -60,6 +63,8 @@ const webhookOutcomes = [
   'expired',
   'refunded',
   'refund_already_applied',
+  'refund_scheduled',
+  'refund_already_scheduled',
   'unknown_session',
   'unknown_payment',
   'duplicate_event',
@@ -68,9 +73,16 @@ const webhookOutcomes = [
 const stripeUnavailable = { description: 'Stripe is not configured (STRIPE_SECRET_KEY / STRIPE_WEBHOOK_SECRET unset) or the database is unavailable', schema: errorBody };
 
 /** /api/stripe/*: checkout, the webhook (public; its signature is the credential) and the user's purchases. */
-export function stripeRouter(deps: Pick<AppDeps, 'knex' | 'config' | 'logger'>): Router {
+export function stripeRouter(deps: Pick<AppDeps, 'knex' | 'config' | 'logger' | 'taskQueues'>): Router {
   const router = new Router();
-  const billing = { knex: deps.knex, config: deps.config, logger: deps.logger };
+  const refundQueue = deps.taskQueues?.accountData ?? TASK_QUEUES.accountData;
+  const billing: BillingDeps = {
+    knex: deps.knex,
+    config: deps.config,
+    logger: deps.logger,
+    // a payment for a deleted account goes back through a durable workflow (account-data queue, beside deletions)
+    startRefund: async (input) => startPaymentRefund(await getTemporalClient(deps.config), refundQueue, input),
+  };
 
   describeRoute(router, {
     method: 'post',
@@ -106,14 +118,15 @@ export function stripeRouter(deps: Pick<AppDeps, 'knex' | 'config' | 'logger'>):
     path: STRIPE_WEBHOOK_PATH,
     tag: 'Billing',
     summary: "Stripe's events (checkout completed, async payment, refunds), verified by signature and applied once",
-    description: 'Called by Stripe. A request without a valid `Stripe-Signature` over the exact body is refused with 400.',
+    description:
+      'Called by Stripe. A request without a valid `Stripe-Signature` over the exact body is refused with 400. A payment completed for an account that was deleted (or is being deleted) is recorded and refunded in full by a durable workflow (`refund_scheduled`).',
     access: 'signature',
     headers: webhookHeaders,
     body: { contentType: 'application/json', schema: z.looseObject({}), description: 'A Stripe event, read as raw bytes' },
     responses: {
       200: z.object({ received: z.literal(true), outcome: z.enum(webhookOutcomes) }),
       400: { description: 'Invalid Stripe signature, or no signature', schema: errorBody },
-      503: stripeUnavailable,
+      503: { description: 'Stripe is not configured, the database is unavailable, or the refund of an uncreditable payment could not be started (Stripe retries)', schema: errorBody },
     },
   });
   router.post(STRIPE_WEBHOOK_PATH, rawBody({ limitBytes: WEBHOOK_MAX_BYTES }), async (ctx) => {

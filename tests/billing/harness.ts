@@ -4,6 +4,7 @@
  */
 import type { Knex } from 'knex';
 import { createApp } from '../../api/app';
+import type { AppDeps } from '../../api/deps';
 import { loadConfig, type AppConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { createTestUser, type TestUser } from '../support/accounts';
@@ -22,7 +23,11 @@ export interface BillingHarness {
   close: () => Promise<void>;
 }
 
-export async function startBillingHarness(overrides: Partial<AppConfig> = {}, fakeOptions: FakeStripeOptions = {}): Promise<BillingHarness> {
+export async function startBillingHarness(
+  overrides: Partial<AppConfig> = {},
+  fakeOptions: FakeStripeOptions = {},
+  appOptions: Pick<AppDeps, 'taskQueues'> = {},
+): Promise<BillingHarness> {
   const fake = await startFakeStripe(fakeOptions);
   const config: AppConfig = {
     ...loadConfig(),
@@ -33,7 +38,7 @@ export async function startBillingHarness(overrides: Partial<AppConfig> = {}, fa
     ...overrides,
   };
   const knex = testKnex();
-  const server = await serve(createApp({ config, knex, logger }));
+  const server = await serve(createApp({ config, knex, logger, ...appOptions }));
   fake.webhookUrl = `${server.baseUrl}/api/stripe/webhook`;
   return {
     fake,

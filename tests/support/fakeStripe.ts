@@ -7,7 +7,10 @@
  * - GET /checkout/:id is that page (HTML with a Pay button); POST /checkout/:id pays: the session completes, a
  *   `checkout.session.completed` event signed exactly as Stripe signs it (the SDK's generateTestHeaderString) is
  *   delivered to the app's webhook, and the browser is redirected to success_url;
- * - GET /checkout/:id/cancel sends the browser to cancel_url.
+ * - GET /checkout/:id/cancel sends the browser to cancel_url;
+ * - POST /v1/refunds (payment_intent, optional amount) answers a Refund object; an Idempotency-Key seen before
+ *   answers the first answer again (a different request under the same key is refused, as Stripe does);
+ * - GET /v1/prices/:id answers the Price (type, currency, unit_amount, active) the options describe.
  * Tests also build and deliver events themselves (replays, refunds, async payments).
  */
 import { randomBytes } from 'node:crypto';
@@ -51,10 +54,25 @@ export interface RecordedRequest {
   form: FormObject;
 }
 
+/** A Price of the account: its unit amount in cents, or the fields that matter. */
+export type FakePrice = number | { unitAmount: number | null; currency?: string; type?: 'one_time' | 'recurring'; active?: boolean };
+
 export interface FakeStripeOptions {
-  /** Price ids the account knows, with their unit amount in cents. */
-  prices?: Record<string, number>;
+  /** Price ids the account knows (a number: a one-time NZD price of that many cents). */
+  prices?: Record<string, FakePrice>;
   webhookSecret?: string;
+}
+
+interface NormalPrice {
+  unitAmount: number | null;
+  currency: string;
+  type: 'one_time' | 'recurring';
+  active: boolean;
+}
+
+function normalPrice(price: FakePrice): NormalPrice {
+  if (typeof price === 'number') return { unitAmount: price, currency: 'nzd', type: 'one_time', active: true };
+  return { unitAmount: price.unitAmount, currency: price.currency ?? 'nzd', type: price.type ?? 'one_time', active: price.active ?? true };
 }
 
 export interface DeliveryResult {
@@ -102,13 +120,17 @@ export class FakeStripe {
   readonly deliveries: DeliveryResult[] = [];
   /** A delayed delivery still under way (see webhookDelayMs). */
   pendingDelivery: Promise<DeliveryResult> | null = null;
-  private readonly prices: Record<string, number>;
+  private readonly prices: Record<string, NormalPrice>;
+  /** Refunds made, by id, in order. */
+  readonly refunds = new Map<string, Stripe.Refund>();
+  /** The first answer to each Idempotency-Key of a POST, with the request it answered. */
+  private readonly idempotent = new Map<string, { request: string; status: number; body: unknown }>();
   private readonly stripe = new Stripe('sk_test_signing_only');
   private server: http.Server | null = null;
   baseUrl = '';
 
   constructor(options: FakeStripeOptions = {}) {
-    this.prices = options.prices ?? {};
+    this.prices = Object.fromEntries(Object.entries(options.prices ?? {}).map(([id, price]) => [id, normalPrice(price)]));
     this.webhookSecret = options.webhookSecret ?? FAKE_WEBHOOK_SECRET;
   }
 
@@ -149,6 +171,11 @@ export class FakeStripe {
       });
       if (!authorization?.startsWith('Bearer sk_')) return stripeError(res, 401, 'Invalid API Key provided', 'invalid_request_error');
       if (req.method === 'POST' && url.pathname === '/v1/checkout/sessions') return this.createSession(res, parseStripeForm(body));
+      if (req.method === 'POST' && url.pathname === '/v1/refunds') {
+        return this.idempotently(res, req.headers['idempotency-key'] as string | undefined, `${url.pathname}?${body}`, () => this.createRefund(parseStripeForm(body)));
+      }
+      const price = /^\/v1\/prices\/([^/]+)$/.exec(url.pathname);
+      if (req.method === 'GET' && price) return this.retrievePrice(res, decodeURIComponent(price[1]));
       const found = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(url.pathname);
       if (req.method === 'GET' && found) {
         const session = this.sessions.get(found[1]);
@@ -176,6 +203,83 @@ export class FakeStripe {
     res.end();
   }
 
+  /** Stripe's idempotency: a key seen before answers its first answer; the same key with other parameters is refused. */
+  private idempotently(res: ServerResponse, key: string | undefined, request: string, run: () => { status: number; body: unknown }): void {
+    const earlier = key ? this.idempotent.get(key) : undefined;
+    if (earlier) {
+      if (earlier.request !== request) {
+        return stripeError(res, 400, `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.`, 'idempotency_error');
+      }
+      res.setHeader('idempotent-replayed', 'true');
+      return json(res, earlier.status, earlier.body);
+    }
+    const answer = run();
+    if (key) this.idempotent.set(key, { request, ...answer });
+    json(res, answer.status, answer.body);
+  }
+
+  private failure(status: number, message: string, code?: string): { status: number; body: unknown } {
+    return { status, body: { error: { type: 'invalid_request_error', message, ...(code ? { code } : {}) } } };
+  }
+
+  /** A refund of a paid session's PaymentIntent: the rest of the amount, or `amount` cents of it. */
+  private createRefund(form: FormObject): { status: number; body: unknown } {
+    const intent = form.payment_intent;
+    if (typeof intent !== 'string') return this.failure(400, 'One of the following params should be provided for this request: payment_intent or charge.', 'parameter_missing');
+    const session = [...this.sessions.values()].find((s) => s.payment_intent === intent && s.payment_status === 'paid');
+    if (!session) return this.failure(400, `No such payment_intent: '${intent}'`, 'resource_missing');
+    const total = session.amount_total ?? 0;
+    const already = [...this.refunds.values()].filter((r) => r.payment_intent === intent).reduce((n, r) => n + r.amount, 0);
+    const amount = typeof form.amount === 'string' ? Number(form.amount) : total - already;
+    if (already >= total) return this.failure(400, `Charge for payment intent ${intent} has already been refunded.`, 'charge_already_refunded');
+    if (!Number.isInteger(amount) || amount <= 0 || amount > total - already) {
+      return this.failure(400, `Refund amount (${String(form.amount)}) is greater than unrefunded amount on charge (${total - already}).`, 'amount_too_large');
+    }
+    const refund = {
+      id: id('re'),
+      object: 'refund',
+      amount,
+      charge: `ch_for_${intent}`,
+      created: Math.floor(Date.now() / 1000),
+      currency: session.currency,
+      metadata: (form.metadata ?? {}) as Record<string, string>,
+      payment_intent: intent,
+      reason: typeof form.reason === 'string' ? form.reason : null,
+      status: 'succeeded',
+    } as unknown as Stripe.Refund;
+    this.refunds.set(refund.id, refund);
+    return { status: 200, body: refund };
+  }
+
+  private retrievePrice(res: ServerResponse, priceId: string): void {
+    const price = this.prices[priceId];
+    if (!price) return stripeError(res, 404, `No such price: '${priceId}'`);
+    json(res, 200, {
+      id: priceId,
+      object: 'price',
+      active: price.active,
+      billing_scheme: 'per_unit',
+      created: Math.floor(Date.now() / 1000),
+      currency: price.currency,
+      livemode: false,
+      lookup_key: null,
+      metadata: {},
+      nickname: null,
+      product: `prod_for_${priceId}`,
+      recurring: price.type === 'recurring' ? { interval: 'month', interval_count: 1, usage_type: 'licensed' } : null,
+      tax_behavior: 'unspecified',
+      type: price.type,
+      unit_amount: price.unitAmount,
+      unit_amount_decimal: price.unitAmount === null ? null : String(price.unitAmount),
+    });
+  }
+
+  /** The refunds made of a paid session's payment. */
+  refundsOf(sessionId: string): Stripe.Refund[] {
+    const intent = this.sessions.get(sessionId)?.payment_intent;
+    return [...this.refunds.values()].filter((r) => intent && r.payment_intent === intent);
+  }
+
   private createSession(res: ServerResponse, form: FormObject): void {
     if (this.failNextCreates.count > 0) {
       this.failNextCreates.count -= 1;
@@ -190,9 +294,12 @@ export class FakeStripe {
     for (const item of items) {
       const quantity = Number(item.quantity ?? 1);
       if (typeof item.price === 'string') {
-        const unit = this.prices[item.price];
-        if (unit === undefined) return stripeError(res, 400, `No such price: '${item.price}'`);
-        amount += unit * quantity;
+        const price = this.prices[item.price];
+        if (price === undefined) return stripeError(res, 400, `No such price: '${item.price}'`);
+        if (!price.active) return stripeError(res, 400, `The price specified is inactive: '${item.price}'`);
+        if (price.type !== 'one_time') return stripeError(res, 400, 'You must provide at least one recurring price in `subscription` mode when using prices.');
+        amount += (price.unitAmount ?? 0) * quantity;
+        currency = price.currency;
       } else {
         const data = item.price_data as FormObject | undefined;
         if (!data || typeof data.unit_amount !== 'string' || typeof data.currency !== 'string') return stripeError(res, 400, 'price_data is incomplete');
