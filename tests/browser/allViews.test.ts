@@ -4,16 +4,15 @@
  * open dialog's box), axe-core finds no critical or serious violation, and the Content-Security-Policy is never
  * violated. The lists of views and dialogs are data: a new view is one line in VIEWS.
  */
-import fs from 'node:fs';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { createTestUser, makeAdmin, type TestUser } from '../support/accounts';
+import { seriousAxeFindings } from '../support/axe';
 import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
 import { uniqueTaskQueue } from '../support/temporal';
 import { clipUser, startClip, startClipWorker, waitForJob, type ClipUser, type RunningWorker } from '../clips/fixtures';
 
-const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 /** Runs in the page before its own scripts (the root tsconfig has no DOM types, so page code is given as text). */
 const RECORD_CSP_VIOLATIONS = `
@@ -140,26 +139,6 @@ async function overflowProblems(page: Page): Promise<string[]> {
   })()`);
 }
 
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[]; failureSummary?: string }[];
-}
-
-/** axe-core on the open dialog (its page is inert behind it) or on the whole document. */
-async function axeProblems(page: Page): Promise<string[]> {
-  if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(AXE_SOURCE);
-  const violations = (await page.evaluate(`(async () => {
-    const dialog = document.querySelector('dialog[open]');
-    const result = await window.axe.run(dialog || document, { resultTypes: ['violations'] });
-    return result.violations;
-  })()`)) as AxeViolation[];
-  return violations
-    .filter((v) => v.impact === 'critical' || v.impact === 'serious')
-    .map((v) => `${v.impact} ${v.id} (${v.help}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 4).join(', ')}`);
-}
-
 async function cspProblems(page: Page): Promise<string[]> {
   return (await page.evaluate('window.__cspViolations || []')) as string[];
 }
@@ -239,7 +218,7 @@ async function contextFor(who: Who, viewport: { width: number; height: number })
 async function audit(page: Page, where: string, findings: Finding[]): Promise<void> {
   await settle(page);
   for (const problem of await overflowProblems(page)) findings.push({ where, problem });
-  for (const problem of await axeProblems(page)) findings.push({ where, problem });
+  for (const problem of await seriousAxeFindings(page)) findings.push({ where, problem });
   for (const problem of await cspProblems(page)) findings.push({ where, problem: `CSP: ${problem}` });
 }
 

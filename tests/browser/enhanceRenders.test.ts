@@ -12,6 +12,7 @@ import { logger } from '../../config/logger';
 import { createProviders } from '../../providers';
 import { createStorage } from '../../storage';
 import { createTestUser, type TestUser } from '../support/accounts';
+import { seriousAxeFindings } from '../support/axe';
 import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { houseStill, streetStill } from '../support/stills';
@@ -102,6 +103,7 @@ describe.each(SIZES)('Enhance Renders at $width x $height', ({ name, width, heig
       const lock = page.getByRole('form', { name: 'Unlock Enhance Renders' });
       await lock.getByRole('heading', { name: 'Enter your access code' }).waitFor();
       await noHorizontalScroll(page);
+      expect(await seriousAxeFindings(page)).toEqual([]);
       await app.screenshot(`enhance-${name}-locked`, page);
       await lock.getByLabel('Access code').fill('not-the-code');
       const refused = page.waitForResponse('**/api/enhance-set/access/unlock');
@@ -133,6 +135,7 @@ describe.each(SIZES)('Enhance Renders at $width x $height', ({ name, width, heig
       expect(await tour.getByRole('button', { name: 'Next' }).count()).toBe(0);
       await tour.getByRole('button', { name: 'Skip' }).waitFor();
       await noHorizontalScroll(page);
+      expect(await seriousAxeFindings(page)).toEqual([]);
       await tour.getByRole('button', { name: 'Create draft' }).click();
       expect(await stored(page, 'rs:enhance:introSeen')).toBe('1');
 
@@ -176,6 +179,7 @@ describe.each(SIZES)('Enhance Renders at $width x $height', ({ name, width, heig
       expect(Math.max(largeImage.metadata.width, largeImage.metadata.height)).toBe(1920);
       expect(streetImage.metadata.width).toBe(960);
       await noHorizontalScroll(page);
+      expect(await seriousAxeFindings(page)).toEqual([]);
       await app.screenshot(`enhance-${name}-uploaded`, page);
 
       // ---- a run needs a selection; Shift+Enter adds a line, Enter runs
@@ -229,6 +233,7 @@ describe.each(SIZES)('Enhance Renders at $width x $height', ({ name, width, heig
       await history.getByAltText('Previous version of street.png').waitFor();
       await history.getByRole('button', { name: 'Restore Previous' }).waitFor();
       await noHorizontalScroll(page);
+      expect(await seriousAxeFindings(page)).toEqual([]);
       await app.screenshot(`enhance-${name}-history`, page);
       await history.getByRole('button', { name: 'Close' }).first().click();
       await history.waitFor({ state: 'detached' });

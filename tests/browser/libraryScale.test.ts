@@ -4,15 +4,14 @@
  * to the bottom keeps frames short, the last item opens its dialog, Tab walks the tiles in order past the first
  * screen, and at desktop and phone sizes nothing scrolls sideways and axe-core finds nothing serious.
  */
-import fs from 'node:fs';
 import type { Page } from 'playwright-core';
 import { createTestUser, type TestUser } from '../support/accounts';
+import { seriousAxeFindings } from '../support/axe';
 import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { houseStill, streetStill } from '../support/stills';
 import { createProject, uploadRender } from '../projects/fixtures';
 
-const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const DESKTOP = { width: 1440, height: 900 };
 const PHONE = { width: 390, height: 844 };
 const ITEMS = 1000;
@@ -183,24 +182,6 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
-
-async function axeProblems(page: Page): Promise<string[]> {
-  if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(AXE_SOURCE);
-  const violations = (await page.evaluate(`(async () => {
-    const dialog = document.querySelector('dialog[open]');
-    return (await window.axe.run(dialog || document, { resultTypes: ['violations'] })).violations;
-  })()`)) as AxeViolation[];
-  return violations
-    .filter((v) => v.impact === 'critical' || v.impact === 'serious')
-    .map((v) => `${v.impact} ${v.id} (${v.help}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 4).join(', ')}`);
-}
-
 async function sidewaysScroll(page: Page): Promise<string | null> {
   return (await page.evaluate(`(() => {
     const doc = document.documentElement;
@@ -228,7 +209,7 @@ describe('Content Library with 1000 items', () => {
     // the desktop grid has as many 260 px columns as fit (four in the 1100 px view)
     expect(await columnLefts(page)).toHaveLength(4);
     expect(await sidewaysScroll(page)).toBeNull();
-    expect(await axeProblems(page)).toEqual([]);
+    expect(await seriousAxeFindings(page)).toEqual([]);
     expect(app.pageErrors).toEqual([]);
   });
 
@@ -246,7 +227,7 @@ describe('Content Library with 1000 items', () => {
     await last.click();
     const dialog = page.getByRole('dialog');
     await dialog.getByText(itemName(ITEMS - 1)).first().waitFor();
-    expect(await axeProblems(page)).toEqual([]);
+    expect(await seriousAxeFindings(page)).toEqual([]);
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
     expect(app.pageErrors).toEqual([]);
@@ -334,7 +315,7 @@ describe('Content Library with 1000 items', () => {
       expect(await columnLefts(page)).toHaveLength(1);
       expect(await tileCount(page)).toBeLessThan(60);
       expect(await sidewaysScroll(page)).toBeNull();
-      expect(await axeProblems(page)).toEqual([]);
+      expect(await seriousAxeFindings(page)).toEqual([]);
       const scroll = await scrollToBottomTimed(page);
       expectSmooth(scroll, 'phone');
       expect(scroll.steps).toBeGreaterThan(300);
@@ -343,7 +324,7 @@ describe('Content Library with 1000 items', () => {
       const last = page.getByRole('button', { name: openLabel(ITEMS - 1) });
       await last.click();
       await page.getByRole('dialog').getByText(itemName(ITEMS - 1)).first().waitFor();
-      expect(await axeProblems(page)).toEqual([]);
+      expect(await seriousAxeFindings(page)).toEqual([]);
       expect(errors).toEqual([]);
     } finally {
       await context.close();

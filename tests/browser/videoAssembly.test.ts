@@ -4,11 +4,11 @@
  * the selection across a reload, talk to the AI editor, see the dry run's timeline, assemble, save the video in
  * Approvals and play it in the library's 'Assembled video' modal. At 1440x900 and at 390x844.
  */
-import fs from 'node:fs';
 import type { Locator, Page } from 'playwright-core';
 import { loadConfig } from '../../config/env';
 import { createStorage } from '../../storage';
 import { createTestUser, type TestUser } from '../support/accounts';
+import { seriousAxeFindings } from '../support/axe';
 import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
@@ -65,19 +65,6 @@ async function noHorizontalScroll(page: Page): Promise<void> {
     .locator('html')
     .evaluate((root: { scrollWidth: number; clientWidth: number }) => ({ scrollWidth: root.scrollWidth, clientWidth: root.clientWidth }));
   expect(scrollWidth).toBeLessThanOrEqual(clientWidth);
-}
-
-const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-
-/** Serious and critical axe-core findings on the page as it is now (rule id and how many elements). */
-async function axeFindings(page: Page): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  const result = await page.evaluate<{ violations: Array<{ id: string; impact: string | null; nodes: Array<{ target: unknown }> }> }>(
-    `axe.run(document, { resultTypes: ['violations'] })`,
-  );
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id}: ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`);
 }
 
 /** A dialog that fits its content: nothing scrolls sideways inside it. */
@@ -297,7 +284,7 @@ describe('Video Assembly end to end', () => {
     await timeline.getByRole('list', { name: 'Captions track' }).waitFor();
     await timeline.getByRole('listitem', { name: 'lobby.mp4, starts at 2.75 s, length 3 s, transition in: wipe left, out: wipe left' }).waitFor();
     await app.screenshot('assembly-chat-timeline');
-    expect(await axeFindings(page)).toEqual([]);
+    expect(await seriousAxeFindings(page)).toEqual([]);
 
     // assemble: progress, then Approvals on 'completed'
     await page.getByRole('button', { name: 'Assemble Video' }).click();
@@ -374,7 +361,7 @@ describe('Video Assembly end to end', () => {
       await page.unroute('**/api/projects/*/aesthetic');
       await noHorizontalScroll(page);
       await app.screenshot('assembly-phone', page);
-      expect(await axeFindings(page)).toEqual([]);
+      expect(await seriousAxeFindings(page)).toEqual([]);
 
       // selector-only mode hides the chat
       await page.getByRole('group', { name: 'Mode' }).getByRole('button', { name: 'Clips only' }).click();

@@ -1,0 +1,27 @@
+/**
+ * axe-core in the browser tests: the serious and critical findings on the page as it is now, on the open dialog
+ * when there is one (its page is inert behind it), else on the whole document. Each finding names its impact, rule,
+ * help text and up to four elements, so a failing expectation says what to fix.
+ */
+import fs from 'node:fs';
+import type { Page } from 'playwright-core';
+
+const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+export async function seriousAxeFindings(page: Page): Promise<string[]> {
+  if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(AXE_SOURCE);
+  const violations = (await page.evaluate(`(async () => {
+    const dialog = document.querySelector('dialog[open]');
+    return (await window.axe.run(dialog || document, { resultTypes: ['violations'] })).violations;
+  })()`)) as AxeViolation[];
+  return violations
+    .filter((v) => v.impact === 'critical' || v.impact === 'serious')
+    .map((v) => `${v.impact} ${v.id} (${v.help}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 4).join(', ')}`);
+}
