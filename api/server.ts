@@ -8,6 +8,7 @@ import { exitOnConfigError, loadConfig, type AppConfig } from '../config/env';
 import { logger } from '../config/logger';
 import { createApp } from './app';
 import { buildAppDeps } from './deps';
+import { checkPricesAtStart } from '../services/stripePrices';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -27,6 +28,8 @@ export async function startServer(config: AppConfig = loadConfig()): Promise<Run
       resolve();
     });
   });
+  // the configured Stripe Prices against the packages: a mismatch is logged as an error now (that package is refused)
+  void checkPricesAtStart(config, logger).catch((err: unknown) => logger.error({ err }, 'stripe price check at start failed'));
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
   let closing: Promise<void> | null = null;

@@ -19,6 +19,7 @@ export const BILLING_MSG = {
   unknownPackage: 'Unknown credit package',
   foreignReturnUrl: 'Return URLs must point to this app',
   purchaseNotFound: 'Purchase not found',
+  packageUnavailable: 'This credit package cannot be bought right now. Please try again later or choose another package.',
 } as const;
 
 export function findCreditPackage(id: string): CreditPackage | undefined {

@@ -18,6 +18,7 @@ import { addCredits, getCreditSummary, refundPurchasedCredits } from './credits'
 import { stripeClient, stripeWebhooks } from './stripeClient';
 import type { PaymentRefundInput, UncreditableReason } from '../domain/workflowContracts/paymentRefund';
 import { recordUncreditablePayment } from './paymentRefunds';
+import { checkPackagePrice } from './stripePrices';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Errors
@@ -45,6 +46,13 @@ export class ForeignReturnUrlError extends DomainError {
 export class CheckoutSessionFailedError extends DomainError {
   constructor() {
     super(502, 'CHECKOUT_FAILED', BILLING_MSG.checkoutFailed);
+  }
+}
+
+/** The package's configured Stripe Price does not charge what the package shows (or could not be checked): not sold. */
+export class PackagePriceMismatchError extends DomainError {
+  constructor() {
+    super(503, 'PACKAGE_PRICE_MISMATCH', BILLING_MSG.packageUnavailable);
   }
 }
 
@@ -136,6 +144,14 @@ export async function createCheckoutSession(deps: BillingDeps, input: CheckoutIn
   const stripe = stripeClient(deps.config);
   if (!stripe) throw new StripeNotConfiguredError();
   const pkg = sellablePackage(deps.config, input.packageId);
+  if (pkg.stripePriceId) {
+    // never a silent wrong charge: the Price must charge the displayed amount, once, in NZD (the check logs why not)
+    const check = await checkPackagePrice(deps.config, pkg, deps.logger);
+    if (!check?.ok) {
+      deps.logger.error({ packageId: pkg.id, priceId: pkg.stripePriceId, problem: check?.problem }, 'checkout refused: the package price does not match');
+      throw new PackagePriceMismatchError();
+    }
+  }
   const successUrl = withSessionIdPlaceholder(ownReturnUrl(deps.config.publicUrl, input.successUrl ?? defaultReturnUrl(deps.config.publicUrl, 'success')));
   const cancelUrl = ownReturnUrl(deps.config.publicUrl, input.cancelUrl ?? defaultReturnUrl(deps.config.publicUrl, 'cancelled'));
   const amountCents = displayPriceCents(pkg.priceCents);

@@ -5,6 +5,7 @@ import { DATABASE_TIMEOUTS } from '../../db/resilience';
 import { z } from 'zod';
 import { answers, describeRoute } from '../openapi/describe';
 import { createStorage } from '../../storage';
+import { checkConfiguredPrices } from '../../services/stripePrices';
 
 /** How long one readiness check may take before it counts as failed (a load balancer polls every few seconds). */
 const CHECK_TIMEOUT_MS = 3000;
@@ -18,20 +19,34 @@ export interface ReadinessCheck {
   error?: string;
 }
 
+/** The configured Stripe Prices against the packages (present only when a STRIPE_PRICE_* is set). */
+export interface BillingReadiness extends ReadinessCheck {
+  packages: Array<{ packageId: string; priceId: string; ok: boolean; problem: string | null }>;
+}
+
 export interface ReadinessAnswer {
   status: 'ready' | 'not ready';
   failing: ReadinessPart[];
-  checks: Record<ReadinessPart, ReadinessCheck>;
+  /**
+   * Parts that work only in part: 'billing' when a package's Stripe Price does not match it (that package is not
+   * sold; the rest of the app is, so the instance stays in rotation).
+   */
+  degraded: Array<'billing'>;
+  checks: Record<ReadinessPart, ReadinessCheck> & { billing?: BillingReadiness };
 }
 
 type HealthDeps = Pick<AppDeps, 'knex' | 'config' | 'logger'>;
 
 const readinessCheck = z.object({ ok: z.boolean(), ms: z.number(), error: z.string().optional() });
+const billingReadinessSchema = readinessCheck.extend({
+  packages: z.array(z.object({ packageId: z.string(), priceId: z.string(), ok: z.boolean(), problem: z.string().nullable() })),
+});
 const readinessAnswer = answers<ReadinessAnswer>()(
   z.object({
     status: z.enum(['ready', 'not ready']),
     failing: z.array(z.enum(['database', 'temporal', 'storage'])),
-    checks: z.object({ database: readinessCheck, temporal: readinessCheck, storage: readinessCheck }),
+    degraded: z.array(z.enum(['billing'])),
+    checks: z.object({ database: readinessCheck, temporal: readinessCheck, storage: readinessCheck, billing: billingReadinessSchema.optional() }),
   }),
 );
 const apiHealthOk = z.object({ success: z.literal(true), status: z.literal('ok') });
@@ -70,14 +85,31 @@ export async function readiness(deps: HealthDeps): Promise<ReadinessAnswer> {
   ]);
   const checks = { database, temporal, storage };
   const failing = (Object.keys(checks) as ReadinessPart[]).filter((part) => !checks[part].ok);
-  return { status: failing.length ? 'not ready' : 'ready', failing, checks };
+  const billing = await billingReadiness(deps);
+  return {
+    status: failing.length ? 'not ready' : 'ready',
+    failing,
+    degraded: billing && !billing.ok ? ['billing'] : [],
+    checks: billing ? { ...checks, billing } : checks,
+  };
+}
+
+/** The configured Stripe Prices checked against the packages (answers kept a few minutes); undefined when none is set. */
+async function billingReadiness(deps: HealthDeps): Promise<BillingReadiness | undefined> {
+  if (Object.keys(deps.config.stripePriceIds).length === 0) return undefined;
+  const started = Date.now();
+  const packages = (await checkConfiguredPrices(deps.config, deps.logger)).map(({ packageId, priceId, ok, problem }) => ({ packageId, priceId, ok, problem }));
+  const problems = packages.filter((p) => !p.ok).map((p) => p.problem);
+  return { ok: problems.length === 0, ms: Date.now() - started, ...(problems.length ? { error: problems.join('; ') } : {}), packages };
 }
 
 /**
  * Open without a session (load balancers, compose healthchecks, npm start's wait):
  * - `/health/live`: the process is up and serving; touches nothing else (restart the process when it fails);
  * - `/health/ready`: PostgreSQL answers, the Temporal namespace is reachable, storage is writable; 503 naming
- *   the failing parts otherwise (take the instance out of rotation, do not restart it);
+ *   the failing parts otherwise (take the instance out of rotation, do not restart it). With STRIPE_PRICE_* set it
+ *   also reports each Price against its package (`checks.billing`); a mismatch is `degraded: ['billing']`, not a
+ *   503: only that package is refused, the rest of the app works;
  * - `/api/health`: the older database-only check, kept for existing callers.
  */
 export function healthRouter(deps: HealthDeps): Router {
@@ -99,7 +131,7 @@ export function healthRouter(deps: HealthDeps): Router {
     method: 'get',
     path: '/health/ready',
     tag: 'Health',
-    summary: 'PostgreSQL answers, the Temporal namespace is reachable and storage is writable',
+    summary: 'PostgreSQL answers, the Temporal namespace is reachable and storage is writable (and how the configured Stripe Prices compare with the packages)',
     access: 'public',
     noDatabase: true,
     responses: { 200: readinessAnswer, 503: { description: 'Not ready: the failing parts are named', schema: readinessAnswer } },

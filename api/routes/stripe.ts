@@ -94,7 +94,11 @@ export function stripeRouter(deps: Pick<AppDeps, 'knex' | 'config' | 'logger' | 
     responses: {
       200: z.object({ success: z.literal(true), url: z.string(), sessionId: z.string() }),
       502: { description: 'Failed to create checkout session (Stripe refused or did not answer)', schema: errorBody },
-      503: stripeUnavailable,
+      503: {
+        description:
+          "Stripe is not configured, the database is unavailable, or the package's configured Stripe Price does not charge its displayed amount once in NZD (PACKAGE_PRICE_MISMATCH)",
+        schema: errorBody,
+      },
     },
   });
   router.post(
