@@ -77,9 +77,34 @@ export interface PurchaseView {
   creditsReversed: number;
 }
 
-/** GET /api/stripe/purchases/:sessionId: the purchase and the balance it left (for the success page). */
+/**
+ * Where a checkout stands, from our records and Stripe's session:
+ * - awaiting_payment: Stripe reports the session open (not paid yet);
+ * - processing: the session is complete but the payment is still unpaid (a delayed method such as a bank debit);
+ * - confirming: Stripe reports it paid, the webhook has not credited it yet (or Stripe did not answer);
+ * - credited: the webhook credited the package (a later refund does not change this);
+ * - failed: the delayed payment failed; expired: the session expired unpaid.
+ */
+export const CHECKOUT_STATES = ['awaiting_payment', 'processing', 'confirming', 'credited', 'failed', 'expired'] as const;
+export type CheckoutState = (typeof CHECKOUT_STATES)[number];
+
+export interface CheckoutProgress {
+  state: CheckoutState;
+  /** Stripe's session status (open, complete, expired); null when Stripe was not asked or did not answer. */
+  sessionStatus: string | null;
+  /** Stripe's payment status (paid, unpaid, no_payment_required); null likewise. */
+  paymentStatus: string | null;
+}
+
+/** Whether the return page should keep waiting (and saying the payment is being confirmed). */
+export function checkoutStillPending(state: CheckoutState): boolean {
+  return state === 'awaiting_payment' || state === 'processing' || state === 'confirming';
+}
+
+/** GET /api/stripe/purchases/:sessionId: the purchase, where its checkout stands, and the balance (the return page). */
 export interface PurchaseStatusReply {
   purchase: PurchaseView;
+  checkout: CheckoutProgress;
   availableCredits: number;
   credits: number;
 }

@@ -9,7 +9,15 @@ import type { Knex } from 'knex';
 import type Stripe from 'stripe';
 import type { AppConfig } from '../config/env';
 import type { Logger } from '../config/logger';
-import { BILLING_MSG, PACKAGE_CURRENCY, displayPriceCents, findCreditPackage, type PurchaseStatusReply, type PurchaseView } from '../domain/billing';
+import {
+  BILLING_MSG,
+  PACKAGE_CURRENCY,
+  displayPriceCents,
+  findCreditPackage,
+  type CheckoutProgress,
+  type PurchaseStatusReply,
+  type PurchaseView,
+} from '../domain/billing';
 import type { CreditPackage } from '../domain/constants';
 import { DomainError } from '../domain/errors';
 import { CreditPurchase } from '../db/models/CreditPurchase';
@@ -510,12 +518,42 @@ function toPurchaseView(row: CreditPurchase): PurchaseView {
   };
 }
 
-/** The purchase of a Checkout Session with the balance now; another user's session answers 404. */
-export async function getPurchaseStatus(knex: Knex, userId: string, sessionId: string): Promise<PurchaseStatusReply> {
-  const row = await CreditPurchase.query(knex).findOne({ stripe_session_id: sessionId, user_id: userId });
+const SESSION_READ_TIMEOUT_MS = 5_000;
+
+/**
+ * Where an open purchase's checkout stands by Stripe's session: open (awaiting payment), complete and unpaid
+ * (a delayed method still processing), complete and paid (the webhook is on its way), or expired. A Stripe that
+ * does not answer leaves it 'confirming': only our records or Stripe's own word make it fail.
+ */
+async function openCheckoutProgress(deps: BillingDeps, sessionId: string): Promise<CheckoutProgress> {
+  const stripe = stripeClient(deps.config);
+  if (!stripe) return { state: 'confirming', sessionStatus: null, paymentStatus: null };
+  let session: Stripe.Checkout.Session;
+  try {
+    session = await stripe.checkout.sessions.retrieve(sessionId, {}, { timeout: SESSION_READ_TIMEOUT_MS, maxNetworkRetries: 0 });
+  } catch (err) {
+    deps.logger.warn({ err, sessionId }, 'stripe checkout session read failed; the purchase stays confirming');
+    return { state: 'confirming', sessionStatus: null, paymentStatus: null };
+  }
+  const known = { sessionStatus: session.status ?? null, paymentStatus: session.payment_status ?? null };
+  if (session.status === 'expired') return { state: 'expired', ...known };
+  if (session.status === 'complete') return { state: session.payment_status === 'unpaid' ? 'processing' : 'confirming', ...known };
+  return { state: 'awaiting_payment', ...known };
+}
+
+/** The purchase of a Checkout Session, where its checkout stands and the balance now; another user's session answers 404. */
+export async function getPurchaseStatus(deps: BillingDeps, userId: string, sessionId: string): Promise<PurchaseStatusReply> {
+  const row = await CreditPurchase.query(deps.knex).findOne({ stripe_session_id: sessionId, user_id: userId });
   if (!row) throw new PurchaseNotFoundError();
-  const summary = await getCreditSummary(knex, userId);
-  return { purchase: toPurchaseView(row), availableCredits: summary.availableCredits, credits: summary.credits };
+  let checkout: CheckoutProgress;
+  if (CREDITED.has(row.status)) checkout = { state: 'credited', sessionStatus: 'complete', paymentStatus: 'paid' };
+  else if (row.status === 'failed' || row.status === 'expired') checkout = { state: row.status, sessionStatus: null, paymentStatus: null };
+  else checkout = await openCheckoutProgress(deps, sessionId);
+  // read after Stripe answered: a webhook that landed meanwhile shows in the balance and the purchase
+  const fresh = checkout.state === 'credited' ? row : ((await CreditPurchase.query(deps.knex).findById(row.id)) ?? row);
+  if (fresh !== row && CREDITED.has(fresh.status)) checkout = { state: 'credited', sessionStatus: 'complete', paymentStatus: 'paid' };
+  const summary = await getCreditSummary(deps.knex, userId);
+  return { purchase: toPurchaseView(fresh), checkout, availableCredits: summary.availableCredits, credits: summary.credits };
 }
 
 export const PURCHASE_HISTORY_LIMIT = 50;

@@ -4,7 +4,7 @@ import type { AppDeps } from '../deps';
 import { assertSelf, requireAuth } from '../middleware/auth';
 import { rawBody, rawBodyOf } from '../middleware/rawBody';
 import { parse, parseBody, parseQuery } from '../validation';
-import { BILLING_MSG, PURCHASE_STATUSES, type PurchaseStatusReply, type PurchaseView } from '../../domain/billing';
+import { BILLING_MSG, CHECKOUT_STATES, PURCHASE_STATUSES, type CheckoutProgress, type PurchaseStatusReply, type PurchaseView } from '../../domain/billing';
 import { answers, describeRoute, errorBody } from '../openapi/describe';
 import { createCheckoutSession, getPurchaseStatus, handleStripeWebhook, listPurchases, type BillingDeps } from '../../services/billing';
 import { startPaymentRefund } from '../../services/paymentRefunds';
@@ -54,7 +54,19 @@ const purchaseView = answers<PurchaseView>()(
     creditsReversed: z.number().int(),
   }),
 );
-const purchaseStatus = answers<PurchaseStatusReply>()(z.object({ purchase: purchaseView, availableCredits: z.number().int(), credits: z.number().int() }));
+const checkoutProgress = answers<CheckoutProgress>()(
+  z.object({
+    state: z.enum(CHECKOUT_STATES).meta({
+      description:
+        'awaiting_payment (Stripe: session open), processing (complete, payment unpaid: a delayed method), confirming (paid, not credited yet), credited, failed (the delayed payment failed), expired',
+    }),
+    sessionStatus: z.string().nullable(),
+    paymentStatus: z.string().nullable(),
+  }),
+);
+const purchaseStatus = answers<PurchaseStatusReply>()(
+  z.object({ purchase: purchaseView, checkout: checkoutProgress, availableCredits: z.number().int(), credits: z.number().int() }),
+);
 const webhookOutcomes = [
   'credited',
   'already_credited',
@@ -156,7 +168,7 @@ export function stripeRouter(deps: Pick<AppDeps, 'knex' | 'config' | 'logger' | 
     method: 'get',
     path: '/api/stripe/purchases/:sessionId',
     tag: 'Billing',
-    summary: 'One purchase by its Checkout Session id, with the balance it left (the success page)',
+    summary: "One purchase by its Checkout Session id: where its checkout stands (our records and Stripe's session) and the balance (the return page)",
     access: 'session',
     params: purchaseParams,
     query: noQuery,
@@ -166,7 +178,7 @@ export function stripeRouter(deps: Pick<AppDeps, 'knex' | 'config' | 'logger' | 
     const user = assertSelf(ctx, parseQuery(ctx, noQuery).userId);
     const sessionId = sessionIdParam.safeParse(parse(purchaseParams, ctx.params).sessionId);
     // a malformed id cannot be anyone's session: the same 404 as another user's
-    const data = sessionId.success ? await getPurchaseStatus(deps.knex, user.id, sessionId.data) : null;
+    const data = sessionId.success ? await getPurchaseStatus(billing, user.id, sessionId.data) : null;
     if (!data) ctx.throw(404, BILLING_MSG.purchaseNotFound);
     ctx.body = { success: true, data };
   });

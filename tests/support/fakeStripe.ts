@@ -362,6 +362,16 @@ export class FakeStripe {
     return paid;
   }
 
+  /** Expires an unpaid session (as Stripe does after expires_at, or on POST /v1/checkout/sessions/:id/expire) and returns it. */
+  expire(sessionId: string): Stripe.Checkout.Session {
+    const session = this.sessions.get(sessionId);
+    if (!session) throw new Error(`fake stripe: no session ${sessionId}`);
+    if (session.status !== 'open') throw new Error(`fake stripe: session ${sessionId} is ${session.status}, only an open session expires`);
+    const expired = { ...session, status: 'expired', url: null } as Stripe.Checkout.Session;
+    this.sessions.set(sessionId, expired);
+    return expired;
+  }
+
   /** An event as Stripe sends it, with a fresh id. */
   event(type: string, object: unknown): Stripe.Event {
     return {
