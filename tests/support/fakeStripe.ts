@@ -4,7 +4,8 @@
  * - POST /v1/checkout/sessions (form-encoded, as the SDK sends it) answers a Checkout Session shaped like Stripe's,
  *   whose `url` is a hosted checkout page served here;
  * - GET /v1/checkout/sessions/:id;
- * - GET /checkout/:id is that page (HTML with a Pay button); POST /checkout/:id pays: the session completes, a
+ * - GET /checkout/:id is that page (HTML with a Pay button, and one for a bank debit that completes the session unpaid,
+ *   as delayed methods do); POST /checkout/:id pays: the session completes, a
  *   `checkout.session.completed` event signed exactly as Stripe signs it (the SDK's generateTestHeaderString) is
  *   delivered to the app's webhook, and the browser is redirected to success_url;
  * - GET /checkout/:id/cancel sends the browser to cancel_url;
@@ -193,7 +194,8 @@ export class FakeStripe {
     if (page[2]) return this.redirect(res, session.cancel_url ?? '/');
     if (req.method === 'GET') return this.checkoutPage(res, session);
     if (req.method === 'POST') {
-      const paid = this.pay(session.id);
+      // a delayed method (a bank debit): the session completes unpaid; async_payment_succeeded or _failed follows later
+      const paid = this.pay(session.id, url.searchParams.get('method') === 'bank_debit' ? 'unpaid' : 'paid');
       const event = this.event('checkout.session.completed', paid);
       if (this.webhookDelayMs === null) await this.deliver(event);
       else this.pendingDelivery = new Promise((resolve) => setTimeout(resolve, this.webhookDelayMs!)).then(() => this.deliver(event));
@@ -340,6 +342,7 @@ export class FakeStripe {
 <body><main><h1>Fake Stripe Checkout</h1>
 <p>Pay ${escapeHtml(session.currency?.toUpperCase() ?? '')} ${amount} for ${escapeHtml(session.metadata?.packageId ?? 'a package')}</p>
 <form method="post" action="/checkout/${escapeHtml(session.id)}"><button type="submit">Pay</button></form>
+<form method="post" action="/checkout/${escapeHtml(session.id)}?method=bank_debit"><button type="submit">Pay by bank debit (clears later)</button></form>
 <p><a href="/checkout/${escapeHtml(session.id)}/cancel">Cancel</a></p></main></body></html>`);
   }
 

@@ -1,18 +1,27 @@
 import { useSetAtom } from 'jotai';
 import { useEffect, useState, type ReactElement } from 'react';
-import { fetchPurchaseStatus } from '../../api/billing';
+import { HTTPError } from 'ky';
+import { fetchPurchaseStatus, type PurchaseStatusReply } from '../../api/billing';
 import { refreshBillingAtom } from '../../atoms/billing';
 import { hrefWithParams } from '../../atoms/viewUrl';
 import { BILLING_MSG } from '../../../../domain/billing';
 import { purchaseReturnFromSearch, type PurchaseReturn } from './checkoutReturn';
 import { countText } from '../../components/countText';
 
-/** How often and how long the return page asks whether the webhook has credited the purchase. */
+/** How often the return page asks where the purchase stands: quickly at first, then every 5 s for as long as it takes. */
 export const CONFIRM_POLL_MS = 1500;
-export const CONFIRM_MAX_POLLS = 40;
+export const CONFIRM_FAST_POLLS = 40;
+export const CONFIRM_SLOW_POLL_MS = 5000;
+
+export function nextPollDelay(polls: number): number {
+  return polls < CONFIRM_FAST_POLLS ? CONFIRM_POLL_MS : CONFIRM_SLOW_POLL_MS;
+}
 
 type Confirmation =
+  /** Stripe reports the payment paid; the webhook has not credited it yet */
   | { state: 'confirming' }
+  /** Stripe reports the session open, or complete with the payment still processing (a delayed method) */
+  | { state: 'processing' }
   | { state: 'completed'; credits: number; packageName: string; availableCredits: number }
   | { state: 'failed' }
   | { state: 'cancelled' };
@@ -23,10 +32,25 @@ function initial(ret: PurchaseReturn | null): Confirmation | null {
   return ret.sessionId ? { state: 'confirming' } : { state: 'failed' };
 }
 
+/** What the page says for a status reply: only a failed or expired checkout is a failure; anything unsettled waits. */
+export function confirmationOf(reply: PurchaseStatusReply): Confirmation {
+  const { purchase, checkout } = reply;
+  if (checkout.state === 'credited') return { state: 'completed', credits: purchase.credits, packageName: purchase.packageName, availableCredits: reply.availableCredits };
+  if (checkout.state === 'failed' || checkout.state === 'expired') return { state: 'failed' };
+  return checkout.state === 'confirming' ? { state: 'confirming' } : { state: 'processing' };
+}
+
+/** A reply that will not change by asking again (the session is not this user's, or the user is signed out). */
+function finalRefusal(err: unknown): boolean {
+  const status = err instanceof HTTPError ? err.response.status : null;
+  return status !== null && status >= 400 && status < 500 && status !== 408 && status !== 429;
+}
+
 /**
- * Back from Stripe Checkout: says the purchase is being confirmed until the webhook has credited it (read from the
- * purchase-status endpoint), then shows the new balance; or the spec's failure text; or, after a cancel, that
- * nothing was charged.
+ * Back from Stripe Checkout: says the payment is being confirmed for as long as Stripe reports the session open or
+ * its payment processing, and until the webhook has credited it (read from the purchase-status endpoint, which asks
+ * Stripe), then shows the new balance; the spec's failure text only for a failed or expired checkout (or a session
+ * that is not the user's); after a cancel, that nothing was charged. A reload asks again and shows the same.
  */
 export function PurchaseReturnNotice(): ReactElement | null {
   const [ret] = useState(() => purchaseReturnFromSearch(window.location.search));
@@ -42,26 +66,20 @@ export function PurchaseReturnNotice(): ReactElement | null {
     const check = async () => {
       polls += 1;
       try {
-        const status = await fetchPurchaseStatus(sessionId);
+        const next = confirmationOf(await fetchPurchaseStatus(sessionId));
         if (cancelled) return;
-        const { purchase } = status;
-        if (purchase.status === 'completed' || purchase.status === 'refunded' || purchase.status === 'partially_refunded') {
-          setConfirmation({ state: 'completed', credits: purchase.credits, packageName: purchase.packageName, availableCredits: status.availableCredits });
-          refreshBilling();
-          return;
-        }
-        if (purchase.status === 'failed' || purchase.status === 'expired') {
+        setConfirmation(next);
+        if (next.state === 'completed') refreshBilling();
+        if (next.state === 'completed' || next.state === 'failed') return;
+      } catch (err) {
+        if (cancelled) return;
+        if (finalRefusal(err)) {
           setConfirmation({ state: 'failed' });
           return;
         }
-      } catch {
-        if (cancelled) return;
-        // a session that is not this user's, or a server that keeps failing: give up at once on 404
-        setConfirmation({ state: 'failed' });
-        return;
+        // a network blip or a server error says nothing about the payment: ask again
       }
-      if (polls >= CONFIRM_MAX_POLLS) setConfirmation({ state: 'failed' });
-      else timer = setTimeout(() => void check(), CONFIRM_POLL_MS);
+      timer = setTimeout(() => void check(), nextPollDelay(polls));
     };
     void check();
     return () => {
@@ -88,6 +106,13 @@ export function PurchaseReturnNotice(): ReactElement | null {
         <div className="purchase-notice purchase-notice-pending" role="status" aria-live="polite">
           <span className="spinner" aria-hidden="true" />
           <p>Payment received. We are confirming your purchase with Stripe...</p>
+        </div>
+      );
+    case 'processing':
+      return (
+        <div className="purchase-notice purchase-notice-pending" role="status" aria-live="polite">
+          <span className="spinner" aria-hidden="true" />
+          <p>Your payment is being confirmed. Some payment methods take a while to clear; your credits are added as soon as Stripe confirms the payment.</p>
         </div>
       );
     case 'completed':
