@@ -75,7 +75,7 @@ describe('buying credits in the browser', () => {
     await page.getByRole('heading', { name: 'Fake Stripe Checkout' }).waitFor();
     expect(page.url()).toMatch(new RegExp(`^${fake.baseUrl}/checkout/cs_test_`));
     await page.getByText('Pay NZD 746.35 for medium').waitFor();
-    await page.getByRole('button', { name: 'Pay' }).click();
+    await page.getByRole('button', { name: 'Pay', exact: true }).click();
 
     await page.getByText('We are confirming your purchase with Stripe...').waitFor();
     const returned = new URL(page.url());
