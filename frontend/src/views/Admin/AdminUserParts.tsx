@@ -11,9 +11,17 @@ const TRANSACTION_LABEL: Record<string, string> = {
   deduct: 'Credits deducted',
   consume: 'Charged on approval',
   admin_adjust: 'Admin adjustment',
+  refund: 'Stripe refund',
 };
 
-const PURCHASE_STATUS_LABEL: Record<string, string> = { open: 'Not paid', completed: 'Paid', expired: 'Expired' };
+const PURCHASE_STATUS_LABEL: Record<string, string> = {
+  open: 'Not paid',
+  completed: 'Paid',
+  expired: 'Expired',
+  failed: 'Payment failed',
+  refunded: 'Refunded',
+  partially_refunded: 'Partly refunded',
+};
 
 function formatMoney(cents: number, currency: string): string {
   try {
