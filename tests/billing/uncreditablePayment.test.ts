@@ -10,6 +10,7 @@ import Stripe from 'stripe';
 import { createPaymentRefundActivities } from '../../activities/paymentRefund';
 import { logger } from '../../config/logger';
 import { paymentRefundWorkflowId } from '../../domain/workflowContracts/paymentRefund';
+import { applyStripeEvent } from '../../services/billing';
 import { refundIdempotencyKey, refundUncreditablePayment } from '../../services/paymentRefunds';
 import { closeTestKnex } from '../support/db';
 import { FAKE_STRIPE_SECRET_KEY } from '../support/fakeStripe';
@@ -146,6 +147,29 @@ describe('a payment for an account that can no longer be credited', () => {
     const row = await refundRow(sessionId);
     expect(row).toMatchObject({ status: 'failed', attempts: 1, stripe_refund_id: null });
     expect(row?.last_error).toContain("No such payment_intent: 'pi_test_not_at_stripe'");
+  });
+});
+
+describe('when the refund cannot be started', () => {
+  it('rolls the event back and answers 503, so Stripe delivers it again; the retry records and starts the refund', async () => {
+    const { user, sessionId } = await userWithOpenCheckout(h, 'small');
+    await h.knex('users').where({ id: user.id }).delete();
+    const event = h.fake.event('checkout.session.completed', h.fake.pay(sessionId));
+    const down = async () => {
+      throw new Error('Temporal is unreachable');
+    };
+
+    await expect(applyStripeEvent(h.knex, event, down)).rejects.toMatchObject({ status: 503, code: 'REFUND_START_FAILED' });
+    expect(await h.knex('stripe_events').where({ id: event.id })).toEqual([]);
+    expect(await refundRow(sessionId)).toBeUndefined();
+    await expect(applyStripeEvent(h.knex, event)).rejects.toThrow('no refund starter is configured');
+    expect(await h.knex('stripe_events').where({ id: event.id })).toEqual([]);
+
+    // Stripe's retry reaches the app, whose starter works
+    expect(await h.fake.deliver(event)).toEqual({ status: 200, body: { received: true, outcome: 'refund_scheduled' } });
+    await client.workflow.getHandle(paymentRefundWorkflowId(sessionId)).result();
+    expect(h.fake.refundsOf(sessionId).map((r) => r.amount)).toEqual([28750]);
+    expect(await refundRow(sessionId)).toMatchObject({ status: 'refunded', stripe_event_id: event.id });
   });
 });
 
