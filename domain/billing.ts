@@ -96,11 +96,6 @@ export interface CheckoutProgress {
   paymentStatus: string | null;
 }
 
-/** Whether the return page should keep waiting (and saying the payment is being confirmed). */
-export function checkoutStillPending(state: CheckoutState): boolean {
-  return state === 'awaiting_payment' || state === 'processing' || state === 'confirming';
-}
-
 /** GET /api/stripe/purchases/:sessionId: the purchase, where its checkout stands, and the balance (the return page). */
 export interface PurchaseStatusReply {
   purchase: PurchaseView;

@@ -74,6 +74,7 @@ async function runCheck(deps: HealthDeps, part: ReadinessPart, failure: string, 
 export async function readiness(deps: HealthDeps): Promise<ReadinessAnswer> {
   const namespace = deps.config.temporalNamespace;
   const objects = createStorage(deps.config).objects;
+  const billingCheck = billingReadiness(deps);
   const [database, temporal, storage] = await Promise.all([
     runCheck(deps, 'database', 'PostgreSQL does not answer', () => deps.knex.raw('select 1'), DATABASE_TIMEOUTS.connectionCheckMs),
     runCheck(deps, 'temporal', `Temporal namespace "${namespace}" is not reachable`, async () => {
@@ -85,7 +86,7 @@ export async function readiness(deps: HealthDeps): Promise<ReadinessAnswer> {
   ]);
   const checks = { database, temporal, storage };
   const failing = (Object.keys(checks) as ReadinessPart[]).filter((part) => !checks[part].ok);
-  const billing = await billingReadiness(deps);
+  const billing = await billingCheck;
   return {
     status: failing.length ? 'not ready' : 'ready',
     failing,
@@ -98,7 +99,13 @@ export async function readiness(deps: HealthDeps): Promise<ReadinessAnswer> {
 async function billingReadiness(deps: HealthDeps): Promise<BillingReadiness | undefined> {
   if (Object.keys(deps.config.stripePriceIds).length === 0) return undefined;
   const started = Date.now();
-  const packages = (await checkConfiguredPrices(deps.config, deps.logger)).map(({ packageId, priceId, ok, problem }) => ({ packageId, priceId, ok, problem }));
+  let checks;
+  try {
+    checks = await withTimeout(checkConfiguredPrices(deps.config, deps.logger), CHECK_TIMEOUT_MS);
+  } catch {
+    return { ok: false, ms: Date.now() - started, error: 'Stripe did not answer in time: the configured prices could not be checked', packages: [] };
+  }
+  const packages = checks.map(({ packageId, priceId, ok, problem }) => ({ packageId, priceId, ok, problem }));
   const problems = packages.filter((p) => !p.ok).map((p) => p.problem);
   return { ok: problems.length === 0, ms: Date.now() - started, ...(problems.length ? { error: problems.join('; ') } : {}), packages };
 }
