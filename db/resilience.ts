@@ -34,7 +34,7 @@ export const DATABASE_BREAKERS: Record<DatabaseBreakerName, { failureThreshold: 
 };
 
 /** Tables whose statements go through each breaker (the first kind named in a statement wins, credits first). */
-const CREDIT_TABLES = /\b(credit_transactions|credit_reservations|credit_purchases|stripe_events)\b/;
+const CREDIT_TABLES = /\b(credit_transactions|credit_reservations|credit_purchases|stripe_events|stripe_refunds)\b/;
 const USER_DATA_TABLES =
   /\b(users|profiles|sessions|projects|renders|images|clips|compiled_videos|generated_content|ai_image_edits|drafts|draft_images|aesthetic_chats|data_exports)\b/;
 

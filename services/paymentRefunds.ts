@@ -14,26 +14,10 @@ import type { Logger } from '../config/logger';
 import { paymentRefundWorkflowId, type PaymentRefundInput, type PaymentRefundResult } from '../domain/workflowContracts/paymentRefund';
 import { paymentRefundWorkflow } from '../workflows/paymentRefund';
 import { jobSearchAttributes } from '../workflows/searchAttributes';
+import { StripeRefund } from '../db/models/StripeRefund';
 import { stripeClient } from './stripeClient';
 
 export const STRIPE_REFUNDS_TABLE = 'stripe_refunds';
-
-export interface StripeRefundRow {
-  id: string;
-  stripe_session_id: string;
-  payment_intent_id: string;
-  user_id: string | null;
-  package_id: string | null;
-  amount_cents: number;
-  currency: string;
-  reason: string;
-  status: 'pending' | 'refunded' | 'failed';
-  stripe_refund_id: string | null;
-  stripe_event_id: string | null;
-  attempts: number;
-  last_error: string | null;
-  refunded_at: Date | null;
-}
 
 /** Records the payment to refund, once per Checkout Session; true when this call wrote the row. */
 export async function recordUncreditablePayment(db: Knex | Knex.Transaction, input: PaymentRefundInput): Promise<boolean> {
@@ -109,8 +93,8 @@ export interface RefundDeps {
 export async function refundUncreditablePayment(deps: RefundDeps, input: PaymentRefundInput): Promise<PaymentRefundResult> {
   // the webhook's transaction may not have committed (it failed after starting this run): the row is written here too
   await recordUncreditablePayment(deps.knex, input);
-  const row: StripeRefundRow = await deps.knex(STRIPE_REFUNDS_TABLE).where({ stripe_session_id: input.sessionId }).first();
-  if (row.status === 'refunded') return { status: 'refunded', refundId: row.stripe_refund_id, amountCents: row.amount_cents };
+  const row = await StripeRefund.query(deps.knex).findOne({ stripe_session_id: input.sessionId }).throwIfNotFound();
+  if (row.status === 'refunded') return { status: 'refunded', refundId: row.stripeRefundId, amountCents: row.amountCents };
   const stripe = stripeClient(deps.config);
   if (!stripe) {
     await noteAttempt(deps.knex, input.sessionId, 'Stripe is not configured on this worker (STRIPE_SECRET_KEY unset)');
@@ -120,7 +104,7 @@ export async function refundUncreditablePayment(deps: RefundDeps, input: Payment
   try {
     refund = await stripe.refunds.create(
       {
-        payment_intent: row.payment_intent_id,
+        payment_intent: row.paymentIntentId,
         reason: 'requested_by_customer',
         metadata: { stripeSessionId: input.sessionId, userId: input.userId ?? '', reason: input.reason },
       },
@@ -131,7 +115,7 @@ export async function refundUncreditablePayment(deps: RefundDeps, input: Payment
       await deps.knex(STRIPE_REFUNDS_TABLE)
         .where({ stripe_session_id: input.sessionId, status: 'pending' })
         .update({ status: 'failed', attempts: deps.knex.raw('attempts + 1'), last_error: errorText(err), updated_at: deps.knex.fn.now() });
-      deps.logger.error({ err, sessionId: input.sessionId, paymentIntentId: row.payment_intent_id }, 'stripe refused the refund of an uncreditable payment: refund it by hand');
+      deps.logger.error({ err, sessionId: input.sessionId, paymentIntentId: row.paymentIntentId }, 'stripe refused the refund of an uncreditable payment: refund it by hand');
       throw new RefundRefusedError(errorText(err), err.code);
     }
     await noteAttempt(deps.knex, input.sessionId, errorText(err));

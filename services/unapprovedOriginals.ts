@@ -15,7 +15,7 @@ export interface FileLocation {
 /**
  * Whether the file is the original of an item that is not approved, or the thumbnail made from it (kept beside it,
  * domain/approvals.ts): a probe of the partial indexes on (original_bucket, original_path) and
- * (original_bucket, thumbnail_path) (db/migrations/20261127000100_unapproved_original_lookup.ts).
+ * (original_bucket, thumbnail_path) (db/migrations/20261127000200_unapproved_original_lookup.ts).
  */
 export async function isUnapprovedOriginal(db: Knex, file: FileLocation): Promise<boolean> {
   const row = await db('pending_approvals')

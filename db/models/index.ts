@@ -14,6 +14,7 @@ export { Draft } from './Draft';
 export { DraftImage } from './DraftImage';
 export { DraftJob } from './DraftJob';
 export { StripeEvent } from './StripeEvent';
+export { StripeRefund } from './StripeRefund';
 export { CreditPurchase } from './CreditPurchase';
 export { User } from './User';
 export { Session } from './Session';
