@@ -106,8 +106,8 @@ export function filesRouter(deps: Pick<AppDeps, 'config' | 'knex'>): Router {
     summary: 'A stored file, for whoever holds an unexpired signed link to it',
     description:
       'The links come signed in the answers that list files; `path` may span several segments. Supports one byte range. ' +
-      'The original of an item that is not approved (pending, rejected or expired) is refused with 403 LINK_INVALID, even through a link minted earlier: ' +
-      'until approval only its watermarked preview and its thumbnail are served.',
+      'The original of an item that is not approved (pending, rejected or expired), and the thumbnail made from it, are refused with 403 LINK_INVALID, even through a link minted earlier: ' +
+      'until approval only its watermarked preview is served.',
     access: 'signature',
     query: fileQuery,
     headers: rangeHeader,
