@@ -14,6 +14,13 @@ export class DomainError extends Error {
   }
 }
 
+/**
+ * A refusal this server's configuration decides (a service that is not set up here, a package it will not sell):
+ * answered with its status (503), but nothing failed, so the API logs it at warn without a stack. Whatever made the
+ * configuration wrong is logged where it is found (at start, by the readiness check).
+ */
+export class UnavailableHereError extends DomainError {}
+
 /** No account has the given e-mail (admin look-ups and the `npm run admin` command). */
 export class UserNotFoundError extends DomainError {
   constructor(readonly email?: string) {

@@ -19,7 +19,7 @@ import {
   type PurchaseView,
 } from '../domain/billing';
 import type { CreditPackage } from '../domain/constants';
-import { DomainError } from '../domain/errors';
+import { DomainError, UnavailableHereError } from '../domain/errors';
 import { CreditPurchase } from '../db/models/CreditPurchase';
 import { StripeEvent } from '../db/models/StripeEvent';
 import { addCredits, getCreditSummary, refundPurchasedCredits } from './credits';
@@ -31,7 +31,7 @@ import { checkPackagePrice } from './stripePrices';
 // ---------------------------------------------------------------------------------------------------------------
 // Errors
 
-export class StripeNotConfiguredError extends DomainError {
+export class StripeNotConfiguredError extends UnavailableHereError {
   constructor() {
     super(503, 'STRIPE_NOT_CONFIGURED', BILLING_MSG.stripeNotConfigured);
   }
@@ -58,7 +58,7 @@ export class CheckoutSessionFailedError extends DomainError {
 }
 
 /** The package's configured Stripe Price does not charge what the package shows (or could not be checked): not sold. */
-export class PackagePriceMismatchError extends DomainError {
+export class PackagePriceMismatchError extends UnavailableHereError {
   constructor() {
     super(503, 'PACKAGE_PRICE_MISMATCH', BILLING_MSG.packageUnavailable);
   }

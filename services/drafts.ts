@@ -113,7 +113,8 @@ function imageNotFound(): DomainError {
 }
 
 function limitReached(): DomainError {
-  return new DomainError(400, 'DRAFT_IMAGE_LIMIT', ENHANCE_MSG.limitReached);
+  // a full draft is a state the request conflicts with (409, as the API document says); too many in one request is a bad request (400)
+  return new DomainError(409, 'DRAFT_IMAGE_LIMIT', ENHANCE_MSG.limitReached);
 }
 
 function iso(value: Date | string): string {

@@ -3,7 +3,7 @@ import type { Logger } from '../../config/logger';
 import { UniqueViolationError, ValidationError as ObjectionValidationError, NotFoundError, CheckViolationError, ForeignKeyViolationError, DataError } from 'objection';
 import { DatabaseError } from 'pg';
 import { RequestError } from '../validation';
-import { DomainError } from '../../domain/errors';
+import { DomainError, UnavailableHereError } from '../../domain/errors';
 import { MSG } from '../../domain/messages';
 import { DatabaseUnavailableError } from '../../db/resilience';
 
@@ -62,6 +62,9 @@ export const errorHandler: Middleware = async (ctx, next) => {
     if (retryAfter !== undefined) ctx.set('Retry-After', String(retryAfter));
     // an unavailable database is logged at warn by the request; only unexpected failures are errors
     if (err instanceof DatabaseUnavailableError) ctx.state.log?.warn({ err: { message: err.message, code: err.code } }, 'database unavailable');
+    // an expected refusal (e.g. Stripe not configured here): a line for the operator, not an error with a stack that
+    // anyone could repeat to fill the log
+    else if (err instanceof UnavailableHereError) ctx.state.log?.warn({ code: err.code, status }, err.message);
     else if (status >= 500) ctx.app.emit('error', err, ctx);
   }
 };

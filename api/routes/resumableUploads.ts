@@ -7,7 +7,8 @@ import { ResumableUploads, TUS_PATH } from '../../services/resumableUploads';
 import { z } from 'zod';
 import { describeRoute, type ResponseDoc, type RouteDoc } from '../openapi/describe';
 
-const tusVersion = z.literal('1.0.0').meta({ description: 'The tus protocol version' });
+const TUS_VERSION = '1.0.0';
+const tusVersion = z.literal(TUS_VERSION).meta({ description: 'The tus protocol version' });
 const creationHeaders = z.object({
   'tus-resumable': tusVersion,
   'upload-length': z.string().meta({ description: 'The file size in bytes (at most 150 MB)' }),
@@ -24,7 +25,7 @@ const tusRefusals: Record<number, ResponseDoc> = {
   403: { description: 'Not this user\'s upload' },
   404: { description: 'No such upload (or project)' },
   410: { description: 'The upload has completed or is no longer available' },
-  412: { description: 'Tus-Resumable missing or not 1.0.0' },
+  412: { description: 'Tus-Resumable missing or not 1.0.0 (Tus-Version names the version this server speaks)' },
   503: { description: 'Storage or the database is unavailable' },
 };
 const tusDoc = (method: RouteDoc['method'], path: string, summary: string, rest: Partial<RouteDoc> & Pick<RouteDoc, 'responses'>): Omit<RouteDoc, 'omit'> & { omit: number[] } => ({
@@ -79,6 +80,16 @@ export function resumableUploadsRouter(deps: AppDeps): Router {
   }
   const router = new Router();
   const handle = async (ctx: Context) => {
+    // the protocol's answer to a version it does not speak is 412 with the versions it does (@tus/server says 400)
+    const version = ctx.get('tus-resumable');
+    if (version && version !== TUS_VERSION) {
+      ctx.status = 412;
+      ctx.set('Tus-Resumable', TUS_VERSION);
+      ctx.set('Tus-Version', TUS_VERSION);
+      ctx.type = 'text/plain';
+      ctx.body = `Tus-Resumable ${version.slice(0, 20)} is not supported: this server speaks ${TUS_VERSION}\n`;
+      return;
+    }
     const tus = uploads();
     tus.remember(ctx.req, currentUser(ctx).id);
     ctx.respond = false;

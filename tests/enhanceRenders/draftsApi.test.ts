@@ -201,9 +201,10 @@ describe('drafts', () => {
     expect(four.status).toBe(200);
     expect(four.body.images.map((i: { order_index: number }) => i.order_index)).toEqual([0, 1, 2, 3]);
     const fifth = await request(baseUrl, '/api/enhance-set/drafts/add-images', { token: owner.token, json: { draftId, images: [{ source_url: uploads[4].body.url }] } });
-    expect([fifth.status, fifth.body.error]).toEqual([400, 'Limit reached: maximum 4 images per draft']);
+    // a full draft: 409 DRAFT_IMAGE_LIMIT, as the API document says (five in one request above is a bad request)
+    expect([fifth.status, fifth.body.error, fifth.body.code]).toEqual([409, 'Limit reached: maximum 4 images per draft', 'DRAFT_IMAGE_LIMIT']);
     const upload = await uploadFile(baseUrl, owner, draftId, await renderPng());
-    expect([upload.status, upload.body.error]).toEqual([400, 'Limit reached: maximum 4 images per draft']);
+    expect([upload.status, upload.body.error, upload.body.code]).toEqual([409, 'Limit reached: maximum 4 images per draft', 'DRAFT_IMAGE_LIMIT']);
     // attachments are not draft images: a full draft still takes references
     expect((await uploadFile(baseUrl, owner, draftId, await renderPng(), { purpose: 'reference' })).status).toBe(200);
   });

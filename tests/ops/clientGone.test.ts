@@ -33,8 +33,9 @@ const captured = capturingLogger();
 
 beforeAll(async () => {
   storageDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-client-gone-'));
-  // its own folder on local disk whatever the run's backend: the subject is the API's own /api/files streaming
-  config = { ...loadConfig(), storageBackend: 'local', storageDir };
+  // its own folder on local disk whatever the run's backend: the subject is the API's own /api/files streaming;
+  // no Stripe: purchases and webhooks are refused as on a server without it
+  config = { ...loadConfig(), storageBackend: 'local', storageDir, stripeSecretKey: '', stripeWebhookSecret: '' };
   const app = createApp({ config, knex: testKnex(), logger: captured.logger });
   app.use(async (ctx, next) => {
     if (ctx.path === '/api/test/explode') throw new Error('disk on fire');
@@ -128,6 +129,33 @@ describe('a client that goes away', () => {
     expect(logged).toHaveLength(1);
     expect(logged[0]).toMatchObject({ msg: 'unhandled error', err: { message: 'disk on fire' } });
     expect(String((logged[0].err as { stack?: string }).stack)).toContain('clientGone.test.ts');
+  });
+});
+
+describe('an expected refusal', () => {
+  it('is a warn line without a stack, however often it is asked for (Stripe not configured: checkout and webhook)', async () => {
+    const user = await createTestUser(server.baseUrl);
+    const before = captured.lines.length;
+    for (let i = 0; i < 3; i++) {
+      const checkout = await fetch(`${server.baseUrl}/api/stripe/create-checkout-session`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ packageId: 'medium' }),
+      });
+      expect(checkout.status).toBe(503);
+      expect(((await checkout.json()) as { code: string }).code).toBe('STRIPE_NOT_CONFIGURED');
+      const webhook = await fetch(`${server.baseUrl}/api/stripe/webhook`, { method: 'POST', headers: { 'stripe-signature': 't=1,v1=x', 'content-type': 'application/json' }, body: '{}' });
+      expect(webhook.status).toBe(503);
+      await webhook.text();
+    }
+    const lines = captured.lines.slice(before);
+    expect(lines.filter((l) => Number(l.level) >= ERROR)).toEqual([]);
+    const refusals = lines.filter((l) => l.code === 'STRIPE_NOT_CONFIGURED');
+    expect(refusals).toHaveLength(6);
+    for (const line of refusals) {
+      expect(line).toMatchObject({ level: 40, status: 503, msg: 'Credit purchases are not available: Stripe is not configured on this server' });
+      expect(JSON.stringify(line)).not.toContain('stack');
+    }
   });
 });
 

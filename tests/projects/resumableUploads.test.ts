@@ -163,6 +163,25 @@ describe('resumable render uploads (tus at /api/uploads/tus)', () => {
     expect(await testKnex()('resumable_uploads').where({ user_id: stranger.id })).toHaveLength(0);
   });
 
+  it('answers a Tus-Resumable it does not speak (or none) with 412, naming its version in Tus-Version, and keeps nothing', async () => {
+    const before = (await testKnex()('resumable_uploads').where({ user_id: owner.id })).length;
+    for (const version of ['0.2.2', '2.0.0', null]) {
+      const res = await fetch(`${server.baseUrl}/api/uploads/tus`, {
+        method: 'POST',
+        headers: { ...(version ? { 'tus-resumable': version } : {}), authorization: `Bearer ${owner.token}`, 'upload-length': '100', 'upload-metadata': metadata({ projectId, filename: 'v.png', filetype: 'image/png' }) },
+      });
+      expect({ version, status: res.status }).toEqual({ version, status: 412 });
+      expect(res.headers.get('tus-resumable')).toBe('1.0.0');
+      if (version) expect(res.headers.get('tus-version')).toBe('1.0.0');
+      await res.text();
+    }
+    const created = await createUpload(owner, 100, { projectId, filename: 'v.png', filetype: 'image/png' });
+    expect(created.status).toBe(201);
+    const head = await fetch(`${server.baseUrl}${created.location}`, { method: 'HEAD', headers: { 'tus-resumable': '0.2.2', authorization: `Bearer ${owner.token}` } });
+    expect(head.status).toBe(412);
+    expect((await testKnex()('resumable_uploads').where({ user_id: owner.id })).length).toBe(before + 1);
+  });
+
   it('judges the type by content when the last byte arrives: a video named .png is refused and nothing is kept', async () => {
     const bytes = mp4Bytes();
     const created = await createUpload(owner, bytes.length, { projectId, filename: 'sneaky.png', filetype: 'image/png' });
