@@ -2,7 +2,7 @@ import os from 'node:os';
 import { CREDIT_PACKAGES } from '../domain/constants';
 /**
  * All configuration comes from the environment, with the documented defaults below.
- * README "Configuration" lists every variable; keep the two in step.
+ * docs/configuration.md lists every variable; keep the two in step.
  */
 export interface AppConfig {
   nodeEnv: string;
@@ -65,7 +65,7 @@ export interface AppConfig {
   trustProxyHops: number;
 }
 
-/** The S3 backend's settings (STORAGE_BACKEND=s3); README "Configuration" lists them. */
+/** The S3 backend's settings (STORAGE_BACKEND=s3); docs/configuration.md lists them. */
 export interface S3Config {
   /** S3 API address as the API and workers reach it; empty: AWS S3 in `region`. */
   endpoint: string;
@@ -95,7 +95,7 @@ export class ConfigError extends Error {
 
 const SET_IT =
   'set it to a random value, e.g. `openssl rand -hex 32` or `node -e "console.log(require(\'crypto\').randomBytes(32).toString(\'hex\'))"` ' +
-  '(docker compose: put it in .env, see README "Production-shaped stack").';
+  '(docker compose: put it in .env, see docs/operations.md "Production-shaped stack").';
 /** The secrets `npm start` generates (scripts/lib/secrets.js LOCAL_SECRETS). */
 const GENERATED_LOCALLY = new Set(['SIGNING_SECRET']);
 
@@ -247,7 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     sessionTtlDays: int(env.SESSION_TTL_DAYS, 30),
     cookieSecure: env.COOKIE_SECURE === 'true',
     approvalWindow: env.APPROVAL_WINDOW ?? '7 days',
-    // no built-in code: unset, Enhance Renders stays locked for everyone (npm start generates one, README "Configuration")
+    // no built-in code: unset, Enhance Renders stays locked for everyone (npm start generates one, docs/configuration.md)
     enhanceAccessCode: (env.ENHANCE_ACCESS_CODE ?? '').trim(),
     providerKind: provider,
     // local media work is CPU-bound: about two tasks per core; hosted jobs mostly wait on HTTP

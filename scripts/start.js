@@ -126,9 +126,9 @@ async function main() {
   const env = { ...process.env };
   // no secret has a built-in value: generated once into DATA_DIR/secrets.json (0600), reused on every later start
   const local = secrets.ensureLocalSecrets(DATA, env);
-  if (local.generated.length) tools.log(`generated ${local.generated.join(', ')} into ${shown(local.file)} (kept across restarts; README "Secrets")`);
+  if (local.generated.length) tools.log(`generated ${local.generated.join(', ')} into ${shown(local.file)} (kept across restarts; docs/security.md "Secrets")`);
   Object.assign(env, local.values);
-  // Enhance Renders' access code: the one in the environment, else one kept beside the secrets (README "Configuration")
+  // Enhance Renders' access code: the one in the environment, else one kept beside the secrets (docs/configuration.md)
   const accessCode = secrets.ensureLocalAccessCode(DATA, env);
   if (accessCode.code) {
     env.ENHANCE_ACCESS_CODE = accessCode.code;

@@ -1,5 +1,5 @@
 /**
- * The application's Prometheus metrics (README "Metrics"): one prom-client registry per process, shared by the API
+ * The application's Prometheus metrics (docs/operations.md "Metrics"): one prom-client registry per process, shared by the API
  * (served at GET /metrics) and the worker (served on WORKER_METRICS_PORT). Each process reports what happens in it:
  * HTTP requests, SSE clients and uploads in the API; jobs in the worker; credit movements wherever the ledger is
  * written (both). Prometheus sums the processes.

@@ -181,11 +181,12 @@ describe('docker-compose.yml', () => {
       }
     });
 
-    it('is explained in the README: copying the example, generating values, rotating SIGNING_SECRET', () => {
-      const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-      expect(readme).toContain('cp .env.example .env');
-      expect(readme).toContain('openssl rand -hex 32');
-      expect(readme).toContain('**Rotating `SIGNING_SECRET`**');
+    it('is explained in the docs: copying the example, generating values, rotating SIGNING_SECRET', () => {
+      const operations = fs.readFileSync(path.join(ROOT, 'docs', 'operations.md'), 'utf8');
+      const security = fs.readFileSync(path.join(ROOT, 'docs', 'security.md'), 'utf8');
+      expect(operations).toContain('cp .env.example .env');
+      expect(operations).toContain('openssl rand -hex 32');
+      expect(security).toContain('**Rotating `SIGNING_SECRET`**');
     });
   });
 

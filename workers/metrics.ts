@@ -1,5 +1,5 @@
 /**
- * The worker's metrics (README "Metrics"), on two ports because they come from two places:
+ * The worker's metrics (docs/operations.md "Metrics"), on two ports because they come from two places:
  * - WORKER_METRICS_PORT: this process's prom-client registry (jobs by kind, credit movements, process and
  *   event-loop metrics), served by a small HTTP server;
  * - TEMPORAL_METRICS_PORT: the Temporal SDK's own Prometheus exporter (polls, task latencies, slots, sticky

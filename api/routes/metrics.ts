@@ -43,7 +43,7 @@ export function metricsAccessAllowed(request: MetricsRequest, token: string): bo
 }
 
 /**
- * `GET /metrics`: the process's Prometheus metrics (README "Metrics"). Anyone else gets a plain 404, as if the
+ * `GET /metrics`: the process's Prometheus metrics (docs/operations.md "Metrics"). Anyone else gets a plain 404, as if the
  * route did not exist.
  */
 export function metricsRouter(deps: Pick<AppDeps, 'config'>): Router {

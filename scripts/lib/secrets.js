@@ -93,7 +93,7 @@ function ensureLocalSecrets(dataDir, env = process.env, names = LOCAL_SECRETS) {
   // generated secrets are for a developer's machine only: a deployment is given its own
   const notLocal = notLocalReason(env);
   if (notLocal) {
-    throw new SecretsError(`${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not set, and npm start generates secrets only for a local start (${notLocal}). Fix: set ${missing.join(', ')} to a random value of at least ${MIN_SECRET_LENGTH} characters, e.g. \`openssl rand -hex 32\` (README "Secrets").`);
+    throw new SecretsError(`${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not set, and npm start generates secrets only for a local start (${notLocal}). Fix: set ${missing.join(', ')} to a random value of at least ${MIN_SECRET_LENGTH} characters, e.g. \`openssl rand -hex 32\` (docs/security.md "Secrets").`);
   }
   const stored = readSecretsFile(file) ?? {};
   const values = {};
