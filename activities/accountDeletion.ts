@@ -7,8 +7,8 @@ import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ACCOUNT_DATA_MESSAGES } from '../domain/accountData';
-import { releaseReservation } from '../services/credits';
-import { listUserFiles, userFolders } from '../services/userData';
+import { releaseReservation } from '../services/billing/credits';
+import { listUserFiles, userFolders } from '../services/accounts/userData';
 import type { Bucket } from '../storage';
 import type { ActivityDeps } from './deps';
 

@@ -9,16 +9,16 @@ import { ERROR_CODES, MSG } from '../domain/messages';
 import type { ContentKind } from '../domain/events';
 import { approvalWorkflowId, type ApprovalMetadata, type NewPendingApproval } from '../domain/approvals';
 import { PendingApproval } from '../db/models/PendingApproval';
-import { consumeReservation, releaseReservation } from '../services/credits';
-import { publishEvent } from '../services/events';
-import { removeStoredFiles, type StoredFileRef } from '../services/storedFiles';
+import { consumeReservation, releaseReservation } from '../services/billing/credits';
+import { publishEvent } from '../services/platform/events';
+import { removeStoredFiles, type StoredFileRef } from '../services/content/storedFiles';
 import { fileUrl, isBucket } from '../storage';
 import { APPROVAL_NOT_PENDING, type ApprovalStatus, type ApprovalWorkflowInput } from '../domain/workflowContracts/approval';
 import type { ActivityDeps } from './deps';
 import { reportingRefusals } from './failures';
 import { imageEditWorkflowId } from '../domain/imageEdit';
 import { clipWorkflowId } from '../domain/workflowContracts/clipGeneration';
-import { recordLineage, sourceFromFileUrl } from '../services/lineage';
+import { recordLineage, sourceFromFileUrl } from '../services/content/lineage';
 
 /** The approval workflow's type, for starting it by name (activities never import workflow code). */
 type ApprovalWorkflow = (input: ApprovalWorkflowInput) => Promise<ApprovalStatus>;
@@ -154,7 +154,7 @@ async function saveApprovedContent(trx: Knex.Transaction, row: PendingApproval):
   return inserted[0].id;
 }
 
-/** What the saved item was made from, and by which run (the version chain, services/lineage.ts). */
+/** What the saved item was made from, and by which run (the version chain, services/content/lineage.ts). */
 async function recordSavedLineage(trx: Knex.Transaction, row: PendingApproval, meta: ApprovalMetadata, itemId: string): Promise<void> {
   const job = row.sourceJobId;
   switch (meta.kind) {
@@ -263,7 +263,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
     approvePendingItem: ({ approvalId }: { approvalId: string }): Promise<{ contentId: string }> =>
       reportingRefusals(async () => {
         const { contentId, watermark } = await deps.knex.transaction(async (trx) => {
-          // profile row first, then the item: the lock order of every other credit writer (services/credits.ts)
+          // profile row first, then the item: the lock order of every other credit writer (services/billing/credits.ts)
           const found = await findApproval(trx, approvalId);
           await trx('profiles').where({ id: found.userId }).forUpdate().first('id');
           const row = await lockApproval(trx, approvalId);

@@ -11,9 +11,9 @@ import { CancelledFailure } from '@temporalio/common';
 import archiver from 'archiver';
 import { ACCOUNT_DATA_MESSAGES, EXPORT_BUCKET, EXPORT_LINK_TTL_SECONDS, dataExportWorkflowId, exportFileName, exportObjectPath } from '../domain/accountData';
 import { ObjectNotFoundError, isBucket } from '../storage';
-import { publishEvent, publishEventQuietly } from '../services/events';
-import { collectUserRows, listUserFiles, type UserFile } from '../services/userData';
-import { exportableFiles } from '../services/unapprovedOriginals';
+import { publishEvent, publishEventQuietly } from '../services/platform/events';
+import { collectUserRows, listUserFiles, type UserFile } from '../services/accounts/userData';
+import { exportableFiles } from '../services/content/unapprovedOriginals';
 import { dataExportProgressSignal, type DataExportInput, type DataExportResult, type DataExportStatus } from '../domain/workflowContracts/dataExport';
 import type { ActivityDeps } from './deps';
 
@@ -148,7 +148,7 @@ export function createDataExportActivities(deps: Pick<ActivityDeps, 'knex' | 'st
     /**
      * Streams profile.json, projects.json, items.json, ledger.json, every stored file of the user (files/<bucket>/<path>)
      * and manifest.json (each file's source row, size and sha256) into the zip at exports/<userId>/<exportId>/.
-     * An item not approved yet is carried by its watermarked preview only (services/unapprovedOriginals.ts), and the
+     * An item not approved yet is carried by its watermarked preview only (services/content/unapprovedOriginals.ts), and the
      * manifest says so (PENDING_ITEMS_NOTE).
      */
     async writeDataExport(input: DataExportInput): Promise<DataExportResult> {

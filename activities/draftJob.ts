@@ -18,8 +18,8 @@ import {
   type DraftJobWorkflowInput,
   type DraftVersion,
 } from '../domain/enhanceRenders';
-import { publishEvent } from '../services/events';
-import { removeStoredFiles } from '../services/storedFiles';
+import { publishEvent } from '../services/platform/events';
+import { removeStoredFiles } from '../services/content/storedFiles';
 import { fileUrl, ObjectNotFoundError, type ObjectStorage } from '../storage';
 import type { ActivityDeps } from './deps';
 import { reportingRefusals } from './failures';

@@ -5,11 +5,8 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { DomainError } from '../domain/errors';
+import type { FailureDetails } from '../domain/failureDetails';
 import { ProviderError } from '../providers/errors';
-
-export interface FailureDetails {
-  status: number;
-}
 
 /** PostgreSQL refused a value as data (class 22: bad encoding, bad uuid text ...): the same input fails every retry. */
 function isDataError(err: unknown): boolean {
@@ -39,11 +36,4 @@ export async function reportingRefusals<T>(body: () => Promise<T>): Promise<T> {
   } catch (err) {
     throw toActivityFailure(err);
   }
-}
-
-/** The HTTP status recorded with a failure by toActivityFailure, if any. */
-export function failureStatus(failure: ApplicationFailure): number | null {
-  const first: unknown = failure.details?.[0];
-  if (typeof first === 'object' && first !== null && typeof (first as { status?: unknown }).status === 'number') return (first as FailureDetails).status;
-  return null;
 }

@@ -24,11 +24,12 @@ import {
 } from '../domain/imageEdit';
 import type { StoredFile } from '../domain/approvals';
 import type { GeneratedImage } from '../providers/types';
-import { publishEvent } from '../services/events';
-import { checkAndReserve, releaseReservation } from '../services/credits';
+import { publishEvent } from '../services/platform/events';
+import { checkAndReserve, releaseReservation } from '../services/billing/credits';
 import { fileUrl, type ObjectStorage } from '../storage';
 import type { ActivityDeps } from './deps';
-import { reportingRefusals, type FailureDetails } from './failures';
+import type { FailureDetails } from '../domain/failureDetails';
+import { reportingRefusals } from './failures';
 import { extensionForMime, type ImageMime } from './imageMedia';
 import { inProcessImageWork } from './imageWork';
 

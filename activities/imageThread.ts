@@ -24,7 +24,7 @@ import 'sharp';
 import type { Logger } from '../config/logger';
 import { ProviderError, type ProviderErrorCode } from '../providers/errors';
 import type { GeneratedImage, ImageEditRequest, UpscaleRequest } from '../providers/types';
-import { asBuffer, startTypeScriptThread } from '../services/workerThreads';
+import { asBuffer, startTypeScriptThread } from '../services/platform/workerThreads';
 import { imageTasks, mapBytes, type ImageTaskName, type ImageTasks, type ImageThreadInbound, type ImageThreadOutbound, type ImageWork } from './imageWork';
 
 export class ImageThreadGoneError extends Error {

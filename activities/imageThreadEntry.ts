@@ -5,7 +5,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { ProviderError } from '../providers/errors';
-import { asBuffer, transferableBytes } from '../services/workerThreads';
+import { asBuffer, transferableBytes } from '../services/platform/workerThreads';
 import { buffersOf, imageTasks, mapBytes, type ImageThreadInbound, type ImageThreadOutbound } from './imageWork';
 
 const port = parentPort;

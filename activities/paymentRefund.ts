@@ -4,7 +4,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { PaymentRefundInput, PaymentRefundResult } from '../domain/workflowContracts/paymentRefund';
-import { RefundRefusedError, refundUncreditablePayment } from '../services/paymentRefunds';
+import { RefundRefusedError, refundUncreditablePayment } from '../services/billing/paymentRefunds';
 import type { ActivityDeps } from './deps';
 
 export function createPaymentRefundActivities(deps: Pick<ActivityDeps, 'knex' | 'config' | 'logger'>) {

@@ -1,9 +1,9 @@
 /**
  * Activities of the render thumbnail workflow (workflows/renderThumbnail.ts) and of the maintenance run that makes
- * the thumbnails still missing (workflows/storageMaintenance.ts). The work itself is services/renderThumbnails.ts.
+ * the thumbnails still missing (workflows/storageMaintenance.ts). The work itself is services/content/renderThumbnails.ts.
  */
 import type { RenderThumbnailInput } from '../domain/workflowContracts/storage';
-import { addRenderThumbnail, rendersMissingThumbnails, type ThumbnailOutcome } from '../services/renderThumbnails';
+import { addRenderThumbnail, rendersMissingThumbnails, type ThumbnailOutcome } from '../services/content/renderThumbnails';
 import type { ActivityDeps } from './deps';
 
 export function createRenderThumbnailActivities(deps: Pick<ActivityDeps, 'knex' | 'storage' | 'logger'>) {

@@ -3,15 +3,15 @@ import { loadConfig, type AppConfig } from '../config/env';
 import { logger as rootLogger, type Logger } from '../config/logger';
 import { connectDatabase } from '../db/connection';
 import type { ChatProvider } from '../providers/types';
-import { createEventHub, type EventHub } from '../services/events';
-import { createCreditSummaryCache, type CreditSummaryCache } from '../services/creditSummaryCache';
-import { createListingReaders, type ListingReaders } from '../services/listingReaders';
-import { createProjectOwnerCache, type ProjectOwnerCache } from '../services/projectOwnerCache';
-import { createSessionCache, type SessionCache } from '../services/sessionCache';
-import { closeTemporalClient } from '../services/temporalClient';
+import { createEventHub, type EventHub } from '../services/platform/events';
+import { createCreditSummaryCache, type CreditSummaryCache } from '../services/billing/creditSummaryCache';
+import { createListingReaders, type ListingReaders } from '../services/content/listingReaders';
+import { createProjectOwnerCache, type ProjectOwnerCache } from '../services/content/projectOwnerCache';
+import { createSessionCache, type SessionCache } from '../services/accounts/sessionCache';
+import { closeTemporalClient } from '../services/platform/temporalClient';
 import { storageConfigOf } from '../storage';
-import type { TaskQueueName } from '../workers/taskQueues';
-import type { EnhanceAccessLimits } from '../services/enhanceAccess';
+import type { TaskQueueName } from '../domain/taskQueues';
+import type { EnhanceAccessLimits } from '../services/generation/enhanceAccess';
 import type { SignInLimits } from './middleware/rateLimit';
 
 /** What the API's routers may use. Each router takes only the parts it needs. */
@@ -27,13 +27,13 @@ export interface AppDeps {
   taskQueues?: Partial<Record<TaskQueueName, string>>;
   /** The process's realtime hub (one LISTEN connection); createApp makes one when absent. */
   events?: EventHub;
-  /** Resolved sessions kept in this process (services/sessionCache.ts); without it every request reads its session. */
+  /** Resolved sessions kept in this process (services/accounts/sessionCache.ts); without it every request reads its session. */
   sessions?: SessionCache;
-  /** Each user's credit summary kept in this process (services/creditSummaryCache.ts); without it every summary is read. */
+  /** Each user's credit summary kept in this process (services/billing/creditSummaryCache.ts); without it every summary is read. */
   creditSummaries?: CreditSummaryCache;
-  /** Each project's owner kept in this process (services/projectOwnerCache.ts); without it every ownership check is read. */
+  /** Each project's owner kept in this process (services/content/projectOwnerCache.ts); without it every ownership check is read. */
   projectOwners?: ProjectOwnerCache;
-  /** Threads that read and build content listings (services/listingReaders.ts); without them the API thread does. */
+  /** Threads that read and build content listings (services/content/listingReaders.ts); without them the API thread does. */
   listingReaders?: ListingReaders;
   /** The assembly chat's assistant; createChatProvider(config) (CHAT_PROVIDER) when absent. */
   chat?: ChatProvider;

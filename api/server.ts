@@ -8,7 +8,7 @@ import { exitOnConfigError, loadConfig, type AppConfig } from '../config/env';
 import { logger } from '../config/logger';
 import { createApp } from './app';
 import { buildAppDeps } from './deps';
-import { checkPricesAtStart } from '../services/stripePrices';
+import { checkPricesAtStart } from '../services/billing/stripePrices';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 

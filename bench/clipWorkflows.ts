@@ -16,7 +16,7 @@ import type { Knex } from 'knex';
 import sharp from 'sharp';
 import type { ClipJobView } from '../domain/clipGeneration';
 import { PLATFORMS, VIDEO_EFFECTS } from '../domain/constants';
-import { checkLedgerInvariant } from '../services/credits';
+import { checkLedgerInvariant } from '../services/billing/credits';
 import { clipWorkflowId } from '../workflows/clipGeneration';
 import { callApi, projectWithRender } from './support/benchClient';
 import { ROOT, withBenchDatabase, withWorkflowStack, type BenchDatabase } from './support/benchEnv';

@@ -6,7 +6,7 @@
  * The API runs in its own process (bench/support/appServer.ts) so the load generator does not share its event loop.
  * Env: BENCH_CONNECTIONS (50), BENCH_DURATION_SECONDS (10).
  */
-import { creditSummaryQuery } from '../services/credits';
+import { creditSummaryQuery } from '../services/billing/credits';
 import { startBenchApi, withBenchDatabase, type BenchApi } from './support/benchEnv';
 import { httpLoadRun, pgLoadRun, printLoadTable, type LoadFigures, type LoadShape } from './support/loadRuns';
 import { figure, ratio, recordResults } from './support/results';
@@ -37,7 +37,7 @@ function report(http: LoadFigures, pg: LoadFigures): void {
   printLoadTable([http, pg], 34);
   process.stdout.write(
     `HTTP serves ${((100 * http.requests) / http.seconds / (pg.requests / pg.seconds)).toFixed(1)}% of the direct pg rate ` +
-      '(the session and the summary come from per-process caches, services/sessionCache.ts and services/creditSummaryCache.ts;\n' +
+      '(the session and the summary come from per-process caches, services/accounts/sessionCache.ts and services/billing/creditSummaryCache.ts;\n' +
       ' each summary waits for a shared LISTEN-connection barrier, so a pg round trip serves a batch of requests).\n',
   );
   const rate = (f: LoadFigures) => f.requests / f.seconds;

@@ -1,7 +1,7 @@
 /**
  * The realtime channel under load (issue 13, item 8): BENCH_SSE_CLIENTS users (1000), each with an open
  * GET /api/events stream on one API process, and one event per user per second published through
- * services/events.ts publishEvent (a user_events row + NOTIFY) for BENCH_DURATION_SECONDS (20), spread evenly
+ * services/platform/events.ts publishEvent (a user_events row + NOTIFY) for BENCH_DURATION_SECONDS (20), spread evenly
  * over each second. Measured: delivery latency (receive - publish; every event carries its publish time in its
  * jobId, publisher and clients share this process's clock), events delivered against published (any loss,
  * duplicate or event on another user's stream is a failure), and the API process's CPU and RSS from /proc.
@@ -31,8 +31,8 @@ import http from 'node:http';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { Knex } from 'knex';
 import type { RealtimeEvent } from '../domain/events';
-import { publishEvent } from '../services/events';
-import { sessionIdForToken } from '../services/sessions';
+import { publishEvent } from '../services/platform/events';
+import { sessionIdForToken } from '../services/accounts/sessions';
 import { startBenchApi, withBenchDatabase, type BenchApi } from './support/benchEnv';
 import { sampleProcess, rssKb, serverPid, type ProcFigures } from './support/procStats';
 import { percentile } from './support/stats';

@@ -17,7 +17,7 @@ import { imageThumbnail, readSourceImage, watermarkPreview } from '../activities
 import { loadConfig } from '../config/env';
 import type { ImageEditResponse } from '../domain/imageEdit';
 import { createProviders } from '../providers';
-import { addCredits } from '../services/credits';
+import { addCredits } from '../services/billing/credits';
 import { callApi, projectWithRender } from './support/benchClient';
 import { withBenchDatabase, withWorkflowStack } from './support/benchEnv';
 import { cpuSeconds, systemCpuSeconds } from './support/procStats';

@@ -38,7 +38,7 @@ export interface AppConfig {
   /** x264 preset of clips rendered here (local provider) and of watermarked previews. */
   /** Concurrent activities on the media queue per worker process (sharp/ffmpeg work). */
   mediaActivityConcurrency: number;
-  /** Threads of the API process that read and build content listings (services/listingReaders.ts); 0: the API thread does. */
+  /** Threads of the API process that read and build content listings (services/content/listingReaders.ts); 0: the API thread does. */
   listingReaderThreads: number;
   /** Worker: the image work of jobs (sharp, the local image provider) in a thread of its own (activities/imageThread.ts). */
   imageThread: boolean;

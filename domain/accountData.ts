@@ -6,7 +6,7 @@
 /** A finished export's download link works for 24 hours after the zip was written. */
 export const EXPORT_LINK_TTL_SECONDS = 24 * 60 * 60;
 
-/** The zip lives in the `videos` bucket under exports/<userId>/<exportId>/ (services/accountData.ts explains why). */
+/** The zip lives in the `videos` bucket under exports/<userId>/<exportId>/ (services/accounts/accountData.ts explains why). */
 export const EXPORT_BUCKET = 'videos' as const;
 
 export function exportFolder(userId: string): string {

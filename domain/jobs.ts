@@ -1,6 +1,6 @@
 /**
  * The Activity view's jobs: one shape for every kind of job a user runs, read from the job tables and, while a job
- * runs, from its workflow's query (services/jobs.ts). Shared by the API and the browser.
+ * runs, from its workflow's query (services/generation/jobs.ts). Shared by the API and the browser.
  */
 export const JOB_KINDS = ['clip', 'image-edit', 'export', 'assembly'] as const;
 export type ActivityJobKind = (typeof JOB_KINDS)[number];

@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import { connectDatabase } from '../db/connection';
 import { UserNotFoundError } from '../domain/errors';
-import { grantAdminRole, listAdmins, revokeAdminRole } from '../services/admin';
+import { grantAdminRole, listAdmins, revokeAdminRole } from '../services/accounts/admin';
 
 interface EmbeddedPostgres {
   url: string;

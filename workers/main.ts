@@ -11,10 +11,10 @@ import { exitOnConfigError, loadConfig } from '../config/env';
 import { logger } from '../config/logger';
 import { connectDatabase } from '../db/connection';
 import { createProviders } from '../providers';
-import { ensureStorageMaintenanceSchedule } from '../services/renderThumbnailJobs';
+import { ensureStorageMaintenanceSchedule } from '../services/content/renderThumbnailJobs';
 import { createStorage } from '../storage';
 import { JOB_METRICS_INTERCEPTOR_MODULE, jobMetricsSinks, startWorkerMetricsServer, temporalTelemetryOptions } from './metrics';
-import { TASK_QUEUES } from './taskQueues';
+import { TASK_QUEUES } from '../domain/taskQueues';
 import { bundleWorkflowsInThread } from './workflowBundle';
 
 async function main(): Promise<void> {

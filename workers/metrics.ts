@@ -19,7 +19,7 @@ import {
   jobsInFlight,
   jobsStartedTotal,
   metricsRegistry,
-} from '../services/metrics';
+} from '../services/platform/metrics';
 import type { JobMetricsSinks, JobOutcome } from '../workflows/jobMetricsInterceptor';
 
 /** The workflow interceptor module to bundle with the workflows (bundleWorkflowCode's workflowInterceptorModules). */

@@ -1,7 +1,7 @@
 /**
  * The custom search attributes every run carries, so an operator filters runs by user, project, kind or item in the
  * Temporal UI and CLI (`temporal workflow list --query "RsUserId='<id>'"`). Defined once here: the client starts,
- * the child starts inside workflows, the registration at start-up (services/searchAttributes.ts) and the compose
+ * the child starts inside workflows, the registration at start-up (services/platform/searchAttributes.ts) and the compose
  * set-up (docker-compose.yml) all use these names. Deterministic: safe to import from workflow code.
  */
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair, type TypedSearchAttributes } from '@temporalio/common';

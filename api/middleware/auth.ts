@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import type { Context, Middleware } from 'koa';
 import type { UserRole } from '../../db/models/User';
-import type { SessionCache } from '../../services/sessionCache';
-import { findSessionUser } from '../../services/sessions';
+import type { SessionCache } from '../../services/accounts/sessionCache';
+import { findSessionUser } from '../../services/accounts/sessions';
 import { RequestError } from '../validation';
 
 export const SESSION_COOKIE = 'rs_session';

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { httpRequestDuration, httpRequestsTotal } from '../../services/metrics';
+import { httpRequestDuration, httpRequestsTotal } from '../../services/platform/metrics';
 
 /** The route label of a request no router matched (static files, unknown paths): raw paths would be unbounded. */
 export const UNMATCHED_ROUTE = 'unmatched';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Middleware } from 'koa';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
-import { InvalidCredentialsError, normalizeEmail } from '../../services/accounts';
+import { InvalidCredentialsError, normalizeEmail } from '../../services/accounts/accounts';
 import { RequestError } from '../validation';
 
 export interface AttemptWindow {

@@ -15,7 +15,7 @@ import {
 } from '../../domain/admin';
 import { answers, describeRoute, errorBody } from '../openapi/describe';
 import { creditSummary } from './credits';
-import { adjustUserCredits, getUserForAdmin, searchUsersByEmail } from '../../services/admin';
+import { adjustUserCredits, getUserForAdmin, searchUsersByEmail } from '../../services/accounts/admin';
 
 const searchQuery = z
   .object({

@@ -3,9 +3,9 @@ import { z } from 'zod';
 import type { AppDeps } from '../deps';
 import { assertSelf, requireAuth } from '../middleware/auth';
 import { parseBody, parseQuery } from '../validation';
-import { ApprovalService } from '../../services/approvals';
-import { contentServicesFor } from '../../services/contentServices';
-import { getTemporalClient } from '../../services/temporalClient';
+import { ApprovalService } from '../../services/generation/approvals';
+import { contentServicesFor } from '../../services/content/contentServices';
+import { getTemporalClient } from '../../services/platform/temporalClient';
 import type { ApprovalDecisionResponse, ApprovalListItem, ApprovalStats } from '../../domain/approvals';
 import { answers, describeRoute, errorBody } from '../openapi/describe';
 

@@ -1,8 +1,8 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { getAccount, signIn, signUp, type Account, type SignedIn } from '../../services/accounts';
-import { endSession } from '../../services/sessions';
+import { getAccount, signIn, signUp, type Account, type SignedIn } from '../../services/accounts/accounts';
+import { endSession } from '../../services/accounts/sessions';
 import type { AppDeps } from '../deps';
 import { clearSessionCookie, currentUser, requireAuth, sessionToken, setSessionCookie } from '../middleware/auth';
 import { DEFAULT_SIGN_IN_LIMITS, SignInLimiter, signInRateLimit } from '../middleware/rateLimit';

@@ -3,11 +3,11 @@ import { z } from 'zod';
 import type { AppDeps } from '../deps';
 import { assertSelf, requireAuth } from '../middleware/auth';
 import { parseQuery } from '../validation';
-import { canCreateContent, getCreditSummary, getUsageLimits, listTransactions, type CreditSummary, type TransactionListItem } from '../../services/credits';
+import { canCreateContent, getCreditSummary, getUsageLimits, listTransactions, type CreditSummary, type TransactionListItem } from '../../services/billing/credits';
 import type { CanCreateContentResult } from '../../domain/creditMath';
 import type { WeeklyCreditUsage } from '../../domain/billing';
 import { answers, describeRoute, errorBody, timestamp } from '../openapi/describe';
-import { USAGE_WEEKS_MAX, weeklyCreditUsage } from '../../services/creditUsage';
+import { USAGE_WEEKS_MAX, weeklyCreditUsage } from '../../services/billing/creditUsage';
 
 // the specs' calls may carry the user's own id; any other id is refused by assertSelf
 const selfQuery = z.object({ userId: z.string().optional() }).strict();

@@ -8,12 +8,12 @@ import { parse, parseBody, parseQuery, singleLine } from '../validation';
 import { describeRoute, errorBody, type RouteDoc } from '../openapi/describe';
 import { DRAFT_LIMITS, ENHANCE_MODES, ENHANCE_MSG, VISION_PROMPT_MODES } from '../../domain/enhanceRenders';
 import { CircuitBreakerError, createProviders, ProviderError, type Providers } from '../../providers';
-import { contentServicesFor } from '../../services/contentServices';
-import { AccessCodeRateLimitedError, EnhanceAccessService } from '../../services/enhanceAccess';
-import { DraftService, type DraftUploadPurpose } from '../../services/drafts';
-import { DraftJobService, enhanceVisionPrompt } from '../../services/draftJobs';
-import { getTemporalClient } from '../../services/temporalClient';
-import { TASK_QUEUES } from '../../workers/taskQueues';
+import { contentServicesFor } from '../../services/content/contentServices';
+import { AccessCodeRateLimitedError, EnhanceAccessService } from '../../services/generation/enhanceAccess';
+import { DraftService, type DraftUploadPurpose } from '../../services/generation/drafts';
+import { DraftJobService, enhanceVisionPrompt } from '../../services/generation/draftJobs';
+import { getTemporalClient } from '../../services/platform/temporalClient';
+import { TASK_QUEUES } from '../../domain/taskQueues';
 import { RequestError } from '../validation';
 
 const userIdQuery = z.object({ userId: z.string().optional() });

@@ -1,11 +1,11 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { STREAM_READY_EVENT, type DeliveredEvent } from '../../domain/events';
-import { replayEvents, type EventHub } from '../../services/events';
+import { replayEvents, type EventHub } from '../../services/platform/events';
 import type { AppDeps } from '../deps';
 import { currentUser } from '../middleware/auth';
 import { parse } from '../validation';
-import { trackSseClient } from '../../services/metrics';
+import { trackSseClient } from '../../services/platform/metrics';
 import { z } from 'zod';
 import { describeRoute } from '../openapi/describe';
 

@@ -5,7 +5,7 @@ import { attachmentDisposition, contentTypeOf, createStorage, downloadsAsAttachm
 import { parseQuery, RequestError } from '../validation';
 import { z } from 'zod';
 import { describeRoute, errorBody } from '../openapi/describe';
-import { isUnapprovedOriginal } from '../../services/unapprovedOriginals';
+import { isUnapprovedOriginal } from '../../services/content/unapprovedOriginals';
 import type { Knex } from 'knex';
 
 /** The link's signature (storage/signedUrls.ts); anything else in the query is ignored. */

@@ -1,11 +1,11 @@
 import Router from '@koa/router';
 import type { AppDeps } from '../deps';
-import { getTemporalClient } from '../../services/temporalClient';
+import { getTemporalClient } from '../../services/platform/temporalClient';
 import { DATABASE_TIMEOUTS } from '../../db/resilience';
 import { z } from 'zod';
 import { answers, describeRoute } from '../openapi/describe';
 import { createStorage } from '../../storage';
-import { checkConfiguredPrices } from '../../services/stripePrices';
+import { checkConfiguredPrices } from '../../services/billing/stripePrices';
 
 /** How long one readiness check may take before it counts as failed (a load balancer polls every few seconds). */
 const CHECK_TIMEOUT_MS = 3000;

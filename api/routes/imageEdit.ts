@@ -12,12 +12,12 @@ import {
   IMAGE_PROMPT_MAX_LENGTH,
 } from '../../domain/imageEdit';
 import { MSG } from '../../domain/messages';
-import { contentServicesFor } from '../../services/contentServices';
-import { ImageEditService } from '../../services/imageEdit';
-import { getTemporalClient } from '../../services/temporalClient';
-import { TASK_QUEUES } from '../../workers/taskQueues';
+import { contentServicesFor } from '../../services/content/contentServices';
+import { ImageEditService } from '../../services/generation/imageEdit';
+import { getTemporalClient } from '../../services/platform/temporalClient';
+import { TASK_QUEUES } from '../../domain/taskQueues';
 import type { ImageEditResponse } from '../../domain/imageEdit';
-import type { ImageEditJobState } from '../../services/imageEdit';
+import type { ImageEditJobState } from '../../services/generation/imageEdit';
 import { answers, describeRoute, errorBody } from '../openapi/describe';
 
 const optionalText = (max: number, label: string) =>

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import compose from 'koa-compose';
-import { createEventHub } from '../../services/events';
+import { createEventHub } from '../../services/platform/events';
 import type { AppDeps } from '../deps';
 import { accountRouter } from './account';
 import { adminRouter } from './admin';

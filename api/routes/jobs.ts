@@ -3,9 +3,9 @@ import { z } from 'zod';
 import type { AppDeps } from '../deps';
 import { currentUser, requireAuth } from '../middleware/auth';
 import { parse, parseQuery } from '../validation';
-import { JobService } from '../../services/jobs';
-import { getTemporalClient } from '../../services/temporalClient';
-import { VideoGenerationService, defaultClipQueues } from '../../services/videoGeneration';
+import { JobService } from '../../services/generation/jobs';
+import { getTemporalClient } from '../../services/platform/temporalClient';
+import { VideoGenerationService, defaultClipQueues } from '../../services/generation/videoGeneration';
 import { JOB_KINDS, type ActivityJob } from '../../domain/jobs';
 import { answers, describeRoute, errorBody } from '../openapi/describe';
 

@@ -3,8 +3,8 @@ import type { AppDeps } from '../deps';
 import { currentUser, requireAuth } from '../middleware/auth';
 import { RequestError } from '../validation';
 import { temporalRunUrl } from '../../domain/jobs';
-import { contentServicesFor } from '../../services/contentServices';
-import { getLineage, LineageItemNotFoundError, type Lineage } from '../../services/lineage';
+import { contentServicesFor } from '../../services/content/contentServices';
+import { getLineage, LineageItemNotFoundError, type Lineage } from '../../services/content/lineage';
 import { z } from 'zod';
 import { answers, describeRoute, errorBody } from '../openapi/describe';
 

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import Router from '@koa/router';
 import type { AppDeps } from '../deps';
-import { collectProcessMetrics, metricsRegistry } from '../../services/metrics';
+import { collectProcessMetrics, metricsRegistry } from '../../services/platform/metrics';
 import { z } from 'zod';
 import { describeRoute } from '../openapi/describe';
 

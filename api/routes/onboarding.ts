@@ -6,9 +6,9 @@ import { parseBody, RequestError, singleLine } from '../validation';
 import { PLATFORMS, VIDEO_EFFECTS } from '../../domain/constants';
 import { parsePlatform, parseVideoEffect } from '../../domain/clipGeneration';
 import { TRY_IT_FILE_NAME_MAX_LENGTH } from '../../domain/tryIt';
-import { TryItOnboardingService } from '../../services/onboarding';
-import { getTemporalClient } from '../../services/temporalClient';
-import { TASK_QUEUES } from '../../workers/taskQueues';
+import { TryItOnboardingService } from '../../services/accounts/onboarding';
+import { getTemporalClient } from '../../services/platform/temporalClient';
+import { TASK_QUEUES } from '../../domain/taskQueues';
 import { describeRoute } from '../openapi/describe';
 
 const tryItBody = z.object({

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { changePassword, getProfile, updateProfileName, type ProfileView } from '../../services/accounts';
+import { changePassword, getProfile, updateProfileName, type ProfileView } from '../../services/accounts/accounts';
 import type { AppDeps } from '../deps';
 import { currentSessionId, currentUser, requireAuth } from '../middleware/auth';
 import { parseBody, requiredString, singleLine } from '../validation';

@@ -5,11 +5,11 @@ import { z } from 'zod';
 import type { AppDeps } from '../deps';
 import { assertSelf, currentUser, requireAuth } from '../middleware/auth';
 import { parse, parseBody, parseQuery, singleLine } from '../validation';
-import { contentServicesFor } from '../../services/contentServices';
-import { CONTENT_SOURCES, type ContentItem } from '../../services/contentViews';
+import { contentServicesFor } from '../../services/content/contentServices';
+import { CONTENT_SOURCES, type ContentItem } from '../../services/content/contentViews';
 import type { ProjectView } from '../../domain/projects';
 import { LIBRARY_PAGE_DEFAULT, LIBRARY_PAGE_MAX } from '../../domain/constants';
-import { decodeContentCursor } from '../../services/library';
+import { decodeContentCursor } from '../../services/content/library';
 import { answers, describeRoute, errorBody, okBody } from '../openapi/describe';
 
 const listQuery = z.object({ userId: z.string().optional() });

@@ -2,8 +2,8 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AppDeps } from '../deps';
 import { currentUser } from '../middleware/auth';
-import { contentServicesFor } from '../../services/contentServices';
-import { ResumableUploads, TUS_PATH } from '../../services/resumableUploads';
+import { contentServicesFor } from '../../services/content/contentServices';
+import { ResumableUploads, TUS_PATH } from '../../services/content/resumableUploads';
 import { z } from 'zod';
 import { describeRoute, type ResponseDoc, type RouteDoc } from '../openapi/describe';
 

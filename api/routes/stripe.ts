@@ -6,10 +6,10 @@ import { rawBody, rawBodyOf } from '../middleware/rawBody';
 import { parse, parseBody, parseQuery } from '../validation';
 import { BILLING_MSG, CHECKOUT_STATES, PURCHASE_STATUSES, type CheckoutProgress, type PurchaseStatusReply, type PurchaseView } from '../../domain/billing';
 import { answers, describeRoute, errorBody } from '../openapi/describe';
-import { createCheckoutSession, getPurchaseStatus, handleStripeWebhook, listPurchases, type BillingDeps } from '../../services/billing';
-import { startPaymentRefund } from '../../services/paymentRefunds';
-import { getTemporalClient } from '../../services/temporalClient';
-import { TASK_QUEUES } from '../../workers/taskQueues';
+import { createCheckoutSession, getPurchaseStatus, handleStripeWebhook, listPurchases, type BillingDeps } from '../../services/billing/billing';
+import { startPaymentRefund } from '../../services/billing/paymentRefunds';
+import { getTemporalClient } from '../../services/platform/temporalClient';
+import { TASK_QUEUES } from '../../domain/taskQueues';
 
 /** Stripe posts here with a signature over the exact bytes: the app's JSON parser leaves this path alone. */
 export const STRIPE_WEBHOOK_PATH = '/api/stripe/webhook';

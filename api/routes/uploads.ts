@@ -5,8 +5,8 @@ import { assertSelf, currentUser, requireAuth } from '../middleware/auth';
 import { readSingleFileForm } from '../multipart';
 import { parse } from '../validation';
 import { MSG } from '../../domain/messages';
-import { contentServicesFor } from '../../services/contentServices';
-import type { RenderUploadResult } from '../../services/renders';
+import { contentServicesFor } from '../../services/content/contentServices';
+import type { RenderUploadResult } from '../../services/content/renders';
 import { answers, describeRoute, errorBody } from '../openapi/describe';
 import { contentItem } from './projects';
 

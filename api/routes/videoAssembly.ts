@@ -6,10 +6,10 @@ import { RequestError, parseBody, parseQuery, singleLine } from '../validation';
 import { ASSEMBLY_MSG, CHAT_MESSAGE_MAX, parseAssemblyPlatform } from '../../domain/assembly';
 import { ORIENTATIONS, type Orientation } from '../../domain/orientation';
 import { createChatProvider } from '../../providers';
-import { AestheticChatService } from '../../services/aestheticChat';
-import { contentServicesFor } from '../../services/contentServices';
-import { getTemporalClient } from '../../services/temporalClient';
-import { VideoAssemblyService, defaultAssemblyQueues } from '../../services/videoAssembly';
+import { AestheticChatService } from '../../services/generation/aestheticChat';
+import { contentServicesFor } from '../../services/content/contentServices';
+import { getTemporalClient } from '../../services/platform/temporalClient';
+import { VideoAssemblyService, defaultAssemblyQueues } from '../../services/generation/videoAssembly';
 import { describeRoute, errorBody, type RouteDoc } from '../openapi/describe';
 
 const chatState = z.looseObject({ success: z.literal(true), error: z.null() }).meta({ description: 'chat_history, preferences, editing_config, analysis, workflow_analysis, clip_suggestions' });

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { connectDatabase } from '../../db/connection';
-import { signUp } from '../../services/accounts';
+import { signUp } from '../../services/accounts/accounts';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 

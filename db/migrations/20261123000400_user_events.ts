@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The realtime channel's short memory (services/events.ts): every published event is a row here, written in the
+ * The realtime channel's short memory (services/platform/events.ts): every published event is a row here, written in the
  * transaction of the change it announces, so a browser that reconnects with Last-Event-ID is sent what it missed.
  * Rows are pruned after an hour; the live delivery itself goes through NOTIFY, never through reads of this table.
  */

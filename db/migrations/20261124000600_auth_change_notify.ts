@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 /**
  * Every change that can alter what a session token stands for (a session ended or changed; a user's e-mail, role or
  * deletion mark changed, or the user removed; a profile's name changed) sends NOTIFY rs_auth_changed '<user id>' on
- * commit. API processes cache resolved sessions (services/sessionCache.ts) and drop a user's entries on that note, so
+ * commit. API processes cache resolved sessions (services/accounts/sessionCache.ts) and drop a user's entries on that note, so
  * sign-out, password changes, admin grants made by the CLI and account deletion take effect at once in every process,
  * whichever code path or process wrote the change.
  */

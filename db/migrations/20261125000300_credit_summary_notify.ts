@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 /**
  * Every change to the columns the credit summary shows (balance, reserved, the usage and purchase totals) or the
  * profile's removal sends NOTIFY rs_credits_changed '<profile id>' on commit; a TRUNCATE of profiles sends '*'.
- * API processes keep each user's summary in memory (services/creditSummaryCache.ts) and drop it on that note, so a
+ * API processes keep each user's summary in memory (services/billing/creditSummaryCache.ts) and drop it on that note, so a
  * purchase, reservation, settlement, refund or admin adjustment is seen at once whichever process or code path (the
  * ledger functions, the admin CLI, plain SQL) made it.
  */

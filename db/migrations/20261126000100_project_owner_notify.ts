@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 /**
  * A project's removal (deleted on its own, with its user by cascade, or by a TRUNCATE: '*') or a change of its id or
  * owner sends NOTIFY rs_projects_changed '<project id>' on commit. API processes keep each project's owner in memory
- * (services/projectOwnerCache.ts) for the ownership check of every content listing, and drop it on that note, so a
+ * (services/content/projectOwnerCache.ts) for the ownership check of every content listing, and drop it on that note, so a
  * project deleted or handed over by any process or code path (the API, a worker, the admin CLI, plain SQL) is refused
  * at once. Inserts need no note: an unknown project is never kept.
  */

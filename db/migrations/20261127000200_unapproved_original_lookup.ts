@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 
 /**
  * The file routes refuse the original of an item that is not approved, and the thumbnail made from it
- * (services/unapprovedOriginals.ts): one indexed probe per request. Partial on the states that are refused, so the
+ * (services/content/unapprovedOriginals.ts): one indexed probe per request. Partial on the states that are refused, so the
  * rows of approved items (the bulk, over time) are not in them; the lookup's `status <> 'approved'` is written as a
  * literal so the planner can use them.
  */

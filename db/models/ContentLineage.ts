@@ -1,7 +1,7 @@
 import type { JSONSchema } from 'objection';
 import { BaseModel, schema } from './BaseModel';
 
-/** One step of the version chain (services/lineage.ts): `itemId` was made from `sourceId` by `workflowId`. */
+/** One step of the version chain (services/content/lineage.ts): `itemId` was made from `sourceId` by `workflowId`. */
 export class ContentLineage extends BaseModel {
   static override tableName = 'content_lineage';
 

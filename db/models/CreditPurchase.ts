@@ -7,7 +7,7 @@ export type CreditPurchaseStatus = PurchaseStatus;
 
 /**
  * A Stripe Checkout purchase of a credit package: open when the session is created, completed once its webhook
- * credited the package, refunded (or partially) when Stripe reports a refund. Written only by services/billing.ts.
+ * credited the package, refunded (or partially) when Stripe reports a refund. Written only by services/billing/billing.ts.
  */
 export class CreditPurchase extends BaseModel {
   static override tableName = 'credit_purchases';

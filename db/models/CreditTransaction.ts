@@ -6,7 +6,7 @@ export type CreditTransactionType = (typeof CREDIT_TRANSACTION_TYPES)[number];
 
 /**
  * One row of the append-only credit ledger: a signed change to profiles.credits and the balance it left.
- * Written only by services/credits.ts, inside the transaction that locks the profile row.
+ * Written only by services/billing/credits.ts, inside the transaction that locks the profile row.
  */
 export class CreditTransaction extends BaseModel {
   static override tableName = 'credit_transactions';

@@ -4,7 +4,7 @@ import { User } from './User';
 
 /**
  * A user's profile and credit counters; `id` equals the user's id. Balance columns change only through
- * the credit ledger (services/credits.ts), never by a plain patch.
+ * the credit ledger (services/billing/credits.ts), never by a plain patch.
  */
 export class Profile extends BaseModel {
   static override tableName = 'profiles';

@@ -3,7 +3,7 @@ import { BaseModel, schema } from './BaseModel';
 
 export type ResumableUploadStatus = 'uploading' | 'completed' | 'failed' | 'expired';
 
-/** A tus upload (services/resumableUploads.ts): who may resume it, into which project, and what became of it. */
+/** A tus upload (services/content/resumableUploads.ts): who may resume it, into which project, and what became of it. */
 export class ResumableUpload extends BaseModel {
   static override tableName = 'resumable_uploads';
   static override numericAttributes = ['size'];

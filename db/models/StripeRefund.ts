@@ -7,7 +7,7 @@ export const STRIPE_REFUND_REASONS = ['account_deleted', 'account_being_deleted'
 /**
  * A payment the app refunds in full because nothing could be credited (the account was deleted, or was being
  * deleted, when its Checkout Session completed): one row per session, kept after the account is gone. Written by
- * services/paymentRefunds.ts and the payment-refund workflow's activity.
+ * services/billing/paymentRefunds.ts and the payment-refund workflow's activity.
  */
 export class StripeRefund extends BaseModel {
   static override tableName = 'stripe_refunds';

@@ -13,7 +13,7 @@ export class User extends BaseModel {
   email!: string;
   passwordHash!: string;
   role!: UserRole;
-  /** Set when the owner asked for the account's deletion: no sign-in from then on (services/accountData.ts). */
+  /** Set when the owner asked for the account's deletion: no sign-in from then on (services/accounts/accountData.ts). */
   deletionRequestedAt!: Date | null;
   createdAt!: Date;
   updatedAt!: Date;

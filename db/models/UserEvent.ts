@@ -3,7 +3,7 @@ import type { RealtimeEvent } from '../../domain/events';
 import { BaseModel, schema } from './BaseModel';
 
 /**
- * A published realtime event (services/events.ts), kept an hour so a reconnecting stream can replay what it
+ * A published realtime event (services/platform/events.ts), kept an hour so a reconnecting stream can replay what it
  * missed after its Last-Event-ID. `id` is a bigserial: the stream's event id.
  */
 export class UserEvent extends BaseModel {

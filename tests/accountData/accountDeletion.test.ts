@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { ACCOUNT_DATA_MESSAGES, accountDeletionWorkflowId, type DataExportView } from '../../domain/accountData';
 import { logger } from '../../config/logger';
-import { AccountDataService } from '../../services/accountData';
+import { AccountDataService } from '../../services/accounts/accountData';
 import { accountDeletionWorkflow, approvalWorkflow, type AccountDeletionResult } from '../../workflows';
 import { clipUser, startClip, startClipWorker, waitForJob, renderJpeg, type ClipUser, type RunningWorker } from '../clips/fixtures';
 import { insertPendingApproval } from '../support/credits';

@@ -14,8 +14,8 @@ import {
   releaseReservation,
   reserveCredits,
   type CreditSummary,
-} from '../../services/credits';
-import { createCreditSummaryCache, type CreditSummaryCache } from '../../services/creditSummaryCache';
+} from '../../services/billing/credits';
+import { createCreditSummaryCache, type CreditSummaryCache } from '../../services/billing/creditSummaryCache';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, serve, type TestServer } from '../support/http';

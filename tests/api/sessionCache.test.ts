@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
-import { createSessionCache, type SessionCache } from '../../services/sessionCache';
+import { createSessionCache, type SessionCache } from '../../services/accounts/sessionCache';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, serve, type TestServer } from '../support/http';

@@ -9,7 +9,7 @@ import { createApp } from '../../api/app';
 import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { TRY_IT_MESSAGES } from '../../domain/tryIt';
-import { TryItOnboardingService } from '../../services/onboarding';
+import { TryItOnboardingService } from '../../services/accounts/onboarding';
 import { onboardingWorkflowId } from '../../workflows';
 import { quietRuntime } from '../imageEdit/harness';
 import { createTestUser, type TestUser } from '../support/accounts';

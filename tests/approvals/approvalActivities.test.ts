@@ -7,7 +7,7 @@ import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import type { NewPendingApproval } from '../../domain/approvals';
 import { MSG } from '../../domain/messages';
-import { addCredits, checkAndReserve, checkLedgerInvariant, releaseReservation } from '../../services/credits';
+import { addCredits, checkAndReserve, checkLedgerInvariant, releaseReservation } from '../../services/billing/credits';
 import { createStorage } from '../../storage';
 import { createFundedProfile } from '../support/credits';
 import { testClient, uniqueTaskQueue } from '../support/temporal';

@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { BILLING_MSG } from '../../domain/billing';
 import { findCreditPackage } from '../../domain/billing';
-import { checkConfiguredPrices, checkPricesAtStart, pricePackageProblem } from '../../services/stripePrices';
+import { checkConfiguredPrices, checkPricesAtStart, pricePackageProblem } from '../../services/billing/stripePrices';
 import { createTestUser } from '../support/accounts';
 import { closeTestKnex } from '../support/db';
 import { request } from '../support/http';

@@ -5,7 +5,7 @@
  * does not answer leaves it confirming, never failed.
  */
 import { logger } from '../../config/logger';
-import { getPurchaseStatus } from '../../services/billing';
+import { getPurchaseStatus } from '../../services/billing/billing';
 import { closeTestKnex } from '../support/db';
 import { request } from '../support/http';
 import { startBillingHarness, userWithOpenCheckout, type BillingHarness } from './harness';

@@ -2,7 +2,7 @@
  * Refunds in the reports: the weekly chart's data and the transactions list show what Stripe refunds took back and
  * what admins corrected (both ways), apart from purchases and spending.
  */
-import { adminAdjustCredits } from '../../services/credits';
+import { adminAdjustCredits } from '../../services/billing/credits';
 import { createTestUser } from '../support/accounts';
 import { closeTestKnex } from '../support/db';
 import { request } from '../support/http';

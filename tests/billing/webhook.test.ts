@@ -1,5 +1,5 @@
 import type Stripe from 'stripe';
-import { reserveCredits, checkLedgerInvariant, deductCredits } from '../../services/credits';
+import { reserveCredits, checkLedgerInvariant, deductCredits } from '../../services/billing/credits';
 import { createTestUser } from '../support/accounts';
 import { closeTestKnex } from '../support/db';
 import { request } from '../support/http';

@@ -4,7 +4,7 @@ import { createApprovalActivities } from '../../activities/approvals';
 import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import type { ApprovalMetadata } from '../../domain/approvals';
-import { checkAndReserve } from '../../services/credits';
+import { checkAndReserve } from '../../services/billing/credits';
 import { createStorage } from '../../storage';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import sharp from 'sharp';
-import { addCredits } from '../../services/credits';
+import { addCredits } from '../../services/billing/credits';
 import { createTestUser } from '../support/accounts';
 import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';

@@ -1,6 +1,6 @@
 import { createTestUser, type TestUser } from '../support/accounts';
 import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
-import { addCredits } from '../../services/credits';
+import { addCredits } from '../../services/billing/credits';
 import { closeTestKnex, testKnex } from '../support/db';
 import { openEventStream, type OpenedEventStream } from '../support/eventStream';
 import { uniqueTaskQueue } from '../support/temporal';

@@ -7,7 +7,7 @@ import { ERROR_CODES, MSG } from '../../domain/messages';
 import { createProviders } from '../../providers';
 import { startFakeFal, type FakeFal } from '../support/fakeFal';
 import { createTestUser } from '../support/accounts';
-import { deductCredits } from '../../services/credits';
+import { deductCredits } from '../../services/billing/credits';
 import { insertPendingApproval } from '../support/credits';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';

@@ -14,7 +14,7 @@ import { loadConfig, type AppConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import type { ClipJobView } from '../../domain/clipGeneration';
 import { createProviders, type ProviderOptions, type Providers } from '../../providers';
-import { addCredits, checkLedgerInvariant } from '../../services/credits';
+import { addCredits, checkLedgerInvariant } from '../../services/billing/credits';
 import { createStorage } from '../../storage';
 import { approveUpdate } from '../../workflows/approval';
 import { createTestUser, type TestUser } from '../support/accounts';

@@ -1,6 +1,6 @@
 import { MSG } from '../../domain/messages';
 import { DomainError } from '../../domain/errors';
-import { VideoGenerationService } from '../../services/videoGeneration';
+import { VideoGenerationService } from '../../services/generation/videoGeneration';
 import { clipWorkflowId } from '../../workflows/clipGeneration';
 import { closeTestKnex, testKnex } from '../support/db';
 import { testClient, uniqueTaskQueue } from '../support/temporal';

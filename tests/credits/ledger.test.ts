@@ -18,7 +18,7 @@ import {
   listTransactions,
   releaseReservation,
   reserveCredits,
-} from '../../services/credits';
+} from '../../services/billing/credits';
 import { createFundedProfile, insertPendingApproval, profileRow } from '../support/credits';
 
 let knex: Knex;

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
-import { addCredits } from '../../services/credits';
+import { addCredits } from '../../services/billing/credits';
 import { createTestUser, makeAdmin, type TestUser } from '../support/accounts';
 import { insertPendingApproval } from '../support/credits';
 import { closeTestKnex, testKnex } from '../support/db';

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
-import { InsufficientCreditsError, checkAndReserve, reserveCredits } from '../../services/credits';
+import { InsufficientCreditsError, checkAndReserve, reserveCredits } from '../../services/billing/credits';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { insertPendingApproval } from '../support/credits';
 import { closeTestKnex, testKnex } from '../support/db';

@@ -10,7 +10,7 @@ import {
   releaseReservation,
   reserveCredits,
   type ReservationResult,
-} from '../../services/credits';
+} from '../../services/billing/credits';
 import { createFundedProfile } from '../support/credits';
 
 // a pool as wide as the storm, so the operations really meet at the profile row lock rather than in the pool queue

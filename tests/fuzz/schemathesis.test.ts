@@ -16,7 +16,7 @@ import { createApp } from '../../api/app';
 import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { createProviders } from '../../providers';
-import { createSession } from '../../services/sessions';
+import { createSession } from '../../services/accounts/sessions';
 import { createStorage } from '../../storage';
 import { createTestUser, makeAdmin, type TestUser } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';

@@ -7,7 +7,7 @@ import {
   checkAndReserve,
   checkLedgerInvariant,
   releaseReservation,
-} from '../../services/credits';
+} from '../../services/billing/credits';
 import { createFundedProfile, insertPendingApproval } from '../support/credits';
 import { closeTestKnex, testKnex } from '../support/db';
 

@@ -15,7 +15,7 @@ import { loadConfig, type AppConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { approvalWorkflowId, type NewPendingApproval } from '../../domain/approvals';
 import { createProviders, type Providers } from '../../providers';
-import { addCredits, checkAndReserve } from '../../services/credits';
+import { addCredits, checkAndReserve } from '../../services/billing/credits';
 import { createStorage, type Storage } from '../../storage';
 import { approvalWorkflow } from '../../workflows';
 import { createTestUser, type TestUser } from '../support/accounts';

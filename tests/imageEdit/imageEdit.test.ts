@@ -7,8 +7,8 @@ import { request } from '../support/http';
 import { MSG } from '../../domain/messages';
 import { imageEditWorkflowId } from '../../domain/imageEdit';
 import { approvalStatusQuery } from '../../workflows';
-import { ImageEditService } from '../../services/imageEdit';
-import { ProjectService } from '../../services/projects';
+import { ImageEditService } from '../../services/generation/imageEdit';
+import { ProjectService } from '../../services/content/projects';
 import { creditState, generateImage, startHarness, userWithRender, type Harness } from './harness';
 
 let h: Harness;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { addCredits, consumeReservation, deductCredits, releaseReservation, reserveCredits } from '../../services/credits';
-import { creditsAddedTotal, creditsConsumedTotal, creditsDeductedTotal, creditsReleasedTotal, creditsReservedTotal } from '../../services/metrics';
+import { addCredits, consumeReservation, deductCredits, releaseReservation, reserveCredits } from '../../services/billing/credits';
+import { creditsAddedTotal, creditsConsumedTotal, creditsDeductedTotal, creditsReleasedTotal, creditsReservedTotal } from '../../services/platform/metrics';
 import { createFundedProfile } from '../support/credits';
 import { closeTestKnex, testKnex } from '../support/db';
 import { seriesValue } from './metricValues';

@@ -11,7 +11,7 @@ import { createTestUser } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, serve, type TestServer } from '../support/http';
 import { seriesLines, seriesValue } from './metricValues';
-import { sseClients, trackSseClient } from '../../services/metrics';
+import { sseClients, trackSseClient } from '../../services/platform/metrics';
 
 const TOKEN = `metrics-${randomUUID()}`;
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { jobDuration, jobsCancelledTotal, jobsCompletedTotal, jobsFailedTotal, jobsInFlight, jobsStartedTotal, uploadBytesTotal } from '../../services/metrics';
+import { jobDuration, jobsCancelledTotal, jobsCompletedTotal, jobsFailedTotal, jobsInFlight, jobsStartedTotal, uploadBytesTotal } from '../../services/platform/metrics';
 import { JOB_METRICS_INTERCEPTOR_MODULE, jobMetricsSinks } from '../../workers/metrics';
 import { dataExportWorkflow, type DataExportResult } from '../../workflows';
 import { closeTestKnex } from '../support/db';

@@ -5,7 +5,7 @@ import knexFactory, { type Knex } from 'knex';
 import { createApp } from '../../api/app';
 import { loadConfig, type AppConfig } from '../../config/env';
 import { logger } from '../../config/logger';
-import { closeTemporalClient } from '../../services/temporalClient';
+import { closeTemporalClient } from '../../services/platform/temporalClient';
 import { closeTestKnex, testKnex } from '../support/db';
 import { closedPort, request, serve, type TestServer } from '../support/http';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { TestUser } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, type TestServer } from '../support/http';
-import { pageRowsQuery } from '../../services/library';
+import { pageRowsQuery } from '../../services/content/library';
 import { createProject, newUser, startProjectsApp } from './fixtures';
 
 let server: TestServer;

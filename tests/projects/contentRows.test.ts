@@ -8,8 +8,8 @@ import { createApp } from '../../api/app';
 import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { createStorage, type Storage } from '../../storage';
-import { isoTimestampFromPg, readContentRows } from '../../services/contentRows';
-import { CONTENT_SOURCES, contentItem, contentItemMaker, type ContentRow } from '../../services/contentViews';
+import { isoTimestampFromPg, readContentRows } from '../../services/content/contentRows';
+import { CONTENT_SOURCES, contentItem, contentItemMaker, type ContentRow } from '../../services/content/contentViews';
 import { createProject } from './fixtures';
 
 const pgTimestamptz = pgTypes.getTypeParser(1184, 'text') as (text: string) => Date | number;

@@ -1,4 +1,4 @@
-import { sniffFileKind } from '../../services/fileSignatures';
+import { sniffFileKind } from '../../services/content/fileSignatures';
 
 const bytes = (...parts: Array<string | number[]>): Buffer =>
   Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : Buffer.from(p))).concat(Buffer.alloc(16)));

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { closeTestKnex, testKnex } from '../support/db';
 import type { TestServer } from '../support/http';
-import { createContentServices, type ContentServices } from '../../services/contentServices';
-import { ContentLibraryService } from '../../services/library';
+import { createContentServices, type ContentServices } from '../../services/content/contentServices';
+import { ContentLibraryService } from '../../services/content/library';
 import { logger } from '../../config/logger';
 import type { TestUser } from '../support/accounts';
 import { createProject, newUser, startProjectsApp } from './fixtures';

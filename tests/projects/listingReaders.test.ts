@@ -6,8 +6,8 @@ import { createApp } from '../../api/app';
 import { loadConfig, type AppConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { createStorage, storageConfigOf, type Storage } from '../../storage';
-import { createListingReaders, type ListingReaders } from '../../services/listingReaders';
-import { listingBody, pageBody } from '../../services/library';
+import { createListingReaders, type ListingReaders } from '../../services/content/listingReaders';
+import { listingBody, pageBody } from '../../services/content/library';
 import type { TestUser } from '../support/accounts';
 import { createProject, newUser } from './fixtures';
 

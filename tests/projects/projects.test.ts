@@ -4,7 +4,7 @@ import { insertPendingApproval } from '../support/credits';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, type TestServer } from '../support/http';
 import { linkedFileExists } from '../support/objectStorage';
-import { checkLedgerInvariant, getCreditSummary } from '../../services/credits';
+import { checkLedgerInvariant, getCreditSummary } from '../../services/billing/credits';
 import { createProject, fetchBytes, newUser, pngBytes, startProjectsApp, uploadRender } from './fixtures';
 
 let server: TestServer;

@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import fc from 'fast-check';
-import { failureStatus, reportingRefusals } from '../../activities/failures';
+import { reportingRefusals } from '../../activities/failures';
+import { failureStatus } from '../../domain/failureDetails';
 import { createOnboardingActivities } from '../../activities/onboarding';
 import { createApp } from '../../api/app';
 import { DEFAULT_SIGN_IN_LIMITS } from '../../api/middleware/rateLimit';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, type AppConfig } from '../../config/env';
 import { logger } from '../../config/logger';
-import { ORPHAN_MIN_AGE_MS, sweepOrphanedRenderObjects } from '../../services/orphanedObjects';
+import { ORPHAN_MIN_AGE_MS, sweepOrphanedRenderObjects } from '../../services/content/orphanedObjects';
 import { createStorage, type Storage } from '../../storage';
 import { closeTestKnex, testKnex } from '../support/db';
 import { serve, type TestServer } from '../support/http';

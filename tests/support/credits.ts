@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { NEW_PROFILE_CREDITS, type ContentType } from '../../domain/constants';
-import { addCredits, reserveCredits } from '../../services/credits';
+import { addCredits, reserveCredits } from '../../services/billing/credits';
 
 /** A users row and its profile, funded through the ledger so balance = sum of the ledger from the start. */
 export async function createFundedProfile(knex: Knex, credits: number = NEW_PROFILE_CREDITS): Promise<{ id: string; email: string }> {

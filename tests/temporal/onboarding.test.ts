@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { createOnboardingActivities } from '../../activities/onboarding';
-import { getOnboardingState, runTryItOnboarding } from '../../services/onboarding';
+import { getOnboardingState, runTryItOnboarding } from '../../services/accounts/onboarding';
 import { ONBOARDING_MESSAGES, onboardingWorkflowId, type TryItOnboardingInput } from '../../workflows';
 import { closeTestKnex, testKnex } from '../support/db';
 import { testClient, uniqueTaskQueue, withWorker } from '../support/temporal';

@@ -7,7 +7,7 @@ import { temporal } from '@temporalio/proto';
 import { Worker, type ReplayResult, type ReplayWorkerOptions } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { createOnboardingActivities } from '../../activities/onboarding';
-import { runTryItOnboarding } from '../../services/onboarding';
+import { runTryItOnboarding } from '../../services/accounts/onboarding';
 import { onboardingWorkflowId } from '../../workflows';
 import { closeTestKnex, testKnex } from '../support/db';
 import { testClient, uniqueTaskQueue, withWorker } from '../support/temporal';

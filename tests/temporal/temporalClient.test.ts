@@ -1,4 +1,4 @@
-import { closeTemporalClient, createTemporalClient, getTemporalClient } from '../../services/temporalClient';
+import { closeTemporalClient, createTemporalClient, getTemporalClient } from '../../services/platform/temporalClient';
 import { closedPort } from '../support/http';
 
 describe('Temporal client factory', () => {

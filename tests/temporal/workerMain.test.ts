@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { runTryItOnboarding } from '../../services/onboarding';
+import { runTryItOnboarding } from '../../services/accounts/onboarding';
 import { closeTestKnex, testKnex } from '../support/db';
 import { closedPort } from '../support/http';
 import { testClient } from '../support/temporal';

@@ -1,0 +1,169 @@
+import type { Knex } from 'knex';
+import { UniqueViolationError } from 'objection';
+import { Profile } from '../../db/models/Profile';
+import { User, type UserRole } from '../../db/models/User';
+import { NEW_PROFILE_CREDITS } from '../../domain/constants';
+import { DomainError } from '../../domain/errors';
+import { MSG } from '../../domain/messages';
+import { isStrongPassword } from '../../domain/passwordStrength';
+import { addCredits } from '../billing/credits';
+import { hashPassword, verifyAgainstDecoy, verifyPassword } from './passwords';
+import { createSession, deleteExpiredSessions, endOtherSessions, type IssuedSession } from './sessions';
+
+type Db = Knex | Knex.Transaction;
+
+export const ACCOUNT_MSG = {
+  emailTaken: 'An account with this email already exists',
+  invalidCredentials: 'Invalid email or password',
+  currentPasswordIncorrect: 'Current password is incorrect',
+  nameTooLong: 'Name must be 100 characters or fewer',
+  profileNotFound: 'Profile not found',
+} as const;
+
+export const NAME_MAX_LENGTH = 100;
+
+export class EmailTakenError extends DomainError {
+  constructor() {
+    super(409, 'EMAIL_TAKEN', ACCOUNT_MSG.emailTaken);
+  }
+}
+
+/** The same answer for an unknown e-mail and a wrong password. */
+export class InvalidCredentialsError extends DomainError {
+  constructor() {
+    super(401, 'INVALID_CREDENTIALS', ACCOUNT_MSG.invalidCredentials);
+  }
+}
+
+export interface Account {
+  id: string;
+  email: string;
+  name: string;
+  role: UserRole;
+  createdAt: Date;
+}
+
+export interface ProfileView {
+  id: string;
+  name: string;
+  email: string;
+  createdAt: Date;
+}
+
+export interface SignedIn {
+  user: Account;
+  session: IssuedSession;
+}
+
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+function checkName(raw: string, { allowEmpty }: { allowEmpty: boolean }): string {
+  const name = raw.trim();
+  if (!name && !allowEmpty) throw new DomainError(400, 'NAME_EMPTY', MSG.nameEmpty);
+  if (name.length > NAME_MAX_LENGTH) throw new DomainError(400, 'NAME_TOO_LONG', ACCOUNT_MSG.nameTooLong);
+  return name;
+}
+
+function checkNewPassword(password: string): void {
+  if (!isStrongPassword(password)) throw new DomainError(400, 'WEAK_PASSWORD', MSG.passwordRequirements);
+}
+
+function toAccount(user: User, name: string): Account {
+  return { id: user.id, email: user.email, name, role: user.role, createdAt: user.createdAt };
+}
+
+/**
+ * Creates the user, the profile (with its free starting credits as a ledger entry) and a first session,
+ * all in one transaction: a failure leaves nothing behind.
+ */
+export async function signUp(
+  knex: Knex,
+  input: { name?: string; email: string; password: string },
+  options: { sessionTtlDays: number },
+): Promise<SignedIn> {
+  const name = checkName(input.name ?? '', { allowEmpty: true });
+  const email = normalizeEmail(input.email);
+  checkNewPassword(input.password);
+  const passwordHash = await hashPassword(input.password);
+  try {
+    return await knex.transaction(async (trx) => {
+      const user = await User.query(trx).insert({ email, passwordHash }).returning('*');
+      await Profile.query(trx).insert({ id: user.id, email, name, credits: 0 });
+      await addCredits(trx, {
+        profileId: user.id,
+        amount: NEW_PROFILE_CREDITS,
+        type: 'signup_bonus',
+        description: 'Free starting credits',
+        idempotencyKey: `signup:${user.id}`,
+      });
+      const session = await createSession(trx, user.id, options.sessionTtlDays);
+      return { user: toAccount(user, name), session };
+    });
+  } catch (err) {
+    if (err instanceof UniqueViolationError && err.constraint === 'users_email_unique') throw new EmailTakenError();
+    throw err;
+  }
+}
+
+export async function signIn(knex: Knex, input: { email: string; password: string }, options: { sessionTtlDays: number }): Promise<SignedIn> {
+  const user = await User.query(knex).findOne('email', normalizeEmail(input.email)).withGraphFetched('profile');
+  if (!user) {
+    await verifyAgainstDecoy(input.password);
+    throw new InvalidCredentialsError();
+  }
+  if (!(await verifyPassword(input.password, user.passwordHash))) throw new InvalidCredentialsError();
+  // an account being deleted (services/accounts/accountData.ts) takes no new session
+  if (user.deletionRequestedAt) throw new InvalidCredentialsError();
+  await deleteExpiredSessions(knex, user.id);
+  const session = await createSession(knex, user.id, options.sessionTtlDays);
+  return { user: toAccount(user, user.profile?.name ?? ''), session };
+}
+
+export async function getAccount(db: Db, userId: string): Promise<Account> {
+  const user = await User.query(db).findById(userId).withGraphFetched('profile');
+  if (!user) throw new DomainError(404, 'ACCOUNT_NOT_FOUND', 'Account not found');
+  return toAccount(user, user.profile?.name ?? '');
+}
+
+function toProfileView(profile: Profile): ProfileView {
+  return { id: profile.id, name: profile.name, email: profile.email, createdAt: profile.createdAt };
+}
+
+export async function getProfile(db: Db, userId: string): Promise<ProfileView> {
+  const profile = await Profile.query(db).findById(userId);
+  if (!profile) throw new DomainError(404, 'PROFILE_NOT_FOUND', ACCOUNT_MSG.profileNotFound);
+  return toProfileView(profile);
+}
+
+export async function updateProfileName(db: Db, userId: string, rawName: string): Promise<ProfileView> {
+  const name = checkName(rawName, { allowEmpty: false });
+  const profile = await Profile.query(db).patchAndFetchById(userId, { name });
+  if (!profile) throw new DomainError(404, 'PROFILE_NOT_FOUND', ACCOUNT_MSG.profileNotFound);
+  return toProfileView(profile);
+}
+
+/**
+ * Checks the confirmation, the strength rule and the current password, then stores the new hash and ends
+ * every other session of the user (the session making the change stays signed in).
+ */
+export async function changePassword(
+  knex: Knex,
+  actor: { userId: string; sessionId: string },
+  input: { currentPassword: string; newPassword: string; confirmPassword: string },
+): Promise<{ endedSessions: number }> {
+  if (input.newPassword !== input.confirmPassword) throw new DomainError(400, 'PASSWORDS_DO_NOT_MATCH', MSG.passwordsDoNotMatch);
+  checkNewPassword(input.newPassword);
+  const user = await User.query(knex).findById(actor.userId);
+  if (!user) throw new DomainError(404, 'ACCOUNT_NOT_FOUND', 'Account not found');
+  if (!(await verifyPassword(input.currentPassword, user.passwordHash))) {
+    throw new DomainError(400, 'CURRENT_PASSWORD_INCORRECT', ACCOUNT_MSG.currentPasswordIncorrect);
+  }
+  const passwordHash = await hashPassword(input.newPassword);
+  return knex.transaction(async (trx) => {
+    await User.query(trx).patchAndFetchById(user.id, { passwordHash });
+    const endedSessions = await endOtherSessions(trx, user.id, actor.sessionId);
+    return { endedSessions };
+  });
+}

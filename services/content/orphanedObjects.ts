@@ -1,0 +1,82 @@
+/**
+ * Stored objects without a row: what a process killed between the put and the row insert leaves behind (an upload
+ * writes its file first, then records it). Found by listing the bucket and looking each object up, and removed only
+ * once older than ORPHAN_MIN_AGE_MS, so an upload still in flight (stored, not yet recorded) is never touched.
+ *
+ * The renders bucket: uploads at `<userId>/<uuid>.<ext>`, thumbnails at `thumbs/<userId>/<uuid>.webp`. Anything else
+ * in the bucket (health and probe objects) is not the sweep's business and stays. Other buckets are written by
+ * workflows under paths keyed by their job, and a retried activity finds and records what an earlier try stored.
+ */
+import type { Knex } from 'knex';
+import type { Logger } from '../../config/logger';
+import { fileUrl, type Bucket, type ListedObject, type Storage } from '../../storage';
+
+/** Objects younger than this are never removed: a day is far longer than any upload between its put and its row. */
+export const ORPHAN_MIN_AGE_MS = 24 * 60 * 60 * 1000;
+const LOOKUP_BATCH = 500;
+
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const RENDER_FILE = new RegExp(`^${UUID}/${UUID}\\.(?:jpg|png|gif|webp)$`);
+const RENDER_THUMBNAIL = new RegExp(`^thumbs/(${UUID}/${UUID})\\.webp$`);
+
+export interface OrphanSweepOptions {
+  now?: number;
+  minAgeMs?: number;
+  /** Called between lookups (the activity heartbeats). */
+  progress?: () => void;
+}
+
+export interface OrphanSweepResult {
+  /** Objects old enough to be looked up. */
+  checked: number;
+  /** bucket/path of each object removed. */
+  removed: string[];
+}
+
+/** The paths of `candidates` (render files and thumbnails) that a renders row still refers to. */
+async function referencedRenderObjects(knex: Knex, candidates: readonly string[]): Promise<Set<string>> {
+  const files = candidates.filter((p) => RENDER_FILE.test(p));
+  const thumbs = candidates.filter((p) => RENDER_THUMBNAIL.test(p));
+  const stems = thumbs.map((p) => RENDER_THUMBNAIL.exec(p)![1]);
+  const rows = await knex('renders')
+    .select('storage_path', 'thumbnail_path', 'file_url')
+    .where((q) => {
+      if (files.length) q.orWhere((w) => w.where({ storage_bucket: 'renders' }).whereIn('storage_path', files));
+      // rows written before the storage columns name their file by its URL only
+      if (files.length) q.orWhereIn('file_url', files.map((p) => fileUrl('renders', p)));
+      if (thumbs.length) q.orWhereIn('thumbnail_path', thumbs);
+      // a thumbnail a worker stored but had not recorded yet belongs to its render as long as the render is there
+      if (stems.length) q.orWhereRaw(`regexp_replace(storage_path, '\\.[a-z]+$', '') in (${stems.map(() => '?').join(', ')})`, stems);
+    });
+  const referenced = new Set<string>();
+  for (const row of rows as Array<{ storage_path: string | null; thumbnail_path: string | null; file_url: string | null }>) {
+    if (row.storage_path) {
+      referenced.add(row.storage_path);
+      referenced.add(`thumbs/${row.storage_path.replace(/\.[a-z]+$/, '')}.webp`);
+    }
+    if (row.thumbnail_path) referenced.add(row.thumbnail_path);
+    if (row.file_url?.startsWith(fileUrl('renders', ''))) referenced.add(row.file_url.slice(fileUrl('renders', '').length));
+  }
+  return referenced;
+}
+
+/** Removes the renders bucket's files and thumbnails that no render row refers to and that are older than the safe age. */
+export async function sweepOrphanedRenderObjects(deps: { knex: Knex; storage: Storage; logger?: Logger }, options: OrphanSweepOptions = {}): Promise<OrphanSweepResult> {
+  const bucket: Bucket = 'renders';
+  const cutoff = (options.now ?? Date.now()) - (options.minAgeMs ?? ORPHAN_MIN_AGE_MS);
+  const listed = await deps.storage.objects.list(bucket, '');
+  const old = listed.filter((o: ListedObject) => o.modifiedAt.getTime() < cutoff && (RENDER_FILE.test(o.path) || RENDER_THUMBNAIL.test(o.path)));
+  const removed: string[] = [];
+  for (let i = 0; i < old.length; i += LOOKUP_BATCH) {
+    const batch = old.slice(i, i + LOOKUP_BATCH).map((o) => o.path);
+    const referenced = await referencedRenderObjects(deps.knex, batch);
+    const orphans = batch.filter((p) => !referenced.has(p));
+    if (orphans.length) {
+      await deps.storage.objects.remove(bucket, orphans);
+      removed.push(...orphans.map((p) => `${bucket}/${p}`));
+    }
+    options.progress?.();
+  }
+  if (removed.length) deps.logger?.info({ bucket, removed: removed.length }, 'removed stored objects that had no row');
+  return { checked: old.length, removed };
+}

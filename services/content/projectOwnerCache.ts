@@ -1,0 +1,54 @@
+/**
+ * Who owns each project, kept in the API process, so the ownership check the content listing makes on every request
+ * (its reused listings included) does not spend a pooled database query per request: under load that one indexed
+ * read was a quarter of the API's CPU and much of PostgreSQL's.
+ *
+ * Exactness: a project's removal (its own delete, its user's cascade, a truncate) or a change of its id or owner
+ * notifies `rs_projects_changed` with the project's id on commit (database triggers,
+ * db/migrations/20261126000100_project_owner_notify.ts), whichever process or code path made it; the noted cache
+ * (services/platform/notedCache.ts, which explains the barrier that closes the window between a commit and its note) drops
+ * that entry, so a lookup never calls a project owned that was removed or handed over before the lookup began.
+ *
+ * "No such project" is never kept: a new project needs no note, and an unknown id is read each time.
+ */
+import type { Knex } from 'knex';
+import { createNotedCache, type NotedCacheSettings, type NotedCacheStats } from '../platform/notedCache';
+
+export const PROJECTS_CHANGED_CHANNEL = 'rs_projects_changed';
+
+export type ProjectOwnerCacheOptions = NotedCacheSettings;
+
+export interface ProjectOwnerCache {
+  /**
+   * The id of the user who owns the project (as PostgreSQL prints a uuid: lower-case), or null when there is no such
+   * project. `projectId` must be a uuid (callers reject anything else first).
+   */
+  ownerOf: (db: Knex, projectId: string) => Promise<string | null>;
+  stats: () => NotedCacheStats;
+  /** Resolves once the LISTEN connection is up (tests; lookups never wait for it). */
+  ready: () => Promise<void>;
+  close: () => Promise<void>;
+}
+
+async function readOwner(db: Knex, projectId: string): Promise<string | null> {
+  const row = await db('projects').where({ id: projectId }).first<{ user_id: string } | undefined>('user_id');
+  return row?.user_id ?? null;
+}
+
+export function createProjectOwnerCache(options: ProjectOwnerCacheOptions): ProjectOwnerCache {
+  const cache = createNotedCache<string | null>({
+    ...options,
+    channel: PROJECTS_CHANGED_CHANNEL,
+    name: 'project owner cache',
+    readsMeanwhile: 'project owners',
+    keeps: (owner) => owner !== null,
+  });
+  const { stats, ready, close } = cache;
+  return {
+    // the key as the notes spell it (OLD.id::text is lower-case)
+    ownerOf: (db, projectId) => cache.get(projectId.toLowerCase(), () => readOwner(db, projectId)),
+    stats,
+    ready,
+    close,
+  };
+}

@@ -1,0 +1,184 @@
+import type { TransactionOrKnex } from 'objection';
+import type { Logger } from '../../config/logger';
+import { Clip, CompiledVideo, GeneratedContent, Image, PendingApproval, Project, Render } from '../../db/models';
+import { DomainError } from '../../domain/errors';
+import type { ProjectView } from '../../domain/projects';
+import type { Storage } from '../../storage';
+import { isBucket } from '../../storage';
+import { removeStoredFiles, signedThumbnailOf, signedUrlOf, storedFilesOf, type StoredFileRef } from './storedFiles';
+import { releaseReservation } from '../billing/credits';
+import { publishEvent } from '../platform/events';
+import type { ProjectOwnerCache } from './projectOwnerCache';
+
+export const PROJECT_NAME_MAX = 200;
+export const PROJECT_ADDRESS_MAX = 500;
+
+export interface ProjectChanges {
+  name?: string;
+  address?: string | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export class ProjectNotFoundError extends DomainError {
+  constructor() {
+    super(404, 'PROJECT_NOT_FOUND', 'Project not found');
+  }
+}
+
+function cleanName(name: string): string {
+  const trimmed = name.trim();
+  if (!trimmed) throw new DomainError(400, 'VALIDATION_ERROR', 'Project name is required');
+  if (trimmed.length > PROJECT_NAME_MAX) throw new DomainError(400, 'VALIDATION_ERROR', `Project name must be at most ${PROJECT_NAME_MAX} characters`);
+  return trimmed;
+}
+
+function cleanAddress(address: string | null | undefined): string | null {
+  const trimmed = address?.trim() ?? '';
+  if (trimmed.length > PROJECT_ADDRESS_MAX) throw new DomainError(400, 'VALIDATION_ERROR', `Address must be at most ${PROJECT_ADDRESS_MAX} characters`);
+  return trimmed || null;
+}
+
+/** Every file a project's rows point at, so deleting the project leaves nothing on disk. */
+async function projectFiles(projectIds: readonly string[], trx: TransactionOrKnex): Promise<StoredFileRef[]> {
+  const columns = ['storage_bucket', 'storage_path', 'thumbnail_path', 'file_url'] as const;
+  // one after another: a transaction is one connection
+  const renders = await Render.query(trx).whereIn('project_id', projectIds).select(...columns);
+  const images = await Image.query(trx).whereIn('project_id', projectIds).select(...columns);
+  const clips = await Clip.query(trx).whereIn('project_id', projectIds).select(...columns);
+  const videos = await CompiledVideo.query(trx).whereIn('project_id', projectIds).select(...columns);
+  const generated = await GeneratedContent.query(trx).whereIn('project_id', projectIds).select('storage_bucket', 'storage_path', 'file_url');
+  const approvals = await PendingApproval.query(trx)
+    .whereIn('project_id', projectIds)
+    .select('original_bucket', 'original_path', 'watermarked_bucket', 'watermarked_path', 'thumbnail_path');
+  const refs: StoredFileRef[] = [...renders, ...images, ...clips, ...videos, ...generated].flatMap((row) => storedFilesOf(row));
+  for (const a of approvals) {
+    // an approval's thumbnail lives beside its original (domain/approvals.ts)
+    if (isBucket(a.originalBucket)) {
+      refs.push({ bucket: a.originalBucket, path: a.originalPath });
+      if (a.thumbnailPath) refs.push({ bucket: a.originalBucket, path: a.thumbnailPath });
+    }
+    if (isBucket(a.watermarkedBucket)) refs.push({ bucket: a.watermarkedBucket, path: a.watermarkedPath });
+  }
+  return refs;
+}
+
+export interface ProjectServiceDeps {
+  storage: Storage;
+  logger?: Logger;
+  /** Project owners kept in this process (services/content/projectOwnerCache.ts) for assertOwned; without it each check is read. */
+  owners?: ProjectOwnerCache;
+}
+
+/** Projects of one user (query builders name snake_case columns; rows come back camelCase): every call is scoped to the owner, and another user's project is simply not found. */
+export class ProjectService {
+  constructor(private readonly deps: ProjectServiceDeps) {}
+
+  /** The user's project or ProjectNotFoundError (also for ids that are not UUIDs). */
+  async findOwned(userId: string, projectId: string): Promise<Project> {
+    if (!UUID.test(projectId)) throw new ProjectNotFoundError();
+    const project = await Project.query().findOne({ id: projectId, user_id: userId });
+    if (!project) throw new ProjectNotFoundError();
+    return project;
+  }
+
+  /**
+   * Throws ProjectNotFoundError unless the user owns the project, like findOwned, as one indexed read of the id with
+   * no model built: what the content listing checks on every request, its cached answers included. With `owners` the
+   * owner comes from that exact in-process cache instead (no query while it holds the project).
+   */
+  async assertOwned(userId: string, projectId: string): Promise<void> {
+    if (!UUID.test(projectId)) throw new ProjectNotFoundError();
+    const { owners } = this.deps;
+    if (owners) {
+      const owner = await owners.ownerOf(Project.knex(), projectId);
+      // uuid equality, as the query compares: case does not matter
+      if (owner === null || owner.toLowerCase() !== userId.toLowerCase()) throw new ProjectNotFoundError();
+      return;
+    }
+    const owned = await Project.knex()(Project.tableName).where({ id: projectId, user_id: userId }).first('id');
+    if (!owned) throw new ProjectNotFoundError();
+  }
+
+  async get(userId: string, projectId: string): Promise<ProjectView> {
+    const project = await this.findOwned(userId, projectId);
+    const [view] = await this.withThumbnails([project]);
+    return view;
+  }
+
+  /** Newest first, each with the oldest render as its thumbnail. */
+  async list(userId: string): Promise<ProjectView[]> {
+    const projects = await Project.query().where({ user_id: userId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
+    return this.withThumbnails(projects);
+  }
+
+  async create(userId: string, input: { name: string; address?: string | null }): Promise<ProjectView> {
+    const project = await Project.query().insertAndFetch({ userId, name: cleanName(input.name), address: cleanAddress(input.address) });
+    return this.toView(project, null);
+  }
+
+  async update(userId: string, projectId: string, changes: ProjectChanges): Promise<ProjectView> {
+    const project = await this.findOwned(userId, projectId);
+    const patch: Partial<Pick<Project, 'name' | 'address'>> = {};
+    if (changes.name !== undefined) patch.name = cleanName(changes.name);
+    if (changes.address !== undefined) patch.address = cleanAddress(changes.address);
+    const updated = Object.keys(patch).length ? await project.$query().patchAndFetch(patch) : project;
+    const [view] = await this.withThumbnails([updated]);
+    return view;
+  }
+
+  /**
+   * Deletes the user's projects, all or none: an id that is not the user's project fails the whole call with 404.
+   * Rows go in one transaction (content rows cascade), then the files they pointed at are removed.
+   */
+  async remove(userId: string, projectIds: readonly string[]): Promise<number> {
+    const ids = [...new Set(projectIds)];
+    if (ids.length === 0) return 0;
+    if (!ids.every((id) => UUID.test(id))) throw new ProjectNotFoundError();
+    const files = await Project.transaction(async (trx) => {
+      // the profile first: every writer of credits and approvals locks in the order profile, approval, reservation
+      await trx('profiles').where({ id: userId }).forUpdate().first('id');
+      const owned = await Project.query(trx).whereIn('id', ids).where({ user_id: userId }).forUpdate().select('id');
+      if (owned.length !== ids.length) throw new ProjectNotFoundError();
+      const refs = await projectFiles(ids, trx);
+      // pending items go with their project: give back the credits they hold (their approval workflows then find no row)
+      const pending = await PendingApproval.query(trx)
+        .whereIn('project_id', ids)
+        .where({ status: 'pending' })
+        .whereNotNull('reservation_id')
+        .forUpdate()
+        .select('reservation_id');
+      for (const { reservationId } of pending) {
+        if (reservationId) await releaseReservation(trx, { reservationId, reason: 'project deleted' });
+      }
+      await Project.query(trx).whereIn('id', ids).delete();
+      for (const id of ids) await publishEvent(trx, userId, { kind: 'content', change: 'removed', contentKind: 'project', projectId: id });
+      return refs;
+    });
+    await removeStoredFiles(this.deps.storage.objects, files, this.deps.logger);
+    return ids.length;
+  }
+
+  private async withThumbnails(projects: Project[]): Promise<ProjectView[]> {
+    if (projects.length === 0) return [];
+    const oldest = await Render.query()
+      .distinctOn('project_id')
+      .whereIn('project_id', projects.map((p) => p.id))
+      .orderBy([{ column: 'project_id' }, { column: 'created_at', order: 'asc' }, { column: 'id', order: 'asc' }])
+      .select('project_id', 'storage_bucket', 'storage_path', 'thumbnail_path', 'file_url');
+    const byProject = new Map(oldest.map((r) => [r.projectId, signedThumbnailOf(this.deps.storage, r) ?? signedUrlOf(this.deps.storage, r)]));
+    return projects.map((p) => this.toView(p, byProject.get(p.id) ?? null));
+  }
+
+  private toView(p: Project, thumbnail: string | null): ProjectView {
+    return {
+      id: p.id,
+      user_id: p.userId,
+      name: p.name,
+      address: p.address,
+      created_at: new Date(p.createdAt).toISOString(),
+      updated_at: new Date(p.updatedAt).toISOString(),
+      thumbnail,
+    };
+  }
+}

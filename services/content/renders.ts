@@ -1,0 +1,269 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { UniqueViolationError, ForeignKeyViolationError } from 'objection';
+import type { Logger } from '../../config/logger';
+import { Render } from '../../db/models';
+import { MAX_UPLOAD_BYTES } from '../../domain/constants';
+import { DomainError } from '../../domain/errors';
+import { MSG } from '../../domain/messages';
+import { aspectRatioLabel } from '../../domain/orientation';
+import type { Storage } from '../../storage';
+import { fileUrl } from '../../storage/signedUrls';
+import { contentItem, type ContentItem, type ContentRow } from './contentViews';
+import type { SniffedKind, UploadImageMime } from './fileSignatures';
+import { uploadBytesTotal } from '../platform/metrics';
+import { ProjectService } from './projects';
+import { publishEventQuietly } from '../platform/events';
+import { removeStoredFiles, type StoredFileRef } from './storedFiles';
+import { UploadInspector } from './uploadInspector';
+import { IMAGE_HEADER_BYTES, imageDimensions, makeThumbnail, thumbnailInline, thumbnailPathOf, type ImageDimensions } from './renderThumbnails';
+
+export const RENDERS_BUCKET = 'renders' as const;
+export const ACCEPTED_TYPES_TEXT = 'JPEG, PNG, GIF, WebP';
+/** Room for the multipart framing and the small fields around the file. */
+const MULTIPART_ALLOWANCE_BYTES = 64 * 1024;
+
+/** One file part of a multipart upload, as the multipart reader hands it over. */
+export interface IncomingFile {
+  stream: Readable;
+  fileName: string;
+  declaredMime: string;
+  /** The request's Content-Length, if any: the best guess of the file's size for the too-large message. */
+  requestBytes?: number;
+}
+
+/** An upload written to storage but not yet recorded: complete() records it, discard() removes it. */
+export interface StagedRender {
+  file: StoredFileRef;
+  fileName: string;
+  mime: UploadImageMime;
+  size: number;
+  checksum: string;
+  /** The file's first IMAGE_HEADER_BYTES (its header: dimensions, orientation), kept while it streamed. */
+  header: Buffer;
+}
+
+export interface ProcessingInfo {
+  width: number;
+  height: number;
+  aspectRatio: string;
+  fileSize: number;
+  mimeType: string;
+  checksum: string;
+  thumbnailUrl: string | null;
+  duplicate: boolean;
+}
+
+export interface RenderUploadResult {
+  success: true;
+  duplicate: boolean;
+  url: string;
+  render: ContentItem;
+  processingInfo: ProcessingInfo;
+}
+
+export interface RenderUploadDeps {
+  storage: Storage;
+  projects: ProjectService;
+  logger?: Logger;
+  /** MAX_UPLOAD_BYTES unless a test or benchmark says otherwise. */
+  maxBytes?: number;
+  /** Told after a render was added to a project (the library drops its cached listing). */
+  onProjectChanged?: (projectId: string) => void;
+  /**
+   * Starts the worker's thumbnail of a render recorded without one (services/content/renderThumbnailJobs.ts). A failure is
+   * logged: the hourly storage maintenance makes the thumbnails still missing.
+   */
+  deferThumbnail?: (renderId: string) => Promise<void>;
+  /** Largest upload whose thumbnail is made in the request: INLINE_THUMBNAIL_MAX_BYTES unless a test says otherwise. */
+  inlineThumbnailMaxBytes?: number;
+}
+
+function megabytes(bytes: number): string {
+  return (bytes / (1024 * 1024)).toFixed(2);
+}
+
+/** A display name from the client's file name: no folders, no control characters, the stored type's extension. */
+function displayName(fileName: string, extension: string): string {
+  // eslint-disable-next-line no-control-regex
+  const base = path.basename(fileName.replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 200);
+  return base || `render.${extension}`;
+}
+
+/**
+ * The render upload pipeline: stream to storage while hashing, counting and typing by content; then read the real
+ * dimensions from the file's header, make the thumbnail of a small image (a worker makes a large one's after the
+ * row is written) and record the row. A failure at any step removes whatever was stored.
+ */
+export class RenderUploadService {
+  private readonly maxBytes: number;
+
+  constructor(private readonly deps: RenderUploadDeps) {
+    this.maxBytes = deps.maxBytes ?? MAX_UPLOAD_BYTES;
+  }
+
+  /**
+   * Refuses at once a request whose declared length alone is over the limit (plus room for the form's other parts),
+   * before any of it is read. Requests without a length are measured while they stream.
+   */
+  assertRequestSize(contentLength: number | undefined): void {
+    if (contentLength !== undefined && Number.isFinite(contentLength) && contentLength > this.maxBytes + MULTIPART_ALLOWANCE_BYTES) {
+      throw new DomainError(413, 'FILE_TOO_LARGE', MSG.fileTooLarge(megabytes(contentLength)));
+    }
+  }
+
+  /** Streams one file into the renders bucket. When the project id is already known it is checked first, before a byte is stored. */
+  async stage(userId: string, incoming: IncomingFile, knownProjectId?: string): Promise<StagedRender> {
+    if (knownProjectId !== undefined) await this.deps.projects.findOwned(userId, knownProjectId);
+    const inspector = new UploadInspector({
+      maxBytes: this.maxBytes,
+      accept: (kind) => this.refusal(kind, incoming),
+      keepHeaderBytes: IMAGE_HEADER_BYTES,
+      tooLarge: (seen) => new DomainError(413, 'FILE_TOO_LARGE', MSG.fileTooLarge(megabytes(Math.max(seen, incoming.requestBytes ?? 0)))),
+    });
+    incoming.stream.on('error', (err) => inspector.destroy(err));
+    incoming.stream.pipe(inspector);
+    const kind = await inspector.detected;
+    if (kind.kind !== 'image') throw new Error('unreachable: refused kinds fail the inspector');
+    const file: StoredFileRef = { bucket: RENDERS_BUCKET, path: `${userId}/${randomUUID()}.${kind.extension}` };
+    await this.deps.storage.objects.put(file.bucket, file.path, inspector);
+    uploadBytesTotal.inc({ kind: 'render' }, inspector.size);
+    return { file, fileName: displayName(incoming.fileName, kind.extension), mime: kind.mime, size: inspector.size, checksum: inspector.checksum(), header: inspector.header() };
+  }
+
+  /** Records a staged upload in the user's project; the same bytes already in the project answer as a duplicate. */
+  async complete(userId: string, projectId: string, staged: StagedRender): Promise<RenderUploadResult> {
+    const recorded = await this.record(userId, projectId, staged);
+    if (!recorded.duplicate) {
+      this.deps.onProjectChanged?.(projectId);
+      await publishEventQuietly(Render.knex(), userId, { kind: 'content', change: 'added', contentKind: 'render', projectId, itemId: recorded.render.id }, this.deps.logger);
+      // not awaited: the answer does not wait on Temporal (nor fails with it); a start that never happens is made up
+      // for by the storage maintenance run
+      if (!recorded.render.thumbnailPath) void this.deferThumbnail(recorded.render.id);
+    }
+    return this.result(recorded.render, recorded.duplicate);
+  }
+
+  private async deferThumbnail(renderId: string): Promise<void> {
+    try {
+      if (!this.deps.deferThumbnail) throw new Error('no thumbnail worker is configured');
+      await this.deps.deferThumbnail(renderId);
+    } catch (err) {
+      this.deps.logger?.warn({ err, renderId }, 'could not start the thumbnail of a render; the storage maintenance will make it');
+    }
+  }
+
+  /** Dimensions, the thumbnail of a small image, and the row; on any failure nothing it stored stays behind. */
+  private async record(userId: string, projectId: string, staged: StagedRender): Promise<{ render: Render; duplicate: boolean }> {
+    const stored: StoredFileRef[] = [staged.file];
+    try {
+      await this.deps.projects.findOwned(userId, projectId);
+      const existing = await Render.query().findOne({ project_id: projectId, checksum: staged.checksum });
+      if (existing) {
+        await this.discard(staged);
+        return { render: existing, duplicate: true };
+      }
+      const { width, height, thumbnail } = await this.inspectImage(staged);
+      let thumbnailPath: string | null = null;
+      if (thumbnail) {
+        thumbnailPath = thumbnailPathOf(staged.file.path);
+        await this.deps.storage.objects.put(staged.file.bucket, thumbnailPath, thumbnail);
+        stored.push({ bucket: staged.file.bucket, path: thumbnailPath });
+      }
+      const render = await Render.query().insertAndFetch({
+        projectId,
+        userId,
+        fileUrl: fileUrl(staged.file.bucket, staged.file.path),
+        fileName: staged.fileName,
+        fileSize: staged.size,
+        width,
+        height,
+        aspectRatio: aspectRatioLabel(width, height),
+        checksum: staged.checksum,
+        thumbnailPath,
+        storageBucket: staged.file.bucket,
+        storagePath: staged.file.path,
+        storageMime: staged.mime,
+        storageSize: staged.size,
+      });
+      return { render, duplicate: false };
+    } catch (err) {
+      await removeStoredFiles(this.deps.storage.objects, stored, this.deps.logger);
+      if (err instanceof UniqueViolationError) {
+        // the same bytes landed concurrently: answer with the row that won
+        const winner = await Render.query().findOne({ project_id: projectId, checksum: staged.checksum });
+        if (winner) return { render: winner, duplicate: true };
+      }
+      if (err instanceof ForeignKeyViolationError) throw new DomainError(404, 'PROJECT_NOT_FOUND', 'Project not found');
+      throw err;
+    }
+  }
+
+  async discard(staged: StagedRender): Promise<void> {
+    await removeStoredFiles(this.deps.storage.objects, [staged.file], this.deps.logger);
+  }
+
+  private refusal(kind: SniffedKind, incoming: IncomingFile): Error | null {
+    if (kind.kind === 'image') return null;
+    if (kind.kind === 'video' || incoming.declaredMime.toLowerCase().startsWith('video/')) {
+      return new DomainError(400, 'VIDEO_NOT_SUPPORTED', MSG.videoUploadsNotSupported);
+    }
+    return new DomainError(400, 'INVALID_FILE_TYPE', `File "${displayName(incoming.fileName, 'bin')}" has invalid type. Accepted types: ${ACCEPTED_TYPES_TEXT}`);
+  }
+
+  /**
+   * Real dimensions (EXIF orientation applied) from the header kept while the file streamed, and for a small image
+   * its webp thumbnail; a larger one gets its thumbnail from a worker (services/content/renderThumbnails.ts). The stored
+   * file is read back only when the header alone does not tell the dimensions, or for the small thumbnail.
+   */
+  private async inspectImage(staged: StagedRender): Promise<{ width: number; height: number; thumbnail: Buffer | null }> {
+    const unreadable = new DomainError(400, 'INVALID_IMAGE', `File "${staged.fileName}" is not a readable image`);
+    const format = staged.mime.slice('image/'.length);
+    const wholeFileKept = staged.header.length >= staged.size;
+    let dims: ImageDimensions | null = await imageDimensions(staged.header, format);
+    if (!dims && wholeFileKept) throw unreadable;
+    const inline = dims !== null && thumbnailInline(staged.size, dims, this.deps.inlineThumbnailMaxBytes);
+    if (dims && !inline) return { ...dims, thumbnail: null };
+    if (dims && wholeFileKept) {
+      const thumbnail = await makeThumbnail(staged.header).catch(() => {
+        throw unreadable;
+      });
+      return { ...dims, thumbnail };
+    }
+    const local = await this.deps.storage.objects.localFile(staged.file.bucket, staged.file.path);
+    try {
+      dims ??= await imageDimensions(local.path, format);
+      if (!dims) throw unreadable;
+      if (!thumbnailInline(staged.size, dims, this.deps.inlineThumbnailMaxBytes)) return { ...dims, thumbnail: null };
+      const thumbnail = await makeThumbnail(local.path).catch(() => {
+        throw unreadable;
+      });
+      return { ...dims, thumbnail };
+    } finally {
+      await local.release();
+    }
+  }
+
+  private async result(render: Render, duplicate: boolean): Promise<RenderUploadResult> {
+    // the same item shape as the library's listing (rows read as PostgreSQL returns them)
+    const row = (await Render.knex()<ContentRow>(Render.tableName).where({ id: render.id }).first()) as ContentRow;
+    const item = contentItem(this.deps.storage, 'renders', row);
+    return {
+      success: true,
+      duplicate,
+      url: item.signed_url ?? render.fileUrl,
+      render: item,
+      processingInfo: {
+        width: render.width ?? 0,
+        height: render.height ?? 0,
+        aspectRatio: render.aspectRatio,
+        fileSize: render.fileSize,
+        mimeType: render.storageMime ?? 'application/octet-stream',
+        checksum: render.checksum ?? '',
+        thumbnailUrl: item.data.thumbnail_url,
+        duplicate,
+      },
+    };
+  }
+}

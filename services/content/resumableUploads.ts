@@ -1,0 +1,267 @@
+/**
+ * Resumable render uploads over the tus protocol (https://tus.io), on @tus/server with its file store (local storage)
+ * or S3 store (STORAGE_BACKEND=s3). A dropped connection or a reload resumes from the last byte the server holds.
+ *
+ * The rules are those of POST /api/upload/renders: the session's user, a project they own, at most 150 MB (declared up
+ * front, so a too-large file is refused before a byte is sent), an image by its content, duplicates answered with the
+ * existing render. When the last byte arrives the assembled file goes through RenderUploadService (type by content,
+ * checksum, thumbnail, render row) and the tus copy is removed; the final PATCH answers the same JSON as the multipart
+ * route. Only the user who created an upload can resume, inspect or cancel it. Unfinished uploads expire after
+ * TUS_EXPIRATION_HOURS (24) and an hourly sweep removes their bytes.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
+import { FileStore } from '@tus/file-store';
+import { S3Store } from '@tus/s3-store';
+import { Server } from '@tus/server';
+import type { Upload } from '@tus/utils';
+import type { Knex } from 'knex';
+import type { AppConfig } from '../../config/env';
+import type { Logger } from '../../config/logger';
+import { MAX_UPLOAD_BYTES } from '../../domain/constants';
+import { DomainError } from '../../domain/errors';
+import { MSG } from '../../domain/messages';
+import { textInputProblem } from '../../domain/textInput';
+import { s3BackendFor } from '../../storage';
+import type { ContentServices } from './contentServices';
+import type { RenderUploadResult } from './renders';
+
+export const TUS_PATH = '/api/uploads/tus';
+/** What the browser sends per PATCH (and the S3 store's part size): small enough to resend cheaply, at least S3's 5 MB. */
+export const TUS_CHUNK_BYTES = 8 * 1024 * 1024;
+export const TUS_SWEEP_EVERY_MS = 60 * 60 * 1000;
+/** The tus store's bucket under S3_BUCKET_PREFIX (beside renders, images, clips, videos, drafts). */
+export const TUS_S3_BUCKET = 'uploads';
+
+export interface ResumableUploadDeps {
+  config: Pick<AppConfig, 'storageBackend' | 's3' | 'storageDir' | 'publicUrl'> & { tusExpirationHours?: number };
+  knex: Knex;
+  services: ContentServices;
+  logger: Pick<Logger, 'warn' | 'info' | 'debug'>;
+  /** MAX_UPLOAD_BYTES unless a test says otherwise */
+  maxBytes?: number;
+}
+
+interface UploadRow {
+  id: string;
+  user_id: string;
+  project_id: string;
+  file_name: string;
+  size: string | number;
+  status: 'uploading' | 'completed' | 'failed' | 'expired';
+}
+
+/** A refusal in the tus server's own shape, with the API's JSON body. */
+function refusal(status: number, error: string, code?: string): { status_code: number; body: string } {
+  return { status_code: status, body: JSON.stringify({ success: false, error, ...(code ? { code } : {}) }) };
+}
+
+function megabytes(bytes: number): string {
+  return (bytes / (1024 * 1024)).toFixed(2);
+}
+
+/** The signed-in user of each request the API hands to the tus server (set by api/routes/resumableUploads.ts). */
+const requestUsers = new WeakMap<IncomingMessage, string>();
+
+function nodeRequestOf(req: unknown): IncomingMessage | undefined {
+  const r = req as { runtime?: { node?: { req?: IncomingMessage } }; node?: { req?: IncomingMessage } };
+  return r.runtime?.node?.req ?? r.node?.req;
+}
+
+export class ResumableUploads {
+  readonly server: Server;
+  readonly store: FileStore | S3Store;
+  private readonly maxBytes: number;
+  private readonly expirationMs: number;
+  private sweepTimer: ReturnType<typeof setInterval> | null = null;
+  private sweeping: Promise<void> | null = null;
+  private bucketReady: Promise<void> | null = null;
+
+  constructor(private readonly deps: ResumableUploadDeps) {
+    this.maxBytes = deps.maxBytes ?? MAX_UPLOAD_BYTES;
+    this.expirationMs = (deps.config.tusExpirationHours ?? 24) * 60 * 60 * 1000;
+    this.store = this.createStore();
+    this.server = new Server({
+      path: TUS_PATH,
+      datastore: this.store,
+      relativeLocation: true,
+      // the app's own pages only (no cross-origin tus clients); the cookie rides along
+      allowedOrigins: [new URL(deps.config.publicUrl).origin],
+      allowedCredentials: true,
+      disableTerminationForFinishedUploads: true,
+      namingFunction: () => randomBytes(16).toString('hex'),
+      onIncomingRequest: (req, id) => this.authorize(req, id),
+      onUploadCreate: async (req, upload) => {
+        await this.created(req, upload);
+        return {};
+      },
+      onUploadFinish: (req, upload) => this.finished(req, upload),
+      onResponseError: (_req, err) => {
+        if (err instanceof DomainError) return refusal(err.status, err.message, err.code);
+        if (err instanceof Error && !('status_code' in err)) {
+          this.deps.logger.warn({ err }, 'resumable upload failed');
+          return refusal(500, 'Upload failed. Please try again.');
+        }
+        return undefined;
+      },
+    });
+  }
+
+  /** Lets the tus hooks know who sent `req` (the API's session guard has checked it). */
+  remember(req: IncomingMessage, userId: string): void {
+    requestUsers.set(req, userId);
+  }
+
+  private userOf(req: unknown): string {
+    const node = nodeRequestOf(req);
+    const userId = node ? requestUsers.get(node) : undefined;
+    if (!userId) throw refusal(401, 'Authentication required');
+    return userId;
+  }
+
+  private createStore(): FileStore | S3Store {
+    const { config } = this.deps;
+    if (config.storageBackend === 's3') {
+      return new S3Store({
+        partSize: TUS_CHUNK_BYTES,
+        expirationPeriodInMilliseconds: this.expirationMs,
+        s3ClientConfig: {
+          bucket: `${config.s3.bucketPrefix}${TUS_S3_BUCKET}`,
+          endpoint: config.s3.endpoint || undefined,
+          region: config.s3.region,
+          forcePathStyle: config.s3.forcePathStyle,
+          credentials: { accessKeyId: config.s3.accessKeyId, secretAccessKey: config.s3.secretAccessKey },
+        },
+      });
+    }
+    const directory = path.join(config.storageDir, '.tus-uploads');
+    // made here, before the first sweep lists it: the store's own mkdir runs unawaited from its constructor
+    mkdirSync(directory, { recursive: true });
+    return new FileStore({ directory, expirationPeriodInMilliseconds: this.expirationMs });
+  }
+
+  /** The S3 store's bucket, created when missing (once per process). */
+  private ensureBucket(): Promise<void> {
+    const { config } = this.deps;
+    if (config.storageBackend !== 's3') return Promise.resolve();
+    this.bucketReady ??= (async () => {
+      const client = s3BackendFor(config.s3).client;
+      const Bucket = `${config.s3.bucketPrefix}${TUS_S3_BUCKET}`;
+      try {
+        await client.send(new HeadBucketCommand({ Bucket }));
+      } catch {
+        await client.send(new CreateBucketCommand({ Bucket })).catch((err: { name?: string }) => {
+          if (err?.name !== 'BucketAlreadyOwnedByYou' && err?.name !== 'BucketAlreadyExists') throw err;
+        });
+      }
+    })().catch((err: unknown) => {
+      this.bucketReady = null;
+      throw err;
+    });
+    return this.bucketReady;
+  }
+
+  private async row(id: string): Promise<UploadRow | undefined> {
+    if (!/^[0-9a-f]{32}$/.test(id)) return undefined;
+    return this.deps.knex<UploadRow>('resumable_uploads').where({ id }).first();
+  }
+
+  /** Every request about an existing upload: only its creator may see, resume or cancel it. */
+  private async authorize(req: { method: string }, id: string): Promise<void> {
+    const userId = this.userOf(req);
+    if (req.method === 'POST') {
+      await this.ensureBucket();
+      return;
+    }
+    const row = await this.row(id);
+    if (!row || row.user_id !== userId) throw refusal(404, 'Upload not found');
+    if (row.status !== 'uploading') throw refusal(410, row.status === 'completed' ? 'This upload has already completed' : 'This upload is no longer available');
+  }
+
+  /** A new upload: the declared size, type and name, and the project, are checked before a byte is accepted. */
+  private async created(req: unknown, upload: Upload): Promise<void> {
+    const userId = this.userOf(req);
+    const meta = upload.metadata ?? {};
+    if (upload.size === undefined) throw refusal(400, 'Upload-Length is required: the file size must be known when the upload starts');
+    if (upload.size > this.maxBytes) throw new DomainError(413, 'FILE_TOO_LARGE', MSG.fileTooLarge(megabytes(upload.size)));
+    if (upload.size === 0) throw refusal(400, 'The file is empty');
+    const projectId = meta.projectId ?? '';
+    if (!projectId) throw refusal(400, 'projectId is required');
+    const fileName = (meta.filename ?? meta.name ?? '').trim();
+    if (!fileName) throw refusal(400, 'filename is required');
+    const problem = textInputProblem(fileName) ?? (fileName.length > 1000 ? 'is too long' : null);
+    if (problem) throw refusal(400, `File name ${problem}`);
+    const declared = (meta.filetype ?? meta.type ?? '').toLowerCase();
+    if (declared.startsWith('video/')) throw new DomainError(400, 'VIDEO_NOT_SUPPORTED', MSG.videoUploadsNotSupported);
+    await this.deps.services.projects.findOwned(userId, projectId);
+    await this.deps.knex('resumable_uploads').insert({ id: upload.id, user_id: userId, project_id: projectId, file_name: fileName, size: upload.size });
+  }
+
+  /** The last byte arrived: the file goes through the render upload pipeline, then the tus copy is removed. */
+  private async finished(req: unknown, upload: Upload): Promise<{ status_code: number; headers: Record<string, string>; body: string }> {
+    const userId = this.userOf(req);
+    const row = await this.row(upload.id);
+    if (!row || row.user_id !== userId) throw refusal(404, 'Upload not found');
+    const { uploads } = this.deps.services;
+    let result: RenderUploadResult;
+    try {
+      const stream = (await this.store.read(upload.id)) as Readable;
+      const staged = await uploads.stage(userId, { stream, fileName: row.file_name, declaredMime: upload.metadata?.filetype ?? '', requestBytes: Number(row.size) }, row.project_id);
+      try {
+        result = await uploads.complete(userId, row.project_id, staged);
+      } catch (err) {
+        await uploads.discard(staged);
+        throw err;
+      }
+    } catch (err) {
+      await this.deps.knex('resumable_uploads').where({ id: upload.id }).update({ status: 'failed', error: err instanceof Error ? err.message.slice(0, 500) : String(err), finished_at: this.deps.knex.fn.now() });
+      await this.removeData(upload.id);
+      throw err;
+    }
+    await this.deps.knex('resumable_uploads').where({ id: upload.id }).update({ status: 'completed', render_id: result.render.data.id, finished_at: this.deps.knex.fn.now() });
+    await this.removeData(upload.id);
+    return { status_code: 200, headers: { 'Content-Type': 'application/json; charset=utf-8' }, body: JSON.stringify(result) };
+  }
+
+  private async removeData(id: string): Promise<void> {
+    await this.store.remove(id).catch((err: unknown) => this.deps.logger.warn({ err, uploadId: id }, 'could not remove the tus copy of an upload'));
+  }
+
+  /** Removes the bytes of unfinished uploads older than the expiry and marks their rows; returns how many went. */
+  async sweepExpired(): Promise<number> {
+    const removed = await this.server.cleanUpExpiredUploads();
+    await this.deps.knex('resumable_uploads')
+      .where({ status: 'uploading' })
+      .andWhere('created_at', '<', new Date(Date.now() - this.expirationMs))
+      .update({ status: 'expired', finished_at: this.deps.knex.fn.now() });
+    return removed;
+  }
+
+  /** The hourly sweep (and one now); the timer does not keep the process alive. */
+  startSweeping(): void {
+    if (this.sweepTimer) return;
+    const sweep = () => {
+      if (this.sweeping) return;
+      this.sweeping = this.sweepExpired()
+        .then((n) => void (n && this.deps.logger.info({ removed: n }, 'removed abandoned resumable uploads')))
+        .catch((err: unknown) => this.deps.logger.warn({ err }, 'sweeping abandoned resumable uploads failed'))
+        .finally(() => {
+          this.sweeping = null;
+        });
+    };
+    this.sweepTimer = setInterval(sweep, TUS_SWEEP_EVERY_MS);
+    this.sweepTimer.unref();
+    sweep();
+  }
+
+  /** Stops the hourly sweep; resolves once a sweep under way has ended. */
+  async stopSweeping(): Promise<void> {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = null;
+    await this.sweeping;
+  }
+}

@@ -1,0 +1,279 @@
+/**
+ * The assembly's AI editing chat (spec 001 sections 3 and 7: GET/POST /api/projects/{id}/aesthetic), one state per
+ * project in aesthetic_chats: the conversation, the preferences it settled, the editing config they give (which
+ * the dry-run and the assembly use), the readiness analysis and the suggested clip order. The server's stored
+ * state is the truth: a client's chat_history is not read back.
+ */
+import type { Knex } from 'knex';
+import type { Logger } from '../../config/logger';
+import {
+  ASSEMBLY_MSG,
+  CHAT_CLEAR_CONVERSATION,
+  CHAT_HISTORY_MAX,
+  CHAT_SYNC_CLIPS,
+  DEFAULT_EDITING_CONFIG,
+  EMPTY_PREFERENCES,
+  normalizeEditingConfig,
+  platformForOrientation,
+  type AestheticChatState,
+  type AestheticPreferences,
+  type ChatAnalysis,
+  type ChatHistoryMessage,
+  type ClipSuggestion,
+  type EditingConfig,
+  type EnergyLevel,
+  type WorkflowAnalysis,
+} from '../../domain/assembly';
+import { DomainError } from '../../domain/errors';
+import type { Orientation } from '../../domain/orientation';
+import { ProviderError, type ChatClipFacts, type ChatProvider, type ChatReply } from '../../providers';
+import { clipDisplayName, clipDuration, loadSelectedClips, orientationOfClip, type AssemblyClipRow } from './assemblyClips';
+import type { ProjectService } from '../content/projects';
+
+const PREFERENCE_KEYS = ['aesthetic', 'energy_level', 'copy_style'] as const;
+const ENERGY: readonly EnergyLevel[] = ['calm', 'balanced', 'energetic'];
+
+export interface ChatPostInput {
+  message: string;
+  /** Clip ids of the current selection in order, when the request carried one. */
+  selectedClipIds: string[] | null;
+  aspectRatio: string | null;
+}
+
+export interface AestheticChatDeps {
+  knex: Knex;
+  chat: ChatProvider;
+  projects: ProjectService;
+  logger?: Logger;
+  now?: () => Date;
+}
+
+interface ChatRow {
+  project_id: string;
+  user_id: string;
+  chat_history: ChatHistoryMessage[];
+  preferences: Partial<AestheticPreferences>;
+  editing_config: Record<string, unknown>;
+  analysis: Partial<ChatAnalysis>;
+  workflow_analysis: Partial<WorkflowAnalysis>;
+  clip_suggestions: ClipSuggestion[];
+}
+
+function stringList(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+function preferencesOf(raw: Partial<AestheticPreferences> | undefined): AestheticPreferences {
+  const p = raw ?? {};
+  const selection = (p.clip_selection ?? {}) as Partial<AestheticPreferences['clip_selection']>;
+  return {
+    aesthetic: typeof p.aesthetic === 'string' ? p.aesthetic : null,
+    energy_level: ENERGY.includes(p.energy_level as EnergyLevel) ? (p.energy_level as EnergyLevel) : null,
+    copy_style: typeof p.copy_style === 'string' ? p.copy_style : null,
+    generated_texts: stringList(p.generated_texts),
+    clip_selection: { selectedIds: stringList(selection.selectedIds), order: stringList(selection.order) },
+  };
+}
+
+function analysisFor(preferences: AestheticPreferences, clipCount: number): ChatAnalysis {
+  const missing: string[] = [];
+  if (clipCount < 1) missing.push('clips');
+  for (const key of PREFERENCE_KEYS) if (!preferences[key]) missing.push(key);
+  return { ready_to_create: missing.length === 0, confidence_score: Math.round(((4 - missing.length) / 4) * 100) / 100, missing_info: missing };
+}
+
+const NEXT_STEP: Record<string, string> = {
+  clips: 'Select up to 5 clips of one orientation.',
+  aesthetic: 'Describe the look you want.',
+  energy_level: 'Choose the pace: calm, balanced or energetic.',
+  copy_style: 'Choose the caption tone, or no text.',
+};
+
+function workflowAnalysisFor(analysis: ChatAnalysis, clipCount: number, orientation: Orientation | null): WorkflowAnalysis {
+  const stage: WorkflowAnalysis['stage'] = clipCount < 1 ? 'selecting_clips' : analysis.ready_to_create ? 'ready' : 'gathering_preferences';
+  return {
+    stage,
+    next_step: analysis.missing_info.length > 0 ? NEXT_STEP[analysis.missing_info[0]] ?? 'Tell me more about the video.' : 'Preview the timeline, then assemble the video.',
+    clip_count: clipCount,
+    orientation,
+    platform: orientation ? platformForOrientation(orientation) : null,
+  };
+}
+
+function emptyState(): AestheticChatState {
+  const preferences = preferencesOf(EMPTY_PREFERENCES);
+  const analysis = analysisFor(preferences, 0);
+  return {
+    chat_history: [],
+    preferences,
+    editing_config: { ...DEFAULT_EDITING_CONFIG },
+    analysis,
+    workflow_analysis: workflowAnalysisFor(analysis, 0, null),
+    clip_suggestions: [],
+  };
+}
+
+function stateOf(row: ChatRow | undefined): AestheticChatState {
+  if (!row) return emptyState();
+  const preferences = preferencesOf(row.preferences);
+  const count = preferences.clip_selection.selectedIds.length;
+  const analysis: ChatAnalysis =
+    typeof row.analysis?.ready_to_create === 'boolean'
+      ? { ready_to_create: row.analysis.ready_to_create, confidence_score: Number(row.analysis.confidence_score ?? 0), missing_info: stringList(row.analysis.missing_info) }
+      : analysisFor(preferences, count);
+  const workflow = row.workflow_analysis?.stage ? (row.workflow_analysis as WorkflowAnalysis) : workflowAnalysisFor(analysis, count, null);
+  return {
+    chat_history: Array.isArray(row.chat_history) ? row.chat_history : [],
+    preferences,
+    editing_config: normalizeEditingConfig(row.editing_config),
+    analysis,
+    workflow_analysis: workflow,
+    clip_suggestions: Array.isArray(row.clip_suggestions) ? row.clip_suggestions : [],
+  };
+}
+
+function clipFacts(rows: AssemblyClipRow[]): ChatClipFacts[] {
+  return rows.map((row) => ({
+    id: row.id,
+    name: clipDisplayName(row),
+    project_name: row.project_name,
+    camera_movement: row.camera_movement,
+    duration: clipDuration(row),
+    orientation: orientationOfClip(row),
+  }));
+}
+
+/** Suggestions for exactly the selected clips: the assistant's order first, then the rest in the user's order. */
+function suggestionsFor(selectedIds: string[], proposed: Array<{ clip_id: string; reason: string }>): ClipSuggestion[] {
+  const selected = new Set(selectedIds);
+  const ordered = proposed.filter((p) => selected.has(p.clip_id));
+  const seen = new Set(ordered.map((p) => p.clip_id));
+  for (const id of selectedIds) if (!seen.has(id)) ordered.push({ clip_id: id, reason: 'in the order you chose' });
+  return ordered.map((p, i) => ({ clip_id: p.clip_id, position: i + 1, reason: p.reason }));
+}
+
+function capHistory(history: ChatHistoryMessage[]): ChatHistoryMessage[] {
+  return history.length > CHAT_HISTORY_MAX ? history.slice(history.length - CHAT_HISTORY_MAX) : history;
+}
+
+export class AestheticChatService {
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: AestheticChatDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  private async row(projectId: string): Promise<ChatRow | undefined> {
+    return this.deps.knex('aesthetic_chats').where({ project_id: projectId }).first() as Promise<ChatRow | undefined>;
+  }
+
+  async state(userId: string, projectId: string): Promise<AestheticChatState> {
+    await this.deps.projects.findOwned(userId, projectId);
+    return stateOf(await this.row(projectId));
+  }
+
+  /** The editing config an assembly into this project uses: the chat's, or the default when there is no chat. */
+  async editingConfig(userId: string, projectId: string): Promise<EditingConfig> {
+    const row = (await this.deps.knex('aesthetic_chats').where({ project_id: projectId, user_id: userId }).first('editing_config')) as Pick<ChatRow, 'editing_config'> | undefined;
+    return row ? normalizeEditingConfig(row.editing_config) : { ...DEFAULT_EDITING_CONFIG };
+  }
+
+  async post(userId: string, projectId: string, input: ChatPostInput): Promise<AestheticChatState> {
+    const project = await this.deps.projects.findOwned(userId, projectId);
+    const message = input.message.trim();
+    if (!message) throw new DomainError(400, 'VALIDATION_ERROR', ASSEMBLY_MSG.typeMessage);
+    const current = stateOf(await this.row(projectId));
+    const selectedIds = input.selectedClipIds ?? current.preferences.clip_selection.selectedIds;
+    // the selection is checked like an assembly's: the user's own clips, at most 5, one orientation
+    const selection = selectedIds.length > 0 ? await loadSelectedClips(this.deps.knex, userId, selectedIds) : null;
+    const orientation = selection?.orientation ?? null;
+    const count = selectedIds.length;
+    const stamp = () => this.now().toISOString();
+
+    let next: AestheticChatState;
+    if (message === CHAT_CLEAR_CONVERSATION) {
+      const empty = emptyState();
+      const preferences = { ...empty.preferences, clip_selection: { selectedIds, order: selectedIds } };
+      const analysis = analysisFor(preferences, count);
+      next = { ...empty, preferences, analysis, workflow_analysis: workflowAnalysisFor(analysis, count, orientation), clip_suggestions: suggestionsFor(selectedIds, []) };
+    } else if (message === CHAT_SYNC_CLIPS) {
+      const preferences = { ...current.preferences, clip_selection: { selectedIds, order: selectedIds } };
+      const analysis = analysisFor(preferences, count);
+      const names = (selection?.rows ?? []).map(clipDisplayName);
+      const note =
+        count === 0
+          ? 'No clips are selected yet. Select up to 5 clips of one orientation.'
+          : `I have your ${count} selected ${orientation ?? ''} clip${count === 1 ? '' : 's'}: ${names.join(', ')}.`;
+      next = {
+        ...current,
+        chat_history: capHistory([...current.chat_history, { role: 'assistant', content: note, timestamp: stamp() }]),
+        preferences,
+        analysis,
+        workflow_analysis: workflowAnalysisFor(analysis, count, orientation),
+        clip_suggestions: suggestionsFor(selectedIds, current.clip_suggestions),
+      };
+    } else {
+      const asked = stamp();
+      let reply: ChatReply;
+      try {
+        reply = await this.deps.chat.reply({
+          message,
+          history: current.chat_history.map(({ role, content }) => ({ role, content })),
+          selectedClipCount: count,
+          aspectRatio: input.aspectRatio ?? undefined,
+          clips: selection ? clipFacts(selection.rows) : [],
+          preferences: {
+            aesthetic: current.preferences.aesthetic ?? undefined,
+            energy_level: current.preferences.energy_level ?? undefined,
+            copy_style: current.preferences.copy_style ?? undefined,
+          },
+          projectName: project.name,
+        });
+      } catch (error) {
+        if (error instanceof ProviderError && error.code === 'INPUT') throw new DomainError(400, 'VALIDATION_ERROR', error.message);
+        this.deps.logger?.warn({ err: error, projectId }, 'chat provider failed');
+        throw new DomainError(503, 'CHAT_UNAVAILABLE', 'The editing assistant is not available right now. Please try again.');
+      }
+      const said = reply.preferences;
+      const copyStyle = said.copy_style ?? current.preferences.copy_style;
+      const preferences: AestheticPreferences = {
+        aesthetic: said.aesthetic ?? current.preferences.aesthetic,
+        energy_level: said.energy_level ?? current.preferences.energy_level,
+        copy_style: copyStyle,
+        generated_texts: copyStyle === 'no text' ? [] : (said.generated_texts ?? current.preferences.generated_texts),
+        clip_selection: { selectedIds, order: selectedIds },
+      };
+      const editing = normalizeEditingConfig({ ...reply.editing, captions: preferences.generated_texts, source: 'chat' }, current.editing_config);
+      const analysis = { ...reply.analysis, missing_info: [...reply.analysis.missing_info] };
+      next = {
+        chat_history: capHistory([
+          ...current.chat_history,
+          { role: 'user', content: message, timestamp: asked },
+          { role: 'assistant', content: reply.reply, timestamp: stamp() },
+        ]),
+        preferences,
+        editing_config: editing,
+        analysis,
+        workflow_analysis: workflowAnalysisFor(analysis, count, orientation),
+        clip_suggestions: suggestionsFor(selectedIds, reply.clip_order ?? []),
+      };
+    }
+    await this.save(userId, projectId, next);
+    return next;
+  }
+
+  private async save(userId: string, projectId: string, state: AestheticChatState): Promise<void> {
+    const row = {
+      project_id: projectId,
+      user_id: userId,
+      chat_history: JSON.stringify(state.chat_history),
+      preferences: JSON.stringify(state.preferences),
+      editing_config: JSON.stringify(state.editing_config),
+      analysis: JSON.stringify(state.analysis),
+      workflow_analysis: JSON.stringify(state.workflow_analysis),
+      clip_suggestions: JSON.stringify(state.clip_suggestions),
+      updated_at: this.deps.knex.fn.now(),
+    };
+    await this.deps.knex('aesthetic_chats').insert(row).onConflict('project_id').merge();
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * The approval queue for the API (spec 001 sections 2, 4, 7): the user's pending items with preview links, the
+ * stats behind the badge and the pending cap, and approve / reject sent as Updates to the item's approval
+ * workflow (workflows/approval.ts), which holds the decision rules.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+} from '@temporalio/client';
+import type { Knex } from 'knex';
+import { PendingApproval } from '../../db/models/PendingApproval';
+import type { ApprovalDecisionResponse, ApprovalListItem, ApprovalStats } from '../../domain/approvals';
+import { DomainError } from '../../domain/errors';
+import { ERROR_CODES, MSG } from '../../domain/messages';
+import { isBucket, type Storage } from '../../storage';
+import { getPendingUsage } from '../billing/credits';
+import { APPROVAL_NOT_OWNER, APPROVAL_NOT_PENDING, approveUpdate, rejectUpdate, type ApprovalDecisionResult } from '../../domain/workflowContracts/approval';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface ApprovalServiceDeps {
+  knex: Knex;
+  storage: Storage;
+  temporal: () => Promise<Client>;
+  /** Told after an item was saved into its project (the library drops its cached listing). */
+  onProjectChanged?: (projectId: string) => void;
+}
+
+function notFound(): DomainError {
+  return new DomainError(404, 'APPROVAL_NOT_FOUND', 'Approval not found');
+}
+
+function notPending(): DomainError {
+  return new DomainError(409, APPROVAL_NOT_PENDING, 'This item is no longer pending');
+}
+
+/** The decision rule that refused, found inside the update's failure (the validator's, or the activity's). */
+function refusalOf(err: WorkflowUpdateFailedError): DomainError | null {
+  let cause: unknown = err.cause;
+  if (cause instanceof ActivityFailure) cause = cause.cause;
+  if (!(cause instanceof ApplicationFailure)) return null;
+  switch (cause.type) {
+    case APPROVAL_NOT_OWNER:
+    case 'APPROVAL_NOT_FOUND':
+      return notFound();
+    case APPROVAL_NOT_PENDING:
+      return notPending();
+    case ERROR_CODES.rejectionRequiresPurchase:
+      return new DomainError(403, ERROR_CODES.rejectionRequiresPurchase, MSG.rejectionRequiresPurchase);
+    default:
+      return null;
+  }
+}
+
+export class ApprovalService {
+  constructor(private readonly deps: ApprovalServiceDeps) {}
+
+  /**
+   * Pending and not past the deadline, newest first, with a signed link to the watermarked preview. The original is
+   * never linked here (pay on approval): `original_file_url` is null, and the file routes refuse the original of an
+   * item that is not approved (services/content/unapprovedOriginals.ts).
+   */
+  async list(userId: string): Promise<ApprovalListItem[]> {
+    const rows = (await PendingApproval.query(this.deps.knex)
+      .alias('a')
+      .leftJoin('projects as p', 'p.id', 'a.project_id')
+      .where('a.user_id', userId)
+      .where('a.status', 'pending')
+      .where('a.approval_deadline', '>', this.deps.knex.fn.now())
+      .orderBy([
+        { column: 'a.created_at', order: 'desc' },
+        { column: 'a.id', order: 'desc' },
+      ])
+      .select('a.*', 'p.name as project_name')) as Array<PendingApproval & { projectName: string | null }>;
+    const sign = (bucket: string, path: string) => (isBucket(bucket) ? this.deps.storage.urls.sign(bucket, path) : null);
+    return rows.map((row) => {
+      const prompt = (row.metadata as { originalPrompt?: unknown; promptUsed?: unknown }).originalPrompt ?? (row.metadata as { promptUsed?: unknown }).promptUsed;
+      return {
+        id: row.id,
+        user_id: row.userId,
+        project_id: row.projectId,
+        project_name: row.projectName ?? null,
+        content_type: row.contentType,
+        status: 'pending',
+        aspect_ratio: row.aspectRatio,
+        file_name: row.fileName,
+        original_file_url: null,
+        watermarked_file_url: sign(row.watermarkedBucket, row.watermarkedPath),
+        approval_deadline: new Date(row.approvalDeadline).toISOString(),
+        cost: row.cost,
+        remaining_cost: row.remainingCost,
+        created_at: new Date(row.createdAt).toISOString(),
+        prompt: typeof prompt === 'string' ? prompt : null,
+      };
+    });
+  }
+
+  /**
+   * What the start rule counts (services/billing/credits.ts getPendingUsage): the list above plus generations still
+   * running, so the cap overlay shows exactly when the server would refuse a start.
+   */
+  async stats(userId: string): Promise<ApprovalStats> {
+    const usage = await getPendingUsage(this.deps.knex, userId);
+    return { pending_count: usage.pendingCount, limit: usage.limit, total_pending_cost: usage.pendingCost };
+  }
+
+  approve(userId: string, approvalId: string): Promise<ApprovalDecisionResponse> {
+    return this.decide(userId, approvalId, 'approve');
+  }
+
+  reject(userId: string, approvalId: string): Promise<ApprovalDecisionResponse> {
+    return this.decide(userId, approvalId, 'reject');
+  }
+
+  private async decide(userId: string, approvalId: string, decision: 'approve' | 'reject'): Promise<ApprovalDecisionResponse> {
+    if (!UUID.test(approvalId)) throw notFound();
+    const row = await PendingApproval.query(this.deps.knex).findOne({ id: approvalId, user_id: userId });
+    if (!row) throw notFound();
+    if (row.status !== 'pending') throw notPending();
+    const client = await this.deps.temporal();
+    const handle = client.workflow.getHandle(row.workflowId);
+    let result: ApprovalDecisionResult;
+    try {
+      result = await handle.executeUpdate(decision === 'approve' ? approveUpdate : rejectUpdate, { args: [{ userId }] });
+    } catch (err) {
+      // the workflow ended (decided or expired) between the read above and the update
+      if (err instanceof WorkflowNotFoundError) throw notPending();
+      if (err instanceof WorkflowUpdateFailedError) throw refusalOf(err) ?? err;
+      throw err;
+    }
+    if (result.status === 'approved') this.deps.onProjectChanged?.(row.projectId);
+    return { success: true, error: null, code: result.code, contentId: result.contentId, warning: result.warning };
+  }
+}

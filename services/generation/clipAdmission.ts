@@ -1,0 +1,50 @@
+/**
+ * Whether a user may start a clip now (spec 000 sections 5, 8; DESIGN.md "Credits"). The API asks it to
+ * answer a refused start at once; the clip workflow's admission activity asks it again under the profile
+ * lock, where its answer is the one that counts.
+ */
+import { CLIP_ERROR_CODES, CLIP_JOB_ACTIVE_STATUSES, CLIP_MESSAGES } from '../../domain/clipGeneration';
+import { REJECTION_STREAK_WARNING_AT } from '../../domain/constants';
+import { ERROR_CODES, MSG } from '../../domain/messages';
+import { canCreateContent, type Db } from '../billing/credits';
+
+export type ClipAdmissionCheck =
+  | { ok: true; warning: string | null; code: string | null }
+  | { ok: false; status: number; code: string; error: string };
+
+export async function activeClipJobId(db: Db, userId: string, exceptJobId?: string): Promise<string | null> {
+  const query = db('video_generation_jobs').where({ user_id: userId }).whereIn('status', CLIP_JOB_ACTIVE_STATUSES).first('id');
+  if (exceptJobId) query.whereNot({ id: exceptJobId });
+  const row = (await query) as { id: string } | undefined;
+  return row?.id ?? null;
+}
+
+/**
+ * The refusals in the order the user can act on them: the cooldown, a clip already running (one at a time),
+ * then the credit rules of canCreate (available < 4, told apart by whether pending items hold the missing
+ * credits, then the pending-approval limit). A pass carries the warning when the last 4 decisions were rejections.
+ */
+export async function checkClipAdmission(db: Db, userId: string, exceptJobId?: string, now: Date = new Date()): Promise<ClipAdmissionCheck> {
+  const credit = await canCreateContent(db, userId, 'clip', now);
+  if (credit.reason === 'cooldown') {
+    return { ok: false, status: 429, code: ERROR_CODES.rejectionStreakCooldown, error: MSG.rejectionStreakCooldown };
+  }
+  if (await activeClipJobId(db, userId, exceptJobId)) {
+    return { ok: false, status: 409, code: ERROR_CODES.singleClipRestriction, error: MSG.waitForCurrentGeneration };
+  }
+  switch (credit.reason) {
+    case 'insufficient_credits':
+      return { ok: false, status: 400, code: ERROR_CODES.insufficientCredits, error: CLIP_MESSAGES.insufficientCredits(Math.max(0, credit.available), credit.cost) };
+    case 'pending_cost':
+      return { ok: false, status: 400, code: CLIP_ERROR_CODES.pendingCost, error: CLIP_MESSAGES.pendingCost };
+    case 'pending_limit':
+      return { ok: false, status: 409, code: ERROR_CODES.pendingLimitReached, error: MSG.pendingLimitReached(credit.limit) };
+    default:
+      break;
+  }
+  const profile = (await db('profiles').where({ id: userId }).first('rejection_streak')) as { rejection_streak: number } | undefined;
+  if (profile && Number(profile.rejection_streak) === REJECTION_STREAK_WARNING_AT) {
+    return { ok: true, warning: MSG.rejectionStreakWarning, code: ERROR_CODES.rejectionStreakWarning };
+  }
+  return { ok: true, warning: null, code: null };
+}

@@ -1,0 +1,245 @@
+/**
+ * POST /api/ai-image-simple (spec 000 section 7): resolves the base image among the user's own renders and AI
+ * images, starts the image edit workflow and waits for it, then answers the spec's shape with signed links to
+ * the watermarked preview. The status call answers from the workflow's query, or from the ai_image_edits row
+ * once the workflow is gone.
+ */
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure, WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Knex } from 'knex';
+import { failureStatus } from '../../domain/failureDetails';
+import { Image, Render } from '../../db/models';
+import { REJECTION_STREAK_WARNING_AT } from '../../domain/constants';
+import { DomainError } from '../../domain/errors';
+import {
+  IMAGE_EDIT_MESSAGES,
+  imageEditWorkflowId,
+  type ImageEditFormat,
+  type ImageEditQuality,
+  type ImageEditQueues,
+  type ImageEditResponse,
+  type ImageEditResult,
+  type ImageEditSource,
+  type ImageEditState,
+} from '../../domain/imageEdit';
+import { MSG } from '../../domain/messages';
+import { isBucket, type Storage } from '../../storage';
+import { imageEditStateQuery, imageEditWorkflow } from '../../workflows/imageEdit';
+import { jobSearchAttributes } from '../../workflows/searchAttributes';
+import type { ProjectService } from '../content/projects';
+import { storedFileOf } from '../content/storedFiles';
+
+/** How long the API waits for a run before answering that it is still going (it finishes in the background). */
+export const IMAGE_EDIT_WAIT_MS = 120_000;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface ImageEditRequest {
+  projectId: string | null;
+  userIntent: string | null;
+  platform: string;
+  prompt: string;
+  baseImage: string;
+  imageDescription: string | null;
+  validateRefinement: boolean;
+  format: ImageEditFormat;
+  quality: ImageEditQuality;
+  upscaleScale: number;
+}
+
+export interface ImageEditJobState extends ImageEditState {
+  jobId: string;
+  workflowId: string;
+}
+
+export interface ImageEditServiceDeps {
+  knex: Knex;
+  storage: Storage;
+  projects: ProjectService;
+  temporal: () => Promise<Client>;
+  /** The workflow runs on `generation`; its media steps and approval child go to the other two. */
+  queues: ImageEditQueues & { generation: string };
+  waitMs?: number;
+}
+
+function baseImageNotFound(): DomainError {
+  return new DomainError(404, 'BASE_IMAGE_NOT_FOUND', 'The selected image was not found in your projects');
+}
+
+/** A workflow failure back into the refusal it reports (code, status, message), or null for anything unexpected. */
+function refusalOf(err: unknown): DomainError | null {
+  if (!(err instanceof WorkflowFailedError) || !(err.cause instanceof ApplicationFailure) || !err.cause.type) return null;
+  return new DomainError(failureStatus(err.cause) ?? 500, err.cause.type, err.cause.message);
+}
+
+export class ImageEditService {
+  private readonly waitMs: number;
+
+  constructor(private readonly deps: ImageEditServiceDeps) {
+    this.waitMs = deps.waitMs ?? IMAGE_EDIT_WAIT_MS;
+  }
+
+  /**
+   * The base image: the id of a render or AI image of the user, or its file URL (signed or not). Nothing else is
+   * accepted, so the server never fetches an address a client chose.
+   */
+  async resolveSource(userId: string, baseImage: string, projectId: string | null): Promise<ImageEditSource> {
+    const value = baseImage.trim();
+    let row: Render | Image | undefined;
+    if (UUID.test(value)) {
+      row = (await Render.query(this.deps.knex).findOne({ id: value, user_id: userId })) ?? (await Image.query(this.deps.knex).findOne({ id: value, user_id: userId }));
+    } else {
+      const ref = this.deps.storage.urls.parse(value);
+      if (!ref) throw new DomainError(400, 'INVALID_BASE_IMAGE', 'baseImage must be a render or AI image of your project (its id or file URL)');
+      if (ref.bucket !== 'renders' && ref.bucket !== 'images') throw baseImageNotFound();
+      const where = { storage_bucket: ref.bucket, storage_path: ref.path, user_id: userId };
+      row = ref.bucket === 'renders' ? await Render.query(this.deps.knex).findOne(where) : await Image.query(this.deps.knex).findOne(where);
+    }
+    if (!row) throw baseImageNotFound();
+    if (projectId !== null) {
+      await this.deps.projects.findOwned(userId, projectId);
+      if (row.projectId !== projectId) throw baseImageNotFound();
+    }
+    const file = storedFileOf(row);
+    if (!file || !isBucket(file.bucket)) throw new DomainError(400, 'INVALID_BASE_IMAGE', 'The selected image has no stored file');
+    return {
+      kind: row instanceof Render ? 'render' : 'image',
+      id: row.id,
+      projectId: row.projectId,
+      file,
+      fileUrl: row.fileUrl,
+      fileName: row.fileName,
+      fileSize: Number(row.fileSize ?? 0),
+    };
+  }
+
+  /** Starts the workflow and waits for it (up to waitMs): the pending item, or the refusal as a DomainError. */
+  async run(userId: string, request: ImageEditRequest): Promise<{ status: 200 | 202; body: ImageEditResponse }> {
+    const started = Date.now();
+    const source = await this.resolveSource(userId, request.baseImage, request.projectId);
+    const jobId = randomUUID();
+    const workflowId = imageEditWorkflowId(jobId);
+    const client = await this.deps.temporal();
+    const handle = await client.workflow.start(imageEditWorkflow, {
+      taskQueue: this.deps.queues.generation,
+      workflowId,
+      memo: { userId },
+      typedSearchAttributes: jobSearchAttributes({ userId, kind: 'image-edit', itemId: jobId, projectId: source.projectId }),
+      args: [
+        {
+          jobId,
+          userId,
+          projectId: source.projectId,
+          source,
+          prompt: request.prompt,
+          imageDescription: request.imageDescription,
+          userIntent: request.userIntent,
+          platform: request.platform,
+          validateRefinement: request.validateRefinement,
+          format: request.format,
+          quality: request.quality,
+          upscaleScale: request.upscaleScale,
+          queues: { media: this.deps.queues.media, approvals: this.deps.queues.approvals },
+        },
+      ],
+    });
+
+    // read while the workflow runs (the run does not change the streak); awaited only when the answer is written
+    const warning = this.streakWarning(userId);
+    warning.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), this.waitMs);
+    });
+    let result: ImageEditResult | null;
+    try {
+      result = await Promise.race([handle.result(), timeout]);
+    } catch (err) {
+      throw refusalOf(err) ?? err;
+    } finally {
+      clearTimeout(timer);
+    }
+
+    const metadata: ImageEditResponse['metadata'] = {
+      workflow: 'ENHANCED_IMAGE_EDITING',
+      jobId,
+      workflowId,
+      status: result ? 'completed' : 'processing',
+      approvalWorkflowId: result?.savedImage.approvalWorkflowId ?? null,
+      editId: result?.editId ?? null,
+      projectId: source.projectId,
+      baseImage: { type: source.kind, id: source.id, fileName: source.fileName, fileSize: source.fileSize },
+      format: request.format,
+      quality: request.quality,
+      upscaleScale: request.upscaleScale,
+      platform: request.platform,
+      processingTimeMs: Date.now() - started,
+      warning: await warning,
+    };
+    if (!result) return { status: 202, body: { success: true, error: null, result: null, metadata } };
+
+    const preview = this.deps.storage.urls.sign(result.savedImage.watermarked.bucket, result.savedImage.watermarked.path);
+    const { generatedImage: generated, upscaledImage: upscaled, savedImage: saved } = result;
+    return {
+      status: 200,
+      body: {
+        success: true,
+        error: null,
+        result: {
+          promptRefinement: result.promptRefinement,
+          // the original stays private until approval: both steps are shown through the watermarked preview
+          generatedImage: { url: preview, width: generated.width, height: generated.height, mime: generated.mime, model: generated.model, description: generated.description },
+          upscaledImage: { url: preview, width: upscaled.width, height: upscaled.height, mime: upscaled.mime, model: upscaled.model, scale: upscaled.scale, fileSize: upscaled.fileSize },
+          savedImage: {
+            id: saved.approvalId,
+            approvalId: saved.approvalId,
+            status: saved.status,
+            fractionalCostCharged: 0,
+            fullCost: saved.fullCost,
+            approvalDeadline: saved.approvalDeadline,
+            fileName: saved.fileName,
+            aspectRatio: saved.aspectRatio,
+            previewUrl: preview,
+          },
+        },
+        metadata,
+      },
+    };
+  }
+
+  /** A job's state from its workflow, or from its ai_image_edits row once the workflow is gone; another user's job is not found. */
+  async state(userId: string, jobId: string): Promise<ImageEditJobState> {
+    const notFound = new DomainError(404, 'IMAGE_EDIT_NOT_FOUND', 'Image generation job not found');
+    if (!UUID.test(jobId)) throw notFound;
+    const workflowId = imageEditWorkflowId(jobId);
+    const client = await this.deps.temporal();
+    const handle = client.workflow.getHandle(workflowId);
+    try {
+      const description = await handle.describe();
+      if (description.memo?.userId !== userId) throw notFound;
+      return { jobId, workflowId, ...(await handle.query(imageEditStateQuery)) };
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+    const row = (await this.deps.knex('ai_image_edits').where({ workflow_id: workflowId, user_id: userId }).first('status', 'error')) as
+      | { status: string; error: string | null }
+      | undefined;
+    if (!row) throw notFound;
+    const failed = row.status === 'failed';
+    return {
+      jobId,
+      workflowId,
+      status: failed ? 'failed' : 'completed',
+      progress: 100,
+      message: failed ? (row.error ?? MSG.somethingWentWrong) : IMAGE_EDIT_MESSAGES.sentForApproval,
+      error: failed ? row.error : null,
+      errorCode: null,
+      result: null,
+    };
+  }
+
+  private async streakWarning(userId: string): Promise<string | null> {
+    const row = (await this.deps.knex('profiles').where({ id: userId }).first('rejection_streak')) as { rejection_streak: number } | undefined;
+    return row && Number(row.rejection_streak) === REJECTION_STREAK_WARNING_AT ? MSG.rejectionStreakWarning : null;
+  }
+}

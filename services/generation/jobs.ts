@@ -1,0 +1,468 @@
+/**
+ * The Activity view: a user's running and recent jobs (clips, image edits, data exports, assemblies), or every user's for an
+ * admin, with cancel and retry. Nothing here keeps a copy of a job's state: finished jobs come from their job
+ * tables, running ones from their workflow's query (the row may lag), and running image edits, which have no row
+ * until they end, from Temporal's visibility by their search attributes.
+ */
+import type { Client, QueryDefinition } from '@temporalio/client';
+import type { Knex } from 'knex';
+import type { AppConfig } from '../../config/env';
+import type { Logger } from '../../config/logger';
+import { CREDIT_COST } from '../../domain/constants';
+import type { ClipJobOptions } from '../../domain/clipGeneration';
+import { DomainError } from '../../domain/errors';
+import { imageEditWorkflowId } from '../../domain/imageEdit';
+import {
+  JOB_ERROR_CODES,
+  JOB_KINDS,
+  JOB_MESSAGES,
+  isRunningJobState,
+  temporalRunUrl,
+  type ActivityJob,
+  type ActivityJobKind,
+  type ActivityJobList,
+  type ActivityJobState,
+} from '../../domain/jobs';
+import { assemblyJobStateQuery } from '../../domain/workflowContracts/assembly';
+import { dataExportStateQuery } from '../../domain/workflowContracts/dataExport';
+import { imageEditStateQuery } from '../../domain/workflowContracts/imageEdit';
+import { RS_JOB_KIND, RS_PROJECT_ID, RS_USER_ID } from '../../workflows/searchAttributes';
+import type { VideoGenerationService } from './videoGeneration';
+import { queryWorkflowOrNull } from '../platform/workflowQuery';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** How many jobs a list holds: the user's latest, or every user's latest for an admin. */
+export const JOB_LIST_LIMIT = 50;
+export const ADMIN_JOB_LIST_LIMIT = 100;
+
+export interface JobActor {
+  id: string;
+  role: string;
+}
+
+export interface JobServiceDeps {
+  knex: Knex;
+  client: () => Promise<Client>;
+  clips: VideoGenerationService;
+  config: Pick<AppConfig, 'temporalUiUrl' | 'temporalNamespace'>;
+  logger?: Logger;
+  /** How long one workflow query may take before the row answers instead (ms). */
+  queryTimeoutMs?: number;
+}
+
+function iso(value: Date | string | null | undefined): string | null {
+  return value ? new Date(value).toISOString() : null;
+}
+
+function durationOf(startedAt: string, finishedAt: string | null, state: ActivityJobState, now: number): number | null {
+  const start = Date.parse(startedAt);
+  if (finishedAt) return Math.max(0, Date.parse(finishedAt) - start);
+  return isRunningJobState(state) ? Math.max(0, now - start) : null;
+}
+
+function notFound(): DomainError {
+  return new DomainError(404, JOB_ERROR_CODES.notFound, JOB_MESSAGES.notFound);
+}
+
+function clipItem(options: Partial<ClipJobOptions>, sourceName: string | null): string {
+  const what = [options.effect, options.platform && options.aspectRatio ? `${options.platform} ${options.aspectRatio}` : options.platform].filter(Boolean).join(', ');
+  return sourceName ? `${what || 'Clip'} from ${sourceName}` : what || 'Clip';
+}
+
+function shortPrompt(prompt: string): string {
+  const text = prompt.trim().replace(/\s+/g, ' ');
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+}
+
+interface ClipRow {
+  id: string;
+  user_id: string;
+  email: string;
+  project_id: string;
+  project_name: string | null;
+  source_name: string | null;
+  status: ActivityJobState;
+  progress: number;
+  message: string | null;
+  error: string | null;
+  options: Partial<ClipJobOptions>;
+  workflow_id: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface ImageEditRow {
+  id: string;
+  user_id: string;
+  email: string;
+  project_id: string | null;
+  project_name: string | null;
+  workflow_id: string | null;
+  edit_prompt: string;
+  status: ActivityJobState;
+  error: string | null;
+  created_at: Date;
+}
+
+interface ExportRow {
+  id: string;
+  user_id: string;
+  email: string;
+  sequence: number;
+  workflow_id: string;
+  status: ActivityJobState;
+  progress: number;
+  message: string | null;
+  error: string | null;
+  created_at: Date;
+  updated_at: Date;
+  completed_at: Date | null;
+}
+
+export class JobService {
+  private readonly queryTimeoutMs: number;
+
+  constructor(private readonly deps: JobServiceDeps) {
+    this.queryTimeoutMs = deps.queryTimeoutMs ?? 2_000;
+  }
+
+  /** The actor's own jobs, or with `all` (admins only, else 403) every user's, newest first. */
+  async list(actor: JobActor, options: { all?: boolean } = {}): Promise<ActivityJobList> {
+    const all = options.all === true;
+    if (all && actor.role !== 'admin') throw new DomainError(403, 'ADMIN_ONLY', 'Admin access required');
+    const userId = all ? null : actor.id;
+    const limit = all ? ADMIN_JOB_LIST_LIMIT : JOB_LIST_LIMIT;
+    const now = Date.now();
+    const [clips, edits, runningEdits, exports, assemblies] = await Promise.all([
+      this.clipJobs(userId, limit, now),
+      this.imageEditJobs(userId, limit),
+      this.runningImageEdits(userId, now),
+      this.exportJobs(userId, limit, now),
+      this.assemblyJobs(userId, limit, now),
+    ]);
+    const recorded = new Set(edits.map((job) => job.workflowId));
+    const jobs = [...clips, ...runningEdits.filter((job) => !recorded.has(job.workflowId)), ...edits, ...exports, ...assemblies]
+      .sort((a, b) => Date.parse(b.startedAt) - Date.parse(a.startedAt))
+      .slice(0, limit)
+      .map((job) => {
+        const shown = actor.role === 'admin' ? { ...job, temporalUrl: temporalRunUrl(this.deps.config.temporalUiUrl, this.deps.config.temporalNamespace, job.workflowId) } : job;
+        if (!all) delete shown.userEmail;
+        return shown;
+      });
+    return { jobs, all };
+  }
+
+  /** Cancels a running clip (the workflow releases its reservation); the owner or an admin may. */
+  async cancel(actor: JobActor, kind: string, id: string): Promise<ActivityJob> {
+    const ownerId = await this.ownerOf(actor, kind, id);
+    if (kind !== 'clip') throw new DomainError(409, JOB_ERROR_CODES.notCancellable, JOB_MESSAGES.notCancellable);
+    await this.deps.clips.cancel(ownerId, id);
+    return this.clipJob(ownerId, id, actor);
+  }
+
+  /** Starts a failed or cancelled clip again with the same inputs (for its owner); the owner or an admin may. */
+  async retry(actor: JobActor, kind: string, id: string): Promise<{ kind: ActivityJobKind; id: string; retriedFrom: string; warning?: string; code?: string }> {
+    const ownerId = await this.ownerOf(actor, kind, id);
+    if (kind !== 'clip') throw new DomainError(409, JOB_ERROR_CODES.notRetryable, JOB_MESSAGES.notRetryable);
+    const answer = await this.deps.clips.retry(ownerId, id);
+    return {
+      kind: 'clip',
+      id: answer.jobId,
+      retriedFrom: answer.retriedFrom,
+      ...(answer.warning ? { warning: answer.warning } : {}),
+      ...(answer.code ? { code: answer.code } : {}),
+    };
+  }
+
+  /** The job's owner when the actor may act on it: another user's job is not found unless the actor is an admin. */
+  private async ownerOf(actor: JobActor, kind: string, id: string): Promise<string> {
+    if (!(JOB_KINDS as readonly string[]).includes(kind) || !UUID.test(id)) throw notFound();
+    const table = kind === 'clip' ? 'video_generation_jobs' : kind === 'export' ? 'data_exports' : kind === 'assembly' ? 'assembly_jobs' : null;
+    const row = table
+      ? ((await this.deps.knex(table).where({ id }).first('user_id')) as { user_id: string } | undefined)
+      : ((await this.deps.knex('ai_image_edits').where({ workflow_id: imageEditWorkflowId(id) }).first('user_id')) as { user_id: string } | undefined);
+    const ownerId = row?.user_id ?? (kind === 'image-edit' ? await this.runningImageEditOwner(id) : null);
+    if (!ownerId || (ownerId !== actor.id && actor.role !== 'admin')) throw notFound();
+    return ownerId;
+  }
+
+  /** A running image edit has no row yet: its owner is the RsUserId it was started with. */
+  private async runningImageEditOwner(id: string): Promise<string | null> {
+    try {
+      const client = await this.deps.client();
+      const described = await client.workflow.getHandle(imageEditWorkflowId(id)).describe();
+      return described.typedSearchAttributes.get(RS_USER_ID) ?? null;
+    } catch {
+      return null;
+    }
+  }
+
+  private async clipJob(ownerId: string, id: string, actor: JobActor): Promise<ActivityJob> {
+    const [job] = await this.clipJobs(ownerId, 1, Date.now(), id);
+    if (!job) throw notFound();
+    if (actor.role === 'admin') job.temporalUrl = temporalRunUrl(this.deps.config.temporalUiUrl, this.deps.config.temporalNamespace, job.workflowId);
+    delete job.userEmail;
+    return job;
+  }
+
+  private async clipJobs(userId: string | null, limit: number, now: number, id?: string): Promise<ActivityJob[]> {
+    const { knex } = this.deps;
+    const query = knex('video_generation_jobs as j')
+      .join('users as u', 'u.id', 'j.user_id')
+      .leftJoin('projects as p', 'p.id', 'j.project_id')
+      .leftJoin('renders as r', 'r.id', 'j.render_id')
+      .leftJoin('images as i', 'i.id', 'j.image_id')
+      .select('j.id', 'j.user_id', 'u.email', 'j.project_id', 'p.name as project_name', knex.raw('coalesce(r.file_name, i.file_name) as source_name'))
+      .select('j.status', 'j.progress', 'j.message', 'j.error', 'j.options', 'j.workflow_id', 'j.created_at', 'j.updated_at')
+      .orderBy('j.created_at', 'desc')
+      .limit(limit);
+    if (userId) query.where('j.user_id', userId);
+    if (id) query.where('j.id', id);
+    const rows = (await query) as ClipRow[];
+    return Promise.all(
+      rows.map(async (row) => {
+        let state = row.status;
+        let progress = row.progress;
+        let message = row.message ?? '';
+        let error = row.error;
+        if (isRunningJobState(row.status)) {
+          // the workflow leads while it runs (the status call merges its query with the row)
+          const live = await this.deps.clips.status(row.user_id, row.id).catch(() => null);
+          if (live) ({ status: state, progress, message, error } = live);
+        }
+        const startedAt = iso(row.created_at) as string;
+        const finishedAt = isRunningJobState(state) ? null : iso(row.updated_at);
+        return {
+          kind: 'clip' as const,
+          id: row.id,
+          workflowId: row.workflow_id,
+          userId: row.user_id,
+          userEmail: row.email,
+          projectId: row.project_id,
+          projectName: row.project_name,
+          item: clipItem(row.options ?? {}, row.source_name),
+          state,
+          progress,
+          message,
+          error,
+          startedAt,
+          finishedAt,
+          durationMs: durationOf(startedAt, finishedAt, state, now),
+          cost: CREDIT_COST.clip,
+          canCancel: isRunningJobState(state),
+          canRetry: state === 'failed' || state === 'cancelled',
+        };
+      }),
+    );
+  }
+
+  /** Finished image edits: their row is written when the run ends, so it has no start time of its own. */
+  private async imageEditJobs(userId: string | null, limit: number): Promise<ActivityJob[]> {
+    const query = this.deps.knex('ai_image_edits as e')
+      .join('users as u', 'u.id', 'e.user_id')
+      .leftJoin('projects as p', 'p.id', 'e.project_id')
+      .select('e.id', 'e.user_id', 'u.email', 'e.project_id', 'p.name as project_name', 'e.workflow_id', 'e.edit_prompt', 'e.status', 'e.error', 'e.created_at')
+      .whereNotNull('e.workflow_id')
+      .orderBy('e.created_at', 'desc')
+      .limit(limit);
+    if (userId) query.where('e.user_id', userId);
+    const rows = (await query) as ImageEditRow[];
+    return rows.map((row) => {
+      const at = iso(row.created_at) as string;
+      const workflowId = row.workflow_id as string;
+      return {
+        kind: 'image-edit' as const,
+        id: workflowId.replace(/^image-edit-/, ''),
+        workflowId,
+        userId: row.user_id,
+        userEmail: row.email,
+        projectId: row.project_id,
+        projectName: row.project_name,
+        item: shortPrompt(row.edit_prompt),
+        state: row.status,
+        progress: row.status === 'completed' ? 100 : 0,
+        message: row.status === 'completed' ? 'Sent for approval' : (row.error ?? ''),
+        error: row.error,
+        startedAt: at,
+        finishedAt: at,
+        durationMs: null,
+        cost: CREDIT_COST.image,
+        canCancel: false,
+        canRetry: false,
+      };
+    });
+  }
+
+  /** Image edits still running, found by their search attributes (at most a few per user: each takes seconds). */
+  private async runningImageEdits(userId: string | null, now: number): Promise<ActivityJob[]> {
+    let client: Client;
+    try {
+      client = await this.deps.client();
+    } catch (err) {
+      this.deps.logger?.debug({ err }, 'temporal unavailable: running image edits not listed');
+      return [];
+    }
+    const query = [`${RS_JOB_KIND.name} = 'image-edit'`, `ExecutionStatus = 'Running'`, ...(userId ? [`${RS_USER_ID.name} = '${userId}'`] : [])].join(' AND ');
+    const found: Array<{ workflowId: string; userId: string; projectId: string | null; startedAt: string }> = [];
+    try {
+      for await (const run of client.workflow.list({ query, pageSize: 20 })) {
+        const owner = run.typedSearchAttributes.get(RS_USER_ID);
+        if (!owner) continue;
+        found.push({ workflowId: run.workflowId, userId: owner, projectId: run.typedSearchAttributes.get(RS_PROJECT_ID) ?? null, startedAt: run.startTime.toISOString() });
+        if (found.length >= 20) break;
+      }
+    } catch (err) {
+      this.deps.logger?.debug({ err }, 'visibility list failed: running image edits not listed');
+      return [];
+    }
+    if (found.length === 0) return [];
+    const users = new Map<string, { email: string }>(
+      ((await this.deps.knex('users').whereIn('id', [...new Set(found.map((f) => f.userId))]).select('id', 'email')) as Array<{ id: string; email: string }>).map((u) => [u.id, u]),
+    );
+    const projectIds = found.map((f) => f.projectId).filter((p): p is string => p !== null && UUID.test(p));
+    const projects = new Map<string, string>(
+      ((await this.deps.knex('projects').whereIn('id', projectIds).select('id', 'name')) as Array<{ id: string; name: string }>).map((p) => [p.id, p.name]),
+    );
+    return Promise.all(
+      found
+        .filter((run) => users.has(run.userId))
+        .map(async (run) => {
+          const live = await this.query(client, run.workflowId, imageEditStateQuery);
+          const state: ActivityJobState = live?.status ?? 'processing';
+          return {
+            kind: 'image-edit' as const,
+            id: run.workflowId.replace(/^image-edit-/, ''),
+            workflowId: run.workflowId,
+            userId: run.userId,
+            userEmail: users.get(run.userId)?.email,
+            projectId: run.projectId,
+            projectName: run.projectId ? (projects.get(run.projectId) ?? null) : null,
+            item: 'AI image edit',
+            state,
+            progress: live?.progress ?? 0,
+            message: live?.message ?? '',
+            error: live?.error ?? null,
+            startedAt: run.startedAt,
+            finishedAt: null,
+            durationMs: durationOf(run.startedAt, null, state, now),
+            cost: CREDIT_COST.image,
+            canCancel: false,
+            canRetry: false,
+          };
+        }),
+    );
+  }
+
+  private async exportJobs(userId: string | null, limit: number, now: number): Promise<ActivityJob[]> {
+    const query = this.deps.knex('data_exports as x')
+      .join('users as u', 'u.id', 'x.user_id')
+      .select('x.id', 'x.user_id', 'u.email', 'x.sequence', 'x.workflow_id', 'x.status', 'x.progress', 'x.message', 'x.error', 'x.created_at', 'x.updated_at', 'x.completed_at')
+      .orderBy('x.created_at', 'desc')
+      .limit(limit);
+    if (userId) query.where('x.user_id', userId);
+    const rows = (await query) as ExportRow[];
+    const client = this.lazyClient();
+    return Promise.all(
+      rows.map(async (row) => {
+        const { state, progress, message, error } = await this.rowOrLiveState(row, client, dataExportStateQuery);
+        const startedAt = iso(row.created_at) as string;
+        const finishedAt = isRunningJobState(state) ? null : (iso(row.completed_at) ?? iso(row.updated_at));
+        return {
+          kind: 'export' as const,
+          id: row.id,
+          workflowId: row.workflow_id,
+          userId: row.user_id,
+          userEmail: row.email,
+          projectId: null,
+          projectName: null,
+          item: `Data export #${row.sequence}`,
+          state,
+          progress,
+          message,
+          error,
+          startedAt,
+          finishedAt,
+          durationMs: durationOf(startedAt, finishedAt, state, now),
+          cost: 0,
+          canCancel: false,
+          canRetry: false,
+        };
+      }),
+    );
+  }
+
+  /** Assemblies: free (cost 0), neither cancelled nor retried from here; a running one answers from its workflow's query. */
+  private async assemblyJobs(userId: string | null, limit: number, now: number): Promise<ActivityJob[]> {
+    const query = this.deps.knex('assembly_jobs as a')
+      .join('users as u', 'u.id', 'a.user_id')
+      .leftJoin('projects as p', 'p.id', 'a.project_id')
+      .select('a.id', 'a.user_id', 'u.email', 'a.project_id', 'p.name as project_name', 'a.platform', 'a.clip_ids', 'a.workflow_id', 'a.status', 'a.progress', 'a.message', 'a.error')
+      .select('a.created_at', 'a.updated_at')
+      .orderBy('a.created_at', 'desc')
+      .limit(limit);
+    if (userId) query.where('a.user_id', userId);
+    const rows = (await query) as Array<ExportRow & { project_id: string; project_name: string | null; platform: string; clip_ids: string[] }>;
+    const client = this.lazyClient();
+    return Promise.all(
+      rows.map(async (row) => {
+        const { state, progress, message, error } = await this.rowOrLiveState(row, client, assemblyJobStateQuery);
+        const startedAt = iso(row.created_at) as string;
+        const finishedAt = isRunningJobState(state) ? null : iso(row.updated_at);
+        const count = row.clip_ids.length;
+        return {
+          kind: 'assembly' as const,
+          id: row.id,
+          workflowId: row.workflow_id,
+          userId: row.user_id,
+          userEmail: row.email,
+          projectId: row.project_id,
+          projectName: row.project_name,
+          item: `${count} clip${count === 1 ? '' : 's'} for ${row.platform === 'tiktok' ? 'TikTok 9:16' : 'YouTube 16:9'}`,
+          state,
+          progress,
+          message,
+          error,
+          startedAt,
+          finishedAt,
+          durationMs: durationOf(startedAt, finishedAt, state, now),
+          cost: CREDIT_COST.assembly,
+          canCancel: false,
+          canRetry: false,
+        };
+      }),
+    );
+  }
+
+  /** The Temporal client, connected on first use and at most once per listing; null when Temporal cannot be reached. */
+  private lazyClient(): () => Promise<Client | null> {
+    let client: Promise<Client | null> | null = null;
+    return () => (client ??= this.deps.client().catch(() => null));
+  }
+
+  /**
+   * A job row's state, or, while the row says it runs, its workflow's live answer (progress never goes back while it
+   * processes); the row's when the workflow does not answer.
+   */
+  private async rowOrLiveState<L extends { status: string; progress: number; message: string; error: string | null }>(
+    row: Pick<ExportRow, 'workflow_id' | 'status' | 'progress' | 'message' | 'error'>,
+    client: () => Promise<Client | null>,
+    stateQuery: QueryDefinition<L, []>,
+  ): Promise<{ state: ActivityJobState; progress: number; message: string; error: string | null }> {
+    const stored = { state: row.status, progress: row.progress, message: row.message ?? '', error: row.error };
+    if (!isRunningJobState(row.status)) return stored;
+    const live = await this.query(client, row.workflow_id, stateQuery);
+    if (!live) return stored;
+    return {
+      state: live.status as ActivityJobState,
+      progress: live.status === 'processing' ? Math.max(live.progress, row.progress) : live.progress,
+      message: live.message,
+      error: live.error,
+    };
+  }
+
+  private query<T>(client: Client | (() => Promise<Client | null>), workflowId: string, query: QueryDefinition<T, []>): Promise<T | null> {
+    return queryWorkflowOrNull(client, workflowId, query, { timeoutMs: this.queryTimeoutMs, logger: this.deps.logger, what: 'job' });
+  }
+
+}

@@ -1,0 +1,294 @@
+/**
+ * Video assembly for the API (spec 001 section 7): the user's clips for assembly, the dry-run (the edit the
+ * assembly will run), the start (POST /api/video/assemble) and the job's status. The workflow `assembly-<jobId>`
+ * answers the status while it runs; the assembly_jobs row once it has closed.
+ */
+import { randomUUID } from 'node:crypto';
+import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
+import type { Knex } from 'knex';
+import type { Logger } from '../../config/logger';
+import {
+  ASSEMBLY_ERROR_CODES,
+  ASSEMBLY_MSG,
+  ASSEMBLY_OUTPUTS,
+  isFinalAssemblyStatus,
+  normalizeEditingConfig,
+  platformForAspect,
+  platformForOrientation,
+  type AssemblyClip,
+  type AssemblyJobStatus,
+  type AssemblyJobView,
+  type AssemblyPlatform,
+  type AssemblyResultSummary,
+  type EditingConfig,
+} from '../../domain/assembly';
+import { captionTrackOf, videoTrackOf, type AssemblyEdit, type JunctionOverride } from '../../domain/assemblyTimeline';
+import { DomainError } from '../../domain/errors';
+import type { Orientation } from '../../domain/orientation';
+import type { Storage } from '../../storage';
+import { TASK_QUEUES } from '../../domain/taskQueues';
+import {
+  assemblyAdmissionUpdate,
+  assemblyJobStateQuery,
+  assemblyWorkflow,
+  assemblyWorkflowId,
+  type AssemblyAdmission,
+  type AssemblyInput,
+  type AssemblyJobState,
+  type AssemblyQueues,
+} from '../../workflows/assembly';
+import { jobSearchAttributes } from '../../workflows/searchAttributes';
+import type { AestheticChatService } from './aestheticChat';
+import { assemblyClipView, assertAssemblyMayStart, assertPlatformFits, assertSelectionSize, listOwnedClips, loadSelectedClips, timelineFor, type AssemblyClipRow } from './assemblyClips';
+import { TIMED_OUT, withTimeout } from '../platform/timeouts';
+import { queryWorkflowOrNull } from '../platform/workflowQuery';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface DryRunRequest {
+  projectId: string | null;
+  clipIds: string[];
+  aspectRatio: string | null;
+  transitions: JunctionOverride[];
+}
+
+export interface DryRunPreviewClip {
+  id: string;
+  name: string;
+  project_name: string;
+  thumbnail_url: string | null;
+  start: number;
+  length: number;
+  transition_in: string | null;
+  transition_out: string | null;
+  transition_in_seconds: number;
+  transition_out_seconds: number;
+  caption: string | null;
+}
+
+/** POST /api/video-assembly/dry-run's answer: the edit (Shotstack-shaped) and what the view draws of it. */
+export interface DryRunAnswer {
+  success: true;
+  request: AssemblyEdit;
+  preview: {
+    platform: AssemblyPlatform;
+    aspectRatio: '16:9' | '9:16';
+    orientation: Orientation;
+    width: number;
+    height: number;
+    totalDuration: number;
+    clips: DryRunPreviewClip[];
+    editingConfig: EditingConfig;
+  };
+}
+
+export interface StartAssemblyRequest {
+  projectId: string | null;
+  platform: AssemblyPlatform;
+  /** Clip ids in play order (clipOrder over contentItems). */
+  clipIds: string[];
+}
+
+export interface VideoAssemblyDeps {
+  knex: Knex;
+  storage: Storage;
+  chat: AestheticChatService;
+  logger?: Logger;
+  client: () => Promise<Client>;
+  queues: AssemblyQueues & { generation: string };
+  admissionTimeoutMs?: number;
+  queryTimeoutMs?: number;
+}
+
+export function defaultAssemblyQueues(overrides: Partial<Record<keyof typeof TASK_QUEUES, string>> = {}): AssemblyQueues & { generation: string } {
+  return {
+    generation: overrides.generation ?? TASK_QUEUES.generation,
+    media: overrides.media ?? TASK_QUEUES.media,
+    approvals: overrides.approvals ?? TASK_QUEUES.approvals,
+  };
+}
+
+function failedToStart(): DomainError {
+  return new DomainError(503, ASSEMBLY_ERROR_CODES.startFailed, ASSEMBLY_MSG.failedToStart);
+}
+
+function jobNotFound(): DomainError {
+  return new DomainError(404, ASSEMBLY_ERROR_CODES.jobNotFound, 'Assembly job not found');
+}
+
+interface AssemblyJobRow {
+  id: string;
+  user_id: string;
+  project_id: string;
+  platform: AssemblyPlatform;
+  clip_ids: string[];
+  status: AssemblyJobStatus;
+  progress: number;
+  message: string | null;
+  error: string | null;
+  result: AssemblyResultSummary | null;
+  workflow_id: string;
+  created_at: Date;
+}
+
+function toView(row: AssemblyJobRow, live: AssemblyJobState | null): AssemblyJobView {
+  const base: AssemblyJobView = {
+    jobId: row.id,
+    status: row.status,
+    progress: row.progress,
+    message: row.message ?? '',
+    error: row.error,
+    projectId: row.project_id,
+    platform: row.platform,
+    clipIds: row.clip_ids,
+    result: row.result ?? null,
+    createdAt: new Date(row.created_at).toISOString(),
+  };
+  if (!live) return base;
+  // the workflow leads; the row may be ahead on render progress (written by the rendering activity)
+  const progress = live.status === 'processing' ? Math.max(live.progress, row.progress) : live.progress;
+  return { ...base, status: live.status, progress, message: progress > live.progress && row.message ? row.message : live.message, error: live.error, result: live.result ?? base.result };
+}
+
+export class VideoAssemblyService {
+  private readonly admissionTimeoutMs: number;
+  private readonly queryTimeoutMs: number;
+
+  constructor(private readonly deps: VideoAssemblyDeps) {
+    this.admissionTimeoutMs = deps.admissionTimeoutMs ?? 20_000;
+    this.queryTimeoutMs = deps.queryTimeoutMs ?? 2_000;
+  }
+
+  /** The user's approved clips for assembly (spec 001 section 3), newest first, optionally of one orientation. */
+  async clips(userId: string, orientation?: Orientation): Promise<AssemblyClip[]> {
+    const rows = await listOwnedClips(this.deps.knex, userId);
+    const views = rows.map((row) => assemblyClipView(this.deps.storage, row));
+    return orientation ? views.filter((clip) => clip.orientation === orientation) : views;
+  }
+
+  /** The project the video is saved into: required, and the user's own (spec 001 section 6). */
+  private async assertProject(userId: string, projectId: string | null): Promise<string> {
+    if (!projectId || !projectId.trim()) throw new DomainError(400, ASSEMBLY_ERROR_CODES.noProject, ASSEMBLY_MSG.selectProject);
+    const permission = new DomainError(403, ASSEMBLY_ERROR_CODES.projectPermission, ASSEMBLY_MSG.projectPermission);
+    if (!UUID.test(projectId)) throw permission;
+    const project = await this.deps.knex('projects').where({ id: projectId, user_id: userId }).first('id');
+    if (!project) throw permission;
+    return projectId;
+  }
+
+  async dryRun(userId: string, request: DryRunRequest): Promise<DryRunAnswer> {
+    const projectId = await this.assertProject(userId, request.projectId);
+    assertSelectionSize(request.clipIds);
+    const { rows, orientation } = await loadSelectedClips(this.deps.knex, userId, request.clipIds);
+    const platform = request.aspectRatio ? platformForAspect(request.aspectRatio) : platformForOrientation(orientation);
+    assertPlatformFits(platform, orientation);
+    const editing = await this.deps.chat.editingConfig(userId, projectId);
+    const edit = timelineFor(rows, platform, editing, request.transitions);
+    return { success: true, request: edit, preview: this.preview(edit, rows, orientation, editing) };
+  }
+
+  private preview(edit: AssemblyEdit, rows: AssemblyClipRow[], orientation: Orientation, editing: EditingConfig): DryRunAnswer['preview'] {
+    const output = ASSEMBLY_OUTPUTS[edit.output.platform];
+    const captions = new Map(captionTrackOf(edit).map((c) => [c.clipId, c.asset.text]));
+    const views = new Map(rows.map((row) => [row.id, assemblyClipView(this.deps.storage, row)]));
+    return {
+      platform: output.platform,
+      aspectRatio: output.aspectRatio,
+      orientation,
+      width: output.width,
+      height: output.height,
+      totalDuration: edit.totalDuration,
+      editingConfig: editing,
+      clips: videoTrackOf(edit).map((clip) => {
+        const view = views.get(clip.clipId) as AssemblyClip;
+        return {
+          id: clip.clipId,
+          name: view.custom_name?.trim() || view.file_name,
+          project_name: view.project_name,
+          thumbnail_url: view.thumbnail_url,
+          start: clip.start,
+          length: clip.length,
+          transition_in: clip.transition?.in ?? null,
+          transition_out: clip.transition?.out ?? null,
+          transition_in_seconds: clip.transitionSeconds.in,
+          transition_out_seconds: clip.transitionSeconds.out,
+          caption: captions.get(clip.clipId) ?? null,
+        };
+      }),
+    };
+  }
+
+  /** Checks the request here (quick 4xx answers), then starts the workflow, whose admission checks it again. */
+  async start(userId: string, request: StartAssemblyRequest): Promise<{ success: true; jobId: string }> {
+    const projectId = await this.assertProject(userId, request.projectId);
+    assertSelectionSize(request.clipIds);
+    const { orientation } = await loadSelectedClips(this.deps.knex, userId, request.clipIds);
+    assertPlatformFits(request.platform, orientation);
+    await assertAssemblyMayStart(this.deps.knex, userId);
+    const editing = normalizeEditingConfig(await this.deps.chat.editingConfig(userId, projectId));
+
+    const jobId = randomUUID();
+    const input: AssemblyInput = {
+      jobId,
+      userId,
+      projectId,
+      platform: request.platform,
+      clipIds: request.clipIds,
+      editing,
+      queues: { media: this.deps.queues.media, approvals: this.deps.queues.approvals },
+    };
+    let client: Client;
+    try {
+      client = await this.deps.client();
+    } catch (err) {
+      this.deps.logger?.error({ err }, 'temporal unavailable: assembly not started');
+      throw failedToStart();
+    }
+    const startOperation = new WithStartWorkflowOperation(assemblyWorkflow, {
+      workflowId: assemblyWorkflowId(jobId),
+      taskQueue: this.deps.queues.generation,
+      workflowIdConflictPolicy: 'FAIL',
+      typedSearchAttributes: jobSearchAttributes({ userId, kind: 'assembly', itemId: jobId, projectId }),
+      args: [input],
+    });
+    let admission: AssemblyAdmission | typeof TIMED_OUT;
+    try {
+      admission = await withTimeout(client.workflow.executeUpdateWithStart(assemblyAdmissionUpdate, { startWorkflowOperation: startOperation }), this.admissionTimeoutMs);
+    } catch (err) {
+      this.deps.logger?.error({ err, jobId }, 'assembly workflow could not start');
+      throw failedToStart();
+    }
+    if (admission === TIMED_OUT) {
+      // no worker answered in time: the user is told it failed, so the job must not go on later unseen
+      this.deps.logger?.error({ jobId }, 'assembly admission timed out; cancelling the workflow');
+      await client.workflow
+        .getHandle(assemblyWorkflowId(jobId))
+        .cancel()
+        .catch(() => undefined);
+      throw failedToStart();
+    }
+    if (!admission.admitted) throw new DomainError(admission.status, admission.code, admission.error);
+    return { success: true, jobId };
+  }
+
+  private async ownedJob(userId: string, jobId: string): Promise<AssemblyJobRow> {
+    if (!UUID.test(jobId)) throw jobNotFound();
+    const row = (await this.deps.knex('assembly_jobs').where({ id: jobId, user_id: userId }).first()) as AssemblyJobRow | undefined;
+    if (!row) throw jobNotFound();
+    return row;
+  }
+
+  private async liveState(row: AssemblyJobRow): Promise<AssemblyJobState | null> {
+    if (isFinalAssemblyStatus(row.status)) return null;
+    return queryWorkflowOrNull(() => this.deps.client(), row.workflow_id, assemblyJobStateQuery, {
+      timeoutMs: this.queryTimeoutMs,
+      logger: this.deps.logger,
+      what: 'assembly',
+    });
+  }
+
+  async status(userId: string, jobId: string): Promise<AssemblyJobView> {
+    const row = await this.ownedJob(userId, jobId);
+    return toView(row, await this.liveState(row));
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * The realtime channel (DESIGN.md "Live updates"): the code that changes a user's state publishes a small event
+ * with `publishEvent`; every API process LISTENs on one PostgreSQL connection and hands each event to the event
+ * streams (/api/events) of that user open in the process.
+ *
+ * An event is a row of `user_events` plus a NOTIFY, written by one statement. Published with the transaction of
+ * the change it announces, it is delivered only if that transaction commits, and never before. The row is what a
+ * reconnecting stream replays after its Last-Event-ID; rows older than an hour are pruned.
+ */
+import type { Knex } from 'knex';
+import pg from 'pg';
+import { logger as rootLogger, type Logger } from '../../config/logger';
+import { UserEvent } from '../../db/models/UserEvent';
+import type { DeliveredEvent, RealtimeEvent } from '../../domain/events';
+
+export type Db = Knex | Knex.Transaction;
+
+export const EVENTS_CHANNEL = 'rs_events';
+/** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; the envelope (id, user id) needs some room. */
+export const MAX_EVENT_BYTES = 7000;
+/** Replayed events stay this long (a browser offline for longer re-reads everything anyway). */
+export const EVENT_RETENTION_MS = 60 * 60 * 1000;
+const PRUNE_EVERY_MS = 10 * 60 * 1000;
+/** The most events one reconnect replays; past that the browser's full re-read on connect covers the rest. */
+export const REPLAY_LIMIT = 500;
+
+interface Notification {
+  id: string;
+  userId: string;
+  event: RealtimeEvent;
+}
+
+/**
+ * Records the event and notifies every API process, in one statement: inside `db`'s transaction when it is one
+ * (delivered on commit, dropped on rollback), on its own otherwise.
+ */
+export async function publishEvent(db: Db, userId: string, event: RealtimeEvent): Promise<void> {
+  const payload = JSON.stringify(event);
+  if (Buffer.byteLength(payload) > MAX_EVENT_BYTES) throw new Error(`realtime event too large (${Buffer.byteLength(payload)} bytes): ${event.kind}`);
+  await db.raw(
+    `with e as (insert into user_events (user_id, payload) values (?, ?::jsonb) returning id, user_id, payload)
+     select pg_notify(?, json_build_object('id', e.id::text, 'userId', e.user_id, 'event', e.payload)::text) from e`,
+    [userId, payload, EVENTS_CHANNEL],
+  );
+}
+
+/**
+ * For progress and other notes published outside a transaction, where a lost event must not fail the work:
+ * the stream's fallback polling and the next event cover it.
+ */
+export function publishEventQuietly(db: Db, userId: string, event: RealtimeEvent, logger: Pick<Logger, 'warn'> = rootLogger): Promise<void> {
+  return publishEvent(db, userId, event).catch((err: unknown) => logger.warn({ err, kind: event.kind }, 'could not publish realtime event'));
+}
+
+/** The user's events after `afterId`, oldest first (what a reconnecting stream missed). */
+export async function replayEvents(db: Db, userId: string, afterId: string): Promise<DeliveredEvent[]> {
+  const rows = await UserEvent.query(db).where({ user_id: userId }).andWhere('id', '>', afterId).orderBy('id').limit(REPLAY_LIMIT).select('id', 'payload');
+  return rows.map((r) => ({ ...r.payload, id: String(r.id) }));
+}
+
+export async function pruneEvents(db: Db, olderThanMs = EVENT_RETENTION_MS): Promise<number> {
+  return UserEvent.query(db).where('created_at', '<', new Date(Date.now() - olderThanMs)).delete();
+}
+
+export interface EventSubscriber {
+  onEvent: (event: DeliveredEvent) => void;
+  /** The hub stopped (shutdown, or its LISTEN connection broke): the stream ends and the browser reconnects. */
+  onClose: () => void;
+}
+
+export interface EventHub {
+  /** Resolves once the process LISTENs, so nothing committed after it is missed; returns the unsubscribe. */
+  subscribe: (userId: string, subscriber: EventSubscriber) => Promise<() => void>;
+  /** Open streams in this process. */
+  clientCount: () => number;
+  /** Ends every stream and the LISTEN connection. */
+  close: () => Promise<void>;
+}
+
+export interface EventHubOptions {
+  databaseUrl: string;
+  /** Replays read and pruning go through the pool; live delivery does not read tables. */
+  knex: Knex;
+  logger: Logger;
+  /** How the LISTEN connection shows in pg_stat_activity (default 'render-studio events'). */
+  applicationName?: string;
+}
+
+function parseNotification(payload: string | undefined): Notification | null {
+  if (!payload) return null;
+  try {
+    const parsed = JSON.parse(payload) as Partial<Notification>;
+    if (typeof parsed.id !== 'string' || typeof parsed.userId !== 'string' || typeof parsed.event !== 'object' || parsed.event === null) return null;
+    return parsed as Notification;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One LISTEN connection per API process, opened with the first stream and released with the last one. When the
+ * connection breaks, every stream is ended: browsers reconnect with their Last-Event-ID and get what they missed
+ * replayed, and the next stream opens a new connection.
+ */
+export function createEventHub(options: EventHubOptions): EventHub {
+  const { logger } = options;
+  const byUser = new Map<string, Set<EventSubscriber>>();
+  let client: pg.Client | null = null;
+  let connecting: Promise<pg.Client> | null = null;
+  let pruneTimer: ReturnType<typeof setInterval> | null = null;
+  let closed = false;
+
+  const count = () => [...byUser.values()].reduce((n, set) => n + set.size, 0);
+
+  const endAll = () => {
+    const all = [...byUser.values()].flatMap((set) => [...set]);
+    byUser.clear();
+    for (const s of all) s.onClose();
+  };
+
+  const release = async (broken: boolean) => {
+    const c = client;
+    client = null;
+    connecting = null;
+    if (pruneTimer) clearInterval(pruneTimer);
+    pruneTimer = null;
+    if (broken) endAll();
+    if (c) {
+      c.removeAllListeners('notification');
+      await c.end().catch(() => undefined);
+    }
+  };
+
+  const prune = () => {
+    pruneEvents(options.knex).catch((err: unknown) => logger.warn({ err }, 'could not prune realtime events'));
+  };
+
+  const connect = (): Promise<pg.Client> => {
+    if (client) return Promise.resolve(client);
+    connecting ??= (async () => {
+      const c = new pg.Client({ connectionString: options.databaseUrl, application_name: options.applicationName ?? 'render-studio events', keepAlive: true });
+      c.on('error', (err) => {
+        if (client !== c) return;
+        logger.warn({ err }, 'realtime LISTEN connection lost; streams end and reconnect');
+        void release(true);
+      });
+      c.on('end', () => {
+        if (client !== c) return;
+        logger.warn('realtime LISTEN connection ended; streams end and reconnect');
+        void release(true);
+      });
+      c.on('notification', (msg) => {
+        if (msg.channel !== EVENTS_CHANNEL) return;
+        const note = parseNotification(msg.payload);
+        if (!note) {
+          logger.warn({ payload: msg.payload?.slice(0, 200) }, 'ignored a malformed realtime notification');
+          return;
+        }
+        const subscribers = byUser.get(note.userId);
+        if (!subscribers) return;
+        const delivered: DeliveredEvent = { ...note.event, id: note.id };
+        for (const s of subscribers) s.onEvent(delivered);
+      });
+      try {
+        await c.connect();
+        await c.query(`LISTEN ${EVENTS_CHANNEL}`);
+      } catch (err) {
+        connecting = null;
+        await c.end().catch(() => undefined);
+        throw err;
+      }
+      client = c;
+      pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
+      pruneTimer.unref();
+      prune();
+      return c;
+    })();
+    return connecting;
+  };
+
+  return {
+    async subscribe(userId, subscriber) {
+      if (closed) throw new Error('event hub closed');
+      let set = byUser.get(userId);
+      if (!set) byUser.set(userId, (set = new Set()));
+      set.add(subscriber);
+      const unsubscribe = () => {
+        const current = byUser.get(userId);
+        if (!current?.delete(subscriber)) return;
+        if (current.size === 0) byUser.delete(userId);
+        if (byUser.size === 0) void release(false);
+      };
+      try {
+        await connect();
+      } catch (err) {
+        unsubscribe();
+        throw err;
+      }
+      return unsubscribe;
+    },
+    clientCount: count,
+    async close() {
+      closed = true;
+      endAll();
+      await release(false);
+    },
+  };
+}

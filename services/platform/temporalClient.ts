@@ -1,0 +1,49 @@
+import { Client, Connection } from '@temporalio/client';
+import type { AppConfig } from '../../config/env';
+import { loadConfig } from '../../config/env';
+import { logger } from '../../config/logger';
+import { ensureSearchAttributes } from './searchAttributes';
+
+export type TemporalClientConfig = Pick<AppConfig, 'temporalAddress' | 'temporalNamespace'>;
+
+export interface TemporalClientHandle {
+  client: Client;
+  close: () => Promise<void>;
+}
+
+/** A new connection and client for TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE; the caller closes it. */
+export async function createTemporalClient(config: TemporalClientConfig = loadConfig()): Promise<TemporalClientHandle> {
+  const connection = await Connection.connect({ address: config.temporalAddress });
+  const client = new Client({ connection, namespace: config.temporalNamespace });
+  // every start carries the custom search attributes: a server without them would refuse each one
+  await ensureSearchAttributes(connection, config.temporalNamespace).then(
+    (added) => added.length > 0 && logger.info({ added, namespace: config.temporalNamespace }, 'registered search attributes'),
+    (err: unknown) => logger.warn({ err, namespace: config.temporalNamespace }, 'could not check or register the search attributes; workflow starts may be refused'),
+  );
+  return { client, close: () => connection.close() };
+}
+
+let shared: Promise<TemporalClientHandle> | null = null;
+
+/**
+ * The process-wide client, connected on first use so the API starts even while Temporal is still coming up.
+ * A failed connection is not cached: the next call tries again.
+ */
+export function getTemporalClient(config: TemporalClientConfig = loadConfig()): Promise<Client> {
+  if (!shared) {
+    const pending = createTemporalClient(config);
+    shared = pending;
+    pending.catch(() => {
+      if (shared === pending) shared = null;
+    });
+  }
+  return shared.then((handle) => handle.client);
+}
+
+export async function closeTemporalClient(): Promise<void> {
+  const pending = shared;
+  shared = null;
+  if (!pending) return;
+  const handle = await pending.catch(() => null);
+  if (handle) await handle.close();
+}
