@@ -48,8 +48,15 @@ export interface AppConfig {
   chatBaseUrl: string;
   chatApiKey: string;
   chatModel: string;
+  /**
+   * STRIPE_SECRET_KEY (empty: no purchases). A test key (`sk_test_` / `rk_test_`) is Stripe's test mode: the app says
+   * "Test mode: no real payment" on the Buy area. `npm start` without a key (NODE_ENV not production) sets one of its
+   * own for the local test-mode checkout (localStripeFrom).
+   */
   stripeSecretKey: string;
+  /** STRIPE_WEBHOOK_SECRET: the webhook endpoint's signing secret (empty: the webhook answers 503 and nothing is sold). */
   stripeWebhookSecret: string;
+  /** STRIPE_API_BASE: another Stripe API host (empty: api.stripe.com); `npm start` points it at its local test-mode checkout. */
   stripeApiBase: string;
   /** Stripe Price id per credit package id (STRIPE_PRICE_SMALL ...); a package without one is sold with price_data. */
   stripePriceIds: Record<string, string>;
@@ -220,6 +227,46 @@ function s3ConfigFrom(env: NodeJS.ProcessEnv, required: boolean): S3Config {
   };
 }
 
+/** Stripe Price id per credit package id, from STRIPE_PRICE_<ID> (e.g. STRIPE_PRICE_MEDIUM); a package without one is sold with price_data. */
+export function stripePriceIdsFrom(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  return Object.fromEntries(
+    CREDIT_PACKAGES.flatMap(({ id }) => {
+      const price = env[`STRIPE_PRICE_${id.toUpperCase()}`];
+      return price ? [[id, price]] : [];
+    }),
+  );
+}
+
+/**
+ * `npm start`'s local test-mode checkout (devStripe/main.ts): a Stripe-speaking server beside the app, so a fresh
+ * install can buy credits (no real payment) through the same checkout, signed webhook and crediting as production.
+ * `npm start` reads this; the API finds the server through STRIPE_API_BASE, STRIPE_SECRET_KEY and
+ * STRIPE_WEBHOOK_SECRET, which `npm start` sets for it (a key and secret generated at each start).
+ */
+export interface LocalStripeConfig {
+  /**
+   * LOCAL_STRIPE: `on` / `off`. Default: on when STRIPE_SECRET_KEY is unset and NODE_ENV is not `production`; off
+   * whenever a key is set (that Stripe is used). `on` with NODE_ENV=production is refused: it would sell credits for
+   * no payment.
+   */
+  enabled: boolean;
+  /** LOCAL_STRIPE_PORT: its port (on HOST, like the app); unset or 0: a free port chosen at each start. */
+  port: number;
+}
+
+export function localStripeFrom(env: NodeJS.ProcessEnv = process.env): LocalStripeConfig {
+  const production = env.NODE_ENV === 'production';
+  const setting = env.LOCAL_STRIPE ?? '';
+  if (setting !== '' && setting !== 'on' && setting !== 'off') throw new ConfigError(`LOCAL_STRIPE must be "on" or "off", got "${setting}".`);
+  if (setting === 'on' && production) {
+    throw new ConfigError('LOCAL_STRIPE=on is refused with NODE_ENV=production: the local test-mode checkout adds credits without a real payment. Fix: unset LOCAL_STRIPE and set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET (docs/configuration.md "Payments").');
+  }
+  const port = int(env.LOCAL_STRIPE_PORT, 0);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`LOCAL_STRIPE_PORT must be a port number (0: any free port), got "${env.LOCAL_STRIPE_PORT}".`);
+  const enabled = !env.STRIPE_SECRET_KEY && !production && setting !== 'off';
+  return { enabled, port };
+}
+
 /** Throws ConfigError when SIGNING_SECRET is missing, or a secret (SIGNING_SECRET, METRICS_TOKEN when set) is too short or once published. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const port = int(env.PORT, 3000);
@@ -270,12 +317,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     stripeSecretKey: env.STRIPE_SECRET_KEY ?? '',
     stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET ?? '',
     stripeApiBase: env.STRIPE_API_BASE ?? '',
-    stripePriceIds: Object.fromEntries(
-      CREDIT_PACKAGES.flatMap(({ id }) => {
-        const price = env[`STRIPE_PRICE_${id.toUpperCase()}`];
-        return price ? [[id, price]] : [];
-      }),
-    ),
+    stripePriceIds: stripePriceIdsFrom(env),
     logLevel: logLevelFrom(env),
     frontendDist: env.FRONTEND_DIST ?? 'frontend/dist',
     metricsToken: optionalSecret(env, 'METRICS_TOKEN', 'opens GET /metrics to other hosts as a bearer token (unset: loopback only)'),

@@ -20,7 +20,26 @@ export const BILLING_MSG = {
   foreignReturnUrl: 'Return URLs must point to this app',
   purchaseNotFound: 'Purchase not found',
   packageUnavailable: 'This credit package cannot be bought right now. Please try again later or choose another package.',
+  testMode: 'Test mode: no real payment',
 } as const;
+
+/**
+ * How credits are bought on this installation (GET /api/stripe/purchasing): `live` (Stripe, real payments), `test`
+ * (a Stripe test key, or `npm start`'s local test-mode checkout: no real payment) or `unavailable` (no key or no
+ * webhook secret: nothing can be credited, so nothing is sold).
+ */
+export const PURCHASING_MODES = ['live', 'test', 'unavailable'] as const;
+export type PurchasingMode = (typeof PURCHASING_MODES)[number];
+
+export interface PurchasingReply {
+  mode: PurchasingMode;
+}
+
+/** The mode from the Stripe secret key and webhook secret: a test key (`sk_test_`, `rk_test_`) is Stripe's test mode. */
+export function purchasingMode(stripe: { secretKey: string; webhookSecret: string }): PurchasingMode {
+  if (!stripe.secretKey || !stripe.webhookSecret) return 'unavailable';
+  return /^(sk|rk)_test_/.test(stripe.secretKey) ? 'test' : 'live';
+}
 
 export function findCreditPackage(id: string): CreditPackage | undefined {
   return CREDIT_PACKAGES.find((p) => p.id === id);

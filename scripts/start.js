@@ -4,7 +4,8 @@
  * `npm start`: everything on one machine. Installs what is missing, starts an embedded PostgreSQL
  * when DATABASE_URL is unset and a file-backed Temporal dev server (with its Web UI) when
  * TEMPORAL_ADDRESS is unset, runs migrations, builds the front end when its sources changed,
- * then runs the API (serving the front end) and a worker under a supervisor (scripts/lib/supervisor.js):
+ * then runs the API (serving the front end) and a worker under a supervisor (scripts/lib/supervisor.js), with the local
+ * test-mode checkout (devStripe/, scripts/lib/localStripe.js) beside them when no Stripe key is set outside production:
  * a child that dies is restarted with backoff, one that crash-loops stops everything with a clear report.
  * Ctrl-C or SIGTERM stops the children, then Temporal, then PostgreSQL, and exits.
  * Data lives in DATA_DIR (.data/) and is reused by the next start, as are the secrets generated on the first
@@ -120,6 +121,7 @@ async function main() {
 
   tools.ensureNodeModules();
   const services = require('./lib/services');
+  const { planLocalStripe } = require('./lib/localStripe');
   const temporalCli = process.env.TEMPORAL_ADDRESS ? null : tools.ensureTemporalCli();
   tools.ensureFfmpeg();
 
@@ -177,12 +179,20 @@ async function main() {
   const port = Number(env.PORT ?? 3000);
   const host = env.HOST ?? '127.0.0.1';
   const localHost = host === '0.0.0.0' ? '127.0.0.1' : host;
+  // payments: Stripe when a key is set; else, outside production, the local test-mode checkout (no real payment)
+  const localStripe = await planLocalStripe({ root: ROOT, env, dataDir: DATA, appHost: host, appLocalHost: localHost, appPort: port });
+  if (stopping) return;
   supervisor = new Supervisor({ report });
   supervisor.on('crash-loop', ({ name }) => {
     report(`stopping everything: ${name} cannot stay up (fix the cause shown above, then npm start again)`);
     shutdown(1);
   });
   // node --import tsx: one process per child, so signals reach the code itself (the tsx CLI would sit in between)
+  if (localStripe) {
+    tools.log(`starting the local test-mode checkout on ${localStripe.apiBase} (no Stripe key set: purchases are test payments, nothing is charged)`);
+    if (localStripe.exposed) report(`warning: HOST=${host} lets other machines reach the app, and anyone who does can add credits through the test-mode checkout without paying. Set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET, or LOCAL_STRIPE=off (docs/configuration.md "Payments").`);
+    supervisor.add('stripe', { command: process.execPath, args: [...tsx, ...localStripe.args], env: { ...env, SERVICE_NAME: 'stripe' }, cwd: ROOT });
+  }
   supervisor.add('api', { command: process.execPath, args: [...tsx, 'api/server.ts'], env: { ...env, SERVICE_NAME: 'api' }, cwd: ROOT });
   supervisor.add('worker', { command: process.execPath, args: [...tsx, 'workers/main.ts'], env: { ...env, SERVICE_NAME: 'worker' }, cwd: ROOT });
   await services.waitFor(
@@ -197,11 +207,20 @@ async function main() {
     'API',
     90000,
   );
+  if (localStripe) await services.waitFor(async () => stopping || services.portOpen(localStripe.port, localHost), 'the local test-mode checkout', 60000);
   if (stopping) return;
   process.stdout.write(`\n  Render studio:  http://${localHost}:${port}\n`);
+  process.stdout.write(`  Payments:       ${paymentsLine(env, localStripe)}\n`);
   if (temporalUi) process.stdout.write(`  Temporal UI:    ${temporalUi}\n`);
   process.stdout.write(`  Health:         http://${localHost}:${port}/health/ready\n`);
   process.stdout.write(`  Ctrl-C stops everything; data stays in ${shown(DATA)}/${relocatedPostgres ? ` and ${relocatedPostgres} (PostgreSQL)` : ''}\n\n`);
+}
+
+/** How credits are bought on this start, for the summary printed when everything is up. */
+function paymentsLine(env, localStripe) {
+  if (localStripe) return `test mode, no real payment (local checkout ${localStripe.apiBase}; docs/running.md "Payments")`;
+  if (!env.STRIPE_SECRET_KEY || !env.STRIPE_WEBHOOK_SECRET) return 'not available: set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET (docs/configuration.md "Payments")';
+  return /^(sk|rk)_test_/.test(env.STRIPE_SECRET_KEY) ? 'Stripe, test mode (no real payment)' : 'Stripe';
 }
 
 function fail(err) {

@@ -4,9 +4,18 @@ import type { AppDeps } from '../deps';
 import { assertSelf, requireAuth } from '../middleware/auth';
 import { rawBody, rawBodyOf } from '../middleware/rawBody';
 import { parse, parseBody, parseQuery } from '../validation';
-import { BILLING_MSG, CHECKOUT_STATES, PURCHASE_STATUSES, type CheckoutProgress, type PurchaseStatusReply, type PurchaseView } from '../../domain/billing';
+import {
+  BILLING_MSG,
+  CHECKOUT_STATES,
+  PURCHASE_STATUSES,
+  PURCHASING_MODES,
+  type CheckoutProgress,
+  type PurchaseStatusReply,
+  type PurchaseView,
+  type PurchasingReply,
+} from '../../domain/billing';
 import { answers, describeRoute, errorBody } from '../openapi/describe';
-import { createCheckoutSession, getPurchaseStatus, handleStripeWebhook, listPurchases, type BillingDeps } from '../../services/billing/billing';
+import { createCheckoutSession, getPurchaseStatus, handleStripeWebhook, listPurchases, purchasingOf, type BillingDeps } from '../../services/billing/billing';
 import { startPaymentRefund } from '../../services/billing/paymentRefunds';
 import { getTemporalClient } from '../../services/platform/temporalClient';
 import { TASK_QUEUES } from '../../domain/taskQueues';
@@ -82,6 +91,14 @@ const webhookOutcomes = [
   'duplicate_event',
   'ignored',
 ] as const;
+const purchasingReply = answers<PurchasingReply>()(
+  z.object({
+    mode: z.enum(PURCHASING_MODES).meta({
+      description:
+        'live: Stripe takes real payments; test: a Stripe test key or the local test-mode checkout of `npm start` (no real payment); unavailable: Stripe is not configured, so buying is refused (503) and the Buy buttons say so',
+    }),
+  }),
+);
 const stripeUnavailable = { description: 'Stripe is not configured (STRIPE_SECRET_KEY / STRIPE_WEBHOOK_SECRET unset) or the database is unavailable', schema: errorBody };
 
 /** /api/stripe/*: checkout, the webhook (public; its signature is the credential) and the user's purchases. */
@@ -95,6 +112,18 @@ export function stripeRouter(deps: Pick<AppDeps, 'knex' | 'config' | 'logger' | 
     // a payment for a deleted account goes back through a durable workflow (account-data queue, beside deletions)
     startRefund: async (input) => startPaymentRefund(await getTemporalClient(deps.config), refundQueue, input),
   };
+
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/stripe/purchasing',
+    tag: 'Billing',
+    summary: 'Whether credits can be bought here, and whether payments are real (live) or test payments',
+    access: 'session',
+    responses: { 200: z.object({ success: z.literal(true), data: purchasingReply }) },
+  });
+  router.get('/api/stripe/purchasing', requireAuth(deps), (ctx) => {
+    ctx.body = { success: true, data: { mode: purchasingOf(deps.config) } };
+  });
 
   describeRoute(router, {
     method: 'post',

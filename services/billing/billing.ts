@@ -14,9 +14,11 @@ import {
   PACKAGE_CURRENCY,
   displayPriceCents,
   findCreditPackage,
+  purchasingMode,
   type CheckoutProgress,
   type PurchaseStatusReply,
   type PurchaseView,
+  type PurchasingMode,
 } from '../../domain/billing';
 import type { CreditPackage } from '../../domain/constants';
 import { DomainError, UnavailableHereError } from '../../domain/errors';
@@ -108,6 +110,11 @@ export interface CheckoutInput {
 
 const SESSION_ID_PLACEHOLDER = '{CHECKOUT_SESSION_ID}';
 
+/** How credits are bought here: live, test (no real payment) or unavailable (the Buy buttons say why before a click). */
+export function purchasingOf(config: Pick<AppConfig, 'stripeSecretKey' | 'stripeWebhookSecret'>): PurchasingMode {
+  return purchasingMode({ secretKey: config.stripeSecretKey, webhookSecret: config.stripeWebhookSecret });
+}
+
 /** The credit package with its Stripe Price when one is configured (STRIPE_PRICE_<ID>). */
 export function sellablePackage(config: Pick<AppConfig, 'stripePriceIds'>, packageId: string): CreditPackage & { stripePriceId: string | null } {
   const pkg = findCreditPackage(packageId);
@@ -150,7 +157,8 @@ export function defaultReturnUrl(publicUrl: string, outcome: 'success' | 'cancel
  */
 export async function createCheckoutSession(deps: BillingDeps, input: CheckoutInput): Promise<{ url: string; sessionId: string }> {
   const stripe = stripeClient(deps.config);
-  if (!stripe) throw new StripeNotConfiguredError();
+  // without the webhook secret nothing paid could ever be credited: nothing is sold (GET /api/stripe/purchasing says so)
+  if (!stripe || purchasingOf(deps.config) === 'unavailable') throw new StripeNotConfiguredError();
   const pkg = sellablePackage(deps.config, input.packageId);
   if (pkg.stripePriceId) {
     // never a silent wrong charge: the Price must charge the displayed amount, once, in NZD (the check logs why not)

@@ -151,6 +151,39 @@ describe('POST /api/stripe/create-checkout-session', () => {
 });
 
 describe('checkout configuration', () => {
+  it('GET /api/stripe/purchasing says test mode for a test key, live for a live key, unavailable without a key or webhook secret', async () => {
+    expect(await request(h.baseUrl, '/api/stripe/purchasing', { method: 'GET', token: user.token })).toMatchObject({ status: 200, body: { success: true, data: { mode: 'test' } } });
+    expect((await request(h.baseUrl, '/api/stripe/purchasing', { method: 'GET' })).status).toBe(401);
+    const cases: Array<[Partial<{ stripeSecretKey: string; stripeWebhookSecret: string }>, string]> = [
+      [{ stripeSecretKey: 'sk_live_render_studio_example' }, 'live'],
+      [{ stripeSecretKey: 'rk_test_render_studio_example' }, 'test'],
+      [{ stripeSecretKey: '' }, 'unavailable'],
+      [{ stripeWebhookSecret: '' }, 'unavailable'],
+    ];
+    for (const [overrides, mode] of cases) {
+      const other = await startBillingHarness(overrides);
+      try {
+        const res = await request(other.baseUrl, '/api/stripe/purchasing', { method: 'GET', token: user.token });
+        expect({ overrides, status: res.status, body: res.body }).toEqual({ overrides, status: 200, body: { success: true, data: { mode } } });
+      } finally {
+        await other.close();
+      }
+    }
+  });
+
+  it('sells nothing when the webhook secret is unset (nothing paid could be credited): 503 before Stripe is asked', async () => {
+    const noWebhook = await startBillingHarness({ stripeWebhookSecret: '' });
+    try {
+      const buyer = await createTestUser(noWebhook.baseUrl);
+      const res = await checkout(noWebhook, buyer, { packageId: 'small' });
+      expect(res.status).toBe(503);
+      expect(res.body).toMatchObject({ success: false, code: 'STRIPE_NOT_CONFIGURED' });
+      expect(noWebhook.fake.requests).toEqual([]);
+    } finally {
+      await noWebhook.close();
+    }
+  });
+
   it('answers 503 with a clear message when no Stripe key is configured', async () => {
     const unconfigured = await startBillingHarness({ stripeSecretKey: '' });
     try {
