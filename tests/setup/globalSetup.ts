@@ -13,6 +13,8 @@ import path from 'node:path';
 const tools = require('../../scripts/lib/tools');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const services = require('../../scripts/lib/services');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const testLogs = require('./testLogs');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -37,6 +39,9 @@ export default async function globalSetup(): Promise<void> {
   const started = Date.now();
   const runDir = path.join(ROOT, '.data', 'test');
   fs.mkdirSync(runDir, { recursive: true });
+  // the Temporal SDK's and webpack's lines of each test file (tests/setup/temporalWorker.ts), one folder per run
+  testLogs.pruneOldRuns();
+  process.env.TEST_LOG_DIR = path.join(testLogs.LOGS_ROOT, `run-${process.pid}`);
 
   let adminUrl = process.env.DATABASE_URL;
   let stopPostgres: (() => Promise<void>) | null = null;
