@@ -4,6 +4,7 @@
  * Pure: no Node APIs (imported by workflows/ and the browser).
  */
 import type { StoredFile } from './approvals';
+import { countText } from './plural';
 
 /** The job modes of spec 001 section 7. `style_sync` is Sync Images: one pinned draft image is the style reference. */
 export const ENHANCE_MODES = ['edit_render', 'style_transfer', 'basic_upscale', 'finish_upscale', 'render_enhance'] as const;
@@ -103,22 +104,25 @@ export const DRAFT_LIMITS = {
   promptMaxLength: 2000,
 } as const;
 
-/** The spec's texts (sections 5 and 8), verbatim, plus the server's own refusals. */
+/**
+ * The spec's texts (sections 5 and 8), verbatim except that counts take the noun in the right number ('1 file',
+ * '2 files') where the spec writes 'file(s)', plus the server's own refusals.
+ */
 export const ENHANCE_MSG = {
   limitReached: `Limit reached: maximum ${DRAFT_LIMITS.maxImagesPerDraft} images per draft`,
-  onlyMoreAllowed: (allowed: number, ignored: number) => `Only ${allowed} more image(s) allowed. Ignored ${ignored}.`,
+  onlyMoreAllowed: (allowed: number, ignored: number) => `Only ${countText(allowed, 'more image', 'more images')} allowed. Ignored ${ignored}.`,
   openDraftFirst: 'Open or create a draft project first',
   selectImage: 'Select at least one image to transform',
   waitForSaving: 'Please wait a moment for images to finish saving, then try again.',
   attachmentsDisabledInSync: 'Attachments are disabled while Sync Images is active',
-  maxAttachments: (n: number) => `Max ${n} attachments for this model`,
+  maxAttachments: (n: number) => `Max ${countText(n, 'attachment')} for this model`,
   attachmentsModelOnly: 'Attachments are available only for Nano Banana and Style Transfer',
   noPrompt: 'This action takes no prompt.',
-  startedJobs: (n: number) => `Started ${n} job(s)`,
+  startedJobs: (n: number) => `Started ${countText(n, 'job')}`,
   failedToStartJobs: 'Failed to start jobs',
   failedToStartJobsWith: (detail: string) => `Failed to start jobs: ${detail}`.slice(0, 'Failed to start jobs: '.length + DRAFT_LIMITS.dispatchErrorMaxLength),
-  uploaded: (n: number) => `Uploaded ${n} file(s)`,
-  uploadFailed: (n: number) => `Upload failed (${n} file(s))`,
+  uploaded: (n: number) => `Uploaded ${countText(n, 'file')}`,
+  uploadFailed: (n: number) => `Upload failed (${countText(n, 'file')})`,
   restoreFailed: 'Restore failed',
   // the server's own
   locked: 'Enhance Renders is locked. Enter the access code to unlock it.',

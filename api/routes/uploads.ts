@@ -20,9 +20,9 @@ const uploadForm = uploadFields.extend({ file: z.string().meta({ format: 'binary
 const uploadAnswer = answers<RenderUploadResult>()(
   z.object({
     success: z.literal(true),
-    duplicate: z.boolean(),
+    duplicate: z.boolean().meta({ description: 'true when the same bytes are already in this project: nothing was added, and render is the existing item' }),
     url: z.string(),
-    render: contentItem,
+    render: contentItem.meta({ description: 'The render stored by this upload, or for a duplicate the project item that already holds these bytes' }),
     processingInfo: z.object({
       width: z.number().int(),
       height: z.number().int(),
@@ -50,6 +50,7 @@ export function uploadsRouter(deps: AppDeps): Router {
     body: { contentType: 'multipart/form-data', schema: uploadForm },
     responses: {
       200: uploadAnswer,
+      400: { description: "A file that is not an image, a video ('Video uploads are not supported...'), or an image that cannot be read; error names the file and the reason", schema: errorBody },
       404: { description: 'No such project of this user', schema: errorBody },
       413: { description: "File too large: <n>MB. Maximum size is 150MB.", schema: errorBody },
     },

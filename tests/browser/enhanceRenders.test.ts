@@ -168,7 +168,7 @@ describe.each(SIZES)('Enhance Renders at $width x $height', ({ name, width, heig
         { name: 'tower-large.png', mimeType: 'image/png', buffer: large },
         { name: 'street.png', mimeType: 'image/png', buffer: small },
       ]);
-      await toasts(page).getByText('Uploaded 2 file(s)').waitFor({ timeout: 30_000 });
+      await toasts(page).getByText('Uploaded 2 files').waitFor({ timeout: 30_000 });
       const grid = page.getByRole('list', { name: 'Draft images' });
       await grid.getByRole('listitem').nth(1).waitFor();
       expect(await grid.getByRole('listitem').count()).toBe(2);
@@ -209,7 +209,7 @@ describe.each(SIZES)('Enhance Renders at $width x $height', ({ name, width, heig
       await prompt.press('Enter');
       const dispatchBody = (await (await dispatched).request().postDataJSON()) as Record<string, unknown>;
       expect(dispatchBody).toMatchObject({ draftId, imageIds: [streetImage.id], prompt: 'a snowy winter evening\nwith warm windows', modelId: 'nano-banana-edit', mode: 'edit_render', references: [] });
-      await toasts(page).getByText('Started 1 job(s)').waitFor();
+      await toasts(page).getByText('Started 1 job').waitFor();
       await streetCard.getByText('Processing…').waitFor();
       await app.screenshot(`enhance-${name}-processing`, page);
       await held;
@@ -291,7 +291,7 @@ describe.each(SIZES)('Enhance Renders at $width x $height', ({ name, width, heig
       await drafts.getByRole('heading', { name: draftName }).waitFor();
       await noHorizontalScroll(page);
       await app.screenshot(`enhance-${name}-drafts`, page);
-      await drafts.getByRole('button', { name: `Move ${draftName} to projects` }).click();
+      await drafts.getByRole('button', { name: `Move to projects: ${draftName}` }).click();
       const move = page.getByRole('dialog');
       const projectName = `Harbour project ${name}`;
       await move.getByLabel('New project name').fill(projectName);

@@ -109,7 +109,7 @@ describe('Enhance Renders rules in the browser', () => {
     // a refused upload is counted, and nothing is added
     await page.route('**/api/enhance-set/drafts/upload', (route) => route.fulfill({ status: 500, json: { success: false, error: 'Something went wrong' } }));
     await picker.setInputFiles([{ ...file(7), buffer: png }]);
-    await toasts(page).getByText('Upload failed (1 file(s))').waitFor();
+    await toasts(page).getByText('Upload failed (1 file)').waitFor();
     await page.unroute('**/api/enhance-set/drafts/upload');
     await grid.getByRole('listitem', { name: 'extra-7.png' }).waitFor({ state: 'detached' });
 
@@ -118,8 +118,8 @@ describe('Enhance Renders rules in the browser', () => {
       { ...file(8), buffer: png },
       { ...file(9), buffer: png },
     ]);
-    await toasts(page).getByText('Only 1 more image(s) allowed. Ignored 1.').waitFor();
-    await toasts(page).getByText('Uploaded 1 file(s)').waitFor();
+    await toasts(page).getByText('Only 1 more image allowed. Ignored 1.').waitFor();
+    await toasts(page).getByText('Uploaded 1 file').waitFor();
     await grid.getByRole('listitem', { name: 'extra-8.png' }).waitFor();
     expect(await grid.getByRole('listitem').count()).toBe(4);
     await picker.setInputFiles([{ ...file(10), buffer: png }]);
@@ -182,7 +182,7 @@ describe('Enhance Renders rules in the browser', () => {
     let failures = 0;
     await page.route('**/api/enhance-set/jobs/dispatch', (route) => (failures++ < 2 ? route.abort('failed') : route.continue()));
     await bar.getByRole('button', { name: 'Run' }).click();
-    await toasts(page).getByText('Started 1 job(s)').waitFor({ timeout: 15_000 });
+    await toasts(page).getByText('Started 1 job').waitFor({ timeout: 15_000 });
     expect(failures).toBe(3);
     await page.unroute('**/api/enhance-set/jobs/dispatch');
     await grid.getByRole('button', { name: 'Redo render-1.png' }).waitFor({ timeout: 60_000 });
@@ -245,7 +245,7 @@ describe('Enhance Renders rules in the browser', () => {
       return route.continue();
     });
     await bar.getByRole('button', { name: 'Run' }).click();
-    await toasts(page).getByText('Started 1 job(s)').waitFor();
+    await toasts(page).getByText('Started 1 job').waitFor();
     const body = sentBodies[0] as { references: string[]; mode: string; modelId: string };
     expect(body.mode).toBe('edit_render');
     expect(body.references).toHaveLength(1);
@@ -258,7 +258,7 @@ describe('Enhance Renders rules in the browser', () => {
     await grid.getByLabel('Select render-2.png').check();
     await prompt.fill('');
     await bar.getByRole('button', { name: 'Run' }).click();
-    await toasts(page).getByText('Started 2 job(s)').waitFor();
+    await toasts(page).getByText('Started 2 jobs').waitFor();
     const syncBody = sentBodies[1];
     expect(syncBody).toMatchObject({ mode: 'style_sync', modelId: 'nano-banana-edit', syncImageId: imageIds[2], references: [] });
     expect((syncBody.imageIds as string[]).sort()).toEqual([imageIds[0], imageIds[1]].sort());

@@ -74,7 +74,7 @@ describe('content library in the browser', () => {
     const bar = page.getByRole('progressbar', { name: 'Upload progress' });
     await bar.waitFor();
     await page.getByText(/^Uploading \d\/3/).waitFor();
-    await page.getByText('3 file(s) uploaded successfully!').waitFor({ timeout: 30_000 });
+    await page.getByText('3 files uploaded successfully!').waitFor({ timeout: 30_000 });
     await bar.waitFor({ state: 'detached' });
     await page.unroute('**/api/upload/renders');
 

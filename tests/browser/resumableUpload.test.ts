@@ -63,7 +63,7 @@ describe.each([
     await page.locator('input[type="file"]').setInputFiles(file);
     await page.getByText(/Resuming… 0\/1/).waitFor();
     await page.getByText(/^\d+%$/).first().waitFor();
-    await page.getByText('1 file(s) uploaded successfully!').waitFor({ timeout: 30_000 });
+    await page.getByText('1 file uploaded successfully!').waitFor({ timeout: 30_000 });
     await page.unroute('**/api/uploads/tus/*');
     expect(patches).toBeGreaterThanOrEqual(2);
 
@@ -101,7 +101,7 @@ describe.each([
     const resumed = page.waitForRequest((req) => req.method() === 'HEAD' && req.url().includes('/api/uploads/tus/'));
     await page.locator('input[type="file"]').setInputFiles(file);
     await resumed;
-    await page.getByText('1 file(s) uploaded successfully!').waitFor({ timeout: 30_000 });
+    await page.getByText('1 file uploaded successfully!').waitFor({ timeout: 30_000 });
     // the upload the browser remembered was resumed: no second creation
     expect(creations).toHaveLength(1);
     const uploads = await testKnex()('resumable_uploads').where({ project_id: projectId });

@@ -69,7 +69,7 @@ describe('project upload compression', () => {
       { name: 'between.png', mimeType: 'image/png', buffer: png },
       { name: 'animated.gif', mimeType: 'image/gif', buffer: gif },
     ]);
-    await app.page.getByText('2 file(s) uploaded successfully!').waitFor({ timeout: 60_000 });
+    await app.page.getByText('2 files uploaded successfully!').waitFor({ timeout: 60_000 });
 
     const rows = await testKnex()('renders').where({ project_id: project.id }).orderBy('file_name').select('file_name', 'file_size', 'storage_mime');
     expect(rows.map((r: { file_name: string; storage_mime: string }) => [r.file_name, r.storage_mime])).toEqual([
@@ -94,7 +94,7 @@ describe('project upload compression', () => {
     });
     await app.page.locator('input[type="file"]').setInputFiles([{ name: 'scan.webp', mimeType: 'image/webp', buffer: undecodable }]);
     await app.page.getByText('Invalid file type: image/webp. Please upload JPG or PNG images.').waitFor();
-    await app.page.getByText('1 file(s) failed to upload').waitFor();
+    await app.page.getByText('1 file failed to upload').waitFor();
     expect(sent).toBe(0);
   });
 });

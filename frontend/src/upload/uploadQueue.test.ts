@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { beyondApiRoute, dropZoneError, strictImageError } from './fileChecks';
 import { UploadAttemptError } from './retryPolicy';
-import { uploadInBatches, uploadSummaryToasts, type UploadProgress } from './uploadQueue';
+import { uploadInBatches, type UploadProgress } from './uploadQueue';
 
 const file = (name: string) => ({ name });
 
@@ -29,10 +29,6 @@ describe('uploadInBatches', () => {
     expect(attempts.get('c.png')).toBe(1);
     expect(summary.succeeded.map((s) => s.name)).toEqual(['a.png', 'b.png', 'd.png']);
     expect(summary.failed).toEqual([{ name: 'c.png', message: 'File "c.png" has invalid type.' }]);
-    expect(uploadSummaryToasts(summary)).toEqual([
-      { kind: 'success', message: '3 file(s) uploaded successfully!' },
-      { kind: 'error', message: '1 file(s) failed to upload' },
-    ]);
   });
 
   it('reports percent, completed/total and the current file, ending at 100%', async () => {

@@ -96,12 +96,4 @@ export async function uploadInBatches<F extends { name: string }, P, R>(files: r
   return summary;
 }
 
-/** The toasts after a run (000 section 8). */
-export function uploadSummaryToasts(summary: { succeeded: readonly unknown[]; failed: readonly unknown[] }): Array<{ kind: 'success' | 'error'; message: string }> {
-  const toasts: Array<{ kind: 'success' | 'error'; message: string }> = [];
-  if (summary.succeeded.length) toasts.push({ kind: 'success', message: `${summary.succeeded.length} file(s) uploaded successfully!` });
-  if (summary.failed.length) toasts.push({ kind: 'error', message: `${summary.failed.length} file(s) failed to upload` });
-  return toasts;
-}
-
 export type { AttemptFailure };

@@ -1,5 +1,5 @@
 import { useAtomValue, useSetAtom } from 'jotai';
-import { useCallback, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { forgetProjectContent } from '../api/projects';
 import { currentUserAtom } from '../atoms/session';
 import { showToastAtom } from '../atoms/toast';
@@ -7,7 +7,8 @@ import { compressForUpload } from './canvasCompression';
 import { beyondApiRoute, strictImageError } from './fileChecks';
 import { sendRenderUpload } from './sendRender';
 import { RESUMABLE_FROM_BYTES, sendRenderResumable } from './sendRenderResumable';
-import { uploadInBatches, uploadSummaryToasts, type UploadProgress } from './uploadQueue';
+import { uploadInBatches, type UploadProgress } from './uploadQueue';
+import { reportNeedsAttention, uploadReport, uploadReportToasts, type UploadReport } from './uploadReport';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -15,10 +16,21 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * Uploads renders into a project: compress large images, batches of 3, retries, progress, and the summary toasts.
  * `onUploaded` runs after any file went up (the library and the project list refresh).
  */
-export function useRenderUpload(projectId: string, onUploaded: () => void): { progress: UploadProgress | null; upload: (files: File[]) => Promise<void> } {
+export interface RenderUpload {
+  progress: UploadProgress | null;
+  upload: (files: File[]) => Promise<void>;
+  /** the last run's files that were not added (already in the project, or refused and why), until dismissed */
+  report: UploadReport | null;
+  dismissReport: () => void;
+}
+
+export function useRenderUpload(projectId: string, onUploaded: () => void): RenderUpload {
   const user = useAtomValue(currentUserAtom);
   const toast = useSetAtom(showToastAtom);
   const [progress, setProgress] = useState<UploadProgress | null>(null);
+  const [report, setReport] = useState<UploadReport | null>(null);
+  const dismissReport = useCallback(() => setReport(null), []);
+  useEffect(() => setReport(null), [projectId]);
 
   const upload = useCallback(
     async (files: File[]) => {
@@ -27,6 +39,7 @@ export function useRenderUpload(projectId: string, onUploaded: () => void): { pr
         return;
       }
       if (files.length === 0) return;
+      setReport(null);
       setProgress({ percent: 0, completed: 0, total: files.length, currentFile: null });
       try {
         const summary = await uploadInBatches(files, {
@@ -48,8 +61,10 @@ export function useRenderUpload(projectId: string, onUploaded: () => void): { pr
           sleep,
           onProgress: setProgress,
         });
-        for (const t of uploadSummaryToasts(summary)) toast(t);
-        if (summary.succeeded.length) {
+        const outcome = uploadReport(summary);
+        for (const t of uploadReportToasts(outcome)) toast(t);
+        setReport(reportNeedsAttention(outcome) ? outcome : null);
+        if (outcome.added.length) {
           forgetProjectContent(projectId);
           onUploaded();
         }
@@ -60,5 +75,5 @@ export function useRenderUpload(projectId: string, onUploaded: () => void): { pr
     [user, projectId, toast, onUploaded],
   );
 
-  return { progress, upload };
+  return { progress, upload, report, dismissReport };
 }

@@ -14,6 +14,7 @@ import { checkoutReturnUrl } from './checkoutReturn';
 import { CreditTransactions } from './CreditTransactions';
 import { PurchaseHistory } from './PurchaseHistory';
 import { PurchaseReturnNotice } from './PurchaseReturnNotice';
+import { pluralWord } from '../../components/countText';
 import './billing.css';
 
 // chart.js is large: it loads with the Billing tab, never with the landing page
@@ -35,7 +36,7 @@ function CreditBalance(): ReactElement {
     <div className="panel balance-panel" aria-labelledby="balance-heading">
       <h2 id="balance-heading">Credit Balance</h2>
       <p className="balance-amount">
-        <strong>{availableCredits}</strong> credits available
+        <strong>{availableCredits}</strong> {pluralWord(availableCredits, 'credit')} available
       </p>
       {reservedCredits > 0 && (
         <p className="muted">

@@ -10,7 +10,7 @@ import { Dialog } from '../../components/Dialog';
 import { ProgressBar } from '../../components/ProgressBar';
 import { LoadingState } from '../../components/Spinner';
 import './activity.css';
-import { countText } from '../../components/countText';
+import { countText, pluralWord } from '../../components/countText';
 
 /** While anything runs the list is read again this often. */
 const RUNNING_REFRESH_MS = 3000;
@@ -160,7 +160,7 @@ export function ActivityView({ isAdmin }: { isAdmin: boolean }): ReactElement {
         <Dialog title={pending.action === 'cancel' ? 'Cancel this job?' : 'Retry this job?'} onClose={() => !busy && setPending(null)}>
           <p>
             {pending.action === 'cancel'
-              ? `${pending.job.item} stops now and its ${pending.job.cost} reserved credits are released.`
+              ? `${pending.job.item} stops now and its ${countText(pending.job.cost, 'reserved credit')} ${pluralWord(pending.job.cost, 'is', 'are')} released.`
               : `${pending.job.item} starts again with the same settings and reserves ${countText(pending.job.cost, 'credit')}.`}
           </p>
           <div className="form-actions">

@@ -1,6 +1,7 @@
 import type { ReactElement } from 'react';
 import { CREDIT_PACKAGES } from '../../../../domain/constants';
 import type { AdminPurchase, AdminTransaction, AdminUserDetail } from '../../api/admin';
+import { countText } from '../../components/countText';
 
 const DATE_TIME_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
@@ -67,7 +68,7 @@ export function PurchaseList({ purchases }: { purchases: AdminPurchase[] }): Rea
         <li key={p.id} className="admin-row">
           <span className="admin-row-main">
             <strong>{CREDIT_PACKAGES.find((pkg) => pkg.id === p.packageId)?.name ?? p.packageId}</strong>
-            <span className="muted"> · {p.credits} credits · {formatMoney(p.amountCents, p.currency)}</span>
+            <span className="muted"> · {countText(p.credits, 'credit')} · {formatMoney(p.amountCents, p.currency)}</span>
           </span>
           <span className={`pill admin-status admin-status-${p.status}`}>{PURCHASE_STATUS_LABEL[p.status] ?? p.status}</span>
           <time className="admin-row-date muted" dateTime={p.createdAt}>

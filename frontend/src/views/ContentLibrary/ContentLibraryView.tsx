@@ -10,6 +10,7 @@ import { showToastAtom } from '../../atoms/toast';
 import { ConfirmDeleteDialog } from '../../components/ConfirmDeleteDialog';
 import { Icon } from '../../components/Icon';
 import { LoadingState } from '../../components/Spinner';
+import { UploadReportPanel } from '../../components/UploadReportPanel';
 import { UploadZone } from '../../components/UploadZone';
 import { useRenderUpload } from '../../upload/useRenderUpload';
 import { AssembledVideoDialog } from './AssembledVideoDialog';
@@ -81,7 +82,7 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
     refreshContent({ fresh: true });
     refreshProjects();
   }, [refreshContent, refreshProjects]);
-  const { progress, upload } = useRenderUpload(projectId, onUploaded);
+  const { progress, upload, report: uploadReport, dismissReport } = useRenderUpload(projectId, onUploaded);
 
   // the tiles' actions stay the same functions across renders (the memoised tiles are not drawn again for them)
   const latest = useRef({ download, rename });
@@ -226,6 +227,14 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
       </div>
 
       {tabAllowsUpload(tab) && <UploadZone onFiles={(files) => void upload(files)} progress={progress} inputRef={fileInput} />}
+      {uploadReport && (
+        <UploadReportPanel
+          report={uploadReport}
+          // the library's own copy of the item when it has one (it may have been renamed since)
+          onOpenItem={(item) => setOpened(items.find((i) => i.type === item.type && i.data.id === item.data.id) ?? item)}
+          onDismiss={dismissReport}
+        />
+      )}
 
       {body}
 

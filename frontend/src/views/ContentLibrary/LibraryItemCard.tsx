@@ -1,6 +1,7 @@
 import { memo, type ReactElement, type Ref } from 'react';
 import type { ContentItem } from '../../api/projects';
 import { Icon } from '../../components/Icon';
+import { countText } from '../../components/countText';
 import { InlineName } from '../Projects/InlineName';
 import { aspectBadge, durationText, isVideo, mediaAspect, typeBadge } from './libraryItems';
 
@@ -81,7 +82,7 @@ export const LibraryItemCard = memo(function LibraryItemCard({
           <span className={`badge badge-${item.type}`}>{badge}</span>
           {aspect && <span className="badge badge-aspect">{aspect}</span>}
           {isVideo(item) && typeof item.data.duration === 'number' && item.data.duration > 0 && (
-            <span className="badge badge-duration" aria-label={`Duration ${Math.round(item.data.duration)} seconds`}>
+            <span className="badge badge-duration" aria-label={`Duration ${countText(Math.round(item.data.duration), 'second')}`}>
               {durationText(item.data.duration)}
             </span>
           )}

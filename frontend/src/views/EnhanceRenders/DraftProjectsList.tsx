@@ -10,6 +10,7 @@ import { Dialog } from '../../components/Dialog';
 import { Icon } from '../../components/Icon';
 import { LoadingState } from '../../components/Spinner';
 import { TextField } from '../../components/TextField';
+import { countText } from '../../components/countText';
 import { forgetDraftState } from './draftState';
 import { BetaNotice } from './BetaNotice';
 
@@ -86,14 +87,14 @@ export function DraftProjectsList({ onOpen, onLocked, creating, onCreatingChange
             <div className="draft-list-body">
               <h2 className="draft-list-name">{draft.name}</h2>
               <p className="muted draft-list-meta">
-                {typeof draft.image_count === 'number' ? `${draft.image_count} image(s) · ` : ''}
+                {typeof draft.image_count === 'number' ? `${countText(draft.image_count, 'image')} · ` : ''}
                 Updated {DATE_FORMAT.format(new Date(draft.updated_at))}
               </p>
               <div className="draft-list-actions">
                 <button type="button" className="button button-primary" onClick={() => onOpen(draft.id)} aria-label={`Open Draft ${draft.name}`}>
                   Open Draft
                 </button>
-                <button type="button" className="button button-secondary" onClick={() => setMoving(draft)} aria-label={`Move ${draft.name} to projects`}>
+                <button type="button" className="button button-secondary" onClick={() => setMoving(draft)} aria-label={`Move to projects: ${draft.name}`}>
                   Move to projects
                 </button>
                 <button type="button" className="button button-ghost icon-button-danger" onClick={() => setDeleting(draft)} aria-label={`Delete ${draft.name}`}>

@@ -82,16 +82,16 @@ describe('isNetworkFailure', () => {
 });
 
 describe('dispatchToasts', () => {
-  it("says 'Started N job(s)' when every job started", () => {
+  it("says 'Started N job or jobs' when every job started", () => {
     expect(
       dispatchToasts({ success: true, dispatched: 2, results: [{ ok: true, imageId: ID_A, error: null, data: {} }, { ok: true, imageId: ID_B, error: null, data: {} }], error: null }),
-    ).toEqual([{ kind: 'success', message: 'Started 2 job(s)' }]);
+    ).toEqual([{ kind: 'success', message: 'Started 2 jobs' }]);
   });
 
   it("takes the first failed result's details, then its error, then the overall error, then 'Failed'", () => {
     const failedWithDetails = { ok: false, imageId: ID_B, error: 'Job not started', data: { details: 'This image is still processing' } };
     expect(dispatchToasts({ success: false, dispatched: 1, results: [{ ok: true, imageId: ID_A, data: {} }, failedWithDetails], error: 'x' })).toEqual([
-      { kind: 'success', message: 'Started 1 job(s)' },
+      { kind: 'success', message: 'Started 1 job' },
       { kind: 'error', message: 'Failed to start jobs: This image is still processing' },
     ]);
     expect(dispatchToasts({ success: false, dispatched: 0, results: [{ ok: false, error: 'Image not found in this draft', data: {} }] })).toEqual([

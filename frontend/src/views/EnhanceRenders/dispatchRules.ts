@@ -60,7 +60,7 @@ export function failedToStartText(detail: string): string {
 }
 
 /**
- * The toasts for a dispatch reply: 'Started N job(s)' for what started, and 'Failed to start jobs: {detail}' when
+ * The toasts for a dispatch reply: 'Started 1 job' or 'Started N jobs' for what started, and 'Failed to start jobs: {detail}' when
  * anything failed, detail being the first failed result's details or error, else the overall error, else
  * 'Failed', cut to 160 characters.
  */

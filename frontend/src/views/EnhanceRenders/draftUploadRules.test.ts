@@ -21,10 +21,10 @@ describe('planDraftUpload', () => {
   it('fills the draft up to 4 images and ignores the rest with a notice', () => {
     const three = [png('a.png'), png('b.png'), png('c.png')];
     expect(planDraftUpload(true, 0, three)).toEqual({ ok: true, files: three, notice: null });
-    expect(planDraftUpload(true, 2, three)).toEqual({ ok: true, files: three.slice(0, 2), notice: 'Only 2 more image(s) allowed. Ignored 1.' });
+    expect(planDraftUpload(true, 2, three)).toEqual({ ok: true, files: three.slice(0, 2), notice: 'Only 2 more images allowed. Ignored 1.' });
     expect(planDraftUpload(true, 3, [png('a.png'), png('b.png'), png('c.png'), png('d.png'), png('e.png')])).toMatchObject({
       ok: true,
-      notice: 'Only 1 more image(s) allowed. Ignored 4.',
+      notice: 'Only 1 more image allowed. Ignored 4.',
     });
   });
 

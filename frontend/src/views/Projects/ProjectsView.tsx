@@ -8,6 +8,7 @@ import { navigateAtom, unknownViewAtom } from '../../atoms/view';
 import { ConfirmDeleteDialog } from '../../components/ConfirmDeleteDialog';
 import { Icon } from '../../components/Icon';
 import { LoadingState } from '../../components/Spinner';
+import { countText, pluralWord } from '../../components/countText';
 import { ContentLibraryView } from '../ContentLibrary/ContentLibraryView';
 import { NewProjectDialog } from './NewProjectDialog';
 import { ProjectCard } from './ProjectCard';
@@ -95,7 +96,7 @@ function ProjectsList(): ReactElement {
       await deleteProjects([...selected]);
       leaveEditMode();
     } catch {
-      toast({ kind: 'error', message: 'Failed to delete project(s)' });
+      toast({ kind: 'error', message: `Failed to delete ${pluralWord(selected.size, 'project')}` });
     } finally {
       setConfirmDelete(false);
       refresh();
@@ -188,7 +189,7 @@ function ProjectsList(): ReactElement {
         />
       )}
       {confirmDelete && (
-        <ConfirmDeleteDialog title={`Delete ${selected.size} project(s)?`} onCancel={() => setConfirmDelete(false)} onConfirm={removeSelected}>
+        <ConfirmDeleteDialog title={`Delete ${countText(selected.size, 'project')}?`} onCancel={() => setConfirmDelete(false)} onConfirm={removeSelected}>
           Are you sure you want to delete {selected.size === 1 ? 'this project' : `these ${selected.size} projects`}? All of their renders, images, clips and
           videos will be deleted. This action cannot be undone.
         </ConfirmDeleteDialog>
