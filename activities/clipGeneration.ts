@@ -9,7 +9,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import sharp from 'sharp';
 import {
   CLIP_ERROR_CODES,
   CLIP_JOB_ACTIVE_STATUSES,
@@ -35,6 +34,7 @@ import { publishEvent, publishEventQuietly } from '../services/platform/events';
 import { ObjectExistsError, ObjectNotFoundError, type Bucket } from '../storage';
 import { clipProgressSignal, type ClipSource } from '../domain/workflowContracts/clipGeneration';
 import { frameStill, videoThumbnail, watermarkVideo } from './clipMedia';
+import { UnreadableImageError, workingCopy, type WorkingCopy } from './workingCopies';
 import type { ActivityDeps } from './deps';
 
 const CLIPS: Bucket = 'clips';
@@ -117,12 +117,6 @@ function toActivityFailure(error: unknown): unknown {
     return ApplicationFailure.create({ type: `PROVIDER_${error.code}`, message: error.message, nonRetryable: !error.retryable });
   }
   return error;
-}
-
-async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
-  return Buffer.concat(chunks);
 }
 
 /** Reports render progress to the job row and the workflow at most every `intervalMs`, never backwards. */
@@ -281,22 +275,23 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
       if (!row) throw ApplicationFailure.create({ type: CLIP_ERROR_CODES.jobNotFound, message: `No video job ${input.jobId}`, nonRetryable: true });
       if (row.provider_job_id) return { providerJobId: row.provider_job_id, framing: null };
       try {
-        let image: Buffer;
+        // a working copy (a still needs no more than twice the clip's frame): the stored render is never changed,
+        // and a 150 MB original is decoded in strips rather than read into memory whole
+        const frame = sourceSize(input.options.aspectRatio);
+        let copy: WorkingCopy;
         try {
-          image = await readAll(await storage.objects.read(input.source.bucket, input.source.path));
+          copy = await workingCopy(storage.objects, input.source, 2 * Math.max(frame.width, frame.height));
         } catch (error) {
           if (error instanceof ObjectNotFoundError) {
             throw ApplicationFailure.create({ type: CLIP_ERROR_CODES.sourceMissing, message: CLIP_MESSAGES.sourceMissing, nonRetryable: true });
           }
+          if (error instanceof UnreadableImageError) {
+            throw ApplicationFailure.create({ type: CLIP_ERROR_CODES.sourceMissing, message: 'The source is not a readable image', nonRetryable: true });
+          }
           throw error;
         }
-        const meta = await sharp(image).metadata().catch(() => null);
-        if (!meta?.width || !meta.height) {
-          throw ApplicationFailure.create({ type: CLIP_ERROR_CODES.sourceMissing, message: 'The source is not a readable image', nonRetryable: true });
-        }
-        const rotated = (meta.orientation ?? 1) >= 5;
-        const framing = framingFor(rotated ? meta.height : meta.width, rotated ? meta.width : meta.height, input.options.aspectRatio);
-        const still = await frameStill(image, sourceSize(input.options.aspectRatio), framing);
+        const framing = framingFor(copy.width, copy.height, input.options.aspectRatio);
+        const still = await frameStill(copy.image, frame, framing);
         const { jobId: providerJobId } = await imageToVideo.submit({
           image: still,
           effect: input.options.effect,

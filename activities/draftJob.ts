@@ -8,9 +8,11 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { StoredFile } from '../domain/approvals';
 import {
   DRAFT_JOB_ERRORS,
+  DRAFT_MODEL_INPUT,
   DRAFTS_BUCKET,
   ENHANCE_MSG,
   draftFolder,
+  modelInputMaxSide,
   modelOption,
   pushVersion,
   type DraftImageMetadata,
@@ -20,9 +22,10 @@ import {
 } from '../domain/enhanceRenders';
 import { publishEvent } from '../services/platform/events';
 import { removeStoredFiles } from '../services/content/storedFiles';
-import { fileUrl, ObjectNotFoundError, type ObjectStorage } from '../storage';
+import { fileUrl, ObjectNotFoundError } from '../storage';
 import type { ActivityDeps } from './deps';
 import { reportingRefusals } from './failures';
+import { UnreadableImageError, workingCopy } from './workingCopies';
 
 const HEARTBEAT_EVERY_MS = 5000;
 const OUTPUT_EXTENSIONS = ['jpg', 'png', 'webp'] as const;
@@ -45,13 +48,6 @@ export function draftVersionFolder(userId: string, draftId: string, imageId: str
 
 function outputPaths(job: Pick<DraftJobWorkflowInput, 'userId' | 'draftId' | 'imageId' | 'jobId'>): string[] {
   return OUTPUT_EXTENSIONS.map((ext) => `${draftVersionFolder(job.userId, job.draftId, job.imageId)}/v-${job.jobId}.${ext}`);
-}
-
-async function readObject(objects: ObjectStorage, file: StoredFile): Promise<Buffer> {
-  const stream = await objects.read(file.bucket, file.path);
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
 }
 
 function sourceFailure(cause: unknown): ApplicationFailure {
@@ -94,13 +90,16 @@ export function createDraftJobActivities(deps: Pick<ActivityDeps, 'knex' | 'stor
         withHeartbeats(async () => {
           const option = modelOption(job.modelId);
           if (!option) throw ApplicationFailure.create({ type: DRAFT_JOB_ERRORS.failed, message: `Unknown model ${job.modelId}`, nonRetryable: true });
+          // the model works on copies within its input size; the stored upload or version is never changed
           let image: Buffer;
           let references: Buffer[];
           try {
-            image = await readObject(objects, job.source);
-            references = await Promise.all(job.references.map((file) => readObject(objects, file)));
+            image = (await workingCopy(objects, job.source, modelInputMaxSide(option))).image;
+            references = [];
+            for (const file of job.references) references.push((await workingCopy(objects, file, DRAFT_MODEL_INPUT.referenceMaxSide)).image);
           } catch (err) {
-            if (err instanceof ObjectNotFoundError) throw sourceFailure(err);
+            // a missing or unreadable file is the input's fault: not retried
+            if (err instanceof ObjectNotFoundError || err instanceof UnreadableImageError) throw sourceFailure(err);
             throw err;
           }
           const started = Date.now();

@@ -81,14 +81,13 @@ export function defaultModelFor(mode: EnhanceMode): EnhanceModelOption {
   return found;
 }
 
-/** Spec 001 section 9. */
+/**
+ * Spec 001 section 9, except its compression of uploads (4,718,592 bytes and more to 1920 px): drafts keep each upload
+ * exactly as it was sent, up to 150 MB, and the models work on a copy (DRAFT_MODEL_INPUT, docs/architecture.md).
+ */
 export const DRAFT_LIMITS = {
   maxImagesPerDraft: 4,
   dropZoneMaxFiles: 5,
-  compressionThresholdBytes: 4_718_592,
-  compressionTargetBytes: 4 * 1024 * 1024,
-  compressionMaxSide: 1920,
-  compressionQuality: 0.8,
   parallelUploads: 3,
   /** Versions the history dialog shows (Current, Previous, Back 2 ... Back 7); older files are removed. */
   historyVersions: 8,
@@ -103,6 +102,33 @@ export const DRAFT_LIMITS = {
   draftNameMaxLength: 200,
   promptMaxLength: 2000,
 } as const;
+
+/**
+ * What a model is given: a copy of the image (the stored upload or version is never changed), reduced only when it is
+ * larger than the model takes. Up to `maxSide` px on the longest side; an upscale's input so that its result stays
+ * within `upscaleResultMaxSide` (the largest image a draft version may be); references, which lend only their look,
+ * up to `referenceMaxSide`. The activity makes the copy (activities/draftJob.ts); the prompt bar says so.
+ */
+export const DRAFT_MODEL_INPUT = {
+  maxSide: 4096,
+  upscaleResultMaxSide: 8192,
+  referenceMaxSide: 2048,
+} as const;
+
+/** The longest side of the copy `option` works on. */
+export function modelInputMaxSide(option: Pick<EnhanceModelOption, 'mode' | 'scale'>): number {
+  const isUpscale = option.mode === 'basic_upscale' || option.mode === 'finish_upscale';
+  if (!isUpscale) return DRAFT_MODEL_INPUT.maxSide;
+  return Math.min(DRAFT_MODEL_INPUT.maxSide, Math.floor(DRAFT_MODEL_INPUT.upscaleResultMaxSide / Math.max(1, option.scale ?? 2)));
+}
+
+/** The prompt bar's note on the working copy of `option` (shown near Run). */
+export function workingCopyNote(option: Pick<EnhanceModelOption, 'mode' | 'scale'>): string {
+  const side = modelInputMaxSide(option);
+  const upscale = option.mode === 'basic_upscale' || option.mode === 'finish_upscale';
+  const result = upscale ? ` (results up to ${side * Math.max(1, option.scale ?? 2)} px)` : '';
+  return `Images over ${side} px are worked on as a ${side} px copy${result}; your uploads stay as they are.`;
+}
 
 /**
  * The spec's texts (sections 5 and 8), verbatim except that counts take the noun in the right number ('1 file',

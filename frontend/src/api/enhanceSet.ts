@@ -30,6 +30,9 @@ export interface DraftImageMetadata {
   previous_url?: string | null;
   /** newest first; the first entry is the current version */
   history?: DraftHistoryEntry[];
+  /** the current version's pixel size */
+  width?: number;
+  height?: number;
 }
 
 export interface DraftImageJob {

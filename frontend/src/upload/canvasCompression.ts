@@ -25,14 +25,15 @@ async function encodeJpeg(image: ImageBitmap, step: CompressionStep): Promise<Bl
 }
 
 /**
- * Images above 4 MB (or from `thresholdBytes` when given) are redrawn on a canvas as JPEG with the progressive steps of compressionPlan.ts,
- * until one is under the upload API route's 4.5 MB (or `thresholdBytes`); smaller ones and anything the browser cannot decode go up
- * unchanged (the server checks them).
+ * Used only where a copy must be small: the try-it area keeps its image in localStorage (a few MB at most). Project
+ * and draft uploads never come here: they go up as they are and the server keeps the original.
+ * Images above 4 MB (or from `thresholdBytes` when given) are redrawn on a canvas as JPEG with the progressive steps of
+ * compressionPlan.ts until one is under `thresholdBytes`; smaller ones and anything the browser cannot decode stay as they are.
  */
 export async function compressForUpload(
   file: File,
   thresholdBytes?: number,
-  /** another plan (Enhance Renders: 1920 px at 0.8, to under 4 MB) than the library's */
+  /** another plan than the default steps */
   plan?: { steps: readonly CompressionStep[]; targetBytes: number },
 ): Promise<File> {
   if (!needsCompression(file, thresholdBytes)) return file;

@@ -1,8 +1,9 @@
 import { API_ROUTE_MAX_BYTES, COMPRESSION } from '../../../domain/constants';
 
 /**
- * Files of 4.5 MB (4718592 bytes) or more cannot go through the upload API route (000 section 5): a compressed
- * upload bound for it must end under this, which is under the general 8 MB target too.
+ * The compression steps of 000 section 9, now used only for the try-it area's localStorage copy (canvasCompression.ts).
+ * Project and draft uploads are not compressed: the spec compressed them because its upload route took at most
+ * 4.5 MB (4718592 bytes); this API streams 150 MB, so originals are kept (docs/architecture.md "Originals").
  */
 export const COMPRESSION_THRESHOLD_BYTES = API_ROUTE_MAX_BYTES;
 /** 000 section 9: compression is triggered above 4 MB. */

@@ -1,4 +1,4 @@
-import { API_ROUTE_MAX_BYTES, DROP_ZONE_MAX_FILES, MAX_UPLOAD_BYTES, UPLOAD_MIME_TYPES } from '../../../domain/constants';
+import { DROP_ZONE_MAX_FILES, MAX_UPLOAD_BYTES, UPLOAD_MIME_TYPES } from '../../../domain/constants';
 
 export const ACCEPTED_TYPES_LABEL = 'JPEG, JPG, PNG, GIF, WEBP';
 export const ACCEPT_ATTRIBUTE = [...UPLOAD_MIME_TYPES, '.jpg', '.jpeg', '.png', '.gif', '.webp'].join(',');
@@ -26,22 +26,4 @@ export function dropZoneError(files: readonly FileLike[], maxFiles = DROP_ZONE_M
     if (file.size > maxBytes) return `File "${file.name}" is too large. Maximum size: ${Math.round(maxBytes / (1024 * 1024))}MB`;
   }
   return null;
-}
-
-const STRICT_TYPES = ['image/jpeg', 'image/jpg', 'image/png'];
-
-/**
- * The stricter check of 000 section 5 (only JPG and PNG, and the simple 'File too large'), for files the upload
- * API route cannot take (4.5 MB and more) even after the browser's compression: a JPG or PNG of that size can
- * go by the large-file path, anything else is refused before it is sent.
- */
-export function strictImageError(file: FileLike, maxBytes = MAX_UPLOAD_BYTES): string | null {
-  if (!STRICT_TYPES.includes(file.type)) return `Invalid file type: ${file.type || 'unknown'}. Please upload JPG or PNG images.`;
-  if (file.size > maxBytes) return 'File too large';
-  return null;
-}
-
-/** Whether a (compressed) file is still too large for the upload API route, so the stricter check applies. */
-export function beyondApiRoute(file: { size: number }): boolean {
-  return file.size >= API_ROUTE_MAX_BYTES;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { beyondApiRoute, dropZoneError, strictImageError } from './fileChecks';
+import { dropZoneError } from './fileChecks';
 import { UploadAttemptError } from './retryPolicy';
 import { uploadInBatches, type UploadProgress } from './uploadQueue';
 
@@ -81,18 +81,5 @@ describe('dropZoneError', () => {
     expect(dropZoneError([{ name: 'tour.mp4', size: 10, type: 'video/mp4' }])).toBe('Video uploads are not supported. Please upload images only.');
     expect(dropZoneError([png('huge.png', 157286401)])).toBe('File "huge.png" is too large. Maximum size: 150MB');
     expect(dropZoneError([png('edge.png', 157286400)])).toBeNull();
-  });
-});
-
-describe('the stricter JPG/PNG check for files beyond the upload API route', () => {
-  it("refuses other types with 'Invalid file type: <type>. Please upload JPG or PNG images.' and too large files with 'File too large'", () => {
-    expect(strictImageError({ name: 'scan.webp', size: 5_000_000, type: 'image/webp' })).toBe('Invalid file type: image/webp. Please upload JPG or PNG images.');
-    expect(strictImageError({ name: 'anim.gif', size: 5_000_000, type: 'image/gif' })).toBe('Invalid file type: image/gif. Please upload JPG or PNG images.');
-    expect(strictImageError({ name: 'raw', size: 5_000_000, type: '' })).toBe('Invalid file type: unknown. Please upload JPG or PNG images.');
-    expect(strictImageError({ name: 'huge.png', size: 157286401, type: 'image/png' })).toBe('File too large');
-    expect(strictImageError({ name: 'ok.jpg', size: 157286400, type: 'image/jpeg' })).toBeNull();
-    expect(strictImageError({ name: 'ok.png', size: 5_000_000, type: 'image/png' })).toBeNull();
-    expect(beyondApiRoute({ size: 4718591 })).toBe(false);
-    expect(beyondApiRoute({ size: 4718592 })).toBe(true);
   });
 });

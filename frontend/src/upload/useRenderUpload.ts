@@ -3,8 +3,6 @@ import { useCallback, useEffect, useState } from 'react';
 import { forgetProjectContent } from '../api/projects';
 import { currentUserAtom } from '../atoms/session';
 import { showToastAtom } from '../atoms/toast';
-import { compressForUpload } from './canvasCompression';
-import { beyondApiRoute, strictImageError } from './fileChecks';
 import { sendRenderUpload } from './sendRender';
 import { RESUMABLE_FROM_BYTES, sendRenderResumable } from './sendRenderResumable';
 import { uploadInBatches, type UploadProgress } from './uploadQueue';
@@ -13,8 +11,9 @@ import { reportNeedsAttention, uploadReport, uploadReportToasts, type UploadRepo
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Uploads renders into a project: compress large images, batches of 3, retries, progress, and the summary toasts.
- * `onUploaded` runs after any file went up (the library and the project list refresh).
+ * Uploads renders into a project: batches of 3, retries, progress, and the summary toasts. Each file goes up exactly as
+ * it was picked (up to 150 MB, no compression: the server keeps the original and derives thumbnails and working
+ * copies itself). `onUploaded` runs after any file went up (the library and the project list refresh).
  */
 export interface RenderUpload {
   progress: UploadProgress | null;
@@ -43,16 +42,8 @@ export function useRenderUpload(projectId: string, onUploaded: () => void): Rend
       setProgress({ percent: 0, completed: 0, total: files.length, currentFile: null });
       try {
         const summary = await uploadInBatches(files, {
-          prepare: async (file) => {
-            const ready = await compressForUpload(file);
-            // still too large for the API route after compression: only a JPG or PNG may go on (000 section 5)
-            const problem = beyondApiRoute(ready) ? strictImageError(ready) : null;
-            if (problem) {
-              toast({ kind: 'error', message: problem });
-              throw new Error(problem);
-            }
-            return ready;
-          },
+          // the original as it is: both routes stream up to 150 MB, so nothing is redrawn in the browser
+          prepare: async (file) => file,
           // large files resumably (a dropped connection or a reload continues), small ones in one request
           send: (file, onFraction, onNote) =>
             file.size >= RESUMABLE_FROM_BYTES

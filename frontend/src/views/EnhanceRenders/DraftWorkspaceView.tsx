@@ -1,6 +1,6 @@
 import { useSetAtom } from 'jotai';
 import { useEffect, useMemo, useRef, useState, type ReactElement } from 'react';
-import { DRAFT_LIMITS, ENHANCE_MSG } from '../../../../domain/enhanceRenders';
+import { DRAFT_LIMITS, ENHANCE_MSG, modelInputMaxSide, workingCopyNote } from '../../../../domain/enhanceRenders';
 import { enhancePromptWithVision, uploadDraftFile } from '../../api/enhanceSet';
 import { showToastAtom } from '../../atoms/toast';
 import { Icon } from '../../components/Icon';
@@ -44,6 +44,8 @@ export function DraftWorkspaceView({ draftId, onBack, onLocked }: DraftWorkspace
   const [dragging, setDragging] = useState(false);
   const model = modelById(modelId);
   const { images, draft } = workspace;
+  // the models work on a copy of at most this size: said near Run when an image of the draft is larger
+  const reducesAnImage = images.some((image) => (image.longestSide ?? 0) > modelInputMaxSide(model));
 
   useEffect(() => {
     if (workspace.status === 'locked') onLocked();
@@ -317,6 +319,7 @@ export function DraftWorkspaceView({ draftId, onBack, onLocked }: DraftWorkspace
         onEnhance={() => void enhance()}
         running={running}
         onRun={() => void run()}
+        workingCopyNote={reducesAnImage ? workingCopyNote(model) : null}
       />
 
       {historyOf && (

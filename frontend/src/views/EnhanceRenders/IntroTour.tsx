@@ -3,7 +3,7 @@ import { Dialog } from '../../components/Dialog';
 
 const STEPS: ReadonlyArray<{ title: string; body: string }> = [
   { title: 'Welcome to Enhance Renders', body: 'Edit and upscale your renders inside a draft project, then move the draft into a real project when you are happy.' },
-  { title: 'Upload your renders', body: 'Drop up to 4 renders into a draft (JPG, PNG, GIF or WEBP). Large images are compressed in your browser first.' },
+  { title: 'Upload your renders', body: 'Drop up to 4 renders into a draft (JPG, PNG, GIF or WEBP). They are kept exactly as you upload them, up to 150 MB.' },
   { title: 'Pick a mode and describe the change', body: 'Select the images to change, choose a mode and a model, then describe the edit in the prompt bar and press Enter.' },
   { title: 'Review every version', body: 'Each run keeps the earlier version. Redo steps back to the previous one; View history shows up to 8 versions to preview and restore.' },
   { title: 'Move to projects', body: 'Move a finished draft to projects: each image becomes a render of a new project. Storage of drafts is not guaranteed in the beta, so download what you want to keep.' },

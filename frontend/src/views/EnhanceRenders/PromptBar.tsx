@@ -31,6 +31,8 @@ interface PromptBarProps {
   onEnhance: () => void;
   running: boolean;
   onRun: () => void;
+  /** Said near Run when the model will work on a reduced copy of an image of the draft (its size limit), else null. */
+  workingCopyNote?: string | null;
 }
 
 function imageFiles(list: FileList | DataTransferItemList | null | undefined): File[] {
@@ -192,6 +194,7 @@ export function PromptBar(props: PromptBarProps): ReactElement {
           {ENHANCE_MSG.noPrompt}
         </p>
       )}
+      {props.workingCopyNote && <p className="muted prompt-note">{props.workingCopyNote}</p>}
     </form>
   );
 }

@@ -15,6 +15,8 @@ export interface WorkspaceImage {
   history: ReadonlyArray<{ url: string; displayUrl: string }>;
   /** still uploading: not saved, so never a target */
   uploading: boolean;
+  /** the current version's longest side in pixels, when the server has told it */
+  longestSide?: number;
 }
 
 export function toWorkspaceImage(image: DraftImage): WorkspaceImage {
@@ -30,6 +32,7 @@ export function toWorkspaceImage(image: DraftImage): WorkspaceImage {
     previousUrl: typeof previous === 'string' && previous ? previous : null,
     history,
     uploading: false,
+    ...(typeof image.metadata?.width === 'number' && typeof image.metadata?.height === 'number' ? { longestSide: Math.max(image.metadata.width, image.metadata.height) } : {}),
   };
 }
 

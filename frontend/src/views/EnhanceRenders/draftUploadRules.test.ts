@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { compressProgressively, scaledSize } from '../../upload/compressionPlan';
-import { DRAFT_COMPRESSION_PLAN, draftCompressionSteps, needsDraftCompression, planDraftUpload } from './draftUploadRules';
+import { modelInputMaxSide, workingCopyNote } from '../../../../domain/enhanceRenders';
+import { planDraftUpload } from './draftUploadRules';
 
 const png = (name: string, size = 1000) => ({ name, size, type: 'image/png' });
 
@@ -33,34 +33,12 @@ describe('planDraftUpload', () => {
   });
 });
 
-describe('draft compression', () => {
-  it('compresses files of 4,718,592 bytes and more, never GIFs', () => {
-    expect(needsDraftCompression({ size: 4_718_591, type: 'image/png' })).toBe(false);
-    expect(needsDraftCompression({ size: 4_718_592, type: 'image/jpeg' })).toBe(true);
-    expect(needsDraftCompression({ size: 20_000_000, type: 'image/gif' })).toBe(false);
-  });
-
-  it('draws at 1920 px and quality 0.8 first, aiming under 4 MB', () => {
-    expect(draftCompressionSteps()[0]).toEqual({ maxSide: 1920, quality: 0.8 });
-    expect(DRAFT_COMPRESSION_PLAN.targetBytes).toBe(4 * 1024 * 1024);
-    expect(scaledSize(4000, 3000, 1920)).toEqual({ width: 1920, height: 1440 });
-    expect(scaledSize(1200, 800, 1920)).toEqual({ width: 1200, height: 800 });
-  });
-
-  it('stops at the first result under 4 MB and tries lower settings only when needed', async () => {
-    const tried: number[] = [];
-    const sizes = [5_000_000, 3_000_000, 1_000_000];
-    const outcome = await compressProgressively(
-      { size: 9_000_000 },
-      async (step) => {
-        tried.push(step.quality);
-        return { size: sizes[tried.length - 1] };
-      },
-      DRAFT_COMPRESSION_PLAN.targetBytes,
-      DRAFT_COMPRESSION_PLAN.steps,
-    );
-    expect(tried).toEqual([0.8, 0.65]);
-    expect(outcome.blob.size).toBe(3_000_000);
-    expect(outcome.step).toEqual({ maxSide: 1920, quality: 0.65 });
+describe('the working copy note', () => {
+  it('names the size a model works at, and for an upscale the size of its result', () => {
+    expect(modelInputMaxSide({ mode: 'edit_render' })).toBe(4096);
+    expect(modelInputMaxSide({ mode: 'basic_upscale', scale: 2 })).toBe(4096);
+    expect(modelInputMaxSide({ mode: 'finish_upscale', scale: 4 })).toBe(2048);
+    expect(workingCopyNote({ mode: 'render_enhance' })).toBe('Images over 4096 px are worked on as a 4096 px copy; your uploads stay as they are.');
+    expect(workingCopyNote({ mode: 'basic_upscale', scale: 2 })).toBe('Images over 4096 px are worked on as a 4096 px copy (results up to 8192 px); your uploads stay as they are.');
   });
 });

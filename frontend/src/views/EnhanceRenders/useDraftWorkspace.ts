@@ -14,11 +14,10 @@ import { hasStatus } from '../../api/client';
 import { jobEventsAtom, realtimeResyncAtom } from '../../atoms/realtime';
 import { showToastAtom } from '../../atoms/toast';
 import { runInBatches } from '../../upload/batching';
-import { compressForUpload } from '../../upload/canvasCompression';
 import { DRAFT_LIMITS, ENHANCE_MSG } from '../../../../domain/enhanceRenders';
 import { dispatchToasts, startedImageIds } from './dispatchRules';
 import { failedSince, runningJobIds, toWorkspaceImage, type WorkspaceImage } from './draftImages';
-import { DRAFT_COMPRESSION_PLAN, planDraftUpload } from './draftUploadRules';
+import { planDraftUpload } from './draftUploadRules';
 
 /** Re-reads after a change: up to 6 reads, 3 s apart (001 sections 4 and 9). */
 export const QUICK_POLL_READS = DRAFT_LIMITS.quickToolPolls;
@@ -160,10 +159,10 @@ export function useDraftWorkspace(draftId: string): DraftWorkspace {
       try {
         const results = await runInBatches(
           plan.files,
+          // the file as it is (up to 150 MB): the models work on a copy the server makes
           async (file) => {
-            const prepared = await compressForUpload(file, DRAFT_LIMITS.compressionThresholdBytes, DRAFT_COMPRESSION_PLAN);
-            const stored = await uploadDraftFile(draftId, prepared);
-            return { name: prepared.name, ...stored };
+            const stored = await uploadDraftFile(draftId, file);
+            return { name: file.name, ...stored };
           },
           { batchSize: DRAFT_LIMITS.parallelUploads, pauseMs: 0, sleep },
         );
