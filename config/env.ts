@@ -20,6 +20,18 @@ export interface AppConfig {
   s3: S3Config;
   /** Unfinished resumable (tus) uploads are removed this long after they started (TUS_EXPIRATION_HOURS, 24). */
   tusExpirationHours: number;
+  /** Unfinished resumable uploads one account may hold at once (TUS_MAX_UNFINISHED_UPLOADS, 10); the next creation answers 429. */
+  tusMaxUnfinishedUploads: number;
+  /** Bytes one account's unfinished resumable uploads may declare in total (TUS_MAX_UNFINISHED_MB, 1024 MB); beyond, creation answers 413. */
+  tusMaxUnfinishedBytes: number;
+  /** Enhance Renders draft uploads not registered (add-images, or a dispatch for a reference) are removed this long after they started (DRAFT_UPLOAD_MAX_AGE_MINUTES, 30). */
+  draftUploadMaxAgeMinutes: number;
+  /** Draft uploads not yet registered one account may hold at once, over all its drafts (DRAFT_UPLOADS_WAITING_PER_ACCOUNT, 20); the next answers 429. */
+  draftUploadsWaitingPerAccount: number;
+  /** Event streams (GET /api/events) one account may have open at once over all API processes (EVENT_STREAMS_PER_ACCOUNT, 8); the next answers 429. */
+  eventStreamsPerAccount: number;
+  /** Bytes an event stream may have waiting for a reader that stops reading (EVENT_STREAM_MAX_QUEUED_BYTES, 1048576 = 1 MiB); past them the stream is dropped. */
+  eventStreamMaxQueuedBytes: number;
   signingSecret: string;
   signedUrlTtlSeconds: number;
   sessionTtlDays: number;
@@ -160,6 +172,13 @@ function int(value: string | undefined, fallback: number): number {
   return n;
 }
 
+/** A whole number of at least 1, `fallback` when unset or empty. */
+function positiveInt(name: string, value: string | undefined, fallback: number): number {
+  const n = int(value, fallback);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a whole number of at least 1, got "${value}"`);
+  return n;
+}
+
 /** A switch: "on" or "off", `fallback` when unset or empty. */
 function onOff(name: string, value: string | undefined, fallback: boolean): boolean {
   if (value === undefined || value === '') return fallback;
@@ -288,8 +307,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     storageBackend: storageBackendFrom(env),
     s3: s3ConfigFrom(env, storageBackendFrom(env) === 's3'),
     tusExpirationHours: int(env.TUS_EXPIRATION_HOURS, 24),
+    tusMaxUnfinishedUploads: positiveInt('TUS_MAX_UNFINISHED_UPLOADS', env.TUS_MAX_UNFINISHED_UPLOADS, 10),
+    tusMaxUnfinishedBytes: positiveInt('TUS_MAX_UNFINISHED_MB', env.TUS_MAX_UNFINISHED_MB, 1024) * 1024 * 1024,
+    draftUploadMaxAgeMinutes: positiveInt('DRAFT_UPLOAD_MAX_AGE_MINUTES', env.DRAFT_UPLOAD_MAX_AGE_MINUTES, 30),
+    draftUploadsWaitingPerAccount: positiveInt('DRAFT_UPLOADS_WAITING_PER_ACCOUNT', env.DRAFT_UPLOADS_WAITING_PER_ACCOUNT, 20),
     // no built-in value: a known key would let anyone mint a link to any stored file
     signingSecret: requiredSecret(env, 'SIGNING_SECRET', 'signs the expiring links to stored files (HMAC key)'),
+    eventStreamsPerAccount: positiveInt('EVENT_STREAMS_PER_ACCOUNT', env.EVENT_STREAMS_PER_ACCOUNT, 8),
+    eventStreamMaxQueuedBytes: positiveInt('EVENT_STREAM_MAX_QUEUED_BYTES', env.EVENT_STREAM_MAX_QUEUED_BYTES, 1024 * 1024),
     signedUrlTtlSeconds: int(env.SIGNED_URL_TTL_SECONDS, 3600),
     sessionTtlDays: int(env.SESSION_TTL_DAYS, 30),
     cookieSecure: env.COOKIE_SECURE === 'true',

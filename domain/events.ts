@@ -21,3 +21,6 @@ export type DeliveredEvent = RealtimeEvent & { id: string };
 
 /** The stream's own message names besides the event kinds. */
 export const STREAM_READY_EVENT = 'ready';
+
+/** The stream's last message when its session ended (signed out, expired, revoked): the browser is signed out. */
+export const STREAM_SESSION_ENDED_EVENT = 'session-ended';

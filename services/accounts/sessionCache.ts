@@ -12,9 +12,8 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../../config/logger';
 import { createListenConnection } from '../platform/listenConnection';
+import { AUTH_CHANGED_CHANNEL } from '../platform/notifyChannels';
 import { findSession, onLocalSessionChange, sessionIdForToken, type SessionUser } from './sessions';
-
-export const AUTH_CHANGED_CHANNEL = 'rs_auth_changed';
 
 export interface SessionCacheOptions {
   databaseUrl: string;

@@ -3,6 +3,10 @@
  * with `publishEvent`; every API process LISTENs on one PostgreSQL connection and hands each event to the event
  * streams (/api/events) of that user open in the process.
  *
+ * The same connection LISTENs on rs_auth_changed (services/platform/notifyChannels.ts), so each stream hears of its
+ * user's session changes from whichever process made them, with no gap: a stream is open only while that connection
+ * is up. It also holds the advisory locks that bound the streams per account (services/platform/eventStreamSlots.ts).
+ *
  * An event is a row of `user_events` plus a NOTIFY, written by one statement. Published with the transaction of
  * the change it announces, it is delivered only if that transaction commits, and never before. The row is what a
  * reconnecting stream replays after its Last-Event-ID; rows older than an hour are pruned.
@@ -12,6 +16,10 @@ import pg from 'pg';
 import { logger as rootLogger, type Logger } from '../../config/logger';
 import { UserEvent } from '../../db/models/UserEvent';
 import type { DeliveredEvent, RealtimeEvent } from '../../domain/events';
+import { createStreamSlots, EventStreamLimitReached, type StreamSlots } from './eventStreamSlots';
+import { AUTH_CHANGED_CHANNEL } from './notifyChannels';
+
+export { EventStreamLimitReached };
 
 export type Db = Knex | Knex.Transaction;
 
@@ -66,11 +74,24 @@ export interface EventSubscriber {
   onEvent: (event: DeliveredEvent) => void;
   /** The hub stopped (shutdown, or its LISTEN connection broke): the stream ends and the browser reconnects. */
   onClose: () => void;
+  /** Something that may end the user's sessions changed (rs_auth_changed): the stream re-checks its own. */
+  onAuthChange?: () => void;
+}
+
+export interface SubscribeOptions {
+  /**
+   * The most streams the user may have open across every API process (EVENT_STREAMS_PER_ACCOUNT): past it the
+   * subscribe rejects with EventStreamLimitReached. Unset: no limit.
+   */
+  maxStreamsPerUser?: number;
 }
 
 export interface EventHub {
-  /** Resolves once the process LISTENs, so nothing committed after it is missed; returns the unsubscribe. */
-  subscribe: (userId: string, subscriber: EventSubscriber) => Promise<() => void>;
+  /**
+   * Resolves once the process LISTENs, so nothing committed after it is missed; returns the unsubscribe. Rejects
+   * with EventStreamLimitReached when the user already has `maxStreamsPerUser` streams open.
+   */
+  subscribe: (userId: string, subscriber: EventSubscriber, options?: SubscribeOptions) => Promise<() => void>;
   /** Open streams in this process. */
   clientCount: () => number;
   /** Ends every stream and the LISTEN connection. */
@@ -106,6 +127,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
   const { logger } = options;
   const byUser = new Map<string, Set<EventSubscriber>>();
   let client: pg.Client | null = null;
+  let slots: StreamSlots | null = null;
   let connecting: Promise<pg.Client> | null = null;
   let pruneTimer: ReturnType<typeof setInterval> | null = null;
   let closed = false;
@@ -121,6 +143,8 @@ export function createEventHub(options: EventHubOptions): EventHub {
   const release = async (broken: boolean) => {
     const c = client;
     client = null;
+    slots?.drop();
+    slots = null;
     connecting = null;
     if (pruneTimer) clearInterval(pruneTimer);
     pruneTimer = null;
@@ -150,6 +174,10 @@ export function createEventHub(options: EventHubOptions): EventHub {
         void release(true);
       });
       c.on('notification', (msg) => {
+        if (msg.channel === AUTH_CHANGED_CHANNEL) {
+          for (const s of byUser.get(msg.payload ?? '') ?? []) s.onAuthChange?.();
+          return;
+        }
         if (msg.channel !== EVENTS_CHANNEL) return;
         const note = parseNotification(msg.payload);
         if (!note) {
@@ -164,12 +192,14 @@ export function createEventHub(options: EventHubOptions): EventHub {
       try {
         await c.connect();
         await c.query(`LISTEN ${EVENTS_CHANNEL}`);
+        await c.query(`LISTEN ${AUTH_CHANGED_CHANNEL}`);
       } catch (err) {
         connecting = null;
         await c.end().catch(() => undefined);
         throw err;
       }
       client = c;
+      slots = createStreamSlots(c, (err) => logger.warn({ err }, 'could not give back an event stream slot'));
       pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
       pruneTimer.unref();
       prune();
@@ -179,19 +209,34 @@ export function createEventHub(options: EventHubOptions): EventHub {
   };
 
   return {
-    async subscribe(userId, subscriber) {
+    async subscribe(userId, subscriber, options = {}) {
       if (closed) throw new Error('event hub closed');
       let set = byUser.get(userId);
       if (!set) byUser.set(userId, (set = new Set()));
       set.add(subscriber);
+      let slot: { of: StreamSlots; n: number } | null = null;
       const unsubscribe = () => {
         const current = byUser.get(userId);
         if (!current?.delete(subscriber)) return;
+        if (slot) slot.of.give(userId, slot.n);
         if (current.size === 0) byUser.delete(userId);
         if (byUser.size === 0) void release(false);
       };
       try {
         await connect();
+        const limit = options.maxStreamsPerUser;
+        if (limit !== undefined) {
+          const of = slots;
+          if (!of) throw new Error('the realtime LISTEN connection is gone');
+          const n = await of.take(userId, limit);
+          if (n === null) throw new EventStreamLimitReached(limit);
+          slot = { of, n };
+        }
+        // ended meanwhile (the connection broke, or the hub closed)
+        if (!byUser.get(userId)?.has(subscriber)) {
+          slot?.of.give(userId, slot.n);
+          throw new Error('the realtime LISTEN connection is gone');
+        }
       } catch (err) {
         unsubscribe();
         throw err;

@@ -63,12 +63,49 @@ export function trackSseClient(): () => void {
   };
 }
 
+/** Why the API refused or ended an event stream itself (docs/configuration.md "Live updates"). */
+export type SseStreamStopReason = 'limit' | 'slow_reader' | 'session_ended';
+
+export const sseStreamsStoppedTotal = new Counter({
+  name: 'sse_streams_stopped_total',
+  help:
+    'Event streams the API refused or ended itself, by reason: limit (the account already had EVENT_STREAMS_PER_ACCOUNT open; answered 429), ' +
+    'slow_reader (more than EVENT_STREAM_MAX_QUEUED_BYTES waited for a reader; dropped), session_ended (its session was signed out, expired or deleted).',
+  labelNames: ['reason'] as const,
+  registers: [metricsRegistry],
+});
+for (const reason of ['limit', 'slow_reader', 'session_ended'] satisfies SseStreamStopReason[]) sseStreamsStoppedTotal.inc({ reason }, 0);
+
+export function countSseStreamStopped(reason: SseStreamStopReason): void {
+  sseStreamsStoppedTotal.inc({ reason });
+}
+
 export const uploadBytesTotal = new Counter({
   name: 'upload_bytes_total',
   help: 'Bytes of uploaded files stored, by kind of upload.',
   labelNames: ['kind'] as const,
   registers: [metricsRegistry],
 });
+
+/** The per-account upload limits (services/content/uploadLimits.ts), each with its own series from the start at 0. */
+export const UPLOAD_LIMITS = ['tus_unfinished_uploads', 'tus_unfinished_bytes', 'draft_images', 'draft_references', 'draft_waiting_uploads'] as const;
+export type UploadLimit = (typeof UPLOAD_LIMITS)[number];
+
+export const uploadLimitRefusalsTotal = new Counter({
+  name: 'upload_limit_refusals_total',
+  help: 'Uploads refused because an account reached a limit, by limit (unfinished tus uploads or their bytes, a draft\'s images or waiting references, an account\'s waiting draft uploads).',
+  labelNames: ['limit'] as const,
+  registers: [metricsRegistry],
+});
+for (const limit of UPLOAD_LIMITS) uploadLimitRefusalsTotal.inc({ limit }, 0);
+
+export const uploadsSweptTotal = new Counter({
+  name: 'uploads_swept_total',
+  help: 'Abandoned uploads removed by the sweeps, by kind (tus: unfinished resumable uploads past TUS_EXPIRATION_HOURS; draft: draft uploads never registered).',
+  labelNames: ['kind'] as const,
+  registers: [metricsRegistry],
+});
+for (const kind of ['tus', 'draft']) uploadsSweptTotal.inc({ kind }, 0);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Jobs (worker): recorded by the workflow interceptor's sinks (workers/jobMetrics.ts)

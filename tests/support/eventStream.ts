@@ -13,10 +13,16 @@ export interface OpenedEventStream {
   messages: StreamMessage[];
   /** Comment lines (`: heartbeat`) so far. */
   comments: string[];
+  /** Everything received so far as text (a refusal's JSON body, once `ended`). */
+  text: () => string;
   /** The next message matching `match` not yet taken by an earlier `next`; rejects after `timeoutMs`. */
   next: (match?: (m: StreamMessage) => boolean, timeoutMs?: number) => Promise<StreamMessage>;
   /** Resolves when the server ends the stream. */
   ended: Promise<void>;
+  /** Stops reading (a reader that fell asleep): the bytes wait in the socket buffers and then at the server. */
+  pause: () => void;
+  /** Reads again. */
+  resume: () => void;
   close: () => void;
 }
 
@@ -36,11 +42,13 @@ export function openEventStream(baseUrl: string, options: { token?: string; last
       const taken = new Set<StreamMessage>();
       const waiters: Array<() => void> = [];
       let buffer = '';
+      let received = '';
       let endedResolve: () => void = () => undefined;
       const ended = new Promise<void>((r) => (endedResolve = r));
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
         buffer += chunk;
+        received += chunk;
         let cut: number;
         while ((cut = buffer.indexOf('\n\n')) >= 0) {
           const block = buffer.slice(0, cut);
@@ -79,7 +87,18 @@ export function openEventStream(baseUrl: string, options: { token?: string; last
           };
           wait();
         });
-      resolve({ status: res.statusCode ?? 0, headers: res.headers, messages, comments, next, ended, close: () => req.destroy() });
+      resolve({
+        status: res.statusCode ?? 0,
+        headers: res.headers,
+        messages,
+        comments,
+        text: () => received,
+        next,
+        ended,
+        pause: () => res.pause(),
+        resume: () => res.resume(),
+        close: () => req.destroy(),
+      });
     });
     req.on('error', reject);
   });
