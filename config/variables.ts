@@ -179,7 +179,8 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
   },
   {
     title: 'Upload limits',
-    intro: 'Resumable (tus) uploads that are not finished.',
+    intro:
+      'What one account\'s uploads may hold before they are finished or used (services/content/uploadLimits.ts). The state is in PostgreSQL (`resumable_uploads`, `draft_uploads`) and each check runs under a lock on the account in the transaction that records the upload, so the limits hold across API processes and concurrent requests. Besides these settings, an Enhance Renders draft takes at most 4 images counting uploads not yet added (the spec\'s limit: 409 `DRAFT_IMAGE_LIMIT`, \'Limit reached: maximum 4 images per draft\') and keeps at most 6 references waiting to be used (the most any model takes in one job: 409 `DRAFT_REFERENCE_LIMIT`), both checked before a byte is stored. Every refusal is counted in `upload_limit_refusals_total{limit}`, every swept upload in `uploads_swept_total{kind}` ([Operations](operations.md#metrics)).',
     variables: [
       {
         names: ['TUS_EXPIRATION_HOURS'],
@@ -187,6 +188,30 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         meaning:
           'an unfinished resumable (tus) upload is removed this long after it started (an hourly sweep in each API process, from its first tus request or a minute after start, stopped with the process); its owner can resume it until then',
         loaded: { value: (c) => c.tusExpirationHours, is: 24 },
+      },
+      {
+        names: ['TUS_MAX_UNFINISHED_UPLOADS'],
+        default: '`10`',
+        meaning: 'unfinished resumable uploads one account may hold at once (the browser sends 3 at a time); the next creation (`POST /api/uploads/tus`) answers 429 `TOO_MANY_UNFINISHED_UPLOADS`. An upload stops counting once it completes, fails, is cancelled (tus `DELETE`) or expires',
+        loaded: { value: (c) => c.tusMaxUnfinishedUploads, is: 10 },
+      },
+      {
+        names: ['TUS_MAX_UNFINISHED_MB'],
+        default: '`1024`',
+        meaning: 'megabytes one account\'s unfinished resumable uploads may declare (`Upload-Length`) in total, about seven 150 MB files; the creation that would pass it answers 413 `UNFINISHED_UPLOAD_BYTES`',
+        loaded: { value: (c) => c.tusMaxUnfinishedBytes, is: 1024 * 1024 * 1024 },
+      },
+      {
+        names: ['DRAFT_UPLOAD_MAX_AGE_MINUTES'],
+        default: '`30`',
+        meaning: 'an Enhance Renders draft upload not registered (by add-images, or for a reference by a dispatch that starts a job with it) is removed, file and row, this long after it started: a sweep every 5 minutes in each API process (from a minute after start), so within 35 minutes by default',
+        loaded: { value: (c) => c.draftUploadMaxAgeMinutes, is: 30 },
+      },
+      {
+        names: ['DRAFT_UPLOADS_WAITING_PER_ACCOUNT'],
+        default: '`20`',
+        meaning: 'draft uploads not yet registered one account may hold at once, over all its drafts; the next upload answers 429 `TOO_MANY_WAITING_DRAFT_UPLOADS`',
+        loaded: { value: (c) => c.draftUploadsWaitingPerAccount, is: 20 },
       },
     ],
   },

@@ -242,6 +242,8 @@ describe('docker-compose.yml', () => {
       for (const movement of ['reserved', 'consumed', 'released', 'added', 'deducted']) {
         expect(records[`render_studio:credits_${movement}:increase1h`]).toContain(`credits_${movement}_total`);
       }
+      expect(records['render_studio:upload_limit_refusals:increase1h']).toBe('sum by (limit) (increase(upload_limit_refusals_total[1h]))');
+      expect(records['render_studio:uploads_swept:increase1h']).toBe('sum by (kind) (increase(uploads_swept_total[1h]))');
     });
   });
 });

@@ -12,6 +12,7 @@ import { contentServicesFor } from '../../services/content/contentServices';
 import { AccessCodeRateLimitedError, EnhanceAccessService } from '../../services/generation/enhanceAccess';
 import { DraftService, type DraftUploadPurpose } from '../../services/generation/drafts';
 import { DraftJobService, enhanceVisionPrompt } from '../../services/generation/draftJobs';
+import { DraftUploads } from '../../services/generation/draftUploads';
 import { getTemporalClient } from '../../services/platform/temporalClient';
 import { TASK_QUEUES } from '../../domain/taskQueues';
 import { RequestError } from '../validation';
@@ -66,6 +67,37 @@ const visionBody = z.object({
   referenceUrls: z.array(z.string().min(1).max(2000)).max(DRAFT_LIMITS.maxReferencesSent, ENHANCE_MSG.referencesPerJob).default([]),
 });
 
+const perApp = new WeakMap<object, DraftUploads>();
+
+/**
+ * The draft upload slots of an app, shared by every router built from the same deps. With background work (the API
+ * process) the sweep of unregistered uploads runs every 5 minutes from a minute after start-up (building the app
+ * touches no database), and stops with the process.
+ */
+export function draftUploadsFor(deps: AppDeps, firstSweepAfterMs = 60_000): DraftUploads {
+  let uploads = perApp.get(deps);
+  if (!uploads) {
+    const { storage } = contentServicesFor(deps);
+    const created = new DraftUploads({
+      knex: deps.knex,
+      storage,
+      logger: deps.logger,
+      limits: { maxAgeMinutes: deps.config.draftUploadMaxAgeMinutes, waitingPerAccount: deps.config.draftUploadsWaitingPerAccount },
+    });
+    if (deps.background) {
+      const starting = setTimeout(() => created.startSweeping(), firstSweepAfterMs);
+      starting.unref();
+      deps.background.onClose(async () => {
+        clearTimeout(starting);
+        await created.stopSweeping();
+      });
+    }
+    perApp.set(deps, created);
+    uploads = created;
+  }
+  return uploads;
+}
+
 const ok = z.object({ success: z.literal(true) });
 const draftObject = z.looseObject({ id: z.string() });
 const draftImage = z.looseObject({ id: z.string() });
@@ -81,11 +113,13 @@ export function enhanceSetRouter(deps: AppDeps): Router {
   const { storage, projects, uploads } = contentServicesFor(deps);
   const temporal = () => getTemporalClient(deps.config);
   const access = new EnhanceAccessService(deps.knex, deps.config.enhanceAccessCode, deps.enhanceAccessLimits);
-  const drafts = new DraftService({ knex: deps.knex, storage, projects, uploads, logger: deps.logger, temporal });
+  const draftUploads = draftUploadsFor(deps);
+  const drafts = new DraftService({ knex: deps.knex, storage, projects, uploads, draftUploads, logger: deps.logger, temporal });
   const jobs = new DraftJobService({
     knex: deps.knex,
     storage,
     drafts,
+    draftUploads,
     temporal,
     queues: { generation: deps.taskQueues?.generation ?? TASK_QUEUES.generation, media: deps.taskQueues?.media ?? TASK_QUEUES.media },
     logger: deps.logger,
@@ -160,13 +194,22 @@ export function enhanceSetRouter(deps: AppDeps): Router {
 
   // multipart: send draftId (and purpose) before the file, so they are checked before a byte is stored
   doc('/api/enhance-set/drafts/upload', 'post', 'Upload an image (or a reference) into a draft; send draftId before the file', {
+    description:
+      'The upload is kept once add-images registers it (a reference: once a dispatch starts a job with it); until then it holds a slot, ' +
+      'and one left unregistered for DRAFT_UPLOAD_MAX_AGE_MINUTES (30) is removed. The limits are checked before a byte is stored.',
     body: { contentType: 'multipart/form-data', schema: uploadForm },
     responses: {
       200: z.looseObject({ success: z.literal(true) }),
       403: locked,
       404: noDraft,
-      409: { description: 'The draft holds its maximum of images', schema: errorBody },
+      409: {
+        description:
+          "The draft is full: its images and image uploads waiting to be added make 4 (DRAFT_IMAGE_LIMIT, 'Limit reached: maximum 4 images per draft'); " +
+          'or it already has 6 references waiting to be used (DRAFT_REFERENCE_LIMIT); or the upload outlasted its slot (DRAFT_UPLOAD_EXPIRED)',
+        schema: errorBody,
+      },
       413: { description: 'The file is too large', schema: errorBody },
+      429: { description: 'The account already has DRAFT_UPLOADS_WAITING_PER_ACCOUNT (20) uploads not yet added to a draft (TOO_MANY_WAITING_DRAFT_UPLOADS)', schema: errorBody },
     },
   });
   router.post('/api/enhance-set/drafts/upload', unlocked, async (ctx) => {
@@ -181,15 +224,13 @@ export function enhanceSetRouter(deps: AppDeps): Router {
         const purpose: DraftUploadPurpose = early.purpose === 'reference' ? 'reference' : 'image';
         return drafts.upload(user.id, early.draftId.trim(), purpose, incoming);
       },
-      async (stored) => {
-        await storage.objects.remove(stored.storage.bucket, [stored.storage.path]).catch(() => undefined);
-      },
+      (stored) => drafts.discardUpload(stored),
     );
     try {
       const input = parse(uploadFields, fields);
       assertSelf(ctx, input.userId);
     } catch (err) {
-      await storage.objects.remove(file.storage.bucket, [file.storage.path]).catch(() => undefined);
+      await drafts.discardUpload(file);
       throw err;
     }
     ctx.body = file;
@@ -197,7 +238,12 @@ export function enhanceSetRouter(deps: AppDeps): Router {
 
   doc('/api/enhance-set/drafts/add-images', 'post', "Add images (the user's own content) to a draft", {
     body: addImagesBody,
-    responses: { 200: z.object({ success: z.literal(true), images: z.array(draftImage) }), 403: locked, 404: noDraft, 409: { description: 'The draft holds its maximum of images', schema: errorBody } },
+    responses: {
+      200: z.object({ success: z.literal(true), images: z.array(draftImage) }),
+      403: locked,
+      404: noDraft,
+      409: { description: "The draft already holds 4 images (DRAFT_IMAGE_LIMIT, 'Limit reached: maximum 4 images per draft'), or an upload is already one of its images", schema: errorBody },
+    },
   });
   router.post('/api/enhance-set/drafts/add-images', unlocked, async (ctx) => {
     const body = parseBody(ctx, addImagesBody);

@@ -91,15 +91,18 @@ export function resumableUploadsRouter(deps: AppDeps): Router {
       return;
     }
     const tus = uploads();
-    tus.remember(ctx.req, currentUser(ctx).id);
     ctx.respond = false;
-    await tus.server.handle(ctx.req, ctx.res);
+    await tus.handle(ctx.req, ctx.res, currentUser(ctx).id);
   };
   const item = `${TUS_PATH}/:id`;
   describeRoute(router, tusDoc('post', TUS_PATH, 'Start a resumable (tus) upload of a render into a project', {
     headers: creationHeaders,
     body: { contentType: 'application/offset+octet-stream', schema: z.string().meta({ format: 'binary' }), required: false, description: 'Optionally the first bytes (creation-with-upload)' },
-    responses: { 201: { description: 'Created: its address in Location' }, 413: { description: 'File too large: <n>MB. Maximum size is 150MB.' } },
+    responses: {
+      201: { description: 'Created: its address in Location' },
+      413: { description: 'File too large: <n>MB. Maximum size is 150MB. Or the account\'s unfinished uploads would declare more than TUS_MAX_UNFINISHED_MB with this one (UNFINISHED_UPLOAD_BYTES)' },
+      429: { description: 'The account already holds TUS_MAX_UNFINISHED_UPLOADS unfinished uploads (TOO_MANY_UNFINISHED_UPLOADS): finish or cancel one first' },
+    },
   }));
   describeRoute(router, tusDoc('head', item, 'How many bytes of an upload the server has (Upload-Offset)', { headers: tusOnly, responses: { 200: { description: 'Upload-Offset and Upload-Length in headers' } } }));
   describeRoute(router, tusDoc('patch', item, 'Append bytes at Upload-Offset; the last ones store the render', {

@@ -1,7 +1,7 @@
 import type { JSONSchema } from 'objection';
 import { BaseModel, schema } from './BaseModel';
 
-export type ResumableUploadStatus = 'uploading' | 'completed' | 'failed' | 'expired';
+export type ResumableUploadStatus = 'uploading' | 'completed' | 'failed' | 'expired' | 'cancelled';
 
 /** A tus upload (services/content/resumableUploads.ts): who may resume it, into which project, and what became of it. */
 export class ResumableUpload extends BaseModel {
@@ -28,7 +28,7 @@ export class ResumableUpload extends BaseModel {
       projectId: schema.uuid,
       fileName: schema.nonBlank,
       size: schema.nonNegativeInt,
-      status: { type: 'string', enum: ['uploading', 'completed', 'failed', 'expired'] },
+      status: { type: 'string', enum: ['uploading', 'completed', 'failed', 'expired', 'cancelled'] },
       renderId: schema.nullableUuid,
       error: schema.nullableText,
     },

@@ -13,6 +13,7 @@ export { AestheticChat } from './AestheticChat';
 export { Draft } from './Draft';
 export { DraftImage } from './DraftImage';
 export { DraftJob } from './DraftJob';
+export { DraftUpload } from './DraftUpload';
 export { StripeEvent } from './StripeEvent';
 export { StripeRefund } from './StripeRefund';
 export { CreditPurchase } from './CreditPurchase';

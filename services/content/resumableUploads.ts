@@ -8,10 +8,15 @@
  * checksum, thumbnail, render row) and the tus copy is removed; the final PATCH answers the same JSON as the multipart
  * route. Only the user who created an upload can resume, inspect or cancel it. Unfinished uploads expire after
  * TUS_EXPIRATION_HOURS (24) and an hourly sweep removes their bytes.
+ *
+ * One account holds at most TUS_MAX_UNFINISHED_UPLOADS unfinished uploads declaring at most TUS_MAX_UNFINISHED_MB in
+ * total (services/content/uploadLimits.ts): the creation (POST) beyond them answers 429 (count) or 413 (bytes),
+ * checked and recorded in one transaction under the account's lock, so the limits hold across API processes. An
+ * upload stops counting once it completes, fails, is cancelled (DELETE) or expires.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
@@ -29,6 +34,8 @@ import { textInputProblem } from '../../domain/textInput';
 import { s3BackendFor } from '../../storage';
 import type { ContentServices } from './contentServices';
 import type { RenderUploadResult } from './renders';
+import { uploadsSweptTotal } from '../platform/metrics';
+import { lockAccountUploads, UPLOAD_LIMIT_MSG, uploadLimitReached } from './uploadLimits';
 
 export const TUS_PATH = '/api/uploads/tus';
 /** What the browser sends per PATCH (and the S3 store's part size): small enough to resend cheaply, at least S3's 5 MB. */
@@ -38,7 +45,7 @@ export const TUS_SWEEP_EVERY_MS = 60 * 60 * 1000;
 export const TUS_S3_BUCKET = 'uploads';
 
 export interface ResumableUploadDeps {
-  config: Pick<AppConfig, 'storageBackend' | 's3' | 'storageDir' | 'publicUrl'> & { tusExpirationHours?: number };
+  config: Pick<AppConfig, 'storageBackend' | 's3' | 'storageDir' | 'publicUrl' | 'tusMaxUnfinishedUploads' | 'tusMaxUnfinishedBytes'> & { tusExpirationHours?: number };
   knex: Knex;
   services: ContentServices;
   logger: Pick<Logger, 'warn' | 'info' | 'debug'>;
@@ -52,7 +59,7 @@ interface UploadRow {
   project_id: string;
   file_name: string;
   size: string | number;
-  status: 'uploading' | 'completed' | 'failed' | 'expired';
+  status: 'uploading' | 'completed' | 'failed' | 'expired' | 'cancelled';
 }
 
 /** A refusal in the tus server's own shape, with the API's JSON body. */
@@ -64,8 +71,10 @@ function megabytes(bytes: number): string {
   return (bytes / (1024 * 1024)).toFixed(2);
 }
 
-/** The signed-in user of each request the API hands to the tus server (set by api/routes/resumableUploads.ts). */
+/** The signed-in user of each request the API hands to the tus server (ResumableUploads.handle). */
 const requestUsers = new WeakMap<IncomingMessage, string>();
+/** The upload a creation request recorded, so a creation that fails after it does not keep counting. */
+const createdBy = new WeakMap<IncomingMessage, string>();
 
 function nodeRequestOf(req: unknown): IncomingMessage | undefined {
   const r = req as { runtime?: { node?: { req?: IncomingMessage } }; node?: { req?: IncomingMessage } };
@@ -111,9 +120,19 @@ export class ResumableUploads {
     });
   }
 
-  /** Lets the tus hooks know who sent `req` (the API's session guard has checked it). */
-  remember(req: IncomingMessage, userId: string): void {
+  /**
+   * Serves one tus request of `userId` (the API's session guard has checked the session). Afterwards a creation that
+   * failed once its row was recorded (the store could not create the upload) stops counting against the limits.
+   */
+  async handle(req: IncomingMessage, res: ServerResponse, userId: string): Promise<void> {
     requestUsers.set(req, userId);
+    await this.server.handle(req, res);
+    const { knex } = this.deps;
+    const created = createdBy.get(req);
+    if (req.method === 'POST' && created && res.statusCode >= 400) {
+      await knex('resumable_uploads').where({ id: created, status: 'uploading' }).update({ status: 'failed', error: `creation answered ${res.statusCode}`, finished_at: knex.fn.now() });
+      await this.removeData(created);
+    }
   }
 
   private userOf(req: unknown): string {
@@ -180,6 +199,11 @@ export class ResumableUploads {
     const row = await this.row(id);
     if (!row || row.user_id !== userId) throw refusal(404, 'Upload not found');
     if (row.status !== 'uploading') throw refusal(410, row.status === 'completed' ? 'This upload has already completed' : 'This upload is no longer available');
+    if (req.method === 'DELETE') {
+      // cancelled before the answer, so a creation right after it finds the slot free; the bytes go next (should
+      // that fail, the store's expiry removes them)
+      await this.deps.knex('resumable_uploads').where({ id, status: 'uploading' }).update({ status: 'cancelled', finished_at: this.deps.knex.fn.now() });
+    }
   }
 
   /** A new upload: the declared size, type and name, and the project, are checked before a byte is accepted. */
@@ -198,7 +222,33 @@ export class ResumableUploads {
     const declared = (meta.filetype ?? meta.type ?? '').toLowerCase();
     if (declared.startsWith('video/')) throw new DomainError(400, 'VIDEO_NOT_SUPPORTED', MSG.videoUploadsNotSupported);
     await this.deps.services.projects.findOwned(userId, projectId);
-    await this.deps.knex('resumable_uploads').insert({ id: upload.id, user_id: userId, project_id: projectId, file_name: fileName, size: upload.size });
+    await this.recordWithinLimits({ id: upload.id, user_id: userId, project_id: projectId, file_name: fileName, size: upload.size });
+    const node = nodeRequestOf(req);
+    if (node) createdBy.set(node, upload.id);
+  }
+
+  /**
+   * Records a new upload unless the account's unfinished ones are at TUS_MAX_UNFINISHED_UPLOADS (429) or would
+   * declare more than TUS_MAX_UNFINISHED_MB with it (413). Under the account's lock: concurrent creations, in this or
+   * another API process, are checked one after the other. Uploads past their expiry do not count (the sweep marks them).
+   */
+  private async recordWithinLimits(row: Omit<UploadRow, 'status'> & { size: number }): Promise<void> {
+    const { config } = this.deps;
+    const hours = config.tusExpirationHours ?? 24;
+    await this.deps.knex.transaction(async (trx) => {
+      await lockAccountUploads(trx, 'resumableUploads', row.user_id);
+      const held = (await trx('resumable_uploads')
+        .where({ user_id: row.user_id, status: 'uploading' })
+        .andWhere('created_at', '>', trx.raw("now() - ? * interval '1 millisecond'", [this.expirationMs]))
+        .first(trx.raw('count(*)::int as uploads'), trx.raw('coalesce(sum(size), 0)::bigint as bytes'))) as { uploads: number; bytes: string | number };
+      if (held.uploads >= config.tusMaxUnfinishedUploads) {
+        throw uploadLimitReached('tus_unfinished_uploads', 429, 'TOO_MANY_UNFINISHED_UPLOADS', UPLOAD_LIMIT_MSG.tusUploads(config.tusMaxUnfinishedUploads, hours));
+      }
+      if (Number(held.bytes) + row.size > config.tusMaxUnfinishedBytes) {
+        throw uploadLimitReached('tus_unfinished_bytes', 413, 'UNFINISHED_UPLOAD_BYTES', UPLOAD_LIMIT_MSG.tusBytes(config.tusMaxUnfinishedBytes, Number(held.bytes), row.size, hours));
+      }
+      await trx('resumable_uploads').insert(row);
+    });
   }
 
   /** The last byte arrived: the file goes through the render upload pipeline, then the tus copy is removed. */
@@ -234,10 +284,11 @@ export class ResumableUploads {
   /** Removes the bytes of unfinished uploads older than the expiry and marks their rows; returns how many went. */
   async sweepExpired(): Promise<number> {
     const removed = await this.server.cleanUpExpiredUploads();
-    await this.deps.knex('resumable_uploads')
+    const expired = await this.deps.knex('resumable_uploads')
       .where({ status: 'uploading' })
       .andWhere('created_at', '<', new Date(Date.now() - this.expirationMs))
       .update({ status: 'expired', finished_at: this.deps.knex.fn.now() });
+    uploadsSweptTotal.inc({ kind: 'tus' }, expired);
     return removed;
   }
 

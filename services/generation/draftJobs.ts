@@ -34,6 +34,7 @@ import type { Storage } from '../../storage';
 import { draftJobWorkflow } from '../../workflows/draftJob';
 import { jobSearchAttributes } from '../../workflows/searchAttributes';
 import { isOwnDraftFile, type DraftService } from './drafts';
+import type { DraftUploads } from './draftUploads';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -53,6 +54,8 @@ export interface DraftJobServiceDeps {
   knex: Knex;
   storage: Storage;
   drafts: DraftService;
+  /** Reference uploads a dispatch starts jobs with are registered through it (kept, no longer swept). */
+  draftUploads: DraftUploads;
   temporal: () => Promise<Client>;
   queues: { generation: string; media: string };
   logger?: Logger;
@@ -108,10 +111,19 @@ export class DraftJobService {
 
   /** A reference URL back to one of the user's own draft files that exists; anything else is refused. */
   async resolveOwnFile(userId: string, url: string): Promise<StoredFile> {
+    const file = this.ownFile(userId, url);
+    await this.assertExists(file);
+    return file;
+  }
+
+  private ownFile(userId: string, url: string): StoredFile {
     const file = this.deps.storage.urls.parse(url);
     if (!isOwnDraftFile(file, userId)) throw badRequest('REFERENCE_NOT_FOUND', ENHANCE_MSG.referenceNotFound);
-    if (!(await this.deps.storage.objects.stat(file.bucket, file.path))) throw badRequest('REFERENCE_NOT_FOUND', ENHANCE_MSG.referenceNotFound);
     return file;
+  }
+
+  private async assertExists(file: StoredFile): Promise<void> {
+    if (!(await this.deps.storage.objects.stat(file.bucket, file.path))) throw badRequest('REFERENCE_NOT_FOUND', ENHANCE_MSG.referenceNotFound);
   }
 
   async dispatch(userId: string, request: DispatchRequest): Promise<DispatchResponse> {
@@ -123,13 +135,21 @@ export class DraftJobService {
       if (!pinned) throw badRequest('SYNC_NEEDS_PINNED', ENHANCE_MSG.syncNeedsPinned);
       references = [(pinned.metadata as unknown as DraftImageMetadata).storage];
     } else {
-      references = await Promise.all(request.references.map((url) => this.resolveOwnFile(userId, url)));
+      references = request.references.map((url) => this.ownFile(userId, url));
     }
 
-    const client = await this.deps.temporal();
+    // waiting reference uploads are registered first (a sweep removing one is waited for), then every reference must
+    // still exist; when no job starts they wait again, so refused dispatches cannot keep uploads past their slots
+    const registered = await this.deps.draftUploads.registerReferences(userId, references);
     const results: DispatchResultItem[] = [];
-    for (const imageId of [...new Set(request.imageIds)]) {
-      results.push(await this.startOne(client, userId, draft.id, imageId, option, request.mode, prompt, references));
+    try {
+      for (const file of references) await this.assertExists(file);
+      const client = await this.deps.temporal();
+      for (const imageId of [...new Set(request.imageIds)]) {
+        results.push(await this.startOne(client, userId, draft.id, imageId, option, request.mode, prompt, references));
+      }
+    } finally {
+      if (!results.some((r) => r.ok)) await this.deps.draftUploads.unregister(registered);
     }
     const dispatched = results.filter((r) => r.ok).length;
     const failed = results.find((r) => !r.ok);

@@ -3,8 +3,9 @@
  * remove an image, restore a version, commit into a real project, delete. Every call is scoped to the owner
  * (another user's draft or image is simply not found). Files live in the `drafts` bucket under
  * `<userId>/<draftId>/`: uploads in `uploads/`, attachments in `references/`, a job's versions in `<imageId>/`.
+ * Uploads are counted and swept (./draftUploads.ts): one takes its slot before its bytes are stored and keeps its
+ * file only once add-images (or, for a reference, a dispatch) registers it.
  */
-import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
@@ -31,11 +32,13 @@ import type { IncomingFile, RenderUploadResult, RenderUploadService } from '../c
 import { ACCEPTED_TYPES_TEXT } from '../content/renders';
 import { removeStoredFiles } from '../content/storedFiles';
 import { UploadInspector } from '../content/uploadInspector';
+import { lockAccountUploads } from '../content/uploadLimits';
+import { uploadOutlastedSlot, type DraftUploads, type DraftUploadPurpose } from './draftUploads';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MULTIPART_ALLOWANCE_BYTES = 64 * 1024;
 
-export type DraftUploadPurpose = 'image' | 'reference';
+export type { DraftUploadPurpose } from './draftUploads';
 
 export interface DraftSummary {
   id: string;
@@ -98,6 +101,8 @@ export interface DraftServiceDeps {
   storage: Storage;
   projects: ProjectService;
   uploads: RenderUploadService;
+  /** The draft upload slots and their sweep. */
+  draftUploads: DraftUploads;
   logger?: Logger;
   /** Running jobs of a removed image or deleted draft are cancelled through it (best effort). */
   temporal?: () => Promise<Client>;
@@ -275,23 +280,34 @@ export class DraftService {
     }
   }
 
-  /** Before a byte is stored: the draft is the user's and active, and (for an image) not full yet. */
-  async checkUploadTarget(userId: string, draftId: string | undefined, purpose: DraftUploadPurpose): Promise<Draft> {
+  /**
+   * Before a byte is stored: the draft is the user's and active, and the upload gets a slot of its limits (a full
+   * draft: 409 DRAFT_IMAGE_LIMIT; see ./draftUploads.ts). Returns the slot's id.
+   */
+  private async takeUploadSlot(userId: string, draftId: string | undefined, purpose: DraftUploadPurpose): Promise<string> {
     if (!draftId) throw new DomainError(400, 'DRAFT_REQUIRED', ENHANCE_MSG.openDraftFirst);
-    const draft = await this.findOwned(userId, draftId, undefined, { activeOnly: true });
-    if (purpose === 'image') {
-      const count = await this.imageCount(this.deps.knex, draft.id);
-      if (count >= DRAFT_LIMITS.maxImagesPerDraft) throw limitReached();
-    }
-    return draft;
+    return this.deps.knex.transaction(async (trx) => {
+      const draft = await this.findOwned(userId, draftId, trx, { activeOnly: true });
+      return this.deps.draftUploads.reserve(trx, userId, draft.id, purpose);
+    });
   }
 
   /**
    * Streams one image into the draft's folder, typed by its first bytes (JPEG, PNG, GIF, WebP) and counted against
-   * the upload limit, then checks sharp can read it. Not yet an image of the draft: add-images registers it.
+   * the upload limit, then checks sharp can read it. Not yet an image of the draft: add-images registers it (a
+   * reference: a dispatch that uses it); until then it holds a slot, and the sweep removes it when it waits too long.
    */
   async upload(userId: string, draftId: string, purpose: DraftUploadPurpose, incoming: IncomingFile): Promise<DraftUploadResult> {
-    await this.checkUploadTarget(userId, draftId, purpose);
+    const slot = await this.takeUploadSlot(userId, draftId, purpose);
+    try {
+      return await this.storeUpload(userId, draftId, purpose, incoming, slot);
+    } catch (err) {
+      await this.deps.draftUploads.release(slot).catch((cleanup: unknown) => this.deps.logger?.warn({ err: cleanup, uploadId: slot }, 'could not give back a draft upload slot'));
+      throw err;
+    }
+  }
+
+  private async storeUpload(userId: string, draftId: string, purpose: DraftUploadPurpose, incoming: IncomingFile, slot: string): Promise<DraftUploadResult> {
     const inspector = new UploadInspector({
       maxBytes: this.maxBytes,
       accept: (kind) => {
@@ -306,10 +322,15 @@ export class DraftService {
     const kind = await inspector.detected;
     if (kind.kind !== 'image') throw new Error('unreachable: refused kinds fail the inspector');
     const folder = purpose === 'image' ? 'uploads' : 'references';
-    const file: StoredFile = { bucket: DRAFTS_BUCKET, path: `${draftFolder(userId, draftId)}/${folder}/${randomUUID()}.${kind.extension}` };
+    const file: StoredFile = { bucket: DRAFTS_BUCKET, path: `${draftFolder(userId, draftId)}/${folder}/${slot}.${kind.extension}` };
+    if (!(await this.deps.draftUploads.placed(slot, file.path))) {
+      inspector.destroy();
+      throw uploadOutlastedSlot();
+    }
     await this.deps.storage.objects.put(DRAFTS_BUCKET, file.path, inspector);
     try {
       const size = await this.readableImage(file, kind.mime, incoming.fileName);
+      if (!(await this.deps.draftUploads.stored(slot, inspector.size))) throw uploadOutlastedSlot();
       return {
         success: true,
         url: this.deps.storage.urls.sign(DRAFTS_BUCKET, file.path),
@@ -320,6 +341,12 @@ export class DraftService {
       await removeStoredFiles(this.deps.storage.objects, [file], this.deps.logger);
       throw err;
     }
+  }
+
+  /** Removes a stored upload the request did not keep (a later form field was refused), and its slot. */
+  async discardUpload(stored: DraftUploadResult): Promise<void> {
+    await removeStoredFiles(this.deps.storage.objects, [{ bucket: stored.storage.bucket, path: stored.storage.path }], this.deps.logger);
+    await this.deps.draftUploads.releaseFile(stored.storage).catch((err: unknown) => this.deps.logger?.warn({ err }, 'could not give back a draft upload slot'));
   }
 
   private async readableImage(file: StoredFile, mime: string, fileName: string): Promise<{ width: number; height: number }> {
@@ -336,11 +363,6 @@ export class DraftService {
     }
   }
 
-  private async imageCount(db: Knex | Knex.Transaction, draftId: string): Promise<number> {
-    const row = (await db('draft_images').where({ draft_id: draftId }).count<{ count: string }[]>('id as count'))[0];
-    return Number(row?.count ?? 0);
-  }
-
   /**
    * Registers uploaded files as the draft's images, all or none: each `source_url` must be an upload of this draft
    * (signed or not) not yet registered, and the draft may hold at most 4 images. The first version of each image is
@@ -349,6 +371,8 @@ export class DraftService {
   async addImages(userId: string, draftId: string, images: NewDraftImage[]): Promise<DraftImageView[]> {
     if (images.length === 0) throw new DomainError(400, 'VALIDATION_ERROR', 'images must list at least one image');
     const ids = await this.deps.knex.transaction(async (trx) => {
+      // the account's upload lock first, as an upload taking a slot does: the draft's count cannot move meanwhile
+      await lockAccountUploads(trx, 'draftUploads', userId);
       const draft = await this.findOwned(userId, draftId, trx, { activeOnly: true, forUpdate: true });
       const existing = await DraftImage.query(trx).where({ draft_id: draft.id }).select('id', 'source_url', 'order_index');
       if (existing.length + images.length > DRAFT_LIMITS.maxImagesPerDraft) throw limitReached();
@@ -366,6 +390,8 @@ export class DraftService {
         }
         paths.add(file.path);
       }
+      // the uploads become images (kept); one the sweep is removing is waited for, then found gone by the stat below
+      await this.deps.draftUploads.registerImages(trx, draft.id, [...paths]);
       let nextIndex = existing.reduce((max, e) => Math.max(max, e.orderIndex + 1), 0);
       const inserted: string[] = [];
       for (const [i, image] of images.entries()) {
@@ -414,6 +440,7 @@ export class DraftService {
     for (const version of metadata.history ?? []) files.set(version.storage.path, version.storage);
     if (metadata.storage) files.set(metadata.storage.path, metadata.storage);
     await removeStoredFiles(this.deps.storage.objects, [...files.values()], this.deps.logger);
+    await this.deps.draftUploads.forget(draftId, [...files.keys()]);
   }
 
   /** Makes a version of the image's history current again (undo and redo swap the two newest). */

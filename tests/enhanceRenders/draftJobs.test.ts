@@ -6,6 +6,9 @@
  */
 import sharp from 'sharp';
 import { draftJobWorkflowId } from '../../domain/enhanceRenders';
+import { loadConfig } from '../../config/env';
+import { DraftUploads } from '../../services/generation/draftUploads';
+import { createStorage } from '../../storage';
 import { closeTestKnex } from '../support/db';
 import { request } from '../support/http';
 import type { TestUser } from '../support/accounts';
@@ -297,6 +300,37 @@ describe('draft jobs', () => {
     });
     await h.knex('draft_jobs').where({ workflow_id: `draft-job-held-${imageId}` }).update({ status: 'failed' });
     await waitForJobs(h.baseUrl, user, draftId);
+  });
+
+  it('keeps a reference upload once a dispatch starts a job with it; a dispatch that starts none leaves it waiting, and the sweep removes what waits', async () => {
+    const draftId = await createDraft(h.baseUrl, user);
+    const imageId = await addImage(h.baseUrl, user, draftId);
+    const used = await reference(draftId, { r: 200, g: 20, b: 20 });
+    const unused = await reference(draftId, { r: 20, g: 200, b: 20 });
+    const storage = createStorage(loadConfig());
+    const rowOf = async (url: string) => h.knex('draft_uploads').where({ path: storage.urls.parse(url)?.path ?? '' }).first('registered_at');
+    const waiting = async () => (await h.knex('draft_uploads').where({ draft_id: draftId, purpose: 'reference' }).whereNull('registered_at')).length;
+    expect(await waiting()).toBe(2);
+
+    // no job starts (the image is not in the draft): the reference still waits
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    const none = await dispatch(h.baseUrl, user, { draftId, imageIds: [unknown], modelId: 'nano-banana-edit', mode: 'edit_render', prompt: 'red roof', references: [used] });
+    expect(none.body).toMatchObject({ success: false, dispatched: 0 });
+    expect(await waiting()).toBe(2);
+
+    await runAndWait(draftId, { imageIds: [imageId], modelId: 'nano-banana-edit', mode: 'edit_render', prompt: 'red roof', references: [used] });
+    expect(await rowOf(used)).toEqual({ registered_at: expect.any(Date) });
+    expect(await rowOf(unused)).toEqual({ registered_at: null });
+
+    // past DRAFT_UPLOAD_MAX_AGE_MINUTES the unused one goes (row and file); the used one stays with the draft
+    await h.knex('draft_uploads').where({ draft_id: draftId }).update({ created_at: h.knex.raw("now() - interval '2 hours'") });
+    await new DraftUploads({ knex: h.knex, storage, limits: { maxAgeMinutes: 30, waitingPerAccount: 20 } }).sweepUnregistered();
+    const left = (await storage.objects.list('drafts', `${user.id}/${draftId}/references`)).map((o) => o.path);
+    expect(left).toEqual([(await h.knex('draft_uploads').where({ draft_id: draftId, purpose: 'reference' }).first('path')).path]);
+    expect(await rowOf(unused)).toBeUndefined();
+    const late = await dispatch(h.baseUrl, user, { draftId, imageIds: [imageId], modelId: 'nano-banana-edit', mode: 'edit_render', prompt: 'blue roof', references: [unused] });
+    expect([late.status, late.body.error]).toEqual([400, 'A reference image was not found. Attach it again.']);
+    await runAndWait(draftId, { imageIds: [imageId], modelId: 'nano-banana-edit', mode: 'edit_render', prompt: 'green roof', references: [used] });
   });
 
   it('fails a job the model refuses: the image keeps its version, the job records why', async () => {

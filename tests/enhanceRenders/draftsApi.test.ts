@@ -190,17 +190,21 @@ describe('drafts', () => {
     expect(Buffer.from(await file.arrayBuffer()).subarray(1, 4).toString()).toBe('PNG');
   });
 
-  it('holds at most 4 images per draft, on add-images and on upload, with the spec text', async () => {
+  it('holds at most 4 images per draft, counting uploads not yet added, on add-images and on upload, with the spec text', async () => {
     const draftId = await createDraft(baseUrl, owner);
     const uploads = [];
-    for (let i = 0; i < 5; i += 1) uploads.push(await uploadFile(baseUrl, owner, draftId, await renderPng(120 + i, 90)));
-    const five = await request(baseUrl, '/api/enhance-set/drafts/add-images', { token: owner.token, json: { draftId, images: uploads.map((u) => ({ source_url: u.body.url })) } });
+    for (let i = 0; i < 4; i += 1) uploads.push(await uploadFile(baseUrl, owner, draftId, await renderPng(120 + i, 90)));
+    expect(uploads.map((u) => u.status)).toEqual([200, 200, 200, 200]);
+    // four uploads waiting to be added already fill the draft: a fifth is refused, as a full draft is
+    const early = await uploadFile(baseUrl, owner, draftId, await renderPng(125, 90));
+    expect([early.status, early.body.error, early.body.code]).toEqual([409, 'Limit reached: maximum 4 images per draft', 'DRAFT_IMAGE_LIMIT']);
+    const five = await request(baseUrl, '/api/enhance-set/drafts/add-images', { token: owner.token, json: { draftId, images: [...uploads, uploads[0]].map((u) => ({ source_url: u.body.url })) } });
     expect([five.status, five.body.error]).toEqual([400, 'Limit reached: maximum 4 images per draft']);
     expect((await getDraft(baseUrl, owner, draftId)).body.images).toHaveLength(0);
-    const four = await request(baseUrl, '/api/enhance-set/drafts/add-images', { token: owner.token, json: { draftId, images: uploads.slice(0, 4).map((u) => ({ source_url: u.body.url })) } });
+    const four = await request(baseUrl, '/api/enhance-set/drafts/add-images', { token: owner.token, json: { draftId, images: uploads.map((u) => ({ source_url: u.body.url })) } });
     expect(four.status).toBe(200);
     expect(four.body.images.map((i: { order_index: number }) => i.order_index)).toEqual([0, 1, 2, 3]);
-    const fifth = await request(baseUrl, '/api/enhance-set/drafts/add-images', { token: owner.token, json: { draftId, images: [{ source_url: uploads[4].body.url }] } });
+    const fifth = await request(baseUrl, '/api/enhance-set/drafts/add-images', { token: owner.token, json: { draftId, images: [{ source_url: uploads[0].body.url }] } });
     // a full draft: 409 DRAFT_IMAGE_LIMIT, as the API document says (five in one request above is a bad request)
     expect([fifth.status, fifth.body.error, fifth.body.code]).toEqual([409, 'Limit reached: maximum 4 images per draft', 'DRAFT_IMAGE_LIMIT']);
     const upload = await uploadFile(baseUrl, owner, draftId, await renderPng());

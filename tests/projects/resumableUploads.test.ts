@@ -10,6 +10,7 @@ import { ResumableUploads } from '../../services/content/resumableUploads';
 import { BackgroundWork, type AppDeps } from '../../api/deps';
 import { resumableUploadsFor } from '../../api/routes/resumableUploads';
 import { MAX_UPLOAD_BYTES } from '../../domain/constants';
+import { uploadLimitRefusalsTotal } from '../../services/platform/metrics';
 import { createProject, fetchBytes, mp4Bytes, newUser, noiseImage, pngBytes, startProjectsApp } from './fixtures';
 
 let server: TestServer;
@@ -251,5 +252,95 @@ describe('resumable render uploads (tus at /api/uploads/tus)', () => {
     resumableUploadsFor({ config, knex: testKnex(), logger, background } as AppDeps);
     await background.close();
     expect(await status(quiet)).toBe('expired');
+  });
+});
+
+describe('limits on unfinished resumable uploads per account', () => {
+  const limits = { tusMaxUnfinishedUploads: 3, tusMaxUnfinishedBytes: 1024 * 1024 };
+  let first: TestServer;
+  let second: TestServer;
+  let user: TestUser;
+  let project: string;
+
+  beforeAll(async () => {
+    // two API processes (apps) over the same database and storage: the limits are the account's, not a process's
+    first = (await startProjectsApp(limits)).server;
+    second = (await startProjectsApp(limits)).server;
+    user = await newUser(first.baseUrl);
+    project = (await createProject(first.baseUrl, user, 'Limits')).id;
+  });
+
+  afterAll(async () => {
+    await Promise.all([first.close(), second.close()]);
+  });
+
+  const create = async (via: TestServer, who: TestUser, size: number, name = 'r.png') => {
+    const res = await fetch(`${via.baseUrl}/api/uploads/tus`, {
+      method: 'POST',
+      headers: { ...TUS, authorization: `Bearer ${who.token}`, 'upload-length': String(size), 'upload-metadata': metadata({ projectId: project, filename: name, filetype: 'image/png' }) },
+    });
+    const text = await res.text();
+    return { status: res.status, location: res.headers.get('location'), body: text ? (JSON.parse(text) as { error?: string; code?: string }) : {} };
+  };
+  const cancel = async (who: TestUser, location: string) => (await fetch(`${first.baseUrl}${location}`, { method: 'DELETE', headers: { ...TUS, authorization: `Bearer ${who.token}` } })).status;
+  const unfinished = async (who: TestUser) => (await testKnex()('resumable_uploads').where({ user_id: who.id, status: 'uploading' })).length;
+  const refusals = async (limit: string) => (await uploadLimitRefusalsTotal.get()).values.find((v) => v.labels.limit === limit)?.value ?? 0;
+  const cancelAll = async (who: TestUser) => {
+    const rows = (await testKnex()('resumable_uploads').where({ user_id: who.id, status: 'uploading' }).select('id')) as Array<{ id: string }>;
+    for (const { id } of rows) expect(await cancel(who, `/api/uploads/tus/${id}`)).toBe(204);
+  };
+
+  it('concurrent creations through two API processes never pass the count: the rest answer 429 naming the limit', async () => {
+    const before = await refusals('tus_unfinished_uploads');
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => create(i % 2 ? second : first, user, 1000, `c${i}.png`)));
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(3);
+    const refused = answers.filter((a) => a.status !== 201);
+    expect(refused.map((a) => [a.status, a.body.code])).toEqual(Array(9).fill([429, 'TOO_MANY_UNFINISHED_UPLOADS']));
+    expect(refused[0].body.error).toBe('Too many unfinished uploads: at most 3 at once. Finish or cancel one before starting another (an unfinished upload is removed 24 hours after it starts).');
+    expect(await unfinished(user)).toBe(3);
+    expect((await refusals('tus_unfinished_uploads')) - before).toBe(9);
+    // another account is not held up
+    const other = await newUser(first.baseUrl);
+    const own = (await createProject(first.baseUrl, other, 'Other')).id;
+    const res = await fetch(`${first.baseUrl}/api/uploads/tus`, {
+      method: 'POST',
+      headers: { ...TUS, authorization: `Bearer ${other.token}`, 'upload-length': '1000', 'upload-metadata': metadata({ projectId: own, filename: 'o.png', filetype: 'image/png' }) },
+    });
+    expect(res.status).toBe(201);
+    await cancelAll(user);
+  });
+
+  it('a cancelled, completed or expired upload stops counting at once', async () => {
+    const held = [];
+    for (let i = 0; i < 3; i += 1) held.push(await create(first, user, 1000, `h${i}.png`));
+    expect(held.map((h) => h.status)).toEqual([201, 201, 201]);
+    expect((await create(first, user, 1000)).status).toBe(429);
+    // cancelled (tus DELETE)
+    expect(await cancel(user, held[0].location as string)).toBe(204);
+    expect(await testKnex()('resumable_uploads').where({ id: (held[0].location as string).split('/').pop() }).first()).toMatchObject({ status: 'cancelled' });
+    const bytes = await pngBytes(120, 80, 21);
+    const replacement = await create(first, user, bytes.length, 'done.png');
+    expect(replacement.status).toBe(201);
+    expect((await create(first, user, 1000)).status).toBe(429);
+    // completed
+    expect((await patch(user, replacement.location as string, 0, bytes)).status).toBe(200);
+    expect((await create(second, user, 1000)).status).toBe(201);
+    // expired: past TUS_EXPIRATION_HOURS an unfinished upload no longer counts, even before the sweep marks it
+    await testKnex()('resumable_uploads').where({ id: (held[1].location as string).split('/').pop() }).update({ created_at: new Date(Date.now() - 25 * 3600 * 1000) });
+    expect((await create(second, user, 1000)).status).toBe(201);
+    expect((await create(second, user, 1000)).status).toBe(429);
+    await cancelAll(user);
+  });
+
+  it('the declared bytes of unfinished uploads stay within TUS_MAX_UNFINISHED_MB: beyond, creation answers 413 naming the limit', async () => {
+    const before = await refusals('tus_unfinished_bytes');
+    expect((await create(first, user, 600 * 1024)).status).toBe(201);
+    const over = await create(second, user, 500 * 1024);
+    expect([over.status, over.body.code]).toEqual([413, 'UNFINISHED_UPLOAD_BYTES']);
+    expect(over.body.error).toBe('Unfinished uploads may hold at most 1.00MB at once: 0.59MB are in unfinished uploads and this file is 0.49MB. Finish or cancel one first (an unfinished upload is removed 24 hours after it starts).');
+    expect((await refusals('tus_unfinished_bytes')) - before).toBe(1);
+    expect((await create(second, user, 400 * 1024)).status).toBe(201);
+    expect(await unfinished(user)).toBe(2);
+    await cancelAll(user);
   });
 });
