@@ -2,7 +2,8 @@ import os from 'node:os';
 import { CREDIT_PACKAGES } from '../domain/constants';
 /**
  * All configuration comes from the environment, with the documented defaults below.
- * docs/configuration.md lists every variable; keep the two in step.
+ * config/variables.ts lists every variable with its default and meaning (docs/configuration.md is generated from it
+ * by `npm run docs:config`); a variable read here and missing there fails tests/docs/configuration.test.ts.
  */
 export interface AppConfig {
   nodeEnv: string;

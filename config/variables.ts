@@ -216,6 +216,24 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
     ],
   },
   {
+    title: 'Live updates',
+    intro: 'The Server-Sent Events stream `GET /api/events` (api/routes/events.ts).',
+    variables: [
+      {
+        names: ['EVENT_STREAMS_PER_ACCOUNT'],
+        default: '`8`',
+        meaning: 'event streams one account may have open at once over all API processes; the next answers 429',
+        loaded: { value: (c) => c.eventStreamsPerAccount, is: 8 },
+      },
+      {
+        names: ['EVENT_STREAM_MAX_QUEUED_BYTES'],
+        default: '`1048576` (1 MiB)',
+        meaning: 'bytes an event stream may have waiting for a reader that stops reading; past them the stream is dropped (it resumes from its `Last-Event-ID`)',
+        loaded: { value: (c) => c.eventStreamMaxQueuedBytes, is: 1024 * 1024 },
+      },
+    ],
+  },
+  {
     title: 'Secrets and access',
     intro: 'How to rotate each secret: [Operations](operations.md#secret-rotation); the model: [Security](security.md).',
     variables: [
