@@ -1,9 +1,10 @@
 /**
  * Enhance Renders (Beta) in the browser, as a user works with it at desktop and phone sizes: the access code (a wrong
- * one does nothing visible), the intro tour, a new draft, two renders uploaded (a large one compressed in the
- * browser first), an edit run on the local provider, the history dialog, an undo, the local draft state kept
+ * one does nothing visible), the intro tour, a new draft, two renders uploaded (a large one kept byte for byte, with
+ * the prompt bar's note that the models work on a smaller copy of it), an edit run on the local provider, the history dialog, an undo, the local draft state kept
  * across a reload, and the draft moved to projects with its renders in the library.
  */
+import { createHash } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import sharp from 'sharp';
 import { createActivities } from '../../activities';
@@ -17,7 +18,7 @@ import { startBrowserApp, useSession, type BrowserApp } from '../support/browser
 import { closeTestKnex, testKnex } from '../support/db';
 import { houseStill, streetStill } from '../support/stills';
 import { startWorkers, uniqueQueues, type RunningWorkers } from '../imageEdit/harness';
-import { ACCESS_CODE, getDraft } from '../enhanceRenders/support';
+import { ACCESS_CODE, download, getDraft } from '../enhanceRenders/support';
 
 let app: BrowserApp;
 let workers: RunningWorkers;
@@ -47,9 +48,12 @@ async function noHorizontalScroll(page: Page): Promise<void> {
   expect(scrollWidth).toBeLessThanOrEqual(clientWidth);
 }
 
-/** A PNG of noise over the house drawing, over the 4,718,592-byte compression threshold. */
+/**
+ * A PNG of noise over the house drawing: over the spec's 4,718,592-byte compression threshold, and wider than the
+ * 4096 px the draft models work at.
+ */
 async function largeRender(): Promise<Buffer> {
-  const width = 2400;
+  const width = 4800;
   const height = 1800;
   const noise = Buffer.alloc(width * height * 3);
   // xorshift32: grain PNG cannot squeeze
@@ -65,6 +69,10 @@ async function largeRender(): Promise<Buffer> {
     .composite([{ input: grain, blend: 'overlay' }])
     .png({ compressionLevel: 1 })
     .toBuffer();
+}
+
+function sha256(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
 }
 
 /** The page's localStorage entry `key`, read from outside the page. */
@@ -156,14 +164,10 @@ describe.each(SIZES)('Enhance Renders at $width x $height', ({ name, width, heig
       const draftId = new URL(page.url()).searchParams.get('draft');
       expect(draftId).toMatch(/^[0-9a-f-]{36}$/);
 
-      // ---- two renders; the large one (over 4,718,592 bytes) is compressed to 1920 px first
+      // ---- two renders; the large one (over 4,718,592 bytes, 4800 px wide) goes up and is kept exactly as it was
       const large = await largeRender();
       expect(large.length).toBeGreaterThanOrEqual(4_718_592);
       const small = await streetStill(960, 540).png().toBuffer();
-      const uploadBody: number[] = [];
-      page.on('request', (req) => {
-        if (req.url().endsWith('/api/enhance-set/drafts/upload')) uploadBody.push(req.postDataBuffer()?.length ?? 0);
-      });
       await page.getByLabel('Upload renders to this draft').setInputFiles([
         { name: 'tower-large.png', mimeType: 'image/png', buffer: large },
         { name: 'street.png', mimeType: 'image/png', buffer: small },
@@ -172,12 +176,15 @@ describe.each(SIZES)('Enhance Renders at $width x $height', ({ name, width, heig
       const grid = page.getByRole('list', { name: 'Draft images' });
       await grid.getByRole('listitem').nth(1).waitFor();
       expect(await grid.getByRole('listitem').count()).toBe(2);
-      expect(uploadBody.every((bytes) => bytes < 4 * 1024 * 1024 + 64 * 1024)).toBe(true);
       const uploaded = await getDraft(app.baseUrl, user, draftId!);
-      const largeImage = uploaded.body.images.find((i) => i.name.startsWith('tower-large'))!;
+      const largeImage = uploaded.body.images.find((i) => i.name === 'tower-large.png')!;
       const streetImage = uploaded.body.images.find((i) => i.name === 'street.png')!;
-      expect(Math.max(largeImage.metadata.width, largeImage.metadata.height)).toBe(1920);
+      expect([largeImage.metadata.width, largeImage.metadata.height]).toEqual([4800, 1800]);
+      // stored as it was picked, not a browser-made copy
+      expect(sha256(await download(app.baseUrl, largeImage.metadata.history[0].signed_url))).toBe(sha256(large));
       expect(streetImage.metadata.width).toBe(960);
+      // the models work on a copy of at most 4096 px: said near Run
+      await page.getByRole('form', { name: 'Prompt bar' }).getByText('Images over 4096 px are worked on as a 4096 px copy; your uploads stay as they are.').waitFor();
       await noHorizontalScroll(page);
       expect(await seriousAxeFindings(page)).toEqual([]);
       await app.screenshot(`enhance-${name}-uploaded`, page);
@@ -307,6 +314,10 @@ describe.each(SIZES)('Enhance Renders at $width x $height', ({ name, width, heig
       await page.getByRole('button', { name: /^Open render tower-large/ }).waitFor();
       await noHorizontalScroll(page);
       await app.screenshot(`enhance-${name}-library`, page);
+      // the moved render is the upload itself: its real size in the item dialog
+      await page.getByRole('button', { name: /^Open render tower-large/ }).click();
+      await page.getByRole('dialog').getByText(`4800 × 1800 · ${(large.length / (1024 * 1024)).toFixed(1)} MB`).waitFor();
+      expect(await seriousAxeFindings(page)).toEqual([]);
       expect(pageErrors).toEqual([]);
     } finally {
       await context.close();
