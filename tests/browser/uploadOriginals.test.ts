@@ -1,0 +1,103 @@
+/**
+ * Project uploads keep the original (docs/architecture.md "Originals"), in the browser at desktop and phone sizes: a
+ * PNG and a GIF between 4 and 4.5 MB (the specs redrew both as JPEGs) and a 6000x4000 JPEG over 4.5 MB (the specs
+ * shrank it to 2048 px and, as it could not pass their 4.5 MB route, it went by their JPG/PNG-only path) are stored
+ * with the bytes that were picked, and the item dialog shows each one's real dimensions and size.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import sharp from 'sharp';
+import { createTestUser, type TestUser } from '../support/accounts';
+import { seriousAxeFindings } from '../support/axe';
+import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
+import { closeTestKnex, testKnex } from '../support/db';
+import { createProject } from '../projects/fixtures';
+import { download } from '../enhanceRenders/support';
+
+const SPEC_TRIGGER = 4 * 1024 * 1024;
+const SPEC_ROUTE_LIMIT = 4718592;
+
+let app: BrowserApp;
+let user: TestUser;
+let files: Array<{ name: string; mimeType: string; buffer: Buffer; width: number; height: number }>;
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+
+beforeAll(async () => {
+  app = await startBrowserApp({ viewport: { width: 1440, height: 900 } });
+  user = await createTestUser(app.baseUrl, { name: 'Orig Inal' });
+  await useSession(app, user.token);
+  // random pixels do not compress: sizes follow the pixel counts
+  const png = await sharp(randomBytes(1150 * 1200 * 3), { raw: { width: 1150, height: 1200, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer();
+  const gif = await sharp(randomBytes(2000 * 1700), { raw: { width: 2000, height: 1700, channels: 1 } }).gif({ effort: 1, dither: 0 }).toBuffer();
+  const jpeg = await sharp({ create: { width: 6000, height: 4000, channels: 3, background: { r: 150, g: 160, b: 175 }, noise: { type: 'gaussian', mean: 128, sigma: 20 } } })
+    .jpeg({ quality: 85 })
+    .toBuffer();
+  files = [
+    { name: 'between.png', mimeType: 'image/png', buffer: png, width: 1150, height: 1200 },
+    { name: 'animated.gif', mimeType: 'image/gif', buffer: gif, width: 2000, height: 1700 },
+    { name: 'tower.jpg', mimeType: 'image/jpeg', buffer: jpeg, width: 6000, height: 4000 },
+  ];
+}, 120_000);
+
+afterAll(async () => {
+  await app?.close();
+  await closeTestKnex();
+});
+
+describe('project uploads keep the original', () => {
+  it('made files the specs would have compressed', () => {
+    for (const file of files.slice(0, 2)) {
+      expect(file.buffer.length).toBeGreaterThan(SPEC_TRIGGER);
+      expect(file.buffer.length).toBeLessThan(SPEC_ROUTE_LIMIT);
+    }
+    expect(files[2].buffer.length).toBeGreaterThan(SPEC_ROUTE_LIMIT);
+  });
+
+  for (const [size, viewport] of [
+    ['1440 x 900', { width: 1440, height: 900 }],
+    ['390 x 844', { width: 390, height: 844 }],
+  ] as const) {
+    it(`stores the picked bytes and shows the real size in the item dialog at ${size}`, async () => {
+      const { page } = app;
+      await page.setViewportSize(viewport);
+      const projectName = `Originals ${viewport.width}`;
+      const project = await createProject(app.baseUrl, user, projectName);
+      await page.goto(`/?project=${project.id}`);
+      await page.getByRole('heading', { name: projectName, level: 1 }).waitFor();
+      await page.locator('input[type="file"]').setInputFiles(files.map(({ name, mimeType, buffer }) => ({ name, mimeType, buffer })));
+      await page.getByText('3 files uploaded successfully!').waitFor({ timeout: 90_000 });
+
+      const rows = (await testKnex()('renders').where({ project_id: project.id }).select('id', 'file_name', 'file_size', 'storage_mime', 'checksum', 'width', 'height')) as Array<{
+        file_name: string;
+        file_size: string;
+        storage_mime: string;
+        checksum: string;
+        width: number;
+        height: number;
+      }>;
+      expect(rows).toHaveLength(3);
+      for (const file of files) {
+        const row = rows.find((r) => r.file_name === file.name);
+        expect(row).toMatchObject({ storage_mime: file.mimeType, checksum: sha256(file.buffer), width: file.width, height: file.height });
+        expect(Number(row?.file_size)).toBe(file.buffer.length);
+      }
+
+      for (const file of files) {
+        await page.getByRole('button', { name: `Open render ${file.name}` }).click();
+        const dialog = page.getByRole('dialog', { name: file.name });
+        await dialog.getByText(`${file.width} × ${file.height} · ${megabytes(file.buffer.length)}`).waitFor();
+        // what the dialog shows is the stored file itself
+        const shown = (await dialog.getByRole('img', { name: file.name }).getAttribute('src')) as string;
+        expect(sha256(await download(app.baseUrl, shown))).toBe(sha256(file.buffer));
+        if (file.name === 'tower.jpg') {
+          expect(await seriousAxeFindings(page)).toEqual([]);
+          await app.screenshot(`upload-originals-dialog-${viewport.width}`);
+        }
+        await page.keyboard.press('Escape');
+        await dialog.waitFor({ state: 'detached' });
+      }
+      expect(app.pageErrors).toEqual([]);
+    }, 150_000);
+  }
+});
