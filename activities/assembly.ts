@@ -27,6 +27,7 @@ import { DomainError } from '../domain/errors';
 import type { RealtimeEvent } from '../domain/events';
 import { assemblyProgressSignal } from '../domain/workflowContracts/assembly';
 import { probeVideo } from '../providers/media/ffmpeg';
+import { resetChatAfterAssembly } from '../services/generation/aestheticChat';
 import { assertAssemblyMayStart, assertPlatformFits, loadSelectedClips, timelineFor } from '../services/generation/assemblyClips';
 import { publishEvent, publishEventQuietly } from '../services/platform/events';
 import { ObjectExistsError, fileUrl, parseFileUrl, type Bucket, type LocalFile } from '../storage';
@@ -149,7 +150,11 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
         .whereIn('status', ASSEMBLY_ACTIVE_STATUSES)
         .update({ ...patch, updated_at: trx.fn.now() })
         .returning(JOB_EVENT_COLUMNS);
-      for (const row of rows) await publishEvent(trx, row.user_id, assemblyJobEvent(row));
+      for (const row of rows) {
+        // a completed assembly used up its clips: the project's chat forgets the selection and what was written for it
+        if (patch.status === 'completed') await resetChatAfterAssembly(trx, row.user_id, row.project_id, new Date());
+        await publishEvent(trx, row.user_id, assemblyJobEvent(row));
+      }
     });
   };
 

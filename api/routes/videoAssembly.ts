@@ -84,6 +84,10 @@ const chatBody = z.object({
   aspect_ratio: singleLine(z.string(), 'aspect_ratio').max(16).nullable().optional(),
 });
 
+const chatSelectionBody = z.object({
+  selected_clips: z.array(z.union([id('selected_clips[]'), z.object({ id: id('selected_clips[].id') }).passthrough()]), { error: 'selected_clips must be a list of clip ids' }).max(LIST_MAX),
+});
+
 /** The play order: clipOrder over the content items (items it leaves out follow in their own order). */
 function orderedClipIds(items: Array<{ id: string; type?: string }>, clipOrder: string[] | null | undefined): string[] {
   const notClip = items.find((item) => item.type !== undefined && item.type !== 'clip');
@@ -116,7 +120,7 @@ export function videoAssemblyRouter(deps: AppDeps): Router {
   const signedIn = requireAuth(deps, { unauthenticatedMessage: ASSEMBLY_MSG.authRequired });
 
   /** The user's approved clips for assembly (not in the spec's call list; what the clip selector shows). */
-  const doc = (method: 'get' | 'post', path: string, summary: string, rest: Partial<RouteDoc> & Pick<RouteDoc, 'responses'>) =>
+  const doc = (method: 'get' | 'post' | 'put', path: string, summary: string, rest: Partial<RouteDoc> & Pick<RouteDoc, 'responses'>) =>
     describeRoute(router, { method, path, summary, tag: 'Assembly', access: 'session', ...rest, responses: { ...assemblyRefusals, ...rest.responses } });
 
   doc('get', '/api/video-assembly/clips', "The user's approved clips for assembly, optionally of one orientation", {
@@ -186,6 +190,16 @@ export function videoAssemblyRouter(deps: AppDeps): Router {
       error: null,
       ...(await chat.post(currentUser(ctx).id, ctx.params.id, { message: body.message, selectedClipIds: selected, aspectRatio: body.aspect_ratio ?? null })),
     };
+  });
+
+  doc('put', '/api/projects/:id/aesthetic/clips', "Tell the project's editing chat the current clip selection (no message): its readiness and suggested order follow", {
+    body: chatSelectionBody,
+    responses: { 200: chatState },
+  });
+  router.put('/api/projects/:id/aesthetic/clips', requireAuth(deps), async (ctx) => {
+    const body = parseBody(ctx, chatSelectionBody);
+    const selected = body.selected_clips.map((c) => (typeof c === 'string' ? c : c.id));
+    ctx.body = { success: true, error: null, ...(await chat.syncSelection(currentUser(ctx).id, ctx.params.id, { selectedClipIds: selected })) };
   });
 
   return router;

@@ -87,6 +87,11 @@ const CAPTION_TEMPLATES: Record<string, Array<(clip: ChatClipFacts, aesthetic: s
   ],
 };
 
+/** A transition as said to the user: 'wipeLeft' is 'wipe left'. */
+function spokenTransition(transition: string): string {
+  return transition.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+}
+
 function firstMatch<T extends string>(text: string, table: Array<[T, RegExp]>): T | undefined {
   return table.find(([, pattern]) => pattern.test(text))?.[0];
 }
@@ -144,7 +149,7 @@ export class RuleBasedChatProvider implements ChatProvider {
       copy_style: 'What tone for the captions: professional, playful, aspirational, or no text?',
     };
     const summary = [aesthetic, energy && `${energy} pace`, copyStyle && `${copyStyle} captions`].filter(Boolean).join(', ');
-    const cut = [transition && `${transition} transitions`, order.length > 1 && `opening on ${orderedClips[0].name}`].filter(Boolean).join(', ');
+    const cut = [transition && `${spokenTransition(transition)} transitions`, order.length > 1 && `opening on ${orderedClips[0].name}`].filter(Boolean).join(', ');
     const reply = ready
       ? `Great: ${summary}${request.aspectRatio ? ` in ${request.aspectRatio}` : ''} with ${request.selectedClipCount} clip${request.selectedClipCount === 1 ? '' : 's'}${cut ? ` (${cut})` : ''}. Ready to create your video.`
       : `${summary ? `Noted: ${summary}. ` : ''}${questions[missing[0]]}`;

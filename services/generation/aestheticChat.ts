@@ -25,6 +25,7 @@ import {
   type WorkflowAnalysis,
 } from '../../domain/assembly';
 import { DomainError } from '../../domain/errors';
+import { pluralWord } from '../../domain/plural';
 import type { Orientation } from '../../domain/orientation';
 import { ProviderError, type ChatClipFacts, type ChatProvider, type ChatReply } from '../../providers';
 import { clipDisplayName, clipDuration, loadSelectedClips, orientationOfClip, type AssemblyClipRow } from './assemblyClips';
@@ -38,6 +39,11 @@ export interface ChatPostInput {
   /** Clip ids of the current selection in order, when the request carried one. */
   selectedClipIds: string[] | null;
   aspectRatio: string | null;
+}
+
+export interface ChatSelectionInput {
+  /** Clip ids of the current selection in play order (empty when nothing is selected). */
+  selectedClipIds: string[];
 }
 
 export interface AestheticChatDeps {
@@ -143,17 +149,75 @@ function clipFacts(rows: AssemblyClipRow[]): ChatClipFacts[] {
   }));
 }
 
+/** The reason of a clip the assistant gave no place: it keeps the user's order. */
+const USER_ORDER_REASON = 'in the order you chose';
+
 /** Suggestions for exactly the selected clips: the assistant's order first, then the rest in the user's order. */
 function suggestionsFor(selectedIds: string[], proposed: Array<{ clip_id: string; reason: string }>): ClipSuggestion[] {
   const selected = new Set(selectedIds);
-  const ordered = proposed.filter((p) => selected.has(p.clip_id));
+  // a place that only followed the user's earlier order follows their order now
+  const ordered = proposed.filter((p) => selected.has(p.clip_id) && p.reason !== USER_ORDER_REASON);
   const seen = new Set(ordered.map((p) => p.clip_id));
-  for (const id of selectedIds) if (!seen.has(id)) ordered.push({ clip_id: id, reason: 'in the order you chose' });
+  for (const id of selectedIds) if (!seen.has(id)) ordered.push({ clip_id: id, reason: USER_ORDER_REASON });
   return ordered.map((p, i) => ({ clip_id: p.clip_id, position: i + 1, reason: p.reason }));
 }
 
 function capHistory(history: ChatHistoryMessage[]): ChatHistoryMessage[] {
   return history.length > CHAT_HISTORY_MAX ? history.slice(history.length - CHAT_HISTORY_MAX) : history;
+}
+
+/** The state with `selectedIds` as the selection: its readiness and suggestions follow, nothing is said. */
+function withSelection(current: AestheticChatState, selectedIds: string[], orientation: Orientation | null): AestheticChatState {
+  const preferences = { ...current.preferences, clip_selection: { selectedIds, order: selectedIds } };
+  const analysis = analysisFor(preferences, selectedIds.length);
+  return {
+    ...current,
+    preferences,
+    analysis,
+    workflow_analysis: workflowAnalysisFor(analysis, selectedIds.length, orientation),
+    clip_suggestions: suggestionsFor(selectedIds, current.clip_suggestions),
+  };
+}
+
+export const CHAT_AFTER_ASSEMBLY_NOTE =
+  'Your video is assembled and waiting in Approvals. Select clips for the next one: the look, pace and caption tone we agreed stay as they are.';
+
+/**
+ * After an assembly completed: what belonged to its clips goes (the selection, the suggested order, the captions
+ * written for them), so the next visit does not show suggestions for clips that are no longer selected. The look,
+ * pace and caption tone stay, and the conversation says what happened. Runs in the caller's transaction (the job's
+ * move to 'completed'), so it happens once.
+ */
+export async function resetChatAfterAssembly(knex: Knex, userId: string, projectId: string, now: Date): Promise<void> {
+  const row = (await knex('aesthetic_chats').where({ project_id: projectId, user_id: userId }).forUpdate().first()) as ChatRow | undefined;
+  if (!row) return;
+  const current = stateOf(row);
+  const preferences: AestheticPreferences = { ...current.preferences, generated_texts: [], clip_selection: { selectedIds: [], order: [] } };
+  const analysis = analysisFor(preferences, 0);
+  const next: AestheticChatState = {
+    chat_history: capHistory([...current.chat_history, { role: 'assistant', content: CHAT_AFTER_ASSEMBLY_NOTE, timestamp: now.toISOString() }]),
+    preferences,
+    editing_config: { ...current.editing_config, captions: [] },
+    analysis,
+    workflow_analysis: workflowAnalysisFor(analysis, 0, null),
+    clip_suggestions: [],
+  };
+  await saveChat(knex, userId, projectId, next);
+}
+
+async function saveChat(knex: Knex, userId: string, projectId: string, state: AestheticChatState): Promise<void> {
+  const row = {
+    project_id: projectId,
+    user_id: userId,
+    chat_history: JSON.stringify(state.chat_history),
+    preferences: JSON.stringify(state.preferences),
+    editing_config: JSON.stringify(state.editing_config),
+    analysis: JSON.stringify(state.analysis),
+    workflow_analysis: JSON.stringify(state.workflow_analysis),
+    clip_suggestions: JSON.stringify(state.clip_suggestions),
+    updated_at: knex.fn.now(),
+  };
+  await knex('aesthetic_chats').insert(row).onConflict('project_id').merge();
 }
 
 export class AestheticChatService {
@@ -197,21 +261,13 @@ export class AestheticChatService {
       const analysis = analysisFor(preferences, count);
       next = { ...empty, preferences, analysis, workflow_analysis: workflowAnalysisFor(analysis, count, orientation), clip_suggestions: suggestionsFor(selectedIds, []) };
     } else if (message === CHAT_SYNC_CLIPS) {
-      const preferences = { ...current.preferences, clip_selection: { selectedIds, order: selectedIds } };
-      const analysis = analysisFor(preferences, count);
       const names = (selection?.rows ?? []).map(clipDisplayName);
       const note =
         count === 0
           ? 'No clips are selected yet. Select up to 5 clips of one orientation.'
-          : `I have your ${count} selected ${orientation ?? ''} clip${count === 1 ? '' : 's'}: ${names.join(', ')}.`;
-      next = {
-        ...current,
-        chat_history: capHistory([...current.chat_history, { role: 'assistant', content: note, timestamp: stamp() }]),
-        preferences,
-        analysis,
-        workflow_analysis: workflowAnalysisFor(analysis, count, orientation),
-        clip_suggestions: suggestionsFor(selectedIds, current.clip_suggestions),
-      };
+          : `I have your ${count} selected ${orientation ?? ''} ${pluralWord(count, 'clip')}: ${names.join(', ')}.`;
+      const synced = withSelection(current, selectedIds, orientation);
+      next = { ...synced, chat_history: capHistory([...current.chat_history, { role: 'assistant', content: note, timestamp: stamp() }]) };
     } else {
       const asked = stamp();
       let reply: ChatReply;
@@ -262,18 +318,20 @@ export class AestheticChatService {
     return next;
   }
 
+  /**
+   * The selection as the page has it now, without a message (the page sends it whenever it changes): the readiness,
+   * what is still needed and the suggested order follow it. The same checks as an assembly's selection.
+   */
+  async syncSelection(userId: string, projectId: string, input: ChatSelectionInput): Promise<AestheticChatState> {
+    await this.deps.projects.findOwned(userId, projectId);
+    const selectedIds = input.selectedClipIds;
+    const selection = selectedIds.length > 0 ? await loadSelectedClips(this.deps.knex, userId, selectedIds) : null;
+    const next = withSelection(stateOf(await this.row(projectId)), selectedIds, selection?.orientation ?? null);
+    await this.save(userId, projectId, next);
+    return next;
+  }
+
   private async save(userId: string, projectId: string, state: AestheticChatState): Promise<void> {
-    const row = {
-      project_id: projectId,
-      user_id: userId,
-      chat_history: JSON.stringify(state.chat_history),
-      preferences: JSON.stringify(state.preferences),
-      editing_config: JSON.stringify(state.editing_config),
-      analysis: JSON.stringify(state.analysis),
-      workflow_analysis: JSON.stringify(state.workflow_analysis),
-      clip_suggestions: JSON.stringify(state.clip_suggestions),
-      updated_at: this.deps.knex.fn.now(),
-    };
-    await this.deps.knex('aesthetic_chats').insert(row).onConflict('project_id').merge();
+    await saveChat(this.deps.knex, userId, projectId, state);
   }
 }

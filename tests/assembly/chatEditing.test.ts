@@ -1,6 +1,7 @@
 import { ASSEMBLY_MSG, CHAT_CLEAR_CONVERSATION, CHAT_SYNC_CLIPS, DEFAULT_EDITING_CONFIG, type AestheticChatAnswer } from '../../domain/assembly';
 import type { AssemblyEdit } from '../../domain/assemblyTimeline';
 import { createChatProvider } from '../../providers';
+import { CHAT_AFTER_ASSEMBLY_NOTE } from '../../services/generation/aestheticChat';
 import { startClipWorker, type RunningWorker } from '../clips/fixtures';
 import { startFakeChatCompletions, type FakeChatCompletions } from '../support/fakeChatCompletions';
 import { closeTestKnex, testKnex } from '../support/db';
@@ -11,6 +12,14 @@ type DryRun = { request: AssemblyEdit; preview: { totalDuration: number; clips: 
 
 function chat(app: AssemblyTestApp, user: AssemblyUser, body: Record<string, unknown>, projectId = user.projectId) {
   return request<Omit<AestheticChatAnswer, 'error'> & { error: string | null }>(app.baseUrl, `/api/projects/${projectId}/aesthetic`, { token: user.token, json: body });
+}
+
+function syncClips(app: AssemblyTestApp, user: AssemblyUser, selected: unknown, projectId = user.projectId) {
+  return request<Omit<AestheticChatAnswer, 'error'> & { error: string | null }>(app.baseUrl, `/api/projects/${projectId}/aesthetic/clips`, {
+    method: 'PUT',
+    token: user.token,
+    json: { selected_clips: selected },
+  });
 }
 
 function dryRun(app: AssemblyTestApp, user: AssemblyUser, clipIds: string[], extra: Record<string, unknown> = {}) {
@@ -69,6 +78,38 @@ describe('the AI editing chat (local provider) and what it changes', () => {
     expect(foreignPost.status).toBe(404);
   });
 
+  it('follows the selection without a message: what is still needed and the suggested order change, nothing is said', async () => {
+    const ids = clips.map((c) => c.id);
+    const before = await request<AestheticChatAnswer>(app.baseUrl, `/api/projects/${user.projectId}/aesthetic`, { token: user.token });
+    const reversed = await syncClips(app, user, [...ids].reverse());
+    expect(reversed.status).toBe(200);
+    expect(reversed.body.chat_history).toEqual(before.body.chat_history);
+    expect(reversed.body.preferences.clip_selection).toEqual({ selectedIds: [...ids].reverse(), order: [...ids].reverse() });
+    expect(reversed.body.clip_suggestions.map((s) => s.clip_id)).toEqual([...ids].reverse());
+    expect(reversed.body.analysis.missing_info).toEqual(['aesthetic', 'energy_level', 'copy_style']);
+
+    const none = await syncClips(app, user, []);
+    expect(none.status).toBe(200);
+    expect(none.body.analysis.missing_info).toEqual(['clips', 'aesthetic', 'energy_level', 'copy_style']);
+    expect(none.body.clip_suggestions).toEqual([]);
+    expect(none.body.workflow_analysis).toMatchObject({ stage: 'selecting_clips', clip_count: 0 });
+    // what was said stays on the server
+    const reread = await request<AestheticChatAnswer>(app.baseUrl, `/api/projects/${user.projectId}/aesthetic`, { token: user.token });
+    expect(reread.body.preferences.clip_selection.selectedIds).toEqual([]);
+
+    // the same checks as an assembly's selection, and only on the user's own project
+    expect((await syncClips(app, user, ['00000000-0000-4000-8000-000000000000'])).status).toBe(404);
+    const six = await syncClips(app, user, Array.from({ length: 6 }, (_, i) => `00000000-0000-4000-8000-00000000000${i}`));
+    expect(six.status).toBe(400);
+    expect(six.body.error).toBe(ASSEMBLY_MSG.maxClips);
+    expect((await syncClips(app, user, 'not a list')).status).toBe(400);
+    const other = await assemblyUser(app.baseUrl);
+    expect((await syncClips(app, other, ids, user.projectId)).status).toBe(404);
+    expect((await syncClips(app, other, ids)).status).toBe(404);
+
+    expect((await syncClips(app, user, ids.map((id) => ({ id })))).body.preferences.clip_selection.order).toEqual(ids);
+  });
+
   it('changes the dry-run: transition, pacing, captions and the total duration follow the chat', async () => {
     const ids = clips.map((c) => c.id);
     const before = await dryRun(app, user, ids);
@@ -122,6 +163,15 @@ describe('the AI editing chat (local provider) and what it changes', () => {
     const plainInfo = await stored(b.job.jobId).probe();
     expect(Math.abs(chattedInfo.duration - 3)).toBeLessThan(0.1);
     expect(Math.abs(plainInfo.duration - 3.5)).toBeLessThan(0.1);
+    // the completed assembly used up its clips: the chat forgets them and what was written for them, keeps the look
+    const after = await request<AestheticChatAnswer>(app.baseUrl, `/api/projects/${user.projectId}/aesthetic`, { token: user.token });
+    expect(after.body.preferences).toMatchObject({ aesthetic: 'cinematic', energy_level: 'calm', copy_style: 'professional', generated_texts: [], clip_selection: { selectedIds: [], order: [] } });
+    expect(after.body.clip_suggestions).toEqual([]);
+    expect(after.body.editing_config).toMatchObject({ transition: 'dissolve', pacing: 'calm', captions: [] });
+    expect(after.body.analysis).toMatchObject({ ready_to_create: false, missing_info: ['clips'] });
+    expect(after.body.chat_history[after.body.chat_history.length - 1]).toMatchObject({ role: 'assistant', content: CHAT_AFTER_ASSEMBLY_NOTE });
+    expect(after.body.chat_history.filter((m) => m.content === CHAT_AFTER_ASSEMBLY_NOTE)).toHaveLength(1);
+
     const video = await testKnex()('compiled_videos').where({ id: a.job.result?.compiledVideoId }).first('editing_data');
     expect(video.editing_data).toMatchObject({ transition: 'dissolve', pacing: 'calm', transition_duration: 1 });
     expect(video.editing_data.captions).toHaveLength(2);
@@ -150,6 +200,7 @@ describe('the AI editing chat (local provider) and what it changes', () => {
   }, 360_000);
 
   it('clears the conversation but keeps the selection', async () => {
+    expect((await syncClips(app, user, clips.map((c) => c.id))).status).toBe(200);
     const cleared = await chat(app, user, { message: CHAT_CLEAR_CONVERSATION });
     expect(cleared.status).toBe(200);
     expect(cleared.body.chat_history).toEqual([]);

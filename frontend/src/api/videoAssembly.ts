@@ -28,6 +28,11 @@ export async function fetchChatState(projectId: string): Promise<AestheticChatSt
   return api.get(`projects/${projectId}/aesthetic`).json<AestheticChatState>();
 }
 
+/** PUT /api/projects/{id}/aesthetic/clips: the selection as it is now (no message); answers the chat state. */
+export async function syncChatSelection(projectId: string, clipIds: readonly string[], signal?: AbortSignal): Promise<AestheticChatState> {
+  return api.put(`projects/${projectId}/aesthetic/clips`, { json: { selected_clips: clipIds }, signal }).json<AestheticChatState>();
+}
+
 /** POST /api/projects/{id}/aesthetic: a message ('__SYNC_CLIPS__' and '__CLEAR_CONVERSATION__' are actions). */
 export async function sendChatMessage(
   projectId: string,

@@ -1,15 +1,18 @@
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent, type ReactElement } from 'react';
 import { ASSEMBLY_MSG } from '../../../../domain/assembly';
 import { apiErrorMessage, hasStatus } from '../../api/client';
-import { fetchChatState, sendChatMessage, type AestheticChatState, type AssemblyClip, type ChatHistoryMessage } from '../../api/videoAssembly';
+import { fetchChatState, sendChatMessage, syncChatSelection, type AestheticChatState, type AssemblyClip, type ChatHistoryMessage } from '../../api/videoAssembly';
 import { Icon } from '../../components/Icon';
 import { LoadingState } from '../../components/Spinner';
 import {
   CHAT_CLEAR_CONVERSATION,
-  CHAT_SYNC_CLIPS,
+  CHAT_FIELDS,
   afterFailedMessage,
+  chatFieldLabel,
   checkChatMessage,
   editingConfigSummary,
+  selectionOutOfSync,
+  stillNeeded,
   suggestedOrder,
   visibleMessages,
   withPendingMessage,
@@ -18,6 +21,8 @@ import {
 import { clipName } from './clipText';
 
 const CHAT_FAILED = 'Something went wrong. Please try again.';
+/** A selection change is told to the chat this long after the last click (several quick clicks send once). */
+const SELECTION_SYNC_DEBOUNCE_MS = 400;
 
 const INTRO: Record<Exclude<AssemblyMode, 'selector'>, { title: string; hint: string; placeholder: string }> = {
   editor: {
@@ -56,6 +61,8 @@ export function AssemblyChat({ mode, projectId, selectedClips, aspectRatio, onSt
   const [error, setError] = useState<string | null>(null);
   const [sending, setSending] = useState<string | null>(null);
   const listRef = useRef<HTMLOListElement>(null);
+  // each request to the chat takes a number: only the latest one's answer is shown
+  const latestRequest = useRef(0);
   const onStateRef = useRef(onState);
   onStateRef.current = onState;
   const intro = INTRO[mode];
@@ -87,6 +94,36 @@ export function AssemblyChat({ mode, projectId, selectedClips, aspectRatio, onSt
     if (list) list.scrollTop = list.scrollHeight;
   }, [history, sending]);
 
+  // the selection follows the page: whenever it differs from the one the chat knows, the chat is told (no message),
+  // so what is still needed and the suggested order are never those of an earlier selection
+  const selectedIds = selectedClips.map((c) => c.id);
+  const selectedKey = selectedIds.join(',');
+  const knownKey = state ? state.preferences.clip_selection.order.join(',') : null;
+  useEffect(() => {
+    if (!projectId || knownKey === null || sending !== null) return;
+    const selected = selectedKey ? selectedKey.split(',') : [];
+    if (!selectionOutOfSync(knownKey ? knownKey.split(',') : [], selected)) return;
+    const controller = new AbortController();
+    const timer = window.setTimeout(() => {
+      const request = ++latestRequest.current;
+      syncChatSelection(projectId, selected, controller.signal).then(
+        (next) => {
+          if (request !== latestRequest.current) return;
+          setState(next);
+          setHistory(next.chat_history);
+          onStateRef.current(next);
+        },
+        (err: unknown) => {
+          if (!controller.signal.aborted && request === latestRequest.current) setError(errorText(err));
+        },
+      );
+    }, SELECTION_SYNC_DEBOUNCE_MS);
+    return () => {
+      window.clearTimeout(timer);
+      controller.abort();
+    };
+  }, [projectId, knownKey, selectedKey, sending]);
+
   async function send(message: string, options: { typed: boolean }): Promise<void> {
     if (!projectId || sending) return;
     const before = history;
@@ -96,8 +133,10 @@ export function AssemblyChat({ mode, projectId, selectedClips, aspectRatio, onSt
     }
     setSending(message);
     setError(null);
+    const request = ++latestRequest.current;
     try {
       const next = await sendChatMessage(projectId, { message, chatHistory: before, selectedClips, aspectRatio });
+      if (request !== latestRequest.current) return;
       setState(next);
       setHistory(next.chat_history);
       onState(next);
@@ -132,7 +171,6 @@ export function AssemblyChat({ mode, projectId, selectedClips, aspectRatio, onSt
   }
 
   const shown = visibleMessages(history);
-  const selectedIds = selectedClips.map((c) => c.id);
   const order = state ? suggestedOrder(state.clip_suggestions, selectedIds) : null;
   const nameOf = (id: string) => {
     const clip = selectedClips.find((c) => c.id === id);
@@ -147,9 +185,6 @@ export function AssemblyChat({ mode, projectId, selectedClips, aspectRatio, onSt
         </h2>
         {projectId && (
           <div className="assembly-chat-actions">
-            <button type="button" className="button button-ghost" disabled={sending !== null || state === null} onClick={() => void send(CHAT_SYNC_CLIPS, { typed: false })}>
-              Sync clips
-            </button>
             <button type="button" className="button button-ghost" disabled={sending !== null || state === null} onClick={() => void send(CHAT_CLEAR_CONVERSATION, { typed: false })}>
               Clear conversation
             </button>
@@ -168,22 +203,24 @@ export function AssemblyChat({ mode, projectId, selectedClips, aspectRatio, onSt
 
       {projectId && state && (
         <>
-          <ol ref={listRef} className="chat-messages" aria-label="Conversation" aria-live="polite">
+          {/* focusable: a long conversation scrolls, and keyboards must be able to scroll it */}
+          <ol ref={listRef} className="chat-messages" aria-label="Conversation" aria-live="polite" tabIndex={0}>
             {shown.length === 0 && <li className="chat-empty muted">No messages yet.</li>}
             {shown.map((m, i) => (
               <li key={`${m.timestamp}:${i}`} className={`chat-message chat-message-${m.role}`}>
-                <span className="visually-hidden">{m.role === 'user' ? 'You:' : 'AI editor:'} </span>
+                <span className="visually-hidden">{m.role === 'user' ? 'You:' : 'Assistant:'} </span>
                 {m.content}
               </li>
             ))}
             {sending && (
-              <li className="chat-message chat-message-assistant chat-typing" aria-label="The AI editor is replying">
+              <li className="chat-message chat-message-assistant chat-typing">
+                <span className="visually-hidden">The assistant is replying</span>
                 <span aria-hidden="true">…</span>
               </li>
             )}
           </ol>
 
-          <ChatSuggestions mode={mode} state={state} nameOf={nameOf} order={order} onApplyOrder={onApplyOrder} />
+          <ChatSuggestions mode={mode} state={state} selectedCount={selectedIds.length} nameOf={nameOf} order={order} onApplyOrder={onApplyOrder} />
         </>
       )}
 
@@ -195,7 +232,7 @@ export function AssemblyChat({ mode, projectId, selectedClips, aspectRatio, onSt
       {projectId && (
         <form className="chat-form" onSubmit={onSubmit}>
           <label htmlFor="assembly-chat-input" className="visually-hidden">
-            Message to the {intro.title}
+            Message to the assistant
           </label>
           <textarea
             className="control"
@@ -222,22 +259,28 @@ export function AssemblyChat({ mode, projectId, selectedClips, aspectRatio, onSt
 function ChatSuggestions({
   mode,
   state,
+  selectedCount,
   nameOf,
   order,
   onApplyOrder,
 }: {
   mode: Exclude<AssemblyMode, 'selector'>;
   state: AestheticChatState;
+  /** clips selected on the page now (the chat may not have been told yet) */
+  selectedCount: number;
   nameOf: (id: string) => string;
   order: string[] | null;
   onApplyOrder: (order: string[]) => void;
 }): ReactElement {
   const { preferences, analysis } = state;
+  const needed = stillNeeded(analysis.missing_info, selectedCount);
+  // ready once nothing is needed, unless the assistant held back for a reason it did not list
+  const ready = needed.length === 0 && (analysis.ready_to_create || analysis.missing_info.length > 0);
   const config = editingConfigSummary(state.editing_config);
   const prefs = [
-    { label: 'Aesthetic', value: preferences.aesthetic },
-    { label: 'Energy', value: preferences.energy_level },
-    { label: 'Copy style', value: preferences.copy_style },
+    { label: CHAT_FIELDS.aesthetic.label, value: preferences.aesthetic },
+    { label: CHAT_FIELDS.energy_level.label, value: preferences.energy_level },
+    { label: CHAT_FIELDS.copy_style.label, value: preferences.copy_style },
   ];
   const configFacts = (
     <dl className="facts chat-facts" aria-label="Editing config">
@@ -262,14 +305,17 @@ function ChatSuggestions({
   return (
     <div className="chat-suggestions" aria-label="Suggestions">
       <p className="chat-readiness">
-        {analysis.ready_to_create ? <strong>Ready to create</strong> : <strong>Needs more detail</strong>} · confidence {Math.round(analysis.confidence_score * 100)}%
+        {ready ? <strong>Ready to create</strong> : <strong>Needs more detail</strong>} · confidence {Math.round(analysis.confidence_score * 100)}%
       </p>
-      {analysis.missing_info.length > 0 && (
+      {needed.length > 0 && (
         <div>
           <h3>Still needed</h3>
           <ul className="chat-missing">
-            {analysis.missing_info.map((item) => (
-              <li key={item}>{item}</li>
+            {needed.map((key) => (
+              <li key={key}>
+                <strong>{chatFieldLabel(key)}</strong>
+                {CHAT_FIELDS[key] && <span className="muted">: {CHAT_FIELDS[key].hint}</span>}
+              </li>
             ))}
           </ul>
         </div>

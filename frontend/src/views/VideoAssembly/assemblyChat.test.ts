@@ -4,9 +4,12 @@ import {
   CHAT_CLEAR_CONVERSATION,
   CHAT_SYNC_CLIPS,
   afterFailedMessage,
+  chatFieldLabel,
   checkChatMessage,
   editingConfigSummary,
   modeFromSearch,
+  selectionOutOfSync,
+  stillNeeded,
   suggestedOrder,
   visibleMessages,
   withPendingMessage,
@@ -72,5 +75,28 @@ describe('assembly chat rules', () => {
     expect(suggestedOrder(suggestions, ['c', 'b', 'a'])).toBeNull();
     expect(suggestedOrder(suggestions, ['a', 'b'])).toBeNull();
     expect(suggestedOrder(suggestions, ['a', 'b', 'd'])).toBeNull();
+  });
+});
+
+describe('assembly chat words and selection', () => {
+  it('names every field in words, never as a key', () => {
+    expect(['clips', 'aesthetic', 'energy_level', 'copy_style'].map(chatFieldLabel)).toEqual(['Clips', 'Aesthetic', 'Energy', 'Copy style']);
+    // a key a hosted assistant might add
+    expect(chatFieldLabel('camera_angle')).toBe('Camera angle');
+    expect(chatFieldLabel('targetAudience')).toBe('Target audience');
+  });
+
+  it('needs clips exactly when none is selected on the page, whatever the last analysis said', () => {
+    expect(stillNeeded(['clips', 'energy_level'], 3)).toEqual(['energy_level']);
+    expect(stillNeeded(['energy_level'], 0)).toEqual(['clips', 'energy_level']);
+    expect(stillNeeded(['clips'], 0)).toEqual(['clips']);
+    expect(stillNeeded([], 2)).toEqual([]);
+  });
+
+  it('tells a changed selection, order included, from the one the chat knows', () => {
+    expect(selectionOutOfSync(['a', 'b'], ['a', 'b'])).toBe(false);
+    expect(selectionOutOfSync(['a', 'b'], ['b', 'a'])).toBe(true);
+    expect(selectionOutOfSync([], ['a'])).toBe(true);
+    expect(selectionOutOfSync(['a'], [])).toBe(true);
   });
 });

@@ -38,6 +38,40 @@ export function visibleMessages(history: readonly ChatHistoryMessage[]): ChatHis
   return history.filter((m) => m.content !== CHAT_SYNC_CLIPS && m.content !== CHAT_CLEAR_CONVERSATION);
 }
 
+/** What the chat may still need (the analysis' missing_info keys), in the words the page shows. */
+export const CHAT_FIELDS: Record<string, { label: string; hint: string }> = {
+  clips: { label: 'Clips', hint: 'select up to 5 clips of one orientation' },
+  aesthetic: { label: 'Aesthetic', hint: 'the look, e.g. luxury, modern minimal or cinematic' },
+  energy_level: { label: 'Energy', hint: 'the pace: calm, balanced or energetic' },
+  copy_style: { label: 'Copy style', hint: 'the caption tone, or no text' },
+};
+
+/** A field's label; a key this page does not know reads as words ('camera_angle' → 'Camera angle'), never as code. */
+export function chatFieldLabel(key: string): string {
+  const known = CHAT_FIELDS[key];
+  if (known) return known.label;
+  const words = key
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .replace(/[_-]+/g, ' ')
+    .trim()
+    .toLowerCase();
+  return words ? words[0].toUpperCase() + words.slice(1) : key;
+}
+
+/**
+ * What is still needed as of the selection on the page: the analysis is the server's as of the last message or
+ * selection it was told, so clips are needed exactly when none is selected now, whatever it said.
+ */
+export function stillNeeded(missing: readonly string[], selectedCount: number): string[] {
+  const rest = missing.filter((key) => key !== 'clips');
+  return selectedCount > 0 ? rest : ['clips', ...rest];
+}
+
+/** The selection the chat knows differs from the page's (order counts: the suggestions follow it). */
+export function selectionOutOfSync(known: readonly string[], selected: readonly string[]): boolean {
+  return known.length !== selected.length || known.some((id, i) => id !== selected[i]);
+}
+
 /** The editing config as label/value lines for the suggestions panel. */
 export function editingConfigSummary(config: EditingConfig | null | undefined): Array<{ label: string; value: string }> {
   if (!config) return [];
