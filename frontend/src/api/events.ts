@@ -1,4 +1,4 @@
-import { STREAM_READY_EVENT, type DeliveredEvent, type RealtimeEventKind } from '../../../domain/events';
+import { STREAM_READY_EVENT, STREAM_SESSION_ENDED_EVENT, type DeliveredEvent, type RealtimeEventKind } from '../../../domain/events';
 
 export type { DeliveredEvent } from '../../../domain/events';
 
@@ -18,6 +18,16 @@ export interface EventStreamHandlers {
   onOpen: (reconnected: boolean) => void;
   /** The stream failed; a reconnect is scheduled. */
   onDown: () => void;
+  /**
+   * The server ended the stream because its session ended (signed out elsewhere, expired, revoked, a password
+   * change, account deletion). No reconnect is scheduled: the app is signed out.
+   */
+  onSessionEnded: () => void;
+  /**
+   * A connect failed before the stream opened. EventSource does not tell why (a 401 looks like a network
+   * failure), so the app checks its session; a reconnect is scheduled either way.
+   */
+  onRefused: () => void;
 }
 
 /**
@@ -38,9 +48,18 @@ export function subscribeToEvents(handlers: EventStreamHandlers): () => void {
     const url = lastEventId ? `/api/events?lastEventId=${encodeURIComponent(lastEventId)}` : '/api/events';
     const current = new EventSource(url);
     source = current;
+    let opened = false;
     current.addEventListener(STREAM_READY_EVENT, () => {
+      opened = true;
       attempt = 0;
       handlers.onOpen(failedBefore);
+    });
+    current.addEventListener(STREAM_SESSION_ENDED_EVENT, () => {
+      if (source !== current) return;
+      current.close();
+      source = null;
+      stopped = true;
+      handlers.onSessionEnded();
     });
     for (const kind of EVENT_KINDS) {
       current.addEventListener(kind, (message: MessageEvent<string>) => {
@@ -58,6 +77,8 @@ export function subscribeToEvents(handlers: EventStreamHandlers): () => void {
       source = null;
       failedBefore = true;
       handlers.onDown();
+      if (!opened) handlers.onRefused();
+      if (stopped) return;
       retryTimer = window.setTimeout(connect, reconnectDelay(attempt));
       attempt += 1;
     };

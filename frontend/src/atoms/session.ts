@@ -84,14 +84,23 @@ export const signInAtom = atom(null, async (get, set, input: SignInInput) => {
   await get(sessionRequestAtom);
 });
 
-export const signOutAtom = atom(null, async (get, set) => {
+/**
+ * The session ended without this tab signing out (signed out in another tab or device, expired, revoked by a
+ * password change, the account deleted; the event stream tells): the app forgets it exactly as after a sign-out
+ * and shows whoever the server says is signed in now (nobody, or the account another tab signed in to).
+ */
+export const sessionEndedAtom = atom(null, async (get, set) => {
+  set(resetViewAtom);
+  forgetCachedReads();
+  set(authEpochAtom, (v) => v + 1);
+  await get(sessionRequestAtom);
+});
+
+export const signOutAtom = atom(null, async (_get, set) => {
   try {
     await signOut();
   } finally {
     // re-read the session either way: if the server kept it, the dashboard stays, which is the truth
-    set(resetViewAtom);
-    forgetCachedReads();
-    set(authEpochAtom, (v) => v + 1);
-    await get(sessionRequestAtom);
+    await set(sessionEndedAtom);
   }
 });

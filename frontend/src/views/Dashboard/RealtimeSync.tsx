@@ -1,5 +1,6 @@
-import { useSetAtom } from 'jotai';
+import { useAtomValue, useSetAtom } from 'jotai';
 import { useEffect, useRef } from 'react';
+import { fetchCurrentUser } from '../../api/auth';
 import { subscribeToEvents, type DeliveredEvent } from '../../api/events';
 import { announceContentRefresh } from '../../api/projects';
 import { refreshExportAtom } from '../../atoms/accountData';
@@ -7,6 +8,7 @@ import { refreshApprovalsListAtom, requestApprovalStatsRefreshAtom } from '../..
 import { refreshCreditsAtom } from '../../atoms/credits';
 import { refreshProjectsAtom } from '../../atoms/project';
 import { realtimeConnectedAtom, realtimeResyncAtom, recordJobEventAtom } from '../../atoms/realtime';
+import { currentUserAtom, sessionEndedAtom } from '../../atoms/session';
 
 /** Folds a burst of credit events (a reservation, then its charge) into one read. */
 const CREDITS_DEBOUNCE_MS = 250;
@@ -31,7 +33,9 @@ function debounced(run: () => void, ms: number): { call: () => void; cancel: () 
  * The app's one subscription to the user's event stream (DESIGN.md "Live updates"). Each event makes the part
  * it names re-read itself: approvals (the badge count debounced 1 s as spec 001 section 4 asks, the open list at once), the credit
  * balance, a project's library, a running job's progress. While the stream is down it polls the badge and the
- * balance once a minute, and re-reads everything once when the stream is back. Renders nothing.
+ * balance once a minute, and re-reads everything once when the stream is back. When the stream says its session
+ * ended, or a reconnect is refused and the session turns out to be gone, the app is signed out as after a sign-out.
+ * Renders nothing.
  */
 export function RealtimeSync(): null {
   const requestStats = useSetAtom(requestApprovalStatsRefreshAtom);
@@ -42,8 +46,10 @@ export function RealtimeSync(): null {
   const setConnected = useSetAtom(realtimeConnectedAtom);
   const bumpResync = useSetAtom(realtimeResyncAtom);
   const recordJobEvent = useSetAtom(recordJobEventAtom);
-  const actions = useRef({ requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent });
-  actions.current = { requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent };
+  const sessionEnded = useSetAtom(sessionEndedAtom);
+  const userId = useAtomValue(currentUserAtom)?.id;
+  const actions = useRef({ requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent, sessionEnded, userId });
+  actions.current = { requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent, sessionEnded, userId };
 
   useEffect(() => {
     const a = () => actions.current;
@@ -83,8 +89,23 @@ export function RealtimeSync(): null {
       }
     };
 
+    let checkingSession = false;
+    /** A refused reconnect: signed out (401) or another account signed in meanwhile ends this one; anything else is retried. */
+    const checkSession = () => {
+      if (checkingSession) return;
+      checkingSession = true;
+      fetchCurrentUser()
+        .then((user) => {
+          if (user?.id !== a().userId) void a().sessionEnded();
+        })
+        .catch(() => undefined)
+        .finally(() => (checkingSession = false));
+    };
+
     const unsubscribe = subscribeToEvents({
       onEvent,
+      onSessionEnded: () => void a().sessionEnded(),
+      onRefused: checkSession,
       onOpen: (reconnected) => {
         window.clearInterval(fallback);
         fallback = undefined;
