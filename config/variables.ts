@@ -217,7 +217,12 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
   },
   {
     title: 'Live updates',
-    intro: 'The Server-Sent Events stream `GET /api/events` (api/routes/events.ts).',
+    intro:
+      'The Server-Sent Events stream `GET /api/events` (api/routes/events.ts). A stream past the account\'s limit is refused with 429 ' +
+      '(`TOO_MANY_EVENT_STREAMS`, `Retry-After: 30`); no open stream is closed to make room, so one more tab cannot push the others off in turn. ' +
+      'The count holds over every API process (advisory locks in PostgreSQL, freed when a stream or its process ends). ' +
+      'A stream also ends when its session does (sign-out, expiry, revocation, a password change, account deletion). ' +
+      'Each refusal or drop counts in `sse_streams_stopped_total{reason}` (`limit`, `slow_reader`, `session_ended`); see [Security](security.md).',
     variables: [
       {
         names: ['EVENT_STREAMS_PER_ACCOUNT'],
