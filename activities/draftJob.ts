@@ -106,7 +106,7 @@ export function createDraftJobActivities(deps: Pick<ActivityDeps, 'knex' | 'stor
           // an unreadable source is the provider's INPUT refusal: not retried. A cancel (the image or its draft was
           // removed) ends the wait at once and nothing is written after it
           const ctx = Context.current();
-          const run = deps.providers.draftModels.run({ mode: job.mode, model: option.model, image, prompt: job.prompt, references, scale: option.scale });
+          const run = deps.providers.draftModels.run({ mode: job.mode, model: option.model, image, prompt: job.prompt, references, scale: option.scale, caller: job.userId });
           run.catch(() => undefined);
           const result = await Promise.race([run, ctx.cancelled]);
           if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;

@@ -167,6 +167,8 @@ export const ENHANCE_MSG = {
   pinnedNotTarget: 'The pinned style image cannot be a target',
   jobAlreadyRunning: 'This image is still processing',
   jobFailed: 'The edit failed. Please try again.',
+  modelTimedOut: 'The model did not finish in time. Please try again.',
+  modelPaused: 'The model is paused after several failures of your images. Try again in a minute.',
   invalidSourceImage: 'This image could not be read. Remove it and upload it again.',
 } as const;
 

@@ -3,7 +3,10 @@
  * circuit breaker with the spec's defaults.
  *
  * - local: the whole call goes through the breaker (sharp work is seconds at most), except the
- *   image-to-video `wait`, a render of a minute or more whose liveness the activity's heartbeat watches.
+ *   image-to-video `wait`, a render of a minute or more whose liveness the activity's heartbeat watches. The draft
+ *   models' breaker is per caller (`draftModelBreakers`, keyed by the request's user): their work runs on this
+ *   worker's CPU, so a failure says more about the input than about the worker, and one user's files must not
+ *   stop everyone's jobs.
  * - fal: every HTTP call to the queue goes through the capability's breaker, so a 10-minute video job is
  *   many short guarded calls, and the breaker sees the service's health, not the model's run time.
  * Prompt refinement is rule-based for both kinds; Enhance Renders' vision prompt uses fal's any-llm/vision when
@@ -16,6 +19,7 @@ import type { AppConfig } from '../config/env';
 import type { ChatProvider, DraftModelProvider, ImageEditProvider, ImageToVideoProvider, PromptRefiner, Providers, UpscaleProvider, VisionPromptProvider } from './types';
 import { CircuitBreaker, type CircuitBreakerOptions } from './circuitBreaker';
 import { countsAsProviderFailure } from './errors';
+import { KeyedCircuitBreakers } from './keyedBreakers';
 import { LocalImageEditProvider } from './local/imageEdit';
 import { LocalUpscaleProvider } from './local/upscale';
 import { RuleBasedPromptRefiner } from './local/promptRefiner';
@@ -31,6 +35,7 @@ import { OpenAiChatProvider } from './openai/chat';
 export * from './types';
 export { ProviderError, countsAsProviderFailure } from './errors';
 export { CircuitBreaker, CircuitBreakerError } from './circuitBreaker';
+export { KeyedCircuitBreakers } from './keyedBreakers';
 export type { CircuitState } from './circuitBreaker';
 
 export type ProviderConfig = Pick<AppConfig, 'providerKind' | 'falBaseUrl' | 'falApiKey' | 'falImageEditModel' | 'falUpscaleModel' | 'falVideoModel'> &
@@ -75,6 +80,8 @@ export interface ProviderOptions {
   localImage?: { imageEdit: ImageEditProvider; upscale: UpscaleProvider };
   /** Overrides of the spec's breaker defaults (tests). */
   breaker?: Partial<CircuitBreakerOptions>;
+  /** Longest side the local draft models work at (px; providers/local/draftModels.ts DRAFT_MODEL_WORK_MAX_SIDE). */
+  draftWorkMaxSide?: number;
   fetch?: typeof fetch;
 }
 
@@ -82,12 +89,15 @@ export type CapabilityName = keyof Providers;
 
 export interface ProviderSet extends Providers {
   kind: ProviderConfig['providerKind'];
+  /** One per capability; the local draft models use `draftModelBreakers` instead (a call without a caller uses `breakers.draftModels`). */
   breakers: Record<CapabilityName, CircuitBreaker>;
+  /** Local kind: the draft models' breaker of each caller. */
+  draftModelBreakers?: KeyedCircuitBreakers;
 }
 
 export const DEFAULT_PROVIDER_WORK_DIR = path.join(os.tmpdir(), 'render-studio-providers');
 
-function guardedLocal(breakers: Record<CapabilityName, CircuitBreaker>, local: {
+function guardedLocal(breakers: Record<CapabilityName, CircuitBreaker>, draftModelBreakers: KeyedCircuitBreakers, local: {
   imageEdit: ImageEditProvider;
   upscale: UpscaleProvider;
   promptRefiner: PromptRefiner;
@@ -98,7 +108,9 @@ function guardedLocal(breakers: Record<CapabilityName, CircuitBreaker>, local: {
 }): Providers {
   const { imageEdit, upscale, promptRefiner, imageToVideo, chat, draftModels, visionPrompt } = local;
   return {
-    draftModels: { run: (request) => breakers.draftModels.execute(() => draftModels.run(request)) },
+    draftModels: {
+      run: (request) => (request.caller ? draftModelBreakers.for(request.caller) : breakers.draftModels).execute(() => draftModels.run(request)),
+    },
     visionPrompt: { enhance: (request) => breakers.visionPrompt.execute(() => visionPrompt.enhance(request)) },
     imageEdit: { edit: (request) => breakers.imageEdit.execute(() => imageEdit.edit(request)) },
     upscale: { upscale: (request) => breakers.upscale.execute(() => upscale.upscale(request)) },
@@ -135,12 +147,13 @@ export function createProviders(config: ProviderConfig, options: ProviderOptions
       : new RuleBasedChatProvider();
 
   if (kind === 'local') {
-    const providers = guardedLocal(breakers, {
+    const draftModelBreakers = new KeyedCircuitBreakers(`${kind}:draftModels`, { isFailure: countsAsProviderFailure, ...options.breaker });
+    const providers = guardedLocal(breakers, draftModelBreakers, {
       imageEdit: options.localImage?.imageEdit ?? new LocalImageEditProvider(),
       upscale: options.localImage?.upscale ?? new LocalUpscaleProvider(),
       promptRefiner,
       chat,
-      draftModels: new LocalDraftModelProvider(),
+      draftModels: new LocalDraftModelProvider({ workMaxSide: options.draftWorkMaxSide }),
       visionPrompt: new RuleBasedVisionPromptProvider(),
       imageToVideo: new LocalImageToVideoProvider({
         workDir: path.join(workDir, 'local-video'),
@@ -148,7 +161,7 @@ export function createProviders(config: ProviderConfig, options: ProviderOptions
         maxConcurrentRenders: options.maxConcurrentRenders,
       }),
     });
-    return { kind, breakers, ...providers };
+    return { kind, breakers, draftModelBreakers, ...providers };
   }
 
   const client = (capability: CapabilityName) =>

@@ -202,6 +202,8 @@ export interface DraftModelRequest {
   references: Buffer[];
   /** Upscale factor of the upscale modes. */
   scale?: number;
+  /** Who asks (the user id): a local model's breaker is this caller's own, so their inputs cannot trip it for others. */
+  caller?: string;
 }
 
 export interface DraftModelProvider {

@@ -23,7 +23,11 @@ const compensations = proxyActivities<Activities>({
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
-/** The words the user sees: an unreadable source, a model's refusal of the input (it says why), else a plain failure. */
+/**
+ * The words the user sees (the card keeps them until dismissed): an unreadable source, a model's refusal of the input
+ * (it says why), a model that ran out of time or whose breaker is open, a local model's own failure (it says why),
+ * else a plain failure.
+ */
 function userFacingFailure(err: unknown): ApplicationFailure {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure && cause.type === DRAFT_JOB_ERRORS.imageGone) {
@@ -33,6 +37,13 @@ function userFacingFailure(err: unknown): ApplicationFailure {
     return ApplicationFailure.create({ type: cause.type, message: ENHANCE_MSG.invalidSourceImage, nonRetryable: true });
   }
   if (cause instanceof ApplicationFailure && (cause.type === 'PROVIDER_INPUT' || cause.type === 'PROVIDER_VALIDATION')) {
+    return ApplicationFailure.create({ type: DRAFT_JOB_ERRORS.failed, message: `${ENHANCE_MSG.jobFailed} (${cause.message})`.slice(0, 500), nonRetryable: true });
+  }
+  if (cause instanceof ApplicationFailure && cause.type === 'CircuitBreakerError') {
+    const message = /timeout after/.test(cause.message) ? ENHANCE_MSG.modelTimedOut : ENHANCE_MSG.modelPaused;
+    return ApplicationFailure.create({ type: DRAFT_JOB_ERRORS.failed, message, nonRetryable: true });
+  }
+  if (cause instanceof ApplicationFailure && cause.type === 'PROVIDER_MEDIA') {
     return ApplicationFailure.create({ type: DRAFT_JOB_ERRORS.failed, message: `${ENHANCE_MSG.jobFailed} (${cause.message})`.slice(0, 500), nonRetryable: true });
   }
   return ApplicationFailure.create({ type: DRAFT_JOB_ERRORS.failed, message: ENHANCE_MSG.jobFailed, nonRetryable: true });

@@ -81,6 +81,50 @@ describe('local draft models', () => {
   });
 });
 
+describe('local draft models: bounded work and per-user breakers', () => {
+  const LOCAL = { providerKind: 'local', falBaseUrl: '', falApiKey: '', falImageEditModel: 'x/y', falUpscaleModel: 'x/y', falVideoModel: 'x/y' } as const;
+
+  it('finishes the largest model input (4096 px) inside the 30 s call limit, at the size the effect promises', async () => {
+    // the spec's breaker defaults: every call races 30 s
+    const providers = createProviders(LOCAL);
+    const image = await houseStill(4096, 2731).jpeg({ quality: 90 }).toBuffer();
+    const enhanced = await providers.draftModels.run({ mode: 'render_enhance', model: 'x', image, references: [], caller: 'u1' });
+    expect([enhanced.width, enhanced.height]).toEqual([4096, 2731]);
+    expect(enhanced.description).toContain('worked at 2048 px on the long side');
+    const creative = await providers.draftModels.run({ mode: 'finish_upscale', model: 'x', image, references: [], scale: 2, caller: 'u1' });
+    expect([creative.width, creative.height]).toEqual([8192, 5462]);
+    const edited = await providers.draftModels.run({ mode: 'edit_render', model: 'x', image: await houseStill(2048, 1365).jpeg().toBuffer(), references: [], prompt: 'warm dusk light', caller: 'u1' });
+    // the edit keeps the source's exact size (no even-number rounding)
+    expect([edited.width, edited.height]).toEqual([2048, 1365]);
+    expect(providers.draftModelBreakers?.for('u1').recentFailures).toBe(0);
+  }, 120_000);
+
+  it("opens only the failing user's breaker: another user's run goes on; refused inputs count for nobody", async () => {
+    // a short call limit makes A's large input a provider-side timeout; two of them open A's breaker
+    const providers = createProviders(LOCAL, { breaker: { callTimeoutMs: 400, failureThreshold: 2 } });
+    const large = await houseStill(4096, 2731).png().toBuffer();
+    const small = await render(96, 64);
+    for (let i = 0; i < 2; i += 1) {
+      await expect(providers.draftModels.run({ mode: 'render_enhance', model: 'x', image: large, references: [], caller: 'user-a' })).rejects.toMatchObject({ code: 'CIRCUIT_TIMEOUT' });
+    }
+    await expect(providers.draftModels.run({ mode: 'render_enhance', model: 'x', image: small, references: [], caller: 'user-a' })).rejects.toMatchObject({ code: 'CIRCUIT_OPEN' });
+    const forB = await providers.draftModels.run({ mode: 'render_enhance', model: 'x', image: small, references: [], caller: 'user-b' });
+    expect([forB.width, forB.height]).toEqual([96, 64]);
+    expect(providers.draftModelBreakers?.for('user-a').state).toBe('OPEN');
+    expect(providers.draftModelBreakers?.for('user-b').state).toBe('CLOSED');
+
+    // oversized and unreadable inputs are the caller's problem: never counted
+    const wide = await sharp({ create: { width: 4200, height: 30, channels: 3, background: '#808080' } }).png().toBuffer();
+    const truncated = (await render(400, 300)).subarray(0, 2000);
+    for (let i = 0; i < 3; i += 1) {
+      await expect(providers.draftModels.run({ mode: 'basic_upscale', model: 'x', image: wide, references: [], scale: 2, caller: 'user-c' })).rejects.toMatchObject({ code: 'INPUT' });
+      await expect(providers.draftModels.run({ mode: 'render_enhance', model: 'x', image: truncated, references: [], caller: 'user-c' })).rejects.toMatchObject({ code: 'INPUT' });
+    }
+    expect(providers.draftModelBreakers?.for('user-c').recentFailures).toBe(0);
+    expect(providers.draftModelBreakers?.for('user-c').state).toBe('CLOSED');
+  }, 120_000);
+});
+
 describe('fal draft models over the queue protocol', () => {
   let fal: FakeFal;
 
