@@ -6,6 +6,7 @@
  */
 import type { Locator, Page } from 'playwright-core';
 import { loadConfig } from '../../config/env';
+import { CHAT_AFTER_ASSEMBLY_NOTE } from '../../services/generation/aestheticChat';
 import { createStorage } from '../../storage';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { seriousAxeFindings } from '../support/axe';
@@ -273,7 +274,7 @@ describe('Video Assembly end to end', () => {
     await chat.getByText('No messages yet.').waitFor();
     await chat.getByRole('button', { name: 'Send' }).click();
     await chat.getByText('Please type a message').waitFor();
-    await chat.getByLabel('Message to the AI editor').fill('Energetic and modern, with wipes and professional captions');
+    await chat.getByLabel('Message to the assistant').fill('Energetic and modern, with wipes and professional captions');
     await chat.getByRole('button', { name: 'Send' }).click();
     const conversation = chat.getByRole('list', { name: 'Conversation' });
     await conversation.getByText('Energetic and modern, with wipes and professional captions').waitFor();
@@ -298,6 +299,15 @@ describe('Video Assembly end to end', () => {
     await card.getByRole('button', { name: /^Save/ }).click();
     await page.getByText('Saved successfully!').waitFor({ timeout: 30_000 });
     await page.getByText('No pending approvals').waitFor();
+
+    // the assembly used up its clips: back in Video Assembly the chat says so, and suggests nothing for them
+    await openAssembly(page, `&project=${harbourId}`);
+    const afterChat = page.getByRole('region', { name: 'AI editor' });
+    await afterChat.getByText(CHAT_AFTER_ASSEMBLY_NOTE).waitFor();
+    await afterChat.locator('.chat-missing').getByText('Clips', { exact: true }).waitFor();
+    expect(await afterChat.locator('.chat-clip-suggestions').count()).toBe(0);
+    expect(await selectedOrder(page)).toEqual([]);
+    expect(await seriousAxeFindings(page)).toEqual([]);
 
     // the library: Videos, the 'Assembled video' modal, it plays; Delete Video asks first
     await page.goto(`/?project=${harbourId}`);
@@ -353,10 +363,10 @@ describe('Video Assembly end to end', () => {
       await page.route('**/api/projects/*/aesthetic', (route) =>
         route.request().method() === 'POST' ? route.fulfill({ status: 503, json: { success: false, error: 'The AI editor is not available right now. Please try again.' } }) : route.continue(),
       );
-      await chat.getByLabel('Message to the AI editor').fill('Warm and cosy, calm');
+      await chat.getByLabel('Message to the assistant').fill('Warm and cosy, calm');
       await chat.getByRole('button', { name: 'Send' }).click();
       await chat.getByRole('alert').filter({ hasText: 'The AI editor is not available right now. Please try again.' }).waitFor();
-      expect(await chat.getByLabel('Message to the AI editor').inputValue()).toBe('Warm and cosy, calm');
+      expect(await chat.getByLabel('Message to the assistant').inputValue()).toBe('Warm and cosy, calm');
       await chat.getByText('No messages yet.').waitFor();
       await page.unroute('**/api/projects/*/aesthetic');
       await noHorizontalScroll(page);
