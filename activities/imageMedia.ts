@@ -3,9 +3,10 @@
  * preview and the thumbnail. No policy and no storage: buffers in, buffers out (the benchmark calls these directly).
  */
 import sharp from 'sharp';
+import { IMAGE_EDIT_SOURCE_MAX_SIDE } from '../domain/imageEdit';
 
-/** The longest side a source is read at: 'hd' edits render 1024 px, so this keeps detail for any provider. */
-export const SOURCE_MAX_SIDE = 2048;
+/** The longest side a source is read at (domain/imageEdit.ts; the editor tells the user when a source is larger). */
+export const SOURCE_MAX_SIDE = IMAGE_EDIT_SOURCE_MAX_SIDE;
 /** Previews are for judging, not for use: at most this long side, JPEG. */
 export const PREVIEW_MAX_SIDE = 1024;
 export const PREVIEW_TEXT = 'PREVIEW';

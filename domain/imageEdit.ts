@@ -19,6 +19,17 @@ export const IMAGE_EDIT_DEFAULTS = { format: 'square', quality: 'hd', upscaleSca
   upscaleScale: number;
 };
 export const UPSCALE_SCALES = [1, 2, 3, 4] as const;
+/**
+ * The longest side of the copy of the source an edit's provider is given ('hd' edits render 1024 px, so this keeps
+ * detail for any provider). The stored render or image is never changed; the editor says so for a larger source.
+ */
+export const IMAGE_EDIT_SOURCE_MAX_SIDE = 2048;
+
+/** The editor's note for a source larger than IMAGE_EDIT_SOURCE_MAX_SIDE, or null when it is sent as it is. */
+export function sourceReductionNote(width: unknown, height: unknown): string | null {
+  if (typeof width !== 'number' || typeof height !== 'number' || Math.max(width, height) <= IMAGE_EDIT_SOURCE_MAX_SIDE) return null;
+  return `The AI works on a ${IMAGE_EDIT_SOURCE_MAX_SIDE} px copy of this ${width} × ${height} image; your original stays as it is.`;
+}
 export const IMAGE_PROMPT_MAX_LENGTH = 2000;
 export const IMAGE_DESCRIPTION_MAX_LENGTH = 2000;
 

@@ -1,6 +1,6 @@
 import { useAtomValue, useSetAtom } from 'jotai';
 import { useEffect, useId, useRef, useState, type FormEvent, type ReactElement } from 'react';
-import { IMAGE_EDIT_DEFAULTS, IMAGE_PROMPT_MAX_LENGTH, type ImageEditFormat } from '../../../../domain/imageEdit';
+import { IMAGE_EDIT_DEFAULTS, IMAGE_PROMPT_MAX_LENGTH, sourceReductionNote, type ImageEditFormat } from '../../../../domain/imageEdit';
 import { CREDIT_COST, PENDING_LIMIT_DEFAULT } from '../../../../domain/constants';
 import type { CanCreateContentResult } from '../../../../domain/creditMath';
 import { MSG } from '../../../../domain/messages';
@@ -194,6 +194,8 @@ function ImageEditor({
   const generating = phase.kind === 'generating';
   const preview = phase.kind === 'sent' ? phase.answer.result?.savedImage.previewUrl : null;
   const image = item.signed_url ?? item.data.thumbnail_url;
+  // a larger source goes to the AI as a reduced copy: said near the action
+  const reductionNote = sourceReductionNote(item.data.width, item.data.height);
 
   return (
     <section className="view image-editor" aria-labelledby="image-editor-title">
@@ -268,6 +270,7 @@ function ImageEditor({
                   {phase.message}
                 </p>
               )}
+              {reductionNote && <p className="field-hint">{reductionNote}</p>}
               <div className="form-actions">
                 <button type="submit" className="button button-primary" disabled={generating || phase.kind === 'sent' || atCap || heldByPending}>
                   <Icon name="sparkles" size={18} /> {generating ? 'Generating preview...' : 'Generate Preview'}
