@@ -335,13 +335,28 @@ describe('draft jobs', () => {
 
   it('fails a job the model refuses: the image keeps its version, the job records why', async () => {
     const draftId = await createDraft(h.baseUrl, user);
-    // 4200 px wide: twice that is over the 8192 px upscale limit
-    const imageId = await addImage(h.baseUrl, user, draftId, await sharp({ create: { width: 4200, height: 40, channels: 3, background: '#808080' } }).png().toBuffer());
+    // a JPEG cut in half: its header reads (the upload takes it) but its pixels do not decode, so the model refuses it
+    const whole = await sharp({ create: { width: 600, height: 400, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 30 } } }).jpeg().toBuffer();
+    const broken = whole.subarray(0, Math.floor(whole.length / 2));
+    const imageId = await addImage(h.baseUrl, user, draftId, broken, 'cut.jpg');
     const images = await runAndWait(draftId, { imageIds: [imageId], modelId: 'esrgan', mode: 'basic_upscale' });
     expect(images[0].metadata.history).toHaveLength(1);
-    expect(images[0].last_job).toMatchObject({ status: 'failed', error: expect.stringMatching(/^The edit failed\. Please try again\. \(Upscaled image would be 8400x80/) });
+    expect(images[0].last_job).toMatchObject({ status: 'failed', error: expect.stringMatching(/^The edit failed\. Please try again\. \(The image could not be read/) });
     const events = await h.knex('user_events').where({ user_id: user.id }).select('payload');
     expect(events.some((e) => e.payload.job === 'draft' && e.payload.status === 'failed' && e.payload.imageId === imageId)).toBe(true);
+  });
+
+  it('upscales a copy of an image over 4096 px (the result within 8192 px) and keeps the upload as it was', async () => {
+    const draftId = await createDraft(h.baseUrl, user);
+    // 4200 px wide: twice that would pass the 8192 px limit, so the model gets a 4096 px copy
+    const upload = await sharp({ create: { width: 4200, height: 40, channels: 3, background: '#808080' } }).png().toBuffer();
+    const imageId = await addImage(h.baseUrl, user, draftId, upload);
+    const images = await runAndWait(draftId, { imageIds: [imageId], modelId: 'esrgan', mode: 'basic_upscale' });
+    expect(images[0].last_job).toMatchObject({ status: 'completed' });
+    expect([images[0].metadata.width, images[0].metadata.height]).toEqual([8192, 78]);
+    const [result, original] = images[0].metadata.history;
+    expect(result.source).toBe('basic_upscale');
+    expect((await download(h.baseUrl, original.signed_url)).equals(upload)).toBe(true);
   });
 });
 
