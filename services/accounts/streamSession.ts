@@ -18,7 +18,10 @@ const MAX_TIMER_MS = 2_147_483_647;
 /** When the database still calls the session valid at its expiry (clocks differ), it is read again this much later. */
 const EXPIRY_RECHECK_MS = 1000;
 
-/** The expiry of the user's session `sessionId` while it is valid, else null (ended, expired or another user's). */
+/**
+ * The expiry of the user's session `sessionId` while it is valid, else null (ended, expired or another user's).
+ * The one place a stream's authority is decided: a workspace stream adds its membership check here (teams).
+ */
 export async function readStreamSession(db: Db, userId: string, sessionId: string): Promise<Date | null> {
   const row = await db('sessions')
     .join('users', 'users.id', 'sessions.user_id')
