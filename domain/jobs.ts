@@ -1,8 +1,8 @@
 /**
- * The Activity view's jobs: one shape for every kind of job a user runs, read from the job tables and, while a job
+ * The Activity view's jobs: one shape for every kind of job a user runs (Enhance Renders' model runs are `draft`), read from the job tables and, while a job
  * runs, from its workflow's query (services/generation/jobs.ts). Shared by the API and the browser.
  */
-export const JOB_KINDS = ['clip', 'image-edit', 'export', 'assembly'] as const;
+export const JOB_KINDS = ['clip', 'image-edit', 'export', 'assembly', 'draft'] as const;
 export type ActivityJobKind = (typeof JOB_KINDS)[number];
 
 export type ActivityJobState = 'pending' | 'processing' | 'completed' | 'failed' | 'cancelled';
@@ -17,6 +17,7 @@ export interface ActivityJob {
   /** Only in an admin's list of every user's jobs. */
   userEmail?: string;
   projectId: string | null;
+  /** The project's name; for a draft job, the draft's. */
   projectName: string | null;
   /** What the job makes, in words: "Zoom In, YouTube 16:9 from harbour.jpg". */
   item: string;

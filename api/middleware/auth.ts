@@ -99,8 +99,7 @@ export function requireAuth(deps: { knex: Knex; sessions?: SessionCache }, optio
   return async function requireAuthMiddleware(ctx, next) {
     const state = authState(ctx);
     if (state.user) return next();
-    const token = sessionToken(ctx);
-    const found = token ? await (cache ? cache.lookup(deps.knex, token) : findSessionUser(deps.knex, token)) : null;
+    const found = await lookupSession(deps, ctx);
     if (!found) throw unauthenticated();
     const { sessionId, ...user } = found;
     state.user = user;
@@ -113,6 +112,13 @@ export function requireAuth(deps: { knex: Knex; sessions?: SessionCache }, optio
       cache.invalidateUser(user.id);
     }
   };
+}
+
+/** The request's session and its user, or null when it carries none or one that is no longer valid. */
+export async function lookupSession(deps: { knex: Knex; sessions?: SessionCache }, ctx: Context): Promise<(AuthUser & { sessionId: string }) | null> {
+  const token = sessionToken(ctx);
+  if (!token) return null;
+  return deps.sessions ? deps.sessions.lookup(deps.knex, token) : findSessionUser(deps.knex, token);
 }
 
 /** The signed-in user; 401 when the request has none (a route mounted without requireAuth). */
@@ -151,6 +157,8 @@ export const PUBLIC_API_ROUTES: ReadonlyArray<{ method: string; path: string; pr
   { method: 'POST', path: '/api/auth/signup' },
   { method: 'POST', path: '/api/auth/signin' },
   { method: 'POST', path: '/api/auth/signout' },
+  // who is signed in, or nobody: the page's first question, answered without a 401 for a signed-out visitor
+  { method: 'GET', path: '/api/auth/session' },
   { method: 'GET', path: '/api/health' },
   // expiring signed file links (storage/signedUrls.ts): the signature is the credential
   { method: 'GET', path: '/api/files/', prefix: true },

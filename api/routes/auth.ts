@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { getAccount, signIn, signUp, type Account, type SignedIn } from '../../services/accounts/accounts';
 import { endSession } from '../../services/accounts/sessions';
 import type { AppDeps } from '../deps';
-import { clearSessionCookie, currentUser, requireAuth, sessionToken, setSessionCookie } from '../middleware/auth';
+import { clearSessionCookie, currentUser, lookupSession, requireAuth, sessionToken, setSessionCookie } from '../middleware/auth';
 import { DEFAULT_SIGN_IN_LIMITS, SignInLimiter, signInRateLimit } from '../middleware/rateLimit';
 import { parseBody, requiredString, singleLine } from '../validation';
 import { answers, describeRoute, errorBody, okBody, timestamp } from '../openapi/describe';
@@ -98,6 +98,20 @@ export function authRouter(deps: AppDeps): Router {
   });
   router.get('/api/auth/me', requireAuth(deps), async (ctx) => {
     ctx.body = { success: true, user: await getAccount(deps.knex, currentUser(ctx).id) };
+  });
+
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/auth/session',
+    tag: 'Auth',
+    summary: 'Who is signed in: the account, or null for a visitor without a valid session (never a 401)',
+    access: 'public',
+    responses: { 200: z.object({ success: z.literal(true), user: accountView.nullable() }) },
+  });
+  router.get('/api/auth/session', async (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    const session = await lookupSession(deps, ctx);
+    ctx.body = { success: true, user: session ? await getAccount(deps.knex, session.id) : null };
   });
 
   return router;

@@ -1,5 +1,6 @@
 /**
- * The Activity view: a user's running and recent jobs (clips, image edits, data exports, assemblies), or every user's for an
+ * The Activity view: a user's running and recent jobs (clips, image edits, data exports, assemblies, Enhance Renders'
+ * draft jobs), or every user's for an
  * admin, with cancel and retry. Nothing here keeps a copy of a job's state: finished jobs come from their job
  * tables, running ones from their workflow's query (the row may lag), and running image edits, which have no row
  * until they end, from Temporal's visibility by their search attributes.
@@ -25,6 +26,8 @@ import {
 } from '../../domain/jobs';
 import { assemblyJobStateQuery } from '../../domain/workflowContracts/assembly';
 import { dataExportStateQuery } from '../../domain/workflowContracts/dataExport';
+import { draftJobStateQuery } from '../../domain/workflowContracts/draftJob';
+import { modelOption } from '../../domain/enhanceRenders';
 import { imageEditStateQuery } from '../../domain/workflowContracts/imageEdit';
 import { RS_JOB_KIND, RS_PROJECT_ID, RS_USER_ID } from '../../workflows/searchAttributes';
 import type { VideoGenerationService } from './videoGeneration';
@@ -134,15 +137,16 @@ export class JobService {
     const userId = all ? null : actor.id;
     const limit = all ? ADMIN_JOB_LIST_LIMIT : JOB_LIST_LIMIT;
     const now = Date.now();
-    const [clips, edits, runningEdits, exports, assemblies] = await Promise.all([
+    const [clips, edits, runningEdits, exports, assemblies, drafts] = await Promise.all([
       this.clipJobs(userId, limit, now),
       this.imageEditJobs(userId, limit),
       this.runningImageEdits(userId, now),
       this.exportJobs(userId, limit, now),
       this.assemblyJobs(userId, limit, now),
+      this.draftJobs(userId, limit, now),
     ]);
     const recorded = new Set(edits.map((job) => job.workflowId));
-    const jobs = [...clips, ...runningEdits.filter((job) => !recorded.has(job.workflowId)), ...edits, ...exports, ...assemblies]
+    const jobs = [...clips, ...runningEdits.filter((job) => !recorded.has(job.workflowId)), ...edits, ...exports, ...assemblies, ...drafts]
       .sort((a, b) => Date.parse(b.startedAt) - Date.parse(a.startedAt))
       .slice(0, limit)
       .map((job) => {
@@ -178,7 +182,7 @@ export class JobService {
   /** The job's owner when the actor may act on it: another user's job is not found unless the actor is an admin. */
   private async ownerOf(actor: JobActor, kind: string, id: string): Promise<string> {
     if (!(JOB_KINDS as readonly string[]).includes(kind) || !UUID.test(id)) throw notFound();
-    const table = kind === 'clip' ? 'video_generation_jobs' : kind === 'export' ? 'data_exports' : kind === 'assembly' ? 'assembly_jobs' : null;
+    const table = kind === 'clip' ? 'video_generation_jobs' : kind === 'export' ? 'data_exports' : kind === 'assembly' ? 'assembly_jobs' : kind === 'draft' ? 'draft_jobs' : null;
     const row = table
       ? ((await this.deps.knex(table).where({ id }).first('user_id')) as { user_id: string } | undefined)
       : ((await this.deps.knex('ai_image_edits').where({ workflow_id: imageEditWorkflowId(id) }).first('user_id')) as { user_id: string } | undefined);
@@ -427,6 +431,67 @@ export class JobService {
           finishedAt,
           durationMs: durationOf(startedAt, finishedAt, state, now),
           cost: CREDIT_COST.assembly,
+          canCancel: false,
+          canRetry: false,
+        };
+      }),
+    );
+  }
+
+  /**
+   * Enhance Renders' model runs (free during the Beta): the model on one draft image, with the draft as its place. A
+   * running one answers from its workflow's query; a failed one keeps its reason, retried from its card in the draft.
+   */
+  private async draftJobs(userId: string | null, limit: number, now: number): Promise<ActivityJob[]> {
+    const query = this.deps.knex('draft_jobs as j')
+      .join('users as u', 'u.id', 'j.user_id')
+      .join('drafts as d', 'd.id', 'j.draft_id')
+      .join('draft_images as i', 'i.id', 'j.draft_image_id')
+      .select('j.id', 'j.user_id', 'u.email', 'j.draft_id', 'd.name as draft_name', 'i.name as image_name', 'j.model_id', 'j.prompt', 'j.workflow_id', 'j.status', 'j.error')
+      .select('j.created_at', 'j.updated_at', 'j.completed_at')
+      .orderBy('j.created_at', 'desc')
+      .limit(limit);
+    if (userId) query.where('j.user_id', userId);
+    const rows = (await query) as Array<{
+      id: string;
+      user_id: string;
+      email: string;
+      draft_id: string;
+      draft_name: string;
+      image_name: string;
+      model_id: string;
+      prompt: string | null;
+      workflow_id: string;
+      status: ActivityJobState;
+      error: string | null;
+      created_at: Date;
+      updated_at: Date;
+      completed_at: Date | null;
+    }>;
+    const client = this.lazyClient();
+    return Promise.all(
+      rows.map(async (row) => {
+        const { state, progress, message, error } = await this.rowOrLiveState({ ...row, progress: row.status === 'completed' ? 100 : 0, message: null }, client, draftJobStateQuery);
+        const startedAt = iso(row.created_at) as string;
+        const finishedAt = isRunningJobState(state) ? null : (iso(row.completed_at) ?? iso(row.updated_at));
+        const model = modelOption(row.model_id)?.label ?? row.model_id;
+        return {
+          kind: 'draft' as const,
+          id: row.id,
+          workflowId: row.workflow_id,
+          userId: row.user_id,
+          userEmail: row.email,
+          projectId: null,
+          projectName: row.draft_name,
+          item: `${model} on ${row.image_name}${row.prompt && row.model_id !== 'render-enhance' ? `: ${shortPrompt(row.prompt)}` : ''}`,
+          state,
+          progress,
+          message,
+          error,
+          startedAt,
+          finishedAt,
+          durationMs: durationOf(startedAt, finishedAt, state, now),
+          cost: 0,
           canCancel: false,
           canRetry: false,
         };

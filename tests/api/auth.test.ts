@@ -190,6 +190,37 @@ describe('GET /api/auth/me', () => {
   });
 });
 
+describe('GET /api/auth/session', () => {
+  it('answers the signed-in account for a Bearer token and for the cookie', async () => {
+    const user = await createTestUser(server.baseUrl, { name: 'Ada Lovelace' });
+    for (const res of [
+      await request(server.baseUrl, '/api/auth/session', { token: user.token }),
+      await request(server.baseUrl, '/api/auth/session', { headers: { cookie: user.cookie } }),
+    ]) {
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ success: true, user: { id: user.id, email: user.email, name: 'Ada Lovelace', role: 'user' } });
+      expect(res.headers.get('cache-control')).toBe('no-store');
+    }
+  });
+
+  it('answers 200 with user null, never 401, without a valid session', async () => {
+    const user = await createTestUser(server.baseUrl);
+    await knex('sessions')
+      .where({ id: createHash('sha256').update(user.token).digest('hex') })
+      .update({ expires_at: new Date(Date.now() - 1000) });
+    const answers = await Promise.all([
+      request(server.baseUrl, '/api/auth/session'),
+      request(server.baseUrl, '/api/auth/session', { token: 'x'.repeat(43) }),
+      request(server.baseUrl, '/api/auth/session', { token: user.token }),
+      request(server.baseUrl, '/api/auth/session', { headers: { cookie: user.cookie } }),
+    ]);
+    for (const res of answers) {
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ success: true, user: null });
+    }
+  });
+});
+
 describe('POST /api/auth/signout', () => {
   it('ends the session: the token stops working and the cookie is cleared', async () => {
     const user = await createTestUser(server.baseUrl);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { accountDeletionWorkflowId } from '../../domain/accountData';
 import { createTestUser, type TestUser } from '../support/accounts';
+import { seriousAxeFindings } from '../support/axe';
 import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
@@ -106,12 +107,18 @@ describe.each(SIZES)('Account Settings > Settings at $width x $height', (viewpor
     await app.screenshot(`account-delete-confirm-${viewport.width}`);
     await confirm.click();
 
-    // signed out, on the landing page
+    // signed out, on the landing page, which says what happened (and takes the focus to say it)
     await page.getByRole('button', { name: 'Sign in', exact: true }).first().waitFor({ timeout: 30_000 });
+    const notice = page.getByRole('status').filter({ has: page.getByRole('heading', { name: 'Your account was deleted' }) });
+    await notice.waitFor();
+    expect(await notice.evaluate((el) => el === (el as unknown as { ownerDocument: { activeElement: unknown } }).ownerDocument.activeElement)).toBe(true);
     expect(new URL(page.url()).searchParams.get('view')).toBeNull();
     expect((await page.request.get('/api/auth/me')).status()).toBe(401);
     await noHorizontalScroll(page);
+    expect(await seriousAxeFindings(page)).toEqual([]);
     await app.screenshot(`account-deleted-landing-${viewport.width}`);
+    await notice.getByRole('button', { name: 'Dismiss' }).click();
+    await notice.waitFor({ state: 'detached' });
 
     const { client, close } = await testClient();
     try {

@@ -1,12 +1,14 @@
 /**
  * The landing page as a visitor sees it, at 1440x900 and 390x844 (001 sections 1 and 2): the hero and demo
- * videos (real MP4s from the local clip pipeline) with posters, playing muted and looped unless the visitor
- * asked for reduced motion, the sections in the spec's order, three feature cards, two partner testimonials,
- * the try-it area, pricing from the shared package table, and the footer's social links.
+ * videos (real MP4s from the local clip pipeline) with posters, playing muted and looped while on screen unless the
+ * visitor paused them or asked for reduced motion, each with its Pause / Play button, the sections in the spec's
+ * order, three feature cards, two partner testimonials, the try-it area, pricing from the shared package table, and
+ * the footer's social links; no console error for a signed-out visitor, and no serious axe finding.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { CREDIT_PACKAGES } from '../../domain/constants';
 import { displayPriceNzd } from '../../frontend/src/components/creditPackages';
+import { seriousAxeFindings } from '../support/axe';
 import { startBrowserApp, type BrowserApp } from '../support/browser';
 import { closeTestKnex } from '../support/db';
 
@@ -16,8 +18,8 @@ const SIZES = [
 ] as const;
 
 const VIDEOS = [
-  { label: 'Hero video: a residential building rendered from day to night', file: /\/assets\/hero-[\w-]+\.mp4$/, poster: /\/assets\/hero-poster-[\w-]+\.webp$/ },
-  { label: 'Demo video: a Walk Through clip made from one interior render', file: /\/assets\/demo-[\w-]+\.mp4$/, poster: /\/assets\/demo-poster-[\w-]+\.webp$/ },
+  { label: 'Hero video: a residential building rendered from day to night', name: 'hero video', file: /\/assets\/hero-[\w-]+\.mp4$/, poster: /\/assets\/hero-poster-[\w-]+\.webp$/ },
+  { label: 'Demo video: a Walk Through clip made from one interior render', name: 'demo video', file: /\/assets\/demo-[\w-]+\.mp4$/, poster: /\/assets\/demo-poster-[\w-]+\.webp$/ },
 ];
 
 interface VideoState {
@@ -50,6 +52,10 @@ async function openLanding(browser: Browser, viewport: { width: number; height: 
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (err) => errors.push(err.message));
+  // console errors too: a failed request (a 401 for the signed-out visitor's session) shows up here
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') errors.push(`console: ${msg.text()}`);
+  });
   await page.goto('/');
   await page.getByRole('heading', { name: 'Turn architectural renders into scroll-stopping video', level: 1 }).waitFor();
   return { context, page, errors };
@@ -95,7 +101,8 @@ describe.each(SIZES)('landing page at $name size', ({ name, viewport }) => {
         const state = await waitForTimeAdvance(page, video.label);
         expect(state.src).toMatch(video.file);
         expect(state.poster).toMatch(video.poster);
-        expect(state).toMatchObject({ muted: true, loop: true, playsInline: true, autoplay: true, controls: false });
+        expect(state).toMatchObject({ muted: true, loop: true, playsInline: true, controls: false });
+        await page.getByRole('button', { name: `Pause the ${video.name}` }).waitFor();
         // a real 5 s, 1280-wide clip decoded by the browser
         expect(state.duration).toBeCloseTo(5, 0);
         expect(state.videoWidth).toBe(1280);
@@ -118,9 +125,48 @@ describe.each(SIZES)('landing page at $name size', ({ name, viewport }) => {
       for (const video of VIDEOS) {
         const state = await videoState(page, video.label);
         expect(state.poster).toMatch(video.poster);
-        expect(state).toMatchObject({ autoplay: false, paused: true, currentTime: 0, muted: true, controls: true });
+        expect(state).toMatchObject({ autoplay: false, paused: true, currentTime: 0, muted: true, controls: false });
       }
+      // the visitor may still choose to watch one
+      await page.getByRole('button', { name: 'Play the hero video' }).click();
+      await waitForTimeAdvance(page, VIDEOS[0].label);
+      await page.getByRole('button', { name: 'Pause the hero video' }).waitFor();
+      expect(await seriousAxeFindings(page)).toEqual([]);
       await app.screenshot(`landing-reduced-motion-${name}`, page);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('pauses a video on request and while it is off screen, and plays it again when it comes back', async () => {
+    const { context, page, errors } = await openLanding(app.browser, viewport, 'no-preference');
+    try {
+      const hero = VIDEOS[0];
+      await waitForTimeAdvance(page, hero.label);
+      expect(await seriousAxeFindings(page)).toEqual([]);
+
+      // the visitor's pause holds
+      await page.getByRole('button', { name: 'Pause the hero video' }).click();
+      await page.getByRole('button', { name: 'Play the hero video' }).waitFor();
+      const stopped = await videoState(page, hero.label);
+      expect(stopped.paused).toBe(true);
+      await page.waitForTimeout(800);
+      expect((await videoState(page, hero.label)).currentTime).toBe(stopped.currentTime);
+      await page.getByRole('button', { name: 'Play the hero video' }).click();
+      await waitForTimeAdvance(page, hero.label);
+
+      // off screen it stops, back on screen it plays
+      await page.getByRole('navigation', { name: 'Render Studio on social media' }).scrollIntoViewIfNeeded();
+      const deadline = Date.now() + 10_000;
+      while (!(await videoState(page, hero.label)).paused) {
+        if (Date.now() > deadline) throw new Error('the hero video kept playing off screen');
+        await page.waitForTimeout(100);
+      }
+      const away = (await videoState(page, hero.label)).currentTime;
+      await page.waitForTimeout(800);
+      expect((await videoState(page, hero.label)).currentTime).toBe(away);
+      await waitForTimeAdvance(page, hero.label);
       expect(errors).toEqual([]);
     } finally {
       await context.close();

@@ -1,4 +1,4 @@
-import { api, hasStatus } from './client';
+import { api } from './client';
 
 export type UserRole = 'user' | 'admin';
 
@@ -41,13 +41,12 @@ export async function signOut(): Promise<void> {
   await api.post('auth/signout');
 }
 
-/** The signed-in user, or null when there is no valid session (401). Other failures throw. */
+/**
+ * The signed-in user, or null when there is no valid session. GET /api/auth/session answers a signed-out visitor
+ * with user null rather than a 401, so the landing page's first request leaves no error in the console. Other
+ * failures throw.
+ */
 export async function fetchCurrentUser(): Promise<User | null> {
-  try {
-    const body = await api.get('auth/me', { retry: 0 }).json<{ success: true; user: User }>();
-    return body.user;
-  } catch (error) {
-    if (hasStatus(error, 401)) return null;
-    throw error;
-  }
+  const body = await api.get('auth/session', { retry: 0 }).json<{ success: true; user: User | null }>();
+  return body.user;
 }

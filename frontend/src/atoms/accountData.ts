@@ -22,8 +22,12 @@ export const requestExportAtom = atom(null, async (_get, set) => {
   return started;
 });
 
+/** Set once this tab deleted its account: the landing page that follows says so until dismissed or a new sign-in. */
+export const accountDeletedNoticeAtom = atom(false);
+
 /** Deletes the account, then signs out here too (the server already ended every session). */
 export const deleteAccountAtom = atom(null, async (_get, set, confirmEmail: string) => {
   await deleteAccount(confirmEmail);
+  set(accountDeletedNoticeAtom, true);
   await set(signOutAtom);
 });

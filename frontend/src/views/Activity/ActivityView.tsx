@@ -19,7 +19,7 @@ type ListState = { status: 'loading' } | { status: 'done'; list: ActivityJobList
 
 type PendingAction = { action: 'cancel' | 'retry'; job: ActivityJob };
 
-const KIND_LABEL: Record<ActivityJobKind, string> = { clip: 'Video clip', 'image-edit': 'AI image', export: 'Data export', assembly: 'Assembled video' };
+const KIND_LABEL: Record<ActivityJobKind, string> = { clip: 'Video clip', 'image-edit': 'AI image', export: 'Data export', assembly: 'Assembled video', draft: 'Enhance Renders' };
 const STATE_LABEL: Record<ActivityJob['state'], string> = {
   pending: 'queued',
   processing: 'running',
@@ -145,7 +145,7 @@ export function ActivityView({ isAdmin }: { isAdmin: boolean }): ReactElement {
       {state.status === 'done' && state.list.jobs.length === 0 && (
         <div className="empty-state">
           <h2>No activity yet</h2>
-          <p>Clips, AI images and data exports you start show up here while they run and afterwards.</p>
+          <p>Clips, AI images, Enhance Renders runs and data exports you start show up here while they run and afterwards.</p>
         </div>
       )}
       {state.status === 'done' && state.list.jobs.length > 0 && (
@@ -203,7 +203,7 @@ function JobCard({ job, showOwner, onAction }: { job: ActivityJob; showOwner: bo
           </div>
         )}
         <div>
-          <dt>Project</dt>
+          <dt>{job.kind === 'draft' ? 'Draft' : 'Project'}</dt>
           <dd>{job.projectName ?? '—'}</dd>
         </div>
         <div>

@@ -25,7 +25,7 @@ export function LandingHero({ onStart }: { onStart: () => void }): ReactElement 
         <p className="hero-note">Free starting credits, no card required.</p>
       </div>
       <figure className="hero-art landing-video-frame">
-        <LandingVideo src={heroVideo} poster={heroPoster} label="Hero video: a residential building rendered from day to night" className="landing-video" />
+        <LandingVideo src={heroVideo} poster={heroPoster} label="Hero video: a residential building rendered from day to night" name="hero video" className="landing-video" />
         <span className="landing-video-chip" aria-hidden="true">
           Day to Night · 5s
         </span>

@@ -15,7 +15,7 @@ export function LandingPromo(): ReactElement {
     <section id="promo" className="section section-tinted promo" aria-labelledby="promo-title">
       <div className="promo-grid">
         <figure className="landing-video-frame promo-video">
-          <LandingVideo src={demoVideo} poster={demoPoster} label="Demo video: a Walk Through clip made from one interior render" className="landing-video" />
+          <LandingVideo src={demoVideo} poster={demoPoster} label="Demo video: a Walk Through clip made from one interior render" name="demo video" className="landing-video" />
           <figcaption className="promo-caption">Made from one interior render with the Walk Through effect.</figcaption>
         </figure>
         <div className="promo-copy">
