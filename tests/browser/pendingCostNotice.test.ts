@@ -1,11 +1,15 @@
 /**
  * The amber notice: when the balance alone would pay for the next item but pending approvals hold the credits
  * it needs, the clip and image screens say so and offer 'Review approvals' and 'Add credits', not 'Not enough
- * credits' with 'Add credits' only.
+ * credits' with 'Add credits' only. At the pending cap, the overlay names the ways out this user has: reject only
+ * after a purchase, buying where it exists. (An installation that sells nothing: tests/browser/purchasingUnavailable.test.ts.)
  */
 import { createTestUser, type TestUser } from '../support/accounts';
 import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
 import { insertPendingApproval } from '../support/credits';
+import { FAKE_STRIPE_SECRET_KEY, FAKE_WEBHOOK_SECRET } from '../support/fakeStripe';
+import { addCredits } from '../../services/billing/credits';
+import { randomUUID } from 'node:crypto';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
 import { renderBytes } from '../imageEdit/harness';
@@ -13,7 +17,8 @@ import { renderBytes } from '../imageEdit/harness';
 let app: BrowserApp;
 
 beforeAll(async () => {
-  app = await startBrowserApp();
+  // credits can be bought here (Stripe test mode; no checkout is opened)
+  app = await startBrowserApp({ config: () => ({ stripeSecretKey: FAKE_STRIPE_SECRET_KEY, stripeWebhookSecret: FAKE_WEBHOOK_SECRET }) });
 });
 
 afterAll(async () => {
@@ -85,5 +90,23 @@ describe('pending approvals holding the credits', () => {
     await notice.getByRole('button', { name: 'Add credits' }).click();
     await page.getByRole('heading', { name: 'Account Settings', level: 1 }).waitFor();
     expect(new URL(page.url()).searchParams.get('tab')).toBe('billing');
+  });
+
+  it('at the cap offers buying to unlock rejection before a purchase, and save or reject after one', async () => {
+    const { user, projectId, renderId } = await userWithRender();
+    for (let i = 0; i < 5; i += 1) await pending(user, projectId, 'image', 1);
+    const { page } = app;
+    await page.goto(`/?view=image-generation&project=${projectId}&render=${renderId}`);
+    const overlay = page.getByRole('alertdialog', { name: 'Pending approvals limit reached' });
+    await overlay.getByText('The maximum is 5. Save items in Approvals to generate more, or buy a credit package to unlock rejecting.', { exact: false }).waitFor();
+    expect(await overlay.getByText(/Save or reject/).count()).toBe(0);
+    await overlay.getByRole('button', { name: 'Buy credits' }).click();
+    await page.getByRole('heading', { name: 'Account Settings', level: 1 }).waitFor();
+    expect(new URL(page.url()).searchParams.get('tab')).toBe('billing');
+
+    await addCredits(testKnex(), { profileId: user.id, amount: 12, type: 'purchase', description: 'Small Project', idempotencyKey: `test-purchase:${randomUUID()}` });
+    await page.goto(`/?view=image-generation&project=${projectId}&render=${renderId}`);
+    await overlay.getByText('Save or reject items in Approvals to generate more.', { exact: false }).waitFor();
+    expect(await overlay.getByRole('button', { name: 'Buy credits' }).count()).toBe(0);
   });
 });

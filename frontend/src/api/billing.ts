@@ -1,7 +1,13 @@
-import type { PurchaseStatusReply, PurchaseView, WeeklyCreditUsage } from '../../../domain/billing';
+import type { PurchaseStatusReply, PurchaseView, PurchasingMode, PurchasingReply, WeeklyCreditUsage } from '../../../domain/billing';
 import { api } from './client';
 
-export type { PurchaseStatusReply, PurchaseView, WeeklyCreditUsage };
+export type { PurchaseStatusReply, PurchaseView, PurchasingMode, WeeklyCreditUsage };
+
+/** How credits are bought on this installation: live, test (no real payment) or unavailable. */
+export async function fetchPurchasing(): Promise<PurchasingMode> {
+  const body = await api.get('stripe/purchasing').json<{ success: true; data: PurchasingReply }>();
+  return body.data.mode;
+}
 
 /** The spec's payload (001 section 7); the server decides credits and amount from packageId alone. */
 export interface CheckoutSessionInput {

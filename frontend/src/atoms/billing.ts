@@ -1,10 +1,20 @@
 import { atom } from 'jotai';
-import { fetchPurchases, fetchTransactions, fetchWeeklyUsage } from '../api/billing';
+import { fetchPurchases, fetchPurchasing, fetchTransactions, fetchWeeklyUsage } from '../api/billing';
 import { refreshCreditsAtom } from './credits';
 import { sessionKeyAtom } from './session';
 import { settledAtom } from './settled';
 
 const billingVersionAtom = atom(0);
+
+/**
+ * How credits are bought here (live, test, unavailable), read once a session: the Buy buttons, the approval queue's
+ * rejection note and the pending-cap notices offer only the ways forward this installation has.
+ */
+export const purchasingAtom = atom(async (get) => {
+  if (!get(sessionKeyAtom)) return undefined;
+  return fetchPurchasing();
+});
+export const purchasingStateAtom = settledAtom(purchasingAtom);
 
 /** The user's credit purchases, newest first. */
 export const purchasesAtom = atom(async (get) => {

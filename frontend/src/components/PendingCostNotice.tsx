@@ -1,4 +1,6 @@
+import { useAtomValue } from 'jotai';
 import type { ReactElement } from 'react';
+import { purchasingStateAtom } from '../atoms/billing';
 import './PendingCostNotice.css';
 
 function credits(n: number): string {
@@ -8,7 +10,7 @@ function credits(n: number): string {
 /**
  * The amber notice of 000 section 2: the balance alone would pay for another item, but pending approvals hold
  * the credits it needs. Deciding them (or adding credits) frees the way, so both actions are offered.
- * Shared by the clip and image generation screens.
+ * Shared by the clip and image generation screens. Where credits cannot be bought, adding credits is not offered.
  */
 export function PendingCostNotice({
   item,
@@ -25,19 +27,23 @@ export function PendingCostNotice({
   onReviewApprovals: () => void;
   onAddCredits: () => void;
 }): ReactElement {
+  const purchasing = useAtomValue(purchasingStateAtom);
+  const canBuy = !(purchasing?.ok === true && purchasing.data === 'unavailable');
   return (
     <div className="notice notice-amber" role="status">
       <p>
         Your pending approvals reserve {credits(pendingCost)}, so {credits(Math.max(0, available))} available {available === 1 ? 'is' : 'are'} not enough for another {item} ({credits(cost)}).
-        Review your pending items or add credits to continue.
+        {canBuy ? 'Review your pending items or add credits to continue.' : 'Review your pending items to continue.'}
       </p>
       <div className="notice-actions">
         <button type="button" className="button button-secondary" onClick={onReviewApprovals}>
           Review approvals
         </button>
-        <button type="button" className="button button-secondary" onClick={onAddCredits}>
-          Add credits
-        </button>
+        {canBuy && (
+          <button type="button" className="button button-secondary" onClick={onAddCredits}>
+            Add credits
+          </button>
+        )}
       </div>
     </div>
   );

@@ -3,13 +3,15 @@ import { lazy, Suspense, useState, type ReactElement } from 'react';
 import type { User } from '../../api/auth';
 import { createCheckoutSession } from '../../api/billing';
 import { apiErrorMessage } from '../../api/client';
+import { purchasingStateAtom } from '../../atoms/billing';
 import { creditSummaryStateAtom } from '../../atoms/credits';
 import { currentUserAtom } from '../../atoms/session';
 import { showToastAtom } from '../../atoms/toast';
 import { CreditPackageCard } from '../../components/CreditPackageCard';
 import { CREDIT_PACKAGES, type CreditPackage } from '../../components/creditPackages';
+import { PURCHASES_UNAVAILABLE, TEST_MODE_EXPLAINER, TEST_MODE_LABEL } from '../../components/purchasingText';
 import { LoadingState } from '../../components/Spinner';
-import { BILLING_MSG, LOW_CREDIT_THRESHOLD } from '../../../../domain/billing';
+import { BILLING_MSG, LOW_CREDIT_THRESHOLD, type PurchasingMode } from '../../../../domain/billing';
 import { checkoutReturnUrl } from './checkoutReturn';
 import { CreditTransactions } from './CreditTransactions';
 import { PurchaseHistory } from './PurchaseHistory';
@@ -73,9 +75,35 @@ function CreditsExplainer(): ReactElement {
   );
 }
 
+const PURCHASING_NOTE_ID = 'purchasing-note';
+
+/** Above the packages: test payments are labelled as such; where nothing can be bought, why, before any click. */
+function PurchasingNote({ mode }: { mode: PurchasingMode | undefined }): ReactElement | null {
+  if (mode === 'test') {
+    return (
+      <div className="test-mode-banner" role="note" id={PURCHASING_NOTE_ID}>
+        <span className="test-mode-badge">{TEST_MODE_LABEL}</span>
+        <span>{TEST_MODE_EXPLAINER}</span>
+      </div>
+    );
+  }
+  if (mode === 'unavailable') {
+    return (
+      <div className="notice-info purchasing-unavailable" role="note">
+        <p id={PURCHASING_NOTE_ID}>{PURCHASES_UNAVAILABLE}</p>
+      </div>
+    );
+  }
+  return null;
+}
+
 function PackagePurchase({ user }: { user: User }): ReactElement {
   const showToast = useSetAtom(showToastAtom);
   const [pendingId, setPendingId] = useState<string | null>(null);
+  const purchasing = useAtomValue(purchasingStateAtom);
+  // not known yet, or the API could not say: the buttons stay usable (a refusal is shown if it comes)
+  const mode = purchasing?.ok ? purchasing.data : undefined;
+  const unavailable = mode === 'unavailable';
 
   async function buy(pkg: CreditPackage) {
     setPendingId(pkg.id);
@@ -96,25 +124,29 @@ function PackagePurchase({ user }: { user: User }): ReactElement {
   }
 
   return (
-    <div className="package-grid">
-      {CREDIT_PACKAGES.map((pkg) => (
-        <CreditPackageCard
-          key={pkg.id}
-          pkg={pkg}
-          action={
-            <button
-              type="button"
-              className={`button button-block ${pkg.isPopular ? 'button-primary' : 'button-secondary'}`}
-              disabled={pendingId !== null}
-              aria-label={pendingId === pkg.id ? undefined : `Buy credits: ${pkg.name}`}
-              onClick={() => void buy(pkg)}
-            >
-              {pendingId === pkg.id ? 'Opening checkout...' : 'Buy credits'}
-            </button>
-          }
-        />
-      ))}
-    </div>
+    <>
+      <PurchasingNote mode={mode} />
+      <div className="package-grid">
+        {CREDIT_PACKAGES.map((pkg) => (
+          <CreditPackageCard
+            key={pkg.id}
+            pkg={pkg}
+            action={
+              <button
+                type="button"
+                className={`button button-block ${pkg.isPopular ? 'button-primary' : 'button-secondary'}`}
+                disabled={pendingId !== null || unavailable}
+                aria-label={pendingId === pkg.id ? undefined : `Buy credits: ${pkg.name}`}
+                aria-describedby={mode === 'test' || unavailable ? PURCHASING_NOTE_ID : undefined}
+                onClick={() => void buy(pkg)}
+              >
+                {pendingId === pkg.id ? 'Opening checkout...' : 'Buy credits'}
+              </button>
+            }
+          />
+        ))}
+      </div>
+    </>
   );
 }
 

@@ -5,13 +5,14 @@ import { approveItem, rejectItem, type ApprovalListItem } from '../../api/approv
 import { apiErrorMessage, isApiHttpError } from '../../api/client';
 import { announceContentRefresh, fetchProjectContent } from '../../api/projects';
 import { approvalStatsStateAtom, approvalsListStateAtom, refreshApprovalStatsAtom, refreshApprovalsListAtom } from '../../atoms/approvals';
+import { purchasingStateAtom } from '../../atoms/billing';
 import { creditSummaryStateAtom, refreshCreditsAtom } from '../../atoms/credits';
 import { showToastAtom } from '../../atoms/toast';
 import { navigateAtom } from '../../atoms/view';
 import { Dialog } from '../../components/Dialog';
 import { Icon } from '../../components/Icon';
 import { LoadingState } from '../../components/Spinner';
-import { completeSpecText } from '../../components/specText';
+import { rejectionLockText } from '../../components/purchasingText';
 import { ApprovalActions, ApprovalCard, ApprovalMedia, type Decision } from './ApprovalCard';
 import { approvalTypeBadge, deadlineBadge } from './approvalBadges';
 import './approvals.css';
@@ -19,14 +20,13 @@ import './approvals.css';
 /** Deadline badges are re-read this often, and the list asked to refresh (it re-reads at most once a minute). */
 const TICK_MS = 60_000;
 
-/** What 'Rejections are disabled until you purchase a credit package...' (001 section 8) goes on to say. */
-export const REJECTION_NEEDS_PURCHASE = completeSpecText(MSG.rejectionRequiresPurchase, 'Buy any package under Account > Billing to reject items.');
 const REJECT_LOCK_ID = 'approvals-reject-locked';
 
 /**
  * Content Approvals (001 section 2): the pending counter, a masonry grid of watermarked previews with type and
  * deadline badges, a large preview, and Save / Reject. Saving charges the remaining cost and puts the original
- * into its project; rejecting gives the credits back (and needs a past purchase).
+ * into its project; rejecting gives the credits back (and needs a past purchase). Where nothing can be bought
+ * yet, the rejection lock says how it will unlock and what to do meanwhile, and offers no Buy button.
  */
 export function ApprovalsView(): ReactElement {
   const listState = useAtomValue(approvalsListStateAtom);
@@ -35,6 +35,10 @@ export function ApprovalsView(): ReactElement {
   const refreshStats = useSetAtom(refreshApprovalStatsAtom);
   const refreshCredits = useSetAtom(refreshCreditsAtom);
   const credits = useAtomValue(creditSummaryStateAtom);
+  const purchasingState = useAtomValue(purchasingStateAtom);
+  const purchasing = purchasingState?.ok ? purchasingState.data : undefined;
+  // what 'Rejections are disabled until you purchase a credit package...' (001 section 8) goes on to say here
+  const rejectLockText = rejectionLockText(purchasing);
   const navigate = useSetAtom(navigateAtom);
   const toast = useSetAtom(showToastAtom);
   const [now, setNow] = useState(() => Date.now());
@@ -80,8 +84,8 @@ export function ApprovalsView(): ReactElement {
       if (answer.warning) toast({ kind: answer.code === 'REJECTION_STREAK_COOLDOWN' ? 'error' : 'info', message: answer.warning });
     } catch (error) {
       if (isApiHttpError(error) && error.code === 'REJECTION_REQUIRES_PURCHASE') {
-        toast({ kind: 'error', message: REJECTION_NEEDS_PURCHASE });
-        navigate({ view: 'account', accountTab: 'billing' });
+        toast({ kind: 'error', message: rejectLockText });
+        if (purchasing !== 'unavailable') navigate({ view: 'account', accountTab: 'billing' });
         return;
       }
       if (isApiHttpError(error) && (error.status === 404 || error.status === 409)) settled(item);
@@ -155,12 +159,14 @@ export function ApprovalsView(): ReactElement {
       </header>
       {rejectLocked && items.length > 0 && (
         <div className="notice-info approval-reject-locked" role="note">
-          <p id={REJECT_LOCK_ID}>{REJECTION_NEEDS_PURCHASE}</p>
-          <div className="notice-actions">
-            <button type="button" className="button button-secondary" onClick={() => navigate({ view: 'account', accountTab: 'billing' })}>
-              Buy credits
-            </button>
-          </div>
+          <p id={REJECT_LOCK_ID}>{rejectLockText}</p>
+          {purchasing !== 'unavailable' && (
+            <div className="notice-actions">
+              <button type="button" className="button button-secondary" onClick={() => navigate({ view: 'account', accountTab: 'billing' })}>
+                Buy credits
+              </button>
+            </div>
+          )}
         </div>
       )}
       {body}
@@ -187,7 +193,7 @@ export function ApprovalsView(): ReactElement {
             onDecide={(decision) => void decide(expanded, decision)}
             rejectLockedBy={rejectLockedBy}
           />
-          {rejectLocked && <p className="muted approval-reject-note">{REJECTION_NEEDS_PURCHASE}</p>}
+          {rejectLocked && <p className="muted approval-reject-note">{rejectLockText}</p>}
         </Dialog>
       )}
     </section>
