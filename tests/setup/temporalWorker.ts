@@ -2,10 +2,9 @@
  * What `@temporalio/worker` resolves to inside jest (jest.config.js moduleNameMapper), for test files and for the
  * packages they use (@temporalio/testing). It is the real SDK with two changes, so `npm test` prints jest's
  * results rather than thousands of worker lines:
- * - the process's Temporal Runtime is installed with a logger that writes the SDK's lines (worker state changes,
- *   and the Rust core's warnings, forwarded) to this test file's log (tests/setup/testLogs.js);
+ * - the Temporal Runtime, when something first needs it, logs the SDK's lines (worker state changes, and the Rust
+ *   core's warnings, forwarded) to this test file's log (tests/setup/testLogs.js), also when a test installs its own;
  * - bundleWorkflowCode's default logger (webpack's bundle report) writes there too.
- * A test file that installs a Runtime of its own finds it installed and keeps this one (tests/imageEdit/harness.ts).
  * When a test fails, tests/setup/logReporter.js prints the log's path and its last warnings and errors.
  */
 import fs from 'node:fs';
@@ -45,15 +44,18 @@ function write(level: string, message: string, meta?: Record<string, unknown>): 
 /** The SDK's log lines, INFO and up, into the test file's log. */
 const testLogger = new real.DefaultLogger('INFO', ({ level, message, meta }) => write(level, message, meta as Record<string, unknown> | undefined));
 
-try {
-  real.Runtime.install({
-    logger: testLogger,
-    // the Rust core's lines are forwarded to the logger above instead of printed on stderr
-    telemetryOptions: { logging: { forward: {}, filter: real.makeTelemetryFilterString({ core: 'INFO', other: 'WARN' }) } },
-  });
-} catch {
-  // this module registry's Runtime was installed already: keep it
-}
+/** The SDK's logging in tests: its lines and the Rust core's (forwarded instead of printed on stderr) go to the log. */
+const testLogging: TemporalWorker.RuntimeOptions = {
+  logger: testLogger,
+  telemetryOptions: { logging: { forward: {}, filter: real.makeTelemetryFilterString({ core: 'INFO', other: 'WARN' }) } },
+};
+
+// the Runtime a Worker, a connection or a test environment creates when it first needs one (nothing is started here)
+real.Runtime.defaultOptions = testLogging;
+// a test that installs a Runtime of its own (tests/imageEdit/harness.ts) keeps its other options, with the test logging
+const install = real.Runtime.install.bind(real.Runtime);
+real.Runtime.install = (options: TemporalWorker.RuntimeOptions = {}) =>
+  install({ ...options, logger: testLogging.logger, telemetryOptions: { ...options.telemetryOptions, logging: testLogging.telemetryOptions!.logging } });
 
 const bundleWorkflowCode: typeof real.bundleWorkflowCode = (options) => real.bundleWorkflowCode({ logger: testLogger, ...options });
 
