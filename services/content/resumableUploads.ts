@@ -109,7 +109,8 @@ export class ResumableUploads {
         return {};
       },
       onUploadFinish: (req, upload) => this.finished(req, upload),
-      onResponseError: (_req, err) => {
+      onResponseError: async (req, err) => {
+        await this.forgetFailedCreation(req, err).catch((cleanup: unknown) => this.deps.logger.warn({ err: cleanup }, 'could not mark a failed resumable upload'));
         if (err instanceof DomainError) return refusal(err.status, err.message, err.code);
         if (err instanceof Error && !('status_code' in err)) {
           this.deps.logger.warn({ err }, 'resumable upload failed');
@@ -120,19 +121,24 @@ export class ResumableUploads {
     });
   }
 
-  /**
-   * Serves one tus request of `userId` (the API's session guard has checked the session). Afterwards a creation that
-   * failed once its row was recorded (the store could not create the upload) stops counting against the limits.
-   */
+  /** Serves one tus request of `userId` (the API's session guard has checked the session). */
   async handle(req: IncomingMessage, res: ServerResponse, userId: string): Promise<void> {
     requestUsers.set(req, userId);
     await this.server.handle(req, res);
+  }
+
+  /**
+   * A creation refused after its row was recorded (the store could not create it, or creation-with-upload sent more
+   * than Upload-Length): the upload is marked failed before the answer goes out, so it does not hold a slot.
+   */
+  private async forgetFailedCreation(req: unknown, err: unknown): Promise<void> {
+    const node = nodeRequestOf(req);
+    const created = node?.method === 'POST' ? createdBy.get(node) : undefined;
+    if (!created) return;
     const { knex } = this.deps;
-    const created = createdBy.get(req);
-    if (req.method === 'POST' && created && res.statusCode >= 400) {
-      await knex('resumable_uploads').where({ id: created, status: 'uploading' }).update({ status: 'failed', error: `creation answered ${res.statusCode}`, finished_at: knex.fn.now() });
-      await this.removeData(created);
-    }
+    const error = (err instanceof Error ? err.message : String((err as { body?: unknown })?.body ?? err)).slice(0, 500);
+    const marked = await knex('resumable_uploads').where({ id: created, status: 'uploading' }).update({ status: 'failed', error, finished_at: knex.fn.now() });
+    if (marked) await this.removeData(created);
   }
 
   private userOf(req: unknown): string {

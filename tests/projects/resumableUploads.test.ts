@@ -330,6 +330,16 @@ describe('limits on unfinished resumable uploads per account', () => {
     expect((await create(second, user, 1000)).status).toBe(201);
     expect((await create(second, user, 1000)).status).toBe(429);
     await cancelAll(user);
+    // a creation refused after its row was written (creation-with-upload sending more than Upload-Length) keeps no slot
+    const overlong = await fetch(`${first.baseUrl}/api/uploads/tus`, {
+      method: 'POST',
+      headers: { ...TUS, authorization: `Bearer ${user.token}`, 'upload-length': '100', 'content-type': 'application/offset+octet-stream', 'upload-metadata': metadata({ projectId: project, filename: 'long.png', filetype: 'image/png' }) },
+      body: new Uint8Array(300),
+    });
+    expect(overlong.status).toBeGreaterThanOrEqual(400);
+    await overlong.text();
+    expect(await testKnex()('resumable_uploads').where({ user_id: user.id, file_name: 'long.png' }).first('status')).toEqual({ status: 'failed' });
+    expect(await unfinished(user)).toBe(0);
   });
 
   it('the declared bytes of unfinished uploads stay within TUS_MAX_UNFINISHED_MB: beyond, creation answers 413 naming the limit', async () => {
