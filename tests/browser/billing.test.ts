@@ -68,13 +68,16 @@ describe('buying credits in the browser', () => {
     await medium.getByText('746.35').waitFor();
     await medium.getByText('≈ 7 video clips').waitFor();
     await page.getByRole('img', { name: /Over the last 8 weeks: 5 credits added/ }).waitFor();
+    // a test key (sk_test_): the Buy area and the checkout page say no real payment happens
+    await page.getByRole('note').filter({ hasText: 'Test mode: no real payment' }).waitFor();
 
     // Stripe may deliver the webhook after the browser is back: the app says it is confirming until then
     fake.webhookDelayMs = 2500;
     await page.getByRole('button', { name: 'Buy credits: Medium Project' }).click();
-    await page.getByRole('heading', { name: 'Fake Stripe Checkout' }).waitFor();
+    await page.getByRole('heading', { name: 'Test-mode checkout' }).waitFor();
     expect(page.url()).toMatch(new RegExp(`^${fake.baseUrl}/checkout/cs_test_`));
-    await page.getByText('Pay NZD 746.35 for medium').waitFor();
+    await page.getByText('Pay NZD 746.35 for Medium Project (30 credits)').waitFor();
+    await page.getByRole('note').filter({ hasText: 'Test mode: no real payment' }).waitFor();
     await page.getByRole('button', { name: 'Pay', exact: true }).click();
 
     await page.getByText('We are confirming your purchase with Stripe...').waitFor();
@@ -120,7 +123,7 @@ describe('buying credits in the browser', () => {
     const { page } = app;
     await page.goto('/?view=account&tab=billing');
     await page.getByRole('button', { name: 'Buy credits: Small Project' }).click();
-    await page.getByRole('heading', { name: 'Fake Stripe Checkout' }).waitFor();
+    await page.getByRole('heading', { name: 'Test-mode checkout' }).waitFor();
     await page.getByRole('link', { name: 'Cancel' }).click();
     await page.getByText('Checkout was cancelled. Nothing was charged.').waitFor();
     expect(new URL(page.url()).searchParams.get('purchase')).toBe('cancelled');

@@ -73,7 +73,7 @@ describe('the purchase return page', () => {
     await page.setViewportSize({ width: 1440, height: 900 });
     await page.goto('/?view=account&tab=billing');
     await page.getByRole('button', { name: 'Buy credits: Small Project' }).click();
-    await page.getByRole('heading', { name: 'Fake Stripe Checkout' }).waitFor();
+    await page.getByRole('heading', { name: 'Test-mode checkout' }).waitFor();
     await page.getByRole('button', { name: 'Pay by bank debit (clears later)' }).click();
 
     await page.getByRole('status').getByText(PROCESSING).waitFor();
