@@ -10,6 +10,7 @@ import sharp from 'sharp';
 import { addCredits } from '../../services/billing/credits';
 import { createTestUser } from '../support/accounts';
 import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
+import { FAKE_STRIPE_SECRET_KEY, FAKE_WEBHOOK_SECRET } from '../support/fakeStripe';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
 import { uniqueTaskQueue } from '../support/temporal';
@@ -23,7 +24,8 @@ beforeAll(async () => {
   app = await startBrowserApp({
     viewport: { width: 1440, height: 900 },
     taskQueues: { generation: taskQueue, media: taskQueue, approvals: taskQueue },
-    config: () => ({ videoPreset: 'ultrafast' }),
+    // credits can be bought here (Stripe test mode), so the rejection lock points to buying
+    config: () => ({ videoPreset: 'ultrafast', stripeSecretKey: FAKE_STRIPE_SECRET_KEY, stripeWebhookSecret: FAKE_WEBHOOK_SECRET }),
   });
   worker = await startClipWorker(taskQueue);
 });
