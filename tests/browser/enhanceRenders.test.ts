@@ -298,6 +298,8 @@ describe.each(SIZES)('Enhance Renders at $width x $height', ({ name, width, heig
       await drafts.getByRole('heading', { name: draftName }).waitFor();
       await noHorizontalScroll(page);
       await app.screenshot(`enhance-${name}-drafts`, page);
+      // the filled list: each button's name starts with its visible words (no label-content-name-mismatch)
+      expect(await seriousAxeFindings(page)).toEqual([]);
       await drafts.getByRole('button', { name: `Move to projects: ${draftName}` }).click();
       const move = page.getByRole('dialog');
       const projectName = `Harbour project ${name}`;
