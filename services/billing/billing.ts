@@ -29,6 +29,7 @@ import { stripeClient, stripeWebhooks } from './stripeClient';
 import type { PaymentRefundInput, UncreditableReason } from '../../domain/workflowContracts/paymentRefund';
 import { recordUncreditablePayment } from './paymentRefunds';
 import { checkPackagePrice } from './stripePrices';
+import { countText } from '../../domain/plural';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Errors
@@ -483,7 +484,7 @@ async function reverseRefundedCredits(trx: Knex.Transaction, charge: Stripe.Char
   };
   if (claimed > 0) {
     const what = `${pkg?.name ?? purchase.packageId}, ${fullyRefunded ? 'refunded in full' : `${refundedCents} of ${chargeAmount} cents refunded`}`;
-    const took = shortfall > 0 ? `${taken} of ${claimed} credits taken back (${shortfall} already spent or held)` : `${taken} credits taken back`;
+    const took = shortfall > 0 ? `${taken} of ${countText(claimed, 'credit')} taken back (${shortfall} already spent or held)` : `${countText(taken, 'credit')} taken back`;
     await refundPurchasedCredits(trx, {
       profileId: purchase.userId,
       amount: taken,

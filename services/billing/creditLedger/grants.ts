@@ -2,6 +2,7 @@
  * Balance changes that add or take credits: sign-up bonus, purchases, refunds (deduct) and admin adjustments.
  */
 import { DomainError } from '../../../domain/errors';
+import { countText } from '../../../domain/plural';
 import { InsufficientCreditsError, InvalidCreditAmountError } from './errors';
 import type { CreditActor, Db, LedgerEntry } from './types';
 import { type LedgerChangeFields, type LockedProfile, assertWholeCredits, changeBalance, refuseNegativeAvailable } from './ledger';
@@ -57,7 +58,7 @@ function refuseAdjustBelowZero(amount: number) {
     const available = profile.credits - profile.reservedCredits;
     const held = profile.reservedCredits > 0 ? ` (balance ${profile.credits}, ${profile.reservedCredits} reserved)` : '';
     return new InsufficientCreditsError(
-      `Cannot remove ${Math.abs(amount)} credits: the user has ${available} available${held}. Credits never go below zero.`,
+      `Cannot remove ${countText(Math.abs(amount), 'credit')}: the user has ${available} available${held}. Credits never go below zero.`,
     );
   };
 }
