@@ -101,6 +101,7 @@ export function draftUploadsFor(deps: AppDeps, firstSweepAfterMs = 60_000): Draf
 const ok = z.object({ success: z.literal(true) });
 const draftObject = z.looseObject({ id: z.string() });
 const draftImage = z.looseObject({ id: z.string() });
+const jobIdBody = z.object({ jobId: z.string().min(1).max(100) });
 const locked = { description: 'Not allowed: the Enhance Renders access code was not entered (ENHANCE_LOCKED), or another user\'s id', schema: errorBody };
 const noDraft = { description: 'No such draft or image of this user', schema: errorBody };
 const uploadForm = uploadFields.extend({ file: z.string().meta({ format: 'binary', description: 'A JPEG, PNG, GIF or WebP image' }) });
@@ -292,6 +293,30 @@ export function enhanceSetRouter(deps: AppDeps): Router {
       references: body.references,
       syncImageId: body.syncImageId ?? null,
     });
+  });
+
+  doc('/api/enhance-set/jobs/retry', 'post', "Run a failed job again on its image with the same model, prompt and references", {
+    body: jobIdBody,
+    responses: {
+      200: z.looseObject({ success: z.boolean() }),
+      403: locked,
+      404: { description: 'No such job of this user', schema: errorBody },
+      409: { description: 'The job did not fail (JOB_NOT_FAILED), or the image has an unfinished job', schema: errorBody },
+    },
+  });
+  router.post('/api/enhance-set/jobs/retry', unlocked, async (ctx) => {
+    const body = parseBody(ctx, jobIdBody);
+    ctx.body = await jobs.retry(currentUser(ctx).id, body.jobId);
+  });
+
+  doc('/api/enhance-set/jobs/dismiss', 'post', "Dismiss a failed job's notice on its image's card", {
+    body: jobIdBody,
+    responses: { 200: ok, 403: locked, 404: { description: 'No such job of this user', schema: errorBody }, 409: { description: 'The job did not fail (JOB_NOT_FAILED)', schema: errorBody } },
+  });
+  router.post('/api/enhance-set/jobs/dismiss', unlocked, async (ctx) => {
+    const body = parseBody(ctx, jobIdBody);
+    await jobs.dismiss(currentUser(ctx).id, body.jobId);
+    ctx.body = { success: true };
   });
 
   doc('/api/ai-enhance-prompt/vision', 'post', 'Improve a prompt by looking at the images (attach) or the pinned reference (style_sync)', {

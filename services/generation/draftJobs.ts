@@ -50,6 +50,24 @@ export interface DispatchRequest {
   syncImageId: string | null;
 }
 
+/** What a dispatch asked, kept on each of its jobs so a Retry asks the same again. */
+interface StoredDispatchRequest {
+  prompt: string | null;
+  references: string[];
+  syncImageId: string | null;
+}
+
+interface FailedJobRow {
+  id: string;
+  draft_id: string;
+  draft_image_id: string;
+  model_id: string;
+  mode: DraftJobMode;
+  prompt: string | null;
+  status: string;
+  request: StoredDispatchRequest | null;
+}
+
 export interface DraftJobServiceDeps {
   knex: Knex;
   storage: Storage;
@@ -145,8 +163,9 @@ export class DraftJobService {
     try {
       for (const file of references) await this.assertExists(file);
       const client = await this.deps.temporal();
+      const asked: StoredDispatchRequest = { prompt: request.prompt, references: request.references, syncImageId: request.syncImageId };
       for (const imageId of [...new Set(request.imageIds)]) {
-        results.push(await this.startOne(client, userId, draft.id, imageId, option, request.mode, prompt, references));
+        results.push(await this.startOne(client, userId, draft.id, imageId, option, request.mode, prompt, references, asked));
       }
     } finally {
       if (!results.some((r) => r.ok)) await this.deps.draftUploads.unregister(registered);
@@ -161,6 +180,42 @@ export class DraftJobService {
     };
   }
 
+  /** The user's own failed job (404 otherwise: another user's job is not found). */
+  private async failedJob(userId: string, jobId: string): Promise<FailedJobRow> {
+    const row = UUID.test(jobId)
+      ? ((await this.deps.knex('draft_jobs').where({ id: jobId, user_id: userId }).first('id', 'draft_id', 'draft_image_id', 'model_id', 'mode', 'prompt', 'status', 'request')) as FailedJobRow | undefined)
+      : undefined;
+    if (!row) throw new DomainError(404, 'JOB_NOT_FOUND', 'Job not found');
+    if (row.status !== 'failed') throw new DomainError(409, 'JOB_NOT_FAILED', 'Only a failed job can be retried or dismissed');
+    return row;
+  }
+
+  /**
+   * Runs a failed job again on its image: the same model, mode, prompt and references, through the same checks as a
+   * dispatch (a reference removed since is refused with its text). The failure is dismissed once the new job starts.
+   */
+  async retry(userId: string, jobId: string): Promise<DispatchResponse> {
+    const failed = await this.failedJob(userId, jobId);
+    const asked = failed.request ?? { prompt: failed.prompt, references: [], syncImageId: null };
+    const reply = await this.dispatch(userId, {
+      draftId: failed.draft_id,
+      imageIds: [failed.draft_image_id],
+      prompt: asked.prompt,
+      modelId: failed.model_id,
+      mode: failed.mode,
+      references: asked.references,
+      syncImageId: asked.syncImageId,
+    });
+    if (reply.dispatched > 0) await this.deps.knex('draft_jobs').where({ id: failed.id }).update({ failure_dismissed_at: this.deps.knex.fn.now() });
+    return reply;
+  }
+
+  /** The user has read the failure: its image's card shows it no more. */
+  async dismiss(userId: string, jobId: string): Promise<void> {
+    const failed = await this.failedJob(userId, jobId);
+    await this.deps.knex('draft_jobs').where({ id: failed.id }).whereNull('failure_dismissed_at').update({ failure_dismissed_at: this.deps.knex.fn.now() });
+  }
+
   private async startOne(
     client: Client,
     userId: string,
@@ -170,6 +225,7 @@ export class DraftJobService {
     mode: DraftJobMode,
     prompt: string | null,
     references: StoredFile[],
+    asked: StoredDispatchRequest,
   ): Promise<DispatchResultItem> {
     const refused = (error: string, details?: string): DispatchResultItem => ({ imageId, ok: false, error, data: { details: details ?? error } });
     if (!UUID.test(imageId)) return refused(ENHANCE_MSG.waitForSaving);
@@ -190,6 +246,7 @@ export class DraftJobService {
         prompt,
         status: 'pending',
         workflow_id: draftJobWorkflowId(jobId),
+        request: JSON.stringify(asked),
       });
     } catch (err) {
       if (err instanceof UniqueViolationError || (err as { code?: string }).code === '23505') return refused(ENHANCE_MSG.jobAlreadyRunning);

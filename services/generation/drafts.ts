@@ -75,7 +75,8 @@ export interface DraftImageView {
   source_type: string;
   /** The unfinished job on this image, if any (the card shows 'Processing…'). */
   job: { id: string; status: string; mode: string; model_id: string; workflow_id: string } | null;
-  last_job: { id: string; status: string; mode: string; error: string | null } | null;
+  /** `dismissed`: the user dismissed its failure (the card shows a failure with Retry until then). */
+  last_job: { id: string; status: string; mode: string; error: string | null; dismissed: boolean } | null;
   created_at: string;
   updated_at: string;
 }
@@ -225,7 +226,7 @@ export class DraftService {
       .where({ draft_id: draftId })
       .distinctOn('draft_image_id')
       .orderBy([{ column: 'draft_image_id' }, { column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
-      .select('id', 'draft_image_id', 'status', 'mode', 'model_id', 'workflow_id', 'error')) as Array<{
+      .select('id', 'draft_image_id', 'status', 'mode', 'model_id', 'workflow_id', 'error', 'failure_dismissed_at')) as Array<{
       id: string;
       draft_image_id: string;
       status: string;
@@ -233,6 +234,7 @@ export class DraftService {
       model_id: string;
       workflow_id: string;
       error: string | null;
+      failure_dismissed_at: Date | null;
     }>;
     let query = DraftImage.query(this.deps.knex).where({ draft_id: draftId });
     if (onlyIds) query = query.whereIn('id', onlyIds);
@@ -243,7 +245,7 @@ export class DraftService {
       return {
         ...this.imageView(image),
         job: running ? { id: running.id, status: running.status, mode: running.mode, model_id: running.model_id, workflow_id: running.workflow_id } : null,
-        last_job: last ? { id: last.id, status: last.status, mode: last.mode, error: last.error } : null,
+        last_job: last ? { id: last.id, status: last.status, mode: last.mode, error: last.error, dismissed: last.failure_dismissed_at !== null } : null,
       };
     });
   }

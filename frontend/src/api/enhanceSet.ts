@@ -40,6 +40,8 @@ export interface DraftImageJob {
   status: string;
   mode?: string;
   error?: string | null;
+  /** a failed job whose notice the user dismissed */
+  dismissed?: boolean;
 }
 
 /** A draft image as GET drafts/get answers it. */
@@ -172,6 +174,16 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * Starts one job per image. A network failure is retried after 700 ms, then 1400 ms; an answer of the server
  * (also a refusal such as 400 or 403) is returned as its reply, for the caller's toast.
  */
+/** Runs a failed job again on its image with the same model, prompt and references. */
+export async function retryDraftJob(jobId: string): Promise<DispatchReply> {
+  return api.post('enhance-set/jobs/retry', { json: { jobId }, retry: 0 }).json<DispatchReply>();
+}
+
+/** The user has read a failed job's notice: its card shows it no more. */
+export async function dismissDraftJob(jobId: string): Promise<void> {
+  await api.post('enhance-set/jobs/dismiss', { json: { jobId } });
+}
+
 export async function dispatchJobs(request: DispatchRequest): Promise<DispatchReply> {
   return withDispatchRetry(
     async () => {

@@ -15,18 +15,23 @@ interface DraftImageCardProps {
   onDownload: () => void;
   onRedo: () => void;
   onRemove: () => void;
+  onRetry: () => void;
+  onDismiss: () => void;
 }
 
 /**
  * One draft image (001 section 2): Select, Pin style (sync mode only), View history, Download, Redo (only with a
- * previous version) and Remove. A pinned style reference is never a target, so it cannot be selected.
+ * previous version) and Remove. A pinned style reference is never a target, so it cannot be selected. When the
+ * image's latest job failed, the card says why with Retry and Dismiss, and keeps saying it until one is pressed.
  */
 export function DraftImageCard(props: DraftImageCardProps): ReactElement {
   const { image, selected, syncOn, pinned, processing, reverting } = props;
   const busy = processing || reverting || image.uploading;
   const saved = !image.uploading;
+  const failure = !busy && image.failure ? image.failure : null;
+  const failureId = `draft-failure-${image.id}`;
   return (
-    <li className={`draft-card${selected ? ' draft-card-selected' : ''}${pinned ? ' draft-card-pinned' : ''}`} aria-label={image.name}>
+    <li className={`draft-card${selected ? ' draft-card-selected' : ''}${pinned ? ' draft-card-pinned' : ''}${failure ? ' draft-card-failed' : ''}`} aria-label={image.name}>
       <div className="draft-card-media">
         <img src={image.displayUrl} alt={image.name} decoding="async" />
         {pinned && <span className="draft-card-tag">Style reference</span>}
@@ -38,6 +43,21 @@ export function DraftImageCard(props: DraftImageCardProps): ReactElement {
         )}
       </div>
       <div className="draft-card-body">
+        {failure && (
+          <div className="draft-card-failure" role="alert" aria-labelledby={failureId}>
+            <p id={failureId}>
+              <strong>Last run failed:</strong> {failure.reason}
+            </p>
+            <div className="draft-card-failure-actions">
+              <button type="button" className="button button-secondary button-small" aria-label={`Retry ${image.name}`} onClick={props.onRetry}>
+                <Icon name="undo" size={16} /> Retry
+              </button>
+              <button type="button" className="button button-ghost button-small" aria-label={`Dismiss the failure of ${image.name}`} onClick={props.onDismiss}>
+                Dismiss
+              </button>
+            </div>
+          </div>
+        )}
         <label className={`draft-card-select${pinned || !saved ? ' draft-card-select-disabled' : ''}`}>
           <input type="checkbox" checked={selected && !pinned} disabled={pinned || !saved} onChange={props.onToggleSelect} aria-label={`Select ${image.name}`} />
           <span className="draft-card-name">{image.name}</span>

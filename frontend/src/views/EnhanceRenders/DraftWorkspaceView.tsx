@@ -245,6 +245,8 @@ export function DraftWorkspaceView({ draftId, onBack, onLocked }: DraftWorkspace
                 if (image.id === pinnedId) setPinnedId(null);
                 void workspace.remove(image);
               }}
+              onRetry={() => void workspace.retry(image)}
+              onDismiss={() => void workspace.dismissFailure(image)}
             />
           ))}
         </ul>

@@ -1,6 +1,7 @@
 /** How the workspace sees a draft's images: the server's rows, local uploads in flight, and job states. Pure. */
 import type { DraftImage } from '../../api/enhanceSet';
 import type { Scope } from './draftState';
+import { ENHANCE_MSG } from '../../../../domain/enhanceRenders';
 
 export interface WorkspaceImage {
   id: string;
@@ -17,6 +18,8 @@ export interface WorkspaceImage {
   uploading: boolean;
   /** the current version's longest side in pixels, when the server has told it */
   longestSide?: number;
+  /** its latest job failed and the user has not dismissed it: the card shows why, with Retry */
+  failure?: { jobId: string; reason: string } | null;
 }
 
 export function toWorkspaceImage(image: DraftImage): WorkspaceImage {
@@ -32,8 +35,16 @@ export function toWorkspaceImage(image: DraftImage): WorkspaceImage {
     previousUrl: typeof previous === 'string' && previous ? previous : null,
     history,
     uploading: false,
+    failure: failureOf(image),
     ...(typeof image.metadata?.width === 'number' && typeof image.metadata?.height === 'number' ? { longestSide: Math.max(image.metadata.width, image.metadata.height) } : {}),
   };
+}
+
+/** The failure the card keeps showing: the latest job failed, and its notice was not dismissed. */
+export function failureOf(image: DraftImage): { jobId: string; reason: string } | null {
+  const last = image.last_job;
+  if (image.job || !last || last.status !== 'failed' || last.dismissed) return null;
+  return { jobId: last.id, reason: last.error || ENHANCE_MSG.jobFailed };
 }
 
 /** The images a run goes to for a scope: all, the selected ones, or the first selected one (in grid order). */

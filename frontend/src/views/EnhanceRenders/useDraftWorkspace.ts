@@ -2,15 +2,17 @@ import { useAtomValue, useSetAtom } from 'jotai';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import {
   addDraftImages,
+  dismissDraftJob,
   dispatchJobs,
   fetchDraft,
+  retryDraftJob,
   removeDraftImage,
   restoreDraftVersion,
   uploadDraftFile,
   type DispatchRequest,
   type DraftDetail,
 } from '../../api/enhanceSet';
-import { hasStatus } from '../../api/client';
+import { apiErrorMessage, hasStatus } from '../../api/client';
 import { jobEventsAtom, realtimeResyncAtom } from '../../atoms/realtime';
 import { showToastAtom } from '../../atoms/toast';
 import { runInBatches } from '../../upload/batching';
@@ -45,6 +47,10 @@ export interface DraftWorkspace {
   remove: (image: WorkspaceImage) => Promise<void>;
   restore: (image: WorkspaceImage, versionUrl: string, options?: { reverting?: boolean }) => Promise<boolean>;
   dispatch: (request: Omit<DispatchRequest, 'draftId'>) => Promise<void>;
+  /** Runs the image's failed job again (same model, prompt and references). */
+  retry: (image: WorkspaceImage) => Promise<void>;
+  /** Hides the image's failure notice for good. */
+  dismissFailure: (image: WorkspaceImage) => Promise<void>;
 }
 
 /** A draft's server state and every action on it, with the spec's optimistic remove and re-reads after changes. */
@@ -250,7 +256,44 @@ export function useDraftWorkspace(draftId: string): DraftWorkspace {
     [draftId, toast, reload, pollQuickly],
   );
 
+  const retry = useCallback(
+    async (image: WorkspaceImage) => {
+      if (!image.failure) return;
+      try {
+        const reply = await retryDraftJob(image.failure.jobId);
+        for (const t of dispatchToasts(reply)) toast(t);
+        if (startedImageIds(reply, [image.id]).length > 0) setJustStarted((current) => new Set([...current, image.id]));
+      } catch (error) {
+        toast({ kind: 'error', message: apiErrorMessage(error, 'Failed to start jobs') });
+        return;
+      }
+      await reload();
+      void pollQuickly();
+    },
+    [toast, reload, pollQuickly],
+  );
+
+  const dismissFailure = useCallback(
+    async (image: WorkspaceImage) => {
+      if (!image.failure) return;
+      const jobId = image.failure.jobId;
+      // gone at once; back if the server refuses
+      setDraft((current) =>
+        current ? { ...current, images: current.images.map((i) => (i.last_job && i.last_job.id === jobId ? { ...i, last_job: { ...i.last_job, dismissed: true } } : i)) } : current,
+      );
+      try {
+        await dismissDraftJob(jobId);
+      } catch {
+        toast({ kind: 'error', message: `Could not dismiss the failure of ${image.name}` });
+        await reload();
+      }
+    },
+    [toast, reload],
+  );
+
   return {
+    retry,
+    dismissFailure,
     status,
     draft,
     images,
