@@ -1,3 +1,4 @@
+import { withCounter } from '../domain/itemNames';
 import { Context } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { ApplicationFailure, type SearchAttributePair } from '@temporalio/common';
@@ -188,6 +189,14 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
     const deadline = new Date(Date.now() + windowMs);
     const inserted = await deps.knex
       .transaction(async (trx) => {
+        // a name the project already has gets a counter ("mid-a — warm dusk light (2).jpg"); a retry keeps its own
+        const stem = input.fileName.replace(/\.[A-Za-z0-9]{1,5}$/, '');
+        const taken = (await trx('pending_approvals')
+          .where({ project_id: input.projectId })
+          .whereNot({ workflow_id: workflowId })
+          .whereRaw('lower(file_name) like ?', [`${stem.toLowerCase().replace(/[\\%_]/g, '\\$&')}%`])
+          .pluck('file_name')) as string[];
+        const fileName = withCounter(input.fileName, taken);
         const rows: { id: string; approval_deadline: Date }[] = await trx('pending_approvals')
           .insert({
             id: input.approvalId,
@@ -196,7 +205,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
             content_type: input.metadata.kind,
             status: 'pending',
             aspect_ratio: input.aspectRatio,
-            file_name: input.fileName,
+            file_name: fileName,
             original_bucket: input.original.bucket,
             original_path: input.original.path,
             watermarked_bucket: input.watermarked.bucket,

@@ -96,6 +96,28 @@ async function storeProviderImage(objects: ObjectStorage, approvalId: string, na
   };
 }
 
+/**
+ * With 'original' framing the result keeps the source's aspect exactly: an edit made at an even size and upscaled
+ * can be a pixel off (2048 × 1365 came back 2048 × 1364); such a result is resampled to the size imageEditOutcome
+ * promises. A result further off (a hosted model's own size) is left as it is.
+ */
+async function exactFraming(result: GeneratedImage, source: Buffer, input: Pick<MakeEditedImageInput, 'format' | 'quality' | 'scale'>): Promise<GeneratedImage> {
+  if (input.format !== 'original') return result;
+  const meta = await sharp(source).metadata();
+  const rotated = (meta.orientation ?? 1) >= 5;
+  const width = rotated ? meta.height : meta.width;
+  const height = rotated ? meta.width : meta.height;
+  if (!width || !height) return result;
+  const longest = Math.max(result.width, result.height);
+  const target = width >= height ? { width: longest, height: Math.round((height * longest) / width) } : { width: Math.round((width * longest) / height), height: longest };
+  const off = Math.abs(target.width - result.width) + Math.abs(target.height - result.height);
+  if (off === 0 || off > 4) return result;
+  const resized = sharp(result.image).resize(target.width, target.height, { fit: 'fill', kernel: 'lanczos3' });
+  const encoded = result.mime === 'image/png' ? resized.png() : result.mime === 'image/webp' ? resized.webp({ quality: 92 }) : resized.jpeg({ quality: 92 });
+  const { data, info } = await encoded.toBuffer({ resolveWithObject: true });
+  return { ...result, image: data, width: info.width, height: info.height };
+}
+
 export interface ReserveImageEditInput {
   userId: string;
   workflowId: string;
@@ -208,7 +230,7 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
         withHeartbeats(async () => {
           const source = await readSource(input.source);
           const edited = await deps.providers.imageEdit.edit({ image: source, prompt: input.prompt, format: input.format, quality: input.quality });
-          const upscaled = await deps.providers.upscale.upscale({ image: edited.image, scale: input.scale });
+          const upscaled = await exactFraming(await deps.providers.upscale.upscale({ image: edited.image, scale: input.scale }), source, input);
           const folder = pendingImageFolder(input.approvalId);
           // each written as soon as it is made
           const [original, watermarked, thumb] = await Promise.all([

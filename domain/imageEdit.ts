@@ -30,6 +30,47 @@ export function sourceReductionNote(width: unknown, height: unknown): string | n
   if (typeof width !== 'number' || typeof height !== 'number' || Math.max(width, height) <= IMAGE_EDIT_SOURCE_MAX_SIDE) return null;
   return `The AI works on a ${IMAGE_EDIT_SOURCE_MAX_SIDE} px copy of this ${width} × ${height} image; your original stays as it is.`;
 }
+/** Longest side an edit is made at, by quality (providers/local/imageEdit.ts renders at these). */
+export const IMAGE_EDIT_SIDE: Record<ImageEditQuality, number> = { hd: 1024, standard: 768 };
+
+const FORMAT_RATIO: Record<Exclude<ImageEditFormat, 'original'>, number> = { square: 1, landscape: 16 / 9, portrait: 9 / 16 };
+
+export interface ImageEditOutcome {
+  /** The stored result's size. */
+  width: number;
+  height: number;
+  /** The part of the source the format keeps (centre crop), or null when the whole render is kept. */
+  crop: { width: number; height: number } | null;
+}
+
+/**
+ * What an edit of a `source`-sized image makes: the format's aspect (the source's own for 'original', else a centre
+ * crop), made at most IMAGE_EDIT_SIDE[quality] px on the long side (never larger than the crop), then upscaled by
+ * `scale`. With 'original' the result keeps the source's aspect exactly ("2048 × 1365" stays 3:2, not 2048 × 1364).
+ */
+export function imageEditOutcome(source: { width: number; height: number }, format: ImageEditFormat, quality: ImageEditQuality, scale: number): ImageEditOutcome {
+  const ratio = format === 'original' ? source.width / source.height : FORMAT_RATIO[format];
+  const cropWidth = Math.min(source.width, source.height * ratio);
+  const cropHeight = cropWidth / ratio;
+  const cropped = format !== 'original' && (Math.round(cropWidth) < source.width || Math.round(cropHeight) < source.height);
+  const longest = Math.min(IMAGE_EDIT_SIDE[quality], Math.max(cropWidth, cropHeight)) * scale;
+  const width = ratio >= 1 ? longest : longest * ratio;
+  const height = ratio >= 1 ? longest / ratio : longest;
+  return { width: Math.round(width), height: Math.round(height), crop: cropped ? { width: Math.round(cropWidth), height: Math.round(cropHeight) } : null };
+}
+
+/** The editor's words for what the chosen format and quality make of this source (the crop said before any is made). */
+export function imageEditOutcomeNote(source: { width: number; height: number }, format: ImageEditFormat, quality: ImageEditQuality, scale: number): { result: string; crop: string | null } {
+  const outcome = imageEditOutcome(source, format, quality, scale);
+  const made = Math.round(Math.max(outcome.width, outcome.height) / scale);
+  const result = `Result: ${outcome.width} × ${outcome.height} px (made at ${made} px on the long side${scale > 1 ? `, upscaled ${scale}×` : ''}).`;
+  if (!outcome.crop) return { result, crop: null };
+  const cutWidth = Math.round((1 - outcome.crop.width / source.width) * 100);
+  const cutHeight = Math.round((1 - outcome.crop.height / source.height) * 100);
+  const cut = cutWidth > 0 ? `${cutWidth}% of its width` : `${cutHeight}% of its height`;
+  return { result, crop: `This format crops the ${source.width} × ${source.height} render to its centre ${outcome.crop.width} × ${outcome.crop.height}: ${cut} is cut. Choose “Keep original framing” to keep all of it.` };
+}
+
 export const IMAGE_PROMPT_MAX_LENGTH = 2000;
 export const IMAGE_DESCRIPTION_MAX_LENGTH = 2000;
 

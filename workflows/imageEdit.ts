@@ -3,6 +3,7 @@
  * upscale, watermarked preview, the ai_image_edits record, then the pending approval and its approval workflow
  * (a child that outlives this one). Any failure after the reservation gives the credits back and removes the files.
  */
+import { editedImageFileName } from '../domain/itemNames';
 import {
   ActivityFailure,
   ApplicationFailure,
@@ -96,11 +97,6 @@ function userFacingFailure(err: unknown): ApplicationFailure {
   });
 }
 
-function baseName(fileName: string): string {
-  const base = fileName.replace(/\.[A-Za-z0-9]{1,5}$/, '').trim();
-  return base || 'image';
-}
-
 export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<ImageEditResult> {
   const state: ImageEditState = { status: 'pending', progress: 0, message: 'Queued', error: null, errorCode: null, result: null };
   setHandler(imageEditStateQuery, () => state);
@@ -168,7 +164,8 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
     }
 
     step(88, 'Saving');
-    const fileName = `${baseName(input.source.fileName)} - AI edit.${original.file.path.split('.').pop() ?? 'jpg'}`;
+    // what was asked tells the edits of one render apart; a counter is added when the item is recorded
+    const fileName = editedImageFileName(input.source.fileName, input.prompt, original.file.path.split('.').pop() ?? 'jpg');
     const record: RecordImageEditInput = {
       workflowId,
       userId: input.userId,

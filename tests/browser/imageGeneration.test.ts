@@ -87,6 +87,7 @@ describe('image generation in the browser', () => {
     expect(await card.getByRole('button', { name: /^Reject/ }).isDisabled()).toBe(true);
     await page.getByText(MSG.rejectionRequiresPurchase.replace(/\.\.\.$/, '.'), { exact: false }).first().waitFor();
 
+    await page.locator('.approval-card .approval-card-prompt').getByText('“a snowy winter evening with warm windows”').waitFor();
     await page.locator('.approval-card').getByRole('button', { name: /^Save/ }).click();
     await page.getByText('Saved successfully!').waitFor({ timeout: 30_000 });
     await page.getByText('No pending approvals').waitFor();
@@ -99,8 +100,10 @@ describe('image generation in the browser', () => {
     await page.getByRole('button', { name: 'Projects' }).click();
     await page.getByRole('button', { name: 'Open project Harbour View' }).click();
     await page.getByRole('heading', { name: 'Harbour View', level: 1 }).waitFor();
-    const saved = page.getByRole('button', { name: 'Open ai image harbour-render - AI edit.jpg' });
+    // named by what was asked, with the prompt on the card
+    const saved = page.getByRole('button', { name: 'Open ai image harbour-render — a snowy winter evening with warm.jpg' });
     await saved.waitFor();
+    await page.locator('.library-item-prompt').getByText('“a snowy winter evening with warm windows”').waitFor();
     await page.getByText('1 image', { exact: true }).waitFor();
     await app.screenshot('library-with-ai-image');
     expect(app.pageErrors).toEqual([]);

@@ -74,6 +74,11 @@ export function ApprovalCard({ now, onExpand, ...actions }: ApprovalActionsProps
       </div>
       <div className="approval-body">
         <p className="approval-name">{item.file_name}</p>
+        {item.prompt && (
+          <p className="approval-card-prompt" title={item.prompt}>
+            <span className="visually-hidden">Prompt: </span>“{item.prompt}”
+          </p>
+        )}
         {item.project_name && <p className="muted approval-project">{item.project_name}</p>}
         <ApprovalActions {...actions} />
       </div>

@@ -90,6 +90,11 @@ export const LibraryItemCard = memo(function LibraryItemCard({
       </div>
       <div className="library-item-body">
         <InlineName value={item.data.name} label={`Rename ${item.data.name}`} onSave={(name) => onRename(item, name)} className="library-item-name" />
+        {typeof item.data.original_prompt === 'string' && item.data.original_prompt.trim() && (
+          <p className="library-item-prompt" title={item.data.original_prompt}>
+            <span className="visually-hidden">Prompt: </span>“{item.data.original_prompt.trim()}”
+          </p>
+        )}
         <div className="library-item-actions">
           <button type="button" className="icon-button" aria-label={`Download ${item.data.name}`} title="Download" onClick={() => onDownload(item)}>
             <Icon name="download" size={18} />

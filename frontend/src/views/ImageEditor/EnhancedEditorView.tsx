@@ -1,6 +1,6 @@
 import { useAtomValue, useSetAtom } from 'jotai';
 import { useEffect, useId, useRef, useState, type FormEvent, type ReactElement } from 'react';
-import { IMAGE_EDIT_DEFAULTS, IMAGE_PROMPT_MAX_LENGTH, sourceReductionNote, type ImageEditFormat } from '../../../../domain/imageEdit';
+import { IMAGE_EDIT_DEFAULTS, IMAGE_PROMPT_MAX_LENGTH, imageEditOutcomeNote, sourceReductionNote, type ImageEditFormat } from '../../../../domain/imageEdit';
 import { CREDIT_COST, PENDING_LIMIT_DEFAULT } from '../../../../domain/constants';
 import type { CanCreateContentResult } from '../../../../domain/creditMath';
 import { MSG } from '../../../../domain/messages';
@@ -196,6 +196,11 @@ function ImageEditor({
   const image = item.signed_url ?? item.data.thumbnail_url;
   // a larger source goes to the AI as a reduced copy: said near the action
   const reductionNote = sourceReductionNote(item.data.width, item.data.height);
+  // what the chosen format makes of this render, the crop said before anything is made
+  const outcome =
+    typeof item.data.width === 'number' && typeof item.data.height === 'number' && item.data.width > 0 && item.data.height > 0
+      ? imageEditOutcomeNote({ width: item.data.width, height: item.data.height }, format, IMAGE_EDIT_DEFAULTS.quality, IMAGE_EDIT_DEFAULTS.upscaleScale)
+      : null;
 
   return (
     <section className="view image-editor" aria-labelledby="image-editor-title">
@@ -253,7 +258,14 @@ function ImageEditor({
                     </option>
                   ))}
                 </select>
-                <p className="field-hint">HD, upscaled 2×. The preview is free; saving it from Approvals uses 1 credit.</p>
+                <p className="field-hint" id={`${formatId}-outcome`}>
+                  {outcome ? outcome.result : 'HD: made at up to 1024 px on the long side, then upscaled 2×.'} The preview is free; saving it from Approvals uses 1 credit.
+                </p>
+                {outcome?.crop && (
+                  <p className="field-hint image-editor-crop-note" role="note">
+                    {outcome.crop}
+                  </p>
+                )}
               </div>
               {heldByPending && phase.kind !== 'sent' && (
                 <PendingCostNotice

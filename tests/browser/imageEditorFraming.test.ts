@@ -1,0 +1,63 @@
+/**
+ * The AI editor says what a format makes of the render before anything is made (issue 32, item 4), at desktop and
+ * phone sizes: the result's real size, and for a format that crops, how much is cut and how to keep all of it. With
+ * "Keep original framing" there is no crop note and the size keeps the render's aspect. No serious or critical axe
+ * findings.
+ */
+import { createTestUser } from '../support/accounts';
+import { seriousAxeFindings } from '../support/axe';
+import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
+import { closeTestKnex } from '../support/db';
+import { request } from '../support/http';
+import { renderBytes } from '../imageEdit/harness';
+
+let app: BrowserApp;
+
+beforeAll(async () => {
+  app = await startBrowserApp();
+});
+
+afterAll(async () => {
+  await app?.close();
+  await closeTestKnex();
+});
+
+describe.each([
+  { name: 'desktop', width: 1440, height: 900 },
+  { name: 'phone', width: 390, height: 844 },
+])('the editor at $width x $height', ({ width, height }) => {
+  it('notes the crop of a cropping format and the true result size', async () => {
+    const user = await createTestUser(app.baseUrl);
+    const project = await request<{ project: { id: string } }>(app.baseUrl, '/api/projects', { token: user.token, json: { name: 'Framing' } });
+    const form = new FormData();
+    form.append('projectId', project.body.project.id);
+    form.append('file', new Blob([new Uint8Array(await renderBytes(1200, 800))], { type: 'image/png' }), 'mid-a.png');
+    expect((await request(app.baseUrl, '/api/upload/renders', { method: 'POST', body: form, token: user.token })).status).toBe(200);
+
+    const context = await app.browser.newContext({ baseURL: app.baseUrl, viewport: { width, height } });
+    try {
+      await useSession({ context, baseUrl: app.baseUrl }, user.token);
+      const page = await context.newPage();
+      await page.goto(`/?project=${project.body.project.id}`);
+      await page.getByRole('button', { name: 'Open render mid-a.png' }).click();
+      await page.getByRole('button', { name: 'Edit with AI' }).click();
+      await page.getByRole('heading', { name: 'Enhanced AI Editor', level: 1 }).waitFor();
+
+      // the default, Square, crops this 3:2 render: said before Generate
+      await page.getByText('Result: 1600 × 1600 px (made at 800 px on the long side, upscaled 2×).', { exact: false }).waitFor();
+      const note = page.getByRole('note');
+      await note.getByText('This format crops the 1200 × 800 render to its centre 800 × 800: 33% of its width is cut.', { exact: false }).waitFor();
+      expect(await seriousAxeFindings(page)).toEqual([]);
+
+      await page.getByLabel('Format').selectOption('original');
+      await page.getByText('Result: 2048 × 1365 px (made at 1024 px on the long side, upscaled 2×).', { exact: false }).waitFor();
+      expect(await note.count()).toBe(0);
+
+      await page.getByLabel('Format').selectOption('landscape');
+      await note.getByText('crops the 1200 × 800 render to its centre 1200 × 675: 16% of its height is cut', { exact: false }).waitFor();
+      expect(await seriousAxeFindings(page)).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+});
