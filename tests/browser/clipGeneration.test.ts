@@ -172,7 +172,7 @@ describe('Generate Clip in the browser', () => {
     release();
     const overlay = other.getByRole('alertdialog', { name: 'Pending approvals limit reached' });
     await overlay.waitFor();
-    await overlay.getByText('You already have 1 pending approvals. The maximum is 1.', { exact: false }).waitFor();
+    await overlay.getByText('You already have 1 pending approval. The maximum is 1.', { exact: false }).waitFor();
     await overlay.getByRole('button', { name: 'Open Approvals' }).waitFor();
     await overlay.getByRole('button', { name: 'Back to Project' }).click();
     await other.getByRole('heading', { name: 'Capped', level: 1 }).waitFor();

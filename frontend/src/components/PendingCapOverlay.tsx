@@ -3,6 +3,7 @@ import type { ReactElement } from 'react';
 import { purchasingStateAtom } from '../atoms/billing';
 import { creditSummaryStateAtom } from '../atoms/credits';
 import { navigateAtom } from '../atoms/view';
+import { countText } from './countText';
 import { Icon } from './Icon';
 import { pendingCapWayForward } from './purchasingText';
 import './PendingCapOverlay.css';
@@ -40,7 +41,7 @@ export function PendingCapOverlay({
         </span>
         <h2 id="pending-cap-title">Pending approvals limit reached</h2>
         <p id="pending-cap-text">
-          You already have {pendingCount} pending approvals. The maximum is {limit}. {pendingCapWayForward(canReject, purchasing)}
+          You already have {countText(pendingCount, 'pending approval')}. The maximum is {limit}. {pendingCapWayForward(canReject, purchasing)}
         </p>
         <div className="pending-cap-actions">
           <button type="button" className="button button-secondary" onClick={onBack}>
