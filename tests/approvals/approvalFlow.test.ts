@@ -57,7 +57,7 @@ describe('approval queue, end to end (API, dev server, workers, PostgreSQL)', ()
       status: 'pending',
       aspect_ratio: '1:1',
       remaining_cost: 1,
-      file_name: 'harbour-render - AI edit.jpg',
+      file_name: 'harbour-render — night scene with warm windows.jpg',
       prompt: 'night scene with warm windows',
     });
     const deadline = Date.parse(queue[0].approval_deadline);
