@@ -28,7 +28,7 @@ export const DRAFT_MODEL_WORK_MAX_SIDE = 2048;
 const JPEG_QUALITY = 92;
 
 /** sharp's messages for input it cannot decode past the header: the input's fault, not the model's. */
-const UNREADABLE_INPUT = /corrupt|premature end|invalid|truncated|unsupported image format|bad seek|not a known file format|VipsJpeg|pngload|webpload/i;
+const UNREADABLE_INPUT = /corrupt|premature end|invalid|truncated|unsupported image format|bad seek|not a known file format|VipsJpeg|pngload|webpload|libpng read error/i;
 
 interface ChannelStats {
   mean: [number, number, number];

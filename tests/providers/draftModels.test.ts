@@ -69,6 +69,18 @@ describe('local draft models', () => {
     await expect(local.run({ mode: 'render_enhance', model: 'x', image: Buffer.from('not an image'), references: [] })).rejects.toMatchObject({ code: 'INPUT' });
   });
 
+  it('refuses a PNG whose header reads but whose pixels do not as an input fault (libpng read error), not a media failure', async () => {
+    const png = await sharp({ create: { width: 400, height: 300, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).png().toBuffer();
+    const corrupt = Buffer.from(png);
+    const idat = corrupt.indexOf(Buffer.from('IDAT'));
+    for (let i = idat + 200; i < idat + 600; i += 1) corrupt[i] ^= 0x5a;
+    // the header still reads: the failure comes from decoding the pixels
+    expect((await sharp(corrupt).metadata()).width).toBe(400);
+    const refused = local.run({ mode: 'render_enhance', model: 'x', image: corrupt, references: [] });
+    await expect(refused).rejects.toMatchObject({ code: 'INPUT' });
+    await expect(refused).rejects.toThrow('libpng read error');
+  });
+
   it('enhances prompts by rule from what the references look like', async () => {
     const vision = new RuleBasedVisionPromptProvider();
     const warm = await solid(240, 160, 60);
