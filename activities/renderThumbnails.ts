@@ -8,12 +8,12 @@ import type { ActivityDeps } from './deps';
 
 export function createRenderThumbnailActivities(deps: Pick<ActivityDeps, 'knex' | 'storage' | 'logger'>) {
   return {
-    /** Makes, stores and records one render's thumbnail unless it has one or is gone. */
+    /** Makes, stores and records one render's thumbnail and preview (those it lacks) unless it has both or is gone. */
     async makeRenderThumbnail(input: RenderThumbnailInput): Promise<ThumbnailOutcome> {
       return addRenderThumbnail(deps, input.renderId);
     },
 
-    /** Renders uploaded a while ago (not within the last minutes: their own workflow is on it) still without a thumbnail. */
+    /** Renders uploaded a while ago (not within the last minutes: their own workflow is on it) still without a thumbnail or preview. */
     async rendersMissingThumbnailIds(): Promise<string[]> {
       return rendersMissingThumbnails(deps.knex);
     },

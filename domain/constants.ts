@@ -26,6 +26,11 @@ export const LIBRARY_PAGE_DEFAULT = 100;
 export const LIBRARY_PAGE_MAX = 200;
 
 export const MAX_UPLOAD_BYTES = 157286400;
+/**
+ * The largest original a picture in the app may load when no derived copy (thumbnail, preview) of it exists: larger
+ * originals (up to MAX_UPLOAD_BYTES) are only downloaded, never shown as they are.
+ */
+export const PICTURE_ORIGINAL_MAX_BYTES = 4 * 1024 * 1024;
 export const API_ROUTE_MAX_BYTES = 4718592;
 export const DROP_ZONE_MAX_FILES = 10;
 export const UPLOAD_BATCH_SIZE = 3;

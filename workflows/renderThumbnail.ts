@@ -1,6 +1,6 @@
 /**
- * The thumbnail of a large render (id `render-thumbnail-<renderId>`), made after its upload recorded the row:
- * the activity decodes the image, stores the webp beside it (never overwriting), records its path and tells the
+ * The thumbnail and preview of a large render (id `render-thumbnail-<renderId>`), made after its upload recorded the
+ * row: the activity decodes the image, stores the webps beside it (never overwriting), records their paths and tells the
  * owner's browsers. Retried with backoff; a render deleted meanwhile ends the run quietly.
  */
 import { proxyActivities } from '@temporalio/workflow';

@@ -1,6 +1,7 @@
 /**
  * Hourly storage maintenance, run by the Temporal schedule `storage-maintenance` (one run at a time across all
- * workers): makes the thumbnails a crash or a failed workflow start left missing, then removes stored objects
+ * workers): makes the thumbnails and previews a crash or a failed workflow start left missing (and the previews of
+ * renders stored before previews existed), then removes stored objects
  * that have no row and are older than the safe age (a process killed between the put and the row insert).
  */
 import { proxyActivities } from '@temporalio/workflow';

@@ -59,7 +59,7 @@ export const projectView = answers<ProjectView>()(
       address: z.string().nullable(),
       created_at: z.string(),
       updated_at: z.string(),
-      thumbnail: z.string().nullable().meta({ description: 'A signed link to the oldest render' }),
+      thumbnail: z.string().nullable().meta({ description: "A signed link to the oldest render's thumbnail (or preview, or the original while it is at most 4 MB)" }),
     })
     .meta({ id: 'Project' }),
 );
@@ -76,6 +76,9 @@ export const contentItem = answers<ContentItem>()(
         file_name: z.string(),
         created_at: z.string(),
         thumbnail_url: z.string().nullable(),
+        preview_url: z.string().nullable().meta({
+          description: "A signed link to a render's preview (at most 2048 px each way, WebP): what the item dialog shows. Null for other items and until it is made; signed_url stays the original",
+        }),
         aspect_ratio: z.string().nullable(),
       }),
       signed_url: z.string().nullable(),

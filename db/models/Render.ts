@@ -19,6 +19,8 @@ export class Render extends StoredFileModel {
   aspectRatio!: string;
   checksum!: string | null;
   thumbnailPath!: string | null;
+  /** The 2048 px webp the item dialog shows (services/content/renderThumbnails.ts); null until made. */
+  previewPath!: string | null;
   createdAt!: Date;
   updatedAt!: Date;
 
@@ -40,6 +42,7 @@ export class Render extends StoredFileModel {
       aspectRatio: schema.text,
       checksum: schema.nullableText,
       thumbnailPath: schema.nullableText,
+      previewPath: schema.nullableText,
       ...storageSchemaProperties,
     },
   };

@@ -99,16 +99,17 @@ export interface UserFileOptions {
 }
 
 /**
- * Every stored file the user's rows point at: content with thumbnails, pending items (original, preview,
+ * Every stored file the user's rows point at: content with thumbnails (and renders' previews), pending items (original, preview,
  * thumbnail), draft images, and finished exports when `includeExports`. Deduplicated by bucket and path.
  */
 export async function listUserFiles(db: Db, userId: string, options: UserFileOptions): Promise<UserFile[]> {
   const files = new Map<string, UserFile>();
   const columns = ['id', 'storage_bucket', 'storage_path', 'thumbnail_path', 'file_url'];
   for (const table of ['renders', 'images', 'clips', 'compiled_videos'] as const) {
-    const rows = await db(table).where({ user_id: userId }).orderBy('created_at').select(columns);
+    // a render has its preview too (services/content/renderThumbnails.ts)
+    const rows = await db(table).where({ user_id: userId }).orderBy('created_at').select(table === 'renders' ? [...columns, 'preview_path'] : columns);
     for (const row of rows) {
-      for (const ref of storedFilesOf({ storageBucket: row.storage_bucket, storagePath: row.storage_path, thumbnailPath: row.thumbnail_path, fileUrl: row.file_url })) {
+      for (const ref of storedFilesOf({ storageBucket: row.storage_bucket, storagePath: row.storage_path, thumbnailPath: row.thumbnail_path, previewPath: row.preview_path, fileUrl: row.file_url })) {
         add(files, ref, table, row.id);
       }
     }

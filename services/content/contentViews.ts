@@ -1,7 +1,7 @@
 import type { Storage } from '../../storage';
 import { parseFileUrl } from '../../storage/signedUrls';
 import type { ContentRowSet } from './contentRows';
-import { signedThumbnailOf, signedUrlOf, type StorageColumns } from './storedFiles';
+import { signedPreviewOf, signedThumbnailOf, signedUrlOf, type StorageColumns } from './storedFiles';
 
 /** The item types of the project content response (spec 000 section 3). */
 export type ContentItemType = 'render' | 'clip' | 'compiled_video' | 'ai_image' | 'generated_image';
@@ -26,6 +26,8 @@ export type ContentData = Record<string, unknown> & {
   file_name: string;
   created_at: string;
   thumbnail_url: string | null;
+  /** A render's 2048 px preview (what the item dialog shows instead of the original); null for other items and until it is made. */
+  preview_url: string | null;
   aspect_ratio: string | null;
 };
 
@@ -37,7 +39,7 @@ export interface ContentItem {
 }
 
 /** Columns that say where files live or who owns the row: the item's links and the caller already cover them. */
-const INTERNAL_COLUMNS = new Set(['user_id', 'storage_bucket', 'storage_path', 'thumbnail_path', 'checksum']);
+const INTERNAL_COLUMNS = new Set(['user_id', 'storage_bucket', 'storage_path', 'thumbnail_path', 'preview_path', 'checksum']);
 /** bigint and numeric columns, which pg hands over as strings. */
 const NUMERIC_COLUMNS = new Set(['file_size', 'storage_size', 'duration']);
 
@@ -54,6 +56,7 @@ export function rowStorageColumns(row: ContentRow): StorageColumns {
     storageBucket: text(row.storage_bucket),
     storagePath: text(row.storage_path),
     thumbnailPath: text(row.thumbnail_path),
+    previewPath: text(row.preview_path),
     fileUrl: row.file_url,
   };
 }
@@ -66,8 +69,8 @@ function signedLink(storage: Storage, url: string | null): string | null {
 }
 
 /** The row's fields the view reads by name, whatever else the table has. */
-type NamedField = 'id' | 'project_id' | 'file_url' | 'file_name' | 'created_at' | 'custom_name' | 'content_type' | 'thumbnail_url' | 'storage_bucket' | 'storage_path' | 'thumbnail_path' | 'aspect_ratio' | 'analysis_data' | 'editing_data' | 'generation_data';
-const NAMED_FIELDS: readonly NamedField[] = ['id', 'project_id', 'file_url', 'file_name', 'created_at', 'custom_name', 'content_type', 'thumbnail_url', 'storage_bucket', 'storage_path', 'thumbnail_path', 'aspect_ratio', 'analysis_data', 'editing_data', 'generation_data'];
+type NamedField = 'id' | 'project_id' | 'file_url' | 'file_name' | 'created_at' | 'custom_name' | 'content_type' | 'thumbnail_url' | 'storage_bucket' | 'storage_path' | 'thumbnail_path' | 'preview_path' | 'aspect_ratio' | 'analysis_data' | 'editing_data' | 'generation_data';
+const NAMED_FIELDS: readonly NamedField[] = ['id', 'project_id', 'file_url', 'file_name', 'created_at', 'custom_name', 'content_type', 'thumbnail_url', 'storage_bucket', 'storage_path', 'thumbnail_path', 'preview_path', 'aspect_ratio', 'analysis_data', 'editing_data', 'generation_data'];
 
 /**
  * How rows with one list of columns become items, worked out once per query result rather than per row: the columns
@@ -140,7 +143,7 @@ function shownValue(value: unknown, numeric: boolean): unknown {
 function itemOf(storage: Storage, source: ContentSource, plan: ViewPlan, values: readonly unknown[]): ContentItem {
   const { at } = plan;
   // the row's own fields in its column order, then the view's fields: those the row has keep their place, the
-  // others (name, and thumbnail_url or aspect_ratio where the table has none) follow in this order
+  // others (name, and thumbnail_url, preview_url or aspect_ratio where the table has none) follow in this order
   const data: Record<string, unknown> = {};
   for (const column of plan.shown) {
     const value = values[column.index];
@@ -154,6 +157,7 @@ function itemOf(storage: Storage, source: ContentSource, plan: ViewPlan, values:
     storageBucket: text(field(values, at.storage_bucket)),
     storagePath: text(field(values, at.storage_path)),
     thumbnailPath: text(field(values, at.thumbnail_path)),
+    previewPath: text(field(values, at.preview_path)),
     fileUrl,
   };
   const thumbnail = signedThumbnailOf(storage, files) ?? (source === 'clips' ? signedLink(storage, text(field(values, at.thumbnail_url))) : null);
@@ -164,6 +168,7 @@ function itemOf(storage: Storage, source: ContentSource, plan: ViewPlan, values:
   data.file_name = fileName;
   data.created_at = plan.isoTimestamps && typeof createdAt === 'string' ? createdAt : new Date(createdAt as Date | string).toISOString();
   data.thumbnail_url = thumbnail;
+  data.preview_url = signedPreviewOf(storage, files);
   data.aspect_ratio = aspectRatio(source, values, at);
   return { type: itemType(source, field(values, at.content_type)), source, data: data as ContentData, signed_url: signedUrlOf(storage, files) };
 }

@@ -3,7 +3,8 @@
  * writes its file first, then records it). Found by listing the bucket and looking each object up, and removed only
  * once older than ORPHAN_MIN_AGE_MS, so an upload still in flight (stored, not yet recorded) is never touched.
  *
- * The renders bucket: uploads at `<userId>/<uuid>.<ext>`, thumbnails at `thumbs/<userId>/<uuid>.webp`. Anything else
+ * The renders bucket: uploads at `<userId>/<uuid>.<ext>`, thumbnails at `thumbs/<userId>/<uuid>.webp`, previews at
+ * `previews/<userId>/<uuid>.webp`. Anything else
  * in the bucket (health and probe objects) is not the sweep's business and stays. Other buckets are written by
  * workflows under paths keyed by their job, and a retried activity finds and records what an earlier try stored.
  */
@@ -18,6 +19,9 @@ const LOOKUP_BATCH = 500;
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const RENDER_FILE = new RegExp(`^${UUID}/${UUID}\\.(?:jpg|png|gif|webp)$`);
 const RENDER_THUMBNAIL = new RegExp(`^thumbs/(${UUID}/${UUID})\\.webp$`);
+const RENDER_PREVIEW = new RegExp(`^previews/(${UUID}/${UUID})\\.webp$`);
+/** A render's derived copies (thumbnail, preview): `<folder>/<userId>/<uuid>.webp` beside `<userId>/<uuid>.<ext>`. */
+const DERIVED_FOLDERS = ['thumbs', 'previews'] as const;
 
 export interface OrphanSweepOptions {
   now?: number;
@@ -33,39 +37,46 @@ export interface OrphanSweepResult {
   removed: string[];
 }
 
-/** The paths of `candidates` (render files and thumbnails) that a renders row still refers to. */
+function derivedStem(path: string): string | null {
+  return (RENDER_THUMBNAIL.exec(path) ?? RENDER_PREVIEW.exec(path))?.[1] ?? null;
+}
+
+/** The paths of `candidates` (render files, thumbnails and previews) that a renders row still refers to. */
 async function referencedRenderObjects(knex: Knex, candidates: readonly string[]): Promise<Set<string>> {
   const files = candidates.filter((p) => RENDER_FILE.test(p));
   const thumbs = candidates.filter((p) => RENDER_THUMBNAIL.test(p));
-  const stems = thumbs.map((p) => RENDER_THUMBNAIL.exec(p)![1]);
+  const previews = candidates.filter((p) => RENDER_PREVIEW.test(p));
+  const stems = [...new Set([...thumbs, ...previews].map((p) => derivedStem(p)!))];
   const rows = await knex('renders')
-    .select('storage_path', 'thumbnail_path', 'file_url')
+    .select('storage_path', 'thumbnail_path', 'preview_path', 'file_url')
     .where((q) => {
       if (files.length) q.orWhere((w) => w.where({ storage_bucket: 'renders' }).whereIn('storage_path', files));
       // rows written before the storage columns name their file by its URL only
       if (files.length) q.orWhereIn('file_url', files.map((p) => fileUrl('renders', p)));
       if (thumbs.length) q.orWhereIn('thumbnail_path', thumbs);
-      // a thumbnail a worker stored but had not recorded yet belongs to its render as long as the render is there
+      if (previews.length) q.orWhereIn('preview_path', previews);
+      // a copy a worker stored but had not recorded yet belongs to its render as long as the render is there
       if (stems.length) q.orWhereRaw(`regexp_replace(storage_path, '\\.[a-z]+$', '') in (${stems.map(() => '?').join(', ')})`, stems);
     });
   const referenced = new Set<string>();
-  for (const row of rows as Array<{ storage_path: string | null; thumbnail_path: string | null; file_url: string | null }>) {
+  for (const row of rows as Array<{ storage_path: string | null; thumbnail_path: string | null; preview_path: string | null; file_url: string | null }>) {
     if (row.storage_path) {
       referenced.add(row.storage_path);
-      referenced.add(`thumbs/${row.storage_path.replace(/\.[a-z]+$/, '')}.webp`);
+      for (const folder of DERIVED_FOLDERS) referenced.add(`${folder}/${row.storage_path.replace(/\.[a-z]+$/, '')}.webp`);
     }
     if (row.thumbnail_path) referenced.add(row.thumbnail_path);
+    if (row.preview_path) referenced.add(row.preview_path);
     if (row.file_url?.startsWith(fileUrl('renders', ''))) referenced.add(row.file_url.slice(fileUrl('renders', '').length));
   }
   return referenced;
 }
 
-/** Removes the renders bucket's files and thumbnails that no render row refers to and that are older than the safe age. */
+/** Removes the renders bucket's files, thumbnails and previews that no render row refers to and that are older than the safe age. */
 export async function sweepOrphanedRenderObjects(deps: { knex: Knex; storage: Storage; logger?: Logger }, options: OrphanSweepOptions = {}): Promise<OrphanSweepResult> {
   const bucket: Bucket = 'renders';
   const cutoff = (options.now ?? Date.now()) - (options.minAgeMs ?? ORPHAN_MIN_AGE_MS);
   const listed = await deps.storage.objects.list(bucket, '');
-  const old = listed.filter((o: ListedObject) => o.modifiedAt.getTime() < cutoff && (RENDER_FILE.test(o.path) || RENDER_THUMBNAIL.test(o.path)));
+  const old = listed.filter((o: ListedObject) => o.modifiedAt.getTime() < cutoff && (RENDER_FILE.test(o.path) || RENDER_THUMBNAIL.test(o.path) || RENDER_PREVIEW.test(o.path)));
   const removed: string[] = [];
   for (let i = 0; i < old.length; i += LOOKUP_BATCH) {
     const batch = old.slice(i, i + LOOKUP_BATCH).map((o) => o.path);

@@ -1,11 +1,12 @@
 import type { TransactionOrKnex } from 'objection';
 import type { Logger } from '../../config/logger';
 import { Clip, CompiledVideo, GeneratedContent, Image, PendingApproval, Project, Render } from '../../db/models';
+import { PICTURE_ORIGINAL_MAX_BYTES } from '../../domain/constants';
 import { DomainError } from '../../domain/errors';
 import type { ProjectView } from '../../domain/projects';
 import type { Storage } from '../../storage';
 import { isBucket } from '../../storage';
-import { removeStoredFiles, signedThumbnailOf, signedUrlOf, storedFilesOf, type StoredFileRef } from './storedFiles';
+import { removeStoredFiles, signedPreviewOf, signedThumbnailOf, signedUrlOf, storedFilesOf, type StoredFileRef } from './storedFiles';
 import { releaseReservation } from '../billing/credits';
 import { publishEvent } from '../platform/events';
 import type { ProjectOwnerCache } from './projectOwnerCache';
@@ -43,7 +44,7 @@ function cleanAddress(address: string | null | undefined): string | null {
 async function projectFiles(projectIds: readonly string[], trx: TransactionOrKnex): Promise<StoredFileRef[]> {
   const columns = ['storage_bucket', 'storage_path', 'thumbnail_path', 'file_url'] as const;
   // one after another: a transaction is one connection
-  const renders = await Render.query(trx).whereIn('project_id', projectIds).select(...columns);
+  const renders = await Render.query(trx).whereIn('project_id', projectIds).select(...columns, 'preview_path');
   const images = await Image.query(trx).whereIn('project_id', projectIds).select(...columns);
   const clips = await Clip.query(trx).whereIn('project_id', projectIds).select(...columns);
   const videos = await CompiledVideo.query(trx).whereIn('project_id', projectIds).select(...columns);
@@ -165,8 +166,11 @@ export class ProjectService {
       .distinctOn('project_id')
       .whereIn('project_id', projects.map((p) => p.id))
       .orderBy([{ column: 'project_id' }, { column: 'created_at', order: 'asc' }, { column: 'id', order: 'asc' }])
-      .select('project_id', 'storage_bucket', 'storage_path', 'thumbnail_path', 'file_url');
-    const byProject = new Map(oldest.map((r) => [r.projectId, signedThumbnailOf(this.deps.storage, r) ?? signedUrlOf(this.deps.storage, r)]));
+      .select('project_id', 'storage_bucket', 'storage_path', 'thumbnail_path', 'preview_path', 'file_url', 'file_size');
+    // the original only while it is small: a large one waits for its derived copies (the card shows no picture meanwhile)
+    const picture = (r: Render): string | null =>
+      signedThumbnailOf(this.deps.storage, r) ?? signedPreviewOf(this.deps.storage, r) ?? (Number(r.fileSize) <= PICTURE_ORIGINAL_MAX_BYTES ? signedUrlOf(this.deps.storage, r) : null);
+    const byProject = new Map(oldest.map((r) => [r.projectId, picture(r)]));
     return projects.map((p) => this.toView(p, byProject.get(p.id) ?? null));
   }
 

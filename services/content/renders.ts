@@ -17,7 +17,7 @@ import { ProjectService } from './projects';
 import { publishEventQuietly } from '../platform/events';
 import { removeStoredFiles, type StoredFileRef } from './storedFiles';
 import { UploadInspector } from './uploadInspector';
-import { IMAGE_HEADER_BYTES, imageDimensions, makeThumbnail, thumbnailInline, thumbnailPathOf, type ImageDimensions } from './renderThumbnails';
+import { IMAGE_HEADER_BYTES, imageDimensions, makeRenderCopies, previewPathOf, thumbnailInline, thumbnailPathOf, type ImageDimensions, type RenderCopies } from './renderThumbnails';
 
 export const RENDERS_BUCKET = 'renders' as const;
 export const ACCEPTED_TYPES_TEXT = 'JPEG, PNG, GIF, WebP';
@@ -154,7 +154,7 @@ export class RenderUploadService {
     }
   }
 
-  /** Dimensions, the thumbnail of a small image, and the row; on any failure nothing it stored stays behind. */
+  /** Dimensions, the thumbnail and preview of a small image, and the row; on any failure nothing it stored stays behind. */
   private async record(userId: string, projectId: string, staged: StagedRender): Promise<{ render: Render; duplicate: boolean }> {
     const stored: StoredFileRef[] = [staged.file];
     try {
@@ -164,12 +164,16 @@ export class RenderUploadService {
         await this.discard(staged);
         return { render: existing, duplicate: true };
       }
-      const { width, height, thumbnail } = await this.inspectImage(staged);
+      const { width, height, copies } = await this.inspectImage(staged);
       let thumbnailPath: string | null = null;
-      if (thumbnail) {
+      let previewPath: string | null = null;
+      if (copies) {
         thumbnailPath = thumbnailPathOf(staged.file.path);
-        await this.deps.storage.objects.put(staged.file.bucket, thumbnailPath, thumbnail);
+        previewPath = previewPathOf(staged.file.path);
         stored.push({ bucket: staged.file.bucket, path: thumbnailPath });
+        await this.deps.storage.objects.put(staged.file.bucket, thumbnailPath, copies.thumbnail);
+        stored.push({ bucket: staged.file.bucket, path: previewPath });
+        await this.deps.storage.objects.put(staged.file.bucket, previewPath, copies.preview);
       }
       const render = await Render.query().insertAndFetch({
         projectId,
@@ -182,6 +186,7 @@ export class RenderUploadService {
         aspectRatio: aspectRatioLabel(width, height),
         checksum: staged.checksum,
         thumbnailPath,
+        previewPath,
         storageBucket: staged.file.bucket,
         storagePath: staged.file.path,
         storageMime: staged.mime,
@@ -214,32 +219,32 @@ export class RenderUploadService {
 
   /**
    * Real dimensions (EXIF orientation applied) from the header kept while the file streamed, and for a small image
-   * its webp thumbnail; a larger one gets its thumbnail from a worker (services/content/renderThumbnails.ts). The stored
-   * file is read back only when the header alone does not tell the dimensions, or for the small thumbnail.
+   * its webp thumbnail and preview; a larger one gets them from a worker (services/content/renderThumbnails.ts). The
+   * stored file is read back only when the header alone does not tell the dimensions, or for the small one's copies.
    */
-  private async inspectImage(staged: StagedRender): Promise<{ width: number; height: number; thumbnail: Buffer | null }> {
+  private async inspectImage(staged: StagedRender): Promise<{ width: number; height: number; copies: RenderCopies | null }> {
     const unreadable = new DomainError(400, 'INVALID_IMAGE', `File "${staged.fileName}" is not a readable image`);
     const format = staged.mime.slice('image/'.length);
     const wholeFileKept = staged.header.length >= staged.size;
     let dims: ImageDimensions | null = await imageDimensions(staged.header, format);
     if (!dims && wholeFileKept) throw unreadable;
     const inline = dims !== null && thumbnailInline(staged.size, dims, this.deps.inlineThumbnailMaxBytes);
-    if (dims && !inline) return { ...dims, thumbnail: null };
+    if (dims && !inline) return { ...dims, copies: null };
     if (dims && wholeFileKept) {
-      const thumbnail = await makeThumbnail(staged.header).catch(() => {
+      const copies = await makeRenderCopies(staged.header).catch(() => {
         throw unreadable;
       });
-      return { ...dims, thumbnail };
+      return { ...dims, copies };
     }
     const local = await this.deps.storage.objects.localFile(staged.file.bucket, staged.file.path);
     try {
       dims ??= await imageDimensions(local.path, format);
       if (!dims) throw unreadable;
-      if (!thumbnailInline(staged.size, dims, this.deps.inlineThumbnailMaxBytes)) return { ...dims, thumbnail: null };
-      const thumbnail = await makeThumbnail(local.path).catch(() => {
+      if (!thumbnailInline(staged.size, dims, this.deps.inlineThumbnailMaxBytes)) return { ...dims, copies: null };
+      const copies = await makeRenderCopies(local.path).catch(() => {
         throw unreadable;
       });
-      return { ...dims, thumbnail };
+      return { ...dims, copies };
     } finally {
       await local.release();
     }

@@ -7,11 +7,15 @@ export interface StoredFileRef {
   path: string;
 }
 
-/** Where a content row's file (and its thumbnail, kept in the same bucket) lives; rows written before storage columns fall back to file_url. */
+/**
+ * Where a content row's file (and its thumbnail, and a render's preview, kept in the same bucket) lives; rows written
+ * before storage columns fall back to file_url.
+ */
 export interface StorageColumns {
   storageBucket: string | null;
   storagePath: string | null;
   thumbnailPath?: string | null;
+  previewPath?: string | null;
   fileUrl?: string | null;
 }
 
@@ -23,7 +27,8 @@ export function storedFileOf(row: StorageColumns): StoredFileRef | null {
 export function storedFilesOf(row: StorageColumns): StoredFileRef[] {
   const file = storedFileOf(row);
   if (!file) return [];
-  return row.thumbnailPath ? [file, { bucket: file.bucket, path: row.thumbnailPath }] : [file];
+  const derived = [row.thumbnailPath, row.previewPath].filter((p): p is string => Boolean(p));
+  return [file, ...derived.map((path) => ({ bucket: file.bucket, path }))];
 }
 
 /** A signed link to the row's file, the row's own URL when it is not ours (an external URL), or null. */
@@ -36,6 +41,12 @@ export function signedUrlOf(storage: Storage, row: StorageColumns): string | nul
 export function signedThumbnailOf(storage: Storage, row: StorageColumns): string | null {
   const file = storedFileOf(row);
   return file && row.thumbnailPath ? storage.urls.sign(file.bucket, row.thumbnailPath) : null;
+}
+
+/** A signed link to a render's preview (services/content/renderThumbnails.ts), or null while it is not made. */
+export function signedPreviewOf(storage: Storage, row: StorageColumns): string | null {
+  const file = storedFileOf(row);
+  return file && row.previewPath ? storage.urls.sign(file.bucket, row.previewPath) : null;
 }
 
 /**

@@ -46,21 +46,23 @@ const storages: Record<'local' | 's3', () => Storage> = {
 };
 
 describe.each(['local', 's3'] as const)('orphaned object sweep: %s', (kind) => {
-  it('removes old render files and thumbnails that no row refers to, and nothing else', async () => {
+  it('removes old render files, thumbnails and previews that no row refers to, and nothing else', async () => {
     const storage = storages[kind]();
     const knex = testKnex();
     const user = await newUser(server.baseUrl);
     const project = await createProject(server.baseUrl, user);
     const file = (ext = 'png') => `${user.id}/${randomUUID()}.${ext}`;
     const thumbOf = (p: string) => `thumbs/${p.replace(/\.[a-z]+$/, '')}.webp`;
+    const previewOf = (p: string) => `previews/${p.replace(/\.[a-z]+$/, '')}.webp`;
     const recorded = file();
     const legacy = file('jpg');
     const orphan = file();
     const orphanThumb = thumbOf(file());
+    const orphanPreview = previewOf(file());
     const health = `_health/ready-${randomUUID()}`;
-    for (const p of [recorded, thumbOf(recorded), legacy, orphan, orphanThumb, health]) await storage.objects.put('renders', p, Buffer.from(p));
+    for (const p of [recorded, thumbOf(recorded), previewOf(recorded), legacy, orphan, orphanThumb, orphanPreview, health]) await storage.objects.put('renders', p, Buffer.from(p));
     await knex('renders').insert([
-      // its thumbnail was stored but not yet recorded: it belongs to the render all the same
+      // its thumbnail and preview were stored but not yet recorded: they belong to the render all the same
       { project_id: project.id, user_id: user.id, file_url: `/api/files/renders/${recorded}`, file_name: 'a.png', aspect_ratio: '1:1', storage_bucket: 'renders', storage_path: recorded },
       // written before the storage columns: named by its URL only
       { project_id: project.id, user_id: user.id, file_url: `/api/files/renders/${legacy}`, file_name: 'b.jpg', aspect_ratio: '1:1' },
@@ -75,8 +77,8 @@ describe.each(['local', 's3'] as const)('orphaned object sweep: %s', (kind) => {
     expect((await sweepOrphanedRenderObjects({ knex, storage, logger })).removed).toEqual([]);
     // a day after the first writes: those are old enough, the young one is not
     const swept = await sweepOrphanedRenderObjects({ knex, storage, logger }, { now: oldEnough + 1_100 + ORPHAN_MIN_AGE_MS });
-    expect(swept.removed.sort()).toEqual([`renders/${orphan}`, `renders/${orphanThumb}`].sort());
-    for (const p of [orphan, orphanThumb]) expect(await storage.objects.stat('renders', p)).toBeNull();
-    for (const p of [recorded, thumbOf(recorded), legacy, health, young]) expect(await storage.objects.stat('renders', p)).not.toBeNull();
+    expect(swept.removed.sort()).toEqual([`renders/${orphan}`, `renders/${orphanThumb}`, `renders/${orphanPreview}`].sort());
+    for (const p of [orphan, orphanThumb, orphanPreview]) expect(await storage.objects.stat('renders', p)).toBeNull();
+    for (const p of [recorded, thumbOf(recorded), previewOf(recorded), legacy, health, young]) expect(await storage.objects.stat('renders', p)).not.toBeNull();
   }, 60_000);
 });

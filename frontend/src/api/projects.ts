@@ -16,6 +16,8 @@ export interface ContentData {
   file_name: string;
   created_at: string;
   thumbnail_url: string | null;
+  /** A render's preview (at most 2048 px each way): what the item dialog shows; null until it is made. */
+  preview_url?: string | null;
   aspect_ratio: string | null;
   width?: number | null;
   height?: number | null;

@@ -4,13 +4,13 @@ import { Dialog } from '../../components/Dialog';
 import { Icon } from '../../components/Icon';
 import type { LineageNode } from '../../api/lineage';
 import { LineageStrip } from './LineageStrip';
-import { aspectBadge, isVideo, typeBadge } from './libraryItems';
+import { aspectBadge, dialogPicture, isVideo, typeBadge } from './libraryItems';
 
 function sizeText(bytes: unknown): string | null {
   return typeof bytes === 'number' && bytes > 0 ? `${(bytes / (1024 * 1024)).toFixed(1)} MB` : null;
 }
 
-/** The item's Action Center: a large preview with its facts and actions. */
+/** The item's Action Center: a large preview (a render's 2048 px copy, not its original) with its facts and actions. */
 export function ItemPreviewDialog({
   item,
   onClose,
@@ -37,14 +37,19 @@ export function ItemPreviewDialog({
     typeof item.data.width === 'number' && typeof item.data.height === 'number' ? `${item.data.width} × ${item.data.height}` : null,
     sizeText(item.data.file_size),
   ].filter(Boolean);
+  // a derived copy, never a large original: Download gets the original's bytes
+  const picture = isVideo(item) ? null : dialogPicture(item);
   return (
     <Dialog title={item.data.name} onClose={onClose} className="dialog-wide">
-      {item.signed_url &&
-        (isVideo(item) ? (
-          <video className="library-preview-media" src={item.signed_url} controls playsInline preload="metadata" />
-        ) : (
-          <img className="library-preview-media" src={item.signed_url} alt={item.data.name} />
-        ))}
+      {isVideo(item) ? (
+        item.signed_url && <video className="library-preview-media" src={item.signed_url} controls playsInline preload="metadata" />
+      ) : picture ? (
+        <img className="library-preview-media" src={picture} alt={item.data.name} />
+      ) : (
+        <p className="muted" role="status">
+          The preview is being made. Download gets the original.
+        </p>
+      )}
       <p className="muted">{facts.join(' · ')}</p>
       <LineageStrip itemId={item.data.id} onOpen={onOpenLineage} />
       <div className="form-actions">

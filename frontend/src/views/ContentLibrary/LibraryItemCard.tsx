@@ -3,7 +3,7 @@ import type { ContentItem } from '../../api/projects';
 import { Icon } from '../../components/Icon';
 import { countText } from '../../components/countText';
 import { InlineName } from '../Projects/InlineName';
-import { aspectBadge, durationText, isVideo, mediaAspect, typeBadge } from './libraryItems';
+import { aspectBadge, durationText, isVideo, mediaAspect, tilePicture, typeBadge } from './libraryItems';
 
 /**
  * Where the virtual grid puts the tile: its index (for measuring and the list position), the size of the list, and
@@ -44,7 +44,8 @@ export const LibraryItemCard = memo(function LibraryItemCard({
 }: LibraryItemCardProps): ReactElement {
   const badge = typeBadge(item);
   const aspect = aspectBadge(item);
-  const thumbnail = item.data.thumbnail_url ?? (isVideo(item) ? null : item.signed_url);
+  // a derived copy (or a small original): a large render shows the placeholder until its thumbnail is made
+  const thumbnail = tilePicture(item);
   return (
     <li
       ref={measureRef}

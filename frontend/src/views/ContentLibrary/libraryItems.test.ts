@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ContentItem, ContentItemType, ContentSource } from '../../api/projects';
-import { aspectBadge, deleteTexts, downloadName, gridColumns, itemsForTab, libraryCounts, mediaAspect, tabAllowsUpload, tileHeightEstimate, typeBadge } from './libraryItems';
+import { aspectBadge, deleteTexts, dialogPicture, downloadName, gridColumns, itemsForTab, libraryCounts, mediaAspect, tabAllowsUpload, tileHeightEstimate, tilePicture, typeBadge } from './libraryItems';
 
 function item(type: ContentItemType, data: Partial<ContentItem['data']> = {}): ContentItem {
   const source: Record<ContentItemType, ContentSource> = { render: 'renders', ai_image: 'images', generated_image: 'generated_content', clip: 'clips', compiled_video: 'compiled_videos' };
@@ -70,5 +70,25 @@ describe('library items', () => {
     // a very wide picture keeps a clickable strip
     expect(tileHeightEstimate(item('render', { aspect_ratio: '21:9' }), 100)).toBe(80 + 54);
     expect(tileHeightEstimate(item('render', { aspect_ratio: '1:1' }), 260)).toBe(260 + 54);
+  });
+
+  it('never shows a large original as a picture: the dialog shows the preview, tiles the thumbnail, each falling back to the other', () => {
+    const large = { file_size: 16.9 * 1024 * 1024 };
+    const both = item('render', { ...large, thumbnail_url: '/t', preview_url: '/p' });
+    expect(dialogPicture(both)).toBe('/p');
+    expect(tilePicture(both)).toBe('/t');
+    // the preview not made yet: the thumbnail, not the 16.9 MB original
+    expect(dialogPicture(item('render', { ...large, thumbnail_url: '/t', preview_url: null }))).toBe('/t');
+    // neither made yet (a large upload the worker is on): nothing rather than the original
+    expect(dialogPicture(item('render', large))).toBeNull();
+    expect(tilePicture(item('render', large))).toBeNull();
+    expect(tilePicture(item('render', { ...large, preview_url: '/p' }))).toBe('/p');
+    // a small original may stand in while its copies are missing; a render of unknown size may not
+    expect(dialogPicture(item('render', { file_size: 900_000, thumbnail_url: '/t' }))).toBe('/api/files/x');
+    expect(tilePicture(item('render', { file_size: 900_000 }))).toBe('/api/files/x');
+    expect(tilePicture(item('render'))).toBeNull();
+    // generated items without a recorded size show their file as before; videos their own player
+    expect(dialogPicture(item('generated_image'))).toBe('/api/files/x');
+    expect(tilePicture(item('compiled_video'))).toBeNull();
   });
 });

@@ -1,3 +1,4 @@
+import { PICTURE_ORIGINAL_MAX_BYTES } from '../../../../domain/constants';
 import type { ContentItem } from '../../api/projects';
 
 export const LIBRARY_TABS = ['all', 'renders', 'images', 'clips', 'videos'] as const;
@@ -92,6 +93,37 @@ export function deleteTexts(item: ContentItem): { confirm: string; success: stri
     success: `${capital} deleted successfully`,
     failure: `Failed to delete ${word}`,
   };
+}
+
+/**
+ * Whether the item's original may be shown as a picture: it is known to be at most PICTURE_ORIGINAL_MAX_BYTES, or it
+ * is not a render and its size is not recorded (generated items, of provider size). A render's original (up to 150 MB)
+ * is otherwise only downloaded.
+ */
+function originalShowable(item: ContentItem): boolean {
+  const size = item.data.file_size;
+  if (typeof size === 'number' && size > 0) return size <= PICTURE_ORIGINAL_MAX_BYTES;
+  return item.source !== 'renders';
+}
+
+/**
+ * The picture of a grid tile: the thumbnail, else the preview, else the original while it is small; null (a
+ * placeholder) while a large render's copies are being made. Videos show their own player.
+ */
+export function tilePicture(item: ContentItem): string | null {
+  if (item.data.thumbnail_url) return item.data.thumbnail_url;
+  if (isVideo(item)) return null;
+  return item.data.preview_url ?? (item.signed_url && originalShowable(item) ? item.signed_url : null);
+}
+
+/**
+ * The picture of the item dialog: the preview (at most 2048 px), else the original while it is small, else the
+ * thumbnail until the preview is made; never a large original (Download still gets it).
+ */
+export function dialogPicture(item: ContentItem): string | null {
+  if (item.data.preview_url) return item.data.preview_url;
+  if (item.signed_url && originalShowable(item)) return item.signed_url;
+  return item.data.thumbnail_url;
 }
 
 /** The first 6 thumbnails load eagerly (001 section 9), the rest when scrolled near. */
