@@ -2,7 +2,8 @@
  * A failed Enhance Renders run stays on its image's card (issue 32, item 3), at desktop and phone sizes: the reason
  * and Retry until dismissed, not only a passing toast. The failure is real: the image's stored file goes missing, so
  * the job fails with its reason; once the file is back, Retry runs the same job again and it completes. A second
- * failure is dismissed and stays dismissed after a reload. Zero serious or critical axe findings with the notice shown.
+ * failure is dismissed and stays dismissed after a reload; Activity lists the runs with their state. Zero serious or
+ * critical axe findings with the notice shown and in Activity.
  */
 import type { Page } from 'playwright-core';
 import { createActivities } from '../../activities';
@@ -110,6 +111,16 @@ describe.each(SIZES)('a failed Enhance run at $width x $height', ({ name, width,
       await card.getByRole('button', { name: 'View history of mid-a.png' }).waitFor();
       expect(await notice.count()).toBe(0);
       expect(await seriousAxeFindings(page)).toEqual([]);
+
+      // Activity lists the draft's runs with their state: the failed one with its reason, the retried one completed
+      await page.goto('/?view=activity');
+      const jobs = page.getByRole('list', { name: 'Jobs' });
+      const failedRun = jobs.getByRole('listitem', { name: 'Enhance Renders: FLUX Kontext Max on mid-a.png: snowy morning' });
+      await failedRun.getByText('failed', { exact: true }).waitFor();
+      await failedRun.getByText(ENHANCE_MSG.invalidSourceImage).waitFor();
+      await jobs.getByRole('listitem', { name: 'Enhance Renders: FLUX Kontext Max on mid-a.png: warm dusk light' }).getByText('completed', { exact: true }).first().waitFor();
+      expect(await seriousAxeFindings(page)).toEqual([]);
+      await noHorizontalScroll(page);
       expect(pageErrors).toEqual([]);
     } finally {
       await context.close();
