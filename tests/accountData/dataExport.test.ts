@@ -68,6 +68,7 @@ async function filesOnDisk(userId: string, approvalIds: string[]): Promise<FileD
   const all = [
     ...(await storedFilesUnder(dir, 'renders', userId)),
     ...(await storedFilesUnder(dir, 'renders', `thumbs/${userId}`)),
+    ...(await storedFilesUnder(dir, 'renders', `previews/${userId}`)),
     ...(await storedFilesUnder(dir, 'clips', userId)),
   ];
   for (const id of approvalIds) all.push(...(await storedFilesUnder(dir, 'images', `pending/${id}`)));
@@ -91,9 +92,9 @@ describe('data export (POST/GET /api/account/exports, workflow export-<userId>-<
     const otherApproval = await pendingItemWithFiles(other, 720);
     const onDisk = await filesOnDisk(owner.id, [approvalId]);
     const otherFiles = await filesOnDisk(other.id, [otherApproval]);
-    // two renders with thumbnails, the pending original and preview
-    expect(onDisk).toHaveLength(6);
-    expect(otherFiles).toHaveLength(4);
+    // two renders with thumbnails and previews, the pending original and preview
+    expect(onDisk).toHaveLength(8);
+    expect(otherFiles).toHaveLength(5);
     // pay on approval: the pending item leaves as its watermarked preview, never as its original
     const pendingOriginal = onDisk.find((f) => f.name === `files/images/pending/${approvalId}/original`);
     expect(pendingOriginal).toBeDefined();
@@ -105,7 +106,7 @@ describe('data export (POST/GET /api/account/exports, workflow export-<userId>-<
     expect(['pending', 'processing']).toContain(started.body.export.status);
 
     const { view, seen } = await waitForExport(app.baseUrl, owner);
-    expect(view).toMatchObject({ status: 'completed', progress: 100, number: 1, fileCount: 5, error: null });
+    expect(view).toMatchObject({ status: 'completed', progress: 100, number: 1, fileCount: 7, error: null });
     const progress = seen.map((s) => s.progress);
     for (let i = 1; i < progress.length; i += 1) expect(progress[i]).toBeGreaterThanOrEqual(progress[i - 1]);
     expect(view.fileName).toMatch(/^render-studio-export-\d{4}-\d{2}-\d{2}-1\.zip$/);

@@ -34,10 +34,10 @@ afterAll(async () => {
   await closeTestKnex();
 });
 
-/** Every file under the renders bucket of this user (uploads and thumbnails), asked of the storage in use. */
+/** Every file under the renders bucket of this user (uploads, thumbnails and previews), asked of the storage in use. */
 async function storedFilesOf(userId: string): Promise<string[]> {
   const objects = runStorage().objects;
-  const listed = [...(await objects.list('renders', userId)), ...(await objects.list('renders', `thumbs/${userId}`))];
+  const listed = [...(await objects.list('renders', userId)), ...(await objects.list('renders', `thumbs/${userId}`)), ...(await objects.list('renders', `previews/${userId}`))];
   return listed.map((o) => o.path);
 }
 
