@@ -30,6 +30,7 @@ import { LoadingState } from '../../components/Spinner';
 import { useSourceItem } from '../../components/useSourceItem';
 import { choicesWith, presetForSource } from '../../tryIt/clipPreset';
 import { CLIP_COST, EFFECT_CHOICES, EFFECT_DESCRIPTIONS, PLATFORM_CHOICES, aspectLabel, clampProgress, clipOriginalPrompt, clipStatusPollMs, creditNotice } from './clipChoices';
+import { tilePicture } from '../ContentLibrary/libraryItems';
 import './clipGeneration.css';
 
 const FINAL: ReadonlyArray<ClipJobView['status']> = ['completed', 'failed', 'cancelled'];
@@ -233,7 +234,8 @@ function ClipGenerator({ projectId, item }: { projectId: string; item: ContentIt
   const notice = check ? creditNotice(check) : null;
   const checking = (!check && !checkFailed) || !activeChecked;
   const blocked = running || checking || checkFailed || (notice !== null && notice.kind !== 'none');
-  const thumbnail = item.data.thumbnail_url ?? item.signed_url;
+  // a derived copy (or a small original), never an original of up to 150 MB
+  const thumbnail = tilePicture(item);
 
   return (
     <div className="clip-layout">

@@ -19,6 +19,7 @@ import { PendingCapOverlay } from '../../components/PendingCapOverlay';
 import { PendingCostNotice } from '../../components/PendingCostNotice';
 import { LoadingState } from '../../components/Spinner';
 import { useSourceItem } from '../../components/useSourceItem';
+import { dialogPicture } from '../ContentLibrary/libraryItems';
 import './imageEditor.css';
 
 /** The screen moves on to Approvals this long after a result was sent for approval (000 section 2). */
@@ -193,7 +194,8 @@ function ImageEditor({
 
   const generating = phase.kind === 'generating';
   const preview = phase.kind === 'sent' ? phase.answer.result?.savedImage.previewUrl : null;
-  const image = item.signed_url ?? item.data.thumbnail_url;
+  // the render's 2048 px preview (or its thumbnail), never an original of up to 150 MB
+  const image = dialogPicture(item);
   // a larger source goes to the AI as a reduced copy: said near the action
   const reductionNote = sourceReductionNote(item.data.width, item.data.height);
   // what the chosen format makes of this render, the crop said before anything is made
