@@ -1,24 +1,34 @@
 /**
  * The AI editor says what a format makes of the render before anything is made (issue 32, item 4), at desktop and
  * phone sizes: the result's real size, and for a format that crops, how much is cut and how to keep all of it. With
- * "Keep original framing" there is no crop note and the size keeps the render's aspect. No serious or critical axe
- * findings.
+ * "Keep original framing" there is no crop note and the size keeps the render's aspect; the item made is named by the
+ * prompt and its approval card shows the prompt. No serious or critical axe findings.
  */
+import { createActivities } from '../../activities';
+import { loadConfig } from '../../config/env';
+import { logger } from '../../config/logger';
+import { createProviders } from '../../providers';
+import { createStorage } from '../../storage';
 import { createTestUser } from '../support/accounts';
 import { seriousAxeFindings } from '../support/axe';
 import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
-import { closeTestKnex } from '../support/db';
+import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
-import { renderBytes } from '../imageEdit/harness';
+import { renderBytes, startWorkers, uniqueQueues, type RunningWorkers } from '../imageEdit/harness';
 
 let app: BrowserApp;
+let workers: RunningWorkers;
+const queues = uniqueQueues('browser-framing');
 
 beforeAll(async () => {
-  app = await startBrowserApp();
+  const config = loadConfig();
+  workers = await startWorkers(queues, createActivities({ knex: testKnex(), config, logger, storage: createStorage(config), providers: createProviders(config) }));
+  app = await startBrowserApp({ taskQueues: queues });
 });
 
 afterAll(async () => {
   await app?.close();
+  await workers?.stop();
   await closeTestKnex();
 });
 
@@ -56,6 +66,22 @@ describe.each([
       await page.getByLabel('Format').selectOption('landscape');
       await note.getByText('crops the 1200 × 800 render to its centre 1200 × 675: 16% of its height is cut', { exact: false }).waitFor();
       expect(await seriousAxeFindings(page)).toEqual([]);
+
+      // made with the render's own framing: named by the prompt, the prompt on the approval card, the size as said
+      await page.getByLabel('Format').selectOption('original');
+      await page.getByLabel('Describe how you want to transform the image').fill('Warm dusk light over the harbour');
+      await page.getByRole('button', { name: 'Generate Preview' }).click();
+      await page.getByRole('heading', { name: 'Content Approvals', level: 1 }).waitFor({ timeout: 60_000 });
+      const card = page.locator('.approval-card');
+      await card.getByText('mid-a — warm dusk light over the harbour.jpg').waitFor();
+      await card.locator('.approval-card-prompt').getByText('“Warm dusk light over the harbour”').waitFor();
+      const [row] = await testKnex()('pending_approvals').where({ user_id: user.id }).select('metadata');
+      expect([row.metadata.width, row.metadata.height]).toEqual([2048, 1365]);
+      expect(await seriousAxeFindings(page)).toEqual([]);
+      const { scrollWidth, clientWidth } = await page
+        .locator('html')
+        .evaluate((root: { scrollWidth: number; clientWidth: number }) => ({ scrollWidth: root.scrollWidth, clientWidth: root.clientWidth }));
+      expect(scrollWidth).toBeLessThanOrEqual(clientWidth);
     } finally {
       await context.close();
     }
