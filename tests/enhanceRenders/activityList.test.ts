@@ -27,12 +27,12 @@ it('lists draft jobs with their state, reason and draft; only to their owner', a
   const draftId = await createDraft(h.baseUrl, user, 'Harbour study');
   const good = await addImage(h.baseUrl, user, draftId, await renderPng(120, 80), 'mid-a.png');
   // a stored file that went missing: the job fails with the reason the user sees
-  const wide = await addImage(h.baseUrl, user, draftId, await sharp({ create: { width: 400, height: 40, channels: 3, background: '#808080' } }).png().toBuffer(), 'wide.png');
-  const stored = (await getDraft(h.baseUrl, user, draftId)).body.images.find((image) => image.id === wide)?.metadata.storage;
+  const missing = await addImage(h.baseUrl, user, draftId, await sharp({ create: { width: 400, height: 40, channels: 3, background: '#808080' } }).png().toBuffer(), 'missing.png');
+  const stored = (await getDraft(h.baseUrl, user, draftId)).body.images.find((image) => image.id === missing)?.metadata.storage;
   if (!stored) throw new Error('no storage');
-  await h.storage.objects.remove(stored.bucket, [stored.path]);
+  await h.storage.objects.remove('drafts', [stored.path]);
   expect((await dispatch(h.baseUrl, user, { draftId, imageIds: [good], modelId: 'flux-kontext-max', mode: 'edit_render', prompt: 'warm dusk light over the harbour' })).status).toBe(200);
-  expect((await dispatch(h.baseUrl, user, { draftId, imageIds: [wide], modelId: 'esrgan', mode: 'basic_upscale' })).status).toBe(200);
+  expect((await dispatch(h.baseUrl, user, { draftId, imageIds: [missing], modelId: 'esrgan', mode: 'basic_upscale' })).status).toBe(200);
   await waitForJobs(h.baseUrl, user, draftId);
 
   const res = await request<ActivityJobList>(h.baseUrl, '/api/jobs', { token: user.token });
@@ -51,8 +51,8 @@ it('lists draft jobs with their state, reason and draft; only to their owner', a
     canCancel: false,
   });
   expect(edit?.finishedAt).not.toBeNull();
-  const upscale = drafts.find((job) => job.item.includes('wide.png'));
-  expect(upscale).toMatchObject({ state: 'failed', item: 'Basic Upscale on wide.png', error: ENHANCE_MSG.invalidSourceImage });
+  const upscale = drafts.find((job) => job.item.includes('missing.png'));
+  expect(upscale).toMatchObject({ state: 'failed', item: 'Basic Upscale on missing.png', error: ENHANCE_MSG.invalidSourceImage });
 
   const other = await createTestUser(h.baseUrl);
   const theirs = await request<ActivityJobList>(h.baseUrl, '/api/jobs', { token: other.token });
