@@ -4,6 +4,7 @@
  * workflow, the activities and the front end.
  */
 import type { Orientation } from './orientation';
+import { countText } from './plural';
 
 /** Spec 001 section 9. */
 export const MAX_ASSEMBLY_CLIPS = 5;
@@ -368,7 +369,7 @@ export function assemblyRenderProgress(fraction: number): number {
 
 export function assemblyFileName(projectName: string, platform: AssemblyPlatform, clipCount: number): string {
   const base = projectName.replace(/[^\p{L}\p{N} ._-]+/gu, ' ').replace(/\s+/g, ' ').trim().slice(0, 80) || 'Video';
-  return `${base} - ${platform === 'tiktok' ? 'TikTok 9x16' : 'YouTube 16x9'} (${clipCount} clip${clipCount === 1 ? '' : 's'}).mp4`;
+  return `${base} - ${platform === 'tiktok' ? 'TikTok 9x16' : 'YouTube 16x9'} (${countText(clipCount, 'clip')}).mp4`;
 }
 
 export function assemblyWorkflowId(jobId: string): string {

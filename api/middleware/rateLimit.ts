@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { Middleware } from 'koa';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { InvalidCredentialsError, normalizeEmail } from '../../services/accounts/accounts';
+import { countText } from '../../domain/plural';
 import { RequestError } from '../validation';
 
 export interface AttemptWindow {
@@ -58,7 +59,7 @@ export function tooManyAttemptsMessage(msBeforeNext: number): string {
   const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
   const [n, unit] =
     seconds < 60 ? [seconds, 'second'] : seconds <= 2 * HOUR ? [Math.ceil(seconds / 60), 'minute'] : [Math.ceil(seconds / HOUR), 'hour'];
-  return `Too many sign-in attempts. Please try again in ${n} ${unit}${n === 1 ? '' : 's'}.`;
+  return `Too many sign-in attempts. Please try again in ${countText(n, unit)}.`;
 }
 
 function tooManyAttempts(msBeforeNext: number): RequestError {

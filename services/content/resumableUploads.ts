@@ -35,6 +35,7 @@ import { s3BackendFor } from '../../storage';
 import type { ContentServices } from './contentServices';
 import type { RenderUploadResult } from './renders';
 import { uploadsSweptTotal } from '../platform/metrics';
+import { PeriodicSweep } from '../platform/periodicSweep';
 import { lockAccountUploads, UPLOAD_LIMIT_MSG, uploadLimitReached } from './uploadLimits';
 
 export const TUS_PATH = '/api/uploads/tus';
@@ -86,8 +87,7 @@ export class ResumableUploads {
   readonly store: FileStore | S3Store;
   private readonly maxBytes: number;
   private readonly expirationMs: number;
-  private sweepTimer: ReturnType<typeof setInterval> | null = null;
-  private sweeping: Promise<void> | null = null;
+  private sweep: PeriodicSweep | null = null;
   private bucketReady: Promise<void> | null = null;
 
   constructor(private readonly deps: ResumableUploadDeps) {
@@ -300,25 +300,12 @@ export class ResumableUploads {
 
   /** The hourly sweep (and one now); the timer does not keep the process alive. */
   startSweeping(): void {
-    if (this.sweepTimer) return;
-    const sweep = () => {
-      if (this.sweeping) return;
-      this.sweeping = this.sweepExpired()
-        .then((n) => void (n && this.deps.logger.info({ removed: n }, 'removed abandoned resumable uploads')))
-        .catch((err: unknown) => this.deps.logger.warn({ err }, 'sweeping abandoned resumable uploads failed'))
-        .finally(() => {
-          this.sweeping = null;
-        });
-    };
-    this.sweepTimer = setInterval(sweep, TUS_SWEEP_EVERY_MS);
-    this.sweepTimer.unref();
-    sweep();
+    this.sweep ??= new PeriodicSweep({ everyMs: TUS_SWEEP_EVERY_MS, run: () => this.sweepExpired(), what: 'abandoned resumable uploads', logger: this.deps.logger });
+    this.sweep.start();
   }
 
-  /** Stops the hourly sweep; resolves once a sweep under way has ended. */
+  /** Stops the sweep; resolves once a sweep under way has ended. */
   async stopSweeping(): Promise<void> {
-    if (this.sweepTimer) clearInterval(this.sweepTimer);
-    this.sweepTimer = null;
-    await this.sweeping;
+    await this.sweep?.stop();
   }
 }

@@ -19,6 +19,7 @@ import { DRAFT_LIMITS, DRAFTS_BUCKET } from '../../domain/enhanceRenders';
 import { DomainError } from '../../domain/errors';
 import type { Storage } from '../../storage';
 import { uploadsSweptTotal } from '../platform/metrics';
+import { PeriodicSweep } from '../platform/periodicSweep';
 import { DRAFT_WAITING_REFERENCES_MAX, lockAccountUploads, UPLOAD_LIMIT_MSG, uploadLimitReached } from '../content/uploadLimits';
 
 export type DraftUploadPurpose = 'image' | 'reference';
@@ -48,8 +49,7 @@ interface WaitingRow {
 }
 
 export class DraftUploads {
-  private sweepTimer: ReturnType<typeof setInterval> | null = null;
-  private sweeping: Promise<void> | null = null;
+  private sweep: PeriodicSweep | null = null;
 
   constructor(private readonly deps: DraftUploadsDeps) {}
 
@@ -168,26 +168,13 @@ export class DraftUploads {
 
   /** The periodic sweep (and one now); the timer does not keep the process alive. */
   startSweeping(): void {
-    if (this.sweepTimer) return;
-    const sweep = () => {
-      if (this.sweeping) return;
-      this.sweeping = this.sweepUnregistered()
-        .then((n) => void (n && this.deps.logger?.info({ removed: n }, 'removed draft uploads that were never added to a draft')))
-        .catch((err: unknown) => this.deps.logger?.warn({ err }, 'sweeping unregistered draft uploads failed'))
-        .finally(() => {
-          this.sweeping = null;
-        });
-    };
-    this.sweepTimer = setInterval(sweep, DRAFT_UPLOAD_SWEEP_EVERY_MS);
-    this.sweepTimer.unref();
-    sweep();
+    this.sweep ??= new PeriodicSweep({ everyMs: DRAFT_UPLOAD_SWEEP_EVERY_MS, run: () => this.sweepUnregistered(), what: 'draft uploads that were never added to a draft', logger: this.deps.logger });
+    this.sweep.start();
   }
 
   /** Stops the sweep; resolves once a sweep under way has ended. */
   async stopSweeping(): Promise<void> {
-    if (this.sweepTimer) clearInterval(this.sweepTimer);
-    this.sweepTimer = null;
-    await this.sweeping;
+    await this.sweep?.stop();
   }
 }
 

@@ -11,6 +11,7 @@ import type { Knex } from 'knex';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { ENHANCE_MSG } from '../../domain/enhanceRenders';
 import { DomainError } from '../../domain/errors';
+import { countText } from '../../domain/plural';
 
 export interface AttemptWindow {
   /** wrong guesses allowed in the window */
@@ -54,7 +55,7 @@ export class AccessCodeRateLimitedError extends DomainError {
 
   static when(seconds: number): string {
     const [n, unit] = seconds < 60 ? [seconds, 'second'] : seconds <= 2 * HOUR ? [Math.ceil(seconds / 60), 'minute'] : [Math.ceil(seconds / HOUR), 'hour'];
-    return `${n} ${unit}${n === 1 ? '' : 's'}`;
+    return countText(n, unit);
   }
 }
 

@@ -28,6 +28,7 @@ import { assemblyJobStateQuery } from '../../domain/workflowContracts/assembly';
 import { dataExportStateQuery } from '../../domain/workflowContracts/dataExport';
 import { draftJobStateQuery } from '../../domain/workflowContracts/draftJob';
 import { modelOption } from '../../domain/enhanceRenders';
+import { countText } from '../../domain/plural';
 import { imageEditStateQuery } from '../../domain/workflowContracts/imageEdit';
 import { RS_JOB_KIND, RS_PROJECT_ID, RS_USER_ID } from '../../workflows/searchAttributes';
 import type { VideoGenerationService } from './videoGeneration';
@@ -422,7 +423,7 @@ export class JobService {
           userEmail: row.email,
           projectId: row.project_id,
           projectName: row.project_name,
-          item: `${count} clip${count === 1 ? '' : 's'} for ${row.platform === 'tiktok' ? 'TikTok 9:16' : 'YouTube 16:9'}`,
+          item: `${countText(count, 'clip')} for ${row.platform === 'tiktok' ? 'TikTok 9:16' : 'YouTube 16:9'}`,
           state,
           progress,
           message,
