@@ -7,7 +7,7 @@ import { DraftImage } from './DraftImage';
 export class DraftJob extends BaseModel {
   static override tableName = 'draft_jobs';
   static override touchesUpdatedAt = true;
-  static override jsonAttributes = ['usage'];
+  static override jsonAttributes = ['usage', 'request'];
 
   id!: string;
   draftId!: string;
@@ -25,6 +25,10 @@ export class DraftJob extends BaseModel {
   resultUrl!: string | null;
   /** What the run used (mode, model, size, duration ...). */
   usage!: Record<string, unknown>;
+  /** What the dispatch asked (prompt as typed, references, pinned image), so Retry asks it again; null before it was kept. */
+  request!: Record<string, unknown> | null;
+  /** When the user dismissed this failed run's notice on its card. */
+  failureDismissedAt!: Date | null;
   completedAt!: Date | null;
   createdAt!: Date;
   updatedAt!: Date;
@@ -50,6 +54,7 @@ export class DraftJob extends BaseModel {
       providerModel: schema.nullableText,
       resultUrl: schema.nullableText,
       usage: schema.jsonObject,
+      request: schema.nullableJsonObject,
     },
   };
 
