@@ -49,7 +49,9 @@ export function bundleWorkflowsInThread(options: WorkflowBundleOptions): Promise
     const thread = new Thread(THREAD_BOOT, {
       eval: true,
       execArgv: [],
-      workerData: { ...data, temporalWorker: require.resolve('@temporalio/worker') },
+      // the package's own main file by path: inside jest, '@temporalio/worker' maps to the quiet-logs wrapper
+      // (tests/setup/temporalWorker.ts), TypeScript the plain thread cannot load
+      workerData: { ...data, temporalWorker: require.resolve('@temporalio/worker/lib/index.js') },
     });
     let outcome: { code: string } | Error | undefined;
     thread.on('message', (message: { code?: string; error?: string; log?: { level: LogLevel; message: string; meta?: Record<string, unknown> } }) => {
