@@ -81,7 +81,7 @@ describe('a clip from start to Approvals', () => {
     });
     expect(waitStyle.role).not.toBe('alert');
     expect(waitStyle.background).toBe('rgb(238, 242, 255)');
-    expect(waitStyle.color).not.toBe('rgb(220, 38, 38)');
+    expect(waitStyle.color).not.toBe('rgb(185, 28, 28)');
 
     const done = page.getByRole('heading', { name: 'Your clip is ready for approval' });
     await done.waitFor({ timeout: 120_000 });

@@ -1,7 +1,8 @@
 /**
  * axe-core in the browser tests: the serious and critical findings on the page as it is now, on the open dialog
  * when there is one (its page is inert behind it), else on the whole document. Each finding names its impact, rule,
- * help text and up to four elements, so a failing expectation says what to fix.
+ * help text and up to four elements, so a failing expectation says what to fix. It first lets finite CSS animations and
+ * transitions end (a dialog fading in is measured at its final colours, not half transparent), waiting 2 s at most.
  */
 import fs from 'node:fs';
 import type { Page } from 'playwright-core';
@@ -18,6 +19,10 @@ interface AxeViolation {
 export async function seriousAxeFindings(page: Page): Promise<string[]> {
   if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(AXE_SOURCE);
   const violations = (await page.evaluate(`(async () => {
+    const settling = document.getAnimations()
+      .filter((a) => a.effect && Number.isFinite(a.effect.getComputedTiming().endTime))
+      .map((a) => a.finished.catch(() => undefined));
+    await Promise.race([Promise.all(settling), new Promise((resolve) => setTimeout(resolve, 2000))]);
     const dialog = document.querySelector('dialog[open]');
     return (await window.axe.run(dialog || document, { resultTypes: ['violations'] })).violations;
   })()`)) as AxeViolation[];
