@@ -21,19 +21,7 @@ export interface DocLink {
 
 /** The text with fenced code blocks blanked (line numbers kept) and inline code spans removed. */
 function withoutCode(text: string): string[] {
-  let fence: string | null = null;
-  return text.split('\n').map((line) => {
-    const marker = /^\s*(`{3,}|~{3,})/.exec(line);
-    if (fence) {
-      if (marker && marker[1][0] === fence[0] && marker[1].length >= fence.length) fence = null;
-      return '';
-    }
-    if (marker) {
-      fence = marker[1];
-      return '';
-    }
-    return line.replace(/(`+)[\s\S]*?\1/g, '');
-  });
+  return withoutFences(text).map((line) => line.replace(/(`+)[\s\S]*?\1/g, ''));
 }
 
 /** Every link and image target of a markdown file: `[text](target)`, `![alt](src)`, `[ref]: target`, `<img src>`. */
@@ -67,7 +55,7 @@ export function anchorsOf(file: string): Set<string> {
   const anchors = new Set<string>();
   const seen = new Map<string, number>();
   const raw = fs.readFileSync(file, 'utf8');
-  for (const line of withoutCodeKeepingHeadings(raw)) {
+  for (const line of withoutFences(raw)) {
     const heading = /^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (heading) {
       const base = slug(heading[1]);
@@ -80,8 +68,8 @@ export function anchorsOf(file: string): Set<string> {
   return anchors;
 }
 
-/** Lines outside fenced code, inline code kept (a heading's `code` is part of its anchor). */
-function withoutCodeKeepingHeadings(text: string): string[] {
+/** Lines outside fenced code blanked (line numbers kept), inline code kept (a heading's `code` is part of its anchor). */
+function withoutFences(text: string): string[] {
   let fence: string | null = null;
   return text.split('\n').map((line) => {
     const marker = /^\s*(`{3,}|~{3,})/.exec(line);
