@@ -96,6 +96,8 @@ async function createUsers(knex: Knex, n: number): Promise<SseUser[]> {
     const projectIds = chunk.map(() => randomUUID());
     await knex.transaction(async (trx) => {
       await trx('users').insert(chunk.map((u) => ({ id: u.userId, email: `bench-sse-${run}-${u.index}@example.test`, password_hash: 'bench: no sign-in' })));
+      await trx('workspaces').insert(chunk.map((u) => ({ id: u.userId, name: 'Personal', personal_user_id: u.userId, created_by: u.userId })));
+      await trx('workspace_members').insert(chunk.map((u) => ({ workspace_id: u.userId, user_id: u.userId, role: 'owner' })));
       await trx('profiles').insert(chunk.map((u) => ({ id: u.userId, email: `bench-sse-${run}-${u.index}@example.test`, name: `Bench SSE ${u.index}` })));
       await trx('sessions').insert(chunk.map((u) => ({ id: sessionIdForToken(u.token), user_id: u.userId, expires_at: expiresAt })));
       await trx('projects').insert(chunk.map((u, k) => ({ id: projectIds[k], user_id: u.userId, name: `Bench SSE ${u.index}` })));

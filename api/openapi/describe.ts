@@ -6,6 +6,7 @@
  */
 import type Router from '@koa/router';
 import { z } from 'zod';
+import type { WorkspaceAction } from '../../domain/workspaceRoles';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head' | 'options';
 
@@ -40,6 +41,14 @@ export interface RouteDoc {
   description?: string;
   tag: string;
   access: RouteAccess;
+  /**
+   * For a `session` or `admin` route, what it does in a workspace (DESIGN.md "Teams (workspaces)"): the action the
+   * access module (api/workspace.ts) checks before the handler touches anything, or `self` for a route that acts only
+   * on the caller's own account (profile, password, sessions, the list of their workspaces) and no workspace's
+   * resources. Written into the document as `x-workspace-action`; tests/workspaces/accessMatrix.test.ts walks every
+   * operation by it and fails for a session route without one.
+   */
+  workspace?: WorkspaceAction | 'self';
   /** Path parameters: the schema the handler parses them with; plain strings when absent. */
   params?: z.ZodObject;
   query?: z.ZodType;

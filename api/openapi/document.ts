@@ -78,6 +78,7 @@ function routeConfig(doc: RouteDoc): RouteConfig {
     security: secured ? [{ bearerAuth: [] }, { sessionCookie: [] }] : [],
     request,
     responses,
+    ...(doc.workspace ? { 'x-workspace-action': doc.workspace } : {}),
   };
 }
 

@@ -8,7 +8,10 @@ export class AiImageEdit extends BaseModel {
   static override jsonAttributes = ['editData'];
 
   id!: string;
+  /** the owning workspace (its account) */
   userId!: string;
+  /** the member who started it; null once their account is deleted */
+  createdBy!: string | null;
   projectId!: string | null;
   workflowId!: string | null;
   originalImageUrl!: string;
@@ -27,6 +30,7 @@ export class AiImageEdit extends BaseModel {
     properties: {
       id: schema.uuid,
       userId: schema.uuid,
+      createdBy: schema.nullableUuid,
       projectId: schema.nullableUuid,
       workflowId: schema.nullableText,
       originalImageUrl: schema.nonBlank,

@@ -9,7 +9,10 @@ export class AssemblyJob extends BaseModel {
   static override jsonAttributes = ['result', 'options'];
 
   id!: string;
+  /** the owning workspace (its account) */
   userId!: string;
+  /** the member who started it; null once their account is deleted */
+  createdBy!: string | null;
   projectId!: string;
   platform!: string;
   clipIds!: string[];
@@ -32,6 +35,7 @@ export class AssemblyJob extends BaseModel {
     properties: {
       id: schema.uuid,
       userId: schema.uuid,
+      createdBy: schema.nullableUuid,
       projectId: schema.uuid,
       platform: schema.nonBlank,
       clipIds: { ...schema.uuidArray, minItems: 1, maxItems: 5 },

@@ -12,7 +12,10 @@ export class DraftJob extends BaseModel {
   id!: string;
   draftId!: string;
   draftImageId!: string;
+  /** the owning workspace (its account) */
   userId!: string;
+  /** the member who started it; null once their account is deleted */
+  createdBy!: string | null;
   modelId!: string;
   mode!: string;
   prompt!: string | null;
@@ -44,6 +47,7 @@ export class DraftJob extends BaseModel {
       draftId: schema.uuid,
       draftImageId: schema.uuid,
       userId: schema.uuid,
+      createdBy: schema.nullableUuid,
       modelId: schema.nonBlank,
       mode: schema.nonBlank,
       prompt: schema.nullableText,

@@ -13,7 +13,10 @@ export class PendingApproval extends BaseModel {
   static override jsonAttributes = ['metadata'];
 
   id!: string;
+  /** the owning workspace (its account) */
   userId!: string;
+  /** the member who started it; null once their account is deleted */
+  createdBy!: string | null;
   projectId!: string;
   contentType!: ApprovalContentType;
   status!: ApprovalStatus;
@@ -56,6 +59,7 @@ export class PendingApproval extends BaseModel {
     properties: {
       id: schema.uuid,
       userId: schema.uuid,
+      createdBy: schema.nullableUuid,
       projectId: schema.uuid,
       contentType: { type: 'string', enum: [...APPROVAL_CONTENT_TYPES] },
       status: { type: 'string', enum: [...APPROVAL_STATUSES] },

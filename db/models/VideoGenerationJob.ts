@@ -11,7 +11,10 @@ export class VideoGenerationJob extends BaseModel {
   static override jsonAttributes = ['options', 'result'];
 
   id!: string;
+  /** the owning workspace (its account) */
   userId!: string;
+  /** the member who started it; null once their account is deleted */
+  createdBy!: string | null;
   projectId!: string;
   renderId!: string | null;
   imageId!: string | null;
@@ -36,6 +39,7 @@ export class VideoGenerationJob extends BaseModel {
     properties: {
       id: schema.uuid,
       userId: schema.uuid,
+      createdBy: schema.nullableUuid,
       projectId: schema.uuid,
       renderId: schema.nullableUuid,
       imageId: schema.nullableUuid,

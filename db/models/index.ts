@@ -26,3 +26,6 @@ export { DataExport } from './DataExport';
 export { UserEvent } from './UserEvent';
 export { ContentLineage } from './ContentLineage';
 export { ResumableUpload } from './ResumableUpload';
+export { Workspace } from './Workspace';
+export { WorkspaceMember } from './WorkspaceMember';
+export { WorkspaceInvitation } from './WorkspaceInvitation';

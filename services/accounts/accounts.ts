@@ -9,6 +9,7 @@ import { isStrongPassword } from '../../domain/passwordStrength';
 import { addCredits } from '../billing/credits';
 import { hashPassword, verifyAgainstDecoy, verifyPassword } from './passwords';
 import { createSession, deleteExpiredSessions, endOtherSessions, type IssuedSession } from './sessions';
+import { createPersonalWorkspace } from '../workspaces/personalWorkspace';
 
 type Db = Knex | Knex.Transaction;
 
@@ -90,7 +91,7 @@ export async function signUp(
   try {
     return await knex.transaction(async (trx) => {
       const user = await User.query(trx).insert({ email, passwordHash }).returning('*');
-      await Profile.query(trx).insert({ id: user.id, email, name, credits: 0 });
+      await createPersonalWorkspace(trx, { id: user.id, email, name });
       await addCredits(trx, {
         profileId: user.id,
         amount: NEW_PROFILE_CREDITS,

@@ -5,6 +5,7 @@ import { connectDatabase, knexConfig } from '../../db/connection';
 import * as models from '../../db/models';
 import { Clip, CompiledVideo, Image, Project, Render } from '../../db/models';
 import { closeTestKnex, testKnex } from '../support/db';
+import { createPersonalWorkspace } from '../../services/workspaces/personalWorkspace';
 
 const KNEX_TABLES = ['knex_migrations', 'knex_migrations_lock'];
 /** Tables kept by a library in its own layout, with no model: rate-limiter-flexible's sign-in counters. */
@@ -34,7 +35,8 @@ async function columns(knex: Knex, table: string): Promise<Map<string, string>> 
 async function createProfile(knex: Knex): Promise<string> {
   const email = `models-${randomUUID()}@example.com`;
   const [user] = await knex('users').insert({ email, password_hash: 'x' }).returning<{ id: string }[]>('id');
-  await knex('profiles').insert({ id: user.id, email, credits: 5 });
+  await createPersonalWorkspace(knex, { id: user.id, email });
+  await knex('profiles').where({ id: user.id }).update({ credits: 5 });
   return user.id;
 }
 

@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { NEW_PROFILE_CREDITS, type ContentType } from '../../domain/constants';
 import { addCredits, reserveCredits } from '../../services/billing/credits';
+import { createPersonalWorkspace } from '../../services/workspaces/personalWorkspace';
 
 /** A users row and its profile, funded through the ledger so balance = sum of the ledger from the start. */
 export async function createFundedProfile(knex: Knex, credits: number = NEW_PROFILE_CREDITS): Promise<{ id: string; email: string }> {
   const email = `credits-${randomUUID()}@example.test`;
   const [user] = await knex('users').insert({ email, password_hash: 'not-a-real-hash' }).returning(['id']);
-  await knex('profiles').insert({ id: user.id, email, name: 'Ledger Test' });
+  await createPersonalWorkspace(knex, { id: user.id, email, name: 'Ledger Test' });
   if (credits > 0) {
     await addCredits(knex, { profileId: user.id, amount: credits, type: 'signup_bonus', description: 'Welcome credits', idempotencyKey: `signup:${user.id}` });
   }

@@ -5,12 +5,14 @@ import { getOnboardingState, runTryItOnboarding } from '../../services/accounts/
 import { ONBOARDING_MESSAGES, onboardingWorkflowId, type TryItOnboardingInput } from '../../workflows';
 import { closeTestKnex, testKnex } from '../support/db';
 import { testClient, uniqueTaskQueue, withWorker } from '../support/temporal';
+import { createPersonalWorkspace } from '../../services/workspaces/personalWorkspace';
 
 async function createUserWithProfile(): Promise<string> {
   const knex = testKnex();
   const email = `onboarding-${randomUUID()}@example.com`;
   const [user] = await knex('users').insert({ email, password_hash: 'scrypt$test' }).returning<{ id: string }[]>('id');
-  await knex('profiles').insert({ id: user.id, email, name: 'Onboarding Tester', credits: 5 });
+  await createPersonalWorkspace(knex, { id: user.id, email, name: 'Onboarding Tester' });
+  await knex('profiles').where({ id: user.id }).update({ credits: 5 });
   return user.id;
 }
 

@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { createOnboardingActivities, onboardingProjectId, onboardingProjectName, uuidV5 } from '../../activities/onboarding';
 import { ONBOARDING_PROFILE_MISSING } from '../../workflows';
 import { closeTestKnex, testKnex } from '../support/db';
+import { createPersonalWorkspace } from '../../services/workspaces/personalWorkspace';
 
 describe('onboarding activities', () => {
   afterAll(closeTestKnex);
@@ -27,7 +28,7 @@ describe('onboarding activities', () => {
     const knex = testKnex();
     const email = `activity-${randomUUID()}@example.com`;
     const [user] = await knex('users').insert({ email, password_hash: 'x' }).returning<{ id: string }[]>('id');
-    await knex('profiles').insert({ id: user.id, email });
+    await createPersonalWorkspace(knex, { id: user.id, email });
     const { createOnboardingProject } = createOnboardingActivities({ knex });
 
     const first = await createOnboardingProject({ userId: user.id, fileName: 'villa.jpg' });

@@ -11,6 +11,7 @@ import { runTryItOnboarding } from '../../services/accounts/onboarding';
 import { onboardingWorkflowId } from '../../workflows';
 import { closeTestKnex, testKnex } from '../support/db';
 import { testClient, uniqueTaskQueue, withWorker } from '../support/temporal';
+import { createPersonalWorkspace } from '../../services/workspaces/personalWorkspace';
 
 type History = temporal.api.history.v1.IHistory;
 const { EventType } = temporal.api.enums.v1;
@@ -56,7 +57,7 @@ describe('replaying recorded onboarding histories', () => {
     const knex = testKnex();
     const email = `replay-${randomUUID()}@example.com`;
     const [user] = await knex('users').insert({ email, password_hash: 'scrypt$test' }).returning<{ id: string }[]>('id');
-    await knex('profiles').insert({ id: user.id, email });
+    await createPersonalWorkspace(knex, { id: user.id, email });
     const taskQueue = uniqueTaskQueue('replay');
     const activities = createOnboardingActivities({ knex });
     const result = await withWorker({ taskQueue, activities }, () =>

@@ -6,6 +6,7 @@ import { runTryItOnboarding } from '../../services/accounts/onboarding';
 import { closeTestKnex, testKnex } from '../support/db';
 import { closedPort } from '../support/http';
 import { testClient } from '../support/temporal';
+import { createPersonalWorkspace } from '../../services/workspaces/personalWorkspace';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -72,7 +73,7 @@ describe('worker entry (workers/main.ts)', () => {
 
     const email = `worker-${randomUUID()}@example.com`;
     const [user] = await testKnex()('users').insert({ email, password_hash: 'x' }).returning<{ id: string }[]>('id');
-    await testKnex()('profiles').insert({ id: user.id, email });
+    await createPersonalWorkspace(testKnex(), { id: user.id, email });
     // default task queue (TASK_QUEUES.onboarding): only the spawned worker polls it
     const result = await runTryItOnboarding(client, { userId: user.id, fileName: 'worker-entry.jpg', platform: null, effect: 'Zoom In' });
     expect(result).toMatchObject({ success: true, projectName: 'worker entry' });
