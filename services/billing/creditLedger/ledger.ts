@@ -101,6 +101,22 @@ export interface LedgerChangeFields {
   metadata?: Record<string, unknown>;
   /** who made the change; 'system' when absent */
   createdBy?: CreditActor | null;
+  /**
+   * The acting user's id (DESIGN.md "Teams (workspaces)": the account is the workspace, each ledger row records who
+   * acted). Resolved to `createdBy` (id and e-mail) under the lock when the user still exists; `createdBy` wins when
+   * both are given. Absent or unknown: a system action ('system', created_by null).
+   */
+  actorId?: string | null;
+}
+
+/**
+ * The acting user as the ledger records them: id and e-mail from `users`, or null (a system action) when no id is
+ * given or the user no longer exists (created_by references users; a deleted account's rows read 'deleted account').
+ */
+export async function resolveActor(db: Db, actorId: string | null | undefined): Promise<CreditActor | null> {
+  if (!actorId || !UUID_RE.test(actorId)) return null;
+  const row: { id: string; email: string } | undefined = await db('users').where({ id: actorId }).first('id', 'email');
+  return row ? { id: row.id, email: row.email } : null;
 }
 
 /** `amount` is signed here: what the balance changes by. */
@@ -156,6 +172,7 @@ export async function changeBalance(
       const newCredits = profile.credits + change.amount;
       const refusal = refuse(profile, newCredits);
       if (refusal) throw refusal;
+      const createdBy = change.createdBy ?? (await resolveActor(trx, change.actorId));
       // running totals never go below zero (a refund lowers total_credits_purchased by at most what it holds)
       const increments = Object.fromEntries(Object.entries(totals).map(([column, by]) => [column, trx.raw('greatest(?? + ?, 0)', [column, by])]));
       await trx('profiles')
@@ -163,7 +180,7 @@ export async function changeBalance(
         .update({ credits: newCredits, ...increments, updated_at: trx.fn.now() });
       await publishEvent(trx, profile.id, { kind: 'credits' });
       afterCommit(trx, () => countBalanceChange(change.type, change.amount));
-      return toLedgerEntry(await insertLedgerRow(trx, change, newCredits), false);
+      return toLedgerEntry(await insertLedgerRow(trx, { ...change, createdBy }, newCredits), false);
     });
   } catch (err) {
     // the same key written concurrently for another profile (the profile lock serialises only same-profile writers)

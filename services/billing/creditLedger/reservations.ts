@@ -9,7 +9,7 @@ import { publishEvent } from '../../platform/events';
 import { afterCommit, countCreditMovement } from '../../platform/metrics';
 import { IdempotencyConflictError, InsufficientCreditsError, ReservationNotActiveError, ReservationNotFoundError } from './errors';
 import type { ConsumeResult, Db, ReservationResult } from './types';
-import { type LockedProfile, RESERVATION_KEY_CONSTRAINT, UUID_RE, assertContentType, assertKey, assertWholeCredits, insertLedgerRow, isUniqueViolation, lockProfile, toLedgerEntry, toReservationResult } from './ledger';
+import { type LockedProfile, RESERVATION_KEY_CONSTRAINT, UUID_RE, assertContentType, assertKey, assertWholeCredits, insertLedgerRow, isUniqueViolation, lockProfile, resolveActor, toLedgerEntry, toReservationResult } from './ledger';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Reservations
@@ -22,6 +22,12 @@ export interface ReserveCreditsInput {
   idempotencyKey: string;
   description?: string;
   metadata?: Record<string, unknown>;
+  /**
+   * The user who started the item (the account is the workspace; this is who acted in it). A reservation writes no
+   * ledger row: the id is kept in the reservation's metadata (`actorId`), where the consume falls back to it when
+   * the approval names no approver (histories from before approvers were recorded).
+   */
+  actorId?: string | null;
 }
 
 /** The reservation an earlier call made under this key, or null; a different profile, type or amount is a conflict. */
@@ -49,7 +55,7 @@ async function insertReservation(trx: Knex.Transaction, profile: LockedProfile, 
       status: 'active',
       idempotencyKey: input.idempotencyKey,
       description: input.description ?? '',
-      metadata: input.metadata ?? {},
+      metadata: input.actorId ? { ...(input.metadata ?? {}), actorId: input.actorId } : (input.metadata ?? {}),
     })
     .returning('*');
   afterCommit(trx, () => countCreditMovement('reserved', input.contentType, amount));
@@ -112,6 +118,12 @@ async function lockReservation(trx: Knex.Transaction, reservationId: string): Pr
 export interface ReleaseReservationInput {
   reservationId: string;
   reason?: string;
+  /**
+   * Who released it: the rejecting user, the job's starter for a failed or cancelled generation, the member whose
+   * removal or deletion cancelled it; absent (null) for a system action with nobody behind it (expiry). A release
+   * writes no ledger row (the balance does not move): the id is kept in the reservation's metadata (`releasedBy`).
+   */
+  actorId?: string | null;
 }
 
 /** active → released, reserved_credits -= amount. A settled reservation is returned unchanged (replayed: true). */
@@ -123,7 +135,11 @@ export async function releaseReservation(db: Db, input: ReleaseReservationInput)
       .where({ id: profile.id })
       .update({ reserved_credits: profile.reservedCredits - reservation.amount, updated_at: trx.fn.now() });
     await publishEvent(trx, profile.id, { kind: 'credits' });
-    const metadata = input.reason ? { ...reservation.metadata, releaseReason: input.reason } : reservation.metadata;
+    const metadata = {
+      ...reservation.metadata,
+      ...(input.reason ? { releaseReason: input.reason } : {}),
+      ...(input.actorId ? { releasedBy: input.actorId } : {}),
+    };
     const updated = await CreditReservation.query(trx)
       .patchAndFetchById(reservation.id, { status: 'released', metadata, settledAt: trx.fn.now() as unknown as Date });
     afterCommit(trx, () => countCreditMovement('released', reservation.contentType, reservation.amount));
@@ -135,6 +151,11 @@ export interface ConsumeReservationInput {
   reservationId: string;
   description: string;
   metadata?: Record<string, unknown>;
+  /**
+   * The approving user, recorded as the consume row's created_by / created_by_email. Absent: the reservation's
+   * starter (its metadata's `actorId`), else a system row; a user who no longer exists is recorded as null.
+   */
+  actorId?: string | null;
 }
 
 const USED_COLUMN: Record<ContentType, string> = {
@@ -176,6 +197,8 @@ export async function consumeReservation(db: Db, input: ConsumeReservationInput)
     await publishEvent(trx, profile.id, { kind: 'credits' });
     const updated = await CreditReservation.query(trx)
       .patchAndFetchById(reservation.id, { status: 'consumed', settledAt: trx.fn.now() as unknown as Date });
+    const starter = typeof reservation.metadata?.actorId === 'string' ? reservation.metadata.actorId : null;
+    const createdBy = await resolveActor(trx, input.actorId ?? starter);
     const entry = await insertLedgerRow(
       trx,
       {
@@ -185,6 +208,7 @@ export async function consumeReservation(db: Db, input: ConsumeReservationInput)
         description: input.description,
         idempotencyKey: key,
         referenceId: reservation.id,
+        createdBy,
         metadata: {
           ...(input.metadata ?? {}),
           reservationId: reservation.id,
