@@ -7,6 +7,7 @@ import { createEventHub, type EventHub } from '../services/platform/events';
 import { createCreditSummaryCache, type CreditSummaryCache } from '../services/billing/creditSummaryCache';
 import { createListingReaders, type ListingReaders } from '../services/content/listingReaders';
 import { createProjectOwnerCache, type ProjectOwnerCache } from '../services/content/projectOwnerCache';
+import { createMembershipCache, type MembershipCache } from '../services/workspaces/membershipCache';
 import { createSessionCache, type SessionCache } from '../services/accounts/sessionCache';
 import { closeTemporalClient } from '../services/platform/temporalClient';
 import { storageConfigOf } from '../storage';
@@ -33,6 +34,8 @@ export interface AppDeps {
   creditSummaries?: CreditSummaryCache;
   /** Each project's owner kept in this process (services/content/projectOwnerCache.ts); without it every ownership check is read. */
   projectOwners?: ProjectOwnerCache;
+  /** Each workspace member's role kept in this process (services/workspaces/membershipCache.ts); without it every access check reads it. */
+  memberships?: MembershipCache;
   /** Threads that read and build content listings (services/content/listingReaders.ts); without them the API thread does. */
   listingReaders?: ListingReaders;
   /** The assembly chat's assistant; createChatProvider(config) (CHAT_PROVIDER) when absent. */
@@ -72,6 +75,7 @@ export function buildAppDeps(config: AppConfig = loadConfig(), logger: Logger = 
   const sessions = createSessionCache({ databaseUrl: config.databaseUrl, logger });
   const creditSummaries = createCreditSummaryCache({ databaseUrl: config.databaseUrl, logger });
   const projectOwners = createProjectOwnerCache({ databaseUrl: config.databaseUrl, logger });
+  const memberships = createMembershipCache({ databaseUrl: config.databaseUrl, logger });
   const listingReaders = config.listingReaderThreads
     ? createListingReaders({
         threads: config.listingReaderThreads,
@@ -83,10 +87,10 @@ export function buildAppDeps(config: AppConfig = loadConfig(), logger: Logger = 
     : undefined;
   const background = new BackgroundWork();
   return {
-    deps: { config, knex, logger, events, sessions, creditSummaries, projectOwners, listingReaders, background },
+    deps: { config, knex, logger, events, sessions, creditSummaries, projectOwners, memberships, listingReaders, background },
     close: async () => {
       await background.close();
-      await Promise.all([events.close(), sessions.close(), creditSummaries.close(), projectOwners.close(), listingReaders?.close()]);
+      await Promise.all([events.close(), sessions.close(), creditSummaries.close(), projectOwners.close(), memberships.close(), listingReaders?.close()]);
       await Promise.allSettled([knex.destroy(), closeTemporalClient()]);
     },
   };

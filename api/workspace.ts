@@ -17,6 +17,7 @@ import type { WorkspaceAction } from '../domain/workspaceRoles';
 import { WORKSPACE_HEADER, WORKSPACE_PARAM } from '../domain/workspaceRoles';
 import type { ProjectOwnerCache } from '../services/content/projectOwnerCache';
 import { authorize, memberRole, type WorkspaceGrant } from '../services/workspaces/access';
+import type { MembershipCache } from '../services/workspaces/membershipCache';
 import { currentUser, type AuthUser } from './middleware/auth';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -24,6 +25,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export interface WorkspaceAccessDeps {
   knex: Knex;
   projectOwners?: ProjectOwnerCache;
+  memberships?: MembershipCache;
 }
 
 export interface RequestGrant extends WorkspaceGrant {
@@ -44,6 +46,10 @@ async function projectWorkspace(deps: WorkspaceAccessDeps, projectId: string): P
   return row?.user_id ?? null;
 }
 
+function roleIn(deps: WorkspaceAccessDeps, workspaceId: string, userId: string) {
+  return deps.memberships ? deps.memberships.roleOf(deps.knex, workspaceId, userId) : memberRole(deps.knex, workspaceId, userId);
+}
+
 /**
  * The grant for the request's user to do `action` in the request's workspace (the project's when `projectId` names
  * one of theirs). Throws 404 when the user is not a member of that workspace and 403 when their role does not allow
@@ -59,8 +65,8 @@ export async function workspaceGrant(
   let workspaceId = requestedWorkspaceId(ctx);
   if (target.projectId) {
     const owner = await projectWorkspace(deps, target.projectId);
-    if (owner && owner !== workspaceId.toLowerCase() && (await memberRole(deps.knex, owner, user.id))) workspaceId = owner;
+    if (owner && owner !== workspaceId.toLowerCase() && (await roleIn(deps, owner, user.id))) workspaceId = owner;
   }
-  const grant = await authorize(deps.knex, { userId: user.id, workspaceId, action });
+  const grant = await authorize(deps.knex, { userId: user.id, workspaceId, action }, { memberships: deps.memberships });
   return { ...grant, user };
 }

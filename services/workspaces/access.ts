@@ -8,11 +8,13 @@
  * - otherwise the role, for the caller to act with.
  *
  * It decides before anything is written, so a refused call changes nothing. Membership is read on every call
- * (one primary-key look-up), so a removed member or a changed role takes effect on their very next request.
+ * (one primary-key look-up, or the API's exact in-process cache of it: services/workspaces/membershipCache.ts), so a
+ * removed member or a changed role takes effect on their very next request.
  */
 import type { Knex } from 'knex';
 import { DomainError } from '../../domain/errors';
 import { roleAllows, WORKSPACE_MSG, type WorkspaceAction, type WorkspaceRole, isWorkspaceRole } from '../../domain/workspaceRoles';
+import { readRole, type MembershipCache } from './membershipCache';
 
 type Db = Knex | Knex.Transaction;
 
@@ -42,25 +44,39 @@ export interface WorkspaceGrant {
 /** The user's role in the workspace, or null when they are not a member (or the id is not a workspace's). */
 export async function memberRole(db: Db, workspaceId: string, userId: string): Promise<WorkspaceRole | null> {
   if (!UUID.test(workspaceId)) return null;
-  const row = await db('workspace_members').where({ workspace_id: workspaceId, user_id: userId }).first<{ role: string } | undefined>('role');
-  return row && isWorkspaceRole(row.role) ? row.role : null;
+  return readRole(db, workspaceId, userId);
 }
 
 /**
- * The grant for `userId` to do `action` in `workspaceId`, or WorkspaceNotFoundError (404) for a non-member and
- * WorkspaceForbiddenError (403) for a role that does not allow it. Inside a transaction, `forUpdate` locks the
- * membership row so a concurrent removal waits for the action to commit (or the action waits for the removal).
+ * The decision itself, from the user's role in the workspace (null: not a member): the grant, or
+ * WorkspaceNotFoundError (404) for a non-member and WorkspaceForbiddenError (403) for a role that does not allow it.
+ */
+export function decide(input: { userId: string; workspaceId: string; action: WorkspaceAction }, role: WorkspaceRole | null): WorkspaceGrant {
+  if (!role) throw new WorkspaceNotFoundError();
+  if (!roleAllows(role, input.action)) throw new WorkspaceForbiddenError(role, input.action);
+  return { workspaceId: input.workspaceId.toLowerCase(), userId: input.userId, role };
+}
+
+/**
+ * The grant for `userId` to do `action` in `workspaceId` (see decide), reading the membership through `db`; inside a
+ * transaction, `forShare` locks the membership row so a concurrent removal waits for the action to commit.
+ * `memberships` (the API's in-process cache) answers instead of a read when given and `db` is no transaction.
  */
 export async function authorize(
   db: Db,
   input: { userId: string; workspaceId: string; action: WorkspaceAction },
-  options: { forShare?: boolean } = {},
+  options: { forShare?: boolean; memberships?: MembershipCache } = {},
 ): Promise<WorkspaceGrant> {
-  const { userId, workspaceId, action } = input;
-  if (!UUID.test(workspaceId)) throw new WorkspaceNotFoundError();
-  const query = db('workspace_members').where({ workspace_id: workspaceId, user_id: userId }).first<{ role: string } | undefined>('role');
-  const row = await (options.forShare ? query.forShare() : query);
-  if (!row || !isWorkspaceRole(row.role)) throw new WorkspaceNotFoundError();
-  if (!roleAllows(row.role, action)) throw new WorkspaceForbiddenError(row.role, action);
-  return { workspaceId: workspaceId.toLowerCase(), userId, role: row.role };
+  const { userId, workspaceId } = input;
+  if (!UUID.test(workspaceId) || !UUID.test(userId)) throw new WorkspaceNotFoundError();
+  let role: WorkspaceRole | null;
+  if (options.forShare) {
+    const row = await db('workspace_members').where({ workspace_id: workspaceId, user_id: userId }).forShare().first<{ role: string } | undefined>('role');
+    role = row && isWorkspaceRole(row.role) ? row.role : null;
+  } else if (options.memberships && !db.isTransaction) {
+    role = await options.memberships.roleOf(db as Knex, workspaceId, userId);
+  } else {
+    role = await readRole(db, workspaceId, userId);
+  }
+  return decide(input, role);
 }
