@@ -1,0 +1,72 @@
+/**
+ * Databases of a test file's own on the run's PostgreSQL server, beside the run's shared one (globalSetup): the
+ * migration test migrates one step by step, the access-matrix test compares whole tables before and after each
+ * refused call, which only means something when no other test file writes to the same database meanwhile.
+ */
+import knexFactory, { type Knex } from 'knex';
+import { knexConfig } from '../../db/connection';
+
+/** The run's server with the maintenance database `postgres` (DATABASE_URL names the run's own database). */
+export function adminDatabaseUrl(): string {
+  const url = new URL(process.env.DATABASE_URL ?? 'postgres://invalid');
+  url.pathname = '/postgres';
+  return url.toString();
+}
+
+export interface ScratchDatabase {
+  name: string;
+  url: string;
+  /** A plain pool on it (no breakers, no statement timeout) with the app's migrations configured. */
+  knex: Knex;
+  /** Closes the pool and drops the database. */
+  drop: () => Promise<void>;
+}
+
+/** Creates `rs_<label>_<time>_<pid>` (empty: migrate it with `knex.migrate`). */
+export async function createScratchDatabase(label: string): Promise<ScratchDatabase> {
+  const name = `rs_${label}_${Date.now()}_${process.pid}`;
+  const admin = knexFactory({ client: 'pg', connection: adminDatabaseUrl(), pool: { min: 0, max: 1 } });
+  try {
+    await admin.raw(`create database "${name}"`);
+  } finally {
+    await admin.destroy();
+  }
+  const url = new URL(adminDatabaseUrl());
+  url.pathname = `/${name}`;
+  // knex prints a refused migration itself; the tests assert on the error they get
+  const quiet = { warn() {}, error() {}, deprecate() {}, debug() {} };
+  const knex = knexFactory({ ...knexConfig(url.toString(), { min: 0, max: 4 }, { queryTimeoutMs: 0 }), log: quiet });
+  return {
+    name,
+    url: url.toString(),
+    knex,
+    drop: async () => {
+      await knex.destroy();
+      const dropper = knexFactory({ client: 'pg', connection: adminDatabaseUrl(), pool: { min: 0, max: 1 } });
+      try {
+        await dropper.raw(`drop database if exists "${name}" with (force)`);
+      } finally {
+        await dropper.destroy();
+      }
+    },
+  };
+}
+
+/** Applies migrations one at a time up to, not including, `before` (a migration's file name without extension). */
+export async function migrateUpTo(knex: Knex, before: string): Promise<string[]> {
+  const applied: string[] = [];
+  for (;;) {
+    const [, pending] = (await knex.migrate.list()) as [unknown[], Array<{ file: string }>];
+    const next = pending[0]?.file;
+    if (!next) throw new Error(`migrateUpTo: no migration named ${before} is pending`);
+    if (next.replace(/\.[jt]s$/, '') === before) return applied;
+    await knex.migrate.up();
+    applied.push(next);
+  }
+}
+
+/** Every table of the public schema but knex's own, sorted. */
+export async function tableNames(knex: Knex): Promise<string[]> {
+  const rows = await knex('pg_tables').where({ schemaname: 'public' }).whereNot('tablename', 'like', 'knex_%').orderBy('tablename').select<{ tablename: string }[]>('tablename');
+  return rows.map((r) => r.tablename);
+}
