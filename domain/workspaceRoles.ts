@@ -62,7 +62,7 @@ export const ROLE_LABELS: Record<WorkspaceRole, string> = { owner: 'Owner', admi
 
 export const WORKSPACE_MSG = {
   notFound: 'Workspace not found',
-  forbidden: (role: WorkspaceRole, action: WorkspaceAction) =>
+  forbidden: (role: WorkspaceRole, _action: WorkspaceAction) =>
     `Your role in this workspace (${ROLE_LABELS[role]}) does not allow this. Ask an admin of the workspace.`,
   lastOwner: 'A workspace must keep at least one owner. Make another member owner first.',
   personalNotDeletable: 'Your personal workspace goes only with your account.',
