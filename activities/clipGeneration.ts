@@ -28,6 +28,7 @@ import { CreditReservation } from '../db/models/CreditReservation';
 import { ProviderError, type VideoProgress } from '../providers';
 import { sourceSize } from '../providers/local/clipEffects';
 import { probeVideo } from '../providers/media/ffmpeg';
+import { actorOf, createdByValue } from '../services/generation/actor';
 import { checkClipAdmission } from '../services/generation/clipAdmission';
 import { checkAndReserve, releaseReservation } from '../services/billing/credits';
 import { publishEvent, publishEventQuietly } from '../services/platform/events';
@@ -52,7 +53,10 @@ export interface ClipActivityOptions {
 export interface AdmitClipJobInput {
   jobId: string;
   workflowId: string;
+  /** The account (workspace) the clip is for. */
   userId: string;
+  /** The member who started it (job row's and reservation's created_by); absent from runs before workspaces. */
+  actorId?: string | null;
   projectId: string;
   sourceKind: ClipSourceKind;
   sourceId: string;
@@ -99,6 +103,8 @@ export interface AbandonClipJobInput {
   jobId: string;
   workflowId: string;
   userId: string;
+  /** The job's starter: the release is theirs (absent from runs before workspaces: the account's owner). */
+  actorId?: string | null;
   providerJobId: string | null;
   status: 'failed' | 'cancelled';
   error: string | null;
@@ -230,6 +236,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
               message: CLIP_MESSAGES.queued,
               options: JSON.stringify(input.options),
               workflow_id: input.workflowId,
+              created_by: createdByValue(trx, actorOf(input)),
             });
             await publishEvent(trx, input.userId, { kind: 'job', job: 'clip', jobId: input.jobId, status: 'pending', progress: CLIP_PROGRESS.admitted, projectId: input.projectId });
           }
@@ -240,6 +247,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
             idempotencyKey: input.workflowId,
             description: `Clip: ${input.options.effect} for ${input.options.platform}`,
             metadata: { jobId: input.jobId, workflowId: input.workflowId },
+            actorId: actorOf(input),
           });
           return { reservationId: reservation.id, warning, code };
         });
@@ -422,7 +430,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
       await storage.objects.removePrefix(CLIPS, clipFolder(input.userId, input.jobId));
       const reservation = await CreditReservation.query(knex).findOne({ idempotency_key: input.workflowId });
       if (reservation && reservation.status === 'active') {
-        await releaseReservation(knex, { reservationId: reservation.id, reason: input.status === 'cancelled' ? 'clip cancelled' : 'clip failed' });
+        await releaseReservation(knex, { reservationId: reservation.id, reason: input.status === 'cancelled' ? 'clip cancelled' : 'clip failed', actorId: actorOf(input) });
       }
       await knex.transaction(async (trx) => {
         const rows: JobEventRow[] = await trx('video_generation_jobs')

@@ -26,6 +26,7 @@ import type { StoredFile } from '../domain/approvals';
 import type { GeneratedImage } from '../providers/types';
 import { publishEvent } from '../services/platform/events';
 import { checkAndReserve, releaseReservation } from '../services/billing/credits';
+import { actorOf, createdByValue } from '../services/generation/actor';
 import { fileUrl, type ObjectStorage } from '../storage';
 import type { ActivityDeps } from './deps';
 import type { FailureDetails } from '../domain/failureDetails';
@@ -119,7 +120,10 @@ async function exactFraming(result: GeneratedImage, source: Buffer, input: Pick<
 }
 
 export interface ReserveImageEditInput {
+  /** The account (workspace) the image is for. */
   userId: string;
+  /** The member who started it (the reservation's created_by); absent from runs before workspaces. */
+  actorId?: string | null;
   workflowId: string;
   projectId: string;
 }
@@ -158,6 +162,8 @@ export interface MadeEditedImage {
 export interface RecordImageEditInput {
   workflowId: string;
   userId: string;
+  /** The member who started it (ai_image_edits.created_by); absent from runs before workspaces. */
+  actorId?: string | null;
   projectId: string;
   originalImageUrl: string;
   editPrompt: string;
@@ -195,14 +201,15 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
           idempotencyKey: input.workflowId,
           description: 'AI image edit',
           metadata: { workflowId: input.workflowId, projectId: input.projectId },
+          actorId: actorOf(input),
         });
         return { reservationId: reservation.id };
       }),
 
     /** Gives the credits back after a failed job (idempotent: a settled reservation is left as it is). */
-    releaseImageEditCredits: (input: { reservationId: string }): Promise<void> =>
+    releaseImageEditCredits: (input: { reservationId: string; actorId?: string | null }): Promise<void> =>
       reportingRefusals(async () => {
-        await releaseReservation(deps.knex, { reservationId: input.reservationId, reason: 'generation_failed' });
+        await releaseReservation(deps.knex, { reservationId: input.reservationId, reason: 'generation_failed', actorId: input.actorId ?? null });
       }),
 
     /**
@@ -303,6 +310,7 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
           edit_data: JSON.stringify(input.editData),
           status: input.status,
           error: input.error,
+          created_by: createdByValue(deps.knex, actorOf(input)),
         };
         const saved = await deps.knex
           .transaction(async (trx) => {

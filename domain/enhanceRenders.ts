@@ -239,7 +239,10 @@ export const DRAFTS_BUCKET = 'drafts' as const;
 
 export interface DraftJobWorkflowInput {
   jobId: string;
+  /** The account (workspace) the draft belongs to. */
   userId: string;
+  /** The member who dispatched it (draft_jobs.created_by, written at dispatch); absent from runs before workspaces. */
+  actorId?: string | null;
   draftId: string;
   imageId: string;
   mode: DraftJobMode;

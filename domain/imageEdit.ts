@@ -108,7 +108,13 @@ export interface ImageEditQueues {
 
 export interface ImageEditWorkflowInput {
   jobId: string;
+  /** The account the image is made for: its workspace (DESIGN.md "Teams (workspaces)"). */
   userId: string;
+  /**
+   * The member who started it: the reservation's, the ai_image_edits row's and the pending item's `created_by`. Absent
+   * in histories from before workspaces, whose account was their starter's personal workspace.
+   */
+  actorId?: string | null;
   projectId: string;
   source: ImageEditSource;
   prompt: string;

@@ -9,13 +9,23 @@ export type ActivityJobState = 'pending' | 'processing' | 'completed' | 'failed'
 
 export const RUNNING_JOB_STATES: readonly ActivityJobState[] = ['pending', 'processing'];
 
+/** The member who started a job (DESIGN.md "Teams (workspaces)"): name from their profile, e-mail from their account. */
+export interface JobStarter {
+  userId: string;
+  name: string;
+  email: string;
+}
+
 export interface ActivityJob {
   kind: ActivityJobKind;
   id: string;
   workflowId: string;
+  /** The account the job belongs to: its workspace (a personal workspace's id is its owner's user id). */
   userId: string;
-  /** Only in an admin's list of every user's jobs. */
+  /** Only in an admin's list of every account's jobs: the starter's e-mail, else the account owner's. */
   userEmail?: string;
+  /** Who started the job; null when nobody is recorded (a system run) or the user was deleted. */
+  startedBy: JobStarter | null;
   projectId: string | null;
   /** The project's name; for a draft job, the draft's. */
   projectName: string | null;

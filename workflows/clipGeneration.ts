@@ -73,6 +73,8 @@ function describe(err: unknown): string {
 
 export async function clipGenerationWorkflow(input: ClipGenerationInput): Promise<ClipResultSummary> {
   const workflowId = clipWorkflowId(input.jobId);
+  // who started it (a run from before workspaces names none: its account was its starter's personal workspace)
+  const actorId = input.actorId || input.userId;
   const state: ClipJobState = {
     jobId: input.jobId,
     status: 'pending',
@@ -124,6 +126,7 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
       jobId: input.jobId,
       workflowId,
       userId: input.userId,
+      actorId,
       projectId: input.projectId,
       sourceKind: input.source.kind,
       sourceId: input.source.id,
@@ -151,6 +154,7 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
       const created = await createPendingApproval({
         approvalId,
         userId: input.userId,
+        createdBy: actorId,
         projectId: input.projectId,
         fileName,
         aspectRatio: input.options.aspectRatio,
@@ -178,7 +182,13 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
         workflowId: created.workflowId,
         taskQueue: input.queues.approvals,
         parentClosePolicy: ParentClosePolicy.ABANDON,
-        typedSearchAttributes: childSearchAttributes(workflowInfo().typedSearchAttributes, { userId: input.userId, kind: 'approval', itemId: created.approvalId, projectId: input.projectId }),
+        typedSearchAttributes: childSearchAttributes(workflowInfo().typedSearchAttributes, {
+          userId: input.userId,
+          actorId,
+          kind: 'approval',
+          itemId: created.approvalId,
+          projectId: input.projectId,
+        }),
         args: [{ approvalId: created.approvalId, userId: input.userId, windowMs: created.windowMs }],
       });
       const summary: ClipResultSummary = {
@@ -227,6 +237,7 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
           jobId: input.jobId,
           workflowId,
           userId: input.userId,
+          actorId,
           providerJobId: state.providerJobId,
           status: cancelled ? 'cancelled' : 'failed',
           error: cancelled ? null : error,

@@ -114,6 +114,8 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
   });
 
   const { workflowId } = workflowInfo();
+  // who started it (a run from before workspaces names none: its account was its starter's personal workspace)
+  const actorId = input.actorId || input.userId;
   // chosen here, so a replay picks the same one: it names the files and the approval workflow
   const approvalId = uuid4();
   let reservationId: string | null = null;
@@ -124,7 +126,7 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
     const db = oneMediaStep ? localRecords : records;
 
     step(5, 'Checking credits');
-    ({ reservationId } = await db.reserveImageEditCredits({ userId: input.userId, workflowId, projectId: input.projectId }));
+    ({ reservationId } = await db.reserveImageEditCredits({ userId: input.userId, actorId, workflowId, projectId: input.projectId }));
 
     step(15, 'Refining your prompt');
     const promptRefinement = await db.refineImagePrompt({
@@ -169,6 +171,7 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
     const record: RecordImageEditInput = {
       workflowId,
       userId: input.userId,
+      actorId,
       projectId: input.projectId,
       originalImageUrl: input.source.fileUrl,
       editPrompt: input.prompt,
@@ -207,6 +210,7 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
     const item: NewPendingApproval = {
       approvalId,
       userId: input.userId,
+      createdBy: actorId,
       projectId: input.projectId,
       fileName,
       aspectRatio: previews.aspectRatio,
@@ -218,7 +222,13 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
       sourceJobId: input.jobId,
       metadata,
     };
-    const approvalSearchAttributes = childSearchAttributes(workflowInfo().typedSearchAttributes, { userId: input.userId, kind: 'approval', itemId: approvalId, projectId: input.projectId });
+    const approvalSearchAttributes = childSearchAttributes(workflowInfo().typedSearchAttributes, {
+      userId: input.userId,
+      actorId,
+      kind: 'approval',
+      itemId: approvalId,
+      projectId: input.projectId,
+    });
 
     let editId: string;
     let approval: CreatedPendingApproval;
@@ -282,13 +292,14 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
     // compensation: the item never reached the queue, so nothing of it may stay reserved or stored
     if (approvalCreated) await compensations.expirePendingItem({ approvalId });
     if (reservationId) {
-      await compensations.releaseImageEditCredits({ reservationId });
+      await compensations.releaseImageEditCredits({ reservationId, actorId });
       await compensations.discardImageEditFiles({ approvalId });
       // the record of the failure is for history only: its own failure (say, the project was deleted) must not hide the first
       await records
         .recordImageEdit({
           workflowId,
           userId: input.userId,
+          actorId,
           projectId: input.projectId,
           originalImageUrl: input.source.fileUrl,
           editPrompt: input.prompt,

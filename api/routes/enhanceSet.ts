@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { Middleware } from 'koa';
+import type { Context } from 'koa';
 import { z } from 'zod';
 import type { AppDeps } from '../deps';
 import { assertSelf, currentUser, requireAuth } from '../middleware/auth';
@@ -16,6 +16,8 @@ import { DraftUploads } from '../../services/generation/draftUploads';
 import { getTemporalClient } from '../../services/platform/temporalClient';
 import { TASK_QUEUES } from '../../domain/taskQueues';
 import { RequestError } from '../validation';
+import { workspaceGrant, type RequestGrant } from '../workspace';
+import type { WorkspaceAction } from '../../domain/workspaceRoles';
 
 const userIdQuery = z.object({ userId: z.string().optional() });
 const draftIdField = z.string({ error: ENHANCE_MSG.openDraftFirst }).trim().min(1, ENHANCE_MSG.openDraftFirst);
@@ -102,13 +104,19 @@ const ok = z.object({ success: z.literal(true) });
 const draftObject = z.looseObject({ id: z.string() });
 const draftImage = z.looseObject({ id: z.string() });
 const jobIdBody = z.object({ jobId: z.string().min(1).max(100) });
-const locked = { description: 'Not allowed: the Enhance Renders access code was not entered (ENHANCE_LOCKED), or another user\'s id', schema: errorBody };
-const noDraft = { description: 'No such draft or image of this user', schema: errorBody };
+const locked = {
+  description:
+    "Not allowed: the caller's role in the workspace does not allow it (WORKSPACE_FORBIDDEN), the caller has not entered the Enhance Renders access code (ENHANCE_LOCKED), or another user's id",
+  schema: errorBody,
+};
+const noDraft = { description: 'No such draft or image in the workspace, or not a member of it', schema: errorBody };
 const uploadForm = uploadFields.extend({ file: z.string().meta({ format: 'binary', description: 'A JPEG, PNG, GIF or WebP image' }) });
 
 /**
  * Enhance Renders (Beta): the access code, the drafts calls, job dispatch (spec 001 section 7) and the vision prompt.
- * Every call but the access ones answers 403 (ENHANCE_LOCKED) until the account has entered the code.
+ * Drafts belong to a workspace (the request's: DESIGN.md "Teams (workspaces)"); every drafts call first checks the
+ * caller's role there (read to look, edit to change drafts and upload into them, generate to run models), then that
+ * the caller has entered the access code: it answers 403 (ENHANCE_LOCKED) until they have.
  */
 export function enhanceSetRouter(deps: AppDeps): Router {
   const { storage, projects, uploads } = contentServicesFor(deps);
@@ -129,15 +137,25 @@ export function enhanceSetRouter(deps: AppDeps): Router {
   const router = new Router();
   router.use(requireAuth(deps));
 
-  const unlocked: Middleware = async function requireEnhanceUnlocked(ctx, next) {
-    await access.assertUnlocked(currentUser(ctx).id);
-    await next();
+  /**
+   * The workspace grant for `action`, then the caller's own access code: a non-member gets the workspace's 404 and a
+   * role without the right its 403 whether or not they entered the code, and nothing is read or changed before both.
+   */
+  const unlocked = async (ctx: Context, action: WorkspaceAction): Promise<RequestGrant> => {
+    const grant = await workspaceGrant(ctx, deps, action);
+    await access.assertUnlocked(grant.userId);
+    return grant;
   };
 
   const doc = (path: string, method: 'get' | 'post', summary: string, rest: Partial<RouteDoc> & Pick<RouteDoc, 'responses'>) =>
     describeRoute(router, { method, path, summary, tag: 'Enhance Renders', access: 'session', ...rest });
 
-  doc('/api/enhance-set/access', 'get', 'Whether the beta is configured and this account has entered its access code', {
+  // The access code is the caller's own (workspace: 'self'): a Beta invitation handed to a person, remembered on their
+  // personal account (profiles row of their personal workspace, whose id is theirs) and limited per person and address.
+  // It unlocks the feature for them in every workspace they belong to, as far as their role there allows; it spends
+  // nothing and reaches no workspace's data, so no workspace role is asked for, and a viewer may enter it too.
+  doc('/api/enhance-set/access', 'get', 'Whether the beta is configured and the caller has entered the access code', {
+    workspace: 'self',
     responses: { 200: z.object({ success: z.literal(true), configured: z.boolean(), unlocked: z.boolean() }) },
   });
   router.get('/api/enhance-set/access', async (ctx) => {
@@ -146,6 +164,7 @@ export function enhanceSetRouter(deps: AppDeps): Router {
   });
 
   doc('/api/enhance-set/access/unlock', 'post', 'Enter the access code (checked by the server; wrong guesses are limited per account and address)', {
+    workspace: 'self',
     body: unlockBody,
     responses: {
       200: z.looseObject({ success: z.literal(true) }),
@@ -162,39 +181,53 @@ export function enhanceSetRouter(deps: AppDeps): Router {
     }
   });
 
-  doc('/api/enhance-set/drafts/list', 'get', "The user's drafts", { query: userIdQuery, responses: { 200: z.object({ success: z.literal(true), drafts: z.array(draftObject) }), 403: locked } });
-  router.get('/api/enhance-set/drafts/list', unlocked, async (ctx) => {
-    const user = assertSelf(ctx, parseQuery(ctx, userIdQuery).userId);
-    ctx.body = { success: true, drafts: await drafts.list(user.id) };
+  doc('/api/enhance-set/drafts/list', 'get', "The workspace's drafts", {
+    workspace: 'read',
+    query: userIdQuery,
+    responses: { 200: z.object({ success: z.literal(true), drafts: z.array(draftObject) }), 403: locked },
+  });
+  router.get('/api/enhance-set/drafts/list', async (ctx) => {
+    assertSelf(ctx, parseQuery(ctx, userIdQuery).userId);
+    const grant = await unlocked(ctx, 'read');
+    ctx.body = { success: true, drafts: await drafts.list(grant.workspaceId) };
   });
 
-  doc('/api/enhance-set/drafts/create', 'post', 'Create a draft', { body: createBody, responses: { 201: z.object({ success: z.literal(true), draft: draftObject }), 403: locked } });
-  router.post('/api/enhance-set/drafts/create', unlocked, async (ctx) => {
+  doc('/api/enhance-set/drafts/create', 'post', 'Create a draft in the workspace', {
+    workspace: 'edit',
+    body: createBody,
+    responses: { 201: z.object({ success: z.literal(true), draft: draftObject }), 403: locked },
+  });
+  router.post('/api/enhance-set/drafts/create', async (ctx) => {
     const body = parseBody(ctx, createBody);
-    const user = assertSelf(ctx, body.userId);
+    assertSelf(ctx, body.userId);
+    const grant = await unlocked(ctx, 'edit');
     ctx.status = 201;
-    ctx.body = { success: true, draft: await drafts.create(user.id, body.name) };
+    ctx.body = { success: true, draft: await drafts.create(grant.workspaceId, body.name) };
   });
 
-  doc('/api/enhance-set/drafts/commit', 'post', "Save the draft's images into a new project", {
+  doc('/api/enhance-set/drafts/commit', 'post', "Save the draft's images into a new project of the workspace", {
+    workspace: 'edit',
     body: commitBody,
     responses: { 200: z.looseObject({ success: z.literal(true) }), 403: locked, 404: noDraft, 409: { description: 'The draft cannot be committed now', schema: errorBody } },
   });
-  router.post('/api/enhance-set/drafts/commit', unlocked, async (ctx) => {
+  router.post('/api/enhance-set/drafts/commit', async (ctx) => {
     const body = parseBody(ctx, commitBody);
-    const result = await drafts.commit(currentUser(ctx).id, body.draftId, body.newProjectName ?? null);
+    const grant = await unlocked(ctx, 'edit');
+    const result = await drafts.commit(grant.workspaceId, body.draftId, body.newProjectName ?? null);
     ctx.body = { success: true, ...result };
   });
 
-  doc('/api/enhance-set/drafts/delete', 'post', 'Delete a draft and its files', { body: draftBody, responses: { 200: ok, 403: locked, 404: noDraft } });
-  router.post('/api/enhance-set/drafts/delete', unlocked, async (ctx) => {
+  doc('/api/enhance-set/drafts/delete', 'post', 'Delete a draft and its files', { workspace: 'edit', body: draftBody, responses: { 200: ok, 403: locked, 404: noDraft } });
+  router.post('/api/enhance-set/drafts/delete', async (ctx) => {
     const { draftId } = parseBody(ctx, draftBody);
-    await drafts.remove(currentUser(ctx).id, draftId);
+    const grant = await unlocked(ctx, 'edit');
+    await drafts.remove(grant.workspaceId, draftId);
     ctx.body = { success: true };
   });
 
   // multipart: send draftId (and purpose) before the file, so they are checked before a byte is stored
   doc('/api/enhance-set/drafts/upload', 'post', 'Upload an image (or a reference) into a draft; send draftId before the file', {
+    workspace: 'edit',
     description:
       'The upload is kept once add-images registers it (a reference: once a dispatch starts a job with it); until then it holds a slot, ' +
       'and one left unregistered for DRAFT_UPLOAD_MAX_AGE_MINUTES (30) is removed. The limits are checked before a byte is stored.',
@@ -213,8 +246,9 @@ export function enhanceSetRouter(deps: AppDeps): Router {
       429: { description: 'The account already has DRAFT_UPLOADS_WAITING_PER_ACCOUNT (20) uploads not yet added to a draft (TOO_MANY_WAITING_DRAFT_UPLOADS)', schema: errorBody },
     },
   });
-  router.post('/api/enhance-set/drafts/upload', unlocked, async (ctx) => {
-    const user = currentUser(ctx);
+  router.post('/api/enhance-set/drafts/upload', async (ctx) => {
+    // decided before a byte of the body is read: the workspace is the request's (parameter or header)
+    const grant = await unlocked(ctx, 'edit');
     drafts.assertRequestSize(ctx.get('content-length') ? Number(ctx.get('content-length')) : undefined);
     const { fields, file } = await readSingleFileForm(
       ctx.req,
@@ -223,7 +257,7 @@ export function enhanceSetRouter(deps: AppDeps): Router {
         assertSelf(ctx, early.userId);
         if (!early.draftId?.trim()) throw new RequestError(400, ENHANCE_MSG.openDraftFirst, 'DRAFT_REQUIRED');
         const purpose: DraftUploadPurpose = early.purpose === 'reference' ? 'reference' : 'image';
-        return drafts.upload(user.id, early.draftId.trim(), purpose, incoming);
+        return drafts.upload(grant.workspaceId, early.draftId.trim(), purpose, incoming);
       },
       (stored) => drafts.discardUpload(stored),
     );
@@ -237,7 +271,8 @@ export function enhanceSetRouter(deps: AppDeps): Router {
     ctx.body = file;
   });
 
-  doc('/api/enhance-set/drafts/add-images', 'post', "Add images (the user's own content) to a draft", {
+  doc('/api/enhance-set/drafts/add-images', 'post', 'Add images (uploads into the draft) to a draft', {
+    workspace: 'edit',
     body: addImagesBody,
     responses: {
       200: z.object({ success: z.literal(true), images: z.array(draftImage) }),
@@ -246,45 +281,53 @@ export function enhanceSetRouter(deps: AppDeps): Router {
       409: { description: "The draft already holds 4 images (DRAFT_IMAGE_LIMIT, 'Limit reached: maximum 4 images per draft'), or an upload is already one of its images", schema: errorBody },
     },
   });
-  router.post('/api/enhance-set/drafts/add-images', unlocked, async (ctx) => {
+  router.post('/api/enhance-set/drafts/add-images', async (ctx) => {
     const body = parseBody(ctx, addImagesBody);
-    ctx.body = { success: true, images: await drafts.addImages(currentUser(ctx).id, body.draftId, body.images) };
+    const grant = await unlocked(ctx, 'edit');
+    ctx.body = { success: true, images: await drafts.addImages(grant.workspaceId, body.draftId, body.images) };
   });
 
   doc('/api/enhance-set/drafts/get', 'get', 'A draft with its images and their versions', {
+    workspace: 'read',
     query: getQuery,
     responses: { 200: z.object({ success: z.literal(true), draft: draftObject, images: z.array(draftImage) }), 403: locked, 404: noDraft },
   });
-  router.get('/api/enhance-set/drafts/get', unlocked, async (ctx) => {
+  router.get('/api/enhance-set/drafts/get', async (ctx) => {
     const { draftId } = parseQuery(ctx, getQuery);
-    const { draft, images } = await drafts.get(currentUser(ctx).id, draftId);
+    const grant = await unlocked(ctx, 'read');
+    const { draft, images } = await drafts.get(grant.workspaceId, draftId);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { success: true, draft, images };
   });
 
-  doc('/api/enhance-set/drafts/remove-image', 'post', 'Remove an image from a draft', { body: removeImageBody, responses: { 200: ok, 403: locked, 404: noDraft } });
-  router.post('/api/enhance-set/drafts/remove-image', unlocked, async (ctx) => {
+  doc('/api/enhance-set/drafts/remove-image', 'post', 'Remove an image from a draft', { workspace: 'edit', body: removeImageBody, responses: { 200: ok, 403: locked, 404: noDraft } });
+  router.post('/api/enhance-set/drafts/remove-image', async (ctx) => {
     const body = parseBody(ctx, removeImageBody);
-    await drafts.removeImage(currentUser(ctx).id, body.draftId, body.imageId);
+    const grant = await unlocked(ctx, 'edit');
+    await drafts.removeImage(grant.workspaceId, body.draftId, body.imageId);
     ctx.body = { success: true };
   });
 
   doc('/api/enhance-set/drafts/restore-version', 'post', "Make an earlier version the image's current one", {
+    workspace: 'edit',
     body: restoreBody,
     responses: { 200: z.object({ success: z.literal(true), image: draftImage }), 403: locked, 404: noDraft },
   });
-  router.post('/api/enhance-set/drafts/restore-version', unlocked, async (ctx) => {
+  router.post('/api/enhance-set/drafts/restore-version', async (ctx) => {
     const body = parseBody(ctx, restoreBody);
-    ctx.body = { success: true, image: await drafts.restoreVersion(currentUser(ctx).id, body.draftId, body.imageId, body.versionUrl) };
+    const grant = await unlocked(ctx, 'edit');
+    ctx.body = { success: true, image: await drafts.restoreVersion(grant.workspaceId, body.draftId, body.imageId, body.versionUrl) };
   });
 
   doc('/api/enhance-set/jobs/dispatch', 'post', 'Run a model on some of the draft\'s images (one job per image)', {
+    workspace: 'generate',
     body: dispatchBody,
     responses: { 200: z.looseObject({ success: z.boolean() }), 403: locked, 404: noDraft, 409: { description: 'An image has an unfinished job', schema: errorBody } },
   });
-  router.post('/api/enhance-set/jobs/dispatch', unlocked, async (ctx) => {
+  router.post('/api/enhance-set/jobs/dispatch', async (ctx) => {
     const body = parseBody(ctx, dispatchBody);
-    ctx.body = await jobs.dispatch(currentUser(ctx).id, {
+    const grant = await unlocked(ctx, 'generate');
+    ctx.body = await jobs.dispatch(grant.workspaceId, {
       draftId: body.draftId,
       imageIds: body.imageIds,
       prompt: body.prompt ?? null,
@@ -292,10 +335,11 @@ export function enhanceSetRouter(deps: AppDeps): Router {
       mode: body.mode,
       references: body.references,
       syncImageId: body.syncImageId ?? null,
-    });
+    }, grant.userId);
   });
 
   doc('/api/enhance-set/jobs/retry', 'post', "Run a failed job again on its image with the same model, prompt and references", {
+    workspace: 'generate',
     body: jobIdBody,
     responses: {
       200: z.looseObject({ success: z.boolean() }),
@@ -304,36 +348,43 @@ export function enhanceSetRouter(deps: AppDeps): Router {
       409: { description: 'The job did not fail (JOB_NOT_FAILED), or the image has an unfinished job', schema: errorBody },
     },
   });
-  router.post('/api/enhance-set/jobs/retry', unlocked, async (ctx) => {
+  router.post('/api/enhance-set/jobs/retry', async (ctx) => {
     const body = parseBody(ctx, jobIdBody);
-    ctx.body = await jobs.retry(currentUser(ctx).id, body.jobId);
+    const grant = await unlocked(ctx, 'generate');
+    ctx.body = await jobs.retry(grant.workspaceId, body.jobId, grant.userId);
   });
 
+  // dismissing a failure notice is part of running the models (generate), as its Retry beside it is
   doc('/api/enhance-set/jobs/dismiss', 'post', "Dismiss a failed job's notice on its image's card", {
+    workspace: 'generate',
     body: jobIdBody,
     responses: { 200: ok, 403: locked, 404: { description: 'No such job of this user', schema: errorBody }, 409: { description: 'The job did not fail (JOB_NOT_FAILED)', schema: errorBody } },
   });
-  router.post('/api/enhance-set/jobs/dismiss', unlocked, async (ctx) => {
+  router.post('/api/enhance-set/jobs/dismiss', async (ctx) => {
     const body = parseBody(ctx, jobIdBody);
-    await jobs.dismiss(currentUser(ctx).id, body.jobId);
+    const grant = await unlocked(ctx, 'generate');
+    await jobs.dismiss(grant.workspaceId, body.jobId);
     ctx.body = { success: true };
   });
 
+  // a provider call on the workspace's draft files, made while preparing a run: generate
   doc('/api/ai-enhance-prompt/vision', 'post', 'Improve a prompt by looking at the images (attach) or the pinned reference (style_sync)', {
+    workspace: 'generate',
     body: visionBody,
     responses: {
       200: z.object({ success: z.literal(true), enhancedPrompt: z.string(), method: z.string() }),
       403: locked,
-      404: { description: 'An image is not one of the user\'s', schema: errorBody },
+      404: { description: "An image is not one of the workspace's drafts' files", schema: errorBody },
       502: { description: 'Prompt enhancement failed (the browser falls back to its local enhancer)', schema: errorBody },
       503: { description: 'Prompt enhancement is unavailable, or the database is', schema: errorBody },
     },
   });
-  router.post('/api/ai-enhance-prompt/vision', unlocked, async (ctx) => {
+  router.post('/api/ai-enhance-prompt/vision', async (ctx) => {
     const body = parseBody(ctx, visionBody);
+    const grant = await unlocked(ctx, 'generate');
     if (body.mode === 'style_sync' && body.referenceUrls.length !== 1) throw new RequestError(400, ENHANCE_MSG.syncNeedsPinned, 'SYNC_NEEDS_PINNED');
     providers ??= createProviders(deps.config);
-    const result = await enhanceVisionPrompt({ storage, providers, jobs }, currentUser(ctx).id, body).catch((err: unknown) => {
+    const result = await enhanceVisionPrompt({ storage, providers, jobs }, grant.workspaceId, body).catch((err: unknown) => {
       // the browser falls back to its local enhancer: say what failed, never the provider's internals
       if (err instanceof ProviderError) {
         throw err.code === 'INPUT' ? new RequestError(400, err.message, 'PROMPT_INPUT') : new RequestError(502, 'Prompt enhancement failed', 'PROMPT_ENHANCE_FAILED');

@@ -1,7 +1,8 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { AppDeps } from '../deps';
-import { assertSelf, currentUser, requireAuth } from '../middleware/auth';
+import { assertSelf, requireAuth } from '../middleware/auth';
+import { workspaceGrant } from '../workspace';
 import { parse, parseBody, singleLine } from '../validation';
 import {
   ENHANCED_IMAGE_EDITING,
@@ -157,19 +158,23 @@ export function imageEditRouter(deps: AppDeps): Router {
     tag: 'Generation',
     summary: 'Edit a render or AI image with a prompt; waits for the result (202 when it takes longer: poll the status call)',
     access: 'session',
+    workspace: 'generate',
     body: imageEditBody,
     responses: {
       200: imageEditAnswer,
       202: { description: 'Still running: result is null; poll /api/ai-image-simple/status/{jobId}', schema: imageEditAnswer },
-      404: { description: 'No such render, image or project of this user', schema: errorBody },
+      403: { description: "The caller's role in the workspace does not allow generating (WORKSPACE_FORBIDDEN)", schema: errorBody },
+      404: { description: 'No such render, image or project in the workspace, or not a member of it', schema: errorBody },
       409: { description: 'The pending approvals limit is reached', schema: errorBody },
       429: { description: 'Generation is paused after repeated rejections (REJECTION_STREAK_COOLDOWN)', schema: errorBody },
     },
   });
   router.post('/api/ai-image-simple', requireAuth(deps, { unauthenticatedMessage: MSG.loginToGenerate }), async (ctx) => {
     const { context, parameters } = parseBody(ctx, imageEditBody);
-    const user = assertSelf(ctx, context.userId);
-    const { status, body } = await service.run(user.id, {
+    assertSelf(ctx, context.userId);
+    // the project's workspace (or the request's): the account whose credits the edit reserves; the caller is its actor
+    const grant = await workspaceGrant(ctx, deps, 'generate', { projectId: context.projectId });
+    const { status, body } = await service.run(grant.workspaceId, {
       projectId: context.projectId ? context.projectId : null,
       userIntent: context.userIntent,
       platform: context.platform?.trim() || 'web',
@@ -180,7 +185,7 @@ export function imageEditRouter(deps: AppDeps): Router {
       format: parameters.format,
       quality: parameters.quality,
       upscaleScale: parameters.upscaleScale,
-    });
+    }, grant.userId);
     ctx.status = status;
     ctx.body = body;
   });
@@ -191,12 +196,14 @@ export function imageEditRouter(deps: AppDeps): Router {
     tag: 'Generation',
     summary: "An image edit job's status, progress and result",
     access: 'session',
+    workspace: 'read',
     params: jobParams,
     responses: { 200: z.object({ success: z.literal(true), job: imageEditJob }) },
   });
   router.get('/api/ai-image-simple/status/:jobId', requireAuth(deps), async (ctx) => {
     const { jobId } = parse(jobParams, ctx.params);
-    ctx.body = { success: true, job: await service.state(currentUser(ctx).id, jobId) };
+    const grant = await workspaceGrant(ctx, deps, 'read');
+    ctx.body = { success: true, job: await service.state(grant.workspaceId, jobId) };
   });
 
   return router;

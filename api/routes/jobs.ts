@@ -1,7 +1,8 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { AppDeps } from '../deps';
-import { currentUser, requireAuth } from '../middleware/auth';
+import { requireAuth } from '../middleware/auth';
+import { workspaceGrant, type RequestGrant } from '../workspace';
 import { parse, parseQuery } from '../validation';
 import { JobService } from '../../services/generation/jobs';
 import { getTemporalClient } from '../../services/platform/temporalClient';
@@ -12,13 +13,22 @@ import { answers, describeRoute, errorBody } from '../openapi/describe';
 const listQuery = z.object({ all: z.enum(['0', '1', 'true', 'false'], { message: 'all must be 1 or 0' }).optional() });
 
 const jobParams = z.object({ kind: z.string(), id: z.string() });
+const jobStarter = z
+  .object({
+    userId: z.string(),
+    name: z.string().meta({ description: "The starter's name (their profile's)" }),
+    email: z.string(),
+  })
+  .nullable()
+  .meta({ description: 'The member who started the job; null when nobody is recorded (a system run) or the user was deleted' });
 const activityJob = answers<ActivityJob>()(
   z.object({
     kind: z.enum(JOB_KINDS),
     id: z.string(),
     workflowId: z.string(),
-    userId: z.string(),
-    userEmail: z.string().optional(),
+    userId: z.string().meta({ description: 'The account the job belongs to: its workspace' }),
+    userEmail: z.string().optional().meta({ description: "Only in a site admin's list of every account's jobs (all=1): the starter's e-mail, else the account owner's" }),
+    startedBy: jobStarter,
     projectId: z.string().nullable(),
     projectName: z.string().nullable(),
     item: z.string(),
@@ -36,11 +46,21 @@ const activityJob = answers<ActivityJob>()(
   }),
 );
 const jobRefusals = {
-  404: { description: 'Job not found', schema: errorBody },
+  403: { description: "The caller's role in the workspace does not allow this (WORKSPACE_FORBIDDEN)", schema: errorBody },
+  404: { description: 'Job not found in the workspace', schema: errorBody },
   409: { description: 'The job cannot be cancelled or retried in its state', schema: errorBody },
 };
 
-/** /api/jobs: the Activity view's list (own jobs; every user's for an admin with ?all=1), cancel and retry. */
+/** The service's view of who asks: the user, their site role, and the workspace the grant is for. */
+function jobActor(grant: RequestGrant) {
+  return { id: grant.userId, role: grant.user.role, workspaceId: grant.workspaceId };
+}
+
+/**
+ * /api/jobs: the Activity view's list (the workspace's jobs with who started each; every account's for a site admin
+ * with ?all=1), cancel and retry. The workspace is the request's (`workspaceId` parameter or X-Workspace-Id header,
+ * else the personal one).
+ */
 export function jobsRouter(deps: AppDeps): Router {
   const client = () => getTemporalClient(deps.config);
   const service = new JobService({
@@ -57,37 +77,42 @@ export function jobsRouter(deps: AppDeps): Router {
     method: 'get',
     path: '/api/jobs',
     tag: 'Jobs',
-    summary: "The user's jobs (every user's for an admin with all=1), newest first",
+    summary: "The workspace's jobs with who started each (every account's for a site admin with all=1), newest first",
     access: 'session',
+    workspace: 'read',
     query: listQuery,
     responses: { 200: z.object({ success: z.literal(true), jobs: z.array(activityJob), all: z.boolean() }) },
   });
   router.get('/api/jobs', async (ctx) => {
     const { all } = parseQuery(ctx, listQuery);
+    const grant = await workspaceGrant(ctx, deps, 'read');
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { success: true, ...(await service.list(currentUser(ctx), { all: all === '1' || all === 'true' })) };
+    ctx.body = { success: true, ...(await service.list(jobActor(grant), { all: all === '1' || all === 'true' })) };
   });
 
   describeRoute(router, {
     method: 'post',
     path: '/api/jobs/:kind/:id/cancel',
     tag: 'Jobs',
-    summary: 'Cancel a running job',
+    summary: 'Cancel a running job of the workspace',
     access: 'session',
+    workspace: 'generate',
     params: jobParams,
     responses: { 200: z.object({ success: z.literal(true), job: activityJob }), ...jobRefusals },
   });
   router.post('/api/jobs/:kind/:id/cancel', async (ctx) => {
     const { kind, id } = parse(jobParams, ctx.params);
-    ctx.body = { success: true, job: await service.cancel(currentUser(ctx), kind, id) };
+    const grant = await workspaceGrant(ctx, deps, 'generate');
+    ctx.body = { success: true, job: await service.cancel(jobActor(grant), kind, id) };
   });
 
   describeRoute(router, {
     method: 'post',
     path: '/api/jobs/:kind/:id/retry',
     tag: 'Jobs',
-    summary: 'Retry a failed or cancelled job with the same inputs',
+    summary: 'Retry a failed or cancelled job of the workspace with the same inputs',
     access: 'session',
+    workspace: 'generate',
     params: jobParams,
     responses: {
       200: z.object({
@@ -100,7 +125,8 @@ export function jobsRouter(deps: AppDeps): Router {
   });
   router.post('/api/jobs/:kind/:id/retry', async (ctx) => {
     const { kind, id } = parse(jobParams, ctx.params);
-    ctx.body = { success: true, job: await service.retry(currentUser(ctx), kind, id) };
+    const grant = await workspaceGrant(ctx, deps, 'generate');
+    ctx.body = { success: true, job: await service.retry(jobActor(grant), kind, id) };
   });
 
   return router;

@@ -1,7 +1,8 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { AppDeps } from '../deps';
-import { assertSelf, currentUser, requireAuth } from '../middleware/auth';
+import { assertSelf, requireAuth } from '../middleware/auth';
+import { workspaceGrant } from '../workspace';
 import { RequestError, parse, parseBody, singleLine } from '../validation';
 import { CLIP_DURATION_SECONDS, PLATFORM_ASPECT, VIDEO_EFFECTS, type Platform } from '../../domain/constants';
 import { PORTRAIT_PLATFORMS, parsePlatform, parseVideoEffect, type ClipAspectRatio } from '../../domain/clipGeneration';
@@ -95,8 +96,10 @@ export const clipJobView = answers<ClipJobView>()(
 const startAnswer = answers<StartClipAnswer>()(
   z.object({ success: z.literal(true), jobId: z.string(), warning: z.string().optional(), code: z.string().optional() }),
 );
+const forbidden = { description: "The caller's role in the workspace does not allow this (WORKSPACE_FORBIDDEN)", schema: errorBody };
 const startRefusals = {
-  404: { description: 'No such project, render or image of this user', schema: errorBody },
+  403: forbidden,
+  404: { description: 'No such project, render or image in the workspace, or not a member of it', schema: errorBody },
   409: { description: 'A clip is already being generated, or the pending approvals limit is reached', schema: errorBody },
   429: { description: 'Generation is paused after repeated rejections (REJECTION_STREAK_COOLDOWN)', schema: errorBody },
 };
@@ -151,16 +154,19 @@ export function videoGenerationRouter(deps: AppDeps): Router {
     method: 'post',
     path: '/api/video-generation/start',
     tag: 'Generation',
-    summary: 'Start a 5-second clip from a render or AI image (reserves 4 credits)',
+    summary: "Start a 5-second clip from a render or AI image (reserves 4 of the workspace's credits)",
     access: 'session',
+    workspace: 'generate',
     body: startBody,
     responses: { 200: startAnswer, ...startRefusals },
   });
   router.post('/api/video-generation/start', async (ctx) => {
     const { options, context } = parseBody(ctx, startBody);
-    const user = assertSelf(ctx, context.userId);
+    assertSelf(ctx, context.userId);
     const { platform, aspectRatio } = platformAndAspect(options.platform, options.aspectRatio);
-    ctx.body = await service.start(user.id, {
+    // the project's workspace is the account the clip is for (its credits, its one-clip-at-a-time); the caller acts
+    const grant = await workspaceGrant(ctx, deps, 'generate', { projectId: context.projectId });
+    ctx.body = await service.start(grant.workspaceId, {
       projectId: context.projectId,
       renderId: blankToNull(context.renderId),
       imageId: blankToNull(context.imageId),
@@ -172,7 +178,7 @@ export function videoGenerationRouter(deps: AppDeps): Router {
       prompt: blankToNull(options.originalPrompt),
       isTemporaryImage: context.isTemporaryImage ?? false,
       startedBy: 'start',
-    });
+    }, grant.userId);
   });
 
   describeRoute(router, {
@@ -181,17 +187,19 @@ export function videoGenerationRouter(deps: AppDeps): Router {
     tag: 'Generation',
     summary: 'Start a portrait (9:16) clip for TikTok or Instagram',
     access: 'session',
+    workspace: 'generate',
     body: portraitBody,
     responses: { 200: startAnswer, ...startRefusals },
   });
   router.post('/api/video-generation/portrait/start', async (ctx) => {
     const body = parseBody(ctx, portraitBody);
-    const user = assertSelf(ctx, body.userId);
+    assertSelf(ctx, body.userId);
     const platform = body.platform === undefined ? PORTRAIT_PLATFORMS[0] : platformOf(body.platform);
     if (!PORTRAIT_PLATFORMS.includes(platform)) {
       throw new RequestError(400, `${platform} is not a portrait platform. Choose ${PORTRAIT_PLATFORMS.join(' or ')}`, 'VALIDATION_ERROR');
     }
-    ctx.body = await service.start(user.id, {
+    const grant = await workspaceGrant(ctx, deps, 'generate', { projectId: body.projectId });
+    ctx.body = await service.start(grant.workspaceId, {
       projectId: body.projectId,
       renderId: blankToNull(body.renderId),
       imageId: blankToNull(body.imageId),
@@ -203,7 +211,7 @@ export function videoGenerationRouter(deps: AppDeps): Router {
       prompt: blankToNull(body.prompt),
       isTemporaryImage: body.isTemporaryImage ?? false,
       startedBy: 'portrait',
-    });
+    }, grant.userId);
   });
 
   describeRoute(router, {
@@ -212,40 +220,46 @@ export function videoGenerationRouter(deps: AppDeps): Router {
     tag: 'Generation',
     summary: "A clip job's status, progress, message, error and result",
     access: 'session',
+    workspace: 'read',
     params: jobParams,
     responses: { 200: jobAnswer },
   });
   router.get('/api/video-generation/status/:jobId', async (ctx) => {
     const { jobId } = parse(jobParams, ctx.params);
+    const grant = await workspaceGrant(ctx, deps, 'read');
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { success: true, job: await service.status(currentUser(ctx).id, jobId) };
+    ctx.body = { success: true, job: await service.status(grant.workspaceId, jobId) };
   });
 
   describeRoute(router, {
     method: 'get',
     path: '/api/video-generation/active',
     tag: 'Generation',
-    summary: "The user's running clip job, if any",
+    summary: "The workspace's running clip job, if any (one at a time per workspace)",
     access: 'session',
+    workspace: 'read',
     responses: { 200: z.object({ success: z.literal(true), job: orNull(clipJobView) }) },
   });
   router.get('/api/video-generation/active', async (ctx) => {
+    const grant = await workspaceGrant(ctx, deps, 'read');
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { success: true, job: await service.active(currentUser(ctx).id) };
+    ctx.body = { success: true, job: await service.active(grant.workspaceId) };
   });
 
   describeRoute(router, {
     method: 'post',
     path: '/api/video-generation/cancel/:jobId',
     tag: 'Generation',
-    summary: 'Cancel a running clip job (its credits are released)',
+    summary: 'Cancel a running clip job of the workspace (its credits are released)',
     access: 'session',
+    workspace: 'generate',
     params: jobParams,
-    responses: { 200: jobAnswer, 409: { description: 'The job is not running', schema: errorBody } },
+    responses: { 200: jobAnswer, 403: forbidden, 409: { description: 'The job is not running', schema: errorBody } },
   });
   router.post('/api/video-generation/cancel/:jobId', async (ctx) => {
     const { jobId } = parse(jobParams, ctx.params);
-    ctx.body = { success: true, job: await service.cancel(currentUser(ctx).id, jobId) };
+    const grant = await workspaceGrant(ctx, deps, 'generate');
+    ctx.body = { success: true, job: await service.cancel(grant.workspaceId, jobId) };
   });
 
   describeRoute(router, {
@@ -254,12 +268,14 @@ export function videoGenerationRouter(deps: AppDeps): Router {
     tag: 'Generation',
     summary: 'Start a failed or cancelled clip job again with the same inputs',
     access: 'session',
+    workspace: 'generate',
     params: jobParams,
     responses: { 200: startAnswer.extend({ retriedFrom: z.string() }), ...startRefusals },
   });
   router.post('/api/video-generation/retry/:jobId', async (ctx) => {
     const { jobId } = parse(jobParams, ctx.params);
-    ctx.body = await service.retry(currentUser(ctx).id, jobId);
+    const grant = await workspaceGrant(ctx, deps, 'generate');
+    ctx.body = await service.retry(grant.workspaceId, jobId, grant.userId);
   });
 
   return router;

@@ -16,7 +16,13 @@ export interface ClipSource {
 
 export interface ClipGenerationInput {
   jobId: string;
+  /** The account the clip is made for: its workspace (DESIGN.md "Teams (workspaces)"). */
   userId: string;
+  /**
+   * The member who started it: written as the job's, the reservation's and the pending item's `created_by`. Absent in
+   * histories from before workspaces, whose account was their starter's personal workspace (actorOf() falls back).
+   */
+  actorId?: string | null;
   projectId: string;
   source: ClipSource;
   options: ClipJobOptions;

@@ -342,9 +342,9 @@ async function startEmbeddedPostgres({ dataDir, port, root = path.join(__dirname
 
 /**
  * The custom search attributes every run carries (workflows/searchAttributes.ts defines the same keys; a test keeps
- * the two lists equal), so operators filter runs by user, project, kind or item.
+ * the two lists equal), so operators filter runs by workspace, user, project, kind or item.
  */
-const SEARCH_ATTRIBUTES = ['RsUserId', 'RsProjectId', 'RsJobKind', 'RsItemId'];
+const SEARCH_ATTRIBUTES = ['RsUserId', 'RsProjectId', 'RsJobKind', 'RsItemId', 'RsWorkspaceId'];
 
 function runCli(cli, args) {
   return new Promise((resolve) => {

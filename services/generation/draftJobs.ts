@@ -4,6 +4,8 @@
  * first (draft, model and mode, prompt, references, Sync Images' pinned image), refused with a 4xx and the spec's text;
  * then each image gets its own result: an image not in the draft, or one still processing, fails alone.
  * Also the vision prompt (POST /api/ai-enhance-prompt/vision), which reads the user's own draft files only.
+ * The account (`userId`) is the workspace the drafts belong to (DESIGN.md "Teams (workspaces)"); the member who
+ * dispatches a job is its `actorId`, recorded as draft_jobs.created_by.
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
@@ -33,6 +35,7 @@ import type { Providers } from '../../providers/types';
 import type { Storage } from '../../storage';
 import { draftJobWorkflow } from '../../workflows/draftJob';
 import { jobSearchAttributes } from '../../workflows/searchAttributes';
+import { createdByValue } from './actor';
 import { isOwnDraftFile, type DraftService } from './drafts';
 import type { DraftUploads } from './draftUploads';
 
@@ -144,7 +147,7 @@ export class DraftJobService {
     if (!(await this.deps.storage.objects.stat(file.bucket, file.path))) throw badRequest('REFERENCE_NOT_FOUND', ENHANCE_MSG.referenceNotFound);
   }
 
-  async dispatch(userId: string, request: DispatchRequest): Promise<DispatchResponse> {
+  async dispatch(userId: string, request: DispatchRequest, actorId: string = userId): Promise<DispatchResponse> {
     const { option, prompt } = this.checkRequest(request);
     const draft = await this.deps.drafts.findOwned(userId, request.draftId, undefined, { activeOnly: true });
     let references: StoredFile[];
@@ -165,7 +168,7 @@ export class DraftJobService {
       const client = await this.deps.temporal();
       const asked: StoredDispatchRequest = { prompt: request.prompt, references: request.references, syncImageId: request.syncImageId };
       for (const imageId of [...new Set(request.imageIds)]) {
-        results.push(await this.startOne(client, userId, draft.id, imageId, option, request.mode, prompt, references, asked));
+        results.push(await this.startOne(client, { userId, actorId }, draft.id, imageId, option, request.mode, prompt, references, asked));
       }
     } finally {
       if (!results.some((r) => r.ok)) await this.deps.draftUploads.unregister(registered);
@@ -194,18 +197,22 @@ export class DraftJobService {
    * Runs a failed job again on its image: the same model, mode, prompt and references, through the same checks as a
    * dispatch (a reference removed since is refused with its text). The failure is dismissed once the new job starts.
    */
-  async retry(userId: string, jobId: string): Promise<DispatchResponse> {
+  async retry(userId: string, jobId: string, actorId: string = userId): Promise<DispatchResponse> {
     const failed = await this.failedJob(userId, jobId);
     const asked = failed.request ?? { prompt: failed.prompt, references: [], syncImageId: null };
-    const reply = await this.dispatch(userId, {
+    const reply = await this.dispatch(
+      userId,
+      {
       draftId: failed.draft_id,
       imageIds: [failed.draft_image_id],
       prompt: asked.prompt,
       modelId: failed.model_id,
       mode: failed.mode,
-      references: asked.references,
-      syncImageId: asked.syncImageId,
-    });
+        references: asked.references,
+        syncImageId: asked.syncImageId,
+      },
+      actorId,
+    );
     if (reply.dispatched > 0) await this.deps.knex('draft_jobs').where({ id: failed.id }).update({ failure_dismissed_at: this.deps.knex.fn.now() });
     return reply;
   }
@@ -218,7 +225,7 @@ export class DraftJobService {
 
   private async startOne(
     client: Client,
-    userId: string,
+    { userId, actorId }: { userId: string; actorId: string },
     draftId: string,
     imageId: string,
     option: EnhanceModelOption,
@@ -241,6 +248,7 @@ export class DraftJobService {
         draft_id: draftId,
         draft_image_id: imageId,
         user_id: userId,
+        created_by: createdByValue(this.deps.knex, actorId),
         model_id: option.id,
         mode,
         prompt,
@@ -257,9 +265,9 @@ export class DraftJobService {
       await client.workflow.start(draftJobWorkflow, {
         taskQueue: this.deps.queues.generation,
         workflowId,
-        memo: { userId, draftId, imageId },
-        typedSearchAttributes: jobSearchAttributes({ userId, kind: 'draft-job', itemId: jobId }),
-        args: [{ jobId, userId, draftId, imageId, mode, modelId: option.id, prompt, source, references, mediaQueue: this.deps.queues.media }],
+        memo: { userId, actorId, draftId, imageId },
+        typedSearchAttributes: jobSearchAttributes({ userId, actorId, kind: 'draft-job', itemId: jobId }),
+        args: [{ jobId, userId, actorId, draftId, imageId, mode, modelId: option.id, prompt, source, references, mediaQueue: this.deps.queues.media }],
       });
     } catch (err) {
       this.deps.logger?.warn({ err, workflowId }, 'could not start a draft job');

@@ -113,8 +113,12 @@ export class ImageEditService {
     };
   }
 
-  /** Starts the workflow and waits for it (up to waitMs): the pending item, or the refusal as a DomainError. */
-  async run(userId: string, request: ImageEditRequest): Promise<{ status: 200 | 202; body: ImageEditResponse }> {
+  /**
+   * Starts the workflow for the account `userId` (the workspace; DESIGN.md "Teams (workspaces)"), started by `actorId`
+   * (the account itself when absent: a personal workspace's owner), and waits for it (up to waitMs): the pending item,
+   * or the refusal as a DomainError.
+   */
+  async run(userId: string, request: ImageEditRequest, actorId: string = userId): Promise<{ status: 200 | 202; body: ImageEditResponse }> {
     const started = Date.now();
     const source = await this.resolveSource(userId, request.baseImage, request.projectId);
     const jobId = randomUUID();
@@ -123,12 +127,13 @@ export class ImageEditService {
     const handle = await client.workflow.start(imageEditWorkflow, {
       taskQueue: this.deps.queues.generation,
       workflowId,
-      memo: { userId },
-      typedSearchAttributes: jobSearchAttributes({ userId, kind: 'image-edit', itemId: jobId, projectId: source.projectId }),
+      memo: { userId, actorId },
+      typedSearchAttributes: jobSearchAttributes({ userId, actorId, kind: 'image-edit', itemId: jobId, projectId: source.projectId }),
       args: [
         {
           jobId,
           userId,
+          actorId,
           projectId: source.projectId,
           source,
           prompt: request.prompt,

@@ -1,9 +1,11 @@
 /**
- * The Activity view: a user's running and recent jobs (clips, image edits, data exports, assemblies, Enhance Renders'
- * draft jobs), or every user's for an
- * admin, with cancel and retry. Nothing here keeps a copy of a job's state: finished jobs come from their job
- * tables, running ones from their workflow's query (the row may lag), and running image edits, which have no row
- * until they end, from Temporal's visibility by their search attributes.
+ * The Activity view: a workspace's running and recent jobs (clips, image edits, data exports, assemblies, Enhance
+ * Renders' draft jobs), each with the member who started it, or every account's for a site admin, with cancel and
+ * retry. The account a job belongs to is its workspace (DESIGN.md "Teams (workspaces)"): the job tables' `user_id`
+ * names it, their `created_by` the member who started it. Nothing here keeps a copy of a job's state: finished jobs
+ * come from their job tables, running ones from their workflow's query (the row may lag), and running image edits,
+ * which have no row until they end, from Temporal's visibility by their search attributes (RsWorkspaceId, and RsUserId
+ * for who started it).
  */
 import type { Client, QueryDefinition } from '@temporalio/client';
 import type { Knex } from 'knex';
@@ -23,6 +25,7 @@ import {
   type ActivityJobKind,
   type ActivityJobList,
   type ActivityJobState,
+  type JobStarter,
 } from '../../domain/jobs';
 import { assemblyJobStateQuery } from '../../domain/workflowContracts/assembly';
 import { dataExportStateQuery } from '../../domain/workflowContracts/dataExport';
@@ -30,7 +33,7 @@ import { draftJobStateQuery } from '../../domain/workflowContracts/draftJob';
 import { modelOption } from '../../domain/enhanceRenders';
 import { countText } from '../../domain/plural';
 import { imageEditStateQuery } from '../../domain/workflowContracts/imageEdit';
-import { RS_JOB_KIND, RS_PROJECT_ID, RS_USER_ID } from '../../workflows/searchAttributes';
+import { RS_JOB_KIND, RS_PROJECT_ID, RS_USER_ID, RS_WORKSPACE_ID } from '../../workflows/searchAttributes';
 import type { VideoGenerationService } from './videoGeneration';
 import { queryWorkflowOrNull } from '../platform/workflowQuery';
 
@@ -40,10 +43,18 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const JOB_LIST_LIMIT = 50;
 export const ADMIN_JOB_LIST_LIMIT = 100;
 
+/** Who asks: the user (with their site role: 'admin' sees and acts on every account's jobs) in a workspace. */
 export interface JobActor {
+  /** The user. */
   id: string;
+  /** The site role (users.role), not the workspace role: the route's workspace grant has checked that one. */
   role: string;
+  /** The workspace (account) the request acts in; the user's personal workspace (= their id) when absent. */
+  workspaceId?: string;
 }
+
+/** A listed job before its starter is looked up: `starterId` is the created_by of its row (or RsUserId of its run). */
+type ListedJob = ActivityJob & { starterId: string | null };
 
 export interface JobServiceDeps {
   knex: Knex;
@@ -65,6 +76,11 @@ function durationOf(startedAt: string, finishedAt: string | null, state: Activit
   return isRunningJobState(state) ? Math.max(0, now - start) : null;
 }
 
+/** The workspace a request acts in: the one it named, else the user's personal workspace (whose id is theirs). */
+function workspaceOf(actor: JobActor): string {
+  return actor.workspaceId ?? actor.id;
+}
+
 function notFound(): DomainError {
   return new DomainError(404, JOB_ERROR_CODES.notFound, JOB_MESSAGES.notFound);
 }
@@ -82,7 +98,8 @@ function shortPrompt(prompt: string): string {
 interface ClipRow {
   id: string;
   user_id: string;
-  email: string;
+  email: string | null;
+  created_by: string | null;
   project_id: string;
   project_name: string | null;
   source_name: string | null;
@@ -99,7 +116,8 @@ interface ClipRow {
 interface ImageEditRow {
   id: string;
   user_id: string;
-  email: string;
+  email: string | null;
+  created_by: string | null;
   project_id: string | null;
   project_name: string | null;
   workflow_id: string | null;
@@ -112,7 +130,7 @@ interface ImageEditRow {
 interface ExportRow {
   id: string;
   user_id: string;
-  email: string;
+  email: string | null;
   sequence: number;
   workflow_id: string;
   status: ActivityJobState;
@@ -131,11 +149,11 @@ export class JobService {
     this.queryTimeoutMs = deps.queryTimeoutMs ?? 2_000;
   }
 
-  /** The actor's own jobs, or with `all` (admins only, else 403) every user's, newest first. */
+  /** The workspace's jobs, or with `all` (site admins only, else 403) every account's, newest first. */
   async list(actor: JobActor, options: { all?: boolean } = {}): Promise<ActivityJobList> {
     const all = options.all === true;
     if (all && actor.role !== 'admin') throw new DomainError(403, 'ADMIN_ONLY', 'Admin access required');
-    const userId = all ? null : actor.id;
+    const userId = all ? null : workspaceOf(actor);
     const limit = all ? ADMIN_JOB_LIST_LIMIT : JOB_LIST_LIMIT;
     const now = Date.now();
     const [clips, edits, runningEdits, exports, assemblies, drafts] = await Promise.all([
@@ -147,18 +165,39 @@ export class JobService {
       this.draftJobs(userId, limit, now),
     ]);
     const recorded = new Set(edits.map((job) => job.workflowId));
-    const jobs = [...clips, ...runningEdits.filter((job) => !recorded.has(job.workflowId)), ...edits, ...exports, ...assemblies, ...drafts]
+    const listed = [...clips, ...runningEdits.filter((job) => !recorded.has(job.workflowId)), ...edits, ...exports, ...assemblies, ...drafts]
       .sort((a, b) => Date.parse(b.startedAt) - Date.parse(a.startedAt))
-      .slice(0, limit)
-      .map((job) => {
-        const shown = actor.role === 'admin' ? { ...job, temporalUrl: temporalRunUrl(this.deps.config.temporalUiUrl, this.deps.config.temporalNamespace, job.workflowId) } : job;
-        if (!all) delete shown.userEmail;
-        return shown;
-      });
+      .slice(0, limit);
+    const jobs = (await this.withStarters(listed)).map((job) => {
+      const shown = actor.role === 'admin' ? { ...job, temporalUrl: temporalRunUrl(this.deps.config.temporalUiUrl, this.deps.config.temporalNamespace, job.workflowId) } : job;
+      if (!all) delete shown.userEmail;
+      return shown;
+    });
     return { jobs, all };
   }
 
-  /** Cancels a running clip (the workflow releases its reservation); the owner or an admin may. */
+  /**
+   * Each job with who started it: the user's name (their personal workspace's profile, whose id is theirs) and e-mail;
+   * null when nobody is recorded or the user was deleted. In a site admin's list of every account's jobs, the e-mail
+   * shown for a job is its starter's, else its account owner's.
+   */
+  private async withStarters(listed: ListedJob[]): Promise<ActivityJob[]> {
+    const ids = [...new Set(listed.map((job) => job.starterId).filter((id): id is string => id !== null && UUID.test(id)))];
+    const starters = new Map<string, JobStarter>();
+    if (ids.length > 0) {
+      const rows = (await this.deps.knex('users as u')
+        .leftJoin('profiles as p', 'p.id', 'u.id')
+        .whereIn('u.id', ids)
+        .select('u.id', 'u.email', 'p.name')) as Array<{ id: string; email: string; name: string | null }>;
+      for (const row of rows) starters.set(row.id, { userId: row.id, name: row.name ?? '', email: row.email });
+    }
+    return listed.map(({ starterId, ...job }) => {
+      const startedBy = starterId ? (starters.get(starterId) ?? null) : null;
+      return { ...job, startedBy, userEmail: startedBy?.email ?? job.userEmail };
+    });
+  }
+
+  /** Cancels a running clip (the workflow releases its reservation); a member of its workspace or a site admin may. */
   async cancel(actor: JobActor, kind: string, id: string): Promise<ActivityJob> {
     const ownerId = await this.ownerOf(actor, kind, id);
     if (kind !== 'clip') throw new DomainError(409, JOB_ERROR_CODES.notCancellable, JOB_MESSAGES.notCancellable);
@@ -166,11 +205,14 @@ export class JobService {
     return this.clipJob(ownerId, id, actor);
   }
 
-  /** Starts a failed or cancelled clip again with the same inputs (for its owner); the owner or an admin may. */
+  /**
+   * Starts a failed or cancelled clip again with the same inputs, for its workspace and started by the actor; a member
+   * of its workspace or a site admin may (a site admin's retry of another account's job is recorded as its owner's).
+   */
   async retry(actor: JobActor, kind: string, id: string): Promise<{ kind: ActivityJobKind; id: string; retriedFrom: string; warning?: string; code?: string }> {
     const ownerId = await this.ownerOf(actor, kind, id);
     if (kind !== 'clip') throw new DomainError(409, JOB_ERROR_CODES.notRetryable, JOB_MESSAGES.notRetryable);
-    const answer = await this.deps.clips.retry(ownerId, id);
+    const answer = await this.deps.clips.retry(ownerId, id, ownerId === workspaceOf(actor) ? actor.id : ownerId);
     return {
       kind: 'clip',
       id: answer.jobId,
@@ -180,7 +222,7 @@ export class JobService {
     };
   }
 
-  /** The job's owner when the actor may act on it: another user's job is not found unless the actor is an admin. */
+  /** The job's account when the actor may act on it: another workspace's job is not found unless the actor is a site admin. */
   private async ownerOf(actor: JobActor, kind: string, id: string): Promise<string> {
     if (!(JOB_KINDS as readonly string[]).includes(kind) || !UUID.test(id)) throw notFound();
     const table = kind === 'clip' ? 'video_generation_jobs' : kind === 'export' ? 'data_exports' : kind === 'assembly' ? 'assembly_jobs' : kind === 'draft' ? 'draft_jobs' : null;
@@ -188,38 +230,39 @@ export class JobService {
       ? ((await this.deps.knex(table).where({ id }).first('user_id')) as { user_id: string } | undefined)
       : ((await this.deps.knex('ai_image_edits').where({ workflow_id: imageEditWorkflowId(id) }).first('user_id')) as { user_id: string } | undefined);
     const ownerId = row?.user_id ?? (kind === 'image-edit' ? await this.runningImageEditOwner(id) : null);
-    if (!ownerId || (ownerId !== actor.id && actor.role !== 'admin')) throw notFound();
+    if (!ownerId || (ownerId !== workspaceOf(actor) && actor.role !== 'admin')) throw notFound();
     return ownerId;
   }
 
-  /** A running image edit has no row yet: its owner is the RsUserId it was started with. */
+  /** A running image edit has no row yet: its account is the RsWorkspaceId it was started with (RsUserId before workspaces). */
   private async runningImageEditOwner(id: string): Promise<string | null> {
     try {
       const client = await this.deps.client();
       const described = await client.workflow.getHandle(imageEditWorkflowId(id)).describe();
-      return described.typedSearchAttributes.get(RS_USER_ID) ?? null;
+      return described.typedSearchAttributes.get(RS_WORKSPACE_ID) ?? described.typedSearchAttributes.get(RS_USER_ID) ?? null;
     } catch {
       return null;
     }
   }
 
   private async clipJob(ownerId: string, id: string, actor: JobActor): Promise<ActivityJob> {
-    const [job] = await this.clipJobs(ownerId, 1, Date.now(), id);
+    const [job] = await this.withStarters(await this.clipJobs(ownerId, 1, Date.now(), id));
     if (!job) throw notFound();
     if (actor.role === 'admin') job.temporalUrl = temporalRunUrl(this.deps.config.temporalUiUrl, this.deps.config.temporalNamespace, job.workflowId);
     delete job.userEmail;
     return job;
   }
 
-  private async clipJobs(userId: string | null, limit: number, now: number, id?: string): Promise<ActivityJob[]> {
+  // the account of a team workspace is no user: its jobs are joined to users (the owner's e-mail) only where there is one
+  private async clipJobs(userId: string | null, limit: number, now: number, id?: string): Promise<ListedJob[]> {
     const { knex } = this.deps;
     const query = knex('video_generation_jobs as j')
-      .join('users as u', 'u.id', 'j.user_id')
+      .leftJoin('users as u', 'u.id', 'j.user_id')
       .leftJoin('projects as p', 'p.id', 'j.project_id')
       .leftJoin('renders as r', 'r.id', 'j.render_id')
       .leftJoin('images as i', 'i.id', 'j.image_id')
       .select('j.id', 'j.user_id', 'u.email', 'j.project_id', 'p.name as project_name', knex.raw('coalesce(r.file_name, i.file_name) as source_name'))
-      .select('j.status', 'j.progress', 'j.message', 'j.error', 'j.options', 'j.workflow_id', 'j.created_at', 'j.updated_at')
+      .select('j.status', 'j.progress', 'j.message', 'j.error', 'j.options', 'j.workflow_id', 'j.created_at', 'j.updated_at', 'j.created_by')
       .orderBy('j.created_at', 'desc')
       .limit(limit);
     if (userId) query.where('j.user_id', userId);
@@ -243,7 +286,9 @@ export class JobService {
           id: row.id,
           workflowId: row.workflow_id,
           userId: row.user_id,
-          userEmail: row.email,
+          userEmail: row.email ?? '',
+          startedBy: null,
+          starterId: row.created_by,
           projectId: row.project_id,
           projectName: row.project_name,
           item: clipItem(row.options ?? {}, row.source_name),
@@ -263,11 +308,11 @@ export class JobService {
   }
 
   /** Finished image edits: their row is written when the run ends, so it has no start time of its own. */
-  private async imageEditJobs(userId: string | null, limit: number): Promise<ActivityJob[]> {
+  private async imageEditJobs(userId: string | null, limit: number): Promise<ListedJob[]> {
     const query = this.deps.knex('ai_image_edits as e')
-      .join('users as u', 'u.id', 'e.user_id')
+      .leftJoin('users as u', 'u.id', 'e.user_id')
       .leftJoin('projects as p', 'p.id', 'e.project_id')
-      .select('e.id', 'e.user_id', 'u.email', 'e.project_id', 'p.name as project_name', 'e.workflow_id', 'e.edit_prompt', 'e.status', 'e.error', 'e.created_at')
+      .select('e.id', 'e.user_id', 'u.email', 'e.project_id', 'p.name as project_name', 'e.workflow_id', 'e.edit_prompt', 'e.status', 'e.error', 'e.created_at', 'e.created_by')
       .whereNotNull('e.workflow_id')
       .orderBy('e.created_at', 'desc')
       .limit(limit);
@@ -281,7 +326,9 @@ export class JobService {
         id: workflowId.replace(/^image-edit-/, ''),
         workflowId,
         userId: row.user_id,
-        userEmail: row.email,
+        userEmail: row.email ?? '',
+        startedBy: null,
+        starterId: row.created_by,
         projectId: row.project_id,
         projectName: row.project_name,
         item: shortPrompt(row.edit_prompt),
@@ -299,8 +346,12 @@ export class JobService {
     });
   }
 
-  /** Image edits still running, found by their search attributes (at most a few per user: each takes seconds). */
-  private async runningImageEdits(userId: string | null, now: number): Promise<ActivityJob[]> {
+  /**
+   * Image edits still running, found by their search attributes (at most a few per workspace: each takes seconds): the
+   * account is RsWorkspaceId, the starter RsUserId. A run started before workspaces has no RsWorkspaceId: its RsUserId
+   * was its account (a personal workspace), so it is looked for under both and kept only when its account matches.
+   */
+  private async runningImageEdits(userId: string | null, now: number): Promise<ListedJob[]> {
     let client: Client;
     try {
       client = await this.deps.client();
@@ -308,13 +359,16 @@ export class JobService {
       this.deps.logger?.debug({ err }, 'temporal unavailable: running image edits not listed');
       return [];
     }
-    const query = [`${RS_JOB_KIND.name} = 'image-edit'`, `ExecutionStatus = 'Running'`, ...(userId ? [`${RS_USER_ID.name} = '${userId}'`] : [])].join(' AND ');
-    const found: Array<{ workflowId: string; userId: string; projectId: string | null; startedAt: string }> = [];
+    if (userId !== null && !UUID.test(userId)) return [];
+    const ofAccount = userId ? [`(${RS_WORKSPACE_ID.name} = '${userId}' OR ${RS_USER_ID.name} = '${userId}')`] : [];
+    const query = [`${RS_JOB_KIND.name} = 'image-edit'`, `ExecutionStatus = 'Running'`, ...ofAccount].join(' AND ');
+    const found: Array<{ workflowId: string; userId: string; starterId: string | null; projectId: string | null; startedAt: string }> = [];
     try {
       for await (const run of client.workflow.list({ query, pageSize: 20 })) {
-        const owner = run.typedSearchAttributes.get(RS_USER_ID);
-        if (!owner) continue;
-        found.push({ workflowId: run.workflowId, userId: owner, projectId: run.typedSearchAttributes.get(RS_PROJECT_ID) ?? null, startedAt: run.startTime.toISOString() });
+        const starter = run.typedSearchAttributes.get(RS_USER_ID) ?? null;
+        const owner = run.typedSearchAttributes.get(RS_WORKSPACE_ID) ?? starter;
+        if (!owner || (userId && owner !== userId)) continue;
+        found.push({ workflowId: run.workflowId, userId: owner, starterId: starter, projectId: run.typedSearchAttributes.get(RS_PROJECT_ID) ?? null, startedAt: run.startTime.toISOString() });
         if (found.length >= 20) break;
       }
     } catch (err) {
@@ -322,8 +376,11 @@ export class JobService {
       return [];
     }
     if (found.length === 0) return [];
+    const accountIds = [...new Set(found.map((f) => f.userId).filter((id) => UUID.test(id)))];
+    // the account still exists (a deleted one's runs are being cancelled); its owner's e-mail for a site admin's list
+    const accounts = new Set<string>((await this.deps.knex('profiles').whereIn('id', accountIds).pluck('id')) as string[]);
     const users = new Map<string, { email: string }>(
-      ((await this.deps.knex('users').whereIn('id', [...new Set(found.map((f) => f.userId))]).select('id', 'email')) as Array<{ id: string; email: string }>).map((u) => [u.id, u]),
+      ((await this.deps.knex('users').whereIn('id', accountIds).select('id', 'email')) as Array<{ id: string; email: string }>).map((u) => [u.id, u]),
     );
     const projectIds = found.map((f) => f.projectId).filter((p): p is string => p !== null && UUID.test(p));
     const projects = new Map<string, string>(
@@ -331,7 +388,7 @@ export class JobService {
     );
     return Promise.all(
       found
-        .filter((run) => users.has(run.userId))
+        .filter((run) => accounts.has(run.userId))
         .map(async (run) => {
           const live = await this.query(client, run.workflowId, imageEditStateQuery);
           const state: ActivityJobState = live?.status ?? 'processing';
@@ -340,7 +397,9 @@ export class JobService {
             id: run.workflowId.replace(/^image-edit-/, ''),
             workflowId: run.workflowId,
             userId: run.userId,
-            userEmail: users.get(run.userId)?.email,
+            userEmail: users.get(run.userId)?.email ?? '',
+            startedBy: null,
+            starterId: run.starterId,
             projectId: run.projectId,
             projectName: run.projectId ? (projects.get(run.projectId) ?? null) : null,
             item: 'AI image edit',
@@ -359,9 +418,10 @@ export class JobService {
     );
   }
 
-  private async exportJobs(userId: string | null, limit: number, now: number): Promise<ActivityJob[]> {
+  /** A data export is a person's, of their personal workspace: its starter is that user. */
+  private async exportJobs(userId: string | null, limit: number, now: number): Promise<ListedJob[]> {
     const query = this.deps.knex('data_exports as x')
-      .join('users as u', 'u.id', 'x.user_id')
+      .leftJoin('users as u', 'u.id', 'x.user_id')
       .select('x.id', 'x.user_id', 'u.email', 'x.sequence', 'x.workflow_id', 'x.status', 'x.progress', 'x.message', 'x.error', 'x.created_at', 'x.updated_at', 'x.completed_at')
       .orderBy('x.created_at', 'desc')
       .limit(limit);
@@ -378,7 +438,9 @@ export class JobService {
           id: row.id,
           workflowId: row.workflow_id,
           userId: row.user_id,
-          userEmail: row.email,
+          userEmail: row.email ?? '',
+          startedBy: null,
+          starterId: row.user_id,
           projectId: null,
           projectName: null,
           item: `Data export #${row.sequence}`,
@@ -398,16 +460,17 @@ export class JobService {
   }
 
   /** Assemblies: free (cost 0), neither cancelled nor retried from here; a running one answers from its workflow's query. */
-  private async assemblyJobs(userId: string | null, limit: number, now: number): Promise<ActivityJob[]> {
+  private async assemblyJobs(userId: string | null, limit: number, now: number): Promise<ListedJob[]> {
     const query = this.deps.knex('assembly_jobs as a')
-      .join('users as u', 'u.id', 'a.user_id')
+      .leftJoin('users as u', 'u.id', 'a.user_id')
       .leftJoin('projects as p', 'p.id', 'a.project_id')
       .select('a.id', 'a.user_id', 'u.email', 'a.project_id', 'p.name as project_name', 'a.platform', 'a.clip_ids', 'a.workflow_id', 'a.status', 'a.progress', 'a.message', 'a.error')
+      .select('a.created_by')
       .select('a.created_at', 'a.updated_at')
       .orderBy('a.created_at', 'desc')
       .limit(limit);
     if (userId) query.where('a.user_id', userId);
-    const rows = (await query) as Array<ExportRow & { project_id: string; project_name: string | null; platform: string; clip_ids: string[] }>;
+    const rows = (await query) as Array<ExportRow & { project_id: string; project_name: string | null; platform: string; clip_ids: string[]; created_by: string | null }>;
     const client = this.lazyClient();
     return Promise.all(
       rows.map(async (row) => {
@@ -420,7 +483,9 @@ export class JobService {
           id: row.id,
           workflowId: row.workflow_id,
           userId: row.user_id,
-          userEmail: row.email,
+          userEmail: row.email ?? '',
+          startedBy: null,
+          starterId: row.created_by,
           projectId: row.project_id,
           projectName: row.project_name,
           item: `${countText(count, 'clip')} for ${row.platform === 'tiktok' ? 'TikTok 9:16' : 'YouTube 16:9'}`,
@@ -443,20 +508,21 @@ export class JobService {
    * Enhance Renders' model runs (free during the Beta): the model on one draft image, with the draft as its place. A
    * running one answers from its workflow's query; a failed one keeps its reason, retried from its card in the draft.
    */
-  private async draftJobs(userId: string | null, limit: number, now: number): Promise<ActivityJob[]> {
+  private async draftJobs(userId: string | null, limit: number, now: number): Promise<ListedJob[]> {
     const query = this.deps.knex('draft_jobs as j')
-      .join('users as u', 'u.id', 'j.user_id')
+      .leftJoin('users as u', 'u.id', 'j.user_id')
       .join('drafts as d', 'd.id', 'j.draft_id')
       .join('draft_images as i', 'i.id', 'j.draft_image_id')
       .select('j.id', 'j.user_id', 'u.email', 'j.draft_id', 'd.name as draft_name', 'i.name as image_name', 'j.model_id', 'j.prompt', 'j.workflow_id', 'j.status', 'j.error')
-      .select('j.created_at', 'j.updated_at', 'j.completed_at')
+      .select('j.created_at', 'j.updated_at', 'j.completed_at', 'j.created_by')
       .orderBy('j.created_at', 'desc')
       .limit(limit);
     if (userId) query.where('j.user_id', userId);
     const rows = (await query) as Array<{
       id: string;
       user_id: string;
-      email: string;
+      email: string | null;
+      created_by: string | null;
       draft_id: string;
       draft_name: string;
       image_name: string;
@@ -481,7 +547,9 @@ export class JobService {
           id: row.id,
           workflowId: row.workflow_id,
           userId: row.user_id,
-          userEmail: row.email,
+          userEmail: row.email ?? '',
+          startedBy: null,
+          starterId: row.created_by,
           projectId: null,
           projectName: row.draft_name,
           item: `${model} on ${row.image_name}${row.prompt && row.model_id !== 'render-enhance' ? `: ${shortPrompt(row.prompt)}` : ''}`,

@@ -1,6 +1,9 @@
 /**
  * Clip generation jobs for the API (spec 000 section 7): start (the main call and the portrait call), status,
- * the user's active job, cancel and retry. The workflow `clip-<jobId>` is the source of truth while it runs;
+ * the account's active job, cancel and retry. The account is the workspace (DESIGN.md "Teams (workspaces)"): every
+ * `userId` scoping here is the workspace's id, and the member who starts a clip is its `actorId`, recorded on the
+ * job (created_by), its reservation and its pending item. The rules (one clip at a time, the pending cap from the
+ * credits, the cooldown) therefore hold per workspace. The workflow `clip-<jobId>` is the source of truth while it runs;
  * the video_generation_jobs row answers once it has closed (or when the workflow cannot answer a query).
  */
 import { randomUUID } from 'node:crypto';
@@ -198,8 +201,11 @@ export class VideoGenerationService {
     return { kind, id: row.id, bucket: file.bucket, path: file.path, fileName: row.fileName };
   }
 
-  /** Admits and starts a clip: refused starts answer the rule's status, code and text, and leave nothing behind. */
-  async start(userId: string, request: StartClipRequest): Promise<StartClipAnswer> {
+  /**
+   * Admits and starts a clip for the account `userId` (the workspace), started by `actorId` (the account itself when
+   * absent: a personal workspace's owner). Refused starts answer the rule's status, code and text, and leave nothing behind.
+   */
+  async start(userId: string, request: StartClipRequest, actorId: string = userId): Promise<StartClipAnswer> {
     const source = await this.resolveSource(userId, request);
     const options: ClipJobOptions = {
       effect: request.effect,
@@ -212,10 +218,10 @@ export class VideoGenerationService {
       isTemporaryImage: request.isTemporaryImage,
       startedBy: request.startedBy,
     };
-    return this.startJob(userId, request.projectId, source, options);
+    return this.startJob(userId, actorId, request.projectId, source, options);
   }
 
-  private async startJob(userId: string, projectId: string, source: ClipSource, options: ClipJobOptions): Promise<StartClipAnswer> {
+  private async startJob(userId: string, actorId: string, projectId: string, source: ClipSource, options: ClipJobOptions): Promise<StartClipAnswer> {
     // answered here for the common case; the workflow's admission, under the profile lock, is the one that counts
     const check = await checkClipAdmission(this.deps.knex, userId);
     if (!check.ok) throw new DomainError(check.status, check.code, check.error);
@@ -224,6 +230,7 @@ export class VideoGenerationService {
     const input: ClipGenerationInput = {
       jobId,
       userId,
+      actorId,
       projectId,
       source,
       options,
@@ -240,7 +247,7 @@ export class VideoGenerationService {
       workflowId: clipWorkflowId(jobId),
       taskQueue: this.deps.queues.generation,
       workflowIdConflictPolicy: 'FAIL',
-      typedSearchAttributes: jobSearchAttributes({ userId, kind: 'clip', itemId: jobId, projectId }),
+      typedSearchAttributes: jobSearchAttributes({ userId, actorId, kind: 'clip', itemId: jobId, projectId }),
       args: [input],
     });
     let admission: ClipAdmission | typeof TIMED_OUT;
@@ -289,7 +296,7 @@ export class VideoGenerationService {
     return toView(row, await this.liveState(row));
   }
 
-  /** The user's pending or processing job, if any: what a reload or a second browser picks up. */
+  /** The account's pending or processing job, if any: what a reload, a second browser or another member picks up. */
   async active(userId: string): Promise<ClipJobView | null> {
     const row = await VideoGenerationJob.query(this.deps.knex)
       .where({ user_id: userId })
@@ -320,8 +327,8 @@ export class VideoGenerationService {
     return toView(after, await this.liveState(after));
   }
 
-  /** Starts a new job with a failed or cancelled job's inputs. */
-  async retry(userId: string, jobId: string): Promise<StartClipAnswer & { retriedFrom: string }> {
+  /** Starts a new job with a failed or cancelled job's inputs, started by `actorId` (the account itself when absent). */
+  async retry(userId: string, jobId: string, actorId: string = userId): Promise<StartClipAnswer & { retriedFrom: string }> {
     const row = await this.ownedJob(userId, jobId);
     const retryable: readonly ClipJobStatus[] = ['failed', 'cancelled'];
     if (!retryable.includes(row.status)) throw new DomainError(409, CLIP_ERROR_CODES.jobNotRetryable, VIDEO_GENERATION_MESSAGES.notRetryable);
@@ -342,7 +349,7 @@ export class VideoGenerationService {
       isTemporaryImage: previous.isTemporaryImage === true,
       startedBy: previous.startedBy === 'portrait' ? 'portrait' : 'start',
     };
-    const answer = await this.startJob(userId, row.projectId, source, options);
+    const answer = await this.startJob(userId, actorId, row.projectId, source, options);
     return { ...answer, retriedFrom: row.id };
   }
 }

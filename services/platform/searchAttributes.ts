@@ -3,7 +3,7 @@ import { temporal } from '@temporalio/proto';
 import { RS_SEARCH_ATTRIBUTES } from '../../workflows/searchAttributes';
 
 /**
- * Registers the custom search attributes (RsUserId, RsProjectId, RsJobKind, RsItemId) on the namespace when it lacks
+ * Registers the custom search attributes (RsWorkspaceId, RsUserId, RsProjectId, RsJobKind, RsItemId) on the namespace when it lacks
  * any: `npm start` and the compose set-up register them already, this covers a Temporal server of your own and a
  * dev-server database from before they existed. Lists first and adds only the missing ones, so it is a no-op once
  * registered. Throws when the server refuses (a Temporal Cloud namespace: register them in its console).
