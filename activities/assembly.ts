@@ -51,7 +51,10 @@ export interface AssemblyActivityOptions {
 export interface AdmitAssemblyInput {
   jobId: string;
   workflowId: string;
+  /** The account (workspace) the video belongs to. */
   userId: string;
+  /** The member who started it; absent (or null) in histories from before workspaces. */
+  actorId?: string | null;
   projectId: string;
   platform: AssemblyPlatform;
   clipIds: string[];
@@ -180,6 +183,9 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
           await trx('assembly_jobs').insert({
             id: input.jobId,
             user_id: input.userId,
+            // the member who started it; a history from before workspaces names none, and its account is the personal
+            // workspace of its owner, whose id is theirs. A subquery: a member deleted meanwhile records nobody.
+            created_by: trx.raw('(select id from users where id = ?)', [input.actorId || input.userId]),
             project_id: input.projectId,
             platform: input.platform,
             clip_ids: input.clipIds,

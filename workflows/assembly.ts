@@ -111,6 +111,7 @@ export async function assemblyWorkflow(input: AssemblyInput): Promise<AssemblyRe
       jobId: input.jobId,
       workflowId,
       userId: input.userId,
+      actorId: input.actorId ?? null,
       projectId: input.projectId,
       platform: input.platform,
       clipIds: input.clipIds,
@@ -148,6 +149,7 @@ export async function assemblyWorkflow(input: AssemblyInput): Promise<AssemblyRe
       const created = await createPendingApproval({
         approvalId,
         userId: input.userId,
+        createdBy: input.actorId ?? null,
         projectId: input.projectId,
         fileName: admitted.fileName,
         aspectRatio: admitted.timeline.output.aspectRatio,
@@ -173,7 +175,7 @@ export async function assemblyWorkflow(input: AssemblyInput): Promise<AssemblyRe
         workflowId: created.workflowId,
         taskQueue: input.queues.approvals,
         parentClosePolicy: ParentClosePolicy.ABANDON,
-        typedSearchAttributes: childSearchAttributes(workflowInfo().typedSearchAttributes, { userId: input.userId, kind: 'approval', itemId: created.approvalId, projectId: input.projectId }),
+        typedSearchAttributes: childSearchAttributes(workflowInfo().typedSearchAttributes, { userId: input.userId, actorId: input.actorId, kind: 'approval', itemId: created.approvalId, projectId: input.projectId }),
         args: [{ approvalId: created.approvalId, userId: input.userId, windowMs: created.windowMs }],
       });
       const summary: AssemblyResultSummary = {

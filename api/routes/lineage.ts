@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { AppDeps } from '../deps';
-import { currentUser, requireAuth } from '../middleware/auth';
+import { requireAuth } from '../middleware/auth';
+import { workspaceGrant } from '../workspace';
 import { RequestError } from '../validation';
 import { temporalRunUrl } from '../../domain/jobs';
 import { contentServicesFor } from '../../services/content/contentServices';
@@ -35,7 +36,7 @@ const lineageAnswer = answers<{ success: true } & Lineage>()(
   z.object({ success: z.literal(true), item: lineageItem, ancestors: z.array(lineageNode), descendants: z.array(lineageNode), versions: z.array(draftVersion).optional() }),
 );
 
-/** GET /api/content/:id/lineage: the version chain around one of the user's items (up to its sources, down to what was made from it). */
+/** GET /api/content/:id/lineage: the version chain around one of the workspace's items (up to its sources, down to what was made from it). */
 export function lineageRouter(deps: AppDeps): Router {
   const { storage } = contentServicesFor(deps);
   const router = new Router();
@@ -43,16 +44,18 @@ export function lineageRouter(deps: AppDeps): Router {
     method: 'get',
     path: '/api/content/:id/lineage',
     tag: 'Projects',
-    summary: "The version chain around one of the user's items: its sources up, what was made from it down (a draft image also lists its versions)",
+    summary: "The version chain around one of the workspace's items: its sources up, what was made from it down (a draft image also lists its versions)",
     description: "An assembly's compiled video waiting for approval is not found (nor listed in another item's chain) until it is approved: pay on approval, nothing made from its original leaves the server before.",
     access: 'session',
+    workspace: 'read',
     responses: { 200: lineageAnswer, 404: { description: 'Content not found (or not approved yet)', schema: errorBody } },
   });
   router.get('/api/content/:id/lineage', requireAuth(deps), async (ctx) => {
-    const user = currentUser(ctx);
-    const admin = user.role === 'admin';
+    // the item names no project: the request's workspace (X-Workspace-Id, else the personal one) is searched
+    const grant = await workspaceGrant(ctx, deps, 'read');
+    const admin = grant.user.role === 'admin';
     try {
-      const lineage = await getLineage(deps.knex, storage, user.id, ctx.params.id, {
+      const lineage = await getLineage(deps.knex, storage, grant.workspaceId, ctx.params.id, {
         temporalRunUrl: admin ? (workflowId) => temporalRunUrl(deps.config.temporalUiUrl, deps.config.temporalNamespace, workflowId) : undefined,
       });
       ctx.set('Cache-Control', 'no-store');

@@ -3,7 +3,8 @@ import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { z } from 'zod';
 import type { AppDeps } from '../deps';
-import { assertSelf, currentUser, requireAuth } from '../middleware/auth';
+import { assertSelf, requireAuth } from '../middleware/auth';
+import { workspaceGrant } from '../workspace';
 import { parse, parseBody, parseQuery, singleLine } from '../validation';
 import { contentServicesFor } from '../../services/content/contentServices';
 import { CONTENT_SOURCES, type ContentItem } from '../../services/content/contentViews';
@@ -92,7 +93,7 @@ const contentPage = z.object({
   nextCursor: z.string().nullable().meta({ description: 'Pass back as cursor for the next page; null on the last page' }),
 });
 const projectAnswer = z.object({ success: z.literal(true), project: projectView });
-const noProject = { description: 'No such project of this user', schema: errorBody };
+const noProject = { description: 'No such project in this workspace (or not a member of its workspace)', schema: errorBody };
 
 const gzipAsync = promisify(gzip);
 /** A listing reused from the library's cache is compressed once (keyed by the very buffer), not per request. */
@@ -107,7 +108,11 @@ function gzipOnce(body: Buffer): Promise<Buffer> {
   return compressed;
 }
 
-/** Projects (list, create, rename, delete, bulk delete) and their content library. */
+/**
+ * Projects (list, create, rename, delete, bulk delete) and their content library, in a workspace (DESIGN.md "Teams
+ * (workspaces)"): every route asks api/workspace.ts for its grant first; the services are scoped to the workspace
+ * (the account that owns the rows), so a project of a workspace the user is not a member of is not found.
+ */
 export function projectsRouter(deps: AppDeps): Router {
   const { projects, library } = contentServicesFor(deps);
   const router = new Router();
@@ -117,14 +122,17 @@ export function projectsRouter(deps: AppDeps): Router {
     method: 'get',
     path: '/api/projects/list',
     tag: 'Projects',
-    summary: "The user's projects, newest first, with a thumbnail link",
+    summary: "The workspace's projects (the request's workspace: workspaceId, X-Workspace-Id, else the personal one), newest first, with a thumbnail link",
     access: 'session',
+    workspace: 'read',
     query: listQuery,
     responses: { 200: z.object({ success: z.literal(true), projects: z.array(projectView) }) },
   });
   router.get('/api/projects/list', async (ctx) => {
-    const user = assertSelf(ctx, parseQuery(ctx, listQuery).userId);
-    ctx.body = { success: true, projects: await projects.list(user.id) };
+    assertSelf(ctx, parseQuery(ctx, listQuery).userId);
+    // the projects of the request's workspace (parameter, header, else the personal one)
+    const grant = await workspaceGrant(ctx, deps, 'read');
+    ctx.body = { success: true, projects: await projects.list(grant.workspaceId) };
   });
 
   describeRoute(router, {
@@ -133,14 +141,17 @@ export function projectsRouter(deps: AppDeps): Router {
     tag: 'Projects',
     summary: 'Create a project',
     access: 'session',
+    workspace: 'edit',
     body: createBody,
     responses: { 201: projectAnswer },
   });
   router.post('/api/projects', async (ctx) => {
     const body = parseBody(ctx, createBody);
-    const user = assertSelf(ctx, body.userId);
+    assertSelf(ctx, body.userId);
+    // created in the request's workspace: its user_id is the workspace (the account), not the member who made it
+    const grant = await workspaceGrant(ctx, deps, 'edit');
     ctx.status = 201;
-    ctx.body = { success: true, project: await projects.create(user.id, body) };
+    ctx.body = { success: true, project: await projects.create(grant.workspaceId, body) };
   });
 
   describeRoute(router, {
@@ -149,19 +160,23 @@ export function projectsRouter(deps: AppDeps): Router {
     tag: 'Projects',
     summary: 'Delete several projects with their content and files',
     access: 'session',
+    workspace: 'edit',
     body: bulkDeleteBody,
     responses: { 200: z.object({ success: z.literal(true), deleted: z.number().int() }), 404: noProject },
   });
   router.post('/api/projects/bulk-delete', async (ctx) => {
     const { ids } = parseBody(ctx, bulkDeleteBody);
-    const deleted = await projects.remove(currentUser(ctx).id, ids);
+    // the first project names the workspace; every other one must be of the same workspace (else 404, nothing deleted)
+    const grant = await workspaceGrant(ctx, deps, 'edit', { projectId: ids[0] });
+    const deleted = await projects.remove(grant.workspaceId, ids);
     ids.forEach((id) => library.invalidate(id));
     ctx.body = { success: true, deleted };
   });
 
-  describeRoute(router, { method: 'get', path: '/api/projects/:id', tag: 'Projects', summary: 'One project', access: 'session', responses: { 200: projectAnswer } });
+  describeRoute(router, { method: 'get', path: '/api/projects/:id', tag: 'Projects', summary: 'One project', access: 'session', workspace: 'read', responses: { 200: projectAnswer } });
   router.get('/api/projects/:id', async (ctx) => {
-    ctx.body = { success: true, project: await projects.get(currentUser(ctx).id, ctx.params.id) };
+    const grant = await workspaceGrant(ctx, deps, 'read', { projectId: ctx.params.id });
+    ctx.body = { success: true, project: await projects.get(grant.workspaceId, ctx.params.id) };
   });
 
   describeRoute(router, {
@@ -170,16 +185,20 @@ export function projectsRouter(deps: AppDeps): Router {
     tag: 'Projects',
     summary: 'Rename a project or change its address',
     access: 'session',
+    workspace: 'edit',
     body: updateBody,
     responses: { 200: projectAnswer },
   });
   router.patch('/api/projects/:id', async (ctx) => {
-    ctx.body = { success: true, project: await projects.update(currentUser(ctx).id, ctx.params.id, parseBody(ctx, updateBody)) };
+    const changes = parseBody(ctx, updateBody);
+    const grant = await workspaceGrant(ctx, deps, 'edit', { projectId: ctx.params.id });
+    ctx.body = { success: true, project: await projects.update(grant.workspaceId, ctx.params.id, changes) };
   });
 
-  describeRoute(router, { method: 'delete', path: '/api/projects/:id', tag: 'Projects', summary: 'Delete a project with its content and files', access: 'session', responses: { 200: okBody } });
+  describeRoute(router, { method: 'delete', path: '/api/projects/:id', tag: 'Projects', summary: 'Delete a project with its content and files', access: 'session', workspace: 'edit', responses: { 200: okBody } });
   router.delete('/api/projects/:id', async (ctx) => {
-    await projects.remove(currentUser(ctx).id, [ctx.params.id]);
+    const grant = await workspaceGrant(ctx, deps, 'edit', { projectId: ctx.params.id });
+    await projects.remove(grant.workspaceId, [ctx.params.id]);
     library.invalidate(ctx.params.id);
     ctx.body = { success: true };
   });
@@ -198,6 +217,7 @@ export function projectsRouter(deps: AppDeps): Router {
       'for the next page until it is null. Pages are keyset-paged (items added or deleted meanwhile neither repeat nor skip ' +
       'the others) and reach every item, past the whole listing\'s 1000-item cut.',
     access: 'session',
+    workspace: 'read',
     query: contentQuery,
     responses: {
       200: {
@@ -208,12 +228,12 @@ export function projectsRouter(deps: AppDeps): Router {
   });
   router.get('/api/projects/:id/content', async (ctx) => {
     const { refresh, bust, limit, cursor } = parseQuery(ctx, contentQuery);
-    const userId = currentUser(ctx).id;
+    const { workspaceId } = await workspaceGrant(ctx, deps, 'read', { projectId: ctx.params.id });
     const fresh = refresh !== undefined || bust !== undefined;
     const body =
       limit === undefined && cursor === undefined
-        ? await library.listingJson(userId, ctx.params.id, fresh)
-        : await library.pageJson(userId, ctx.params.id, { limit: limit ?? LIBRARY_PAGE_DEFAULT, after: cursor ?? null, fresh });
+        ? await library.listingJson(workspaceId, ctx.params.id, fresh)
+        : await library.pageJson(workspaceId, ctx.params.id, { limit: limit ?? LIBRARY_PAGE_DEFAULT, after: cursor ?? null, fresh });
     ctx.type = 'application/json';
     ctx.set('Cache-Control', 'no-store');
     ctx.vary('Accept-Encoding');
@@ -232,10 +252,12 @@ export function projectsRouter(deps: AppDeps): Router {
     tag: 'Projects',
     summary: 'Delete an assembled video of the project',
     access: 'session',
+    workspace: 'edit',
     responses: { 200: okBody },
   });
   router.delete('/api/projects/:id/compiled-videos/:videoId', async (ctx) => {
-    await library.remove(currentUser(ctx).id, ctx.params.id, 'compiled_videos', ctx.params.videoId);
+    const grant = await workspaceGrant(ctx, deps, 'edit', { projectId: ctx.params.id });
+    await library.remove(grant.workspaceId, ctx.params.id, 'compiled_videos', ctx.params.videoId);
     ctx.body = { success: true };
   });
 
@@ -245,12 +267,14 @@ export function projectsRouter(deps: AppDeps): Router {
     tag: 'Projects',
     summary: 'Delete one content item (render, image, clip, video) and its files',
     access: 'session',
+    workspace: 'edit',
     params: contentItemParams,
     responses: { 200: okBody },
   });
   router.delete('/api/projects/:id/content/:source/:itemId', async (ctx) => {
     const { source } = parse(contentItemParams, ctx.params);
-    await library.remove(currentUser(ctx).id, ctx.params.id, source, ctx.params.itemId);
+    const grant = await workspaceGrant(ctx, deps, 'edit', { projectId: ctx.params.id });
+    await library.remove(grant.workspaceId, ctx.params.id, source, ctx.params.itemId);
     ctx.body = { success: true };
   });
 
@@ -260,6 +284,7 @@ export function projectsRouter(deps: AppDeps): Router {
     tag: 'Projects',
     summary: 'Rename one content item',
     access: 'session',
+    workspace: 'edit',
     params: contentItemParams,
     body: renameBody,
     responses: { 200: z.object({ success: z.literal(true), item: contentItem }) },
@@ -267,7 +292,8 @@ export function projectsRouter(deps: AppDeps): Router {
   router.patch('/api/projects/:id/content/:source/:itemId', async (ctx) => {
     const { source } = parse(contentItemParams, ctx.params);
     const { name } = parseBody(ctx, renameBody);
-    ctx.body = { success: true, item: await library.rename(currentUser(ctx).id, ctx.params.id, source, ctx.params.itemId, name) };
+    const grant = await workspaceGrant(ctx, deps, 'edit', { projectId: ctx.params.id });
+    ctx.body = { success: true, item: await library.rename(grant.workspaceId, ctx.params.id, source, ctx.params.itemId, name) };
   });
 
   return router;

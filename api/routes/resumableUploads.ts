@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AppDeps } from '../deps';
-import { currentUser } from '../middleware/auth';
+import { workspaceGrant } from '../workspace';
 import { contentServicesFor } from '../../services/content/contentServices';
 import { ResumableUploads, TUS_PATH } from '../../services/content/resumableUploads';
 import { z } from 'zod';
@@ -22,8 +22,8 @@ const tusOnly = z.object({ 'tus-resumable': tusVersion });
 /** tus answers carry their facts in headers; refusals are short texts. */
 const tusRefusals: Record<number, ResponseDoc> = {
   400: { description: 'A header or the metadata is refused (Upload-Length, projectId, filename ...)' },
-  403: { description: 'Not this user\'s upload' },
-  404: { description: 'No such upload (or project)' },
+  403: { description: "The user's role in the workspace does not allow uploads (a viewer): refused before any upload exists" },
+  404: { description: 'No such upload (or project) in this workspace' },
   410: { description: 'The upload has completed or is no longer available' },
   412: { description: 'Tus-Resumable missing or not 1.0.0 (Tus-Version names the version this server speaks)' },
   503: { description: 'Storage or the database is unavailable' },
@@ -34,6 +34,8 @@ const tusDoc = (method: RouteDoc['method'], path: string, summary: string, rest:
   summary,
   tag: 'Projects',
   access: 'session',
+  // uploading is editing the workspace's library; an upload is resumed or cancelled by the members who may edit it
+  workspace: 'edit',
   ...rest,
   responses: { ...tusRefusals, ...rest.responses },
   // tus refuses in plain text, not with the API's JSON error body
@@ -41,6 +43,16 @@ const tusDoc = (method: RouteDoc['method'], path: string, summary: string, rest:
 });
 
 const perApp = new WeakMap<object, ResumableUploads>();
+
+/** The projectId of a creation's Upload-Metadata, if it names one (the tus server refuses a malformed header itself). */
+function metadataProjectId(header: string): string | undefined {
+  // `key base64,key base64`
+  for (const pair of header.split(',')) {
+    const [key, value] = pair.trim().split(' ');
+    if (key === 'projectId' && value) return Buffer.from(value, 'base64').toString('utf8');
+  }
+  return undefined;
+}
 
 /** One tus server per app (its store, locks and sweep timer), shared by every router built from the same deps. */
 export function resumableUploadsFor(deps: AppDeps): ResumableUploads {
@@ -91,8 +103,13 @@ export function resumableUploadsRouter(deps: AppDeps): Router {
       return;
     }
     const tus = uploads();
+    // the workspace and the role are decided before the tus server sees the request, so a refused creation leaves
+    // neither an upload slot (row) nor a file: a new upload names its project in Upload-Metadata, an existing one
+    // is the project's it was created for
+    const projectId = ctx.method === 'POST' ? metadataProjectId(ctx.get('upload-metadata')) : await tus.projectOf(String(ctx.params.id ?? ''));
+    const grant = await workspaceGrant(ctx, deps, 'edit', { projectId });
     ctx.respond = false;
-    await tus.handle(ctx.req, ctx.res, currentUser(ctx).id);
+    await tus.handle(ctx.req, ctx.res, grant.workspaceId);
   };
   const item = `${TUS_PATH}/:id`;
   describeRoute(router, tusDoc('post', TUS_PATH, 'Start a resumable (tus) upload of a render into a project', {

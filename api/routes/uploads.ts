@@ -1,12 +1,13 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { AppDeps } from '../deps';
-import { assertSelf, currentUser, requireAuth } from '../middleware/auth';
+import { assertSelf, requireAuth } from '../middleware/auth';
+import { workspaceGrant } from '../workspace';
 import { readSingleFileForm } from '../multipart';
 import { parse } from '../validation';
 import { MSG } from '../../domain/messages';
 import { contentServicesFor } from '../../services/content/contentServices';
-import type { RenderUploadResult } from '../../services/content/renders';
+import type { RenderUploadResult, StagedRender } from '../../services/content/renders';
 import { answers, describeRoute, errorBody } from '../openapi/describe';
 import { contentItem } from './projects';
 
@@ -36,7 +37,10 @@ const uploadAnswer = answers<RenderUploadResult>()(
   }),
 );
 
-/** POST /api/upload/renders (multipart: file, projectId, userId): one render streamed into the project. */
+/**
+ * POST /api/upload/renders (multipart: file, projectId, userId): one render streamed into the project, by a member of
+ * its workspace who may edit (services/workspaces/access.ts); the render belongs to the workspace.
+ */
 export function uploadsRouter(deps: AppDeps): Router {
   const { uploads } = contentServicesFor(deps);
   const router = new Router();
@@ -47,33 +51,46 @@ export function uploadsRouter(deps: AppDeps): Router {
     tag: 'Projects',
     summary: 'Upload one render into a project (streamed, checked by content)',
     access: 'session',
+    workspace: 'edit',
     body: { contentType: 'multipart/form-data', schema: uploadForm },
     responses: {
       200: uploadAnswer,
       400: { description: "A file that is not an image, a video ('Video uploads are not supported...'), or an image that cannot be read; error names the file and the reason", schema: errorBody },
-      404: { description: 'No such project of this user', schema: errorBody },
+      403: { description: "The user's role in the project's workspace does not allow uploads (a viewer): nothing is stored", schema: errorBody },
+      404: { description: 'No such project in this workspace (or the workspace is not one of the user\'s)', schema: errorBody },
       413: { description: "File too large: <n>MB. Maximum size is 150MB.", schema: errorBody },
     },
   });
   router.post('/api/upload/renders', requireAuth(deps, { unauthenticatedMessage: MSG.loginToUpload }), async (ctx) => {
-    const user = currentUser(ctx);
     uploads.assertRequestSize(ctx.get('content-length') ? Number(ctx.get('content-length')) : undefined);
+    // the workspace and the role are decided before a byte is stored: the project's workspace when projectId comes
+    // before the file (as the app sends it), else the request's workspace (X-Workspace-Id, else the personal one)
+    let stagedIn: { workspaceId: string; projectId: string | undefined } | null = null;
     const { fields, file: staged } = await readSingleFileForm(
       ctx.req,
       'file',
       async (file, early) => {
         // fields sent before the file are checked before a byte is stored
         assertSelf(ctx, early.userId);
-        return uploads.stage(user.id, file, early.projectId);
+        const grant = await workspaceGrant(ctx, deps, 'edit', { projectId: early.projectId });
+        stagedIn = { workspaceId: grant.workspaceId, projectId: early.projectId };
+        // stored under the workspace's folder: it is the account that owns the render
+        return uploads.stage(grant.workspaceId, file, early.projectId);
       },
       (file) => uploads.discard(file),
     );
+    let current: StagedRender = staged;
     try {
       const input = parse(uploadFields, fields);
       assertSelf(ctx, input.userId);
-      ctx.body = await uploads.complete(user.id, input.projectId, staged);
+      const before = stagedIn as { workspaceId: string; projectId: string | undefined } | null;
+      // a projectId that came after the file names the workspace only now: asked again, and the file moves there
+      const workspaceId =
+        before && before.projectId === input.projectId ? before.workspaceId : (await workspaceGrant(ctx, deps, 'edit', { projectId: input.projectId })).workspaceId;
+      if (before && before.workspaceId !== workspaceId) current = await uploads.restage(staged, workspaceId);
+      ctx.body = await uploads.complete(workspaceId, input.projectId, current);
     } catch (err) {
-      await uploads.discard(staged);
+      await uploads.discard(current);
       throw err;
     }
   });

@@ -2,6 +2,8 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import type { AppDeps } from '../deps';
 import { currentUser, requireAuth } from '../middleware/auth';
+import { workspaceGrant } from '../workspace';
+import type { WorkspaceAction } from '../../domain/workspaceRoles';
 import { RequestError, parseBody, parseQuery, singleLine } from '../validation';
 import { ASSEMBLY_MSG, CHAT_MESSAGE_MAX, parseAssemblyPlatform } from '../../domain/assembly';
 import { ORIENTATIONS, type Orientation } from '../../domain/orientation';
@@ -15,7 +17,8 @@ import { describeRoute, errorBody, type RouteDoc } from '../openapi/describe';
 const chatState = z.looseObject({ success: z.literal(true), error: z.null() }).meta({ description: 'chat_history, preferences, editing_config, analysis, workflow_analysis, clip_suggestions' });
 const assemblyRefusals: RouteDoc['responses'] = {
   401: { description: "'User authentication required'", schema: errorBody },
-  404: { description: 'No such clip, project or job of this user', schema: errorBody },
+  403: { description: "The user's role in the workspace does not allow it (a viewer assembling), or the project is not the workspace's ('You do not have permission to use this project')", schema: errorBody },
+  404: { description: 'No such clip, project or job in this workspace', schema: errorBody },
   409: { description: 'The pending approvals limit is reached, or an assembly is already running', schema: errorBody },
   429: { description: 'Generation is paused after repeated rejections (REJECTION_STREAK_COOLDOWN)', schema: errorBody },
 };
@@ -120,27 +123,29 @@ export function videoAssemblyRouter(deps: AppDeps): Router {
   const signedIn = requireAuth(deps, { unauthenticatedMessage: ASSEMBLY_MSG.authRequired });
 
   /** The user's approved clips for assembly (not in the spec's call list; what the clip selector shows). */
-  const doc = (method: 'get' | 'post' | 'put', path: string, summary: string, rest: Partial<RouteDoc> & Pick<RouteDoc, 'responses'>) =>
-    describeRoute(router, { method, path, summary, tag: 'Assembly', access: 'session', ...rest, responses: { ...assemblyRefusals, ...rest.responses } });
+  const doc = (method: 'get' | 'post' | 'put', path: string, workspace: WorkspaceAction, summary: string, rest: Partial<RouteDoc> & Pick<RouteDoc, 'responses'>) =>
+    describeRoute(router, { method, path, summary, tag: 'Assembly', access: 'session', workspace, ...rest, responses: { ...assemblyRefusals, ...rest.responses } });
 
-  doc('get', '/api/video-assembly/clips', "The user's approved clips for assembly, optionally of one orientation", {
+  doc('get', '/api/video-assembly/clips', 'read', "The workspace's approved clips for assembly, optionally of one orientation", {
     query: clipsQuery,
     responses: { 200: z.object({ success: z.literal(true), clips: z.array(z.looseObject({ id: z.string() })) }) },
   });
   router.get('/api/video-assembly/clips', signedIn, async (ctx) => {
     const { orientation } = parseQuery(ctx, clipsQuery);
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { success: true, clips: await service.clips(currentUser(ctx).id, orientation) };
+    const grant = await workspaceGrant(ctx, deps, 'read');
+    ctx.body = { success: true, clips: await service.clips(grant.workspaceId, orientation) };
   });
 
-  doc('post', '/api/video-assembly/dry-run', 'The timeline (tracks, clips, transitions, output size) an assembly would render, and its preview', {
+  doc('post', '/api/video-assembly/dry-run', 'assemble', 'The timeline (tracks, clips, transitions, output size) an assembly would render, and its preview', {
     body: dryRunBody,
     responses: { 200: z.looseObject({}) },
   });
   router.post('/api/video-assembly/dry-run', signedIn, async (ctx) => {
     const body = parseBody(ctx, dryRunBody);
     const transitions = (body.editorState?.transitions ?? []).map((t) => (t === null ? null : typeof t === 'string' ? { type: t } : t));
-    ctx.body = await service.dryRun(currentUser(ctx).id, {
+    const grant = await workspaceGrant(ctx, deps, 'assemble', { projectId: body.projectId });
+    ctx.body = await service.dryRun(grant.workspaceId, {
       projectId: body.projectId ?? null,
       clipIds: body.clipIds ?? [],
       aspectRatio: body.aspectRatio ?? null,
@@ -148,7 +153,7 @@ export function videoAssemblyRouter(deps: AppDeps): Router {
     });
   });
 
-  doc('post', '/api/video/assemble', 'Start assembling up to 5 clips of one orientation into a video for a platform (free; waits for approval)', {
+  doc('post', '/api/video/assemble', 'assemble', 'Start assembling up to 5 clips of one orientation into a video for a platform (free; waits for approval)', {
     body: assembleBody,
     responses: { 200: z.object({ success: z.literal(true), jobId: z.string() }), 503: { description: "'Failed to start assembly', or the database is unavailable", schema: errorBody } },
   });
@@ -159,47 +164,53 @@ export function videoAssemblyRouter(deps: AppDeps): Router {
     const clipIds = orderedClipIds(body.contentItems ?? [], body.clipOrder);
     const platform = parseAssemblyPlatform(body.platform ?? 'youtube');
     if (!platform) throw new RequestError(400, 'platform must be youtube, tiktok, portrait or landscape', 'VALIDATION_ERROR');
-    ctx.body = await service.start(user.id, { projectId: body.projectId ?? null, platform, clipIds });
+    // the video goes into the project's workspace, made of its clips; the member who started it is recorded (created_by)
+    const grant = await workspaceGrant(ctx, deps, 'assemble', { projectId: body.projectId });
+    ctx.body = await service.start(grant.workspaceId, { projectId: body.projectId ?? null, platform, clipIds }, { actorId: grant.userId });
   });
 
-  doc('get', '/api/video/assemble', "An assembly job's status", {
+  doc('get', '/api/video/assemble', 'read', "An assembly job's status", {
     query: statusQuery,
     responses: { 200: z.object({ success: z.literal(true), job: z.looseObject({ status: z.string() }) }) },
   });
   router.get('/api/video/assemble', signedIn, async (ctx) => {
     const { jobId } = parseQuery(ctx, statusQuery);
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { success: true, job: await service.status(currentUser(ctx).id, jobId) };
+    const grant = await workspaceGrant(ctx, deps, 'read');
+    ctx.body = { success: true, job: await service.status(grant.workspaceId, jobId) };
   });
 
-  doc('get', '/api/projects/:id/aesthetic', "The project's editing chat: history, preferences and editing config", { responses: { 200: chatState } });
+  doc('get', '/api/projects/:id/aesthetic', 'read', "The project's editing chat: history, preferences and editing config", { responses: { 200: chatState } });
   router.get('/api/projects/:id/aesthetic', requireAuth(deps), async (ctx) => {
+    const grant = await workspaceGrant(ctx, deps, 'read', { projectId: ctx.params.id });
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { success: true, error: null, ...(await chat.state(currentUser(ctx).id, ctx.params.id)) };
+    ctx.body = { success: true, error: null, ...(await chat.state(grant.workspaceId, ctx.params.id)) };
   });
 
-  doc('post', '/api/projects/:id/aesthetic', "Send a message to the project's editing chat ('__SYNC_CLIPS__' and '__CLEAR_CONVERSATION__' are commands)", {
+  doc('post', '/api/projects/:id/aesthetic', 'assemble', "Send a message to the project's editing chat ('__SYNC_CLIPS__' and '__CLEAR_CONVERSATION__' are commands)", {
     body: chatBody,
     responses: { 200: chatState, 503: { description: 'The editing assistant is unavailable, or the database is', schema: errorBody } },
   });
   router.post('/api/projects/:id/aesthetic', requireAuth(deps), async (ctx) => {
     const body = parseBody(ctx, chatBody);
     const selected = body.selected_clips === undefined || body.selected_clips === null ? null : body.selected_clips.map((c) => (typeof c === 'string' ? c : c.id));
+    const grant = await workspaceGrant(ctx, deps, 'assemble', { projectId: ctx.params.id });
     ctx.body = {
       success: true,
       error: null,
-      ...(await chat.post(currentUser(ctx).id, ctx.params.id, { message: body.message, selectedClipIds: selected, aspectRatio: body.aspect_ratio ?? null })),
+      ...(await chat.post(grant.workspaceId, ctx.params.id, { message: body.message, selectedClipIds: selected, aspectRatio: body.aspect_ratio ?? null })),
     };
   });
 
-  doc('put', '/api/projects/:id/aesthetic/clips', "Tell the project's editing chat the current clip selection (no message): its readiness and suggested order follow", {
+  doc('put', '/api/projects/:id/aesthetic/clips', 'assemble', "Tell the project's editing chat the current clip selection (no message): its readiness and suggested order follow", {
     body: chatSelectionBody,
     responses: { 200: chatState },
   });
   router.put('/api/projects/:id/aesthetic/clips', requireAuth(deps), async (ctx) => {
     const body = parseBody(ctx, chatSelectionBody);
     const selected = body.selected_clips.map((c) => (typeof c === 'string' ? c : c.id));
-    ctx.body = { success: true, error: null, ...(await chat.syncSelection(currentUser(ctx).id, ctx.params.id, { selectedClipIds: selected })) };
+    const grant = await workspaceGrant(ctx, deps, 'assemble', { projectId: ctx.params.id });
+    ctx.body = { success: true, error: null, ...(await chat.syncSelection(grant.workspaceId, ctx.params.id, { selectedClipIds: selected })) };
   });
 
   return router;

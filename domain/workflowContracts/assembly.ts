@@ -8,7 +8,13 @@ import type { JunctionOverride } from '../assemblyTimeline';
 
 export interface AssemblyInput {
   jobId: string;
+  /** The account the video belongs to, which is the workspace (DESIGN.md "Teams (workspaces)"). */
   userId: string;
+  /**
+   * The member who started it (assembly_jobs.created_by, the approval's created_by). Absent in histories from before
+   * workspaces, whose account was the owner's personal workspace (its id is the owner's user id).
+   */
+  actorId?: string | null;
   projectId: string;
   platform: AssemblyPlatform;
   /** In the order they play. */

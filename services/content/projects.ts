@@ -67,15 +67,19 @@ async function projectFiles(projectIds: readonly string[], trx: TransactionOrKne
 export interface ProjectServiceDeps {
   storage: Storage;
   logger?: Logger;
-  /** Project owners kept in this process (services/content/projectOwnerCache.ts) for assertOwned; without it each check is read. */
+  /** Projects' owning workspaces kept in this process (services/content/projectOwnerCache.ts) for assertOwned; without it each check is read. */
   owners?: ProjectOwnerCache;
 }
 
-/** Projects of one user (query builders name snake_case columns; rows come back camelCase): every call is scoped to the owner, and another user's project is simply not found. */
+/**
+ * Projects of one account, which is a workspace (query builders name snake_case columns; rows come back camelCase):
+ * every call is scoped to the owning workspace (`userId` is the workspace id, `projects.user_id`), and another
+ * workspace's project is simply not found. Who may call is decided before (services/workspaces/access.ts).
+ */
 export class ProjectService {
   constructor(private readonly deps: ProjectServiceDeps) {}
 
-  /** The user's project or ProjectNotFoundError (also for ids that are not UUIDs). */
+  /** The account's (workspace's) project or ProjectNotFoundError (also for ids that are not UUIDs). */
   async findOwned(userId: string, projectId: string): Promise<Project> {
     if (!UUID.test(projectId)) throw new ProjectNotFoundError();
     const project = await Project.query().findOne({ id: projectId, user_id: userId });
@@ -84,7 +88,7 @@ export class ProjectService {
   }
 
   /**
-   * Throws ProjectNotFoundError unless the user owns the project, like findOwned, as one indexed read of the id with
+   * Throws ProjectNotFoundError unless the account (workspace) owns the project, like findOwned, as one indexed read of the id with
    * no model built: what the content listing checks on every request, its cached answers included. With `owners` the
    * owner comes from that exact in-process cache instead (no query while it holds the project).
    */

@@ -205,6 +205,24 @@ export class RenderUploadService {
     }
   }
 
+  /**
+   * The staged file moved into another account's folder (`<accountId>/...`): for a multipart upload whose projectId
+   * came after the file and named another workspace than the one the file was staged for. The folder is the owning
+   * account's, which removes it with its data.
+   */
+  async restage(staged: StagedRender, accountId: string): Promise<StagedRender> {
+    const file: StoredFileRef = { bucket: staged.file.bucket, path: `${accountId}/${path.posix.basename(staged.file.path)}` };
+    const { objects } = this.deps.storage;
+    try {
+      await objects.put(file.bucket, file.path, await objects.read(staged.file.bucket, staged.file.path));
+    } catch (err) {
+      await removeStoredFiles(objects, [file], this.deps.logger);
+      throw err;
+    }
+    await this.discard(staged);
+    return { ...staged, file };
+  }
+
   async discard(staged: StagedRender): Promise<void> {
     await removeStoredFiles(this.deps.storage.objects, [staged.file], this.deps.logger);
   }

@@ -6,11 +6,13 @@
  * front, so a too-large file is refused before a byte is sent), an image by its content, duplicates answered with the
  * existing render. When the last byte arrives the assembled file goes through RenderUploadService (type by content,
  * checksum, thumbnail, render row) and the tus copy is removed; the final PATCH answers the same JSON as the multipart
- * route. Only the user who created an upload can resume, inspect or cancel it. Unfinished uploads expire after
- * TUS_EXPIRATION_HOURS (24) and an hourly sweep removes their bytes.
+ * route. The API decides the workspace and the role before the tus server sees a request (api/routes/resumableUploads.ts:
+ * `edit` in the project's workspace); the upload then belongs to that workspace (the account, `user_id`), so the
+ * members who may edit there can resume, inspect or cancel it, and nobody else finds it. Unfinished uploads expire
+ * after TUS_EXPIRATION_HOURS (24) and an hourly sweep removes their bytes.
  *
- * One account holds at most TUS_MAX_UNFINISHED_UPLOADS unfinished uploads declaring at most TUS_MAX_UNFINISHED_MB in
- * total (services/content/uploadLimits.ts): the creation (POST) beyond them answers 429 (count) or 413 (bytes),
+ * One account (a workspace, whose members share the budget: services/content/uploadLimits.ts) holds at most
+ * TUS_MAX_UNFINISHED_UPLOADS unfinished uploads declaring at most TUS_MAX_UNFINISHED_MB in total: the creation (POST) beyond them answers 429 (count) or 413 (bytes),
  * checked and recorded in one transaction under the account's lock, so the limits hold across API processes. An
  * upload stops counting once it completes, fails, is cancelled (DELETE) or expires.
  */
@@ -72,8 +74,8 @@ function megabytes(bytes: number): string {
   return (bytes / (1024 * 1024)).toFixed(2);
 }
 
-/** The signed-in user of each request the API hands to the tus server (ResumableUploads.handle). */
-const requestUsers = new WeakMap<IncomingMessage, string>();
+/** The account (workspace) each request the API hands to the tus server acts in (ResumableUploads.handle). */
+const requestAccounts = new WeakMap<IncomingMessage, string>();
 /** The upload a creation request recorded, so a creation that fails after it does not keep counting. */
 const createdBy = new WeakMap<IncomingMessage, string>();
 
@@ -121,10 +123,18 @@ export class ResumableUploads {
     });
   }
 
-  /** Serves one tus request of `userId` (the API's session guard has checked the session). */
-  async handle(req: IncomingMessage, res: ServerResponse, userId: string): Promise<void> {
-    requestUsers.set(req, userId);
+  /**
+   * Serves one tus request acting in the account `accountId` (the workspace), after the API checked the session and
+   * the user's right to edit in that workspace.
+   */
+  async handle(req: IncomingMessage, res: ServerResponse, accountId: string): Promise<void> {
+    requestAccounts.set(req, accountId);
     await this.server.handle(req, res);
+  }
+
+  /** The project an upload was created for (which names its workspace), or undefined for no such upload. */
+  async projectOf(id: string): Promise<string | undefined> {
+    return (await this.row(id))?.project_id;
   }
 
   /**
@@ -141,11 +151,12 @@ export class ResumableUploads {
     if (marked) await this.removeData(created);
   }
 
-  private userOf(req: unknown): string {
+  /** The account (workspace) the request acts in. */
+  private accountOf(req: unknown): string {
     const node = nodeRequestOf(req);
-    const userId = node ? requestUsers.get(node) : undefined;
-    if (!userId) throw refusal(401, 'Authentication required');
-    return userId;
+    const accountId = node ? requestAccounts.get(node) : undefined;
+    if (!accountId) throw refusal(401, 'Authentication required');
+    return accountId;
   }
 
   private createStore(): FileStore | S3Store {
@@ -195,15 +206,15 @@ export class ResumableUploads {
     return this.deps.knex<UploadRow>('resumable_uploads').where({ id }).first();
   }
 
-  /** Every request about an existing upload: only its creator may see, resume or cancel it. */
+  /** Every request about an existing upload: it is found only in its workspace (the account that created it). */
   private async authorize(req: { method: string }, id: string): Promise<void> {
-    const userId = this.userOf(req);
+    const accountId = this.accountOf(req);
     if (req.method === 'POST') {
       await this.ensureBucket();
       return;
     }
     const row = await this.row(id);
-    if (!row || row.user_id !== userId) throw refusal(404, 'Upload not found');
+    if (!row || row.user_id !== accountId) throw refusal(404, 'Upload not found');
     if (row.status !== 'uploading') throw refusal(410, row.status === 'completed' ? 'This upload has already completed' : 'This upload is no longer available');
     if (req.method === 'DELETE') {
       // cancelled before the answer, so a creation right after it finds the slot free; the bytes go next (should
@@ -214,7 +225,7 @@ export class ResumableUploads {
 
   /** A new upload: the declared size, type and name, and the project, are checked before a byte is accepted. */
   private async created(req: unknown, upload: Upload): Promise<void> {
-    const userId = this.userOf(req);
+    const accountId = this.accountOf(req);
     const meta = upload.metadata ?? {};
     if (upload.size === undefined) throw refusal(400, 'Upload-Length is required: the file size must be known when the upload starts');
     if (upload.size > this.maxBytes) throw new DomainError(413, 'FILE_TOO_LARGE', MSG.fileTooLarge(megabytes(upload.size)));
@@ -227,8 +238,8 @@ export class ResumableUploads {
     if (problem) throw refusal(400, `File name ${problem}`);
     const declared = (meta.filetype ?? meta.type ?? '').toLowerCase();
     if (declared.startsWith('video/')) throw new DomainError(400, 'VIDEO_NOT_SUPPORTED', MSG.videoUploadsNotSupported);
-    await this.deps.services.projects.findOwned(userId, projectId);
-    await this.recordWithinLimits({ id: upload.id, user_id: userId, project_id: projectId, file_name: fileName, size: upload.size });
+    await this.deps.services.projects.findOwned(accountId, projectId);
+    await this.recordWithinLimits({ id: upload.id, user_id: accountId, project_id: projectId, file_name: fileName, size: upload.size });
     const node = nodeRequestOf(req);
     if (node) createdBy.set(node, upload.id);
   }
@@ -259,16 +270,16 @@ export class ResumableUploads {
 
   /** The last byte arrived: the file goes through the render upload pipeline, then the tus copy is removed. */
   private async finished(req: unknown, upload: Upload): Promise<{ status_code: number; headers: Record<string, string>; body: string }> {
-    const userId = this.userOf(req);
+    const accountId = this.accountOf(req);
     const row = await this.row(upload.id);
-    if (!row || row.user_id !== userId) throw refusal(404, 'Upload not found');
+    if (!row || row.user_id !== accountId) throw refusal(404, 'Upload not found');
     const { uploads } = this.deps.services;
     let result: RenderUploadResult;
     try {
       const stream = (await this.store.read(upload.id)) as Readable;
-      const staged = await uploads.stage(userId, { stream, fileName: row.file_name, declaredMime: upload.metadata?.filetype ?? '', requestBytes: Number(row.size) }, row.project_id);
+      const staged = await uploads.stage(accountId, { stream, fileName: row.file_name, declaredMime: upload.metadata?.filetype ?? '', requestBytes: Number(row.size) }, row.project_id);
       try {
-        result = await uploads.complete(userId, row.project_id, staged);
+        result = await uploads.complete(accountId, row.project_id, staged);
       } catch (err) {
         await uploads.discard(staged);
         throw err;

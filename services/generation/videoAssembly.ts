@@ -218,8 +218,11 @@ export class VideoAssemblyService {
     };
   }
 
-  /** Checks the request here (quick 4xx answers), then starts the workflow, whose admission checks it again. */
-  async start(userId: string, request: StartAssemblyRequest): Promise<{ success: true; jobId: string }> {
+  /**
+   * Checks the request here (quick 4xx answers), then starts the workflow, whose admission checks it again. `userId` is
+   * the account (workspace) the video belongs to; `actorId` the member who started it (recorded as created_by).
+   */
+  async start(userId: string, request: StartAssemblyRequest, acting: { actorId?: string } = {}): Promise<{ success: true; jobId: string }> {
     const projectId = await this.assertProject(userId, request.projectId);
     assertSelectionSize(request.clipIds);
     const { orientation } = await loadSelectedClips(this.deps.knex, userId, request.clipIds);
@@ -231,6 +234,7 @@ export class VideoAssemblyService {
     const input: AssemblyInput = {
       jobId,
       userId,
+      ...(acting.actorId ? { actorId: acting.actorId } : {}),
       projectId,
       platform: request.platform,
       clipIds: request.clipIds,
@@ -248,7 +252,7 @@ export class VideoAssemblyService {
       workflowId: assemblyWorkflowId(jobId),
       taskQueue: this.deps.queues.generation,
       workflowIdConflictPolicy: 'FAIL',
-      typedSearchAttributes: jobSearchAttributes({ userId, kind: 'assembly', itemId: jobId, projectId }),
+      typedSearchAttributes: jobSearchAttributes({ userId, actorId: acting.actorId, kind: 'assembly', itemId: jobId, projectId }),
       args: [input],
     });
     let admission: AssemblyAdmission | typeof TIMED_OUT;
