@@ -1,25 +1,39 @@
 import { useAtomValue, useSetAtom } from 'jotai';
 import { lazy, Suspense, type ReactElement } from 'react';
+import { inviteTokenAtom } from './atoms/invite';
 import { reloadSessionAtom, sessionAtom } from './atoms/session';
+import { workspaceParamAtom } from './atoms/view';
 import { LoadingState } from './components/Spinner';
 import { Toaster } from './components/Toaster';
 import { LandingPage } from './views/Landing/LandingPage';
 
 // the landing page stays in the first chunk; the dashboard (and each of its views) loads on demand
 const DashboardShell = lazy(() => import('./views/Dashboard/DashboardShell').then((m) => ({ default: m.DashboardShell })));
+// reached from an invitation link, signed in or out
+const InvitationPage = lazy(() => import('./views/Invitation/InvitationPage').then((m) => ({ default: m.InvitationPage })));
 
-/** Signed out: the landing page. Signed in: the dashboard. The session decides, read once at start. */
+function Loading(): ReactElement {
+  return (
+    <div className="page-center">
+      <LoadingState label="Loading Render Studio..." />
+    </div>
+  );
+}
+
+/**
+ * Signed out: the landing page. Signed in: the dashboard, one per workspace (a switch starts the dashboard afresh:
+ * no open project, selection or stream of the previous workspace survives). An invitation link shows its page
+ * either way. The session decides, read once at start.
+ */
 export function App(): ReactElement {
   const session = useAtomValue(sessionAtom);
   const reload = useSetAtom(reloadSessionAtom);
+  const inviteToken = useAtomValue(inviteTokenAtom);
+  const workspaceId = useAtomValue(workspaceParamAtom);
 
   let screen: ReactElement;
   if (session === undefined) {
-    screen = (
-      <div className="page-center">
-        <LoadingState label="Loading Render Studio..." />
-      </div>
-    );
+    screen = <Loading />;
   } else if (session.failed) {
     screen = (
       <div className="page-center">
@@ -32,16 +46,16 @@ export function App(): ReactElement {
         </div>
       </div>
     );
+  } else if (inviteToken) {
+    screen = (
+      <Suspense fallback={<Loading />}>
+        <InvitationPage token={inviteToken} user={session.user} />
+      </Suspense>
+    );
   } else if (session.user) {
     screen = (
-      <Suspense
-        fallback={
-          <div className="page-center">
-            <LoadingState label="Loading Render Studio..." />
-          </div>
-        }
-      >
-        <DashboardShell user={session.user} />
+      <Suspense fallback={<Loading />}>
+        <DashboardShell key={workspaceId ?? session.user.id} user={session.user} />
       </Suspense>
     );
   } else {

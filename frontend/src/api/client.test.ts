@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ApiReplyError, apiErrorMessage, createApiClient, isApiHttpError, unreadableReplyMessage } from './client';
+import { inviteTokenFromSearch, workspaceFromSearch } from './workspaceAddress';
 
 /** Replies by path: status, content type and body exactly as a server (or a proxy in front of it) might send them. */
 const REPLIES: Record<string, { status: number; type?: string; body: string }> = {
@@ -24,6 +25,11 @@ let prefix: string;
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
+    if (req.url === '/api/echo-workspace') {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ workspace: req.headers['x-workspace-id'] ?? null }));
+      return;
+    }
     const reply = REPLIES[req.url ?? ''] ?? { status: 404, type: 'application/json', body: '{"success":false,"error":"Not found"}' };
     res.statusCode = reply.status;
     if (reply.type) res.setHeader('content-type', reply.type);
@@ -90,9 +96,35 @@ describe('API client', () => {
     expect(apiErrorMessage(network, 'Failed to load projects')).toBe('Failed to load projects');
   });
 
+  it('names the current workspace on every call, and none for the personal workspace', async () => {
+    let current: string | null = null;
+    const api = createApiClient(prefix, () => current);
+    expect(await api.get('echo-workspace').json()).toEqual({ workspace: null });
+    current = '5b0f3c1e-2a44-4c1b-9d7e-0c6f7a1b2c3d';
+    expect(await api.get('echo-workspace').json()).toEqual({ workspace: current });
+    // read per call: a switch applies to the next request at once
+    current = null;
+    expect(await api.post('echo-workspace').json()).toEqual({ workspace: null });
+  });
+
   it('quotes at most 200 characters of an unreadable reply', () => {
     const message = unreadableReplyMessage(500, 'x'.repeat(1000));
     expect(message).toBe(`Server error (500): ${'x'.repeat(200)}…. Failed to parse JSON response.`);
     expect(unreadableReplyMessage(503, '<html></html>', 'Service Unavailable')).toBe('Server error (503): Service Unavailable. Failed to parse JSON response.');
+  });
+});
+
+describe('workspace in the address', () => {
+  it('reads ?workspace=<id>, absent or malformed meaning the personal workspace', () => {
+    expect(workspaceFromSearch('?workspace=5B0F3C1E-2A44-4C1B-9D7E-0C6F7A1B2C3D&view=approvals')).toBe('5b0f3c1e-2a44-4c1b-9d7e-0c6f7a1b2c3d');
+    expect(workspaceFromSearch('?view=approvals')).toBeNull();
+    expect(workspaceFromSearch('?workspace=../admin')).toBeNull();
+  });
+
+  it('reads the invitation token only on the invitation page', () => {
+    expect(inviteTokenFromSearch('?view=invite&token=abcdefghijklmnopqrstuvwxyz_-0123456789ABCDEFG')).toBe('abcdefghijklmnopqrstuvwxyz_-0123456789ABCDEFG');
+    expect(inviteTokenFromSearch('?token=abcdefghijklmnopqrstuvwxyz')).toBeNull();
+    expect(inviteTokenFromSearch('?view=invite&token=<script>')).toBeNull();
+    expect(inviteTokenFromSearch('?view=invite')).toBeNull();
   });
 });

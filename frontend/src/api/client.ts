@@ -1,4 +1,6 @@
-import ky, { HTTPError, type AfterResponseHook, type BeforeErrorHook, type KyInstance } from 'ky';
+import ky, { HTTPError, type AfterResponseHook, type BeforeErrorHook, type BeforeRequestHook, type KyInstance } from 'ky';
+import { WORKSPACE_HEADER } from '../../../domain/workspaceRoles';
+import { workspaceFromSearch } from './workspaceAddress';
 
 /** What the API answers on every failure: `{ success: false, error, code? }`. */
 export interface ApiErrorDetails {
@@ -90,18 +92,34 @@ const requireJsonReply: AfterResponseHook = async (_request, _options, response)
   if (reply.kind === 'unreadable') throw new ApiReplyError(response.status, unreadableReplyMessage(response.status, reply.text, response.statusText));
 };
 
-/** An HTTP client for the API under `prefixUrl`: session cookie included, replies checked, API errors enriched. */
-export function createApiClient(prefixUrl: string): KyInstance {
+/** Names the current workspace on every call (`X-Workspace-Id`); none for the personal one, the server's default. */
+function namingWorkspace(workspaceOf: () => string | null): BeforeRequestHook {
+  return (request) => {
+    const workspaceId = workspaceOf();
+    if (workspaceId && !request.headers.has(WORKSPACE_HEADER)) request.headers.set(WORKSPACE_HEADER, workspaceId);
+  };
+}
+
+/**
+ * An HTTP client for the API under `prefixUrl`: session cookie included, the current workspace named
+ * (`workspaceOf`), replies checked, API errors enriched.
+ */
+export function createApiClient(prefixUrl: string, workspaceOf: () => string | null = () => null): KyInstance {
   return ky.create({
     prefixUrl,
     credentials: 'same-origin',
     timeout: 30_000,
-    hooks: { afterResponse: [requireJsonReply], beforeError: [enrichHttpError] },
+    hooks: { beforeRequest: [namingWorkspace(workspaceOf)], afterResponse: [requireJsonReply], beforeError: [enrichHttpError] },
   });
 }
 
-/** The one HTTP client: same-origin `/api`. */
-export const api = createApiClient('/api');
+/** The workspace of this tab: the address is the one place it is kept (`?workspace=<id>`). */
+export function currentWorkspaceId(): string | null {
+  return typeof window === 'undefined' ? null : workspaceFromSearch(window.location.search);
+}
+
+/** The one HTTP client: same-origin `/api`, in the address's workspace. */
+export const api = createApiClient('/api', currentWorkspaceId);
 
 export function isApiHttpError(error: unknown): error is ApiHttpError {
   return error instanceof HTTPError && typeof (error as Partial<ApiErrorDetails>).apiMessage === 'string';

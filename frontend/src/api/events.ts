@@ -1,4 +1,5 @@
 import { STREAM_READY_EVENT, STREAM_SESSION_ENDED_EVENT, type DeliveredEvent, type RealtimeEventKind } from '../../../domain/events';
+import { WORKSPACE_PARAM } from '../../../domain/workspaceRoles';
 
 export type { DeliveredEvent } from '../../../domain/events';
 
@@ -31,11 +32,23 @@ export interface EventStreamHandlers {
 }
 
 /**
- * The signed-in user's event stream (/api/events). The app reconnects itself, with backoff, instead of
- * EventSource's fixed retry, and passes the last event id so the server replays what was missed.
- * Returns the unsubscribe.
+ * The stream's address: the workspace's events (`?workspaceId=`, none for the personal workspace, the server's
+ * default; EventSource sends no custom header) from after `lastEventId`.
  */
-export function subscribeToEvents(handlers: EventStreamHandlers): () => void {
+export function eventStreamUrl(workspaceId: string | null, lastEventId: string | null): string {
+  const params = new URLSearchParams();
+  if (workspaceId) params.set(WORKSPACE_PARAM, workspaceId);
+  if (lastEventId) params.set('lastEventId', lastEventId);
+  const query = params.toString();
+  return query ? `/api/events?${query}` : '/api/events';
+}
+
+/**
+ * The signed-in user's event stream (/api/events) in one workspace (null: the personal one). The app reconnects
+ * itself, with backoff, instead of EventSource's fixed retry, and passes the last event id so the server replays
+ * what was missed. Returns the unsubscribe; another workspace is another subscription.
+ */
+export function subscribeToEvents(workspaceId: string | null, handlers: EventStreamHandlers): () => void {
   let source: EventSource | null = null;
   let lastEventId: string | null = null;
   let attempt = 0;
@@ -45,8 +58,7 @@ export function subscribeToEvents(handlers: EventStreamHandlers): () => void {
 
   const connect = () => {
     if (stopped) return;
-    const url = lastEventId ? `/api/events?lastEventId=${encodeURIComponent(lastEventId)}` : '/api/events';
-    const current = new EventSource(url);
+    const current = new EventSource(eventStreamUrl(workspaceId, lastEventId));
     source = current;
     let opened = false;
     current.addEventListener(STREAM_READY_EVENT, () => {

@@ -3,7 +3,7 @@ import { unwrap } from 'jotai/utils';
 import { forgetApprovals } from '../api/approvals';
 import { fetchCurrentUser, signIn, signOut, signUp, type SignInInput, type SignUpInput, type User } from '../api/auth';
 import { forgetProjects } from '../api/projects';
-import { clearLandingStateAtom, resetViewAtom } from './view';
+import { clearLandingStateAtom, resetViewAtom, workspaceParamAtom } from './view';
 
 export interface Session {
   /** null when signed out */
@@ -17,8 +17,8 @@ export interface Session {
 /** Bumped by sign-in, sign-up and sign-out. */
 const authEpochAtom = atom(0);
 
-/** A new session never sees what the short client caches kept for the previous one. */
-function forgetCachedReads(): void {
+/** A new session (or workspace) never sees what the short client caches kept for the previous one. */
+export function forgetCachedReads(): void {
   forgetProjects();
   forgetApprovals();
 }
@@ -53,12 +53,15 @@ export const sessionAtom = atom((get): Session | undefined => {
 export const currentUserAtom = atom((get) => get(sessionAtom)?.user);
 
 /**
- * The parameter of every user-scoped resource atom: it changes when a different session starts or ends,
- * not when the same user's details are re-read, so a name change does not reload credits.
+ * The parameter of every user-scoped resource atom: it changes when a different session starts or ends, and when
+ * the user switches workspace (every resource is the current workspace's), not when the same user's details are
+ * re-read, so a name change does not reload credits. The personal workspace's id is the user's.
  */
 export const sessionKeyAtom = atom((get) => {
   const session = get(sessionAtom);
-  return session?.user ? `${session.user.id}:${session.epoch}` : null;
+  if (!session?.user) return null;
+  const workspaceId = get(workspaceParamAtom) ?? session.user.id;
+  return `${session.user.id}:${session.epoch}:${workspaceId}`;
 });
 
 export const reloadSessionAtom = atom(null, async (get, set) => {

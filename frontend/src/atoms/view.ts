@@ -1,4 +1,5 @@
 import { atom } from 'jotai';
+import { workspaceFromSearch } from '../api/workspaceAddress';
 import {
   DEFAULT_LOCATION,
   hrefWithAuthTab,
@@ -36,6 +37,31 @@ export const navigateAtom = atom(
   },
 );
 
+/**
+ * The workspace named in the address (`?workspace=<id>`), null for the personal one. The HTTP client reads the
+ * address itself on every call; this atom follows it so that resources re-read when it changes.
+ */
+const workspaceParamBaseAtom = atom<string | null>(workspaceFromSearch(window.location.search));
+workspaceParamBaseAtom.onMount = (setWorkspace) => {
+  const onPopState = () => setWorkspace(workspaceFromSearch(window.location.search));
+  window.addEventListener('popstate', onPopState);
+  return () => window.removeEventListener('popstate', onPopState);
+};
+
+export const workspaceParamAtom = atom((get) => get(workspaceParamBaseAtom));
+
+/**
+ * The address has changed under the app (a workspace switch, entering a workspace from an invitation): every
+ * address-following atom re-reads it, as after Back, and state kept for the previous workspace (the open project)
+ * is void.
+ */
+export const followAddressAtom = atom(null, (_get, set) => {
+  set(workspaceParamBaseAtom, workspaceFromSearch(window.location.search));
+  set(locationAtom, locationFromSearch(window.location.search));
+  set(viewResetsAtom, (n) => n + 1);
+  window.dispatchEvent(new PopStateEvent('popstate'));
+});
+
 /** The dashboard's current view, kept in `?view=` so reload and Back work. */
 export const viewAtom = atom(
   (get) => get(locationAtom).view,
@@ -64,6 +90,7 @@ export const unknownViewAtom = atom((get) => get(locationAtom).unknownView ?? nu
  */
 export const resetViewAtom = atom(null, (_get, set) => {
   set(locationAtom, DEFAULT_LOCATION);
+  set(workspaceParamBaseAtom, null);
   set(viewResetsAtom, (n) => n + 1);
   window.history.replaceState(null, '', hrefWithoutDashboardState(window.location.href));
 });

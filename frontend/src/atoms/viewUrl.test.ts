@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { authTabFromSearch, hrefForLocation, hrefWithAuthTab, hrefWithoutDashboardState, locationFromSearch } from './viewUrl';
+import { authTabFromSearch, hrefForLocation, hrefForWorkspace, hrefWithAuthTab, hrefWithoutDashboardState, locationFromSearch } from './viewUrl';
 
 describe('dashboard location in the URL', () => {
   it('reads the view and account tab, defaulting unknown values', () => {
@@ -46,5 +46,25 @@ describe('landing auth tab in the URL', () => {
   it('sets and clears ?auth=', () => {
     expect(hrefWithAuthTab('http://app.test/?x=1', 'signin')).toBe('/?x=1&auth=signin');
     expect(hrefWithAuthTab('http://app.test/?auth=signup', null)).toBe('/');
+  });
+});
+
+describe('workspace in the URL', () => {
+  const team = '5b0f3c1e-2a44-4c1b-9d7e-0c6f7a1b2c3d';
+
+  it('switches keeping a list view and dropping what belonged to the previous workspace', () => {
+    expect(hrefForWorkspace('http://app.test/?view=approvals&ref=mail', team, 'approvals')).toBe(`/?view=approvals&ref=mail&workspace=${team}`);
+    expect(hrefForWorkspace(`http://app.test/?view=overview&project=${team}&workspace=${team}`, null, 'projects')).toBe('/?view=projects');
+    expect(hrefForWorkspace('http://app.test/?view=account&tab=billing', team, 'account')).toBe(`/?view=account&tab=billing&workspace=${team}`);
+  });
+
+  it("lands on Projects after an item's view, whose item the other workspace does not have", () => {
+    const href = `http://app.test/?view=clip-generation&project=${team}&render=${team}`;
+    expect(hrefForWorkspace(href, team, 'clip-generation')).toBe(`/?view=projects&workspace=${team}`);
+  });
+
+  it('leaves the address with the session: a sign-out or sign-up starts in the personal workspace', () => {
+    expect(hrefWithoutDashboardState(`http://app.test/?workspace=${team}&view=members`)).toBe('/');
+    expect(locationFromSearch(`?view=members&workspace=${team}`)).toEqual({ view: 'members', accountTab: 'profile' });
   });
 });

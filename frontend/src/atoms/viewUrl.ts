@@ -1,7 +1,8 @@
 /** Pure URL rules for the app's in-page navigation; the atoms in view.ts apply them to window.location. */
+import { WORKSPACE_ADDRESS_PARAM } from '../api/workspaceAddress';
 
 /** 'admin' is only shown to admins: the dashboard shell sends anyone else who opens it to the default view. */
-export const DASHBOARD_VIEWS = ['projects', 'approvals', 'activity', 'account', 'clip-generation', 'image-generation', 'video-assembly', 'admin', 'enhance-set'] as const;
+export const DASHBOARD_VIEWS = ['projects', 'approvals', 'activity', 'account', 'clip-generation', 'image-generation', 'video-assembly', 'admin', 'enhance-set', 'members'] as const;
 export type DashboardView = (typeof DASHBOARD_VIEWS)[number];
 
 export const ACCOUNT_TABS = ['profile', 'billing', 'security', 'settings'] as const;
@@ -22,7 +23,28 @@ export interface DashboardLocation {
 export const PROJECT_DETAIL_VIEW = 'overview';
 
 /** Parameters that belong to a signed-in user's dashboard: a sign-out (or sign-in) takes them out of the address. */
-export const DASHBOARD_PARAMS = ['view', 'tab', 'project', 'render', 'image', 'bust'] as const;
+export const DASHBOARD_PARAMS = ['view', 'tab', 'project', 'render', 'image', 'bust', WORKSPACE_ADDRESS_PARAM, 'token'] as const;
+
+/** What belongs to one workspace's screens (an open project, an item, a draft): a workspace switch drops them. */
+const WORKSPACE_STATE_PARAMS = ['project', 'render', 'image', 'bust', 'draft', 'mode', 'token'] as const;
+
+/** Views about one item of a workspace: after a switch there is no such item, so the switch lands on Projects. */
+const ITEM_VIEWS: readonly DashboardView[] = ['clip-generation', 'image-generation'];
+
+/**
+ * The address after switching to `workspaceId` (null: the personal workspace): the same view when it is a list
+ * (Approvals stays Approvals), Projects after an item's view, and nothing of the previous workspace's screens.
+ */
+export function hrefForWorkspace(href: string, workspaceId: string | null, view: DashboardView): string {
+  const url = new URL(href);
+  for (const name of WORKSPACE_STATE_PARAMS) url.searchParams.delete(name);
+  if (workspaceId) url.searchParams.set(WORKSPACE_ADDRESS_PARAM, workspaceId);
+  else url.searchParams.delete(WORKSPACE_ADDRESS_PARAM);
+  const next = ITEM_VIEWS.includes(view) ? DEFAULT_LOCATION.view : view;
+  url.searchParams.set('view', next);
+  if (next !== 'account') url.searchParams.delete('tab');
+  return `${url.pathname}${url.search}${url.hash}`;
+}
 
 export const DEFAULT_LOCATION: DashboardLocation = { view: 'projects', accountTab: 'profile' };
 

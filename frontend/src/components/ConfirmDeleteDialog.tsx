@@ -7,10 +7,14 @@ interface ConfirmDeleteDialogProps {
   children: ReactNode;
   onCancel: () => void;
   onConfirm: () => Promise<void>;
+  /** the confirming button's text, 'Delete' unless given (e.g. 'Remove') */
+  confirmLabel?: string;
+  /** its text while the action runs, 'Deleting...' unless given */
+  busyLabel?: string;
 }
 
 /** Asks before a delete; both buttons are disabled while the delete runs. */
-export function ConfirmDeleteDialog({ title, children, onCancel, onConfirm }: ConfirmDeleteDialogProps): ReactElement {
+export function ConfirmDeleteDialog({ title, children, onCancel, onConfirm, confirmLabel = 'Delete', busyLabel = 'Deleting...' }: ConfirmDeleteDialogProps): ReactElement {
   const [busy, setBusy] = useState(false);
   return (
     <Dialog title={title} onClose={onCancel}>
@@ -32,7 +36,7 @@ export function ConfirmDeleteDialog({ title, children, onCancel, onConfirm }: Co
             }
           }}
         >
-          {busy ? 'Deleting...' : 'Delete'}
+          {busy ? busyLabel : confirmLabel}
         </button>
       </div>
     </Dialog>

@@ -1,5 +1,5 @@
 import { useAtomValue, useSetAtom } from 'jotai';
-import { lazy, Suspense, useState, type ReactElement } from 'react';
+import { lazy, Suspense, useEffect, useState, type ReactElement } from 'react';
 import type { User } from '../../api/auth';
 import { createCheckoutSession } from '../../api/billing';
 import { apiErrorMessage } from '../../api/client';
@@ -7,6 +7,8 @@ import { purchasingStateAtom } from '../../atoms/billing';
 import { creditSummaryStateAtom } from '../../atoms/credits';
 import { currentUserAtom } from '../../atoms/session';
 import { showToastAtom } from '../../atoms/toast';
+import { currentWorkspaceAtom, workspaceAllowsAtom } from '../../atoms/workspace';
+import { fetchSpendByMember, type MemberSpend } from '../../api/workspaces';
 import { CreditPackageCard } from '../../components/CreditPackageCard';
 import { CREDIT_PACKAGES, type CreditPackage } from '../../components/creditPackages';
 import { PURCHASES_UNAVAILABLE, TEST_MODE_EXPLAINER, TEST_MODE_LABEL } from '../../components/purchasingText';
@@ -22,7 +24,7 @@ import './billing.css';
 // chart.js is large: it loads with the Billing tab, never with the landing page
 const CreditUsageChart = lazy(() => import('./CreditUsageChart'));
 
-function CreditBalance(): ReactElement {
+function CreditBalance({ canBuy, sharedBy }: { canBuy: boolean; sharedBy: string | null }): ReactElement {
   const summary = useAtomValue(creditSummaryStateAtom);
   if (summary === undefined) return <LoadingState label="Loading credits..." />;
   if (!summary.ok || !summary.data) {
@@ -45,7 +47,8 @@ function CreditBalance(): ReactElement {
           {credits} in total, {reservedCredits} reserved for items waiting for approval.
         </p>
       )}
-      {credits < LOW_CREDIT_THRESHOLD && (
+      {sharedBy && <p className="muted">Shared by everyone in {sharedBy}.</p>}
+      {canBuy && credits < LOW_CREDIT_THRESHOLD && (
         <p className="hint-banner">Running low on credits? A package below keeps your projects moving.</p>
       )}
     </div>
@@ -150,25 +153,84 @@ function PackagePurchase({ user }: { user: User }): ReactElement {
   );
 }
 
+type SpendState = { status: 'loading' } | { status: 'done'; members: MemberSpend[] } | { status: 'error'; message: string };
+
+/** Admins and owners of a shared workspace: credits spent per member (a deleted account's rows stay, so named). */
+function SpendByMember(): ReactElement {
+  const credits = useAtomValue(creditSummaryStateAtom);
+  const [state, setState] = useState<SpendState>({ status: 'loading' });
+  // re-read when the balance moves (a charge or a purchase): the same live source as the balance above
+  const balanceKey = credits?.ok && credits.data ? `${credits.data.credits}:${credits.data.reservedCredits}` : null;
+
+  useEffect(() => {
+    let current = true;
+    fetchSpendByMember()
+      .then((members) => current && setState({ status: 'done', members }))
+      .catch((error: unknown) => current && setState({ status: 'error', message: apiErrorMessage(error, 'Unable to load spend per member') }));
+    return () => {
+      current = false;
+    };
+  }, [balanceKey]);
+
+  return (
+    <section className="panel" aria-labelledby="spend-heading">
+      <h2 id="spend-heading">Spend per member</h2>
+      {state.status === 'loading' && <LoadingState label="Loading spend per member..." />}
+      {state.status === 'error' && (
+        <p className="credits-error" role="alert">
+          {state.message}
+        </p>
+      )}
+      {state.status === 'done' && state.members.length === 0 && <p className="muted">No credits spent yet.</p>}
+      {state.status === 'done' && state.members.length > 0 && (
+        <table className="spend-table">
+          <thead>
+            <tr>
+              <th scope="col">Member</th>
+              <th scope="col">Credits spent</th>
+            </tr>
+          </thead>
+          <tbody>
+            {state.members.map((member, index) => (
+              <tr key={member.userId ?? `deleted-${index}`}>
+                <td>{member.deleted ? 'deleted account' : member.name?.trim() || member.email}</td>
+                <td>{member.spent}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
 export function BillingTab(): ReactElement {
   const user = useAtomValue(currentUserAtom);
+  const workspace = useAtomValue(currentWorkspaceAtom);
+  const allows = useAtomValue(workspaceAllowsAtom);
+  // buying, purchases and spend per member are the workspace admins'; alone in the personal workspace that is you
+  const canBuy = allows('billing');
+  const shared = !!workspace && (!workspace.personal || (workspace.memberCount ?? 1) > 1);
+  const workspaceName = workspace?.name ?? 'this workspace';
   return (
     <div className="stack billing">
       <PurchaseReturnNotice />
       <div className="two-columns">
-        <CreditBalance />
+        <CreditBalance canBuy={canBuy} sharedBy={shared ? workspaceName : null} />
         <CreditsExplainer />
       </div>
+      {canBuy && shared && <SpendByMember />}
       <section aria-labelledby="packages-heading">
         <h2 id="packages-heading" className="section-title">
           Credit packages
         </h2>
-        {user && <PackagePurchase user={user} />}
+        {user && canBuy && <PackagePurchase user={user} />}
+        {workspace?.role && !canBuy && <p className="notice-info">Ask an admin of {workspaceName} to buy credits.</p>}
       </section>
       <Suspense fallback={<LoadingState label="Loading usage..." />}>
         <CreditUsageChart />
       </Suspense>
-      <PurchaseHistory />
+      {canBuy && <PurchaseHistory />}
       <CreditTransactions />
     </div>
   );

@@ -5,6 +5,8 @@ import { apiErrorMessage } from '../../api/client';
 import { cancelJob, fetchJobs, retryJob, type ActivityJob, type ActivityJobKind, type ActivityJobList } from '../../api/jobs';
 import { refreshCreditsAtom } from '../../atoms/credits';
 import { jobsAllUsersAtom, jobsVersionAtom, refreshJobsAtom } from '../../atoms/jobs';
+import { currentUserAtom } from '../../atoms/session';
+import { currentWorkspaceAtom } from '../../atoms/workspace';
 import { showToastAtom } from '../../atoms/toast';
 import { Dialog } from '../../components/Dialog';
 import { ProgressBar } from '../../components/ProgressBar';
@@ -18,6 +20,18 @@ const RUNNING_REFRESH_MS = 3000;
 type ListState = { status: 'loading' } | { status: 'done'; list: ActivityJobList } | { status: 'error'; message: string };
 
 type PendingAction = { action: 'cancel' | 'retry'; job: ActivityJob };
+
+/** Who started a job (TEAMS.md: Activity items carry it); null when that account is gone. */
+type StartedBy = { userId: string; name: string; email: string } | null;
+type ListedJob = ActivityJob & { startedBy?: StartedBy };
+
+/** "You" for the signed-in user, else the member's name (or e-mail); 'deleted account' when the account is gone. */
+export function starterText(startedBy: StartedBy | undefined, userId: string | undefined): string | null {
+  if (startedBy === undefined) return null;
+  if (startedBy === null) return 'deleted account';
+  if (startedBy.userId === userId) return 'You';
+  return startedBy.name.trim() || startedBy.email;
+}
 
 const KIND_LABEL: Record<ActivityJobKind, string> = { clip: 'Video clip', 'image-edit': 'AI image', export: 'Data export', assembly: 'Assembled video', draft: 'Enhance Renders' };
 const STATE_LABEL: Record<ActivityJob['state'], string> = {
@@ -67,6 +81,10 @@ export function ActivityView({ isAdmin }: { isAdmin: boolean }): ReactElement {
   const [busy, setBusy] = useState(false);
   const readSeq = useRef(0);
   const showAll = isAdmin && allUsers;
+  const workspace = useAtomValue(currentWorkspaceAtom);
+  const userId = useAtomValue(currentUserAtom)?.id;
+  // who started each job matters once others work here too; alone, the list stays as it always was
+  const shared = !!workspace && (!workspace.personal || (workspace.memberCount ?? 1) > 1);
 
   const load = useCallback(async () => {
     const seq = ++readSeq.current;
@@ -130,7 +148,11 @@ export function ActivityView({ isAdmin }: { isAdmin: boolean }): ReactElement {
         )}
       </header>
       <p className="muted activity-lede">
-        {showAll ? "Every user's running and recent jobs, newest first." : 'Your running and recent jobs, newest first.'}
+        {showAll
+          ? "Every user's running and recent jobs, newest first."
+          : shared
+            ? `The running and recent jobs of ${workspace?.name ?? 'this workspace'}, newest first.`
+            : 'Your running and recent jobs, newest first.'}
       </p>
 
       {state.status === 'loading' && <LoadingState label="Loading activity..." />}
@@ -151,7 +173,13 @@ export function ActivityView({ isAdmin }: { isAdmin: boolean }): ReactElement {
       {state.status === 'done' && state.list.jobs.length > 0 && (
         <ul className="activity-list" aria-label="Jobs">
           {state.list.jobs.map((job) => (
-            <JobCard key={`${job.kind}:${job.id}`} job={job} showOwner={state.list.all} onAction={(action) => setPending({ action, job })} />
+            <JobCard
+              key={`${job.kind}:${job.id}`}
+              job={job}
+              showOwner={state.list.all}
+              starter={shared ? starterText((job as ListedJob).startedBy, userId) : null}
+              onAction={(action) => setPending({ action, job })}
+            />
           ))}
         </ul>
       )}
@@ -177,7 +205,18 @@ export function ActivityView({ isAdmin }: { isAdmin: boolean }): ReactElement {
   );
 }
 
-function JobCard({ job, showOwner, onAction }: { job: ActivityJob; showOwner: boolean; onAction: (action: 'cancel' | 'retry') => void }): ReactElement {
+function JobCard({
+  job,
+  showOwner,
+  starter,
+  onAction,
+}: {
+  job: ActivityJob;
+  showOwner: boolean;
+  /** who started it, in a shared workspace */
+  starter: string | null;
+  onAction: (action: 'cancel' | 'retry') => void;
+}): ReactElement {
   const running = isRunning(job);
   return (
     <li className="panel activity-job" data-state={job.state} aria-label={`${KIND_LABEL[job.kind]}: ${job.item}`}>
@@ -200,6 +239,12 @@ function JobCard({ job, showOwner, onAction }: { job: ActivityJob; showOwner: bo
           <div>
             <dt>User</dt>
             <dd>{job.userEmail}</dd>
+          </div>
+        )}
+        {starter && (
+          <div>
+            <dt>Started by</dt>
+            <dd>{starter}</dd>
           </div>
         )}
         <div>

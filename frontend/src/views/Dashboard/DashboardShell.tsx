@@ -1,7 +1,9 @@
 import { useAtomValue, useSetAtom } from 'jotai';
 import { lazy, Suspense, useEffect, useState, type ReactElement } from 'react';
 import type { User } from '../../api/auth';
+import { showToastAtom } from '../../atoms/toast';
 import { resetViewAtom, viewAtom } from '../../atoms/view';
+import { currentWorkspaceAtom, switchWorkspaceAtom } from '../../atoms/workspace';
 import { authTabFromSearch, hrefWithAuthTab } from '../../atoms/viewUrl';
 import { Icon } from '../../components/Icon';
 import { LoadingState } from '../../components/Spinner';
@@ -23,6 +25,10 @@ const AdminView = lazy(() => import('../Admin/AdminView').then((m) => ({ default
 const VideoAssemblyView = lazy(() => import('../VideoAssembly/VideoAssemblyView').then((m) => ({ default: m.VideoAssemblyView })));
 const EnhanceRendersView = lazy(() => import('../EnhanceRenders/EnhanceRendersView').then((m) => ({ default: m.EnhanceRendersView })));
 const ActivityView = lazy(() => import('../Activity/ActivityView').then((m) => ({ default: m.ActivityView })));
+const MembersView = lazy(() => import('../Members/MembersView').then((m) => ({ default: m.MembersView })));
+
+/** A link to a workspace the user is no member of (never was, left, or was removed). */
+const NOT_A_MEMBER_TEXT = 'You are not a member of that workspace (any more), so your personal workspace is shown.';
 
 /** The signed-in layout: sidebar (a slide-in menu under 768 px) and the current view. */
 export function DashboardShell({ user }: { user: User }): ReactElement {
@@ -36,6 +42,16 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
   useEffect(() => {
     if (requestedView === 'admin' && !isAdmin) resetView();
   }, [requestedView, isAdmin, resetView]);
+
+  // the address names a workspace the user is not in: say so once, and show the personal one
+  const workspace = useAtomValue(currentWorkspaceAtom);
+  const switchWorkspace = useSetAtom(switchWorkspaceAtom);
+  const showToast = useSetAtom(showToastAtom);
+  useEffect(() => {
+    if (workspace !== null) return;
+    showToast({ kind: 'error', message: NOT_A_MEMBER_TEXT });
+    switchWorkspace(null, { replace: true });
+  }, [workspace, switchWorkspace, showToast]);
 
   // a signed-in visit to a landing link (/?auth=signup) has no auth form to open: drop the parameter
   useEffect(() => {
@@ -91,6 +107,7 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
           {view === 'activity' && <ActivityView isAdmin={isAdmin} />}
           {view === 'enhance-set' && <EnhanceRendersView />}
           {view === 'admin' && <AdminView />}
+          {view === 'members' && <MembersView user={user} />}
         </Suspense>
       </main>
     </div>

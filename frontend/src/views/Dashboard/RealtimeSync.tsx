@@ -9,6 +9,8 @@ import { refreshCreditsAtom } from '../../atoms/credits';
 import { refreshProjectsAtom } from '../../atoms/project';
 import { realtimeConnectedAtom, realtimeResyncAtom, recordJobEventAtom } from '../../atoms/realtime';
 import { currentUserAtom, sessionEndedAtom } from '../../atoms/session';
+import { refreshWorkspacesAtom } from '../../atoms/workspace';
+import { workspaceParamAtom } from '../../atoms/view';
 
 /** Folds a burst of credit events (a reservation, then its charge) into one read. */
 const CREDITS_DEBOUNCE_MS = 250;
@@ -30,7 +32,8 @@ function debounced(run: () => void, ms: number): { call: () => void; cancel: () 
 }
 
 /**
- * The app's one subscription to the user's event stream (DESIGN.md "Live updates"). Each event makes the part
+ * The app's one subscription to the user's event stream in the current workspace (DESIGN.md "Live updates",
+ * "Teams"). Each event makes the part
  * it names re-read itself: approvals (the badge count debounced 1 s as spec 001 section 4 asks, the open list at once), the credit
  * balance, a project's library, a running job's progress. While the stream is down it polls the badge and the
  * balance once a minute, and re-reads everything once when the stream is back. When the stream says its session
@@ -47,9 +50,12 @@ export function RealtimeSync(): null {
   const bumpResync = useSetAtom(realtimeResyncAtom);
   const recordJobEvent = useSetAtom(recordJobEventAtom);
   const sessionEnded = useSetAtom(sessionEndedAtom);
+  const refreshWorkspaces = useSetAtom(refreshWorkspacesAtom);
   const userId = useAtomValue(currentUserAtom)?.id;
-  const actions = useRef({ requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent, sessionEnded, userId });
-  actions.current = { requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent, sessionEnded, userId };
+  // the current workspace's events only; a switch ends this stream and opens the other workspace's
+  const workspaceId = useAtomValue(workspaceParamAtom);
+  const actions = useRef({ requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, userId });
+  actions.current = { requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, userId };
 
   useEffect(() => {
     const a = () => actions.current;
@@ -90,19 +96,23 @@ export function RealtimeSync(): null {
     };
 
     let checkingSession = false;
-    /** A refused reconnect: signed out (401) or another account signed in meanwhile ends this one; anything else is retried. */
+    /**
+     * A refused reconnect: signed out (401) or another account signed in meanwhile ends this one; a membership that
+     * ended (removed from the workspace) shows once the workspace list is read again; anything else is retried.
+     */
     const checkSession = () => {
       if (checkingSession) return;
       checkingSession = true;
       fetchCurrentUser()
         .then((user) => {
           if (user?.id !== a().userId) void a().sessionEnded();
+          else if (workspaceId) a().refreshWorkspaces();
         })
         .catch(() => undefined)
         .finally(() => (checkingSession = false));
     };
 
-    const unsubscribe = subscribeToEvents({
+    const unsubscribe = subscribeToEvents(workspaceId, {
       onEvent,
       onSessionEnded: () => void a().sessionEnded(),
       onRefused: checkSession,
@@ -130,7 +140,7 @@ export function RealtimeSync(): null {
       projects.cancel();
       a().setConnected(false);
     };
-  }, []);
+  }, [workspaceId]);
 
   return null;
 }

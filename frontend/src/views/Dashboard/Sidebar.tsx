@@ -5,11 +5,13 @@ import { approvalStatsStateAtom } from '../../atoms/approvals';
 import { openProjectIdAtom } from '../../atoms/project';
 import { signOutAtom } from '../../atoms/session';
 import { unknownViewAtom, viewAtom } from '../../atoms/view';
+import { currentWorkspaceAtom } from '../../atoms/workspace';
 import type { DashboardView } from '../../atoms/viewUrl';
 import { BetaBadge } from '../../components/BetaBadge';
 import { Icon, type IconName } from '../../components/Icon';
 import { initialsFor } from '../../components/initials';
 import { SidebarCredits } from './SidebarCredits';
+import { WorkspaceSwitcher } from './WorkspaceSwitcher';
 
 const NAV: { view: DashboardView; label: string; icon: IconName; adminOnly?: true; beta?: true }[] = [
   { view: 'projects', label: 'Projects', icon: 'folder' },
@@ -41,6 +43,9 @@ export function Sidebar({ id, user, onNavigate }: { id: string; user: User; onNa
   const openProject = useSetAtom(openProjectIdAtom);
   const signOut = useSetAtom(signOutAtom);
   const [signingOut, setSigningOut] = useState(false);
+  const workspace = useAtomValue(currentWorkspaceAtom);
+  // a person working alone in their personal workspace sees no member list: only a team has one to show
+  const showMembers = !!workspace && (!workspace.personal || (workspace.memberCount ?? 1) > 1 || view === 'members');
 
   async function onSignOut() {
     setSigningOut(true);
@@ -58,6 +63,26 @@ export function Sidebar({ id, user, onNavigate }: { id: string; user: User; onNa
           R
         </span>
         <span>Render Studio</span>
+      </div>
+
+      <div className="sidebar-workspace">
+        <WorkspaceSwitcher onSwitched={onNavigate} />
+        {showMembers && (
+          <nav aria-label="Workspace">
+            <button
+              type="button"
+              className="nav-item"
+              aria-current={view === 'members' && !unknownView ? 'page' : undefined}
+              onClick={() => {
+                onNavigate?.();
+                setView('members');
+              }}
+            >
+              <Icon name="users" />
+              <span className="nav-label">Members</span>
+            </button>
+          </nav>
+        )}
       </div>
 
       <SidebarCredits />

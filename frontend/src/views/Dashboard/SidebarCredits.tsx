@@ -2,12 +2,15 @@ import { useAtomValue, useSetAtom } from 'jotai';
 import type { ReactElement } from 'react';
 import { creditSummaryStateAtom } from '../../atoms/credits';
 import { navigateAtom } from '../../atoms/view';
+import { workspaceAllowsAtom } from '../../atoms/workspace';
 import { Icon } from '../../components/Icon';
 
 /** The sidebar's credit box: available credits, reserved ones when any, and a way to buy more. */
 export function SidebarCredits(): ReactElement {
   const summary = useAtomValue(creditSummaryStateAtom);
   const navigate = useSetAtom(navigateAtom);
+  // the workspace's admins buy its credits (the Billing tab tells the others whom to ask)
+  const canBuy = useAtomValue(workspaceAllowsAtom)('billing');
 
   let body: ReactElement;
   if (summary === undefined) {
@@ -32,9 +35,11 @@ export function SidebarCredits(): ReactElement {
         <h2 id="sidebar-credits-title">
           <Icon name="coins" size={16} /> Credits
         </h2>
-        <button type="button" className="link-button" onClick={() => navigate({ view: 'account', accountTab: 'billing' })}>
-          Buy credits
-        </button>
+        {canBuy && (
+          <button type="button" className="link-button" onClick={() => navigate({ view: 'account', accountTab: 'billing' })}>
+            Buy credits
+          </button>
+        )}
       </div>
       {body}
     </section>

@@ -14,10 +14,12 @@ interface AuthDialogProps {
   onTabChange: (tab: AuthTab) => void;
   onClose: () => void;
   onAuthenticated: () => void;
+  /** prefills both forms' e-mail (the invited address) */
+  email?: string;
 }
 
 /** Sign-in and sign-up in one dialog with two tabs (WAI-ARIA tabs: arrow keys move between them). */
-export function AuthDialog({ tab, onTabChange, onClose, onAuthenticated }: AuthDialogProps): ReactElement {
+export function AuthDialog({ tab, onTabChange, onClose, onAuthenticated, email }: AuthDialogProps): ReactElement {
   const tabRefs = useRef<Record<AuthTab, HTMLButtonElement | null>>({ signin: null, signup: null });
 
   function onTabKeyDown(event: KeyboardEvent<HTMLButtonElement>) {
@@ -51,7 +53,7 @@ export function AuthDialog({ tab, onTabChange, onClose, onAuthenticated }: AuthD
         ))}
       </div>
       <div role="tabpanel" id={`auth-panel-${tab}`} aria-labelledby={`auth-tab-${tab}`}>
-        {tab === 'signin' ? <SignInForm onSignedIn={onAuthenticated} /> : <SignUpForm onSignedUp={onAuthenticated} />}
+        {tab === 'signin' ? <SignInForm onSignedIn={onAuthenticated} initialEmail={email} /> : <SignUpForm onSignedUp={onAuthenticated} initialEmail={email} />}
       </div>
     </Dialog>
   );

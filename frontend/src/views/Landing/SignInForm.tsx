@@ -4,9 +4,9 @@ import { apiErrorMessage } from '../../api/client';
 import { signInAtom } from '../../atoms/session';
 import { TextField } from '../../components/TextField';
 
-export function SignInForm({ onSignedIn }: { onSignedIn: () => void }): ReactElement {
+export function SignInForm({ onSignedIn, initialEmail = '' }: { onSignedIn: () => void; initialEmail?: string }): ReactElement {
   const signIn = useSetAtom(signInAtom);
-  const [email, setEmail] = useState('');
+  const [email, setEmail] = useState(initialEmail);
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);

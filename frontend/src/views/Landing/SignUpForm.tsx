@@ -5,10 +5,11 @@ import { signUpAtom } from '../../atoms/session';
 import { passwordStrength } from '../../components/passwordStrength';
 import { TextField } from '../../components/TextField';
 
-export function SignUpForm({ onSignedUp }: { onSignedUp: () => void }): ReactElement {
+/** `initialEmail`: the address to sign up with, when known (an invitation names it). */
+export function SignUpForm({ onSignedUp, initialEmail = '' }: { onSignedUp: () => void; initialEmail?: string }): ReactElement {
   const signUp = useSetAtom(signUpAtom);
   const [name, setName] = useState('');
-  const [email, setEmail] = useState('');
+  const [email, setEmail] = useState(initialEmail);
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
