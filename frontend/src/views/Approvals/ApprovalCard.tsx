@@ -14,10 +14,13 @@ export interface ApprovalActionsProps {
   onDecide: (decision: Decision) => void;
   /** the id of the text saying why Reject is disabled (no credit package bought yet), or null when it is allowed */
   rejectLockedBy: string | null;
+  /** a role that may not decide (a viewer): no Save or Reject */
+  readOnly?: boolean;
 }
 
 /** Reject and Save (with its cost label), as on the card and in the large preview. */
-export function ApprovalActions({ item, busy, locked, onDecide, rejectLockedBy }: ApprovalActionsProps): ReactElement {
+export function ApprovalActions({ item, busy, locked, onDecide, rejectLockedBy, readOnly = false }: ApprovalActionsProps): ReactElement | null {
+  if (readOnly) return null;
   const disabled = busy !== null || locked;
   const cost = saveCostLabel(item.remaining_cost);
   return (

@@ -9,6 +9,8 @@ import { purchasingStateAtom } from '../../atoms/billing';
 import { creditSummaryStateAtom, refreshCreditsAtom } from '../../atoms/credits';
 import { showToastAtom } from '../../atoms/toast';
 import { navigateAtom } from '../../atoms/view';
+import { workspaceAllowsAtom } from '../../atoms/workspace';
+import { RoleNote } from '../../components/RoleNote';
 import { Dialog } from '../../components/Dialog';
 import { Icon } from '../../components/Icon';
 import { LoadingState } from '../../components/Spinner';
@@ -45,6 +47,10 @@ export function ApprovalsView(): ReactElement {
   const [busy, setBusy] = useState<{ id: string; decision: Decision } | null>(null);
   const [decided, setDecided] = useState<ReadonlySet<string>>(new Set());
   const [expandedId, setExpandedId] = useState<string | null>(null);
+  // a viewer sees the queue but saves and rejects nothing; buying is for the workspace's admins
+  const allows = useAtomValue(workspaceAllowsAtom);
+  const canDecide = allows('approve');
+  const canBuy = allows('billing');
 
   // opening the view always re-reads the queue: an item made a moment ago (a clip that just finished) is on it
   useEffect(() => {
@@ -142,6 +148,7 @@ export function ApprovalsView(): ReactElement {
             locked={busy !== null && busy.id !== item.id}
             onDecide={(decision) => void decide(item, decision)}
             rejectLockedBy={rejectLockedBy}
+            readOnly={!canDecide}
             onExpand={() => setExpandedId(item.id)}
           />
         ))}
@@ -157,10 +164,11 @@ export function ApprovalsView(): ReactElement {
           <strong>{pendingCount}</strong> pending
         </p>
       </header>
-      {rejectLocked && items.length > 0 && (
+      {!canDecide && <RoleNote what="save or reject items" />}
+      {canDecide && rejectLocked && items.length > 0 && (
         <div className="notice-info approval-reject-locked" role="note">
           <p id={REJECT_LOCK_ID}>{rejectLockText}</p>
-          {purchasing !== 'unavailable' && (
+          {purchasing !== 'unavailable' && canBuy && (
             <div className="notice-actions">
               <button type="button" className="button button-secondary" onClick={() => navigate({ view: 'account', accountTab: 'billing' })}>
                 Buy credits
@@ -192,8 +200,9 @@ export function ApprovalsView(): ReactElement {
             locked={busy !== null && busy.id !== expanded.id}
             onDecide={(decision) => void decide(expanded, decision)}
             rejectLockedBy={rejectLockedBy}
+            readOnly={!canDecide}
           />
-          {rejectLocked && <p className="muted approval-reject-note">{rejectLockText}</p>}
+          {canDecide && rejectLocked && <p className="muted approval-reject-note">{rejectLockText}</p>}
         </Dialog>
       )}
     </section>

@@ -5,7 +5,7 @@ import { Icon } from '../../components/Icon';
 import { aspectBadge } from './libraryItems';
 
 /** A compiled video opens here (001 section 2): play it, Download Video, Delete Video. */
-export function AssembledVideoDialog({ item, onClose, onDownload, onDelete }: { item: ContentItem; onClose: () => void; onDownload: () => void; onDelete: () => void }): ReactElement {
+export function AssembledVideoDialog({ item, onClose, onDownload, onDelete }: { item: ContentItem; onClose: () => void; onDownload: () => void; onDelete?: () => void }): ReactElement {
   const platform = item.data.editing_data?.platform;
   const aspect = aspectBadge(item);
   return (
@@ -17,9 +17,11 @@ export function AssembledVideoDialog({ item, onClose, onDownload, onDelete }: { 
         {aspect ? ` · ${aspect}` : ''}
       </p>
       <div className="form-actions">
-        <button type="button" className="button button-danger" onClick={onDelete}>
-          <Icon name="trash" size={18} /> Delete Video
-        </button>
+        {onDelete && (
+          <button type="button" className="button button-danger" onClick={onDelete}>
+            <Icon name="trash" size={18} /> Delete Video
+          </button>
+        )}
         <button type="button" className="button button-primary" onClick={onDownload}>
           <Icon name="download" size={18} /> Download Video
         </button>

@@ -7,8 +7,10 @@ import { openImageEditorAtom } from '../../atoms/imageGeneration';
 import { openVideoAssemblyAtom } from '../../atoms/videoAssembly';
 import { openProjectIdAtom, projectContentStateAtom, refreshProjectContentAtom, refreshProjectsAtom } from '../../atoms/project';
 import { showToastAtom } from '../../atoms/toast';
+import { workspaceAllowsAtom } from '../../atoms/workspace';
 import { ConfirmDeleteDialog } from '../../components/ConfirmDeleteDialog';
 import { Icon } from '../../components/Icon';
+import { RoleNote } from '../../components/RoleNote';
 import { LoadingState } from '../../components/Spinner';
 import { UploadReportPanel } from '../../components/UploadReportPanel';
 import { UploadZone } from '../../components/UploadZone';
@@ -56,6 +58,11 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
   const [opened, setOpened] = useState<ContentItem | null>(null);
   const [deleting, setDeleting] = useState<ContentItem | null>(null);
   const fileInput = useRef<HTMLInputElement>(null);
+  // a viewer reads and downloads: no upload, edit, generate or assemble controls (the server refuses them anyway)
+  const allows = useAtomValue(workspaceAllowsAtom);
+  const canEdit = allows('edit');
+  const canGenerate = allows('generate');
+  const canAssemble = allows('assemble');
 
   useEffect(() => {
     let live = true;
@@ -182,6 +189,7 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
             onDownload={onDownloadTile}
             onDelete={setDeleting}
             onRename={onRenameTile}
+            readOnly={!canEdit}
           />
         )}
       />
@@ -205,12 +213,12 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
           </p>
         </div>
         <div className="library-header-actions">
-          {counts.clips > 0 && (
+          {counts.clips > 0 && canAssemble && (
             <button type="button" className="button button-secondary" onClick={() => openVideoAssembly(projectId)}>
               <Icon name="film" size={18} /> Assemble Video
             </button>
           )}
-          {tabAllowsUpload(tab) && (
+          {tabAllowsUpload(tab) && canEdit && (
             <button type="button" className="button button-primary" disabled={progress !== null} onClick={() => fileInput.current?.click()}>
               <Icon name="upload" size={18} /> Upload Images
             </button>
@@ -226,7 +234,8 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
         ))}
       </div>
 
-      {tabAllowsUpload(tab) && <UploadZone onFiles={(files) => void upload(files)} progress={progress} inputRef={fileInput} />}
+      {tabAllowsUpload(tab) && canEdit && <UploadZone onFiles={(files) => void upload(files)} progress={progress} inputRef={fileInput} />}
+      {!canEdit && <RoleNote what="upload, generate, approve or assemble" />}
       {uploadReport && (
         <UploadReportPanel
           report={uploadReport}
@@ -243,7 +252,7 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
           item={opened}
           onClose={() => setOpened(null)}
           onDownload={() => void download(opened, 'Failed to download content')}
-          onDelete={() => setDeleting(opened)}
+          onDelete={canEdit ? () => setDeleting(opened) : undefined}
         />
       )}
       {opened && opened.type !== 'compiled_video' && (
@@ -251,7 +260,7 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
           item={opened}
           onClose={() => setOpened(null)}
           onDownload={() => void download(opened)}
-          onDelete={() => setDeleting(opened)}
+          onDelete={canEdit ? () => setDeleting(opened) : undefined}
           onOpenLineage={(node) => {
             // a step in this project opens its dialog here; one in another project opens that project
             const here = items.find((i) => i.data.id === node.id);
@@ -262,12 +271,12 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
             }
           }}
           onGenerateClip={
-            opened.type === 'render' || opened.source === 'images'
+            canGenerate && (opened.type === 'render' || opened.source === 'images')
               ? () => openClipGeneration({ projectId, source: { kind: opened.type === 'render' ? 'render' : 'image', id: opened.data.id } })
               : undefined
           }
           onEditImage={
-            opened.type === 'render' || opened.source === 'images'
+            canGenerate && (opened.type === 'render' || opened.source === 'images')
               ? () => openImageEditor({ projectId, source: { kind: opened.type === 'render' ? 'render' : 'image', id: opened.data.id } })
               : undefined
           }

@@ -23,7 +23,8 @@ export function ItemPreviewDialog({
   item: ContentItem;
   onClose: () => void;
   onDownload: () => void;
-  onDelete: () => void;
+  /** absent for a role that may not delete (a viewer) */
+  onDelete?: () => void;
   /** Renders and AI images can become clips (the Generate Clip screen). */
   onGenerateClip?: () => void;
   /** Renders and AI images can be edited with AI (the Enhanced AI Editor). */
@@ -53,9 +54,11 @@ export function ItemPreviewDialog({
       <p className="muted">{facts.join(' · ')}</p>
       <LineageStrip itemId={item.data.id} onOpen={onOpenLineage} />
       <div className="form-actions">
-        <button type="button" className="button button-danger" onClick={onDelete}>
-          <Icon name="trash" size={18} /> Delete
-        </button>
+        {onDelete && (
+          <button type="button" className="button button-danger" onClick={onDelete}>
+            <Icon name="trash" size={18} /> Delete
+          </button>
+        )}
         <button type="button" className="button button-primary" onClick={onDownload}>
           <Icon name="download" size={18} /> Download
         </button>

@@ -25,6 +25,8 @@ interface LibraryItemCardProps extends CardPlacement {
   onDownload: (item: ContentItem) => void;
   onDelete: (item: ContentItem) => void;
   onRename: (item: ContentItem, name: string) => Promise<void>;
+  /** a role that only reads (a viewer): the name is not editable and there is no Delete */
+  readOnly?: boolean;
 }
 
 /** One masonry tile: thumbnail with type and aspect badges, inline-editable name, download and delete. */
@@ -41,6 +43,7 @@ export const LibraryItemCard = memo(function LibraryItemCard({
   onDownload,
   onDelete,
   onRename,
+  readOnly = false,
 }: LibraryItemCardProps): ReactElement {
   const badge = typeBadge(item);
   const aspect = aspectBadge(item);
@@ -90,7 +93,11 @@ export const LibraryItemCard = memo(function LibraryItemCard({
         </span>
       </div>
       <div className="library-item-body">
-        <InlineName value={item.data.name} label={`Rename ${item.data.name}`} onSave={(name) => onRename(item, name)} className="library-item-name" />
+        {readOnly ? (
+          <p className="library-item-name">{item.data.name}</p>
+        ) : (
+          <InlineName value={item.data.name} label={`Rename ${item.data.name}`} onSave={(name) => onRename(item, name)} className="library-item-name" />
+        )}
         {typeof item.data.original_prompt === 'string' && item.data.original_prompt.trim() && (
           <p className="library-item-prompt" title={item.data.original_prompt}>
             <span className="visually-hidden">Prompt: </span>“{item.data.original_prompt.trim()}”
@@ -100,9 +107,11 @@ export const LibraryItemCard = memo(function LibraryItemCard({
           <button type="button" className="icon-button" aria-label={`Download ${item.data.name}`} title="Download" onClick={() => onDownload(item)}>
             <Icon name="download" size={18} />
           </button>
-          <button type="button" className="icon-button icon-button-danger" aria-label={`Delete ${item.data.name}`} title="Delete" onClick={() => onDelete(item)}>
-            <Icon name="trash" size={18} />
-          </button>
+          {!readOnly && (
+            <button type="button" className="icon-button icon-button-danger" aria-label={`Delete ${item.data.name}`} title="Delete" onClick={() => onDelete(item)}>
+              <Icon name="trash" size={18} />
+            </button>
+          )}
         </div>
       </div>
     </li>

@@ -3,7 +3,10 @@ import { lazy, Suspense, useEffect, useState, type ReactElement } from 'react';
 import type { User } from '../../api/auth';
 import { showToastAtom } from '../../atoms/toast';
 import { resetViewAtom, viewAtom } from '../../atoms/view';
-import { currentWorkspaceAtom, switchWorkspaceAtom } from '../../atoms/workspace';
+import { currentWorkspaceAtom, switchWorkspaceAtom, workspaceAllowsAtom } from '../../atoms/workspace';
+import type { DashboardView } from '../../atoms/viewUrl';
+import type { WorkspaceAction } from '../../../../domain/workspaceRoles';
+import { RoleNote } from '../../components/RoleNote';
 import { authTabFromSearch, hrefWithAuthTab } from '../../atoms/viewUrl';
 import { Icon } from '../../components/Icon';
 import { LoadingState } from '../../components/Spinner';
@@ -27,6 +30,14 @@ const EnhanceRendersView = lazy(() => import('../EnhanceRenders/EnhanceRendersVi
 const ActivityView = lazy(() => import('../Activity/ActivityView').then((m) => ({ default: m.ActivityView })));
 const MembersView = lazy(() => import('../Members/MembersView').then((m) => ({ default: m.MembersView })));
 
+/** Views that only make things: a role without their action (a viewer) gets the reason instead (the server refuses anyway). */
+const VIEW_ACTION: Partial<Record<DashboardView, { action: WorkspaceAction; title: string; what: string }>> = {
+  'clip-generation': { action: 'generate', title: 'Generate Clip', what: 'generate clips' },
+  'image-generation': { action: 'generate', title: 'Enhanced AI Editor', what: 'generate images' },
+  'video-assembly': { action: 'assemble', title: 'Video Assembly', what: 'assemble videos' },
+  'enhance-set': { action: 'generate', title: 'Enhance Renders', what: 'use Enhance Renders' },
+};
+
 /** A link to a workspace the user is no member of (never was, left, or was removed). */
 const NOT_A_MEMBER_TEXT = 'You are not a member of that workspace (any more), so your personal workspace is shown.';
 
@@ -47,6 +58,9 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
   const workspace = useAtomValue(currentWorkspaceAtom);
   const switchWorkspace = useSetAtom(switchWorkspaceAtom);
   const showToast = useSetAtom(showToastAtom);
+  const allows = useAtomValue(workspaceAllowsAtom);
+  const gate = VIEW_ACTION[view];
+  const refused = gate && workspace?.role !== undefined && !allows(gate.action) ? gate : null;
   useEffect(() => {
     if (workspace !== null) return;
     showToast({ kind: 'error', message: NOT_A_MEMBER_TEXT });
@@ -98,16 +112,24 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
 
       <main className="main" id="main">
         <Suspense fallback={<LoadingState label="Loading..." />}>
-          {view === 'projects' && <ProjectsView />}
-          {view === 'approvals' && <ApprovalsView />}
-          {view === 'account' && <AccountView />}
-          {view === 'clip-generation' && <ClipGenerationView />}
-          {view === 'image-generation' && <EnhancedEditorView />}
-          {view === 'video-assembly' && <VideoAssemblyView user={user} />}
-          {view === 'activity' && <ActivityView isAdmin={isAdmin} />}
-          {view === 'enhance-set' && <EnhanceRendersView />}
-          {view === 'admin' && <AdminView />}
-          {view === 'members' && <MembersView user={user} />}
+          {refused && (
+            <section className="view" aria-labelledby="refused-title">
+              <header className="view-header">
+                <h1 id="refused-title">{refused.title}</h1>
+              </header>
+              <RoleNote what={refused.what} />
+            </section>
+          )}
+          {!refused && view === 'projects' && <ProjectsView />}
+          {!refused && view === 'approvals' && <ApprovalsView />}
+          {!refused && view === 'account' && <AccountView />}
+          {!refused && view === 'clip-generation' && <ClipGenerationView />}
+          {!refused && view === 'image-generation' && <EnhancedEditorView />}
+          {!refused && view === 'video-assembly' && <VideoAssemblyView user={user} />}
+          {!refused && view === 'activity' && <ActivityView isAdmin={isAdmin} />}
+          {!refused && view === 'enhance-set' && <EnhanceRendersView />}
+          {!refused && view === 'admin' && <AdminView />}
+          {!refused && view === 'members' && <MembersView user={user} />}
         </Suspense>
       </main>
     </div>

@@ -5,7 +5,8 @@ import { approvalStatsStateAtom } from '../../atoms/approvals';
 import { openProjectIdAtom } from '../../atoms/project';
 import { signOutAtom } from '../../atoms/session';
 import { unknownViewAtom, viewAtom } from '../../atoms/view';
-import { currentWorkspaceAtom } from '../../atoms/workspace';
+import { currentWorkspaceAtom, workspaceAllowsAtom } from '../../atoms/workspace';
+import type { WorkspaceAction } from '../../../../domain/workspaceRoles';
 import type { DashboardView } from '../../atoms/viewUrl';
 import { BetaBadge } from '../../components/BetaBadge';
 import { Icon, type IconName } from '../../components/Icon';
@@ -13,10 +14,10 @@ import { initialsFor } from '../../components/initials';
 import { SidebarCredits } from './SidebarCredits';
 import { WorkspaceSwitcher } from './WorkspaceSwitcher';
 
-const NAV: { view: DashboardView; label: string; icon: IconName; adminOnly?: true; beta?: true }[] = [
+const NAV: { view: DashboardView; label: string; icon: IconName; adminOnly?: true; beta?: true; needs?: WorkspaceAction }[] = [
   { view: 'projects', label: 'Projects', icon: 'folder' },
-  { view: 'video-assembly', label: 'Video Assembly', icon: 'film' },
-  { view: 'enhance-set', label: 'Enhance Renders', icon: 'sparkles', beta: true },
+  { view: 'video-assembly', label: 'Video Assembly', icon: 'film', needs: 'assemble' },
+  { view: 'enhance-set', label: 'Enhance Renders', icon: 'sparkles', beta: true, needs: 'generate' },
   { view: 'approvals', label: 'Approvals', icon: 'check' },
   { view: 'activity', label: 'Activity', icon: 'activity' },
   { view: 'account', label: 'Account', icon: 'user' },
@@ -44,6 +45,9 @@ export function Sidebar({ id, user, onNavigate }: { id: string; user: User; onNa
   const signOut = useSetAtom(signOutAtom);
   const [signingOut, setSigningOut] = useState(false);
   const workspace = useAtomValue(currentWorkspaceAtom);
+  const allows = useAtomValue(workspaceAllowsAtom);
+  // a role without a view's action (a viewer) does not see it; while the role loads, nothing is hidden
+  const roleKnown = workspace?.role !== undefined;
   // a person working alone in their personal workspace sees no member list: only a team has one to show
   const showMembers = !!workspace && (!workspace.personal || (workspace.memberCount ?? 1) > 1 || view === 'members');
 
@@ -89,7 +93,7 @@ export function Sidebar({ id, user, onNavigate }: { id: string; user: User; onNa
 
       <nav className="sidebar-nav" aria-label="Main">
         <ul>
-          {NAV.filter((item) => !item.adminOnly || user.role === 'admin').map((item) => (
+          {NAV.filter((item) => (!item.adminOnly || user.role === 'admin') && (!item.needs || !roleKnown || allows(item.needs))).map((item) => (
             <li key={item.view}>
               <button
                 type="button"

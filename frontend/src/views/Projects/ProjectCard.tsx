@@ -9,7 +9,8 @@ interface ProjectCardProps {
   selected: boolean;
   onOpen: () => void;
   onToggle: () => void;
-  onRename: (name: string) => Promise<void>;
+  /** absent for a role that may not rename (a viewer) */
+  onRename?: (name: string) => Promise<void>;
 }
 
 const dateFormat = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', year: 'numeric' });
@@ -39,7 +40,11 @@ export function ProjectCard({ project, editMode, selected, onOpen, onToggle, onR
         )}
       </button>
       <div className="project-card-body">
-        <InlineName value={project.name} label={`Rename project ${project.name}`} onSave={onRename} className="project-card-name" />
+        {onRename ? (
+          <InlineName value={project.name} label={`Rename project ${project.name}`} onSave={onRename} className="project-card-name" />
+        ) : (
+          <p className="project-card-name">{project.name}</p>
+        )}
         {project.address && <p className="project-card-address">{project.address}</p>}
         <p className="project-card-date">Created {dateFormat.format(new Date(project.created_at))}</p>
       </div>

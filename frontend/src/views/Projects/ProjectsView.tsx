@@ -5,8 +5,10 @@ import { deleteProjects, updateProject, type Project } from '../../api/projects'
 import { openProjectIdAtom, projectsStateAtom, refreshProjectsAtom } from '../../atoms/project';
 import { showToastAtom } from '../../atoms/toast';
 import { navigateAtom, unknownViewAtom } from '../../atoms/view';
+import { workspaceAllowsAtom } from '../../atoms/workspace';
 import { ConfirmDeleteDialog } from '../../components/ConfirmDeleteDialog';
 import { Icon } from '../../components/Icon';
+import { RoleNote } from '../../components/RoleNote';
 import { LoadingState } from '../../components/Spinner';
 import { countText, pluralWord } from '../../components/countText';
 import { ContentLibraryView } from '../ContentLibrary/ContentLibraryView';
@@ -57,6 +59,8 @@ function ProjectsList(): ReactElement {
   const [editMode, setEditMode] = useState(false);
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [confirmDelete, setConfirmDelete] = useState(false);
+  // a viewer sees the workspace's projects but creates, renames and deletes none
+  const canEdit = useAtomValue(workspaceAllowsAtom)('edit');
 
   const projects: Project[] = state?.ok ? state.data : [];
   const loadError = state !== undefined && !state.ok ? state.error : null;
@@ -123,9 +127,11 @@ function ProjectsList(): ReactElement {
         </span>
         <h2>No projects yet</h2>
         <p>Projects hold your renders and everything generated from them.</p>
-        <button type="button" className="button button-primary" onClick={() => setCreating(true)}>
-          New Project
-        </button>
+        {canEdit && (
+          <button type="button" className="button button-primary" onClick={() => setCreating(true)}>
+            New Project
+          </button>
+        )}
       </div>
     );
   } else {
@@ -139,7 +145,7 @@ function ProjectsList(): ReactElement {
             selected={selected.has(project.id)}
             onOpen={() => openProject(project.id)}
             onToggle={() => toggle(project.id)}
-            onRename={(name) => rename(project, name)}
+            onRename={canEdit ? (name) => rename(project, name) : undefined}
           />
         ))}
       </ul>
@@ -165,18 +171,21 @@ function ProjectsList(): ReactElement {
             </>
           ) : (
             <>
-              {projects.length > 0 && (
+              {projects.length > 0 && canEdit && (
                 <button type="button" className="button button-secondary" onClick={() => setEditMode(true)}>
                   Edit Projects
                 </button>
               )}
-              <button type="button" className="button button-primary" onClick={() => setCreating(true)}>
-                <Icon name="plus" size={18} /> New Project
-              </button>
+              {canEdit && (
+                <button type="button" className="button button-primary" onClick={() => setCreating(true)}>
+                  <Icon name="plus" size={18} /> New Project
+                </button>
+              )}
             </>
           )}
         </div>
       </header>
+      {!canEdit && <RoleNote what="create projects, upload, generate or approve" />}
       {body}
       {creating && (
         <NewProjectDialog
