@@ -201,6 +201,8 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           .insert({
             id: input.approvalId,
             user_id: input.userId,
+            // the member who started the generation (the account above is the workspace)
+            created_by: input.createdBy ?? null,
             project_id: input.projectId,
             content_type: input.metadata.kind,
             status: 'pending',
@@ -269,7 +271,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
       }),
 
     /** Consumes the reservation and saves the original into the project, once: a retry finds the saved content. */
-    approvePendingItem: ({ approvalId }: { approvalId: string }): Promise<{ contentId: string }> =>
+    approvePendingItem: ({ approvalId, actorId }: { approvalId: string; actorId?: string | null }): Promise<{ contentId: string }> =>
       reportingRefusals(async () => {
         const { contentId, watermark } = await deps.knex.transaction(async (trx) => {
           // profile row first, then the item: the lock order of every other credit writer (services/billing/credits.ts)
@@ -283,6 +285,8 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
               reservationId: row.reservationId,
               description: `Approved ${row.contentType}: ${row.fileName}`,
               metadata: { approvalId: row.id, projectId: row.projectId },
+              // the approving member; an update from before workspaces names none: the item's starter
+              actorId: actorId ?? row.createdBy ?? null,
             });
           }
           const saved = await saveApprovedContent(trx, row);
@@ -303,7 +307,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
      * Releases the reservation and counts the rejection toward the streak: the 4th in a row carries the
      * warning, the 5th starts the cooldown. Needs a past purchase (REJECTION_REQUIRES_PURCHASE otherwise).
      */
-    rejectPendingItem: ({ approvalId }: { approvalId: string }): Promise<{ warning: string | null; code: string | null }> =>
+    rejectPendingItem: ({ approvalId, actorId }: { approvalId: string; actorId?: string | null }): Promise<{ warning: string | null; code: string | null }> =>
       reportingRefusals(async () => {
         const outcome = await deps.knex.transaction(async (trx) => {
           const found = await findApproval(trx, approvalId);
@@ -314,7 +318,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           if (!profile || Number(profile.total_credits_purchased) <= 0) {
             throw ApplicationFailure.create({ message: MSG.rejectionRequiresPurchase, type: ERROR_CODES.rejectionRequiresPurchase, nonRetryable: true });
           }
-          if (row.reservationId) await releaseReservation(trx, { reservationId: row.reservationId, reason: 'rejected' });
+          if (row.reservationId) await releaseReservation(trx, { reservationId: row.reservationId, reason: 'rejected', actorId: actorId ?? null });
           await dropUnapprovedVideo(trx, row);
           await trx('pending_approvals').where({ id: row.id }).update({ status: 'rejected', decided_at: trx.fn.now() });
           await publishEvent(trx, row.userId, { kind: 'approval', approvalId: row.id, status: 'rejected', contentType: row.contentType, projectId: row.projectId });
@@ -345,7 +349,8 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           await trx('profiles').where({ id: found.userId }).forUpdate().first('id');
           const row = await lockApproval(trx, approvalId);
           if (row.status !== 'pending') return [];
-          if (row.reservationId) await releaseReservation(trx, { reservationId: row.reservationId, reason: 'expired' });
+          // nobody acted: a system release (no actor recorded)
+          if (row.reservationId) await releaseReservation(trx, { reservationId: row.reservationId, reason: 'expired', actorId: null });
           await dropUnapprovedVideo(trx, row);
           await trx('pending_approvals').where({ id: row.id }).update({ status: 'expired', decided_at: trx.fn.now() });
           await publishEvent(trx, row.userId, { kind: 'approval', approvalId: row.id, status: 'expired', contentType: row.contentType, projectId: row.projectId });

@@ -1,6 +1,6 @@
 /**
- * One workflow per pending item (id `approval-<approvalId>`): it holds the item until the owner approves
- * or rejects it (Temporal Updates, validated) or the approval window ends.
+ * One workflow per pending item (id `approval-<approvalId>`): it holds the item until a member of its workspace
+ * approves or rejects it (Temporal Updates, validated) or the approval window ends.
  * Approve consumes the reservation and saves the original into the project; reject and expiry release it.
  */
 import { ApplicationFailure, allHandlersFinished, condition, proxyActivities, setHandler } from '@temporalio/workflow';
@@ -29,7 +29,8 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   let status: ApprovalStatus = 'pending';
 
   const validate = (decision: ApprovalDecision): void => {
-    if (decision.userId !== input.userId) throw ApplicationFailure.create({ message: 'Not found', type: APPROVAL_NOT_OWNER, nonRetryable: true });
+    // the item must belong to the workspace the request acts in (the route checked the caller's role there)
+    if ((decision.accountId ?? decision.userId) !== input.userId) throw ApplicationFailure.create({ message: 'Not found', type: APPROVAL_NOT_OWNER, nonRetryable: true });
     if (status !== 'pending') throw ApplicationFailure.create({ message: 'This item is no longer pending', type: APPROVAL_NOT_PENDING, nonRetryable: true });
   };
 
@@ -38,10 +39,11 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
 
   setHandler(
     approveUpdate,
-    async (): Promise<ApprovalDecisionResult> => {
+    async (decision?: ApprovalDecision): Promise<ApprovalDecisionResult> => {
       status = 'approving';
       try {
-        const { contentId } = await approvePendingItem({ approvalId: input.approvalId });
+        // the approver is the actor of the consume ledger row
+        const { contentId } = await approvePendingItem({ approvalId: input.approvalId, actorId: decision?.userId ?? null });
         status = 'approved';
         return { status: 'approved', contentId, warning: null, code: null };
       } catch (err) {
@@ -54,10 +56,10 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
 
   setHandler(
     rejectUpdate,
-    async (): Promise<ApprovalDecisionResult> => {
+    async (decision?: ApprovalDecision): Promise<ApprovalDecisionResult> => {
       status = 'rejecting';
       try {
-        const { warning, code } = await rejectPendingItem({ approvalId: input.approvalId });
+        const { warning, code } = await rejectPendingItem({ approvalId: input.approvalId, actorId: decision?.userId ?? null });
         status = 'rejected';
         return { status: 'rejected', contentId: null, warning, code };
       } catch (err) {

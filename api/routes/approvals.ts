@@ -8,6 +8,7 @@ import { contentServicesFor } from '../../services/content/contentServices';
 import { getTemporalClient } from '../../services/platform/temporalClient';
 import type { ApprovalDecisionResponse, ApprovalListItem, ApprovalStats } from '../../domain/approvals';
 import { answers, describeRoute, errorBody } from '../openapi/describe';
+import { workspaceGrant } from '../workspace';
 
 // the specs' calls may carry the user's own id; any other id is refused by assertSelf
 const selfQuery = z.object({ userId: z.string().optional() }).strict();
@@ -42,11 +43,16 @@ const decisionAnswer = answers<ApprovalDecisionResponse>()(
   z.object({ success: z.literal(true), error: z.null(), code: z.string().nullable(), contentId: z.string().nullable(), warning: z.string().nullable() }),
 );
 const decisionRefusals = {
-  404: { description: 'No pending approval with this id for this user', schema: errorBody },
+  403: { description: "The caller's role in the workspace does not allow approving or rejecting (viewer): nothing changes", schema: errorBody },
+  404: { description: 'No pending approval with this id in this workspace, or the caller is not a member of the workspace', schema: errorBody },
   409: { description: 'The item is no longer pending', schema: errorBody },
 };
 
-/** /api/approvals/*: the queue, its stats, and approve / reject for the signed-in user. */
+/**
+ * /api/approvals/*: the workspace's queue, its stats, and approve / reject (DESIGN.md "Teams (workspaces)").
+ * List and stats are 'read' (every member, viewers too, sees the queue); approve and reject are 'approve' (member and
+ * up), decided for the workspace of the item's project when the caller is a member there, else the request's.
+ */
 export function approvalsRouter(deps: AppDeps): Router {
   const { storage, library } = contentServicesFor(deps);
   const service = new ApprovalService({
@@ -62,17 +68,19 @@ export function approvalsRouter(deps: AppDeps): Router {
     method: 'get',
     path: '/api/approvals/list',
     tag: 'Approvals',
-    summary: "The user's pending items, with preview links",
+    summary: "The workspace's pending items, with preview links",
     description:
       'Each item links its watermarked preview only: `original_file_url` stays null until the item is approved, and no file route serves the original of an item that is not approved.',
     access: 'session',
+    workspace: 'read',
     query: selfQuery,
     responses: { 200: z.object({ success: z.literal(true), data: z.array(approvalItem), error: z.null() }) },
   });
   router.get('/api/approvals/list', async (ctx) => {
-    const user = assertSelf(ctx, parseQuery(ctx, selfQuery).userId);
+    assertSelf(ctx, parseQuery(ctx, selfQuery).userId);
+    const grant = await workspaceGrant(ctx, deps, 'read');
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { success: true, data: await service.list(user.id), error: null };
+    ctx.body = { success: true, data: await service.list(grant.workspaceId), error: null };
   });
 
   describeRoute(router, {
@@ -81,13 +89,15 @@ export function approvalsRouter(deps: AppDeps): Router {
     tag: 'Approvals',
     summary: 'Pending count and limit (what the start rule counts)',
     access: 'session',
+    workspace: 'read',
     query: selfQuery,
     responses: { 200: z.object({ success: z.literal(true), data: approvalStats }) },
   });
   router.get('/api/approvals/stats', async (ctx) => {
-    const user = assertSelf(ctx, parseQuery(ctx, selfQuery).userId);
+    assertSelf(ctx, parseQuery(ctx, selfQuery).userId);
+    const grant = await workspaceGrant(ctx, deps, 'read');
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { success: true, data: await service.stats(user.id) };
+    ctx.body = { success: true, data: await service.stats(grant.workspaceId) };
   });
 
   describeRoute(router, {
@@ -96,13 +106,15 @@ export function approvalsRouter(deps: AppDeps): Router {
     tag: 'Approvals',
     summary: 'Approve a pending item: its credits are charged and it is saved into the project',
     access: 'session',
+    workspace: 'approve',
     body: decisionBody,
     responses: { 200: decisionAnswer, ...decisionRefusals },
   });
   router.post('/api/approvals/approve', async (ctx) => {
     const body = parseBody(ctx, decisionBody);
-    const user = assertSelf(ctx, body.userId);
-    ctx.body = await service.approve(user.id, body.approvalId);
+    assertSelf(ctx, body.userId);
+    const grant = await workspaceGrant(ctx, deps, 'approve', { projectId: await service.projectOf(body.approvalId) });
+    ctx.body = await service.approve(grant.workspaceId, body.approvalId, grant.userId);
   });
 
   describeRoute(router, {
@@ -111,13 +123,15 @@ export function approvalsRouter(deps: AppDeps): Router {
     tag: 'Approvals',
     summary: 'Reject a pending item: its credits are released (needs a past purchase)',
     access: 'session',
+    workspace: 'approve',
     body: decisionBody,
     responses: { 200: decisionAnswer, ...decisionRefusals, 429: { description: 'Rejections paused (REJECTION_STREAK_COOLDOWN)', schema: errorBody } },
   });
   router.post('/api/approvals/reject', async (ctx) => {
     const body = parseBody(ctx, decisionBody);
-    const user = assertSelf(ctx, body.userId);
-    ctx.body = await service.reject(user.id, body.approvalId);
+    assertSelf(ctx, body.userId);
+    const grant = await workspaceGrant(ctx, deps, 'approve', { projectId: await service.projectOf(body.approvalId) });
+    ctx.body = await service.reject(grant.workspaceId, body.approvalId, grant.userId);
   });
 
   return router;

@@ -8,6 +8,8 @@ import type { CanCreateContentResult } from '../../domain/creditMath';
 import type { WeeklyCreditUsage } from '../../domain/billing';
 import { answers, describeRoute, errorBody, timestamp } from '../openapi/describe';
 import { USAGE_WEEKS_MAX, weeklyCreditUsage } from '../../services/billing/creditUsage';
+import { spendByMember, type MemberSpend } from '../../services/billing/spendByMember';
+import { workspaceGrant } from '../workspace';
 
 // the specs' calls may carry the user's own id; any other id is refused by assertSelf
 const selfQuery = z.object({ userId: z.string().optional() }).strict();
@@ -91,17 +93,35 @@ const weeklyUsage = answers<WeeklyCreditUsage>()(
     removed: count,
   }),
 );
+const memberSpend = answers<MemberSpend>()(
+  z.object({
+    userId: z.string().nullable().meta({ description: "null for the line gathering deleted accounts' spending" }),
+    name: z.string(),
+    email: z.string().nullable(),
+    spent: count.meta({ description: 'Credits charged on the approvals this user made in the workspace' }),
+    deleted: z.boolean().meta({ description: "true for the one 'deleted account' line" }),
+    member: z.boolean().meta({ description: 'Whether the user is a member of the workspace now (former members who spent are listed too)' }),
+  }),
+);
 const data = <S extends z.ZodType>(schema: S) => z.object({ success: z.literal(true), data: schema });
 const noProfile = { description: 'The profile is gone', schema: errorBody };
 
-/** /api/credits/* for the signed-in user (the admin adjustment lives in routes/admin.ts). */
-export function creditsRouter(deps: Pick<AppDeps, 'knex' | 'creditSummaries'>): Router {
+/**
+ * /api/credits/* for the request's workspace (the account is the workspace; the admin adjustment lives in
+ * routes/admin.ts). Which action each route needs (DESIGN.md "Teams (workspaces)", domain/workspaceRoles.ts):
+ * - 'read' (every member, viewers too): the summary (the balance the sidebar shows), the limits and the start
+ *   rule's answer (what the generate controls show), the ledger and the weekly chart. The balance is shared, so
+ *   every member sees where it went; none of these shows what was paid.
+ * - 'billing' (admins and owners): spend per member, which compares colleagues, beside purchases (routes/stripe.ts).
+ */
+export function creditsRouter(deps: Pick<AppDeps, 'knex' | 'creditSummaries' | 'projectOwners'>): Router {
   const router = new Router();
   const auth = requireAuth(deps);
 
   describeRoute(router, {
     method: 'get',
     path: '/api/credits/summary',
+    workspace: 'read',
     tag: 'Credits',
     summary: 'Balance, reserved and available credits, and usage totals',
     access: 'session',
@@ -109,14 +129,16 @@ export function creditsRouter(deps: Pick<AppDeps, 'knex' | 'creditSummaries'>): 
     responses: { 200: data(creditSummary), 404: noProfile },
   });
   router.get('/api/credits/summary', auth, async (ctx) => {
-    const user = assertSelf(ctx, parseQuery(ctx, selfQuery).userId);
-    const summary = deps.creditSummaries ? deps.creditSummaries.get(deps.knex, user.id) : getCreditSummary(deps.knex, user.id);
+    assertSelf(ctx, parseQuery(ctx, selfQuery).userId);
+    const { workspaceId } = await workspaceGrant(ctx, deps, 'read');
+    const summary = deps.creditSummaries ? deps.creditSummaries.get(deps.knex, workspaceId) : getCreditSummary(deps.knex, workspaceId);
     ctx.body = { success: true, data: await summary };
   });
 
   describeRoute(router, {
     method: 'get',
     path: '/api/credits/limits',
+    workspace: 'read',
     tag: 'Credits',
     summary: 'How many clips (credits / 4) and images (credits) the balance allows',
     access: 'session',
@@ -124,13 +146,15 @@ export function creditsRouter(deps: Pick<AppDeps, 'knex' | 'creditSummaries'>): 
     responses: { 200: data(z.object({ clips: count, images: count })), 404: noProfile },
   });
   router.get('/api/credits/limits', auth, async (ctx) => {
-    const user = assertSelf(ctx, parseQuery(ctx, selfQuery).userId);
-    ctx.body = { success: true, data: await getUsageLimits(deps.knex, user.id) };
+    assertSelf(ctx, parseQuery(ctx, selfQuery).userId);
+    const { workspaceId } = await workspaceGrant(ctx, deps, 'read');
+    ctx.body = { success: true, data: await getUsageLimits(deps.knex, workspaceId) };
   });
 
   describeRoute(router, {
     method: 'get',
     path: '/api/credits/can-create',
+    workspace: 'read',
     tag: 'Credits',
     summary: 'Whether the start rule allows one more item of a type now, and why not',
     access: 'session',
@@ -139,13 +163,15 @@ export function creditsRouter(deps: Pick<AppDeps, 'knex' | 'creditSummaries'>): 
   });
   router.get('/api/credits/can-create', auth, async (ctx) => {
     const query = parseQuery(ctx, canCreateQuery);
-    const user = assertSelf(ctx, query.userId);
-    ctx.body = { success: true, data: await canCreateContent(deps.knex, user.id, query.type) };
+    assertSelf(ctx, query.userId);
+    const { workspaceId } = await workspaceGrant(ctx, deps, 'read');
+    ctx.body = { success: true, data: await canCreateContent(deps.knex, workspaceId, query.type) };
   });
 
   describeRoute(router, {
     method: 'get',
     path: '/api/credits/transactions',
+    workspace: 'read',
     tag: 'Credits',
     summary: 'The credit ledger, 50 a page, newest first',
     access: 'session',
@@ -157,8 +183,9 @@ export function creditsRouter(deps: Pick<AppDeps, 'knex' | 'creditSummaries'>): 
   });
   router.get('/api/credits/transactions', auth, async (ctx) => {
     const query = parseQuery(ctx, transactionsQuery);
-    const user = assertSelf(ctx, query.userId);
-    const { transactions, page, pageSize, total } = await listTransactions(deps.knex, user.id, query.page ?? 1);
+    assertSelf(ctx, query.userId);
+    const { workspaceId } = await workspaceGrant(ctx, deps, 'read');
+    const { transactions, page, pageSize, total } = await listTransactions(deps.knex, workspaceId, query.page ?? 1);
     ctx.body = { success: true, data: transactions, page, pageSize, total };
   });
 
@@ -166,6 +193,7 @@ export function creditsRouter(deps: Pick<AppDeps, 'knex' | 'creditSummaries'>): 
   describeRoute(router, {
     method: 'get',
     path: '/api/credits/weekly-usage',
+    workspace: 'read',
     tag: 'Credits',
     summary: 'Credits added and spent per week (Monday, UTC) by kind, with refunds and admin corrections',
     access: 'session',
@@ -174,8 +202,31 @@ export function creditsRouter(deps: Pick<AppDeps, 'knex' | 'creditSummaries'>): 
   });
   router.get('/api/credits/weekly-usage', auth, async (ctx) => {
     const query = parseQuery(ctx, weeklyUsageQuery);
-    const user = assertSelf(ctx, query.userId);
-    ctx.body = { success: true, data: await weeklyCreditUsage(deps.knex, user.id, query.weeks) };
+    assertSelf(ctx, query.userId);
+    const { workspaceId } = await workspaceGrant(ctx, deps, 'read');
+    ctx.body = { success: true, data: await weeklyCreditUsage(deps.knex, workspaceId, query.weeks) };
+  });
+
+  // the Billing tab's spend per member: billing, since it compares colleagues (admins and owners)
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/credits/spend-by-member',
+    tag: 'Credits',
+    summary: "Credits spent per member of the workspace (approvals' charges by the approving user), deleted accounts as one line",
+    access: 'session',
+    workspace: 'billing',
+    query: selfQuery,
+    responses: {
+      200: z.object({ success: z.literal(true), members: z.array(memberSpend) }),
+      403: { description: 'Only admins and owners read spend per member', schema: errorBody },
+      404: noProfile,
+    },
+  });
+  router.get('/api/credits/spend-by-member', auth, async (ctx) => {
+    assertSelf(ctx, parseQuery(ctx, selfQuery).userId);
+    const { workspaceId } = await workspaceGrant(ctx, deps, 'billing');
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { success: true, members: await spendByMember(deps.knex, workspaceId) };
   });
 
   return router;

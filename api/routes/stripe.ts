@@ -19,6 +19,7 @@ import { createCheckoutSession, getPurchaseStatus, handleStripeWebhook, listPurc
 import { startPaymentRefund } from '../../services/billing/paymentRefunds';
 import { getTemporalClient } from '../../services/platform/temporalClient';
 import { TASK_QUEUES } from '../../domain/taskQueues';
+import { workspaceGrant } from '../workspace';
 
 /** Stripe posts here with a signature over the exact bytes: the app's JSON parser leaves this path alone. */
 export const STRIPE_WEBHOOK_PATH = '/api/stripe/webhook';
@@ -101,8 +102,15 @@ const purchasingReply = answers<PurchasingReply>()(
 );
 const stripeUnavailable = { description: 'Stripe is not configured (STRIPE_SECRET_KEY / STRIPE_WEBHOOK_SECRET unset) or the database is unavailable', schema: errorBody };
 
-/** /api/stripe/*: checkout, the webhook (public; its signature is the credential) and the user's purchases. */
-export function stripeRouter(deps: Pick<AppDeps, 'knex' | 'config' | 'logger' | 'taskQueues'>): Router {
+const billingOnly = { description: "Only the workspace's owners and admins buy credits and read its purchases (WORKSPACE_FORBIDDEN); nothing is created", schema: errorBody };
+
+/**
+ * /api/stripe/*: checkout, the webhook (public; its signature is the credential) and the workspace's purchases.
+ * Buying credits for a workspace and reading what it paid are 'billing' (owners and admins, DESIGN.md "Teams
+ * (workspaces)"): the session is created for the request's workspace, which the webhook credits. Whether buying
+ * is possible here at all is configuration, not a workspace's data ('self').
+ */
+export function stripeRouter(deps: Pick<AppDeps, 'knex' | 'config' | 'logger' | 'taskQueues' | 'projectOwners'>): Router {
   const router = new Router();
   const refundQueue = deps.taskQueues?.accountData ?? TASK_QUEUES.accountData;
   const billing: BillingDeps = {
@@ -119,6 +127,7 @@ export function stripeRouter(deps: Pick<AppDeps, 'knex' | 'config' | 'logger' | 
     tag: 'Billing',
     summary: 'Whether credits can be bought here, and whether payments are real (live) or test payments',
     access: 'session',
+    workspace: 'self',
     responses: { 200: z.object({ success: z.literal(true), data: purchasingReply }) },
   });
   router.get('/api/stripe/purchasing', requireAuth(deps), (ctx) => {
@@ -129,11 +138,15 @@ export function stripeRouter(deps: Pick<AppDeps, 'knex' | 'config' | 'logger' | 
     method: 'post',
     path: '/api/stripe/create-checkout-session',
     tag: 'Billing',
-    summary: 'A Stripe Checkout Session for a credit package (the package id alone decides credits and price)',
+    summary: "A Stripe Checkout Session for a credit package for the workspace's balance (the package id alone decides credits and price)",
+    description:
+      "The session's metadata carries `workspaceId` (the account credited) and `userId` (the buyer); only owners and admins of the workspace may buy.",
     access: 'session',
+    workspace: 'billing',
     body: checkoutBody,
     responses: {
       200: z.object({ success: z.literal(true), url: z.string(), sessionId: z.string() }),
+      403: billingOnly,
       502: { description: 'Failed to create checkout session (Stripe refused or did not answer)', schema: errorBody },
       503: {
         description:
@@ -148,8 +161,10 @@ export function stripeRouter(deps: Pick<AppDeps, 'knex' | 'config' | 'logger' | 
     async (ctx) => {
       const body = parseBody(ctx, checkoutBody);
       const user = assertSelf(ctx, body.userId);
+      const grant = await workspaceGrant(ctx, deps, 'billing');
       const { url, sessionId } = await createCheckoutSession(billing, {
         user: { id: user.id, email: user.email },
+        workspaceId: grant.workspaceId,
         packageId: body.packageId,
         successUrl: body.successUrl,
         cancelUrl: body.cancelUrl,
@@ -183,14 +198,16 @@ export function stripeRouter(deps: Pick<AppDeps, 'knex' | 'config' | 'logger' | 
     method: 'get',
     path: '/api/stripe/purchases',
     tag: 'Billing',
-    summary: "The user's purchases, newest first",
+    summary: "The workspace's purchases, newest first",
     access: 'session',
+    workspace: 'billing',
     query: noQuery,
-    responses: { 200: z.object({ success: z.literal(true), data: z.array(purchaseView) }) },
+    responses: { 200: z.object({ success: z.literal(true), data: z.array(purchaseView) }), 403: billingOnly },
   });
   router.get('/api/stripe/purchases', requireAuth(deps), async (ctx) => {
-    const user = assertSelf(ctx, parseQuery(ctx, noQuery).userId);
-    ctx.body = { success: true, data: await listPurchases(deps.knex, user.id) };
+    assertSelf(ctx, parseQuery(ctx, noQuery).userId);
+    const grant = await workspaceGrant(ctx, deps, 'billing');
+    ctx.body = { success: true, data: await listPurchases(deps.knex, grant.workspaceId) };
   });
 
   describeRoute(router, {
@@ -199,15 +216,17 @@ export function stripeRouter(deps: Pick<AppDeps, 'knex' | 'config' | 'logger' | 
     tag: 'Billing',
     summary: "One purchase by its Checkout Session id: where its checkout stands (our records and Stripe's session) and the balance (the return page)",
     access: 'session',
+    workspace: 'billing',
     params: purchaseParams,
     query: noQuery,
-    responses: { 200: z.object({ success: z.literal(true), data: purchaseStatus }) },
+    responses: { 200: z.object({ success: z.literal(true), data: purchaseStatus }), 403: billingOnly },
   });
   router.get('/api/stripe/purchases/:sessionId', requireAuth(deps), async (ctx) => {
-    const user = assertSelf(ctx, parseQuery(ctx, noQuery).userId);
+    assertSelf(ctx, parseQuery(ctx, noQuery).userId);
+    const grant = await workspaceGrant(ctx, deps, 'billing');
     const sessionId = sessionIdParam.safeParse(parse(purchaseParams, ctx.params).sessionId);
-    // a malformed id cannot be anyone's session: the same 404 as another user's
-    const data = sessionId.success ? await getPurchaseStatus(billing, user.id, sessionId.data) : null;
+    // a malformed id cannot be anyone's session: the same 404 as another workspace's
+    const data = sessionId.success ? await getPurchaseStatus(billing, grant.workspaceId, sessionId.data) : null;
     if (!data) ctx.throw(404, BILLING_MSG.purchaseNotFound);
     ctx.body = { success: true, data };
   });

@@ -8,13 +8,21 @@ export type ApprovalStatus = 'pending' | 'approving' | 'rejecting' | 'approved' 
 
 export interface ApprovalWorkflowInput {
   approvalId: string;
+  /** The account (workspace) the item belongs to: pending_approvals.user_id. */
   userId: string;
   /** Length of the approval window in ms (config APPROVAL_WINDOW, resolved by the activity that created the item). */
   windowMs: number;
 }
 
+/**
+ * Who decides, in which workspace. `userId` is the acting user (recorded as the actor of the consume row and of the
+ * release); `accountId` the workspace the request acts in (checked against the item's account by the validator).
+ * Updates sent before workspaces carry no `accountId`: their `userId` was the owner, which is also the account of a
+ * personal workspace, so the validator checks it in its place and old histories replay unchanged.
+ */
 export interface ApprovalDecision {
   userId: string;
+  accountId?: string;
 }
 
 export interface ApprovalDecisionResult {

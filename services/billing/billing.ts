@@ -103,7 +103,13 @@ export interface BillingDeps {
 }
 
 export interface CheckoutInput {
+  /** The buyer: an owner or admin of the workspace (route-checked), recorded as the actor of the purchase row. */
   user: { id: string; email: string };
+  /**
+   * The workspace (account) the credits are for; defaults to the buyer's personal workspace (whose id is theirs).
+   * The session's metadata carries it as `workspaceId`, and its client_reference_id is it.
+   */
+  workspaceId?: string;
   packageId: string;
   successUrl?: string;
   cancelUrl?: string;
@@ -147,14 +153,18 @@ function withSessionIdPlaceholder(href: string): string {
   return `${url.origin}${url.pathname}${search}${url.hash}`;
 }
 
-export function defaultReturnUrl(publicUrl: string, outcome: 'success' | 'cancelled'): string {
+/** The Billing tab; a team workspace's purchase returns to that workspace (`?workspace=`, the front end's address of it). */
+export function defaultReturnUrl(publicUrl: string, outcome: 'success' | 'cancelled', workspaceId?: string): string {
   const suffix = outcome === 'success' ? `&session_id=${SESSION_ID_PLACEHOLDER}` : '';
-  return new URL(`/?view=account&tab=billing&purchase=${outcome}${suffix}`, publicUrl).href;
+  const workspace = workspaceId ? `&workspace=${encodeURIComponent(workspaceId)}` : '';
+  return new URL(`/?view=account&tab=billing&purchase=${outcome}${workspace}${suffix}`, publicUrl).href;
 }
 
 /**
- * Creates a payment-mode Checkout Session for the package and records the purchase as open. Credits and amount
- * come from the package alone; the user is the session's user (route-checked).
+ * Creates a payment-mode Checkout Session for the package and records the purchase as open, for the workspace.
+ * Credits and amount come from the package alone; the buyer is the session's user (route-checked as an owner or
+ * admin of the workspace). Metadata: `workspaceId` (the account credited), `userId` (the buyer: what it always
+ * carried, the account itself before workspaces, so sessions from then are still fulfilled), package and credits.
  */
 export async function createCheckoutSession(deps: BillingDeps, input: CheckoutInput): Promise<{ url: string; sessionId: string }> {
   const stripe = stripeClient(deps.config);
@@ -169,10 +179,12 @@ export async function createCheckoutSession(deps: BillingDeps, input: CheckoutIn
       throw new PackagePriceMismatchError();
     }
   }
-  const successUrl = withSessionIdPlaceholder(ownReturnUrl(deps.config.publicUrl, input.successUrl ?? defaultReturnUrl(deps.config.publicUrl, 'success')));
-  const cancelUrl = ownReturnUrl(deps.config.publicUrl, input.cancelUrl ?? defaultReturnUrl(deps.config.publicUrl, 'cancelled'));
+  const workspaceId = input.workspaceId ?? input.user.id;
+  const team = workspaceId === input.user.id ? undefined : workspaceId;
+  const successUrl = withSessionIdPlaceholder(ownReturnUrl(deps.config.publicUrl, input.successUrl ?? defaultReturnUrl(deps.config.publicUrl, 'success', team)));
+  const cancelUrl = ownReturnUrl(deps.config.publicUrl, input.cancelUrl ?? defaultReturnUrl(deps.config.publicUrl, 'cancelled', team));
   const amountCents = displayPriceCents(pkg.priceCents);
-  const metadata = { userId: input.user.id, packageId: pkg.id, credits: String(pkg.totalCredits) };
+  const metadata = { userId: input.user.id, workspaceId, packageId: pkg.id, credits: String(pkg.totalCredits) };
 
   let session: Stripe.Checkout.Session;
   try {
@@ -190,7 +202,7 @@ export async function createCheckoutSession(deps: BillingDeps, input: CheckoutIn
               },
             },
       ],
-      client_reference_id: input.user.id,
+      client_reference_id: workspaceId,
       customer_email: input.user.email,
       metadata,
       payment_intent_data: { metadata },
@@ -206,7 +218,9 @@ export async function createCheckoutSession(deps: BillingDeps, input: CheckoutIn
     throw new CheckoutSessionFailedError();
   }
   await CreditPurchase.query(deps.knex).insert({
-    userId: input.user.id,
+    // the account credited: the workspace's purchases ("rejection requires a purchase" reads them per workspace)
+    userId: workspaceId,
+    metadata: { buyerId: input.user.id },
     packageId: pkg.id,
     credits: pkg.totalCredits,
     amountCents: session.amount_total ?? amountCents,
@@ -309,14 +323,16 @@ function paymentIntentId(value: string | { id: string } | null | undefined): str
 async function lockPurchaseForSession(trx: Knex.Transaction, session: Stripe.Checkout.Session): Promise<CreditPurchase | null> {
   const found = await CreditPurchase.query(trx).findOne({ stripe_session_id: session.id }).forUpdate();
   if (found) return found;
-  const userId = session.metadata?.userId;
+  const userId = sessionAccount(session);
   const pkg = findCreditPackage(session.metadata?.packageId ?? '');
   if (!pkg || !userId || !UUID_RE.test(userId) || session.client_reference_id !== userId) return null;
   const profile = await trx('profiles').where({ id: userId }).first('id');
   if (!profile) return null;
+  const buyer = sessionBuyer(session);
   await trx(CreditPurchase.tableName)
     .insert({
       user_id: userId,
+      metadata: JSON.stringify(buyer ? { buyerId: buyer } : {}),
       package_id: pkg.id,
       credits: pkg.totalCredits,
       amount_cents: session.amount_total ?? displayPriceCents(pkg.priceCents),
@@ -330,20 +346,44 @@ async function lockPurchaseForSession(trx: Knex.Transaction, session: Stripe.Che
 }
 
 /**
- * A paid session of this app (its metadata names a user and a package, its client_reference_id the same user)
- * whose account no longer exists: the payment cannot be credited and must go back.
+ * The account a session credits: the workspace its metadata names, or (sessions from before workspaces) the user,
+ * whose personal workspace has their id. Its client_reference_id is the same id either way.
+ */
+function sessionAccount(session: Stripe.Checkout.Session): string | undefined {
+  return session.metadata?.workspaceId || session.metadata?.userId;
+}
+
+/** The user who started the session (the buyer): metadata `userId`, which named the account (= its owner) before workspaces. */
+function sessionBuyer(session: Stripe.Checkout.Session): string | null {
+  const buyer = session.metadata?.userId;
+  return buyer && UUID_RE.test(buyer) ? buyer : null;
+}
+
+/**
+ * A paid session of this app (its metadata names an account and a package, its client_reference_id the same
+ * account) whose account no longer exists: the payment cannot be credited and must go back.
  */
 async function sessionOfDeletedAccount(trx: Knex.Transaction, session: Stripe.Checkout.Session): Promise<{ userId: string; packageId: string } | null> {
-  const userId = session.metadata?.userId;
+  const userId = sessionAccount(session);
   const pkg = findCreditPackage(session.metadata?.packageId ?? '');
   if (!pkg || !userId || !UUID_RE.test(userId) || session.client_reference_id !== userId) return null;
   const profile = await trx('profiles').where({ id: userId }).first('id');
   return profile ? null : { userId, packageId: pkg.id };
 }
 
-/** Whether the account is marked for deletion; a share lock keeps the mark from landing until this transaction ends. */
-async function accountBeingDeleted(trx: Knex.Transaction, userId: string): Promise<boolean> {
-  const user: { deletion_requested_at: Date | null } | undefined = await trx('users').where({ id: userId }).forShare().first('deletion_requested_at');
+/**
+ * Whether the account is gone or going: a personal workspace whose user is marked for deletion (a share lock keeps
+ * the mark from landing until this transaction ends), or a workspace that no longer exists (a share lock on a team
+ * workspace's row keeps its deletion waiting for this transaction).
+ */
+async function accountBeingDeleted(trx: Knex.Transaction, accountId: string): Promise<boolean> {
+  const workspace: { personal_user_id: string | null } | undefined = await trx('workspaces').where({ id: accountId }).forShare().first('personal_user_id');
+  if (!workspace) return true;
+  if (!workspace.personal_user_id) return false;
+  const user: { deletion_requested_at: Date | null } | undefined = await trx('users')
+    .where({ id: workspace.personal_user_id })
+    .forShare()
+    .first('deletion_requested_at');
   return !user || user.deletion_requested_at !== null;
 }
 
@@ -399,8 +439,11 @@ async function fulfilPurchase(trx: Knex.Transaction, session: Stripe.Checkout.Se
   const amountCents = session.amount_total ?? purchase.amountCents;
   const currency = session.currency ?? purchase.currency;
   const intent = paymentIntentId(session.payment_intent);
+  const buyerId = typeof purchase.metadata?.buyerId === 'string' ? purchase.metadata.buyerId : sessionBuyer(session);
   await addCredits(trx, {
     profileId: purchase.userId,
+    // the buyer is the actor of the purchase row (a buyer whose account is gone since: a system row)
+    actorId: buyerId,
     amount: purchase.credits,
     type: 'purchase',
     description: `${pkg.name} (${purchase.credits} credits)`,

@@ -1,7 +1,11 @@
 /**
- * The approval queue for the API (spec 001 sections 2, 4, 7): the user's pending items with preview links, the
+ * The approval queue for the API (spec 001 sections 2, 4, 7): the account's pending items with preview links, the
  * stats behind the badge and the pending cap, and approve / reject sent as Updates to the item's approval
  * workflow (workflows/approval.ts), which holds the decision rules.
+ *
+ * The account is the workspace (DESIGN.md "Teams (workspaces)"): `accountId` scopes every read and names the
+ * workspace the decision is made in; the acting member (`actorId`) is who the ledger records. The route has checked
+ * the member's role (api/workspace.ts) before any of this runs.
  */
 import {
   ActivityFailure,
@@ -63,11 +67,11 @@ export class ApprovalService {
    * never linked here (pay on approval): `original_file_url` is null, and the file routes refuse the original of an
    * item that is not approved (services/content/unapprovedOriginals.ts).
    */
-  async list(userId: string): Promise<ApprovalListItem[]> {
+  async list(accountId: string): Promise<ApprovalListItem[]> {
     const rows = (await PendingApproval.query(this.deps.knex)
       .alias('a')
       .leftJoin('projects as p', 'p.id', 'a.project_id')
-      .where('a.user_id', userId)
+      .where('a.user_id', accountId)
       .where('a.status', 'pending')
       .where('a.approval_deadline', '>', this.deps.knex.fn.now())
       .orderBy([
@@ -102,29 +106,37 @@ export class ApprovalService {
    * What the start rule counts (services/billing/credits.ts getPendingUsage): the list above plus generations still
    * running, so the cap overlay shows exactly when the server would refuse a start.
    */
-  async stats(userId: string): Promise<ApprovalStats> {
-    const usage = await getPendingUsage(this.deps.knex, userId);
+  async stats(accountId: string): Promise<ApprovalStats> {
+    const usage = await getPendingUsage(this.deps.knex, accountId);
     return { pending_count: usage.pendingCount, limit: usage.limit, total_pending_cost: usage.pendingCost };
   }
 
-  approve(userId: string, approvalId: string): Promise<ApprovalDecisionResponse> {
-    return this.decide(userId, approvalId, 'approve');
+  /** `actorId` defaults to the account: a person on their own is both (their personal workspace's id is theirs). */
+  approve(accountId: string, approvalId: string, actorId: string = accountId): Promise<ApprovalDecisionResponse> {
+    return this.decide(accountId, actorId, approvalId, 'approve');
   }
 
-  reject(userId: string, approvalId: string): Promise<ApprovalDecisionResponse> {
-    return this.decide(userId, approvalId, 'reject');
+  reject(accountId: string, approvalId: string, actorId: string = accountId): Promise<ApprovalDecisionResponse> {
+    return this.decide(accountId, actorId, approvalId, 'reject');
   }
 
-  private async decide(userId: string, approvalId: string, decision: 'approve' | 'reject'): Promise<ApprovalDecisionResponse> {
+  /** The project an approval belongs to, so the route can take its workspace from it; null for an unknown id. */
+  async projectOf(approvalId: string): Promise<string | null> {
+    if (!UUID.test(approvalId)) return null;
+    const row = await this.deps.knex('pending_approvals').where({ id: approvalId }).first<{ project_id: string } | undefined>('project_id');
+    return row?.project_id ?? null;
+  }
+
+  private async decide(accountId: string, actorId: string, approvalId: string, decision: 'approve' | 'reject'): Promise<ApprovalDecisionResponse> {
     if (!UUID.test(approvalId)) throw notFound();
-    const row = await PendingApproval.query(this.deps.knex).findOne({ id: approvalId, user_id: userId });
+    const row = await PendingApproval.query(this.deps.knex).findOne({ id: approvalId, user_id: accountId });
     if (!row) throw notFound();
     if (row.status !== 'pending') throw notPending();
     const client = await this.deps.temporal();
     const handle = client.workflow.getHandle(row.workflowId);
     let result: ApprovalDecisionResult;
     try {
-      result = await handle.executeUpdate(decision === 'approve' ? approveUpdate : rejectUpdate, { args: [{ userId }] });
+      result = await handle.executeUpdate(decision === 'approve' ? approveUpdate : rejectUpdate, { args: [{ userId: actorId, accountId }] });
     } catch (err) {
       // the workflow ended (decided or expired) between the read above and the update
       if (err instanceof WorkflowNotFoundError) throw notPending();

@@ -66,7 +66,7 @@ describe('POST /api/stripe/create-checkout-session', () => {
     const sent = h.fake.sessionCreates.at(-1)!;
     expect(sent.form.line_items).toEqual([{ quantity: '1', price_data: { currency: 'nzd', unit_amount: '28750', product_data: { name: 'Small Project (12 credits)' } } }]);
     expect(sent.form.customer_email).toBe(liar.email);
-    expect(sent.form.metadata).toEqual({ userId: liar.id, packageId: 'small', credits: '12' });
+    expect(sent.form.metadata).toEqual({ userId: liar.id, workspaceId: liar.id, packageId: 'small', credits: '12' });
     expect(await purchaseRow(h.knex, res.body.sessionId)).toMatchObject({ credits: 12, amount_cents: 28750, package_id: 'small' });
   });
 

@@ -80,11 +80,11 @@ export async function balance(knex: Knex, userId: string): Promise<{ credits: nu
   return { credits: row.credits, reserved: row.reserved_credits, purchased: row.total_credits_purchased };
 }
 
-export async function ledger(knex: Knex, userId: string): Promise<Array<{ transaction_type: string; amount: number; idempotency_key: string; metadata: Record<string, unknown>; created_by_email: string }>> {
+export async function ledger(knex: Knex, userId: string): Promise<Array<{ transaction_type: string; amount: number; idempotency_key: string; metadata: Record<string, unknown>; created_by: string | null; created_by_email: string }>> {
   return knex('credit_transactions')
     .where({ profile_id: userId })
     .orderBy('created_at')
-    .select('transaction_type', 'amount', 'idempotency_key', 'metadata', 'created_by_email');
+    .select('transaction_type', 'amount', 'idempotency_key', 'metadata', 'created_by', 'created_by_email');
 }
 
 export async function purchaseRow(knex: Knex, sessionId: string): Promise<Record<string, any>> {

@@ -71,7 +71,7 @@ describe('POST /api/stripe/webhook: signature', () => {
 });
 
 describe('POST /api/stripe/webhook: fulfilment', () => {
-  it("credits the package once: a 'purchase' ledger row keyed by the session id, created by system, the purchase completed", async () => {
+  it("credits the package once: a 'purchase' ledger row keyed by the session id, created by the buyer, the purchase completed", async () => {
     const { user, sessionId } = await userWithOpenCheckout(h, 'medium');
     const event = completed(sessionId);
 
@@ -87,7 +87,8 @@ describe('POST /api/stripe/webhook: fulfilment', () => {
     const session = h.fake.sessions.get(sessionId)!;
     expect(rows[1]).toMatchObject({
       idempotency_key: sessionId,
-      created_by_email: 'system',
+      created_by: user.id,
+      created_by_email: user.email,
       metadata: { packageId: 'medium', packageName: 'Medium Project', credits: 30, amountCents: 74635, currency: 'nzd', stripeSessionId: sessionId, paymentIntentId: session.payment_intent, stripeEventId: event.id },
     });
     expect(await purchaseRow(h.knex, sessionId)).toMatchObject({ status: 'completed', payment_intent_id: session.payment_intent, completed_at: expect.any(Date) });
