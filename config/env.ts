@@ -83,6 +83,10 @@ export interface AppConfig {
   temporalMetricsPort: number | null;
   /** TRUST_PROXY: proxies in front whose X-Forwarded-For is believed (0: off, the socket address is the client's). */
   trustProxyHops: number;
+  /** SMTP_URL: where invitation e-mails are sent (nodemailer); empty: not sent, the link is copied instead */
+  smtpUrl: string;
+  /** SMTP_FROM: the From of those e-mails */
+  smtpFrom: string;
 }
 
 /** The S3 backend's settings (STORAGE_BACKEND=s3); docs/configuration.md lists them. */
@@ -351,5 +355,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     workerMetricsPort: optionalPort(env.WORKER_METRICS_PORT),
     temporalMetricsPort: optionalPort(env.TEMPORAL_METRICS_PORT),
     trustProxyHops: proxyHops(env.TRUST_PROXY),
+    smtpUrl: (env.SMTP_URL ?? '').trim(),
+    smtpFrom: (env.SMTP_FROM ?? '').trim() || 'Render Studio <no-reply@render-studio.local>',
   };
 }

@@ -270,6 +270,25 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
     ],
   },
   {
+    title: 'E-mail',
+    intro: 'Invitations to a workspace are e-mailed when an SMTP server is configured; the Members page shows the link to copy either way.',
+    variables: [
+      {
+        names: ['SMTP_URL'],
+        default: 'empty',
+        meaning:
+          'SMTP server for invitation e-mails (nodemailer), e.g. `smtp://user:password@mail.example.com:587` (STARTTLS when offered) or `smtps://...:465`; empty: no e-mail is sent. A failed send never fails the invitation: it is logged and the answer says `emailed: false`',
+        loaded: { value: (c) => c.smtpUrl, is: '' },
+      },
+      {
+        names: ['SMTP_FROM'],
+        default: '`Render Studio <no-reply@render-studio.local>`',
+        meaning: 'the From address of those e-mails',
+        loaded: { value: (c) => c.smtpFrom, is: 'Render Studio <no-reply@render-studio.local>' },
+      },
+    ],
+  },
+  {
     title: 'Payments',
     intro:
       'Credits are bought with Stripe Checkout. Without a Stripe key, `npm start` (outside production) runs a local test-mode checkout beside the app (devStripe/), so a fresh install can buy credits with no real payment through the same checkout, signed webhook and crediting as production.',

@@ -12,7 +12,9 @@ export type RealtimeEvent =
   | { kind: 'approval'; approvalId: string; status: 'pending' | 'approved' | 'rejected' | 'expired'; contentType?: string; projectId?: string }
   /** the balance or the reserved credits changed */
   | { kind: 'credits' }
-  | { kind: 'content'; change: 'added' | 'updated' | 'removed'; contentKind: ContentKind; projectId?: string; itemId?: string };
+  | { kind: 'content'; change: 'added' | 'updated' | 'removed'; contentKind: ContentKind; projectId?: string; itemId?: string }
+  /** the workspace's members, roles, invitations or name changed (the Members page and the switcher re-read) */
+  | { kind: 'workspace'; change: 'members' | 'invitations' | 'renamed'; workspaceId: string };
 
 export type RealtimeEventKind = RealtimeEvent['kind'];
 
@@ -24,3 +26,6 @@ export const STREAM_READY_EVENT = 'ready';
 
 /** The stream's last message when its session ended (signed out, expired, revoked): the browser is signed out. */
 export const STREAM_SESSION_ENDED_EVENT = 'session-ended';
+
+/** The stream's last message when its user is no longer a member of the stream's workspace (removed, left, deleted). */
+export const STREAM_WORKSPACE_ENDED_EVENT = 'workspace-ended';

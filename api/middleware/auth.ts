@@ -179,6 +179,8 @@ export const PUBLIC_API_ROUTES: ReadonlyArray<{ method: string; path: string; pr
   { method: 'POST', path: '/api/video-assembly/dry-run' },
   { method: 'POST', path: '/api/video/assemble' },
   { method: 'GET', path: '/api/video/assemble' },
+  // what an invitation link is for, shown before the invitee signs in or up: the token is the credential
+  { method: 'GET', path: '/api/invitations/', prefix: true },
 ];
 
 /** Lower-cased, decoded, without repeated or trailing slashes: the router matches case-insensitively. */

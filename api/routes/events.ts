@@ -1,6 +1,8 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { STREAM_READY_EVENT, STREAM_SESSION_ENDED_EVENT, type DeliveredEvent } from '../../domain/events';
+import { STREAM_READY_EVENT, STREAM_SESSION_ENDED_EVENT, STREAM_WORKSPACE_ENDED_EVENT, type DeliveredEvent } from '../../domain/events';
+import { WORKSPACE_PARAM } from '../../domain/workspaceRoles';
+import { workspaceGrant } from '../workspace';
 import { readStreamSession, watchStreamSession, type StreamSessionWatch } from '../../services/accounts/streamSession';
 import { EventStreamLimitReached, replayEvents, type EventHub } from '../../services/platform/events';
 import type { AppDeps } from '../deps';
@@ -27,7 +29,13 @@ const EVENT_ID_RE = /^\d{1,18}$/;
 
 const LAST_EVENT_ID_MSG = 'Last-Event-ID must be the id of an earlier event';
 const eventId = z.string({ error: LAST_EVENT_ID_MSG }).regex(EVENT_ID_RE, LAST_EVENT_ID_MSG);
-const eventsQuery = z.object({ lastEventId: eventId.optional() });
+const eventsQuery = z.object({
+  lastEventId: eventId.optional(),
+  [WORKSPACE_PARAM]: z
+    .string()
+    .optional()
+    .meta({ description: "The workspace whose events to stream (any member may); the user's personal workspace when absent (or the X-Workspace-Id header)" }),
+});
 const eventsHeaders = z.object({ 'last-event-id': eventId.optional() });
 /** One event of the stream: its kind (`ready`, `credits`, `job`, `content`, `approvals` ...), JSON data and, for replayable events, its id. */
 const streamEvent = z.object({ event: z.string(), data: z.string().meta({ description: 'JSON: `{ kind, id, ... }`' }), id: z.string().optional() });
@@ -44,15 +52,18 @@ function message(event: string, data: unknown, id?: string): string {
 }
 
 /**
- * GET /api/events: the signed-in user's Server-Sent Events stream. A few lines over Node's response rather
+ * GET /api/events: the signed-in user's Server-Sent Events stream of one workspace (`?workspaceId=`, default the
+ * personal one), opened after a 'read' grant (a non-member gets 404). A few lines over Node's response rather
  * than a library: Koa is told not to respond (`ctx.respond = false`) and the handler writes the stream itself,
- * so a browser that goes away just ends it (no pipeline error to log). Only this user's events are subscribed to.
+ * so a browser that goes away just ends it (no pipeline error to log). Only that workspace's events are subscribed
+ * to: the events published for the account it is (services/platform/events.ts), so every member's stream gets them.
  *
  * Limits (docs/configuration.md "Live updates"): an account has at most `config.eventStreamsPerAccount` streams open
  * over every API process (the next is refused with 429); a stream whose reader stops reading is dropped once more
  * than `config.eventStreamMaxQueuedBytes` wait for it (it replays from its Last-Event-ID when it comes back); and a
  * stream lasts only as long as its session (services/accounts/streamSession.ts): it ends with a `session-ended`
- * message when the session is signed out, expires, is revoked or its account deleted.
+ * message when the session is signed out, expires, is revoked or its account deleted, and with a `workspace-ended`
+ * message when the user stops being a member of the workspace (removed, left, or the workspace deleted).
  */
 export function eventsRouter(deps: Pick<AppDeps, 'knex' | 'logger' | 'config'> & { events: EventHub; eventStreamHeartbeatMs?: number }): Router {
   const router = new Router();
@@ -63,12 +74,14 @@ export function eventsRouter(deps: Pick<AppDeps, 'knex' | 'logger' | 'config'> &
     method: 'get',
     path: '/api/events',
     tag: 'Live updates',
-    summary: "The user's Server-Sent Events stream (job, content and approval changes)",
+    summary: "The Server-Sent Events stream of a workspace the user is a member of (job, content, approval, credit and member changes)",
     description:
       'An endless `text/event-stream`: `retry:`, then the events after `Last-Event-ID` (or `lastEventId`), a `ready` event, then live events and a comment line every 15 s. ' +
-      'It ends with a `session-ended` event when its session ends (sign-out, expiry, revocation, password change, account deletion); ' +
+      'It ends with a `session-ended` event when its session ends (sign-out, expiry, revocation, password change, account deletion), ' +
+      'and with a `workspace-ended` event when the user is no longer a member of the workspace; ' +
       'a reader that falls more than EVENT_STREAM_MAX_QUEUED_BYTES behind is dropped and resumes with its Last-Event-ID.',
     access: 'session',
+    workspace: 'read',
     query: eventsQuery,
     headers: eventsHeaders,
     responses: {
@@ -84,6 +97,7 @@ export function eventsRouter(deps: Pick<AppDeps, 'knex' | 'logger' | 'config'> &
     const user = currentUser(ctx);
     const sessionId = currentSessionId(ctx);
     const after = lastEventId(ctx);
+    const { workspaceId } = await workspaceGrant(ctx, deps, 'read');
     const { req, res } = ctx;
 
     let started = false;
@@ -143,11 +157,19 @@ export function eventsRouter(deps: Pick<AppDeps, 'knex' | 'logger' | 'config'> &
         res.on('drain', done);
         res.on('close', done);
       });
-    const sessionEnded = (): void => {
+    const sessionEnded = async (): Promise<void> => {
+      if (!open) return;
+      // the session, or only the membership? A member removed from a workspace stays signed in
+      const sessionLeft = await readStreamSession(deps.knex, user.id, sessionId).catch(() => null);
       if (!open) return;
       countSseStreamStopped('session_ended');
-      ctx.state.log?.info({ userId: user.id }, 'event stream ended: its session ended');
-      write(message(STREAM_SESSION_ENDED_EVENT, { kind: STREAM_SESSION_ENDED_EVENT }));
+      if (sessionLeft) {
+        ctx.state.log?.info({ userId: user.id, workspaceId }, 'event stream ended: no longer a member of its workspace');
+        write(message(STREAM_WORKSPACE_ENDED_EVENT, { kind: STREAM_WORKSPACE_ENDED_EVENT, workspaceId }));
+      } else {
+        ctx.state.log?.info({ userId: user.id }, 'event stream ended: its session ended');
+        write(message(STREAM_SESSION_ENDED_EVENT, { kind: STREAM_SESSION_ENDED_EVENT }));
+      }
       finish();
     };
 
@@ -159,7 +181,7 @@ export function eventsRouter(deps: Pick<AppDeps, 'knex' | 'logger' | 'config'> &
           onClose: () => finish(),
           onAuthChange: () => (watch ? watch.recheck() : (authChanged = true)),
         },
-        { maxStreamsPerUser: streamLimit },
+        { maxStreamsPerUser: streamLimit, accountId: workspaceId },
       );
     } catch (err) {
       open = false;
@@ -180,13 +202,15 @@ export function eventsRouter(deps: Pick<AppDeps, 'knex' | 'logger' | 'config'> &
     // sent its note before anyone here heard it, so the session is read once more (and its expiry with it)
     let expiresAt: Date | null;
     try {
-      expiresAt = await readStreamSession(deps.knex, user.id, sessionId);
+      expiresAt = await readStreamSession(deps.knex, user.id, sessionId, workspaceId);
     } catch (err) {
       finish();
       throw err;
     }
     if (!expiresAt) {
       finish();
+      // removed from the workspace meanwhile: 404 as for any non-member; otherwise the session itself ended
+      if (await readStreamSession(deps.knex, user.id, sessionId)) await workspaceGrant(ctx, deps, 'read');
       throw new RequestError(401, AUTH_MSG.required);
     }
     if (!open) {
@@ -202,8 +226,9 @@ export function eventsRouter(deps: Pick<AppDeps, 'knex' | 'logger' | 'config'> &
       knex: deps.knex,
       userId: user.id,
       sessionId,
+      workspaceId,
       expiresAt,
-      onEnded: sessionEnded,
+      onEnded: () => void sessionEnded(),
       onFailed: (err) => {
         ctx.state.log?.warn({ err }, 'could not re-read an event stream\'s session; the stream ends and its reconnect is checked');
         finish();
@@ -231,7 +256,7 @@ export function eventsRouter(deps: Pick<AppDeps, 'knex' | 'logger' | 'config'> &
     if (after !== null) {
       try {
         // paced by the socket: a long replay waits for the reader instead of piling up in memory
-        for (const event of await replayEvents(deps.knex, user.id, after)) {
+        for (const event of await replayEvents(deps.knex, workspaceId, after)) {
           if (!open) return;
           if (!send(event)) await drained();
           sent.add(event.id);

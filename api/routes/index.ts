@@ -25,6 +25,7 @@ import { stripeRouter } from './stripe';
 import { uploadsRouter } from './uploads';
 import { videoAssemblyRouter } from './videoAssembly';
 import { videoGenerationRouter } from './videoGeneration';
+import { workspacesRouter } from './workspaces';
 
 /**
  * Every resource group's router, mounted under /api. Add a line per router module.
@@ -53,6 +54,7 @@ export function buildRouters(deps: AppDeps): Router[] {
     jobsRouter(deps),
     stripeRouter(deps),
     enhanceSetRouter(deps),
+    workspacesRouter(deps),
     // an app built without a hub (tests) gets its own: it connects with the first stream and lets go with the last
     eventsRouter({ ...deps, events: deps.events ?? createEventHub({ databaseUrl: deps.config.databaseUrl, knex: deps.knex, logger: deps.logger }) }),
   ];

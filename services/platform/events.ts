@@ -1,11 +1,12 @@
 /**
- * The realtime channel (DESIGN.md "Live updates"): the code that changes a user's state publishes a small event
+ * The realtime channel (DESIGN.md "Live updates"): the code that changes an account's state publishes a small event
  * with `publishEvent`; every API process LISTENs on one PostgreSQL connection and hands each event to the event
- * streams (/api/events) of that user open in the process.
+ * streams (/api/events) of that account open in the process. The account is the workspace (DESIGN.md "Teams"):
+ * every member's stream of a workspace gets its events.
  *
  * The same connection LISTENs on rs_auth_changed (services/platform/notifyChannels.ts), so each stream hears of its
  * user's session changes from whichever process made them, with no gap: a stream is open only while that connection
- * is up. It also holds the advisory locks that bound the streams per account (services/platform/eventStreamSlots.ts).
+ * is up. It also holds the advisory locks that bound the streams per user (services/platform/eventStreamSlots.ts).
  *
  * An event is a row of `user_events` plus a NOTIFY, written by one statement. Published with the transaction of
  * the change it announces, it is delivered only if that transaction commits, and never before. The row is what a
@@ -24,6 +25,11 @@ export { EventStreamLimitReached };
 export type Db = Knex | Knex.Transaction;
 
 export const EVENTS_CHANNEL = 'rs_events';
+/**
+ * A workspace membership was removed or changed: '<workspace id>:<user id>' ('*' for all), sent on commit by the
+ * membership table's trigger and by services/workspaces/members.ts. The user's streams re-check their membership.
+ */
+export const MEMBERS_CHANGED_CHANNEL = 'rs_members_changed';
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; the envelope (id, user id) needs some room. */
 export const MAX_EVENT_BYTES = 7000;
 /** Replayed events stay this long (a browser offline for longer re-reads everything anyway). */
@@ -74,11 +80,17 @@ export interface EventSubscriber {
   onEvent: (event: DeliveredEvent) => void;
   /** The hub stopped (shutdown, or its LISTEN connection broke): the stream ends and the browser reconnects. */
   onClose: () => void;
-  /** Something that may end the user's sessions changed (rs_auth_changed): the stream re-checks its own. */
+  /** Something that may end the user's sessions or memberships changed (rs_auth_changed, rs_members_changed): the stream re-checks its own. */
   onAuthChange?: () => void;
 }
 
 export interface SubscribeOptions {
+  /**
+   * The account (workspace) whose events the stream carries; the user's own (personal workspace, whose id is the
+   * user's id) when absent. Events are published per account (`publishEvent(db, accountId, ...)`), so every member's
+   * stream of a team workspace gets them; the user's session notes (rs_auth_changed) still reach it by the user id.
+   */
+  accountId?: string;
   /**
    * The most streams the user may have open across every API process (EVENT_STREAMS_PER_ACCOUNT): past it the
    * subscribe rejects with EventStreamLimitReached. Unset: no limit.
@@ -89,7 +101,7 @@ export interface SubscribeOptions {
 export interface EventHub {
   /**
    * Resolves once the process LISTENs, so nothing committed after it is missed; returns the unsubscribe. Rejects
-   * with EventStreamLimitReached when the user already has `maxStreamsPerUser` streams open.
+   * with EventStreamLimitReached when the user already has `maxStreamsPerUser` streams open (over all workspaces).
    */
   subscribe: (userId: string, subscriber: EventSubscriber, options?: SubscribeOptions) => Promise<() => void>;
   /** Open streams in this process. */
@@ -125,6 +137,8 @@ function parseNotification(payload: string | undefined): Notification | null {
  */
 export function createEventHub(options: EventHubOptions): EventHub {
   const { logger } = options;
+  // events are delivered by account (workspace), session notes by user: one stream is in one set of each
+  const byAccount = new Map<string, Set<EventSubscriber>>();
   const byUser = new Map<string, Set<EventSubscriber>>();
   let client: pg.Client | null = null;
   let slots: StreamSlots | null = null;
@@ -137,6 +151,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
   const endAll = () => {
     const all = [...byUser.values()].flatMap((set) => [...set]);
     byUser.clear();
+    byAccount.clear();
     for (const s of all) s.onClose();
   };
 
@@ -178,13 +193,21 @@ export function createEventHub(options: EventHubOptions): EventHub {
           for (const s of byUser.get(msg.payload ?? '') ?? []) s.onAuthChange?.();
           return;
         }
+        if (msg.channel === MEMBERS_CHANGED_CHANNEL) {
+          const payload = msg.payload ?? '*';
+          const member = payload === '*' ? null : payload.slice(payload.indexOf(':') + 1);
+          const affected = member === null ? [...byUser.values()].flatMap((set) => [...set]) : [...(byUser.get(member) ?? [])];
+          for (const s of affected) s.onAuthChange?.();
+          return;
+        }
         if (msg.channel !== EVENTS_CHANNEL) return;
         const note = parseNotification(msg.payload);
         if (!note) {
           logger.warn({ payload: msg.payload?.slice(0, 200) }, 'ignored a malformed realtime notification');
           return;
         }
-        const subscribers = byUser.get(note.userId);
+        // the notification's `userId` is the account the event was published for (user_events.user_id)
+        const subscribers = byAccount.get(note.userId);
         if (!subscribers) return;
         const delivered: DeliveredEvent = { ...note.event, id: note.id };
         for (const s of subscribers) s.onEvent(delivered);
@@ -193,6 +216,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
         await c.connect();
         await c.query(`LISTEN ${EVENTS_CHANNEL}`);
         await c.query(`LISTEN ${AUTH_CHANGED_CHANNEL}`);
+        await c.query(`LISTEN ${MEMBERS_CHANGED_CHANNEL}`);
       } catch (err) {
         connecting = null;
         await c.end().catch(() => undefined);
@@ -211,15 +235,25 @@ export function createEventHub(options: EventHubOptions): EventHub {
   return {
     async subscribe(userId, subscriber, options = {}) {
       if (closed) throw new Error('event hub closed');
-      let set = byUser.get(userId);
-      if (!set) byUser.set(userId, (set = new Set()));
-      set.add(subscriber);
+      const accountId = options.accountId ?? userId;
+      const add = (map: Map<string, Set<EventSubscriber>>, key: string) => {
+        let set = map.get(key);
+        if (!set) map.set(key, (set = new Set()));
+        set.add(subscriber);
+      };
+      const remove = (map: Map<string, Set<EventSubscriber>>, key: string): boolean => {
+        const current = map.get(key);
+        if (!current?.delete(subscriber)) return false;
+        if (current.size === 0) map.delete(key);
+        return true;
+      };
+      add(byUser, userId);
+      add(byAccount, accountId);
       let slot: { of: StreamSlots; n: number } | null = null;
       const unsubscribe = () => {
-        const current = byUser.get(userId);
-        if (!current?.delete(subscriber)) return;
+        remove(byAccount, accountId);
+        if (!remove(byUser, userId)) return;
         if (slot) slot.of.give(userId, slot.n);
-        if (current.size === 0) byUser.delete(userId);
         if (byUser.size === 0) void release(false);
       };
       try {

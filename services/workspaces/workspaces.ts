@@ -1,0 +1,169 @@
+/**
+ * Workspaces (DESIGN.md "Teams (workspaces)"): the ones a user belongs to, creating a team workspace, renaming and
+ * deleting one. The account is the workspace: each has a `profiles` row with its id that holds its credits, and the
+ * content tables' owning column names it, so a new team workspace starts empty with 0 credits.
+ *
+ * Who may do what is decided by services/workspaces/access.ts; the functions here that change a workspace take the
+ * workspace row's lock first and re-check the caller's grant under it, so they serialise with member changes.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { Knex } from 'knex';
+import type { Logger } from '../../config/logger';
+import { DomainError } from '../../domain/errors';
+import { WORKSPACE_MSG, type WorkspaceRole } from '../../domain/workspaceRoles';
+import { listUserFiles, userFolders } from '../accounts/userData';
+import { publishEvent } from '../platform/events';
+import type { Bucket, Storage } from '../../storage';
+import { authorize, WorkspaceNotFoundError } from './access';
+import { notifyMembershipChanged } from './members';
+import { TEAM_CODES } from './messages';
+import { cancelRuns, runningWorkflowIds, terminateRun } from './workspaceJobs';
+
+type Db = Knex | Knex.Transaction;
+
+export interface WorkspaceSummary {
+  id: string;
+  name: string;
+  /** a personal workspace (one per user, made at sign-up; goes only with its user) */
+  personal: boolean;
+  /** the caller's role in it */
+  role: WorkspaceRole;
+  memberCount: number;
+}
+
+interface SummaryRow {
+  id: string;
+  name: string;
+  personal_user_id: string | null;
+  role: WorkspaceRole;
+  member_count: number;
+}
+
+function toSummary(row: SummaryRow): WorkspaceSummary {
+  return { id: row.id, name: row.name, personal: row.personal_user_id !== null, role: row.role, memberCount: Number(row.member_count) };
+}
+
+function summaryQuery(db: Db, userId: string) {
+  return db('workspace_members as m')
+    .join('workspaces as w', 'w.id', 'm.workspace_id')
+    .where('m.user_id', userId)
+    .select('w.id', 'w.name', 'w.personal_user_id', 'm.role', db.raw('(select count(*) from workspace_members c where c.workspace_id = w.id)::int as member_count'));
+}
+
+/** The user's workspaces: their own personal workspace first, then the others by name. */
+export async function listWorkspaces(db: Db, userId: string): Promise<WorkspaceSummary[]> {
+  const rows = (await summaryQuery(db, userId)
+    .orderByRaw('(w.personal_user_id is not distinct from ?) desc', [userId])
+    .orderByRaw('lower(w.name), w.created_at, w.id')) as SummaryRow[];
+  return rows.map(toSummary);
+}
+
+/** One of the user's workspaces as the list shows it. */
+export async function workspaceSummary(db: Db, workspaceId: string, userId: string): Promise<WorkspaceSummary> {
+  const row = (await summaryQuery(db, userId).andWhere('w.id', workspaceId).first()) as SummaryRow | undefined;
+  if (!row) throw new WorkspaceNotFoundError();
+  return toSummary(row);
+}
+
+/** A new team workspace: the creator is its owner; its account starts with 0 credits (DESIGN.md). */
+export async function createWorkspace(knex: Knex, creator: { id: string; email: string }, name: string): Promise<WorkspaceSummary> {
+  return knex.transaction(async (trx) => {
+    const id = randomUUID();
+    await trx('workspaces').insert({ id, name, personal_user_id: null, created_by: creator.id });
+    await trx('workspace_members').insert({ workspace_id: id, user_id: creator.id, role: 'owner' });
+    await trx('profiles').insert({ id, email: creator.email, name, credits: 0 });
+    return workspaceSummary(trx, id, creator.id);
+  });
+}
+
+/** Locks the workspace row (every change of a workspace's members or settings takes it first) and returns it. */
+export async function lockWorkspace(trx: Knex.Transaction, workspaceId: string): Promise<{ id: string; name: string; personal_user_id: string | null }> {
+  const row = (await trx('workspaces').where({ id: workspaceId }).forUpdate().first('id', 'name', 'personal_user_id')) as
+    | { id: string; name: string; personal_user_id: string | null }
+    | undefined;
+  if (!row) throw new WorkspaceNotFoundError();
+  return row;
+}
+
+/** Renames the workspace (owner). A team workspace's account carries the name too; a personal one keeps its user's. */
+export async function renameWorkspace(knex: Knex, input: { workspaceId: string; userId: string; name: string }): Promise<WorkspaceSummary> {
+  return knex.transaction(async (trx) => {
+    const row = await lockWorkspace(trx, input.workspaceId);
+    await authorize(trx, { userId: input.userId, workspaceId: input.workspaceId, action: 'own' });
+    await trx('workspaces').where({ id: row.id }).update({ name: input.name, updated_at: trx.fn.now() });
+    if (row.personal_user_id === null) await trx('profiles').where({ id: row.id }).update({ name: input.name, updated_at: trx.fn.now() });
+    await publishEvent(trx, row.id, { kind: 'workspace', change: 'renamed', workspaceId: row.id });
+    return workspaceSummary(trx, row.id, input.userId);
+  });
+}
+
+export interface WorkspaceDeletionDeps {
+  knex: Knex;
+  storage: Storage;
+  client: () => Promise<Client>;
+  logger: Logger;
+  /** how long to wait for cancelled runs to close before they are terminated */
+  cancelWaitMs?: number;
+}
+
+export interface WorkspaceDeletionResult {
+  cancelledWorkflows: number;
+  removedFiles: number;
+}
+
+const DELETION_REASON = 'workspace deleted';
+
+/**
+ * Deletes a team workspace (owner; a personal workspace goes only with its account: 409), in the order account
+ * deletion uses (activities/accountDeletion.ts), each step safe to run again:
+ * 1. under the workspace's lock, the other members are removed (their access and event streams end at once); the
+ *    owner stays a member until the end, so a deletion cut short can simply be asked for again;
+ * 2. the workspace's running jobs are cancelled and waited for (their clean-up releases reservations and working
+ *    files); one that does not close in time is terminated; pending approvals' workflows are terminated;
+ * 3. every stored file its rows name and its folders are removed;
+ * 4. the workspace row goes; its account, content, jobs, approvals, ledger and invitations cascade with it.
+ */
+export async function deleteWorkspace(deps: WorkspaceDeletionDeps, input: { workspaceId: string; userId: string }): Promise<WorkspaceDeletionResult> {
+  const { knex, logger } = deps;
+  const workspaceId = input.workspaceId.toLowerCase();
+  await knex.transaction(async (trx) => {
+    const row = await lockWorkspace(trx, workspaceId);
+    await authorize(trx, { userId: input.userId, workspaceId, action: 'own' });
+    if (row.personal_user_id !== null) throw new DomainError(409, TEAM_CODES.personalNotDeletable, WORKSPACE_MSG.personalNotDeletable);
+    const others = (await trx('workspace_members').where({ workspace_id: workspaceId }).whereNot({ user_id: input.userId }).delete().returning('user_id')) as Array<{ user_id: string }>;
+    for (const other of others) await notifyMembershipChanged(trx, workspaceId, other.user_id);
+    await trx('workspace_invitations').where({ workspace_id: workspaceId }).whereNull('accepted_at').whereNull('revoked_at').update({ revoked_at: trx.fn.now() });
+  });
+
+  const client = await deps.client();
+  let cancelled = 0;
+  const seen = new Set<string>();
+  // passes repeat while new runs appear (one admitted just before the members went)
+  for (let pass = 0; pass < 3; pass += 1) {
+    const fresh = (await runningWorkflowIds(knex, workspaceId)).filter((id) => !seen.has(id));
+    if (fresh.length === 0) break;
+    for (const id of fresh) seen.add(id);
+    const result = await cancelRuns(client, fresh, { waitMs: deps.cancelWaitMs, logger });
+    cancelled += result.cancelled.length;
+    if (!result.closed) for (const id of result.cancelled) await terminateRun(client, id, DELETION_REASON);
+  }
+  const approvals = (await knex('pending_approvals').where({ user_id: workspaceId, status: 'pending' }).pluck('workflow_id')) as string[];
+  for (const id of approvals) await terminateRun(client, id, DELETION_REASON);
+
+  const files = await listUserFiles(knex, workspaceId, { includeExports: true, approvals: 'all' });
+  const byBucket = new Map<Bucket, string[]>();
+  for (const file of files) byBucket.set(file.bucket, [...(byBucket.get(file.bucket) ?? []), file.path]);
+  for (const [bucket, paths] of byBucket) await deps.storage.objects.remove(bucket, paths);
+  for (const folder of await userFolders(knex, workspaceId)) await deps.storage.objects.removePrefix(folder.bucket, folder.prefix);
+
+  await knex.transaction(async (trx) => {
+    await lockWorkspace(trx, workspaceId);
+    await authorize(trx, { userId: input.userId, workspaceId, action: 'own' });
+    // the ledger rows of the workspace go with it; notes for the last member's streams go with the commit
+    await notifyMembershipChanged(trx, workspaceId, input.userId);
+    await trx('workspaces').where({ id: workspaceId }).delete();
+  });
+  logger.info({ workspaceId, by: input.userId, cancelled, removedFiles: files.length }, 'workspace deleted');
+  return { cancelledWorkflows: cancelled, removedFiles: files.length };
+}
