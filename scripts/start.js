@@ -12,11 +12,11 @@
  * (DATA_DIR/secrets.json, scripts/lib/secrets.js) unless set in the environment.
  */
 const { spawn } = require('node:child_process');
-const fs = require('node:fs');
 const path = require('node:path');
 const tools = require('./lib/tools');
 const secrets = require('./lib/secrets');
 const { Supervisor } = require('./lib/supervisor');
+const { buildFrontendIfStale } = require('./lib/frontendBuild');
 
 const ROOT = tools.ROOT;
 const DATA = path.resolve(ROOT, process.env.DATA_DIR ?? '.data');
@@ -41,24 +41,6 @@ function shown(p) {
 
 function report(line) {
   process.stderr.write(`[start] ${line}\n`);
-}
-
-function newestMtime(dir) {
-  let newest = 0;
-  if (!fs.existsSync(dir)) return newest;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : fs.statSync(p).mtimeMs);
-  }
-  return newest;
-}
-
-function buildFrontendIfStale() {
-  const index = path.join(ROOT, 'frontend', 'dist', 'index.html');
-  const sources = Math.max(newestMtime(path.join(ROOT, 'frontend', 'src')), newestMtime(path.join(ROOT, 'domain')));
-  if (fs.existsSync(index) && fs.statSync(index).mtimeMs >= sources) return;
-  tools.log('building the front end');
-  tools.run(path.join(ROOT, 'node_modules', '.bin', 'vite'), ['build', '--config', 'frontend/vite.config.ts', '--logLevel', 'warn']);
 }
 
 /** Runs a one-shot step (migrations) as a child the shutdown can stop. */

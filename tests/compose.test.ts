@@ -142,8 +142,10 @@ describe('docker-compose.yml', () => {
     expect(services.api.healthcheck?.start_period).toBeDefined();
   });
 
-  it('publishes the API without a proxy in front, so it trusts no X-Forwarded-For unless told to', () => {
-    expect(environment(services.api).TRUST_PROXY).toBe('${TRUST_PROXY:-false}');
+  it('puts the balancer (haproxy, one hop) in front of the API, which believes the one X-Forwarded-For entry it appends', () => {
+    expect(environment(services.api).TRUST_PROXY).toBe('${TRUST_PROXY:-1}');
+    expect(services.api.ports ?? []).toEqual([]);
+    expect(services.balancer.image).toMatch(/^haproxy:/);
   });
 
   describe('secrets from .env', () => {
