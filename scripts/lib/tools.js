@@ -89,7 +89,7 @@ const AIOSMTPD_VERSION = '1.4.6';
  * to run it: `python3 -m aiosmtpd` with PYTHONPATH=<dir>. Quick when that version is there.
  */
 function ensureAiosmtpd() {
-  const dir = process.env.AIOSMTPD_DIR || path.join(TOOLS, 'aiosmtpd');
+  const dir = path.join(TOOLS, 'aiosmtpd');
   const marker = path.join(dir, `aiosmtpd-${AIOSMTPD_VERSION}.dist-info`);
   if (!fs.existsSync(marker)) {
     fs.rmSync(dir, { recursive: true, force: true });
