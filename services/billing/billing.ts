@@ -530,6 +530,8 @@ async function reverseRefundedCredits(trx: Knex.Transaction, charge: Stripe.Char
     const took = shortfall > 0 ? `${taken} of ${countText(claimed, 'credit')} taken back (${shortfall} already spent or held)` : `${countText(taken, 'credit')} taken back`;
     await refundPurchasedCredits(trx, {
       profileId: purchase.userId,
+      // a refund is Stripe's event (issued from its dashboard), not an action of a member: a system row
+      actorId: null,
       amount: taken,
       purchasedCredits: claimed,
       description: `Refund: ${what}; ${took}`,
