@@ -98,6 +98,8 @@ export async function signUp(
         type: 'signup_bonus',
         description: 'Free starting credits',
         idempotencyKey: `signup:${user.id}`,
+        // the new user is the actor of their bonus row (each ledger row records who acted, DESIGN.md "Teams")
+        actorId: user.id,
       });
       const session = await createSession(trx, user.id, options.sessionTtlDays);
       return { user: toAccount(user, name), session };

@@ -160,7 +160,7 @@ describe('GET /api/admin/users/:id', () => {
     ]);
     expect(data.transactions.map((t: { transactionType: string; amount: number; createdByEmail: string; description: string }) => [t.transactionType, t.amount, t.createdByEmail, t.description])).toEqual([
       ['admin_adjust', 10, admin.email, 'Goodwill for ticket 12'],
-      ['signup_bonus', 5, 'system', 'Free starting credits'],
+      ['signup_bonus', 5, user.email, 'Free starting credits'],
     ]);
     expect(data.transactionsTotal).toBe(2);
     expect(data.ledger).toEqual({ ok: true, ledgerSum: 15, activeReservationsSum: 4 });
