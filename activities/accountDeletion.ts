@@ -2,14 +2,23 @@
  * Activities of the account deletion workflow (workflows/accountDeletion.ts). Each one is safe to run again
  * after a crash: they read what is left from the database and storage and act only on that, so a retried step
  * finds its work done and does nothing twice. Rows go last, so until then they still name every file.
+ *
+ * Workspaces (DESIGN.md "Teams (workspaces)"; services/accounts/accountWorkspaces.ts): the account's personal
+ * workspace goes with it, everything in it, unless its ownership was transferred to another member: then it stays
+ * as a team workspace, and only what is the user's own goes (their exports, memberships, sessions). In workspaces
+ * shared with others, the user's running jobs are cancelled (their own clean-up releases the credits they hold),
+ * while what they made for the workspace stays: approved content, pending items, and their ledger rows, which then
+ * read 'deleted account'.
  */
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { ACCOUNT_DATA_MESSAGES } from '../domain/accountData';
+import type { Knex } from 'knex';
+import { ACCOUNT_DATA_MESSAGES, EXPORT_BUCKET, exportFolder, type SoleOwnedWorkspace } from '../domain/accountData';
 import { releaseReservation } from '../services/billing/credits';
 import { listUserFiles, userFolders } from '../services/accounts/userData';
-import type { Bucket } from '../storage';
+import { soleOwnedSharedWorkspaces, workspacesGoingWithAccount } from '../services/accounts/accountWorkspaces';
+import { isBucket, type Bucket } from '../storage';
 import type { ActivityDeps } from './deps';
 
 const ACTIVE_JOB = ['pending', 'processing'];
@@ -35,16 +44,32 @@ export function createAccountDeletionActivities(deps: Pick<ActivityDeps, 'knex' 
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? 5_000;
   const maxPasses = options.maxPasses ?? 5;
 
-  /** The ids of the user's workflows that may still run: generation jobs, unsettled reservations, exports, onboarding. */
+  /**
+   * The ids of the workflows the deletion ends: every generation job, unsettled reservation and export of the
+   * workspace that goes with the account, the user's own running jobs in every other workspace (started by them,
+   * `created_by`, or holding a reservation they made, `metadata.actorId`), their exports and their onboarding.
+   */
   async function runningWorkflowIds(userId: string): Promise<string[]> {
     const ids = new Set<string>();
-    const jobs = await knex('video_generation_jobs').where({ user_id: userId }).whereIn('status', ACTIVE_JOB).pluck('workflow_id');
-    const edits = await knex('ai_image_edits').where({ user_id: userId }).whereIn('status', ACTIVE_JOB).whereNotNull('workflow_id').pluck('workflow_id');
-    const assemblies = await knex('assembly_jobs').where({ user_id: userId }).whereIn('status', ACTIVE_JOB).pluck('workflow_id');
-    const drafts = await knex('draft_jobs').where({ user_id: userId }).whereIn('status', ACTIVE_JOB).pluck('workflow_id');
+    const going = await workspacesGoingWithAccount(knex, userId);
+    const ofAccount = (q: Knex.QueryBuilder) =>
+      q.where((w) => {
+        w.where({ created_by: userId });
+        if (going.length) w.orWhereIn('user_id', going);
+      });
+    const jobs = await ofAccount(knex('video_generation_jobs')).whereIn('status', ACTIVE_JOB).pluck('workflow_id');
+    const edits = await ofAccount(knex('ai_image_edits')).whereIn('status', ACTIVE_JOB).whereNotNull('workflow_id').pluck('workflow_id');
+    const assemblies = await ofAccount(knex('assembly_jobs')).whereIn('status', ACTIVE_JOB).pluck('workflow_id');
+    const drafts = await ofAccount(knex('draft_jobs')).whereIn('status', ACTIVE_JOB).pluck('workflow_id');
     const exports = await knex('data_exports').where({ user_id: userId }).whereIn('status', ACTIVE_JOB).pluck('workflow_id');
     // an image edit writes its row only at its end: its running reservation names it from the start
-    const reservations = await knex('credit_reservations').where({ profile_id: userId, status: 'active' }).pluck('idempotency_key');
+    const reservations = await knex('credit_reservations')
+      .where({ status: 'active' })
+      .where((w) => {
+        w.whereRaw("metadata->>'actorId' = ?", [userId]);
+        if (going.length) w.orWhereIn('profile_id', going);
+      })
+      .pluck('idempotency_key');
     for (const id of [...jobs, ...edits, ...assemblies, ...drafts, ...exports]) ids.add(String(id));
     for (const key of reservations) if (GENERATION_WORKFLOW_ID.test(String(key))) ids.add(String(key));
     const user = await knex('users').where({ id: userId }).first('id');
@@ -76,12 +101,25 @@ export function createAccountDeletionActivities(deps: Pick<ActivityDeps, 'knex' 
   }
 
   return {
-    /** No sign-in from now on and no session left: set once (the API sets it too, before it answers). */
-    async markAccountForDeletion({ userId }: { userId: string }): Promise<{ exists: boolean }> {
+    /**
+     * No sign-in from now on and no session left: set once (the API sets it too, before it starts the workflow).
+     * First checks again, under the lock the API takes, that the user is not the only owner of a workspace with
+     * other members (an invitation accepted or an ownership change since the API's check): then it takes the mark
+     * back and answers the refusal, and the workflow ends without deleting anything.
+     */
+    async markAccountForDeletion({ userId }: { userId: string }): Promise<{ exists: boolean; refused?: SoleOwnedWorkspace[] }> {
       return knex.transaction(async (trx) => {
-        const marked = await trx('users').where({ id: userId }).update({ deletion_requested_at: trx.raw('coalesce(deletion_requested_at, now())') });
+        const user = await trx('users').where({ id: userId }).forUpdate().first('id');
+        if (!user) return { exists: false };
+        const blocking = await soleOwnedSharedWorkspaces(trx, userId, { lock: true });
+        if (blocking.length > 0) {
+          await trx('users').where({ id: userId }).update({ deletion_requested_at: null });
+          logger.warn({ userId, workspaces: blocking.map((w) => w.id) }, 'account deletion refused: only owner of a shared workspace');
+          return { exists: true, refused: blocking };
+        }
+        await trx('users').where({ id: userId }).update({ deletion_requested_at: trx.raw('coalesce(deletion_requested_at, now())') });
         await trx('sessions').where({ user_id: userId }).delete();
-        return { exists: marked > 0 };
+        return { exists: true };
       });
     },
 
@@ -107,10 +145,15 @@ export function createAccountDeletionActivities(deps: Pick<ActivityDeps, 'knex' 
       });
     },
 
-    /** Ends the approval workflow of every pending item and gives back the credits it holds; the items read as expired. */
+    /**
+     * Ends the approval workflow of every pending item of the workspace that goes with the account and gives back the
+     * credits it holds; the items read as expired. Items in a workspace that stays are the workspace's: they wait for
+     * its other members.
+     */
     async endUserApprovals({ userId }: { userId: string }): Promise<{ ended: number }> {
       return heartbeating(async (ctx) => {
-        const pending = (await knex('pending_approvals').where({ user_id: userId, status: 'pending' }).select('id', 'workflow_id')) as Array<{ id: string; workflow_id: string }>;
+        const going = await workspacesGoingWithAccount(knex, userId);
+        const pending = (await knex('pending_approvals').whereIn('user_id', going).where({ status: 'pending' }).select('id', 'workflow_id')) as Array<{ id: string; workflow_id: string }>;
         let ended = 0;
         for (const item of pending) {
           try {
@@ -134,10 +177,17 @@ export function createAccountDeletionActivities(deps: Pick<ActivityDeps, 'knex' 
       });
     },
 
-    /** Removes every file the user's rows name and every folder that only holds the user's files, in every bucket. */
+    /**
+     * Removes every file the rows of the workspaces going with the account name and every folder that only holds
+     * their files, in every bucket, and the user's export zips (also of a personal workspace that stays).
+     */
     async removeUserFiles({ userId }: { userId: string }): Promise<{ removed: number }> {
       return heartbeating(async (ctx) => {
-        const files = await listUserFiles(knex, userId, { includeExports: true, approvals: 'all' });
+        const going = await workspacesGoingWithAccount(knex, userId);
+        const files: Array<{ bucket: Bucket; path: string }> = [];
+        for (const workspaceId of going) files.push(...(await listUserFiles(knex, workspaceId, { includeExports: true, approvals: 'all' })));
+        const zips = (await knex('data_exports').where({ user_id: userId }).whereNotNull('storage_path').select('storage_bucket', 'storage_path')) as Array<{ storage_bucket: string; storage_path: string }>;
+        for (const zip of zips) if (isBucket(zip.storage_bucket) && !files.some((f) => f.bucket === zip.storage_bucket && f.path === zip.storage_path)) files.push({ bucket: zip.storage_bucket, path: zip.storage_path });
         const byBucket = new Map<Bucket, string[]>();
         for (const file of files) byBucket.set(file.bucket, [...(byBucket.get(file.bucket) ?? []), file.path]);
         // failures propagate: the step is retried rather than leaving a file behind
@@ -145,21 +195,68 @@ export function createAccountDeletionActivities(deps: Pick<ActivityDeps, 'knex' 
           await storage.objects.remove(bucket, paths);
           ctx.heartbeat();
         }
-        for (const folder of await userFolders(knex, userId)) await storage.objects.removePrefix(folder.bucket, folder.prefix);
+        for (const workspaceId of going) for (const folder of await userFolders(knex, workspaceId)) await storage.objects.removePrefix(folder.bucket, folder.prefix);
+        await storage.objects.removePrefix(EXPORT_BUCKET, exportFolder(userId));
         return { removed: files.length };
       });
     },
 
     /**
-     * Deletes the users row; its foreign keys cascade to the profile, sessions, projects, content, jobs, approvals,
-     * ledger, reservations, purchases, drafts and exports. Ledger entries this user wrote on other profiles (as an
-     * admin) stay, without the name of who wrote them.
+     * Deletes the users row; its foreign keys cascade to the sessions, the memberships and the personal workspace
+     * (workspaces.personal_user_id), whose account row (profiles) cascades to its projects, content, jobs, approvals,
+     * ledger, reservations, purchases, drafts and exports. A personal workspace whose ownership was transferred is
+     * handed over first (personal_user_id cleared), so the cascade leaves it and its content; the user's exports in
+     * it go. Ledger rows the user wrote in workspaces that stay keep their amounts, without the name of who wrote
+     * them ('deleted account'); jobs and items they started there lose their `created_by` (set null).
      */
-    async deleteUserRows({ userId }: { userId: string }): Promise<{ deleted: boolean }> {
+    async deleteUserRows({ userId }: { userId: string }): Promise<{ deleted: boolean; keptPersonalWorkspace: boolean }> {
       return knex.transaction(async (trx) => {
-        await trx('credit_transactions').where({ created_by: userId }).whereNot({ profile_id: userId }).update({ created_by: null, created_by_email: 'deleted account' });
+        const going = await workspacesGoingWithAccount(trx, userId);
+        const personal = (await trx('workspaces').where({ personal_user_id: userId }).first('id')) as { id: string } | undefined;
+        const kept = Boolean(personal) && !going.includes(String(personal?.id));
+        if (personal && kept) {
+          await trx('workspaces').where({ id: personal.id }).update({ personal_user_id: null, updated_at: trx.fn.now() });
+          await trx('data_exports').where({ user_id: userId }).delete();
+        }
+        // a workspace that stays never loses its last owner: should one have lost its other owner since the check
+        // (a race), its longest-standing member of the highest role becomes owner
+        await trx.raw(
+          `update workspace_members m set role = 'owner', updated_at = now()
+             from (select distinct on (o.workspace_id) o.workspace_id, o.user_id
+                     from workspace_members o
+                     join workspace_members mine on mine.workspace_id = o.workspace_id and mine.user_id = :userId and mine.role = 'owner'
+                    where o.user_id <> :userId
+                      and not exists (select 1 from workspace_members x where x.workspace_id = o.workspace_id and x.role = 'owner' and x.user_id <> :userId)
+                    order by o.workspace_id, array_position(array['admin', 'member', 'viewer'], o.role), o.created_at, o.user_id) heir
+            where m.workspace_id = heir.workspace_id and m.user_id = heir.user_id`,
+          { userId },
+        );
+        // the account row of a workspace that stays names a remaining owner, not the deleted user (a team
+        // workspace's carries its creator's e-mail; a personal one handed over its user's e-mail and name)
+        const user = (await trx('users').where({ id: userId }).first('email')) as { email: string } | undefined;
+        if (user) {
+          await trx.raw(
+            `update profiles p set email = heir.email, name = case when p.id = :userId then w.name else p.name end, updated_at = now()
+               from workspaces w,
+                    lateral (select u.email from workspace_members m join users u on u.id = m.user_id
+                              where m.workspace_id = w.id and m.role = 'owner' and m.user_id <> :userId
+                              order by m.created_at, u.email limit 1) heir
+              where p.id = w.id and (p.email = :email or p.id = :userId)
+                and w.id::text not in (select jsonb_array_elements_text(:going::jsonb))`,
+            { userId, email: user.email, going: JSON.stringify(going) },
+          );
+        }
+        await trx('credit_transactions')
+          .where({ created_by: userId })
+          .modify((q) => {
+            if (going.length) q.whereNotIn('profile_id', going);
+          })
+          .update({ created_by: null, created_by_email: 'deleted account' });
+        // team workspaces only the user was in go with their content (the personal one cascades from the users row)
+        const teams = going.filter((id) => id !== personal?.id);
+        if (teams.length) await trx('workspaces').whereIn('id', teams).delete();
         const deleted = await trx('users').where({ id: userId }).delete();
-        return { deleted: deleted > 0 };
+        return { deleted: deleted > 0, keptPersonalWorkspace: kept };
       });
     },
   };

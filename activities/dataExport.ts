@@ -13,6 +13,7 @@ import { ACCOUNT_DATA_MESSAGES, EXPORT_BUCKET, EXPORT_LINK_TTL_SECONDS, dataExpo
 import { ObjectNotFoundError, isBucket } from '../storage';
 import { publishEvent, publishEventQuietly } from '../services/platform/events';
 import { collectUserRows, listUserFiles, type UserFile } from '../services/accounts/userData';
+import { accountMemberships } from '../services/accounts/accountWorkspaces';
 import { exportableFiles } from '../services/content/unapprovedOriginals';
 import { dataExportProgressSignal, type DataExportInput, type DataExportResult, type DataExportStatus } from '../domain/workflowContracts/dataExport';
 import type { ActivityDeps } from './deps';
@@ -146,7 +147,8 @@ export function createDataExportActivities(deps: Pick<ActivityDeps, 'knex' | 'st
     },
 
     /**
-     * Streams profile.json, projects.json, items.json, ledger.json, every stored file of the user (files/<bucket>/<path>)
+     * Streams profile.json (with the user's workspace memberships: name, role, joined), projects.json, items.json,
+     * ledger.json, every stored file of the user (files/<bucket>/<path>)
      * and manifest.json (each file's source row, size and sha256) into the zip at exports/<userId>/<exportId>/.
      * An item not approved yet is carried by its watermarked preview only (services/content/unapprovedOriginals.ts), and the
      * manifest says so (PENDING_ITEMS_NOTE).
@@ -202,8 +204,11 @@ export function createDataExportActivities(deps: Pick<ActivityDeps, 'knex' | 'st
       try {
         ctx.heartbeat();
         const data = await collectUserRows(knex, input.userId);
+        // the workspaces the user belongs to, their own personal one first (DESIGN.md "Teams (workspaces)"); the
+        // data and files are the personal workspace's, as the export's account is the user's own
+        const memberships = await accountMemberships(knex, input.userId);
         const exportedAt = new Date().toISOString();
-        archive.append(json({ exportedAt, profile: data.profile }), { name: 'profile.json' });
+        archive.append(json({ exportedAt, profile: data.profile, memberships }), { name: 'profile.json' });
         archive.append(json({ exportedAt, projects: data.projects }), { name: 'projects.json' });
         archive.append(json({ exportedAt, ...data.items }), { name: 'items.json' });
         archive.append(json({ exportedAt, transactions: data.ledger }), { name: 'ledger.json' });

@@ -77,6 +77,29 @@ export const ACCOUNT_DATA_MESSAGES = {
   accountBeingDeleted: 'This account is being deleted',
 } as const;
 
+/** A workspace that keeps an account from being deleted: the user is its only owner and it has other members. */
+export interface SoleOwnedWorkspace {
+  id: string;
+  name: string;
+  personal: boolean;
+}
+
+function workspaceLabel(w: SoleOwnedWorkspace): string {
+  return w.personal ? `your personal workspace “${w.name}”` : `“${w.name}”`;
+}
+
+/**
+ * Why the account cannot be deleted yet (409 ONLY_OWNER): the workspaces the user alone owns that have other members,
+ * which would otherwise lose their only owner. Transferring ownership (or removing the members) lifts it.
+ */
+export function onlyOwnerMessage(workspaces: SoleOwnedWorkspace[]): string {
+  const names = workspaces.map(workspaceLabel);
+  const list = names.length <= 1 ? (names[0] ?? '') : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
+  const which = workspaces.length === 1 ? 'which has other members' : 'which have other members';
+  const them = workspaces.length === 1 ? 'Make another member owner or remove them' : 'Make another member owner of each, or remove their members,';
+  return `You are the only owner of ${list}, ${which}. ${them} before deleting your account.`;
+}
+
 export const DATA_EXPORT_ERROR_CODES = {
   startFailed: 'EXPORT_START_FAILED',
   notFound: 'EXPORT_NOT_FOUND',
@@ -85,6 +108,7 @@ export const DATA_EXPORT_ERROR_CODES = {
 export const ACCOUNT_DELETION_ERROR_CODES = {
   confirmMismatch: 'CONFIRM_EMAIL_MISMATCH',
   startFailed: 'DELETION_START_FAILED',
+  onlyOwner: 'ONLY_OWNER',
 } as const;
 
 /** The confirmation matches when it is the account's e-mail, ignoring case and surrounding spaces (e-mails are citext). */

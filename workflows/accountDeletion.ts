@@ -1,6 +1,7 @@
 /**
  * Deletes one account (id `account-deletion-<userId>`), in an order where every step can run again after a
- * crash: mark the account (no sign-in, sessions ended), cancel the user's running generation and export
+ * crash: mark the account (no sign-in, sessions ended; refused, with nothing deleted, when the user turns out to be
+ * the only owner of a workspace with other members), cancel the user's running generation and export
  * workflows and wait for them to close (their own clean-up releases their reservations and files), end the
  * approval workflows of pending items (releasing what they hold), remove every stored file, then every row
  * (the users row last, its foreign keys cascade). Each activity retries until it succeeds.
@@ -33,7 +34,12 @@ export async function accountDeletionWorkflow(input: AccountDeletionInput): Prom
     state.progress = progress;
   };
 
-  await records.markAccountForDeletion({ userId: input.userId });
+  const marked = await records.markAccountForDeletion({ userId: input.userId });
+  if (marked.refused?.length) {
+    // the only owner of a workspace with other members (checked again here: the API's check raced a change)
+    step('refused', 100);
+    return { cancelledWorkflows: 0, endedApprovals: 0, removedFiles: 0, deletedUser: false, refused: marked.refused };
+  }
   step('cancelling_workflows', 10);
   const { cancelled } = await waits.cancelUserWorkflows({ userId: input.userId });
   step('ending_approvals', 50);
@@ -41,7 +47,7 @@ export async function accountDeletionWorkflow(input: AccountDeletionInput): Prom
   step('removing_files', 70);
   const { removed } = await waits.removeUserFiles({ userId: input.userId });
   step('removing_rows', 90);
-  const { deleted } = await records.deleteUserRows({ userId: input.userId });
+  const { deleted, keptPersonalWorkspace } = await records.deleteUserRows({ userId: input.userId });
   step('deleted', 100);
-  return { cancelledWorkflows: cancelled, endedApprovals: ended, removedFiles: removed, deletedUser: deleted };
+  return { cancelledWorkflows: cancelled, endedApprovals: ended, removedFiles: removed, deletedUser: deleted, ...(keptPersonalWorkspace ? { keptPersonalWorkspace } : {}) };
 }

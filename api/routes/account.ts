@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { ACCOUNT_DATA_MESSAGES, type AccountDeletionAnswer, type DataExportView } from '../../domain/accountData';
-import { answers, describeRoute } from '../openapi/describe';
+import { answers, describeRoute, errorBody } from '../openapi/describe';
 import { AccountDataService } from '../../services/accounts/accountData';
 import { getTemporalClient } from '../../services/platform/temporalClient';
 import { createStorage } from '../../storage';
@@ -54,8 +54,9 @@ export function accountRouter(deps: AppDeps): Router {
     method: 'post',
     path: '/api/account/exports',
     tag: 'Account',
-    summary: "Start an export of the user's data and files (a zip, linked for 24 hours)",
+    summary: "Start an export of the user's data and files (a zip, linked for 24 hours): their personal workspace and the list of their memberships",
     access: 'session',
+    workspace: 'self',
     body: { contentType: 'application/json', schema: exportBody, required: false },
     responses: { 202: z.object({ success: z.literal(true), export: exportView }) },
   });
@@ -71,6 +72,7 @@ export function accountRouter(deps: AppDeps): Router {
     tag: 'Account',
     summary: 'The latest export with its progress or download link',
     access: 'session',
+    workspace: 'self',
     responses: { 200: z.object({ success: z.literal(true), export: exportView.nullable() }) },
   });
   router.get('/api/account/exports', async (ctx) => {
@@ -83,10 +85,17 @@ export function accountRouter(deps: AppDeps): Router {
     path: '/api/account/delete',
     tag: 'Account',
     summary: "Delete the account: cancels the user's runs, releases reservations, removes files and rows; signs out",
-    description: "confirmEmail must be the account's e-mail.",
+    description:
+      "confirmEmail must be the account's e-mail. Refused (409 ONLY_OWNER, naming the workspaces) while the user is the only owner of a workspace " +
+      'with other members. The personal workspace goes with the account, everything in it, unless its ownership was transferred: then it stays ' +
+      "with its new owner. In shared workspaces the user's running jobs are cancelled; their approved content and ledger rows stay ('deleted account').",
     access: 'session',
+    workspace: 'self',
     body: deleteBody,
-    responses: { 202: deletionAnswer },
+    responses: {
+      202: deletionAnswer,
+      409: { description: 'The user is the only owner of a workspace with other members: transfer its ownership first', schema: errorBody },
+    },
   });
   router.post('/api/account/delete', async (ctx) => {
     const { confirmEmail } = parseBody(ctx, deleteBody);

@@ -94,6 +94,7 @@ export function authRouter(deps: AppDeps): Router {
     tag: 'Auth',
     summary: 'The signed-in account',
     access: 'session',
+    workspace: 'self',
     responses: { 200: z.object({ success: z.literal(true), user: accountView }), 404: { description: 'The account is gone', schema: errorBody } },
   });
   router.get('/api/auth/me', requireAuth(deps), async (ctx) => {

@@ -58,6 +58,7 @@ export function onboardingRouter(deps: AppDeps): Router {
     tag: 'Projects',
     summary: "Turn the try-it choices saved before sign-up into the user's first project",
     access: 'session',
+    workspace: 'self',
     body: tryItBody,
     responses: {
       200: tryItAnswer,

@@ -22,7 +22,7 @@ export function profileRouter(deps: AppDeps): Router {
   const router = new Router();
   const auth = requireAuth(deps);
 
-  describeRoute(router, { method: 'get', path: '/api/profile', tag: 'Profile', summary: "The signed-in user's profile", access: 'session', responses: { 200: profileAnswer, 404: profileGone } });
+  describeRoute(router, { method: 'get', path: '/api/profile', tag: 'Profile', summary: "The signed-in user's profile", access: 'session', workspace: 'self', responses: { 200: profileAnswer, 404: profileGone } });
   router.get('/api/profile', auth, async (ctx) => {
     ctx.body = { success: true, profile: await getProfile(deps.knex, currentUser(ctx).id) };
   });
@@ -33,6 +33,7 @@ export function profileRouter(deps: AppDeps): Router {
     tag: 'Profile',
     summary: 'Rename the profile',
     access: 'session',
+    workspace: 'self',
     body: nameBody,
     responses: { 200: profileAnswer, 404: profileGone },
   });
@@ -47,6 +48,7 @@ export function profileRouter(deps: AppDeps): Router {
     tag: 'Profile',
     summary: "Change the password (ends the user's other sessions)",
     access: 'session',
+    workspace: 'self',
     body: passwordBody,
     responses: { 200: z.object({ success: z.literal(true), endedSessions: z.number().int() }), 404: profileGone },
   });

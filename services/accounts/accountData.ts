@@ -9,7 +9,8 @@
  * one prefix per user so an account deletion removes it with the rest, and never listed in any library. Its link
  * is signed to expire 24 hours after the zip was written; a newer export removes the older zip.
  *
- * Deletion: the typed e-mail must be the account's; the workflow `account-deletion-<userId>` is started (or
+ * Deletion: the typed e-mail must be the account's, and the user must not be the only owner of a workspace with other
+ * members (409 ONLY_OWNER, services/accounts/accountWorkspaces.ts); the workflow `account-deletion-<userId>` is started (or
  * joined), then the account is marked and every session ended at once, so the user is signed out before the
  * answer and cannot sign in again while the workflow removes the rest.
  */
@@ -26,7 +27,9 @@ import {
   accountDeletionWorkflowId,
   confirmsEmail,
   dataExportWorkflowId,
+  onlyOwnerMessage,
   type AccountDeletionAnswer,
+  type SoleOwnedWorkspace,
   type DataExportView,
 } from '../../domain/accountData';
 import { DomainError } from '../../domain/errors';
@@ -34,8 +37,9 @@ import { isBucket, type Storage } from '../../storage';
 import { accountDeletionWorkflow, type AccountDeletionInput } from '../../workflows/accountDeletion';
 import { jobSearchAttributes } from '../../workflows/searchAttributes';
 import { dataExportStateQuery, dataExportWorkflow, type DataExportInput, type DataExportState } from '../../workflows/dataExport';
-import { withTimeout } from '../platform/timeouts';
+import { TIMED_OUT, withTimeout } from '../platform/timeouts';
 import { queryWorkflowOrNull } from '../platform/workflowQuery';
+import { soleOwnedSharedWorkspaces } from './accountWorkspaces';
 
 export interface AccountDataDeps {
   knex: Knex;
@@ -54,6 +58,16 @@ export interface AccountDataDeps {
 export class ConfirmEmailMismatchError extends DomainError {
   constructor(message: string = ACCOUNT_DATA_MESSAGES.confirmEmailMismatch) {
     super(400, ACCOUNT_DELETION_ERROR_CODES.confirmMismatch, message);
+  }
+}
+
+/**
+ * 409: the user is the only owner of a workspace with other members (DESIGN.md "Teams (workspaces)"); nothing is
+ * changed until they transfer its ownership or remove its members.
+ */
+export class OnlyOwnerError extends DomainError {
+  constructor(readonly workspaces: SoleOwnedWorkspace[]) {
+    super(409, ACCOUNT_DELETION_ERROR_CODES.onlyOwner, onlyOwnerMessage(workspaces));
   }
 }
 
@@ -182,9 +196,19 @@ export class AccountDataService {
     const user = await User.query(this.deps.knex).findById(userId);
     if (!user) throw new DomainError(404, 'ACCOUNT_NOT_FOUND', 'Account not found');
     if (!confirmsEmail(typed, user.email)) throw new ConfirmEmailMismatchError();
-
     const workflowId = accountDeletionWorkflowId(userId);
     const client = await this.connect(ACCOUNT_DATA_MESSAGES.deletionStartFailed, ACCOUNT_DELETION_ERROR_CODES.startFailed);
+    // checked and marked in one transaction, before the workflow starts: its first step checks again under the same
+    // lock (an invitation accepted or an ownership change meanwhile), and finds the mark already there to undo
+    const marking = await this.deps.knex.transaction(async (trx) => {
+      const row = await trx('users').where({ id: userId }).forUpdate().first<{ deletion_requested_at: Date | null } | undefined>('deletion_requested_at');
+      const blocking = await soleOwnedSharedWorkspaces(trx, userId, { lock: true });
+      if (blocking.length > 0) return { blocking, markedNow: false };
+      await trx('users').where({ id: userId }).update({ deletion_requested_at: trx.raw('coalesce(deletion_requested_at, now())') });
+      return { blocking, markedNow: !row?.deletion_requested_at };
+    });
+    if (marking.blocking.length > 0) throw new OnlyOwnerError(marking.blocking);
+
     const input: AccountDeletionInput = { userId };
     let handle;
     try {
@@ -199,19 +223,18 @@ export class AccountDataService {
       });
     } catch (err) {
       this.deps.logger?.error({ err, workflowId }, 'account deletion workflow could not start');
+      // nothing runs: the account is usable again (unless an earlier request's deletion marked it)
+      if (marking.markedNow) await this.deps.knex('users').where({ id: userId }).update({ deletion_requested_at: null });
       throw new DomainError(503, ACCOUNT_DELETION_ERROR_CODES.startFailed, ACCOUNT_DATA_MESSAGES.deletionStartFailed);
     }
-    await this.deps.knex.transaction(async (trx) => {
-      await trx('users').where({ id: userId }).update({ deletion_requested_at: trx.raw('coalesce(deletion_requested_at, now())') });
-      await trx('sessions').where({ user_id: userId }).delete();
-    });
-    const finished = await withTimeout(
-      handle.result().then(
-        () => true,
-        () => false,
-      ),
+    await this.deps.knex('sessions').where({ user_id: userId }).delete();
+    const outcome = await withTimeout(
+      handle.result().catch(() => null),
       this.deletionWaitMs,
     );
-    return { success: true, status: finished === true ? 'deleted' : 'deleting', workflowId };
+    const result = outcome === TIMED_OUT ? null : outcome;
+    // the workflow's own check refused (a race): nothing was deleted and the account is usable again
+    if (result?.refused?.length) throw new OnlyOwnerError(result.refused);
+    return { success: true, status: result ? 'deleted' : 'deleting', workflowId };
   }
 }

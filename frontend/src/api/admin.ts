@@ -1,7 +1,17 @@
-import type { AdminAdjustInput, AdminAdjustResult, AdminUserDetail, AdminUserListItem, AdminUserSearch } from '../../../domain/admin';
+import type { AdminAdjustInput, AdminAdjustResult, AdminUserDetail, AdminUserListItem, AdminUserSearch, AdminWorkspaceMatch } from '../../../domain/admin';
 import { api } from './client';
 
-export type { AdminAdjustInput, AdminAdjustResult, AdminPurchase, AdminTransaction, AdminUserDetail, AdminUserListItem, AdminUserSearch } from '../../../domain/admin';
+export type {
+  AdminAdjustInput,
+  AdminAdjustResult,
+  AdminPurchase,
+  AdminTransaction,
+  AdminUserDetail,
+  AdminUserListItem,
+  AdminUserSearch,
+  AdminUserWorkspace,
+  AdminWorkspaceMatch,
+} from '../../../domain/admin';
 
 /** Users whose e-mail equals or starts with `email` (case-insensitive). */
 export async function searchUsers(email: string): Promise<AdminUserSearch> {
@@ -9,6 +19,12 @@ export async function searchUsers(email: string): Promise<AdminUserSearch> {
     .get('admin/users', { searchParams: { email } })
     .json<{ success: true; data: AdminUserListItem[]; hasMore: boolean }>();
   return { users: body.data, hasMore: body.hasMore };
+}
+
+/** Workspaces with exactly this name (case aside), with their owners. */
+export async function searchWorkspaces(name: string): Promise<{ workspaces: AdminWorkspaceMatch[]; hasMore: boolean }> {
+  const body = await api.get('admin/workspaces', { searchParams: { name } }).json<{ success: true; data: AdminWorkspaceMatch[]; hasMore: boolean }>();
+  return { workspaces: body.data, hasMore: body.hasMore };
 }
 
 export async function fetchUserDetail(userId: string): Promise<AdminUserDetail> {

@@ -2,7 +2,7 @@ import { useSetAtom } from 'jotai';
 import { useId, useRef, useState, type FormEvent, type ReactElement } from 'react';
 import { ADMIN_REASON_MAX_LENGTH } from '../../../../domain/admin';
 import { MSG } from '../../../../domain/messages';
-import { adjustCredits, type AdminAdjustResult, type AdminUserDetail } from '../../api/admin';
+import { adjustCredits, type AdminAdjustResult, type AdminUserDetail, type AdminUserWorkspace } from '../../api/admin';
 import { apiErrorMessage } from '../../api/client';
 import { showToastAtom } from '../../atoms/toast';
 import { TextField } from '../../components/TextField';
@@ -23,14 +23,22 @@ function newIdempotencyKey(): string {
   return `admin-ui-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
 }
 
-/** Credits up or down with a required reason; removals never take more than the user's available credits. */
+/**
+ * Credits up or down with a required reason, for one of the user's workspaces (credits belong to the workspace; the
+ * personal one unless another is chosen); removals never take more than the workspace's available credits.
+ */
 export function AdjustCreditsForm({
   user,
   credits,
+  workspaces,
+  initialWorkspaceId,
   onAdjusted,
 }: {
   user: AdminUserDetail['user'];
+  /** the personal workspace's credits */
   credits: AdminUserDetail['credits'];
+  workspaces: AdminUserWorkspace[];
+  initialWorkspaceId?: string | null;
   onAdjusted: (result: AdminAdjustResult) => void;
 }): ReactElement {
   const toast = useSetAtom(showToastAtom);
@@ -42,6 +50,14 @@ export function AdjustCreditsForm({
   const [saving, setSaving] = useState(false);
   const keyRef = useRef<string | null>(null);
   const reasonId = useId();
+  const workspaceFieldId = useId();
+  const personalId = workspaces.find((w) => w.personal)?.id ?? user.id;
+  const [workspaceId, setWorkspaceId] = useState<string>(() =>
+    initialWorkspaceId && workspaces.some((w) => w.id === initialWorkspaceId) ? initialWorkspaceId : personalId,
+  );
+  const target = workspaces.find((w) => w.id === workspaceId);
+  // the personal workspace's numbers are the detail's (fresh after each adjustment); another's from the list
+  const numbers = !target || target.personal ? { credits: credits.credits, availableCredits: credits.availableCredits } : target;
 
   const parsed = parseCreditAmount(amount);
   const change = typeof parsed === 'number' ? (direction === 'add' ? parsed : -parsed) : null;
@@ -55,8 +71,8 @@ export function AdjustCreditsForm({
   function validate(): FieldErrors {
     const found: FieldErrors = {};
     if (typeof parsed === 'string') found.amount = parsed;
-    else if (direction === 'remove' && parsed > credits.availableCredits) {
-      found.amount = `Only ${countText(credits.availableCredits, 'credit')} ${credits.availableCredits === 1 ? 'is' : 'are'} available to remove. Credits never go below zero.`;
+    else if (direction === 'remove' && parsed > numbers.availableCredits) {
+      found.amount = `Only ${countText(numbers.availableCredits, 'credit')} ${numbers.availableCredits === 1 ? 'is' : 'are'} available to remove. Credits never go below zero.`;
     }
     if (!reason.trim()) found.reason = 'A reason is required';
     return found;
@@ -71,12 +87,15 @@ export function AdjustCreditsForm({
     setSaving(true);
     setFormError(null);
     try {
-      const result = await adjustCredits({ userId: user.id, amount: change, reason: reason.trim(), idempotencyKey: keyRef.current });
+      const result = await adjustCredits(
+        target ? { workspaceId: target.id, amount: change, reason: reason.trim(), idempotencyKey: keyRef.current } : { userId: user.id, amount: change, reason: reason.trim(), idempotencyKey: keyRef.current },
+      );
       keyRef.current = null;
       setAmount('');
       setReason('');
       const verb = result.amount > 0 ? `Added ${result.amount}` : `Removed ${-result.amount}`;
-      toast({ kind: 'success', message: `${verb} credits ${result.amount > 0 ? 'to' : 'from'} ${user.email}. New balance: ${result.credits.credits}.` });
+      const whose = result.workspace.personal ? user.email : `the workspace “${result.workspace.name}”`;
+      toast({ kind: 'success', message: `${verb} credits ${result.amount > 0 ? 'to' : 'from'} ${whose}. New balance: ${result.credits.credits}.` });
       onAdjusted(result);
     } catch (error) {
       setFormError(`Could not adjust credits: ${apiErrorMessage(error, MSG.somethingWentWrong)}`);
@@ -85,13 +104,37 @@ export function AdjustCreditsForm({
     }
   }
 
-  let preview = `Balance now: ${credits.credits} (available ${credits.availableCredits})`;
-  if (change !== null && credits.availableCredits + change < 0) preview = `Only ${countText(credits.availableCredits, 'credit')} ${credits.availableCredits === 1 ? 'is' : 'are'} available to remove`;
-  else if (change !== null) preview = `New balance: ${credits.credits + change} (available ${credits.availableCredits + change})`;
+  let preview = `Balance now: ${numbers.credits} (available ${numbers.availableCredits})`;
+  if (change !== null && numbers.availableCredits + change < 0) preview = `Only ${countText(numbers.availableCredits, 'credit')} ${numbers.availableCredits === 1 ? 'is' : 'are'} available to remove`;
+  else if (change !== null) preview = `New balance: ${numbers.credits + change} (available ${numbers.availableCredits + change})`;
 
   return (
     <form className="admin-adjust" aria-label="Adjust credits" onSubmit={(e) => void onSubmit(e)} noValidate>
       <fieldset className="admin-fieldset" disabled={saving}>
+        {workspaces.length > 1 && (
+          <div className="field">
+            <label htmlFor={workspaceFieldId}>Workspace</label>
+            <select
+              id={workspaceFieldId}
+              value={workspaceId}
+              aria-describedby={`${workspaceFieldId}-hint`}
+              onChange={(e) => {
+                setWorkspaceId(e.target.value);
+                setErrors((current) => ({ ...current, amount: undefined }));
+                edited();
+              }}
+            >
+              {workspaces.map((w) => (
+                <option key={w.id} value={w.id}>
+                  {w.personal ? `${w.name} (personal)` : w.name}
+                </option>
+              ))}
+            </select>
+            <p id={`${workspaceFieldId}-hint`} className="field-hint">
+              Credits belong to a workspace and are shared by its members.
+            </p>
+          </div>
+        )}
         <fieldset className="admin-direction">
           <legend>Direction</legend>
           {(['add', 'remove'] as const).map((d) => (

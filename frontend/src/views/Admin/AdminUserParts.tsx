@@ -1,6 +1,7 @@
 import type { ReactElement } from 'react';
 import { CREDIT_PACKAGES } from '../../../../domain/constants';
-import type { AdminPurchase, AdminTransaction, AdminUserDetail } from '../../api/admin';
+import { ROLE_LABELS } from '../../../../domain/workspaceRoles';
+import type { AdminPurchase, AdminTransaction, AdminUserDetail, AdminUserWorkspace } from '../../api/admin';
 import { countText } from '../../components/countText';
 
 const DATE_TIME_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
@@ -105,5 +106,29 @@ export function TransactionList({ transactions, total }: { transactions: AdminTr
         </p>
       )}
     </>
+  );
+}
+
+/** The user's workspaces: name, their role, how many members and the workspace's own balance. */
+export function WorkspaceList({ workspaces }: { workspaces: AdminUserWorkspace[] }): ReactElement {
+  if (workspaces.length === 0) return <p className="muted admin-small">Not a member of any workspace.</p>;
+  return (
+    <ul className="admin-rows" aria-label="Workspaces">
+      {workspaces.map((w) => (
+        <li key={w.id} className="admin-row admin-workspace-row" data-testid="admin-workspace">
+          <span className="admin-row-main">
+            <strong className="admin-break">{w.name}</strong>
+            {w.personal && <span className="pill admin-workspace-personal">Personal</span>}
+            <span className="admin-row-by muted">
+              {ROLE_LABELS[w.role]} · {countText(w.memberCount, 'member')}
+            </span>
+          </span>
+          <span className="admin-workspace-credits">
+            <span className="admin-workspace-balance">{countText(w.credits, 'credit')}</span>
+            {w.reservedCredits > 0 && <span className="muted admin-small"> ({w.availableCredits} available)</span>}
+          </span>
+        </li>
+      ))}
+    </ul>
   );
 }
