@@ -25,7 +25,7 @@ import { WORKSPACE_HEADER } from '../../domain/workspaceRoles';
 import type { ActivityJob, ActivityJobList } from '../../domain/jobs';
 import { createProviders } from '../../providers';
 import { addCredits } from '../../services/billing/credits';
-import { RS_JOB_KIND, RS_USER_ID, RS_WORKSPACE_ID } from '../../workflows/searchAttributes';
+import { RS_JOB_KIND, RS_USER_ID, RS_WORKSPACE_ID, jobSearchAttributes } from '../../workflows/searchAttributes';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { closeTestKnex } from '../support/db';
 import { startFakeFal, type FakeFal } from '../support/fakeFal';
@@ -391,5 +391,43 @@ describe('generation in a team workspace', () => {
     await waitFor('draft job', async () => (await knex('draft_jobs').where({ id: jobId }).first('status')).status as string, (s) => s === 'completed');
     const list = await activity(people.viewer);
     expect(list.body.jobs.find((j) => j.id === jobId)).toMatchObject({ kind: 'draft', userId: workspaceId, state: 'completed', startedBy: starterOf(people.memberA) });
+  });
+
+  it('every kind of run carries RsWorkspaceId (the account); RsUserId is its starter, else the account, as before workspaces', () => {
+    const pairs = (attrs: ReturnType<typeof jobSearchAttributes>) => Object.fromEntries(attrs.map((p) => [p.key.name, p.value]));
+    expect(pairs(jobSearchAttributes({ userId: workspaceId, actorId: people.memberA.id, kind: 'assembly', itemId: 'job-1', projectId }))).toEqual({
+      RsWorkspaceId: workspaceId,
+      RsUserId: people.memberA.id,
+      RsJobKind: 'assembly',
+      RsItemId: 'job-1',
+      RsProjectId: projectId,
+    });
+    // a personal account's own runs (export, deletion, onboarding) name no actor: the account is the user
+    expect(pairs(jobSearchAttributes({ userId: people.owner.id, kind: 'export', itemId: 'export-1' }))).toEqual({
+      RsWorkspaceId: people.owner.id,
+      RsUserId: people.owner.id,
+      RsJobKind: 'export',
+      RsItemId: 'export-1',
+    });
+  });
+
+  it('a run from before workspaces (no actorId in its input) records its account as who started it when that is a user, else nobody', async () => {
+    const [personalProject] = await knex('projects').insert({ user_id: people.owner.id, name: 'Older run' }).returning<{ id: string }[]>('id');
+    const record = (userId: string, project: string, workflowId: string) =>
+      h.activities.recordImageEdit({
+        workflowId,
+        userId,
+        projectId: project,
+        originalImageUrl: renderUrl,
+        editPrompt: 'an older run',
+        status: 'failed',
+        editedImage: null,
+        editData: {},
+        error: 'test',
+      });
+    await record(people.owner.id, personalProject.id, 'image-edit-older-personal');
+    await record(workspaceId, projectId, 'image-edit-older-team');
+    expect(await knex('ai_image_edits').where({ workflow_id: 'image-edit-older-personal' }).first('user_id', 'created_by')).toEqual({ user_id: people.owner.id, created_by: people.owner.id });
+    expect(await knex('ai_image_edits').where({ workflow_id: 'image-edit-older-team' }).first('user_id', 'created_by')).toEqual({ user_id: workspaceId, created_by: null });
   });
 });
