@@ -114,3 +114,42 @@ export async function startBrowserApp(options: BrowserAppOptions = {}): Promise<
   };
   return { baseUrl: server.baseUrl, browser, context, page, pageErrors, consoleErrors, screenshot, close };
 }
+
+// ---------- helpers for the Teams browser tests (issue 27) ----------
+
+/** Signs up through the landing page's form (`/?auth=signup`) and waits for the dashboard. */
+export async function signUpInBrowser(page: Page, user: { name: string; email: string; password: string }): Promise<void> {
+  await page.goto('/?auth=signup');
+  const form = page.getByRole('form', { name: 'Sign up' });
+  await form.getByLabel('Full name').fill(user.name);
+  await form.getByLabel('Email').fill(user.email);
+  await form.getByLabel('Password').fill(user.password);
+  await form.getByRole('button', { name: 'Create account' }).click();
+  // attached, not visible: at phone sizes the sidebar is a closed slide-in menu
+  await page.locator('aside.sidebar').waitFor({ state: 'attached' });
+}
+
+/** At phone sizes the sidebar is a slide-in menu: opens it when it is closed; at desktop sizes it is always there. */
+export async function openSidebar(page: Page): Promise<void> {
+  const toggle = page.getByRole('button', { name: 'Open menu' });
+  if (await toggle.isVisible()) await toggle.click();
+  await page.getByRole('complementary', { name: 'Sidebar' }).waitFor({ state: 'visible' });
+}
+
+/** The session token of a browser context (its rs_session cookie), to call the API as that user. */
+export async function sessionTokenOf(context: BrowserContext, baseUrl: string): Promise<string> {
+  const cookie = (await context.cookies(baseUrl)).find((c) => c.name === 'rs_session');
+  if (!cookie) throw new Error('sessionTokenOf: the context has no session');
+  return cookie.value;
+}
+
+/** On the Members page: invites `email` with `role` through the form and answers the link the page shows. */
+export async function inviteFromMembersPage(page: Page, email: string, role: 'viewer' | 'member' | 'admin'): Promise<string> {
+  const form = page.getByRole('form', { name: 'Invite someone' });
+  await form.getByLabel('Email').fill(email);
+  await form.getByLabel('Role').selectOption(role);
+  await form.getByRole('button', { name: 'Send invitation' }).click();
+  const field = page.getByLabel('Invitation link');
+  await field.waitFor();
+  return field.inputValue();
+}

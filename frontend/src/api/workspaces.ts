@@ -39,12 +39,16 @@ export interface InvitationPreview {
   expiresAt: string;
 }
 
+/** Credits charged on approvals, by the member who approved (GET /api/credits/spend-by-member). */
 export interface MemberSpend {
+  /** null for the one 'deleted account' line */
   userId: string | null;
-  name: string | null;
+  name: string;
   email: string | null;
   spent: number;
   deleted: boolean;
+  /** whether the user is a member now (someone who left still shows what they spent) */
+  member: boolean;
 }
 
 const path = (workspaceId: string, ...rest: string[]) => ['workspaces', encodeURIComponent(workspaceId), ...rest.map(encodeURIComponent)].join('/');

@@ -155,7 +155,10 @@ function PackagePurchase({ user }: { user: User }): ReactElement {
 
 type SpendState = { status: 'loading' } | { status: 'done'; members: MemberSpend[] } | { status: 'error'; message: string };
 
-/** Admins and owners of a shared workspace: credits spent per member (a deleted account's rows stay, so named). */
+/**
+ * Admins and owners of a shared workspace: credits charged per member who approved them (a deleted account's rows
+ * stay, so named).
+ */
 function SpendByMember(): ReactElement {
   const credits = useAtomValue(creditSummaryStateAtom);
   const [state, setState] = useState<SpendState>({ status: 'loading' });
@@ -193,7 +196,10 @@ function SpendByMember(): ReactElement {
           <tbody>
             {state.members.map((member, index) => (
               <tr key={member.userId ?? `deleted-${index}`}>
-                <td>{member.deleted ? 'deleted account' : member.name?.trim() || member.email}</td>
+                <td>
+                  {member.deleted ? 'deleted account' : member.name.trim() || member.email}
+                  {!member.deleted && !member.member && <span className="muted"> (former member)</span>}
+                </td>
                 <td>{member.spent}</td>
               </tr>
             ))}

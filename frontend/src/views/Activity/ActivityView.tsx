@@ -21,12 +21,8 @@ type ListState = { status: 'loading' } | { status: 'done'; list: ActivityJobList
 
 type PendingAction = { action: 'cancel' | 'retry'; job: ActivityJob };
 
-/** Who started a job (TEAMS.md: Activity items carry it); null when that account is gone. */
-type StartedBy = { userId: string; name: string; email: string } | null;
-type ListedJob = ActivityJob & { startedBy?: StartedBy };
-
 /** "You" for the signed-in user, else the member's name (or e-mail); 'deleted account' when the account is gone. */
-export function starterText(startedBy: StartedBy | undefined, userId: string | undefined): string | null {
+export function starterText(startedBy: ActivityJob['startedBy'] | undefined, userId: string | undefined): string | null {
   if (startedBy === undefined) return null;
   if (startedBy === null) return 'deleted account';
   if (startedBy.userId === userId) return 'You';
@@ -177,7 +173,7 @@ export function ActivityView({ isAdmin }: { isAdmin: boolean }): ReactElement {
               key={`${job.kind}:${job.id}`}
               job={job}
               showOwner={state.list.all}
-              starter={shared ? starterText((job as ListedJob).startedBy, userId) : null}
+              starter={shared ? starterText(job.startedBy, userId) : null}
               onAction={(action) => setPending({ action, job })}
             />
           ))}

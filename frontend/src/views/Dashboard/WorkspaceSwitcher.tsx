@@ -120,16 +120,24 @@ export function WorkspaceSwitcher({ onSwitched }: { onSwitched?: () => void }): 
         aria-haspopup="menu"
         aria-expanded={open}
         aria-controls={open ? menuId : undefined}
-        aria-label={`Workspace: ${name}${current?.role ? `, ${ROLE_LABELS[current.role]}` : ''}. Switch workspace`}
         onClick={() => setOpen((o) => !o)}
         onKeyDown={onButtonKeyDown}
       >
         <span className="workspace-mark" aria-hidden="true">
           {name.trim().charAt(0).toUpperCase() || 'W'}
         </span>
+        {/* named by what it shows: "Workspace: Harbour Team, Owner" */}
         <span className="workspace-text">
-          <span className="workspace-name">{name}</span>
-          {current?.role && <span className="workspace-role">{ROLE_LABELS[current.role]}</span>}
+          <span className="workspace-name">
+            <span className="visually-hidden">Workspace: </span>
+            {name}
+          </span>
+          {current?.role && (
+            <span className="workspace-role">
+              <span className="visually-hidden">, </span>
+              {ROLE_LABELS[current.role]}
+            </span>
+          )}
         </span>
         <Icon name="chevronDown" size={16} />
       </button>
