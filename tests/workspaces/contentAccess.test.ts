@@ -15,7 +15,7 @@ import { addCredits } from '../../services/billing/credits';
 import type { TestUser } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, type TestServer } from '../support/http';
-import { allStoredPaths, runBackend, storedUnder } from '../support/objectStorage';
+import { runBackend, storedUnder } from '../support/objectStorage';
 import type { AppConfig } from '../../config/env';
 import { createProject, fetchBytes, newUser, pngBytes, startProjectsApp, uploadRender, type UploadAnswer } from '../projects/fixtures';
 
@@ -49,7 +49,28 @@ function inWorkspace(id: string): Record<string, string> {
   return { 'x-workspace-id': id };
 }
 
-/** What a refused call must leave as it was: the workspace's rows and every stored file (the run's own storage). */
+/**
+ * The stored files a refused call could have written: the workspace's folders and those of the viewer's and the
+ * outsider's own accounts (other test files of the run share its storage, so not all of it).
+ */
+async function storedFiles(): Promise<string[]> {
+  const found: string[] = [];
+  for (const account of [workspaceId, people.viewer.id, people.outsider.id]) {
+    for (const [bucket, prefix] of [['renders', account], ['renders', `thumbs/${account}`], ['renders', `previews/${account}`], ['videos', account], ['clips', account]] as const) {
+      found.push(...(await storedUnder(bucket, prefix)).map((p) => `${bucket}/${p}`));
+    }
+  }
+  return found.sort();
+}
+
+async function tusFilesWithoutUpload(tusDir: string): Promise<string[]> {
+  if (runBackend() !== 'local' || !fs.existsSync(tusDir)) return [];
+  const ids = [...new Set(fs.readdirSync(tusDir).map((name) => name.replace(/\.json$/, '')))];
+  const known = new Set((await knex('resumable_uploads').whereIn('id', ids).select('id')).map((r: { id: string }) => r.id));
+  return ids.filter((id) => !known.has(id)).sort();
+}
+
+/** What a refused call must leave as it was: the workspace's rows, its stored files and the tus store's files. */
 async function snapshot(): Promise<Record<string, unknown>> {
   const rows = async (table: string, key = 'id') => (await knex(table).where({ user_id: workspaceId }).orderBy(key)) as unknown[];
   const tusDir = path.join(path.resolve(config.storageDir), '.tus-uploads');
@@ -59,8 +80,9 @@ async function snapshot(): Promise<Record<string, unknown>> {
     uploads: await rows('resumable_uploads'),
     assemblies: await rows('assembly_jobs'),
     chats: await rows('aesthetic_chats', 'project_id'),
-    files: await allStoredPaths(),
-    tusFiles: runBackend() === 'local' && fs.existsSync(tusDir) ? fs.readdirSync(tusDir).sort() : [],
+    files: await storedFiles(),
+    // a tus file is made only after its upload's row (other test files' uploads have theirs): none without one
+    tusFilesWithoutUpload: await tusFilesWithoutUpload(tusDir),
   };
 }
 
@@ -228,6 +250,8 @@ describe('a viewer', () => {
     });
     expect(started.status).toBe(201);
     const location = started.headers.get('location') as string;
+    // (the tus store's files are where the snapshot looks for them)
+    if (runBackend() === 'local') expect(fs.existsSync(path.join(path.resolve(config.storageDir), '.tus-uploads', location.split('/').pop() as string))).toBe(true);
 
     const before = await snapshot();
     const viewer = people.viewer;
