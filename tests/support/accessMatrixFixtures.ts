@@ -1,0 +1,290 @@
+/**
+ * The access-matrix test's world: one user per role (owner, admin, member, viewer) and a non-member, and team
+ * workspaces holding one resource of every kind (project, render, image, clip, compiled video, older generated item,
+ * lineage, assembly chat, pending approval with its reservation, clip / image-edit / assembly / draft jobs, draft with
+ * images, purchase, resumable upload, invitation, data export), with their files stored; plus the snapshot that
+ * proves a refused call changed nothing (every table's rows, the workspace's ledger and balance, every stored file).
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { WORKSPACE_ROLES, type WorkspaceRole } from '../../domain/workspaceRoles';
+import { addCredits, reserveCredits } from '../../services/billing/credits';
+import { BUCKETS, type Bucket, type Storage } from '../../storage';
+import type { TestUser } from './accounts';
+
+export type MatrixRole = WorkspaceRole | 'nonMember';
+export const MATRIX_ROLES: readonly MatrixRole[] = [...WORKSPACE_ROLES, 'nonMember'];
+
+/** One user per role, the non-member, and `target`: a member of every matrix workspace who never calls (member management acts on them). */
+export type MatrixUsers = Record<MatrixRole | 'target', TestUser>;
+
+/** Ids of one workspace's resources, by what they are (the request builder fills parameters from them). */
+export interface MatrixResources {
+  workspaceId: string;
+  projectId: string;
+  renderId: string;
+  renderUrl: string;
+  imageId: string;
+  clipId: string;
+  compiledVideoId: string;
+  generatedId: string;
+  approvalId: string;
+  clipJobId: string;
+  imageEditJobId: string;
+  assemblyJobId: string;
+  draftId: string;
+  draftImageId: string;
+  draftJobId: string;
+  purchaseSessionId: string;
+  uploadId: string;
+  invitationId: string;
+  exportId: string;
+  /** a member who never calls: the one member management calls act on (a caller naming themselves would be leaving) */
+  targetUserId: string;
+}
+
+/** A tiny valid PNG (1x1), for stored files and multipart uploads. */
+export const TINY_PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+  'base64',
+);
+
+async function store(storage: Storage, bucket: Bucket, path: string): Promise<string> {
+  await storage.objects.put(bucket, path, Buffer.concat([TINY_PNG, randomBytes(8)]));
+  return path;
+}
+
+/**
+ * A team workspace (not personal) with every role's user as a member in that role, its account row funded through
+ * the ledger (balance = ledger sum), and one resource of every kind, files stored.
+ */
+export async function createMatrixWorkspace(knex: Knex, storage: Storage, users: MatrixUsers, credits = 200): Promise<MatrixResources> {
+  const owner = users.owner;
+  const workspaceId = randomUUID();
+  await knex('workspaces').insert({ id: workspaceId, name: `Matrix ${workspaceId.slice(0, 8)}`, created_by: owner.id });
+  await knex('profiles').insert({ id: workspaceId, email: owner.email, name: 'Matrix studio', credits: 0 });
+  await knex('workspace_members').insert([
+    ...WORKSPACE_ROLES.map((role) => ({ workspace_id: workspaceId, user_id: users[role].id, role })),
+    { workspace_id: workspaceId, user_id: users.target.id, role: 'member' },
+  ]);
+  await addCredits(knex, { profileId: workspaceId, amount: credits, type: 'purchase', description: 'Matrix credits', idempotencyKey: `matrix:${workspaceId}` });
+  // the workspace bought them (the spec's 'rejection requires a purchase' then holds for it)
+  const purchaseSessionId = `cs_matrix_${randomUUID().replace(/-/g, '')}`;
+  await knex('credit_purchases').insert({
+    user_id: workspaceId,
+    package_id: 'small',
+    credits: 12,
+    amount_cents: 25000,
+    stripe_session_id: purchaseSessionId,
+    status: 'completed',
+    completed_at: knex.fn.now(),
+  });
+
+  const [{ id: projectId }] = await knex('projects').insert({ user_id: workspaceId, name: 'Matrix project', address: '1 Matrix St' }).returning('id');
+  const base = { project_id: projectId, user_id: workspaceId };
+  const prefix = `${workspaceId}/${projectId}`;
+
+  const renderId = randomUUID();
+  const renderPath = await store(storage, 'renders', `${prefix}/${renderId}.png`);
+  await store(storage, 'renders', `${prefix}/${renderId}_thumb.png`);
+  const renderUrl = `/api/files/renders/${renderPath}`;
+  await knex('renders').insert({
+    id: renderId,
+    ...base,
+    file_url: renderUrl,
+    file_name: 'living-room.png',
+    file_size: TINY_PNG.length,
+    width: 1,
+    height: 1,
+    aspect_ratio: '1:1',
+    checksum: createHash('sha256').update(renderId).digest('hex'),
+    thumbnail_path: `${prefix}/${renderId}_thumb.png`,
+    storage_bucket: 'renders',
+    storage_path: renderPath,
+    storage_mime: 'image/png',
+    storage_size: TINY_PNG.length,
+  });
+
+  const imageId = randomUUID();
+  const imagePath = await store(storage, 'images', `${prefix}/${imageId}.png`);
+  await knex('images').insert({ id: imageId, ...base, file_url: `/api/files/images/${imagePath}`, file_name: 'brighter.png', original_prompt: 'brighter', storage_bucket: 'images', storage_path: imagePath, storage_mime: 'image/png' });
+
+  const clipId = randomUUID();
+  const clipPath = await store(storage, 'clips', `${prefix}/${clipId}.mp4`);
+  await knex('clips').insert({ id: clipId, ...base, render_id: renderId, file_url: `/api/files/clips/${clipPath}`, file_name: 'zoom.mp4', duration: 5, credits_used: 1, storage_bucket: 'clips', storage_path: clipPath, storage_mime: 'video/mp4' });
+  await knex('content_lineage').insert({ user_id: workspaceId, item_kind: 'clip', item_id: clipId, source_kind: 'render', source_id: renderId });
+
+  const assemblyJobId = randomUUID();
+  await knex('assembly_jobs').insert({ id: assemblyJobId, ...base, platform: 'instagram', clip_ids: [clipId], status: 'completed', progress: 100, workflow_id: `assembly-${assemblyJobId}`, created_by: owner.id });
+  const compiledVideoId = randomUUID();
+  const videoPath = await store(storage, 'videos', `${prefix}/${compiledVideoId}.mp4`);
+  await knex('compiled_videos').insert({
+    id: compiledVideoId,
+    ...base,
+    file_url: `/api/files/videos/${videoPath}`,
+    file_name: 'reel.mp4',
+    clip_ids: [clipId],
+    storage_bucket: 'videos',
+    storage_path: videoPath,
+    storage_mime: 'video/mp4',
+    workflow_id: `assembly-out-${compiledVideoId}`,
+    assembly_job_id: assemblyJobId,
+  });
+  const [{ id: generatedId }] = await knex('generated_content')
+    .insert({ ...base, render_id: renderId, content_type: 'image', file_url: `/api/files/images/${prefix}/${randomUUID()}.png`, file_name: 'older.png' })
+    .returning('id');
+  await knex('aesthetic_chats').insert({ project_id: projectId, user_id: workspaceId, chat_history: JSON.stringify([]) });
+
+  const clipJobId = randomUUID();
+  await knex('video_generation_jobs').insert({ id: clipJobId, ...base, render_id: renderId, status: 'processing', progress: 30, workflow_id: `clip-${clipJobId}`, options: JSON.stringify({ effect: 'Zoom In' }), created_by: users.member.id });
+  const imageEditJobId = randomUUID();
+  await knex('ai_image_edits').insert({ id: imageEditJobId, ...base, workflow_id: `image-edit-${imageEditJobId}`, original_image_url: renderUrl, edit_prompt: 'warmer light', status: 'processing', created_by: users.member.id });
+
+  const approvalId = randomUUID();
+  const reservation = await reserveCredits(knex, { profileId: workspaceId, contentType: 'clip', amount: 3, idempotencyKey: `matrix:${approvalId}` });
+  const originalPath = await store(storage, 'clips', `pending/${approvalId}/original.mp4`);
+  const previewPath = await store(storage, 'clips', `pending/${approvalId}/preview.mp4`);
+  await knex('pending_approvals').insert({
+    id: approvalId,
+    ...base,
+    content_type: 'clip',
+    status: 'pending',
+    file_name: 'pending.mp4',
+    original_bucket: 'clips',
+    original_path: originalPath,
+    watermarked_bucket: 'clips',
+    watermarked_path: previewPath,
+    approval_deadline: new Date(Date.now() + 86_400_000),
+    cost: 3,
+    remaining_cost: 3,
+    reservation_id: reservation.id,
+    workflow_id: `approval-${approvalId}`,
+    source_job_id: clipJobId,
+    created_by: users.member.id,
+  });
+
+  const [{ id: draftId }] = await knex('drafts').insert({ user_id: workspaceId, name: 'Matrix draft' }).returning('id');
+  const draftImagePath = await store(storage, 'drafts', `${workspaceId}/${draftId}/${randomUUID()}.png`);
+  const [{ id: draftImageId }] = await knex('draft_images')
+    .insert({ draft_id: draftId, name: 'draft.png', source_url: `/api/files/drafts/${draftImagePath}`, source_type: 'upload', order_index: 0 })
+    .returning('id');
+  const draftJobId = randomUUID();
+  await knex('draft_jobs').insert({
+    id: draftJobId,
+    draft_id: draftId,
+    draft_image_id: draftImageId,
+    user_id: workspaceId,
+    model_id: 'nano-banana-edit',
+    mode: 'edit_render',
+    prompt: 'brighter',
+    status: 'failed',
+    error: 'provider down',
+    workflow_id: `draft-job-${draftJobId}`,
+    created_by: users.member.id,
+  });
+
+  const uploadId = randomBytes(16).toString('hex');
+  await knex('resumable_uploads').insert({ id: uploadId, user_id: workspaceId, project_id: projectId, file_name: 'big.png', size: 100, status: 'uploading' });
+
+  const [{ id: invitationId }] = await knex('workspace_invitations')
+    .insert({
+      workspace_id: workspaceId,
+      email: `invited-${randomUUID()}@example.test`,
+      role: 'member',
+      token_hash: createHash('sha256').update(randomBytes(32)).digest('hex'),
+      invited_by: owner.id,
+      expires_at: new Date(Date.now() + 7 * 86_400_000),
+    })
+    .returning('id');
+
+  const [{ id: exportId }] = await knex('data_exports')
+    .insert({ user_id: workspaceId, sequence: 1, workflow_id: `export-${workspaceId}-1`, status: 'completed', progress: 100 })
+    .returning('id');
+
+  return {
+    workspaceId,
+    projectId,
+    renderId,
+    renderUrl,
+    imageId,
+    clipId,
+    compiledVideoId,
+    generatedId,
+    approvalId,
+    clipJobId,
+    imageEditJobId,
+    assemblyJobId,
+    draftId,
+    draftImageId,
+    draftJobId,
+    purchaseSessionId,
+    uploadId,
+    invitationId,
+    exportId,
+    targetUserId: users.target.id,
+  };
+}
+
+/**
+ * Removes every team workspace (its rows go with it: everything hangs off its account row) and every stored file, so
+ * the next operation's snapshots stay small. The users and their personal workspaces stay.
+ */
+export async function removeMatrixWorkspaces(knex: Knex, storage: Storage): Promise<void> {
+  await knex('workspaces').whereNull('personal_user_id').delete();
+  for (const bucket of BUCKETS) {
+    const paths = (await storage.objects.list(bucket, '')).map((o) => o.path).filter((p) => !p.startsWith('_'));
+    if (paths.length) await storage.objects.remove(bucket, paths);
+  }
+}
+
+/** Tables whose rows a refused call may still write: sign-in budgets, sessions (last use), the realtime outbox. */
+export const UNWATCHED_TABLES = ['auth_rate_limits', 'sessions', 'user_events'];
+
+export interface MatrixSnapshot {
+  /** per table: row count and a digest of every row */
+  tables: Record<string, { rows: number; digest: string }>;
+  ledger: { balance: number; reserved: number; ledgerSum: number; activeReservations: number };
+  files: string[];
+}
+
+export async function snapshot(knex: Knex, storage: Storage, workspaceId: string): Promise<MatrixSnapshot> {
+  const names = (await knex('pg_tables').where({ schemaname: 'public' }).whereNot('tablename', 'like', 'knex_%').orderBy('tablename').pluck('tablename')) as string[];
+  const watched = names.filter((name) => !UNWATCHED_TABLES.includes(name));
+  const sql = watched
+    .map((name) => `select '${name}' as t, count(*)::int as n, md5(coalesce(string_agg(x::text, '|' order by x::text), '')) as h from "${name}" x`)
+    .join(' union all ');
+  const { rows } = await knex.raw<{ rows: Array<{ t: string; n: number; h: string }> }>(sql);
+  const tables = Object.fromEntries(rows.map((r) => [r.t, { rows: r.n, digest: r.h }]));
+  const profile = await knex('profiles').where({ id: workspaceId }).first('credits', 'reserved_credits');
+  const sum = async (table: string, where: Record<string, unknown>) =>
+    Number((await knex(table).where(where).sum<{ s: string | null }>('amount as s').first())?.s ?? 0);
+  const ledger = {
+    balance: profile?.credits ?? -1,
+    reserved: profile?.reserved_credits ?? -1,
+    ledgerSum: await sum('credit_transactions', { profile_id: workspaceId }),
+    activeReservations: await sum('credit_reservations', { profile_id: workspaceId, status: 'active' }),
+  };
+  const files: string[] = [];
+  for (const bucket of BUCKETS) for (const o of await storage.objects.list(bucket, '')) if (!o.path.startsWith('_')) files.push(`${bucket}/${o.path}`);
+  return { tables, ledger, files: files.sort() };
+}
+
+/** What differs between two snapshots, in words (empty when nothing changed). */
+export function snapshotChanges(before: MatrixSnapshot, after: MatrixSnapshot): string[] {
+  const changes: string[] = [];
+  for (const table of new Set([...Object.keys(before.tables), ...Object.keys(after.tables)])) {
+    const a = before.tables[table];
+    const b = after.tables[table];
+    if (!a || !b) changes.push(`table ${table} ${a ? 'dropped' : 'created'}`);
+    else if (a.rows !== b.rows) changes.push(`${table}: ${a.rows} -> ${b.rows} rows`);
+    else if (a.digest !== b.digest) changes.push(`${table}: rows changed`);
+  }
+  for (const key of Object.keys(before.ledger) as Array<keyof MatrixSnapshot['ledger']>) {
+    if (before.ledger[key] !== after.ledger[key]) changes.push(`workspace ${key}: ${before.ledger[key]} -> ${after.ledger[key]}`);
+  }
+  const added = after.files.filter((f) => !before.files.includes(f));
+  const removed = before.files.filter((f) => !after.files.includes(f));
+  if (added.length) changes.push(`files added: ${added.join(', ')}`);
+  if (removed.length) changes.push(`files removed: ${removed.join(', ')}`);
+  return changes;
+}

@@ -1,0 +1,231 @@
+/**
+ * Issue 27, acceptance 3: the access matrix. Every operation of the OpenAPI document that needs a session must say
+ * what it does in a workspace (`x-workspace-action`, api/openapi/describe.ts): an unclassified route fails here.
+ * Each operation with a workspace action is then called by every role of one team workspace (owner, admin, member,
+ * viewer) and by a non-member, against that workspace's resources (one of each kind, files stored):
+ *
+ * - a role below the action's lowest role gets 403 WORKSPACE_FORBIDDEN, the non-member 404 (and, calling from their
+ *   own workspace without the header, a request naming the workspace's resources finds nothing either: 404);
+ * - a refused call changes nothing: every table's rows (but sign-in budgets, sessions and the realtime outbox), the
+ *   workspace's balance, reserved credits, ledger sum and active reservations, and every stored file;
+ * - a role the action allows is not refused by the workspace check (each such call gets a workspace of its own, so
+ *   calls that delete or spend do not disturb the others).
+ *
+ * The app runs on a database and storage of this file's own, so "nothing changed" is exact while other test files
+ * run; workflows start on task queues nobody polls (nothing waits for them).
+ *
+ * It also checks that the role table in docs/security.md and README.md says what domain/workspaceRoles.ts does.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import knexFactory, { type Knex } from 'knex';
+import { createApp } from '../../api/app';
+import { buildOpenApiDocument } from '../../api/openapi/document';
+import { buildRouters } from '../../api/routes';
+import { loadConfig, type AppConfig } from '../../config/env';
+import { logger } from '../../config/logger';
+import { connectDatabase } from '../../db/connection';
+import { TASK_QUEUES, type TaskQueueName } from '../../domain/taskQueues';
+import { roleAllows, WORKSPACE_ACTIONS, WORKSPACE_ROLES, type WorkspaceAction } from '../../domain/workspaceRoles';
+import { closeTemporalClient } from '../../services/platform/temporalClient';
+import { createStorage, storageConfigOf, type Storage } from '../../storage';
+import { createTestUser } from '../support/accounts';
+import { createScratchDatabase, type ScratchDatabase } from '../support/accessMatrixDb';
+import { createMatrixWorkspace, removeMatrixWorkspaces, snapshot, snapshotChanges, type MatrixRole, type MatrixUsers } from '../support/accessMatrixFixtures';
+import { buildRequest, send, UnfillableError, type MatrixAnswer, type MatrixOperation } from '../support/accessMatrixRequests';
+import { testClient, uniqueTaskQueue } from '../support/temporal';
+import { serve, type TestServer } from '../support/http';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+// the document of the routers the app mounts (their handlers are never called: no database is touched)
+const documentKnex = knexFactory({ client: 'pg', connection: process.env.DATABASE_URL ?? 'postgres://invalid', pool: { min: 0, max: 1 } });
+const documentRouters = buildRouters({ config: loadConfig(), knex: documentKnex, logger });
+const document = buildOpenApiDocument(documentRouters) as unknown as { paths: Record<string, Record<string, Record<string, any>>> };
+const operations: MatrixOperation[] = Object.entries(document.paths).flatMap(([p, item]) =>
+  Object.entries(item).map(([method, operation]) => ({ method, path: p, operation })),
+);
+const secured = operations.filter((op) => Array.isArray(op.operation.security) && op.operation.security.length > 0);
+const actionOf = (op: MatrixOperation): WorkspaceAction | 'self' | undefined => op.operation['x-workspace-action'];
+const isAction = (value: unknown): value is WorkspaceAction => typeof value === 'string' && value in WORKSPACE_ACTIONS;
+const walked = secured.filter((op) => isAction(actionOf(op)));
+const label = (op: MatrixOperation) => `${op.method.toUpperCase()} ${op.path}`;
+
+let db: ScratchDatabase;
+let appKnex: Knex;
+let storage: Storage;
+let server: TestServer;
+let users: MatrixUsers;
+let config: AppConfig;
+let taskQueues: Record<TaskQueueName, string>;
+
+beforeAll(async () => {
+  db = await createScratchDatabase('matrix');
+  await db.knex.migrate.latest();
+  const base = loadConfig();
+  const tag = randomBytes(4).toString('hex');
+  config = {
+    ...base,
+    databaseUrl: db.url,
+    storageDir: path.join(base.storageDir, `access-matrix-${tag}`),
+    s3: { ...base.s3, bucketPrefix: `${base.s3.bucketPrefix}am${tag}-` },
+  };
+  storage = createStorage(storageConfigOf(config));
+  appKnex = connectDatabase(db.url, { min: 0, max: 10 });
+  taskQueues = Object.fromEntries(Object.keys(TASK_QUEUES).map((name) => [name, uniqueTaskQueue(`matrix-${name}`)])) as Record<TaskQueueName, string>;
+  server = await serve(createApp({ config, knex: appKnex, logger, taskQueues }));
+  const roles: Array<MatrixRole | 'target'> = [...WORKSPACE_ROLES, 'nonMember', 'target'];
+  const made = await Promise.all(roles.map((role) => createTestUser(server.baseUrl, { name: `Matrix ${role}` })));
+  users = Object.fromEntries(roles.map((role, i) => [role, made[i]])) as MatrixUsers;
+  // Enhance Renders' access code is each user's own ('self'): unlocked for all, so its routes reach the workspace check
+  await db.knex('profiles').whereIn('id', made.map((u) => u.id)).update({ enhance_unlocked_at: db.knex.fn.now() });
+}, 120_000);
+
+afterAll(async () => {
+  if (taskQueues) await endStartedWorkflows();
+  await server?.close();
+  await appKnex?.destroy();
+  await documentKnex.destroy();
+  await closeTemporalClient();
+  await db?.drop();
+  if (config?.storageBackend === 'local') fs.rmSync(config.storageDir, { recursive: true, force: true });
+});
+
+describe('classification', () => {
+  it('covers the whole API: the document has the session routes of every area', () => {
+    expect(secured.length).toBeGreaterThan(50);
+  });
+
+  it('every operation that needs a session says what it does in a workspace (x-workspace-action)', () => {
+    const unclassified = secured.filter((op) => actionOf(op) === undefined).map(label);
+    const unknown = secured.filter((op) => actionOf(op) !== undefined && actionOf(op) !== 'self' && !isAction(actionOf(op))).map((op) => `${label(op)}: ${String(actionOf(op))}`);
+    expect({ unclassified, unknown }).toEqual({ unclassified: [], unknown: [] });
+  });
+
+  it('public operations carry no workspace action (they cannot check one)', () => {
+    const publicWithAction = operations.filter((op) => !secured.includes(op) && actionOf(op) !== undefined).map(label);
+    expect(publicWithAction).toEqual([]);
+  });
+});
+
+describe('the role table in the docs', () => {
+  it("docs/security.md's table of actions is domain/workspaceRoles.ts's WORKSPACE_ACTIONS", () => {
+    const doc = fs.readFileSync(path.join(ROOT, 'docs', 'security.md'), 'utf8');
+    const rows = [...doc.matchAll(/^\|\s*`(\w+)`\s*\|\s*(viewer|member|admin|owner)\s*\|/gm)].map((m) => [m[1], m[2]]);
+    expect(rows.length).toBeGreaterThan(0);
+    expect(Object.fromEntries(rows)).toEqual(WORKSPACE_ACTIONS);
+    expect(rows.length).toBe(Object.keys(WORKSPACE_ACTIONS).length);
+  });
+
+  it('README.md and docs/security.md list the four roles in order, each including the ones before', () => {
+    for (const file of ['README.md', path.join('docs', 'security.md')]) {
+      const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
+      const roles = [...text.matchAll(/^\|\s*\*{0,2}(Viewer|Member|Admin|Owner)\*{0,2}\s*\|/gm)].map((m) => m[1].toLowerCase());
+      expect({ file, roles }).toEqual({ file, roles: [...WORKSPACE_ROLES] });
+    }
+  });
+});
+
+function refusalOf(answer: MatrixAnswer): string {
+  return `${answer.status}${answer.code ? ` ${answer.code}` : ''}${answer.error ? ` "${answer.error.slice(0, 120)}"` : ''}`;
+}
+
+/** How long an allowed call is waited for: calls that wait for their workflow (nobody runs it here) are left then. */
+const ALLOWED_WAIT_MS = 4_000;
+
+/** Ends the workflows the allowed calls started on this file's task queues, so no request waits on one afterwards. */
+async function endStartedWorkflows(): Promise<void> {
+  const { client, close } = await testClient();
+  try {
+    for (const queue of Object.values(taskQueues)) {
+      for await (const wf of client.workflow.list({ query: `TaskQueue = '${queue}' AND ExecutionStatus = 'Running'` })) {
+        await client.workflow.getHandle(wf.workflowId, wf.runId).terminate('access matrix: done').catch(() => undefined);
+      }
+    }
+  } finally {
+    await close();
+  }
+}
+
+const EXPECTED = { forbidden: '403 WORKSPACE_FORBIDDEN', notFound: '404', refused: 'a refusal (4xx)' } as const;
+
+function wanted(expect: keyof typeof EXPECTED, a: MatrixAnswer, method: string): boolean {
+  // a HEAD answer has no body to carry the code
+  if (expect === 'forbidden') return a.status === 403 && (a.code === 'WORKSPACE_FORBIDDEN' || method === 'head');
+  if (expect === 'notFound') return a.status === 404;
+  return a.status >= 400 && a.status < 500 && a.status !== 401;
+}
+
+const isWorkspaceRefusal = (a: MatrixAnswer) => (a.status === 403 && a.code === 'WORKSPACE_FORBIDDEN') || (a.status === 404 && a.code === 'WORKSPACE_NOT_FOUND');
+
+describe('the access matrix', () => {
+  it('walks every operation with a workspace action', () => {
+    expect(walked.length).toBeGreaterThan(0);
+  });
+
+  it('notices a changed row, a removed row, a ledger change and a removed file (the "nothing changed" check can fail)', async () => {
+    const resources = await createMatrixWorkspace(db.knex, storage, users);
+    const before = await snapshot(db.knex, storage, resources.workspaceId);
+    await db.knex('projects').where({ id: resources.projectId }).update({ name: 'Renamed' });
+    await db.knex('content_lineage').where({ item_id: resources.clipId }).delete();
+    await db.knex('profiles').where({ id: resources.workspaceId }).decrement('credits', 1);
+    const [file] = before.files;
+    await storage.objects.remove(file.slice(0, file.indexOf('/')) as never, [file.slice(file.indexOf('/') + 1)]);
+    const changes = snapshotChanges(before, await snapshot(db.knex, storage, resources.workspaceId));
+    expect(changes).toEqual(
+      expect.arrayContaining(['projects: rows changed', expect.stringMatching(/^content_lineage: \d+ -> \d+ rows$/), expect.stringMatching(/^workspace balance: /), `files removed: ${file}`]),
+    );
+    await removeMatrixWorkspaces(db.knex, storage);
+  });
+
+  it('fails with a clear message for a path parameter it cannot fill', () => {
+    const op: MatrixOperation = { method: 'get', path: '/api/things/{thingId}', operation: { parameters: [{ name: 'thingId', in: 'path', required: true, schema: { type: 'string' } }] } };
+    expect(() => buildRequest(op, {} as never)).toThrow(/GET \/api\/things\/\{thingId\}: no value for path parameter "thingId"\. Add it to VALUES/);
+  });
+
+  // one test per operation, so the report names each operation that does not hold
+  test.each(walked.map((op) => [label(op), op] as const))('%s', async (_name, op) => {
+    const action = actionOf(op) as WorkspaceAction;
+    const problems: string[] = [];
+    const resources = await createMatrixWorkspace(db.knex, storage, users);
+    let request;
+    try {
+      request = buildRequest(op, resources);
+    } catch (err) {
+      if (err instanceof UnfillableError) throw new Error(`${err.message} (a route the access matrix cannot call is not classified)`);
+      throw err;
+    }
+
+    // refused: the roles below the action's, the non-member; each changes nothing
+    const refused: Array<{ who: string; token: string; workspace: string | null; expect: keyof typeof EXPECTED }> = [
+      ...WORKSPACE_ROLES.filter((role) => !roleAllows(role, action)).map((role) => ({ who: role, token: users[role].token, workspace: resources.workspaceId, expect: 'forbidden' as const })),
+      { who: 'non-member', token: users.nonMember.token, workspace: resources.workspaceId, expect: 'notFound' },
+    ];
+    // the non-member calling from their own workspace: the ids name nothing there
+    if (request.namesResource) refused.push({ who: 'non-member in their own workspace', token: users.nonMember.token, workspace: null, expect: 'refused' });
+    // each call's "after" is the next one's "before" (a change found is reported, and the next call compared from there)
+    let before = await snapshot(db.knex, storage, resources.workspaceId);
+    for (const call of refused) {
+      const answer = await send(server.baseUrl, buildRequest(op, resources), call.token, call.workspace);
+      const after = await snapshot(db.knex, storage, resources.workspaceId);
+      if (!wanted(call.expect, answer, op.method)) problems.push(`${call.who}: expected ${EXPECTED[call.expect]}, got ${refusalOf(answer)}`);
+      const changes = snapshotChanges(before, after);
+      before = after;
+      if (changes.length) problems.push(`${call.who}: a refused call changed ${changes.join('; ')}`);
+    }
+
+    // allowed: each role the action allows; a call that may change something in a workspace of its own
+    const reads = op.method === 'get' || op.method === 'head';
+    const allowed = WORKSPACE_ROLES.filter((r) => roleAllows(r, action));
+    const workspaces = reads ? allowed.map(() => resources) : await Promise.all(allowed.map(() => createMatrixWorkspace(db.knex, storage, users)));
+    for (const [i, role] of allowed.entries()) {
+      const own = workspaces[i];
+      const answer = await send(server.baseUrl, buildRequest(op, own), users[role].token, own.workspaceId, ALLOWED_WAIT_MS);
+      if (isWorkspaceRefusal(answer) || answer.status === 401) problems.push(`${role}: allowed to ${action}, but got ${refusalOf(answer)}`);
+    }
+    await endStartedWorkflows();
+    await removeMatrixWorkspaces(db.knex, storage);
+    expect(problems).toEqual([]);
+  }, 120_000);
+});
