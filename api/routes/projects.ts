@@ -168,7 +168,7 @@ export function projectsRouter(deps: AppDeps): Router {
     const { ids } = parseBody(ctx, bulkDeleteBody);
     // the first project names the workspace; every other one must be of the same workspace (else 404, nothing deleted)
     const grant = await workspaceGrant(ctx, deps, 'edit', { projectId: ids[0] });
-    const deleted = await projects.remove(grant.workspaceId, ids);
+    const deleted = await projects.remove(grant.workspaceId, ids, { actorId: grant.userId });
     ids.forEach((id) => library.invalidate(id));
     ctx.body = { success: true, deleted };
   });
@@ -198,7 +198,7 @@ export function projectsRouter(deps: AppDeps): Router {
   describeRoute(router, { method: 'delete', path: '/api/projects/:id', tag: 'Projects', summary: 'Delete a project with its content and files', access: 'session', workspace: 'edit', responses: { 200: okBody } });
   router.delete('/api/projects/:id', async (ctx) => {
     const grant = await workspaceGrant(ctx, deps, 'edit', { projectId: ctx.params.id });
-    await projects.remove(grant.workspaceId, [ctx.params.id]);
+    await projects.remove(grant.workspaceId, [ctx.params.id], { actorId: grant.userId });
     library.invalidate(ctx.params.id);
     ctx.body = { success: true };
   });

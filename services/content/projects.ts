@@ -134,9 +134,10 @@ export class ProjectService {
 
   /**
    * Deletes the user's projects, all or none: an id that is not the user's project fails the whole call with 404.
-   * Rows go in one transaction (content rows cascade), then the files they pointed at are removed.
+   * Rows go in one transaction (content rows cascade), then the files they pointed at are removed. `actorId`, the
+   * member who deletes, is recorded on the releases of the pending items' reservations.
    */
-  async remove(userId: string, projectIds: readonly string[]): Promise<number> {
+  async remove(userId: string, projectIds: readonly string[], acting: { actorId?: string } = {}): Promise<number> {
     const ids = [...new Set(projectIds)];
     if (ids.length === 0) return 0;
     if (!ids.every((id) => UUID.test(id))) throw new ProjectNotFoundError();
@@ -154,7 +155,7 @@ export class ProjectService {
         .forUpdate()
         .select('reservation_id');
       for (const { reservationId } of pending) {
-        if (reservationId) await releaseReservation(trx, { reservationId, reason: 'project deleted' });
+        if (reservationId) await releaseReservation(trx, { reservationId, reason: 'project deleted', ...(acting.actorId ? { actorId: acting.actorId } : {}) });
       }
       await Project.query(trx).whereIn('id', ids).delete();
       for (const id of ids) await publishEvent(trx, userId, { kind: 'content', change: 'removed', contentKind: 'project', projectId: id });

@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { addCredits } from '../../services/billing/credits';
+import { insertPendingApproval } from '../support/credits';
 import type { TestUser } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, type TestServer } from '../support/http';
@@ -168,6 +169,20 @@ describe('projects of a team workspace', () => {
     const removed = await request(server.baseUrl, `/api/projects/${made.body.project.id}`, { method: 'DELETE', token: people.member.token });
     expect(removed.status).toBe(200);
     expect(await knex('projects').where({ id: made.body.project.id }).first()).toBeUndefined();
+  });
+
+  it("deleting a project gives back its pending items' credits to the workspace, recording the member who deleted it", async () => {
+    const made = await request<{ project: { id: string } }>(server.baseUrl, '/api/projects', { token: people.member.token, headers: inWorkspace(workspaceId), json: { name: 'Pending inside' } });
+    expect(made.status).toBe(201);
+    const pending = await insertPendingApproval(knex, { userId: workspaceId, projectId: made.body.project.id, cost: 2, reserve: true });
+    const account = await knex('profiles').where({ id: workspaceId }).first('reserved_credits');
+    const removed = await request(server.baseUrl, `/api/projects/${made.body.project.id}`, { method: 'DELETE', token: people.member.token });
+    expect(removed.status).toBe(200);
+    const reservation = await knex('credit_reservations').where({ profile_id: workspaceId }).whereRaw("metadata->>'releaseReason' = 'project deleted'").orderBy('created_at', 'desc').first();
+    expect(reservation).toMatchObject({ status: 'released', amount: 2 });
+    expect(reservation.metadata.releasedBy).toBe(people.member.id);
+    expect(await knex('pending_approvals').where({ id: pending.id }).first()).toBeUndefined();
+    expect((await knex('profiles').where({ id: workspaceId }).first('reserved_credits')).reserved_credits).toBe(account.reserved_credits - 2);
   });
 });
 
