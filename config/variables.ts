@@ -192,7 +192,7 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
       {
         names: ['TUS_MAX_UNFINISHED_UPLOADS'],
         default: '`10`',
-        meaning: 'unfinished resumable uploads one account may hold at once (the browser sends 3 at a time); the next creation (`POST /api/uploads/tus`) answers 429 `TOO_MANY_UNFINISHED_UPLOADS`. An upload stops counting once it completes, fails, is cancelled (tus `DELETE`) or expires',
+        meaning: 'unfinished resumable uploads one account (a workspace: its members share the budget) may hold at once (the browser sends 3 at a time); the next creation (`POST /api/uploads/tus`) answers 429 `TOO_MANY_UNFINISHED_UPLOADS`. An upload stops counting once it completes, fails, is cancelled (tus `DELETE`) or expires',
         loaded: { value: (c) => c.tusMaxUnfinishedUploads, is: 10 },
       },
       {
