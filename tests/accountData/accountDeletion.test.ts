@@ -113,7 +113,14 @@ describe('account deletion (POST /api/account/delete, workflow account-deletion-
     const started = await startClip(app.baseUrl, user, { movement: 'Pan Left', platform: 'YouTube' });
     expect(started.body).toEqual({ success: true, jobId: expect.any(String) });
     const jobId = started.body.jobId as string;
-    await waitForJob(app.baseUrl, user, jobId, { intervalMs: 200, until: (j) => j.status === 'processing' && j.progress > 12 });
+    // stops at a final state too: a clip that ended before the deletion (a failed render) fails here with its reason,
+    // instead of waiting for a progress that never comes into the test's timeout
+    const { job } = await waitForJob(app.baseUrl, user, jobId, {
+      intervalMs: 200,
+      timeoutMs: 120_000,
+      until: (j) => (j.status === 'processing' && j.progress > 12) || ['completed', 'failed', 'cancelled'].includes(j.status),
+    });
+    if (job.status !== 'processing') throw new Error(`the clip ended before the deletion: ${JSON.stringify(job)}`);
     // the running clip holds its 4 credits, the pending item its 1
     expect(await testKnex()('profiles').where({ id: user.id }).first('reserved_credits')).toEqual({ reserved_credits: 5 });
     const before = await snapshot(app, other);

@@ -4,6 +4,7 @@ import { createTestUser, makeAdmin, type TestUser } from '../support/accounts';
 import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
+import { createTeamWorkspace, joinWorkspace } from '../support/workspaces';
 
 let app: BrowserApp;
 let admin: TestUser;
@@ -75,7 +76,8 @@ describe.each(SIZES)('Admin view at $width x $height', ({ name, width, height })
       expect(await balance.textContent()).toBe('5');
       expect(await detail.getByTestId('admin-reserved').textContent()).toBe('0');
       await detail.getByText('No purchases yet.').waitFor();
-      await detail.getByRole('list', { name: 'Transactions' }).getByText('by system').waitFor();
+      // the starting credits: the new user is the actor of their own bonus row
+      await detail.getByRole('list', { name: 'Transactions' }).getByRole('listitem').filter({ hasText: 'Starting credits' }).getByText(`by ${target.email}`).waitFor();
       await noHorizontalScroll(page);
       await app.screenshot(`admin-${name}-detail`, page);
 
@@ -128,6 +130,65 @@ describe.each(SIZES)('Admin view at $width x $height', ({ name, width, height })
       // the user's own transactions name the admin
       const own = await request(app.baseUrl, '/api/credits/transactions', { token: target.token });
       expect(own.body.data[0]).toMatchObject({ transactionType: 'admin_adjust', amount: 10, description: 'Goodwill for ticket 4711', createdByEmail: admin.email });
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("shows the user's workspaces with role, members and balance, and adjusts a team workspace found by its name", async () => {
+    const context = await app.browser.newContext({ baseURL: app.baseUrl, viewport: { width, height } });
+    try {
+      await useSession({ context, baseUrl: app.baseUrl }, admin.token);
+      const page = await context.newPage();
+      const pageErrors: string[] = [];
+      page.on('pageerror', (err) => pageErrors.push(err.message));
+      const target = await createTestUser(app.baseUrl, { name: 'Wes Workspaces', email: `workspaces-${name}-${randomUUID()}@example.test` });
+      const studio = await createTeamWorkspace(app.baseUrl, { owner: target, name: `Wes Studio ${randomUUID().slice(0, 6)}` });
+      await joinWorkspace(app.baseUrl, studio, 'member');
+      const client = await createTeamWorkspace(app.baseUrl, { name: `Client Team ${randomUUID().slice(0, 6)}` });
+      await joinWorkspace(app.baseUrl, client, 'viewer', target);
+
+      await page.goto('/?view=admin');
+      const search = page.getByRole('search', { name: 'Find a user' });
+      await search.getByLabel('User e-mail').fill(target.email);
+      await search.getByRole('button', { name: 'Search' }).click();
+      const detail = page.getByRole('article', { name: target.email });
+      const workspaces = detail.getByRole('list', { name: 'Workspaces' });
+      await workspaces.waitFor();
+      // personal first, then by name; each with the user's role, the member count and the workspace's balance
+      const rows = workspaces.getByRole('listitem');
+      expect(await rows.count()).toBe(3);
+      expect((await rows.nth(0).innerText()).replace(/\s+/g, ' ')).toBe('Personal Owner · 1 member 5 credits');
+      expect((await rows.nth(1).innerText()).replace(/\s+/g, ' ')).toBe(`${client.name} Viewer · 2 members 0 credits`);
+      expect((await rows.nth(2).innerText()).replace(/\s+/g, ' ')).toBe(`${studio.name} Owner · 2 members 0 credits`);
+      await noHorizontalScroll(page);
+      await app.screenshot(`admin-${name}-workspaces`, page);
+
+      // a workspace found by its name opens its owner with that workspace chosen for the adjustment
+      const byName = page.getByRole('search', { name: 'Find a workspace' });
+      await byName.getByLabel('Workspace name').fill(studio.name.toUpperCase());
+      await byName.getByRole('button', { name: 'Find workspace' }).click();
+      await page.getByRole('button', { name: new RegExp(`^${studio.name}`) }).getByText(`Owner: ${target.email}`).waitFor();
+      await page.getByRole('button', { name: new RegExp(`^${studio.name}`) }).click();
+      const form = page.getByRole('article', { name: target.email }).getByRole('form', { name: 'Adjust credits' });
+      await form.waitFor();
+      const select = form.getByLabel('Workspace', { exact: true });
+      expect(await select.inputValue()).toBe(studio.id);
+      await form.getByText('Balance now: 0 (available 0)').waitFor();
+      await form.getByLabel('Credits', { exact: true }).fill('7');
+      await form.getByLabel('Reason').fill('Studio launch');
+      await form.getByRole('button', { name: 'Add credits' }).click();
+      await page.getByRole('status', { name: 'Notifications' }).getByText(`Added 7 credits to the workspace “${studio.name}”. New balance: 7.`).waitFor();
+      const again = page.getByRole('article', { name: target.email });
+      await again.getByRole('list', { name: 'Workspaces' }).getByRole('listitem').filter({ hasText: studio.name }).getByText('7 credits').waitFor();
+      // the personal workspace's numbers are untouched
+      expect(await again.getByTestId('admin-balance').textContent()).toBe('5');
+      await noHorizontalScroll(page);
+      await app.screenshot(`admin-${name}-workspace-adjusted`, page);
+
+      const rowsInDb = await testKnex()('credit_transactions').where({ profile_id: studio.id, transaction_type: 'admin_adjust' }).select('amount', 'created_by');
+      expect(rowsInDb).toEqual([{ amount: 7, created_by: admin.id }]);
       expect(pageErrors).toEqual([]);
     } finally {
       await context.close();

@@ -184,7 +184,7 @@ export function AdjustCreditsForm({
             }}
           />
           <p id={`${reasonId}-hint`} className="field-hint">
-            Recorded in the ledger with your e-mail; the user sees it in their transactions.
+            Recorded in the workspace's ledger with your e-mail; its members see it in their transactions.
           </p>
           {errors.reason && (
             <p id={`${reasonId}-error`} className="field-error" role="alert">

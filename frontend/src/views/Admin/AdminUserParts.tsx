@@ -118,7 +118,13 @@ export function WorkspaceList({ workspaces }: { workspaces: AdminUserWorkspace[]
         <li key={w.id} className="admin-row admin-workspace-row" data-testid="admin-workspace">
           <span className="admin-row-main">
             <strong className="admin-break">{w.name}</strong>
-            {w.personal && <span className="pill admin-workspace-personal">Personal</span>}
+            {/* a personal workspace is named so unless its owner renamed it */}
+            {w.personal && w.name.trim().toLowerCase() !== 'personal' && (
+              <>
+                {' '}
+                <span className="pill admin-workspace-personal">Personal</span>
+              </>
+            )}
             <span className="admin-row-by muted">
               {ROLE_LABELS[w.role]} · {countText(w.memberCount, 'member')}
             </span>
