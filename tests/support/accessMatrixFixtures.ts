@@ -6,6 +6,8 @@
  * proves a refused call changed nothing (every table's rows, the workspace's ledger and balance, every stored file).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Knex } from 'knex';
 import { WORKSPACE_ROLES, type WorkspaceRole } from '../../domain/workspaceRoles';
 import { addCredits, reserveCredits } from '../../services/billing/credits';
@@ -247,7 +249,11 @@ export interface MatrixSnapshot {
   files: string[];
 }
 
-export async function snapshot(knex: Knex, storage: Storage, workspaceId: string): Promise<MatrixSnapshot> {
+/**
+ * `localDirs`: folders of the local disk backend outside the buckets where a request can leave a file (tus uploads in
+ * progress, writes not yet finished), listed as `<folder name>/<path>`.
+ */
+export async function snapshot(knex: Knex, storage: Storage, workspaceId: string, localDirs: readonly string[] = []): Promise<MatrixSnapshot> {
   const names = (await knex('pg_tables').where({ schemaname: 'public' }).whereNot('tablename', 'like', 'knex_%').orderBy('tablename').pluck('tablename')) as string[];
   const watched = names.filter((name) => !UNWATCHED_TABLES.includes(name));
   const sql = watched
@@ -266,6 +272,12 @@ export async function snapshot(knex: Knex, storage: Storage, workspaceId: string
   };
   const files: string[] = [];
   for (const bucket of BUCKETS) for (const o of await storage.objects.list(bucket, '')) if (!o.path.startsWith('_')) files.push(`${bucket}/${o.path}`);
+  for (const dir of localDirs) {
+    if (!fs.existsSync(dir)) continue;
+    for (const entry of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) {
+      if (entry.isFile()) files.push(path.relative(path.dirname(dir), path.join(entry.parentPath, entry.name)).split(path.sep).join('/'));
+    }
+  }
   return { tables, ledger, files: files.sort() };
 }
 

@@ -89,7 +89,7 @@ afterAll(async () => {
   await documentKnex.destroy();
   await closeTemporalClient();
   await db?.drop();
-  if (config?.storageBackend === 'local') fs.rmSync(config.storageDir, { recursive: true, force: true });
+  if (config) fs.rmSync(config.storageDir, { recursive: true, force: true });
 });
 
 describe('classification', () => {
@@ -148,6 +148,9 @@ async function endStartedWorkflows(): Promise<void> {
   }
 }
 
+/** Folders on this machine where a request can leave a file: tus uploads in progress (any backend), local writes not yet finished. */
+const localDirs = () => ['.tus-uploads', ...(config.storageBackend === 'local' ? ['.incoming'] : [])].map((dir) => path.join(path.resolve(config.storageDir), dir));
+
 const EXPECTED = { forbidden: '403 WORKSPACE_FORBIDDEN', notFound: '404', refused: 'a refusal (4xx)' } as const;
 
 function wanted(expect: keyof typeof EXPECTED, a: MatrixAnswer, method: string): boolean {
@@ -205,10 +208,10 @@ describe('the access matrix', () => {
     // the non-member calling from their own workspace: the ids name nothing there
     if (request.namesResource) refused.push({ who: 'non-member in their own workspace', token: users.nonMember.token, workspace: null, expect: 'refused' });
     // each call's "after" is the next one's "before" (a change found is reported, and the next call compared from there)
-    let before = await snapshot(db.knex, storage, resources.workspaceId);
+    let before = await snapshot(db.knex, storage, resources.workspaceId, localDirs());
     for (const call of refused) {
       const answer = await send(server.baseUrl, buildRequest(op, resources), call.token, call.workspace);
-      const after = await snapshot(db.knex, storage, resources.workspaceId);
+      const after = await snapshot(db.knex, storage, resources.workspaceId, localDirs());
       if (!wanted(call.expect, answer, op.method)) problems.push(`${call.who}: expected ${EXPECTED[call.expect]}, got ${refusalOf(answer)}`);
       const changes = snapshotChanges(before, after);
       before = after;
