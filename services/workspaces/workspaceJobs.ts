@@ -29,9 +29,8 @@ function isGone(err: unknown): boolean {
 }
 
 /**
- * The workflow ids of the workspace's running jobs; only those `startedBy` started when given. Without it (the
- * whole workspace), running image edits are found by their active reservations too (their row is written at the end)
- * and running data exports by theirs.
+ * The workflow ids of the workspace's running jobs (and of runs that may still hold one of its reservations); only
+ * those `startedBy` started when given. Without it (the whole workspace), running data exports too.
  */
 export async function runningWorkflowIds(db: Db, workspaceId: string, startedBy?: string): Promise<string[]> {
   const ids = new Set<string>();
@@ -42,9 +41,12 @@ export async function runningWorkflowIds(db: Db, workspaceId: string, startedBy?
   }
   if (!startedBy) {
     for (const id of await db('data_exports').where({ user_id: workspaceId }).whereIn('status', ACTIVE_JOB).whereNotNull('workflow_id').pluck('workflow_id')) ids.add(String(id));
-    const keys = await db('credit_reservations').where({ profile_id: workspaceId, status: 'active' }).pluck('idempotency_key');
-    for (const key of keys) if (GENERATION_WORKFLOW_ID.test(String(key))) ids.add(String(key));
   }
+  // a running image edit has no row until it ends: its active reservation names its workflow (and its starter,
+  // `actorId` in the metadata); one whose run is over (an item waiting for approval) is skipped by cancelRuns
+  const reservations = db('credit_reservations').where({ profile_id: workspaceId, status: 'active' });
+  if (startedBy) reservations.andWhereRaw("metadata->>'actorId' = ?", [startedBy]);
+  for (const key of await reservations.pluck('idempotency_key')) if (GENERATION_WORKFLOW_ID.test(String(key))) ids.add(String(key));
   return [...ids];
 }
 
