@@ -1,5 +1,5 @@
 import type { ApprovalDecisionResponse, ApprovalListItem, ApprovalStats } from '../../../domain/approvals';
-import { api } from './client';
+import { api, currentWorkspaceId } from './client';
 
 // the server's answers (a refusal's error shape comes through ky's HTTPError)
 export type { ApprovalDecisionResponse, ApprovalListItem, ApprovalStats };
@@ -8,21 +8,22 @@ export type { ApprovalDecisionResponse, ApprovalListItem, ApprovalStats };
 export const STATS_CACHE_MS = 5000;
 export const LIST_CACHE_MS = 3000;
 
-let statsCache: { at: number; data: ApprovalStats } | null = null;
-let listCache: { at: number; data: ApprovalListItem[] } | null = null;
+// each answer is the workspace's it was read in: another workspace's never answers from it
+let statsCache: { at: number; workspace: string | null; data: ApprovalStats } | null = null;
+let listCache: { at: number; workspace: string | null; data: ApprovalListItem[] } | null = null;
 
 export async function fetchApprovalStats(options: { fresh?: boolean } = {}): Promise<ApprovalStats> {
-  if (!options.fresh && statsCache && Date.now() - statsCache.at < STATS_CACHE_MS) return statsCache.data;
+  if (!options.fresh && statsCache && statsCache.workspace === currentWorkspaceId() && Date.now() - statsCache.at < STATS_CACHE_MS) return statsCache.data;
   // a missing endpoint (404) is an ordinary "no stats" answer: do not retry it
   const body = await api.get('approvals/stats', { retry: 0 }).json<{ success: true; data: ApprovalStats }>();
-  statsCache = { at: Date.now(), data: body.data };
+  statsCache = { at: Date.now(), workspace: currentWorkspaceId(), data: body.data };
   return body.data;
 }
 
 export async function fetchApprovals(options: { fresh?: boolean } = {}): Promise<ApprovalListItem[]> {
-  if (!options.fresh && listCache && Date.now() - listCache.at < LIST_CACHE_MS) return listCache.data;
+  if (!options.fresh && listCache && listCache.workspace === currentWorkspaceId() && Date.now() - listCache.at < LIST_CACHE_MS) return listCache.data;
   const body = await api.get('approvals/list').json<{ success: true; data: ApprovalListItem[] }>();
-  listCache = { at: Date.now(), data: body.data };
+  listCache = { at: Date.now(), workspace: currentWorkspaceId(), data: body.data };
   return body.data;
 }
 

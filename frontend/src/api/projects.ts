@@ -1,6 +1,6 @@
 import { CONTENT_CACHE_MS } from '../../../domain/constants';
 import type { ProjectView } from '../../../domain/projects';
-import { api } from './client';
+import { api, currentWorkspaceId } from './client';
 
 /** A project card (GET /api/projects/list), as the server answers it. */
 export type Project = ProjectView;
@@ -47,15 +47,16 @@ export interface RenderUploadAnswer {
 export const PROJECTS_CACHE_MS = 5000;
 
 /** The read in flight counts too: two asks a moment apart share one request. A failed read is not kept. */
-let projectsCache: { at: number; read: Promise<Project[]> } | null = null;
+let projectsCache: { at: number; workspace: string | null; read: Promise<Project[]> } | null = null;
 
 export async function fetchProjects(options: { fresh?: boolean } = {}): Promise<Project[]> {
-  if (!options.fresh && projectsCache && Date.now() - projectsCache.at < PROJECTS_CACHE_MS) return projectsCache.read;
+  // the list is the current workspace's: another workspace's (before a switch, or Back) never answers for it
+  if (!options.fresh && projectsCache && projectsCache.workspace === currentWorkspaceId() && Date.now() - projectsCache.at < PROJECTS_CACHE_MS) return projectsCache.read;
   const read = api
     .get('projects/list')
     .json<{ success: true; projects: Project[] }>()
     .then((body) => body.projects);
-  const entry = { at: Date.now(), read };
+  const entry = { at: Date.now(), workspace: currentWorkspaceId(), read };
   projectsCache = entry;
   read.catch(() => {
     if (projectsCache === entry) projectsCache = null;

@@ -2,7 +2,7 @@ import { atom } from 'jotai';
 import { fetchProjectContent, fetchProjects, type ContentItem } from '../api/projects';
 import { sessionKeyAtom } from './session';
 import { settledAtom } from './settled';
-import { viewAtom, viewResetsAtom } from './view';
+import { addressEpochAtom, viewAtom, viewResetsAtom } from './view';
 import { DEFAULT_LOCATION, hrefForLocation } from './viewUrl';
 
 /** The project open in the Content Library, kept in `?project=<id>` so reload and Back work. */
@@ -18,17 +18,18 @@ function hrefWithProject(href: string, projectId: string | null): string {
   return `${url.pathname}${url.search}${url.hash}`;
 }
 
-/** The open project, and the view reset it was opened after: a sign-out voids it (the next user never inherits it). */
-const openProjectStoreAtom = atom<{ id: string | null; resets: number }>({ id: projectFromSearch(window.location.search), resets: 0 });
-openProjectStoreAtom.onMount = (set) => {
-  const onPopState = () => set((current) => ({ ...current, id: projectFromSearch(window.location.search) }));
-  window.addEventListener('popstate', onPopState);
-  return () => window.removeEventListener('popstate', onPopState);
-};
+/**
+ * The open project, the view reset it was opened after (a sign-out voids it: the next user never inherits it) and
+ * the address epoch it was opened in: once the address has moved under the app (Back, Forward, a workspace switch)
+ * the open project is the one the address names.
+ */
+const openProjectStoreAtom = atom<{ id: string | null; resets: number; epoch: number }>({ id: projectFromSearch(window.location.search), resets: 0, epoch: 0 });
 
 const openProjectBaseAtom = atom((get) => {
-  const { id, resets } = get(openProjectStoreAtom);
-  return resets === get(viewResetsAtom) ? id : null;
+  const { id, resets, epoch } = get(openProjectStoreAtom);
+  const viewResets = get(viewResetsAtom);
+  if (epoch !== get(addressEpochAtom)) return projectFromSearch(window.location.search);
+  return resets === viewResets ? id : null;
 });
 
 /**
@@ -39,7 +40,7 @@ export const openProjectIdAtom = atom(
   (get) => get(openProjectBaseAtom),
   (get, set, projectId: string | null) => {
     if (get(openProjectBaseAtom) === projectId) return;
-    set(openProjectStoreAtom, { id: projectId, resets: get(viewResetsAtom) });
+    set(openProjectStoreAtom, { id: projectId, resets: get(viewResetsAtom), epoch: get(addressEpochAtom) });
     const href = hrefWithProject(window.location.href, projectId);
     const onProjects = get(viewAtom) === 'projects';
     window.history.pushState(null, '', onProjects ? hrefForLocation(new URL(href, window.location.href).toString(), { ...DEFAULT_LOCATION, view: 'projects' }) : href);

@@ -38,17 +38,21 @@ export const navigateAtom = atom(
 );
 
 /**
- * The workspace named in the address (`?workspace=<id>`), null for the personal one. The HTTP client reads the
- * address itself on every call; this atom follows it so that resources re-read when it changes.
+ * The workspace named in the address (`?workspace=<id>`), null for the personal one, and how often the address has
+ * moved under the app (Back, Forward, a workspace switch). The HTTP client reads the address itself on every call;
+ * these atoms follow it so that resources re-read when it changes.
  */
-const workspaceParamBaseAtom = atom<string | null>(workspaceFromSearch(window.location.search));
-workspaceParamBaseAtom.onMount = (setWorkspace) => {
-  const onPopState = () => setWorkspace(workspaceFromSearch(window.location.search));
+const addressBaseAtom = atom<{ workspace: string | null; epoch: number }>({ workspace: workspaceFromSearch(window.location.search), epoch: 0 });
+addressBaseAtom.onMount = (setAddress) => {
+  const onPopState = () => setAddress((current) => ({ workspace: workspaceFromSearch(window.location.search), epoch: current.epoch + 1 }));
   window.addEventListener('popstate', onPopState);
   return () => window.removeEventListener('popstate', onPopState);
 };
 
-export const workspaceParamAtom = atom((get) => get(workspaceParamBaseAtom));
+export const workspaceParamAtom = atom((get) => get(addressBaseAtom).workspace);
+
+/** Bumped whenever the address moved under the app: state taken from the address (the open project) is read again. */
+export const addressEpochAtom = atom((get) => get(addressBaseAtom).epoch);
 
 /**
  * The address has changed under the app (a workspace switch, entering a workspace from an invitation): every
@@ -56,7 +60,7 @@ export const workspaceParamAtom = atom((get) => get(workspaceParamBaseAtom));
  * is void.
  */
 export const followAddressAtom = atom(null, (_get, set) => {
-  set(workspaceParamBaseAtom, workspaceFromSearch(window.location.search));
+  set(addressBaseAtom, (current) => ({ workspace: workspaceFromSearch(window.location.search), epoch: current.epoch + 1 }));
   set(locationAtom, locationFromSearch(window.location.search));
   set(viewResetsAtom, (n) => n + 1);
   window.dispatchEvent(new PopStateEvent('popstate'));
@@ -89,10 +93,10 @@ export const unknownViewAtom = atom((get) => get(locationAtom).unknownView ?? nu
  * session's state (`?view=`, `?project=` ...) and any landing section (`#pricing`), without a new history entry.
  */
 export const resetViewAtom = atom(null, (_get, set) => {
-  set(locationAtom, DEFAULT_LOCATION);
-  set(workspaceParamBaseAtom, null);
-  set(viewResetsAtom, (n) => n + 1);
   window.history.replaceState(null, '', hrefWithoutDashboardState(window.location.href));
+  set(locationAtom, DEFAULT_LOCATION);
+  set(addressBaseAtom, (current) => ({ workspace: null, epoch: current.epoch + 1 }));
+  set(viewResetsAtom, (n) => n + 1);
 });
 
 /** After a sign-in: the landing page's `?auth=` and section (`#pricing`) leave the address; a deep link's view stays. */
