@@ -116,4 +116,28 @@ describe('Stripe Checkout for a team workspace', () => {
     expect(await h.knex('profiles').where({ id: c.owner.id }).first('credits')).toEqual({ credits: 5 });
     expect((await checkLedgerInvariant(h.knex, c.team.id)).ok).toBe(true);
   });
+
+  it("records a team session whose purchase row is missing from its metadata (the workspace), and still fulfils a session from before workspaces (the user)", async () => {
+    const c = await crew();
+    const res = await buy(c.admin, c.team.id, 'small');
+    const sessionId: string = res.body.sessionId;
+    await h.knex('credit_purchases').where({ stripe_session_id: sessionId }).delete();
+    expect((await h.fake.deliver(h.fake.event('checkout.session.completed', h.fake.pay(sessionId)))).body).toEqual({ received: true, outcome: 'credited' });
+    expect(await h.knex('credit_purchases').where({ stripe_session_id: sessionId }).first('user_id', 'status', 'metadata')).toEqual({
+      user_id: c.team.id,
+      status: 'completed',
+      metadata: { buyerId: c.admin.id },
+    });
+    expect(await h.knex('credit_transactions').where({ profile_id: c.team.id, transaction_type: 'purchase' }).first('amount', 'created_by')).toEqual({ amount: 12, created_by: c.admin.id });
+
+    // a session created before workspaces: metadata { userId, packageId, credits }, client_reference_id the user
+    const solo = await request(h.baseUrl, '/api/stripe/create-checkout-session', { token: c.outsider.token, json: { packageId: 'small' } });
+    expect(solo.status).toBe(200);
+    const old = h.fake.sessions.get(solo.body.sessionId)!;
+    old.metadata = { userId: c.outsider.id, packageId: 'small', credits: '12' };
+    await h.knex('credit_purchases').where({ stripe_session_id: old.id }).delete();
+    expect((await h.fake.deliver(h.fake.event('checkout.session.completed', h.fake.pay(old.id)))).body).toEqual({ received: true, outcome: 'credited' });
+    expect(await h.knex('profiles').where({ id: c.outsider.id }).first('credits', 'total_credits_purchased')).toEqual({ credits: 17, total_credits_purchased: 12 });
+    expect(await h.knex('credit_transactions').where({ profile_id: c.outsider.id, transaction_type: 'purchase' }).first('created_by')).toEqual({ created_by: c.outsider.id });
+  });
 });
