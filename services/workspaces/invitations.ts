@@ -11,7 +11,7 @@ import type { InvitableRole, WorkspaceRole } from '../../domain/workspaceRoles';
 import { publishEvent } from '../platform/events';
 import { authorize } from './access';
 import { TEAM_CODES, TEAM_MSG } from './messages';
-import { lockWorkspace } from './workspaces';
+import { lockWorkspace, workspaceNameForOthers } from './workspaces';
 
 type Db = Knex | Knex.Transaction;
 
@@ -111,7 +111,7 @@ export async function createInvitation(
   const workspaceId = input.workspaceId.toLowerCase();
   const email = input.email.trim();
   return knex.transaction(async (trx) => {
-    const workspace = await lockWorkspace(trx, workspaceId);
+    await lockWorkspace(trx, workspaceId);
     await authorize(trx, { userId: input.actorId, workspaceId, action: 'manageMembers' });
     const member = await trx('workspace_members as m')
       .join('users as u', 'u.id', 'm.user_id')
@@ -135,7 +135,7 @@ export async function createInvitation(
       .returning('id')) as Array<{ id: string }>;
     await publishEvent(trx, workspaceId, { kind: 'workspace', change: 'invitations', workspaceId });
     const row = (await invitationQuery(trx).where('i.id', inserted.id).first()) as InvitationRow;
-    return { invitation: toView(row), token, workspaceName: workspace.name, inviterName: row.inviter_name || row.inviter_email || '' };
+    return { invitation: toView(row), token, workspaceName: await workspaceNameForOthers(trx, workspaceId), inviterName: row.inviter_name || row.inviter_email || '' };
   });
 }
 
@@ -184,7 +184,7 @@ export async function lookupInvitation(db: Db, token: string): Promise<Invitatio
   const row = await rowByToken(db, token);
   const closed = closedError(row);
   if (closed) throw closed;
-  return { workspaceName: row.workspace_name, email: row.email, role: row.role, inviterName: row.inviter_name || row.inviter_email || '', expiresAt: new Date(row.expires_at).toISOString() };
+  return { workspaceName: await workspaceNameForOthers(db, row.workspace_id), email: row.email, role: row.role, inviterName: row.inviter_name || row.inviter_email || '', expiresAt: new Date(row.expires_at).toISOString() };
 }
 
 /**

@@ -17,6 +17,7 @@ import { publishEvent } from '../platform/events';
 import type { Bucket, Storage } from '../../storage';
 import { authorize, WorkspaceNotFoundError } from './access';
 import { notifyMembershipChanged } from './members';
+import { PERSONAL_WORKSPACE_NAME } from './personalWorkspace';
 import { TEAM_CODES } from './messages';
 import { cancelRuns, runningWorkflowIds, terminateRun } from './workspaceJobs';
 
@@ -25,7 +26,7 @@ type Db = Knex | Knex.Transaction;
 export interface WorkspaceSummary {
   id: string;
   name: string;
-  /** a personal workspace (one per user, made at sign-up; goes only with its user) */
+  /** the caller's own personal workspace (one per user, made at sign-up; goes only with their account) */
   personal: boolean;
   /** the caller's role in it */
   role: WorkspaceRole;
@@ -38,32 +39,73 @@ interface SummaryRow {
   personal_user_id: string | null;
   role: WorkspaceRole;
   member_count: number;
+  owner_name: string | null;
+  owner_email: string | null;
+  created_at: Date | string;
 }
 
-function toSummary(row: SummaryRow): WorkspaceSummary {
-  return { id: row.id, name: row.name, personal: row.personal_user_id !== null, role: row.role, memberCount: Number(row.member_count) };
+/**
+ * The name a user sees: the stored one, except that someone else's personal workspace still called 'Personal' is
+ * shown as "<its owner>'s workspace" (a member invited into it would otherwise see two workspaces called Personal).
+ */
+export function shownWorkspaceName(
+  row: { name: string; personal_user_id: string | null; owner_name?: string | null; owner_email?: string | null },
+  viewerId: string | null,
+): string {
+  if (row.personal_user_id === null || row.personal_user_id === viewerId || row.name !== PERSONAL_WORKSPACE_NAME) return row.name;
+  const owner = row.owner_name || row.owner_email;
+  return owner ? `${owner}'s workspace` : row.name;
+}
+
+function toSummary(row: SummaryRow, viewerId: string): WorkspaceSummary {
+  return {
+    id: row.id,
+    name: shownWorkspaceName(row, viewerId),
+    // personal: the caller's own personal workspace (one per user, made at sign-up; goes only with their account)
+    personal: row.personal_user_id === viewerId,
+    role: row.role,
+    memberCount: Number(row.member_count),
+  };
+}
+
+/** Joins what shownWorkspaceName needs: the personal workspace's owner (`w` is the workspaces row). */
+export function withOwnerOf<Q extends Knex.QueryBuilder>(query: Q): Q {
+  return query
+    .leftJoin('profiles as owner_profile', 'owner_profile.id', 'w.personal_user_id')
+    .leftJoin('users as owner_user', 'owner_user.id', 'w.personal_user_id')
+    .select('owner_profile.name as owner_name', 'owner_user.email as owner_email') as Q;
 }
 
 function summaryQuery(db: Db, userId: string) {
-  return db('workspace_members as m')
-    .join('workspaces as w', 'w.id', 'm.workspace_id')
-    .where('m.user_id', userId)
-    .select('w.id', 'w.name', 'w.personal_user_id', 'm.role', db.raw('(select count(*) from workspace_members c where c.workspace_id = w.id)::int as member_count'));
+  return withOwnerOf(
+    db('workspace_members as m')
+      .join('workspaces as w', 'w.id', 'm.workspace_id')
+      .where('m.user_id', userId)
+      .select('w.id', 'w.name', 'w.personal_user_id', 'w.created_at', 'm.role', db.raw('(select count(*) from workspace_members c where c.workspace_id = w.id)::int as member_count')),
+  );
 }
 
-/** The user's workspaces: their own personal workspace first, then the others by name. */
+/** The user's workspaces: their own personal workspace first, then the others by the name they see. */
 export async function listWorkspaces(db: Db, userId: string): Promise<WorkspaceSummary[]> {
-  const rows = (await summaryQuery(db, userId)
-    .orderByRaw('(w.personal_user_id is not distinct from ?) desc', [userId])
-    .orderByRaw('lower(w.name), w.created_at, w.id')) as SummaryRow[];
-  return rows.map(toSummary);
+  const rows = (await summaryQuery(db, userId)) as SummaryRow[];
+  const own = (r: SummaryRow) => (r.personal_user_id === userId ? 0 : 1);
+  return rows
+    .map((row) => ({ row, summary: toSummary(row, userId) }))
+    .sort(
+      (a, b) =>
+        own(a.row) - own(b.row) ||
+        a.summary.name.localeCompare(b.summary.name, undefined, { sensitivity: 'base' }) ||
+        new Date(a.row.created_at).getTime() - new Date(b.row.created_at).getTime() ||
+        a.row.id.localeCompare(b.row.id),
+    )
+    .map((x) => x.summary);
 }
 
 /** One of the user's workspaces as the list shows it. */
 export async function workspaceSummary(db: Db, workspaceId: string, userId: string): Promise<WorkspaceSummary> {
   const row = (await summaryQuery(db, userId).andWhere('w.id', workspaceId).first()) as SummaryRow | undefined;
   if (!row) throw new WorkspaceNotFoundError();
-  return toSummary(row);
+  return toSummary(row, userId);
 }
 
 /** A new team workspace: the creator is its owner; its account starts with 0 credits (DESIGN.md). */
@@ -84,6 +126,15 @@ export async function lockWorkspace(trx: Knex.Transaction, workspaceId: string):
     | undefined;
   if (!row) throw new WorkspaceNotFoundError();
   return row;
+}
+
+/** The workspace's name as someone who is not its personal owner sees it (invitations, e-mails). */
+export async function workspaceNameForOthers(db: Db, workspaceId: string): Promise<string> {
+  const row = (await withOwnerOf(db('workspaces as w').where('w.id', workspaceId).select('w.name', 'w.personal_user_id')).first()) as
+    | { name: string; personal_user_id: string | null; owner_name: string | null; owner_email: string | null }
+    | undefined;
+  if (!row) throw new WorkspaceNotFoundError();
+  return shownWorkspaceName(row, null);
 }
 
 /** Renames the workspace (owner). A team workspace's account carries the name too; a personal one keeps its user's. */

@@ -206,4 +206,19 @@ describe('invitations', () => {
     expect(res.status).toBe(404);
     expect((await lookup(theirs.token)).status).toBe(200);
   });
+
+  it("an invitation into someone's personal workspace names it after its owner for the invitee", async () => {
+    const owner = await createTestUser(server.baseUrl, { name: 'Rosa Diaz' });
+    const invitee = await createTestUser(server.baseUrl);
+    const { token } = await invite(server.baseUrl, owner.id, owner, invitee.email, 'member');
+    expect((await lookup(token)).body.invitation.workspaceName).toBe("Rosa Diaz's workspace");
+    expect((await accept(token, invitee.token)).status).toBe(200);
+    const mine = await request<{ workspaces: Array<Record<string, unknown>> }>(server.baseUrl, '/api/workspaces', { token: invitee.token });
+    expect(mine.body.workspaces).toEqual([
+      { id: invitee.id, name: 'Personal', personal: true, role: 'owner', memberCount: 1 },
+      { id: owner.id, name: "Rosa Diaz's workspace", personal: false, role: 'member', memberCount: 2 },
+    ]);
+    const theirs = await request<{ workspaces: Array<Record<string, unknown>> }>(server.baseUrl, '/api/workspaces', { token: owner.token });
+    expect(theirs.body.workspaces).toEqual([{ id: owner.id, name: 'Personal', personal: true, role: 'owner', memberCount: 2 }]);
+  });
 });
