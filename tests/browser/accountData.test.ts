@@ -11,6 +11,7 @@ import { request } from '../support/http';
 import { testClient, uniqueTaskQueue } from '../support/temporal';
 import { renderJpeg, startClipWorker, type RunningWorker } from '../clips/fixtures';
 import { readZip } from '../accountData/support/accountDataApp';
+import { createTeamWorkspace, joinWorkspace } from '../support/workspaces';
 
 const SIZES = [
   { width: 1440, height: 900 },
@@ -149,5 +150,31 @@ describe.each(SIZES)('Account Settings > Settings at $width x $height', (viewpor
     expect((await page.request.get('/api/auth/me')).status()).toBe(200);
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await noHorizontalScroll(page);
+  });
+
+  it('refuses to delete the only owner of a workspace with other members, and says how to go on', async () => {
+    const { page } = app;
+    const user = await signedInUser(app, 'Olive Owner');
+    const team = await createTeamWorkspace(app.baseUrl, { owner: user, name: `Olive Studio ${viewport.width}` });
+    await joinWorkspace(app.baseUrl, team, 'member');
+    await useSession(app, user.token);
+    await page.goto('/?view=account&tab=settings');
+    const panel = page.getByRole('tabpanel', { name: 'Settings' });
+    await panel.getByRole('button', { name: 'Delete Account' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete Account' });
+    await dialog.getByLabel('Type your e-mail address to confirm').fill(user.email);
+    await dialog.getByRole('button', { name: 'Permanently delete account' }).click();
+    await dialog
+      .getByRole('alert')
+      .getByText(`You are the only owner of “${team.name}”, which has other members. Make another member owner or remove them before deleting your account.`)
+      .waitFor();
+    await noHorizontalScroll(page);
+    await app.screenshot(`account-delete-only-owner-${viewport.width}`, page);
+    // nothing happened: still signed in, the account and the team as they were
+    expect((await page.request.get('/api/auth/me')).status()).toBe(200);
+    expect(await testKnex()('users').where({ id: user.id }).first('deletion_requested_at')).toEqual({ deletion_requested_at: null });
+    expect(await testKnex()('workspace_members').where({ workspace_id: team.id }).count<{ n: string }[]>({ n: '*' })).toEqual([{ n: '2' }]);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect(app.pageErrors).toEqual([]);
   });
 });
