@@ -178,6 +178,14 @@ const DELETION_REASON = 'workspace deleted';
 export async function deleteWorkspace(deps: WorkspaceDeletionDeps, input: { workspaceId: string; userId: string }): Promise<WorkspaceDeletionResult> {
   const { knex, logger } = deps;
   const workspaceId = input.workspaceId.toLowerCase();
+  // Temporal first: without it no run could be cancelled, so nothing is changed and the owner is asked to retry
+  let client: Client;
+  try {
+    client = await deps.client();
+  } catch (err) {
+    logger.error({ err, workspaceId }, 'temporal unavailable: workspace not deleted');
+    throw new DomainError(503, 'WORKSPACE_DELETE_UNAVAILABLE', 'The workspace cannot be deleted right now. Try again in a minute.');
+  }
   await knex.transaction(async (trx) => {
     const row = await lockWorkspace(trx, workspaceId);
     await authorize(trx, { userId: input.userId, workspaceId, action: 'own' });
@@ -187,7 +195,6 @@ export async function deleteWorkspace(deps: WorkspaceDeletionDeps, input: { work
     await trx('workspace_invitations').where({ workspace_id: workspaceId }).whereNull('accepted_at').whereNull('revoked_at').update({ revoked_at: trx.fn.now() });
   });
 
-  const client = await deps.client();
   let cancelled = 0;
   const seen = new Set<string>();
   // passes repeat while new runs appear (one admitted just before the members went)
