@@ -6,7 +6,7 @@ import { cancelJob, fetchJobs, retryJob, type ActivityJob, type ActivityJobKind,
 import { refreshCreditsAtom } from '../../atoms/credits';
 import { jobsAllUsersAtom, jobsVersionAtom, refreshJobsAtom } from '../../atoms/jobs';
 import { currentUserAtom } from '../../atoms/session';
-import { currentWorkspaceAtom } from '../../atoms/workspace';
+import { currentWorkspaceAtom, workspaceAllowsAtom } from '../../atoms/workspace';
 import { showToastAtom } from '../../atoms/toast';
 import { Dialog } from '../../components/Dialog';
 import { ProgressBar } from '../../components/ProgressBar';
@@ -81,6 +81,8 @@ export function ActivityView({ isAdmin }: { isAdmin: boolean }): ReactElement {
   const userId = useAtomValue(currentUserAtom)?.id;
   // who started each job matters once others work here too; alone, the list stays as it always was
   const shared = !!workspace && (!workspace.personal || (workspace.memberCount ?? 1) > 1);
+  // cancel and retry start or stop work: not a viewer's (the server refuses them anyway)
+  const canAct = useAtomValue(workspaceAllowsAtom)('generate');
 
   const load = useCallback(async () => {
     const seq = ++readSeq.current;
@@ -174,7 +176,7 @@ export function ActivityView({ isAdmin }: { isAdmin: boolean }): ReactElement {
               job={job}
               showOwner={state.list.all}
               starter={shared ? starterText(job.startedBy, userId) : null}
-              onAction={(action) => setPending({ action, job })}
+              onAction={canAct ? (action) => setPending({ action, job }) : null}
             />
           ))}
         </ul>
@@ -211,7 +213,8 @@ function JobCard({
   showOwner: boolean;
   /** who started it, in a shared workspace */
   starter: string | null;
-  onAction: (action: 'cancel' | 'retry') => void;
+  /** null for a role that may not cancel or retry */
+  onAction: ((action: 'cancel' | 'retry') => void) | null;
 }): ReactElement {
   const running = isRunning(job);
   return (
@@ -262,19 +265,19 @@ function JobCard({
           <dd>{costText(job)}</dd>
         </div>
       </dl>
-      {(job.canCancel || job.canRetry || job.temporalUrl) && (
+      {((onAction && (job.canCancel || job.canRetry)) || job.temporalUrl) && (
         <div className="activity-actions">
           {job.temporalUrl && (
             <a className="button button-ghost activity-temporal" href={job.temporalUrl} target="_blank" rel="noreferrer">
               Open in Temporal UI<span className="visually-hidden"> (run {job.workflowId})</span>
             </a>
           )}
-          {job.canRetry && (
+          {onAction && job.canRetry && (
             <button type="button" className="button button-secondary" onClick={() => onAction('retry')}>
               Retry
             </button>
           )}
-          {job.canCancel && (
+          {onAction && job.canCancel && (
             <button type="button" className="button button-danger" onClick={() => onAction('cancel')}>
               Cancel
             </button>
