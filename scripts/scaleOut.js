@@ -201,7 +201,9 @@ async function main() {
     supervisor.add(apiName(i), { command: process.execPath, args: [...tsx, 'api/server.ts'], env: { ...env, HOST: '127.0.0.1', PORT: String(p), SERVICE_NAME: apiName(i) }, cwd: ROOT });
   });
   for (let i = 0; i < opts.workers; i += 1) {
-    supervisor.add(workerName(i), { command: process.execPath, args: [...tsx, 'workers/main.ts'], env: { ...env, SERVICE_NAME: workerName(i) }, cwd: ROOT });
+    // metrics ports, when set, are the first worker's; each further worker takes the next one
+    const ports = Object.fromEntries(['WORKER_METRICS_PORT', 'TEMPORAL_METRICS_PORT'].filter((name) => env[name]).map((name) => [name, String(Number(env[name]) + i)]));
+    supervisor.add(workerName(i), { command: process.execPath, args: [...tsx, 'workers/main.ts'], env: { ...env, ...ports, SERVICE_NAME: workerName(i) }, cwd: ROOT });
   }
   // -db: in the foreground, so the supervisor sees it die and restarts it like the others
   supervisor.add('balancer', { command: haproxy, args: ['-db', '-f', configFile], env, cwd: ROOT });

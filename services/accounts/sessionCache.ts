@@ -7,8 +7,12 @@
  * it. Each cache LISTENs on its own connection and drops that user's entries on the note. The cache answers only
  * while that connection is up (otherwise every lookup goes to the database), entries live at most `ttlMs` and never
  * past the session's expiry, and a lookup whose database read overlapped any note is not stored (the read may have
- * seen the state from before the change).
+ * seen the state from before the change). A note alone would leave a window across processes (a sign-out through
+ * another API is acknowledged before this process has read its note), so an entry is trusted only after the barrier
+ * of services/platform/notedCache.ts: a `select 1` on the LISTEN connection sent after the lookup began has come
+ * back, and with it every note of a change committed before (one barrier serves every lookup waiting meanwhile).
  */
+import type pg from 'pg';
 import type { Knex } from 'knex';
 import type { Logger } from '../../config/logger';
 import { createListenConnection } from '../platform/listenConnection';
@@ -100,10 +104,48 @@ export function createSessionCache(options: SessionCacheOptions): SessionCache {
     now,
   });
 
+  // the barrier query in flight, and the one sent when it is done (for lookups that began after it was sent)
+  let running: Promise<void> | null = null;
+  let queued: Promise<void> | null = null;
+  const sendBarrier = (c: pg.Client): Promise<void> => {
+    const p: Promise<void> = c.query('select 1').then(
+      () => undefined,
+      (err: unknown) => {
+        listen.lost(c, err);
+        throw err;
+      },
+    );
+    running = p;
+    const clear = () => {
+      if (running === p) running = null;
+    };
+    p.then(clear, clear);
+    return p;
+  };
+  const barrier = (c: pg.Client): Promise<void> => {
+    if (!running) return sendBarrier(c);
+    queued ??= running
+      .catch(() => undefined)
+      .then(() => {
+        queued = null;
+        if (listen.client() !== c) throw new Error('session cache LISTEN connection lost');
+        return running ?? sendBarrier(c);
+      });
+    return queued;
+  };
+
   return {
     async lookup(db, token) {
-      const listening = listen.client() !== null;
+      const c = listen.client();
       const sessionId = sessionIdForToken(token);
+      let listening = c !== null;
+      if (c && entries.has(sessionId)) {
+        // an entry is answered only once every note committed before this lookup began has been applied
+        listening = await barrier(c).then(
+          () => listen.client() === c,
+          () => false,
+        );
+      }
       if (listening) {
         const e = entries.get(sessionId);
         if (e && e.validUntil > now()) {
