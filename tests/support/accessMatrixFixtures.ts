@@ -9,6 +9,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
+import { VIDEO_EFFECTS } from '../../domain/constants';
 import { WORKSPACE_ROLES, type WorkspaceRole } from '../../domain/workspaceRoles';
 import { addCredits, reserveCredits } from '../../services/billing/credits';
 import { BUCKETS, type Bucket, type Storage } from '../../storage';
@@ -36,6 +37,7 @@ export interface MatrixResources {
   assemblyJobId: string;
   draftId: string;
   draftImageId: string;
+  draftImageUrl: string;
   draftJobId: string;
   purchaseSessionId: string;
   uploadId: string;
@@ -60,7 +62,13 @@ async function store(storage: Storage, bucket: Bucket, path: string): Promise<st
  * A team workspace (not personal) with every role's user as a member in that role, its account row funded through
  * the ledger (balance = ledger sum), and one resource of every kind, files stored.
  */
-export async function createMatrixWorkspace(knex: Knex, storage: Storage, users: MatrixUsers, credits = 200): Promise<MatrixResources> {
+export async function createMatrixWorkspace(
+  knex: Knex,
+  storage: Storage,
+  users: MatrixUsers,
+  options: { credits?: number; openUpload?: (workspaceId: string, projectId: string) => Promise<string> } = {},
+): Promise<MatrixResources> {
+  const credits = options.credits ?? 200;
   const owner = users.owner;
   const workspaceId = randomUUID();
   await knex('workspaces').insert({ id: workspaceId, name: `Matrix ${workspaceId.slice(0, 8)}`, created_by: owner.id });
@@ -131,6 +139,8 @@ export async function createMatrixWorkspace(knex: Knex, storage: Storage, users:
     storage_mime: 'video/mp4',
     workflow_id: `assembly-out-${compiledVideoId}`,
     assembly_job_id: assemblyJobId,
+    // in the library (a video waiting for its approval is not)
+    editing_data: JSON.stringify({ status: 'approved' }),
   });
   const [{ id: generatedId }] = await knex('generated_content')
     .insert({ ...base, render_id: renderId, content_type: 'image', file_url: `/api/files/images/${prefix}/${randomUUID()}.png`, file_name: 'older.png' })
@@ -138,7 +148,18 @@ export async function createMatrixWorkspace(knex: Knex, storage: Storage, users:
   await knex('aesthetic_chats').insert({ project_id: projectId, user_id: workspaceId, chat_history: JSON.stringify([]) });
 
   const clipJobId = randomUUID();
-  await knex('video_generation_jobs').insert({ id: clipJobId, ...base, render_id: renderId, status: 'processing', progress: 30, workflow_id: `clip-${clipJobId}`, options: JSON.stringify({ effect: 'Zoom In' }), created_by: users.member.id });
+  // failed: it can be retried, and a new clip may start beside it
+  await knex('video_generation_jobs').insert({
+    id: clipJobId,
+    ...base,
+    render_id: renderId,
+    status: 'failed',
+    progress: 30,
+    error: 'provider down',
+    workflow_id: `clip-${clipJobId}`,
+    options: JSON.stringify({ effect: VIDEO_EFFECTS[0] }),
+    created_by: users.member.id,
+  });
   const imageEditJobId = randomUUID();
   await knex('ai_image_edits').insert({ id: imageEditJobId, ...base, workflow_id: `image-edit-${imageEditJobId}`, original_image_url: renderUrl, edit_prompt: 'warmer light', status: 'processing', created_by: users.member.id });
 
@@ -167,8 +188,25 @@ export async function createMatrixWorkspace(knex: Knex, storage: Storage, users:
 
   const [{ id: draftId }] = await knex('drafts').insert({ user_id: workspaceId, name: 'Matrix draft' }).returning('id');
   const draftImagePath = await store(storage, 'drafts', `${workspaceId}/${draftId}/${randomUUID()}.png`);
+  const draftImageUrl = `/api/files/drafts/${draftImagePath}`;
+  const draftFile = { bucket: 'drafts', path: draftImagePath };
   const [{ id: draftImageId }] = await knex('draft_images')
-    .insert({ draft_id: draftId, name: 'draft.png', source_url: `/api/files/drafts/${draftImagePath}`, source_type: 'upload', order_index: 0 })
+    .insert({
+      draft_id: draftId,
+      name: 'draft.png',
+      source_url: draftImageUrl,
+      resolved_url: draftImageUrl,
+      source_type: 'upload',
+      order_index: 0,
+      metadata: JSON.stringify({
+        storage: draftFile,
+        previous_url: null,
+        history: [{ url: draftImageUrl, storage: draftFile, created_at: new Date().toISOString(), source: 'upload' }],
+        width: 1,
+        height: 1,
+        mime: 'image/png',
+      }),
+    })
     .returning('id');
   const draftJobId = randomUUID();
   await knex('draft_jobs').insert({
@@ -185,8 +223,13 @@ export async function createMatrixWorkspace(knex: Knex, storage: Storage, users:
     created_by: users.member.id,
   });
 
-  const uploadId = randomBytes(16).toString('hex');
-  await knex('resumable_uploads').insert({ id: uploadId, user_id: workspaceId, project_id: projectId, file_name: 'big.png', size: 100, status: 'uploading' });
+  // a tus upload in progress: opened through the API when the caller can (the tus store keeps its own file), else its row
+  let uploadId: string;
+  if (options.openUpload) uploadId = await options.openUpload(workspaceId, projectId);
+  else {
+    uploadId = randomBytes(16).toString('hex');
+    await knex('resumable_uploads').insert({ id: uploadId, user_id: workspaceId, project_id: projectId, file_name: 'big.png', size: 100, status: 'uploading' });
+  }
 
   const [{ id: invitationId }] = await knex('workspace_invitations')
     .insert({
@@ -218,6 +261,7 @@ export async function createMatrixWorkspace(knex: Knex, storage: Storage, users:
     assemblyJobId,
     draftId,
     draftImageId,
+    draftImageUrl,
     draftJobId,
     purchaseSessionId,
     uploadId,
@@ -271,11 +315,13 @@ export async function snapshot(knex: Knex, storage: Storage, workspaceId: string
     activeReservations: await sum('credit_reservations', { profile_id: workspaceId, status: 'active' }),
   };
   const files: string[] = [];
-  for (const bucket of BUCKETS) for (const o of await storage.objects.list(bucket, '')) if (!o.path.startsWith('_')) files.push(`${bucket}/${o.path}`);
+  for (const bucket of BUCKETS) for (const o of await storage.objects.list(bucket, '')) if (!o.path.startsWith('_')) files.push(`${bucket}/${o.path} (${o.size} B)`);
   for (const dir of localDirs) {
     if (!fs.existsSync(dir)) continue;
     for (const entry of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) {
-      if (entry.isFile()) files.push(path.relative(path.dirname(dir), path.join(entry.parentPath, entry.name)).split(path.sep).join('/'));
+      if (!entry.isFile()) continue;
+      const full = path.join(entry.parentPath, entry.name);
+      files.push(`${path.relative(path.dirname(dir), full).split(path.sep).join('/')} (${fs.statSync(full).size} B)`);
     }
   }
   return { tables, ledger, files: files.sort() };

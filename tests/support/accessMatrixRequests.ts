@@ -64,11 +64,13 @@ export const VALUES: Record<string, Filler> = {
   clipId: ref((r) => r.clipId),
   ids: ref((r) => [r.projectId]),
   clipIds: ref((r) => [r.clipId]),
+  clipOrder: ref((r) => [r.clipId]),
+  contentItems: ref((r) => [{ id: r.clipId, type: 'clip' }]),
   imageIds: ref((r) => [r.draftImageId]),
   selected_clips: ref((r) => [r.clipId]),
   baseImage: ref((r) => r.renderUrl),
   imageUrl: ref((r) => r.renderUrl),
-  versionUrl: ref((r) => r.renderUrl),
+  versionUrl: ref((r) => r.draftImageUrl),
   source_url: ref((r) => r.renderUrl),
   name: constant('Matrix name'),
   email: constant('matrix-invitee@example.test'),
@@ -147,7 +149,7 @@ function fromSchema(path: string, name: string, schema: Schema, resources: Matri
  * through them) or make the body one the handler gets past its own checks with. Never `userId`: a body naming
  * another user is refused before any workspace is looked at.
  */
-const OPTIONAL_FILLED = new Set(['projectId', 'clipIds', 'prompt']);
+const OPTIONAL_FILLED = new Set(['projectId', 'renderId', 'clipIds', 'clipOrder', 'contentItems', 'prompt']);
 
 function objectFrom(path: string, schema: Schema, resources: MatrixResources, refs: { any: boolean }): Record<string, unknown> {
   const out: Record<string, unknown> = {};

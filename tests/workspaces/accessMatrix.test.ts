@@ -27,12 +27,12 @@ import { loadConfig, type AppConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { connectDatabase } from '../../db/connection';
 import { TASK_QUEUES, type TaskQueueName } from '../../domain/taskQueues';
-import { roleAllows, WORKSPACE_ACTIONS, WORKSPACE_ROLES, type WorkspaceAction } from '../../domain/workspaceRoles';
+import { roleAllows, WORKSPACE_ACTIONS, WORKSPACE_HEADER, WORKSPACE_ROLES, type WorkspaceAction } from '../../domain/workspaceRoles';
 import { closeTemporalClient } from '../../services/platform/temporalClient';
 import { createStorage, storageConfigOf, type Storage } from '../../storage';
 import { createTestUser } from '../support/accounts';
 import { createScratchDatabase, type ScratchDatabase } from '../support/accessMatrixDb';
-import { createMatrixWorkspace, removeMatrixWorkspaces, snapshot, snapshotChanges, type MatrixRole, type MatrixUsers } from '../support/accessMatrixFixtures';
+import { createMatrixWorkspace, removeMatrixWorkspaces, snapshot, snapshotChanges, TINY_PNG, type MatrixRole, type MatrixUsers } from '../support/accessMatrixFixtures';
 import { buildRequest, send, UnfillableError, type MatrixAnswer, type MatrixOperation } from '../support/accessMatrixRequests';
 import { testClient, uniqueTaskQueue } from '../support/temporal';
 import { serve, type TestServer } from '../support/http';
@@ -151,6 +151,26 @@ async function endStartedWorkflows(): Promise<void> {
 /** Folders on this machine where a request can leave a file: tus uploads in progress (any backend), local writes not yet finished. */
 const localDirs = () => ['.tus-uploads', ...(config.storageBackend === 'local' ? ['.incoming'] : [])].map((dir) => path.join(path.resolve(config.storageDir), dir));
 
+/** A tus upload in progress in the workspace, opened by its owner through the API (so the tus store has its file). */
+async function openUpload(workspaceId: string, projectId: string): Promise<string> {
+  const b64 = (text: string) => Buffer.from(text).toString('base64');
+  const res = await fetch(`${server.baseUrl}/api/uploads/tus`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${users.owner.token}`,
+      [WORKSPACE_HEADER]: workspaceId,
+      'tus-resumable': '1.0.0',
+      'upload-length': String(TINY_PNG.length * 2),
+      'upload-metadata': `filename ${b64('big.png')},filetype ${b64('image/png')},projectId ${b64(projectId)}`,
+    },
+  });
+  const location = res.headers.get('location');
+  if (res.status !== 201 || !location) throw new Error(`opening a tus upload answered ${res.status} ${await res.text()}`);
+  return location.split('/').pop()!;
+}
+
+const seed = () => createMatrixWorkspace(db.knex, storage, users, { openUpload });
+
 const EXPECTED = { forbidden: '403 WORKSPACE_FORBIDDEN', notFound: '404', refused: 'a refusal (4xx)' } as const;
 
 function wanted(expect: keyof typeof EXPECTED, a: MatrixAnswer, method: string): boolean {
@@ -173,8 +193,9 @@ describe('the access matrix', () => {
     await db.knex('projects').where({ id: resources.projectId }).update({ name: 'Renamed' });
     await db.knex('content_lineage').where({ item_id: resources.clipId }).delete();
     await db.knex('profiles').where({ id: resources.workspaceId }).decrement('credits', 1);
-    const [file] = before.files;
-    await storage.objects.remove(file.slice(0, file.indexOf('/')) as never, [file.slice(file.indexOf('/') + 1)]);
+    const file = before.files.find((f) => f.startsWith('renders/'))!;
+    const [, stored] = /^renders\/(.+) \(\d+ B\)$/.exec(file)!;
+    await storage.objects.remove('renders', [stored]);
     const changes = snapshotChanges(before, await snapshot(db.knex, storage, resources.workspaceId));
     expect(changes).toEqual(
       expect.arrayContaining(['projects: rows changed', expect.stringMatching(/^content_lineage: \d+ -> \d+ rows$/), expect.stringMatching(/^workspace balance: /), `files removed: ${file}`]),
@@ -191,7 +212,7 @@ describe('the access matrix', () => {
   test.each(walked.map((op) => [label(op), op] as const))('%s', async (_name, op) => {
     const action = actionOf(op) as WorkspaceAction;
     const problems: string[] = [];
-    const resources = await createMatrixWorkspace(db.knex, storage, users);
+    const resources = await seed();
     let request;
     try {
       request = buildRequest(op, resources);
@@ -221,7 +242,7 @@ describe('the access matrix', () => {
     // allowed: each role the action allows; a call that may change something in a workspace of its own
     const reads = op.method === 'get' || op.method === 'head';
     const allowed = WORKSPACE_ROLES.filter((r) => roleAllows(r, action));
-    const workspaces = reads ? allowed.map(() => resources) : await Promise.all(allowed.map(() => createMatrixWorkspace(db.knex, storage, users)));
+    const workspaces = reads ? allowed.map(() => resources) : await Promise.all(allowed.map(() => seed()));
     for (const [i, role] of allowed.entries()) {
       const own = workspaces[i];
       const answer = await send(server.baseUrl, buildRequest(op, own), users[role].token, own.workspaceId, ALLOWED_WAIT_MS);
