@@ -252,6 +252,9 @@ export function createAccountDeletionActivities(deps: Pick<ActivityDeps, 'knex' 
             if (going.length) q.whereNotIn('profile_id', going);
           })
           .update({ created_by: null, created_by_email: 'deleted account' });
+        // the invitations the user accepted name their e-mail: they go with the account (the membership they made
+        // goes anyway); open invitations to the address stay the inviting workspace's
+        await trx('workspace_invitations').where({ accepted_by: userId }).delete();
         // team workspaces only the user was in go with their content (the personal one cascades from the users row)
         const teams = going.filter((id) => id !== personal?.id);
         if (teams.length) await trx('workspaces').whereIn('id', teams).delete();

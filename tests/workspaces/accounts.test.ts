@@ -199,6 +199,8 @@ describe('deleting an account after handing its workspaces over', () => {
     // her account and memberships are gone
     expect(await knex('users').where({ id: ann.id }).first()).toBeUndefined();
     expect(await knex('workspace_members').where({ user_id: ann.id })).toEqual([]);
+    // the invitation she accepted named her e-mail: it went with the account
+    expect(await knex('workspace_invitations').where({ email: ann.email })).toEqual([]);
     // the personal workspace stays, as a team workspace of Ben's, with its project, render and files
     expect(await knex('workspaces').where({ id: ann.id }).first('name', 'personal_user_id')).toEqual({ name: 'Personal', personal_user_id: null });
     expect(await knex('workspace_members').where({ workspace_id: ann.id }).select('user_id', 'role')).toEqual([{ user_id: ben.id, role: 'owner' }]);
