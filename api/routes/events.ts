@@ -86,6 +86,7 @@ export function eventsRouter(deps: Pick<AppDeps, 'knex' | 'logger' | 'config'> &
     headers: eventsHeaders,
     responses: {
       200: { description: 'The stream; each event as Schemathesis and browsers parse it', contentType: 'text/event-stream', schema: streamEvent },
+      404: { description: 'Not a member of the workspace named by `workspaceId` (or no such workspace)', schema: errorBody },
       429: {
         description: 'The account already has EVENT_STREAMS_PER_ACCOUNT streams open (over every API process)',
         schema: errorBody,

@@ -178,13 +178,21 @@ const DELETION_REASON = 'workspace deleted';
 export async function deleteWorkspace(deps: WorkspaceDeletionDeps, input: { workspaceId: string; userId: string }): Promise<WorkspaceDeletionResult> {
   const { knex, logger } = deps;
   const workspaceId = input.workspaceId.toLowerCase();
-  // Temporal first: without it no run could be cancelled, so nothing is changed and the owner is asked to retry
-  let client: Client;
-  try {
-    client = await deps.client();
-  } catch (err) {
-    logger.error({ err, workspaceId }, 'temporal unavailable: workspace not deleted');
-    throw new DomainError(503, 'WORKSPACE_DELETE_UNAVAILABLE', 'The workspace cannot be deleted right now. Try again in a minute.');
+  const found = (await knex('workspaces').where({ id: workspaceId }).first('personal_user_id')) as { personal_user_id: string | null } | undefined;
+  if (!found) throw new WorkspaceNotFoundError();
+  if (found.personal_user_id !== null) throw new DomainError(409, TEAM_CODES.personalNotDeletable, WORKSPACE_MSG.personalNotDeletable);
+  // Temporal first when something runs: without it no run could be cancelled, so nothing is changed and the owner
+  // is asked to try again (a workspace with nothing running needs no Temporal)
+  let connected: Client | null = null;
+  const client = async (): Promise<Client> => (connected ??= await deps.client());
+  const pendingApprovals = () => knex('pending_approvals').where({ user_id: workspaceId, status: 'pending' }).pluck('workflow_id') as Promise<string[]>;
+  if ((await runningWorkflowIds(knex, workspaceId)).length > 0 || (await pendingApprovals()).length > 0) {
+    try {
+      await client();
+    } catch (err) {
+      logger.error({ err, workspaceId }, 'temporal unavailable: workspace not deleted');
+      throw new DomainError(503, 'WORKSPACE_DELETE_UNAVAILABLE', 'The workspace cannot be deleted right now. Try again in a minute.');
+    }
   }
   await knex.transaction(async (trx) => {
     const row = await lockWorkspace(trx, workspaceId);
@@ -202,12 +210,11 @@ export async function deleteWorkspace(deps: WorkspaceDeletionDeps, input: { work
     const fresh = (await runningWorkflowIds(knex, workspaceId)).filter((id) => !seen.has(id));
     if (fresh.length === 0) break;
     for (const id of fresh) seen.add(id);
-    const result = await cancelRuns(client, fresh, { waitMs: deps.cancelWaitMs, logger });
+    const result = await cancelRuns(await client(), fresh, { waitMs: deps.cancelWaitMs, logger });
     cancelled += result.cancelled.length;
-    if (!result.closed) for (const id of result.cancelled) await terminateRun(client, id, DELETION_REASON);
+    if (!result.closed) for (const id of result.cancelled) await terminateRun(await client(), id, DELETION_REASON);
   }
-  const approvals = (await knex('pending_approvals').where({ user_id: workspaceId, status: 'pending' }).pluck('workflow_id')) as string[];
-  for (const id of approvals) await terminateRun(client, id, DELETION_REASON);
+  for (const id of await pendingApprovals()) await terminateRun(await client(), id, DELETION_REASON);
 
   const files = await listUserFiles(knex, workspaceId, { includeExports: true, approvals: 'all' });
   const byBucket = new Map<Bucket, string[]>();
