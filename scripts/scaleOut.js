@@ -22,6 +22,9 @@ const { buildFrontendIfStale } = require('./lib/frontendBuild');
 const { parseScaleArgs, renderHaproxyConfig, apiName, workerName } = require('./lib/scaleOut');
 
 const ROOT = tools.ROOT;
+// the AWS SDK's notice about Node versions to come (SeaweedFS's start-up probe here, the APIs and workers) says
+// nothing about this stack
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const DATA = path.resolve(ROOT, process.env.DATA_DIR ?? path.join('.data', 'scaled'));
 const cleanups = [];
 let supervisor = null;
@@ -108,8 +111,7 @@ async function main() {
     if (await services.portOpen(p, p === opts.port ? localHost : '127.0.0.1')) throw new services.StartupError(`Port ${p} is taken. Fix: stop what listens there, or choose other ports with --port and --api-ports.`);
   }
 
-  // the AWS SDK's notice about Node versions to come says nothing about this stack
-  const env = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...process.env };
+  const env = { ...process.env };
   fs.mkdirSync(DATA, { recursive: true });
   const local = secrets.ensureLocalSecrets(DATA, env);
   if (local.generated.length) tools.log(`generated ${local.generated.join(', ')} into ${shown(local.file)} (kept across restarts)`);
@@ -205,10 +207,11 @@ async function main() {
     const ports = Object.fromEntries(['WORKER_METRICS_PORT', 'TEMPORAL_METRICS_PORT'].filter((name) => env[name]).map((name) => [name, String(Number(env[name]) + i)]));
     supervisor.add(workerName(i), { command: process.execPath, args: [...tsx, 'workers/main.ts'], env: { ...env, ...ports, SERVICE_NAME: workerName(i) }, cwd: ROOT });
   }
-  // -db: in the foreground, so the supervisor sees it die and restarts it like the others
-  supervisor.add('balancer', { command: haproxy, args: ['-db', '-f', configFile], env, cwd: ROOT });
-
   for (const [i, p] of opts.apiPorts.entries()) await services.waitFor(async () => stopping || answers(`http://127.0.0.1:${p}/health/live`), apiName(i), 120000);
+  if (stopping) return;
+  // once the APIs answer, so its first health checks pass; -db: in the foreground, so the supervisor sees it die
+  // and restarts it like the others
+  supervisor.add('balancer', { command: haproxy, args: ['-db', '-f', configFile], env, cwd: ROOT });
   // haproxy's health checks have brought every API into rotation once its answers name each of them (X-Served-By)
   const inRotation = new Set();
   await services.waitFor(
