@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { createTestUser, makeAdmin, type TestUser } from '../support/accounts';
+import { seriousAxeFindings } from '../support/axe';
 import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
@@ -164,6 +165,7 @@ describe.each(SIZES)('Admin view at $width x $height', ({ name, width, height })
       expect((await rows.nth(2).innerText()).replace(/\s+/g, ' ')).toBe(`${studio.name} Owner · 2 members 0 credits`);
       await noHorizontalScroll(page);
       await app.screenshot(`admin-${name}-workspaces`, page);
+      expect(await seriousAxeFindings(page)).toEqual([]);
 
       // a workspace found by its name opens its owner with that workspace chosen for the adjustment
       const byName = page.getByRole('search', { name: 'Find a workspace' });
@@ -186,6 +188,7 @@ describe.each(SIZES)('Admin view at $width x $height', ({ name, width, height })
       expect(await again.getByTestId('admin-balance').textContent()).toBe('5');
       await noHorizontalScroll(page);
       await app.screenshot(`admin-${name}-workspace-adjusted`, page);
+      expect(await seriousAxeFindings(page)).toEqual([]);
 
       const rowsInDb = await testKnex()('credit_transactions').where({ profile_id: studio.id, transaction_type: 'admin_adjust' }).select('amount', 'created_by');
       expect(rowsInDb).toEqual([{ amount: 7, created_by: admin.id }]);
