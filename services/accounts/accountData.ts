@@ -10,9 +10,11 @@
  * is signed to expire 24 hours after the zip was written; a newer export removes the older zip.
  *
  * Deletion: the typed e-mail must be the account's, and the user must not be the only owner of a workspace with other
- * members (409 ONLY_OWNER, services/accounts/accountWorkspaces.ts); the workflow `account-deletion-<userId>` is started (or
- * joined), then the account is marked and every session ended at once, so the user is signed out before the
- * answer and cannot sign in again while the workflow removes the rest.
+ * members (409 ONLY_OWNER, services/accounts/accountWorkspaces.ts). That check and the account's deletion mark are one
+ * transaction under the workspace row locks; then the workflow `account-deletion-<userId>` is started (or joined) and
+ * every session ended at once, so the user is signed out before the answer and cannot sign in again while the
+ * workflow removes the rest. The workflow's first step checks again (a change that raced the API's check) and, when
+ * it refuses, takes the mark back; the API then answers the same 409 if the workflow ended within its wait.
  */
 import { randomUUID } from 'node:crypto';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
