@@ -58,7 +58,7 @@ describe('invitation e-mail', () => {
     expect(links).toEqual([res.body.link]);
     expect(links[0]).toMatch(/\/\?view=invite&token=[A-Za-z0-9_-]{43}$/);
 
-    const token = new URL(links[0]).searchParams.get('token')!;
+    const token = new URL(links[0] ?? '').searchParams.get('token')!;
     const accepted = await request(server.baseUrl, `/api/invitations/${token}/accept`, { method: 'POST', token: invitee.token });
     expect(accepted.status).toBe(200);
     expect((await knex('workspace_members').where({ workspace_id: team.id, user_id: invitee.id }).first('role')).role).toBe('admin');
