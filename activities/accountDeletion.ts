@@ -119,6 +119,12 @@ export function createAccountDeletionActivities(deps: Pick<ActivityDeps, 'knex' 
         }
         await trx('users').where({ id: userId }).update({ deletion_requested_at: trx.raw('coalesce(deletion_requested_at, now())') });
         await trx('sessions').where({ user_id: userId }).delete();
+        // nobody joins a workspace that is going with the account (its files go before its rows): its open
+        // invitations are revoked now, under the same workspace locks an acceptance takes
+        const going = await workspacesGoingWithAccount(trx, userId);
+        if (going.length) {
+          await trx('workspace_invitations').whereIn('workspace_id', going).whereNull('accepted_at').whereNull('revoked_at').update({ revoked_at: trx.fn.now() });
+        }
         return { exists: true };
       });
     },

@@ -13,13 +13,15 @@ import type { Client } from '@temporalio/client';
 import { accountDeletionWorkflowId, type DataExportView } from '../../domain/accountData';
 import { addCredits, consumeReservation, reserveCredits } from '../../services/billing/credits';
 import { accountDeletionWorkflow, type AccountDeletionResult } from '../../workflows';
+import { createAccountDeletionActivities } from '../../activities/accountDeletion';
+import { logger } from '../../config/logger';
 import type { ClipJobView } from '../../domain/clipGeneration';
 import { renderJpeg, startClipWorker, type ClipUser, type RunningWorker } from '../clips/fixtures';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
 import { testClient } from '../support/temporal';
-import { createTeamWorkspace, inWorkspace, joinWorkspace, type TeamWorkspace } from '../support/workspaces';
+import { createTeamWorkspace, invite, inWorkspace, joinWorkspace, type TeamWorkspace } from '../support/workspaces';
 import { readZip, rowsMentioning, startAccountDataApp, storagePathsContaining, waitForExport, type AccountDataApp } from '../accountData/support/accountDataApp';
 
 let app: AccountDataApp;
@@ -151,6 +153,25 @@ describe('deleting an account that owns a workspace with other members', () => {
     expect((await counts(team.id)).members).toHaveLength(2);
     const signIn = await request(app.baseUrl, '/api/auth/signin', { json: { email: team.owner.email, password: team.owner.password } });
     expect(signIn.status).toBe(200);
+  });
+});
+
+describe('marking an account for deletion', () => {
+  it('revokes the open invitations of the workspaces going with it, so nobody joins one while its files are removed', async () => {
+    const owner = await createTestUser(app.baseUrl);
+    const invitee = await createTestUser(app.baseUrl);
+    const { token } = await invite(app.baseUrl, owner.id, owner, invitee.email, 'member');
+    const shared = await createTeamWorkspace(app.baseUrl);
+    await joinWorkspace(app.baseUrl, shared, 'member', owner);
+    const other = await invite(app.baseUrl, shared.id, shared.owner, `someone-${randomUUID()}@example.test`, 'viewer');
+
+    const activities = createAccountDeletionActivities({ knex: testKnex(), storage: app.storage, logger });
+    expect(await activities.markAccountForDeletion({ userId: owner.id })).toEqual({ exists: true });
+    const accepted = await request<{ error: string }>(app.baseUrl, `/api/invitations/${token}/accept`, { method: 'POST', token: invitee.token });
+    expect(accepted.status).toBe(410);
+    expect(await testKnex()('workspace_members').where({ workspace_id: owner.id }).pluck('user_id')).toEqual([owner.id]);
+    // a workspace that stays (the user is only a member there) keeps its invitations open
+    expect(await testKnex()('workspace_invitations').where({ id: other.invitationId }).first('revoked_at')).toEqual({ revoked_at: null });
   });
 });
 
