@@ -1,9 +1,9 @@
-import { STREAM_READY_EVENT, STREAM_SESSION_ENDED_EVENT, type DeliveredEvent, type RealtimeEventKind } from '../../../domain/events';
+import { STREAM_READY_EVENT, STREAM_SESSION_ENDED_EVENT, STREAM_WORKSPACE_ENDED_EVENT, type DeliveredEvent, type RealtimeEventKind } from '../../../domain/events';
 import { WORKSPACE_PARAM } from '../../../domain/workspaceRoles';
 
 export type { DeliveredEvent } from '../../../domain/events';
 
-const EVENT_KINDS: readonly RealtimeEventKind[] = ['job', 'approval', 'credits', 'content'];
+const EVENT_KINDS: readonly RealtimeEventKind[] = ['job', 'approval', 'credits', 'content', 'workspace'];
 /** Waits before reconnecting after the stream failed: 1 s, then longer, up to 30 s; a stream that opens resets it. */
 export const RECONNECT_BACKOFF_MS = [1000, 2000, 5000, 10_000, 30_000] as const;
 
@@ -24,6 +24,11 @@ export interface EventStreamHandlers {
    * change, account deletion). No reconnect is scheduled: the app is signed out.
    */
   onSessionEnded: () => void;
+  /**
+   * The server ended the stream because the user is no longer a member of its workspace (removed, or the workspace
+   * deleted). No reconnect is scheduled: the app reads its workspaces again and leaves this one.
+   */
+  onWorkspaceEnded: () => void;
   /**
    * A connect failed before the stream opened. EventSource does not tell why (a 401 looks like a network
    * failure), so the app checks its session; a reconnect is scheduled either way.
@@ -72,6 +77,13 @@ export function subscribeToEvents(workspaceId: string | null, handlers: EventStr
       source = null;
       stopped = true;
       handlers.onSessionEnded();
+    });
+    current.addEventListener(STREAM_WORKSPACE_ENDED_EVENT, () => {
+      if (source !== current) return;
+      current.close();
+      source = null;
+      stopped = true;
+      handlers.onWorkspaceEnded();
     });
     for (const kind of EVENT_KINDS) {
       current.addEventListener(kind, (message: MessageEvent<string>) => {

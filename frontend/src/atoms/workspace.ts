@@ -19,6 +19,16 @@ export const workspacesStateAtom = settledAtom(workspacesAtom);
 /** After creating, renaming, leaving or deleting a workspace, or a role change: the list (and roles) are read again. */
 export const refreshWorkspacesAtom = atom(null, (_get, set) => set(workspacesVersionAtom, (v) => v + 1));
 
+/**
+ * Bumped by the event stream's `workspace` events (members or invitations changed, renamed: any member or admin
+ * did it, in any tab): the Members page reads its lists again, and the workspace list too.
+ */
+export const workspaceChangesAtom = atom(0);
+export const workspaceChangedAtom = atom(null, (_get, set) => {
+  set(workspaceChangesAtom, (v) => v + 1);
+  set(workspacesVersionAtom, (v) => v + 1);
+});
+
 export interface CurrentWorkspace {
   id: string;
   personal: boolean;

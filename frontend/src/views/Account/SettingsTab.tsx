@@ -89,8 +89,9 @@ function DeleteAccountDialog({ email, onClose }: { email: string; onClose: () =>
     <Dialog title="Delete Account" onClose={busy ? () => undefined : onClose}>
       <form className="delete-account-form" onSubmit={(e) => void submit(e)}>
         <p>
-          This permanently deletes your account: your projects, renders, images, clips and videos, items waiting for
-          approval, data exports and credit history. Generations still running are stopped. This cannot be undone.
+          This permanently deletes your account and your personal workspace: its projects, renders, images, clips and
+          videos, items waiting for approval, data exports and credit history. Generations you started that are still
+          running are stopped. What you made in workspaces you share with others stays there. This cannot be undone.
         </p>
         <TextField
           label="Type your e-mail address to confirm"

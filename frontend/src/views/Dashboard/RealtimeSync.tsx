@@ -9,7 +9,7 @@ import { refreshCreditsAtom } from '../../atoms/credits';
 import { refreshProjectsAtom } from '../../atoms/project';
 import { realtimeConnectedAtom, realtimeResyncAtom, recordJobEventAtom } from '../../atoms/realtime';
 import { currentUserAtom, sessionEndedAtom } from '../../atoms/session';
-import { refreshWorkspacesAtom } from '../../atoms/workspace';
+import { refreshWorkspacesAtom, workspaceChangedAtom } from '../../atoms/workspace';
 import { workspaceParamAtom } from '../../atoms/view';
 
 /** Folds a burst of credit events (a reservation, then its charge) into one read. */
@@ -51,11 +51,12 @@ export function RealtimeSync(): null {
   const recordJobEvent = useSetAtom(recordJobEventAtom);
   const sessionEnded = useSetAtom(sessionEndedAtom);
   const refreshWorkspaces = useSetAtom(refreshWorkspacesAtom);
+  const workspaceChanged = useSetAtom(workspaceChangedAtom);
   const userId = useAtomValue(currentUserAtom)?.id;
   // the current workspace's events only; a switch ends this stream and opens the other workspace's
   const workspaceId = useAtomValue(workspaceParamAtom);
-  const actions = useRef({ requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, userId });
-  actions.current = { requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, userId };
+  const actions = useRef({ requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, userId });
+  actions.current = { requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, userId };
 
   useEffect(() => {
     const a = () => actions.current;
@@ -92,6 +93,9 @@ export function RealtimeSync(): null {
           a().recordJobEvent(event);
           if (event.job === 'export') a().refreshExport();
           break;
+        case 'workspace':
+          a().workspaceChanged();
+          break;
       }
     };
 
@@ -115,6 +119,8 @@ export function RealtimeSync(): null {
     const unsubscribe = subscribeToEvents(workspaceId, {
       onEvent,
       onSessionEnded: () => void a().sessionEnded(),
+      // removed from the workspace (or it was deleted): the list no longer has it, and the app leaves it
+      onWorkspaceEnded: () => a().refreshWorkspaces(),
       onRefused: checkSession,
       onOpen: (reconnected) => {
         window.clearInterval(fallback);

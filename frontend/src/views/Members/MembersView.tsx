@@ -18,7 +18,7 @@ import {
   type WorkspaceMember,
 } from '../../api/workspaces';
 import { showToastAtom } from '../../atoms/toast';
-import { currentWorkspaceAtom, refreshWorkspacesAtom, switchWorkspaceAtom, type CurrentWorkspace } from '../../atoms/workspace';
+import { currentWorkspaceAtom, refreshWorkspacesAtom, switchWorkspaceAtom, workspaceChangesAtom, type CurrentWorkspace } from '../../atoms/workspace';
 import { ConfirmDeleteDialog } from '../../components/ConfirmDeleteDialog';
 import { LoadingState } from '../../components/Spinner';
 import { TextField } from '../../components/TextField';
@@ -81,7 +81,9 @@ function Members({ user, workspace }: { user: User; workspace: CurrentWorkspace 
   const canManage = roleAllows(workspace.role, 'manageMembers');
   const isOwner = roleAllows(workspace.role, 'own');
 
-  const readMembers = useCallback(() => fetchMembers(workspace.id), [workspace.id]);
+  const changes = useAtomValue(workspaceChangesAtom);
+  // `changes` (a workspace event from the stream) makes the list read again
+  const readMembers = useCallback(() => fetchMembers(workspace.id), [workspace.id, changes]);
   const [members, reloadMembers] = useLoad(readMembers);
   const [confirm, setConfirm] = useState<Confirm | null>(null);
   const [listError, setListError] = useState<string | null>(null);
@@ -252,7 +254,9 @@ function Members({ user, workspace }: { user: User; workspace: CurrentWorkspace 
 }
 
 function InvitePanel({ workspaceId }: { workspaceId: string }): ReactElement {
-  const readInvitations = useCallback(() => fetchInvitations(workspaceId), [workspaceId]);
+  const changes = useAtomValue(workspaceChangesAtom);
+  // `changes` (a workspace event from the stream) makes the list read again
+  const readInvitations = useCallback(() => fetchInvitations(workspaceId), [workspaceId, changes]);
   const [invitations, reloadInvitations] = useLoad(readInvitations);
   const toast = useSetAtom(showToastAtom);
   const [email, setEmail] = useState('');
