@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestUser, makeAdmin } from '../support/accounts';
-import { closeTestKnex, testKnex } from '../support/db';
+import { createScratchDatabase, type ScratchDatabase } from '../support/scratchDatabase';
 import { openEventStream, type OpenedEventStream } from '../support/eventStream';
 import { request } from '../support/http';
 
@@ -162,14 +162,19 @@ describe('npm run start:scaled -- --apis 2 --workers 0 (scripts/scaleOut.js)', (
       return pattern.test(output) ? true : undefined;
     });
 
+  // a database of its own: its API processes LISTEN and cache like any other, and the cache tests of other files
+  // (tests/api/*Cache.test.ts) end the connections of their cache by name in the run's shared database
+  let db: ScratchDatabase;
+
   beforeAll(async () => {
+    db = await createScratchDatabase('scaleout');
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-scaled-'));
     fs.chmodSync(dataDir, 0o755);
     const dist = path.join(dataDir, 'dist');
     fs.mkdirSync(dist);
     fs.writeFileSync(path.join(dist, 'index.html'), '<!doctype html><div id="root"></div>');
     ports = [await services.freePort(), await services.freePort(), await services.freePort()];
-    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, FRONTEND_DIST: dist, HOST: '127.0.0.1', LOCAL_STRIPE: 'off', LOG_LEVEL: 'warn', NODE_ENV: 'development' };
+    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: db.url, DATA_DIR: dataDir, FRONTEND_DIST: dist, HOST: '127.0.0.1', LOCAL_STRIPE: 'off', LOG_LEVEL: 'warn', NODE_ENV: 'development' };
     // storage: S3 on a SeaweedFS the command starts (as in production), not the run's local folder
     for (const name of ['STORAGE_DIR', 'STORAGE_BACKEND', 'S3_ENDPOINT', 'S3_PUBLIC_URL', 'PORT', 'TRUST_PROXY', 'PUBLIC_URL']) delete env[name];
     child = spawn(process.execPath, ['scripts/scaleOut.js', '--apis', '2', '--workers', '0', '--port', String(ports[0]), '--api-ports', `${ports[1]},${ports[2]}`], {
@@ -193,7 +198,7 @@ describe('npm run start:scaled -- --apis 2 --workers 0 (scripts/scaleOut.js)', (
       await Promise.race([exited, new Promise((r) => setTimeout(r, 30_000))]);
     }
     for (const { pid } of seen) if (alive(pid)) process.kill(pid, 'SIGKILL');
-    await closeTestKnex();
+    await db?.drop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }, 60_000);
 
@@ -227,7 +232,7 @@ describe('npm run start:scaled -- --apis 2 --workers 0 (scripts/scaleOut.js)', (
   it('keeps the credit summary exact across APIs: a change through API 1 is read through API 2 at once', async () => {
     const user = await createTestUser(publicUrl);
     const admin = await createTestUser(publicUrl);
-    await makeAdmin(testKnex(), admin.id);
+    await makeAdmin(db.knex, admin.id);
     const summary = async (base: string) => {
       const res = await request<{ data: { credits: number; available: number } }>(base, '/api/credits/summary', { token: user.token });
       expect(res.status).toBe(200);
@@ -278,7 +283,7 @@ describe('npm run start:scaled -- --apis 2 --workers 0 (scripts/scaleOut.js)', (
   it('delivers through haproxy an event caused by a request through the other API', async () => {
     const user = await createTestUser(publicUrl);
     const admin = await createTestUser(publicUrl);
-    await makeAdmin(testKnex(), admin.id);
+    await makeAdmin(db.knex, admin.id);
     const stream = await openEventStream(publicUrl, { token: user.token });
     streams.push(stream);
     expect(stream.status).toBe(200);

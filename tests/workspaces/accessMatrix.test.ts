@@ -31,7 +31,7 @@ import { roleAllows, WORKSPACE_ACTIONS, WORKSPACE_HEADER, WORKSPACE_ROLES, type 
 import { closeTemporalClient } from '../../services/platform/temporalClient';
 import { createStorage, storageConfigOf, type Storage } from '../../storage';
 import { createTestUser } from '../support/accounts';
-import { createScratchDatabase, type ScratchDatabase } from '../support/accessMatrixDb';
+import { createScratchDatabase, type ScratchDatabase } from '../support/scratchDatabase';
 import { createMatrixWorkspace, removeMatrixWorkspaces, snapshot, snapshotChanges, TINY_PNG, type MatrixRole, type MatrixUsers } from '../support/accessMatrixFixtures';
 import { buildRequest, send, UnfillableError, type MatrixAnswer, type MatrixOperation } from '../support/accessMatrixRequests';
 import { testClient, uniqueTaskQueue } from '../support/temporal';

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { createScratchDatabase, migrateUpTo, type ScratchDatabase } from '../support/accessMatrixDb';
+import { createScratchDatabase, migrateUpTo, type ScratchDatabase } from '../support/scratchDatabase';
 
 const WORKSPACES_MIGRATION = '20261127000700_workspaces';
 

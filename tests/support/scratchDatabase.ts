@@ -1,7 +1,8 @@
 /**
  * Databases of a test file's own on the run's PostgreSQL server, beside the run's shared one (globalSetup): the
  * migration test migrates one step by step, the access-matrix test compares whole tables before and after each
- * refused call, which only means something when no other test file writes to the same database meanwhile.
+ * refused call, which only means something when no other test file writes to the same database meanwhile, and the
+ * scale-out test's API processes keep their LISTEN connections out of the way of other files' cache tests.
  */
 import knexFactory, { type Knex } from 'knex';
 import { knexConfig } from '../../db/connection';
