@@ -15,6 +15,7 @@
 import type pg from 'pg';
 import type { Knex } from 'knex';
 import type { Logger } from '../../config/logger';
+import { createListenBarrier } from '../platform/listenBarrier';
 import { createListenConnection } from '../platform/listenConnection';
 import { AUTH_CHANGED_CHANNEL } from '../platform/notifyChannels';
 import { findSession, onLocalSessionChange, sessionIdForToken, type SessionUser } from './sessions';
@@ -104,35 +105,8 @@ export function createSessionCache(options: SessionCacheOptions): SessionCache {
     now,
   });
 
-  // the barrier query in flight, and the one sent when it is done (for lookups that began after it was sent)
-  let running: Promise<void> | null = null;
-  let queued: Promise<void> | null = null;
-  const sendBarrier = (c: pg.Client): Promise<void> => {
-    const p: Promise<void> = c.query('select 1').then(
-      () => undefined,
-      (err: unknown) => {
-        listen.lost(c, err);
-        throw err;
-      },
-    );
-    running = p;
-    const clear = () => {
-      if (running === p) running = null;
-    };
-    p.then(clear, clear);
-    return p;
-  };
-  const barrier = (c: pg.Client): Promise<void> => {
-    if (!running) return sendBarrier(c);
-    queued ??= running
-      .catch(() => undefined)
-      .then(() => {
-        queued = null;
-        if (listen.client() !== c) throw new Error('session cache LISTEN connection lost');
-        return running ?? sendBarrier(c);
-      });
-    return queued;
-  };
+  // settles once every note committed before the call has been applied
+  const barrier = createListenBarrier(listen, 'session cache');
 
   return {
     async lookup(db, token) {

@@ -23,6 +23,7 @@
  */
 import type pg from 'pg';
 import type { Logger } from '../../config/logger';
+import { createListenBarrier } from './listenBarrier';
 import { createListenConnection } from './listenConnection';
 
 /** What a user of the noted cache leaves to its caller (the channel and names are the user's own). */
@@ -72,9 +73,6 @@ export function createNotedCache<V>(options: NotedCacheOptions<V>): NotedCache<V
   let generation = 0;
   let hits = 0;
   let misses = 0;
-  // the barrier query in flight, and the one that is sent when it is done (for lookups that began after it was sent)
-  let running: Promise<void> | null = null;
-  let queued: Promise<void> | null = null;
 
   const drop = (key: string) => {
     generation += 1;
@@ -93,35 +91,8 @@ export function createNotedCache<V>(options: NotedCacheOptions<V>): NotedCache<V
     reconnectMs: options.reconnectMs,
   });
 
-  const sendBarrier = (c: pg.Client): Promise<void> => {
-    const p: Promise<void> = c.query('select 1').then(
-      () => undefined,
-      (err: unknown) => {
-        listen.lost(c, err);
-        throw err;
-      },
-    );
-    running = p;
-    const clear = () => {
-      if (running === p) running = null;
-    };
-    p.then(clear, clear);
-    return p;
-  };
-
   /** Settles after every note of a change committed before this call has been applied. */
-  const barrier = (c: pg.Client): Promise<void> => {
-    if (!running) return sendBarrier(c);
-    const previous = running;
-    queued ??= previous
-      .catch(() => undefined)
-      .then(() => {
-        queued = null;
-        if (listen.client() !== c) throw new Error(`${options.name} LISTEN connection lost`);
-        return running ?? sendBarrier(c);
-      });
-    return queued;
-  };
+  const barrier = createListenBarrier(listen, options.name);
 
   const readNow = (read: () => Promise<V>) => {
     misses += 1;
