@@ -52,7 +52,7 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         names: ['TRUST_PROXY'],
         default: '`false`',
         meaning:
-          '`true` (one proxy) or the number of reverse proxies in front of the API: the client address (sign-in limits, logs) is then read from `X-Forwarded-For`, counting only the entries those proxies appended (Koa `maxIpsCount`), and `X-Forwarded-Proto`/`-Host` are believed. Leave it `false` when clients connect directly (as in `docker-compose.yml`): a client could otherwise pick its own address. Behind a proxy with it `false`, every client shares the proxy\'s address and its sign-in budget',
+          '`true` (one proxy) or the number of reverse proxies in front of the API: the client address (sign-in limits, logs) is then read from `X-Forwarded-For`, counting only the entries those proxies appended (Koa `maxIpsCount`), and `X-Forwarded-Proto`/`-Host` are believed. Leave it `false` when clients connect directly: a client could otherwise pick its own address (`docker-compose.yml` and `npm run start:scaled` set `1`, for their haproxy). Behind a proxy with it `false`, every client shares the proxy\'s address and its sign-in budget',
         loaded: { value: (c) => c.trustProxyHops, is: 0 },
       },
       {
@@ -477,6 +477,16 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         meaning: 'use these binaries',
       },
       {
+        names: ['SCALE_APIS', 'SCALE_WORKERS'],
+        default: '`2` / `2`',
+        meaning: '`npm run start:scaled`: API processes behind haproxy and worker processes (its `--apis` / `--workers` options win)',
+      },
+      {
+        names: ['HAPROXY_PATH'],
+        default: 'from PATH (Debian\'s `haproxy`, installed when missing)',
+        meaning: '`npm run start:scaled`: use this haproxy binary',
+      },
+      {
         names: ['VITE_API_TARGET'],
         default: '`http://127.0.0.1:3000`',
         meaning: 'where `npm run dev:frontend` proxies `/api`',
@@ -528,6 +538,16 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         names: ['API_PORT', 'S3_PORT'],
         default: '`3000` / `8333`',
         meaning: 'host ports of the API and of SeaweedFS\'s S3 endpoint',
+      },
+      {
+        names: ['API_REPLICAS', 'API_REPLICAS_MAX'],
+        default: '`1` / `10`',
+        meaning: 'API processes started behind the balancer (`docker compose up --scale api=N` overrides it), and how many the balancer looks up',
+      },
+      {
+        names: ['HAPROXY_VERSION'],
+        default: '`2.6`',
+        meaning: 'image tag of the balancer (haproxy)',
       },
       {
         names: ['WORKER_REPLICAS'],
