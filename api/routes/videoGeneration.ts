@@ -259,7 +259,7 @@ export function videoGenerationRouter(deps: AppDeps): Router {
   router.post('/api/video-generation/cancel/:jobId', async (ctx) => {
     const { jobId } = parse(jobParams, ctx.params);
     const grant = await workspaceGrant(ctx, deps, 'generate');
-    ctx.body = { success: true, job: await service.cancel(grant.workspaceId, jobId) };
+    ctx.body = { success: true, job: await service.cancel(grant.workspaceId, jobId, grant.userId) };
   });
 
   describeRoute(router, {

@@ -201,7 +201,7 @@ export class JobService {
   async cancel(actor: JobActor, kind: string, id: string): Promise<ActivityJob> {
     const ownerId = await this.ownerOf(actor, kind, id);
     if (kind !== 'clip') throw new DomainError(409, JOB_ERROR_CODES.notCancellable, JOB_MESSAGES.notCancellable);
-    await this.deps.clips.cancel(ownerId, id);
+    await this.deps.clips.cancel(ownerId, id, actor.id);
     return this.clipJob(ownerId, id, actor);
   }
 

@@ -7,7 +7,7 @@
  * the video_generation_jobs row answers once it has closed (or when the workflow cannot answer a query).
  */
 import { randomUUID } from 'node:crypto';
-import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { Logger } from '../../config/logger';
 import { Image } from '../../db/models/Image';
@@ -18,6 +18,7 @@ import {
   CLIP_ERROR_CODES,
   CLIP_JOB_ACTIVE_STATUSES,
   CLIP_MESSAGES,
+  CLIP_JOB_FINAL_STATUSES,
   isFinalClipStatus,
   parsePlatform,
   parseVideoEffect,
@@ -44,6 +45,7 @@ import {
   type ClipSource,
 } from '../../workflows/clipGeneration';
 import { jobSearchAttributes } from '../../workflows/searchAttributes';
+import { releaseReservation } from '../billing/credits';
 import { checkClipAdmission } from './clipAdmission';
 import { storedFileOf } from '../content/storedFiles';
 import { TIMED_OUT, withTimeout } from '../platform/timeouts';
@@ -306,8 +308,25 @@ export class VideoGenerationService {
     return row ? toView(row, await this.liveState(row)) : null;
   }
 
+  /**
+   * Closes a job whose workflow no longer exists: the row reads cancelled and its active reservation (keyed by the
+   * workflow id) goes back to the account, in one transaction.
+   */
+  private async closeOrphaned(row: VideoGenerationJob, actorId: string | undefined): Promise<void> {
+    await this.deps.knex.transaction(async (trx) => {
+      const reservation = await trx('credit_reservations')
+        .where({ profile_id: row.userId, idempotency_key: row.workflowId, status: 'active' })
+        .first<{ id: string } | undefined>('id');
+      if (reservation) await releaseReservation(trx, { reservationId: reservation.id, reason: 'workflow no longer exists', actorId });
+      await trx('video_generation_jobs')
+        .where({ id: row.id })
+        .whereNotIn('status', CLIP_JOB_FINAL_STATUSES)
+        .update({ status: 'cancelled', message: 'Cancelled', updated_at: trx.fn.now() });
+    });
+  }
+
   /** Requests the workflow's cancellation and waits briefly for it to release the credits. */
-  async cancel(userId: string, jobId: string): Promise<ClipJobView> {
+  async cancel(userId: string, jobId: string, actorId?: string): Promise<ClipJobView> {
     const row = await this.ownedJob(userId, jobId);
     if (isFinalClipStatus(row.status)) throw new DomainError(409, CLIP_ERROR_CODES.jobFinished, VIDEO_GENERATION_MESSAGES.jobFinished);
     let client: Client;
@@ -318,7 +337,16 @@ export class VideoGenerationService {
       throw new DomainError(503, 'VIDEO_CANCEL_FAILED', MSG.somethingWentWrong);
     }
     const handle = client.workflow.getHandle(row.workflowId);
-    await handle.cancel();
+    try {
+      await handle.cancel();
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      // no run behind the row any more (terminated by hand, or past the namespace's retention): nothing else will
+      // ever close it, so the cancel does what the run's own clean-up would have done
+      await this.closeOrphaned(row, actorId);
+      const closed = await this.ownedJob(userId, jobId);
+      return toView(closed, null);
+    }
     await withTimeout(
       handle.result().catch(() => undefined),
       10_000,

@@ -1,10 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { MSG } from '../../domain/messages';
 import { DomainError } from '../../domain/errors';
+import { reserveCredits } from '../../services/billing/credits';
 import { VideoGenerationService } from '../../services/generation/videoGeneration';
 import { clipWorkflowId } from '../../workflows/clipGeneration';
 import { closeTestKnex, testKnex } from '../support/db';
 import { testClient, uniqueTaskQueue } from '../support/temporal';
-import { clipUser, creditState, startClipApp, startClipWorker, type ClipTestApp, type ClipUser } from './fixtures';
+import { clipUser, creditState, expectLedgerOk, startClipApp, startClipWorker, type ClipTestApp, type ClipUser } from './fixtures';
 
 async function refusal(promise: Promise<unknown>): Promise<DomainError> {
   try {
@@ -89,6 +91,42 @@ describe("'Failed to start video generation' when no clip can be started", () =>
       expect(await testKnex()('video_generation_jobs').where({ user_id: user.id })).toEqual([]);
       expect(await testKnex()('credit_reservations').where({ profile_id: user.id })).toEqual([]);
       expect(await creditState(testKnex(), user.id)).toEqual({ credits: 5, reserved: 0, available: 5 });
+    } finally {
+      await close();
+    }
+  });
+
+  it('a cancel of a job whose workflow no longer exists closes the row and gives its reserved credits back, instead of failing', async () => {
+    const owner = await clipUser(app.baseUrl);
+    const { client, close } = await testClient();
+    try {
+      const jobId = randomUUID();
+      const workflowId = clipWorkflowId(jobId);
+      // what a run terminated by hand (or past the namespace's retention) leaves: a processing row and its reservation
+      await reserveCredits(testKnex(), { profileId: owner.id, contentType: 'clip', amount: 4, idempotencyKey: workflowId });
+      await testKnex()('video_generation_jobs').insert({
+        id: jobId,
+        user_id: owner.id,
+        created_by: owner.id,
+        project_id: owner.projectId,
+        render_id: owner.renderId,
+        status: 'processing',
+        progress: 40,
+        workflow_id: workflowId,
+        options: JSON.stringify(request(owner)),
+      });
+      expect(await creditState(testKnex(), owner.id)).toEqual({ credits: 5, reserved: 4, available: 1 });
+
+      const service = new VideoGenerationService({ knex: testKnex(), client: async () => client, queues: { generation: 'unused', media: 'unused', approvals: 'unused' } });
+      const job = await service.cancel(owner.id, jobId, owner.id);
+      expect(job.status).toBe('cancelled');
+      expect(await creditState(testKnex(), owner.id)).toEqual({ credits: 5, reserved: 0, available: 5 });
+      const reservation = await testKnex()('credit_reservations').where({ idempotency_key: workflowId }).first('status', 'metadata');
+      expect(reservation.status).toBe('released');
+      expect(reservation.metadata.releasedBy).toBe(owner.id);
+      await expectLedgerOk(testKnex(), owner.id);
+      // a second cancel finds a finished job
+      expect((await refusal(service.cancel(owner.id, jobId, owner.id))).status).toBe(409);
     } finally {
       await close();
     }
