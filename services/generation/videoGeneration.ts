@@ -321,7 +321,7 @@ export class VideoGenerationService {
       await trx('video_generation_jobs')
         .where({ id: row.id })
         .whereNotIn('status', CLIP_JOB_FINAL_STATUSES)
-        .update({ status: 'cancelled', message: 'Cancelled', updated_at: trx.fn.now() });
+        .update({ status: 'cancelled', message: CLIP_MESSAGES.cancelled, updated_at: trx.fn.now() });
     });
   }
 

@@ -87,8 +87,10 @@ describe('clip failures release the reservation (dev server, real workers)', () 
       expect(await storedUnder('clips', `${user.id}/${jobId}`)).toEqual([]);
       // the provider was asked once, and its failure was not retried into a second paid job
       expect(fal.jobs).toHaveLength(1);
-      const description = await client.workflow.getHandle(clipWorkflowId(jobId)).describe();
-      expect(description.status.name).toBe('FAILED');
+      // the row reads failed from the workflow's last activity; the run itself closes just after it
+      const handle = client.workflow.getHandle(clipWorkflowId(jobId));
+      await expect(handle.result()).rejects.toThrow();
+      expect((await handle.describe()).status.name).toBe('FAILED');
       // the user can start again at once
       expect((await request<{ job: null }>(app.baseUrl, '/api/video-generation/active', { token: user.token })).body.job).toBeNull();
     });
@@ -132,8 +134,9 @@ describe('clip failures release the reservation (dev server, real workers)', () 
       expect(ffmpegProcessesFor(providerJobId)).toEqual([]);
       await expect(fs.stat(path.join(workDir, 'local-video', providerJobId))).rejects.toThrow();
       expect(await storedUnder('clips', `${user.id}/${jobId}`)).toEqual([]);
-      const description = await client.workflow.getHandle(clipWorkflowId(jobId)).describe();
-      expect(description.status.name).toBe('CANCELLED');
+      const handle = client.workflow.getHandle(clipWorkflowId(jobId));
+      await expect(handle.result()).rejects.toThrow();
+      expect((await handle.describe()).status.name).toBe('CANCELLED');
       expect(await testKnex()('video_generation_jobs').where({ id: jobId }).first('status', 'error')).toEqual({ status: 'cancelled', error: null });
     });
   });
