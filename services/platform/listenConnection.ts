@@ -39,6 +39,14 @@ export interface ListenConnection {
   close: () => Promise<void>;
 }
 
+/**
+ * How a LISTEN connection shows in pg_stat_activity: what listens and the process it listens for, so an operator (or
+ * a test) can tell the connections of several API processes on one database apart.
+ */
+export function listenApplicationName(name: string, pid: number = process.pid): string {
+  return `render-studio ${name} (pid ${pid})`;
+}
+
 export function createListenConnection(options: ListenConnectionOptions): ListenConnection {
   const { channel, name, logger } = options;
   const reconnectMs = options.reconnectMs ?? 1000;
@@ -60,7 +68,7 @@ export function createListenConnection(options: ListenConnectionOptions): Listen
   const connect = (): Promise<void> => {
     if (client || closed) return Promise.resolve();
     connecting ??= (async () => {
-      const c = new pg.Client({ connectionString: options.databaseUrl, application_name: `render-studio ${name}`, keepAlive: true });
+      const c = new pg.Client({ connectionString: options.databaseUrl, application_name: listenApplicationName(name), keepAlive: true });
       c.on('error', (err) => lost(c, err));
       c.on('end', () => lost(c));
       c.on('notification', (msg) => {

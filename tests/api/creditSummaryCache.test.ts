@@ -19,6 +19,7 @@ import { createCreditSummaryCache, type CreditSummaryCache } from '../../service
 import { createTestUser, type TestUser } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, serve, type TestServer } from '../support/http';
+import { listenApplicationName } from '../../services/platform/listenConnection';
 
 /**
  * Two API "processes" (two apps, each with its own summary cache and LISTEN connection, on pools of their own) and a
@@ -183,7 +184,7 @@ describe('credit summary cache', () => {
   it('after its LISTEN connection is killed it reads the database, then caches again once back', async () => {
     const user = await createTestUser(a.baseUrl);
     await expectBothCurrent(user);
-    await elsewhere.raw(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'render-studio credit summary cache' and datname = current_database()`);
+    await elsewhere.raw(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ? and datname = current_database()`, [listenApplicationName('credit summary cache')]);
     // a change while the caches are (or are becoming) blind
     await addCredits(elsewhere, { profileId: user.id, amount: 2, type: 'add', description: 'While down', idempotencyKey: `test:${randomUUID()}` });
     expect((await expectBothCurrent(user)).credits).toBe(7);

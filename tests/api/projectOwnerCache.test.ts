@@ -10,6 +10,7 @@ import { ProjectNotFoundError, type ProjectService } from '../../services/conten
 import { createTestUser, type TestUser } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, serve, type TestServer } from '../support/http';
+import { listenApplicationName } from '../../services/platform/listenConnection';
 
 /**
  * The ownership check of the content listing answers from an in-process cache of project owners. It must stay exact:
@@ -181,7 +182,8 @@ describe('project owner cache', () => {
     }
     // with a timeout, pg_terminate_backend returns once the backend is gone
     const killed = await elsewhere.raw(
-      `select pg_terminate_backend(pid, 5000) as done from pg_stat_activity where application_name = 'render-studio project owner cache' and datname = current_database()`,
+      `select pg_terminate_backend(pid, 5000) as done from pg_stat_activity where application_name = ? and datname = current_database()`,
+      [listenApplicationName('project owner cache')],
     );
     expect(killed.rows.map((r: { done: boolean }) => r.done)).toEqual([true]);
     // what was held before is not trusted: read again (down, or back and started over)

@@ -6,6 +6,7 @@ import { createSessionCache, type SessionCache } from '../../services/accounts/s
 import { createTestUser, type TestUser } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, serve, type TestServer } from '../support/http';
+import { listenApplicationName } from '../../services/platform/listenConnection';
 
 /**
  * Two API "processes" (two apps, each with its own session cache and LISTEN connection) on one database: a change
@@ -102,7 +103,7 @@ describe('session cache', () => {
   it('while its LISTEN connection is down the cache is not trusted, and it listens again afterwards', async () => {
     const user = await createTestUser(a.baseUrl);
     expect((await me(a, user)).status).toBe(200);
-    await knex.raw("select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'render-studio session cache' and datname = current_database()");
+    await knex.raw("select pg_terminate_backend(pid) from pg_stat_activity where application_name = ? and datname = current_database()", [listenApplicationName('session cache')]);
     await eventually(async () => !cacheA.stats().listening && !cacheB.stats().listening, 'both caches notice the lost connection');
     // a change made while nobody listens: a trusted stale entry would still let this token in
     await knex('sessions').where({ user_id: user.id }).delete();
