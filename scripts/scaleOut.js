@@ -226,12 +226,16 @@ async function main() {
     60000,
   );
   if (stopping) return;
-  process.stdout.write(`\n  Render studio:  ${publicUrl}  (haproxy, balancing ${opts.apis} API process${opts.apis === 1 ? '' : 'es'})\n`);
-  process.stdout.write(`  APIs:           ${opts.apiPorts.map((p, i) => `${apiName(i)} http://127.0.0.1:${p}`).join(', ')}\n`);
-  process.stdout.write(`  Workers:        ${opts.workers}\n`);
-  process.stdout.write(`  Storage:        ${storageLine}\n`);
-  if (temporalUi) process.stdout.write(`  Temporal UI:    ${temporalUi}\n`);
-  process.stdout.write(`  Ctrl-C stops everything; data stays in ${shown(DATA)}/\n\n`);
+  // one write: a reader of the output sees the whole banner at once
+  const banner = [
+    `\n  Render studio:  ${publicUrl}  (haproxy, balancing ${opts.apis} API process${opts.apis === 1 ? '' : 'es'})`,
+    `  APIs:           ${opts.apiPorts.map((p, i) => `${apiName(i)} http://127.0.0.1:${p}`).join(', ')}`,
+    `  Workers:        ${opts.workers}`,
+    `  Storage:        ${storageLine}`,
+    ...(temporalUi ? [`  Temporal UI:    ${temporalUi}`] : []),
+    `  Ctrl-C stops everything; data stays in ${shown(DATA)}/\n\n`,
+  ];
+  process.stdout.write(banner.join('\n'));
 }
 
 function spawnSyncQuiet(command, args) {

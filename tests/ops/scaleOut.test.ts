@@ -187,6 +187,8 @@ describe('npm run start:scaled -- --apis 2 --workers 0 (scripts/scaleOut.js)', (
     child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     exited = new Promise((resolve) => child?.once('exit', (code) => resolve(code)));
     await waitForOutput(/Render studio: {2}http:\/\/127\.0\.0\.1:\d+ {2}\(haproxy, balancing 2 API processes\)/, 240_000);
+    // the banner's last line: everything above it has arrived
+    await waitForOutput(/Ctrl-C stops everything/, 10_000);
     publicUrl = `http://127.0.0.1:${ports[0]}`;
     api = [`http://127.0.0.1:${ports[1]}`, `http://127.0.0.1:${ports[2]}`];
   }, 300_000);
