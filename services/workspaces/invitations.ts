@@ -13,31 +13,14 @@ import { authorize } from './access';
 import { TEAM_CODES, TEAM_MSG } from './messages';
 import { lockWorkspace, workspaceNameForOthers } from './workspaces';
 
+import type { InvitationLookup, InvitationStatus, InvitationView } from '../../domain/workspaces';
+
 type Db = Knex | Knex.Transaction;
 
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 const TOKEN_BYTES = 32;
 
-export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
-
-export interface InvitationView {
-  id: string;
-  email: string;
-  role: InvitableRole;
-  invitedBy: { name: string; email: string } | null;
-  createdAt: string;
-  expiresAt: string;
-  status: InvitationStatus;
-}
-
-/** What the invitation page shows before the invitee signs in (GET /api/invitations/:token). */
-export interface InvitationLookup {
-  workspaceName: string;
-  email: string;
-  role: InvitableRole;
-  inviterName: string;
-  expiresAt: string;
-}
+export type { InvitationLookup, InvitationStatus, InvitationView } from '../../domain/workspaces';
 
 interface InvitationRow {
   id: string;

@@ -18,26 +18,10 @@ export interface WorkspaceMember {
   joinedAt: string;
 }
 
-export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
+import type { InvitationLookup as InvitationPreview, InvitationView as WorkspaceInvitation } from '../../../domain/workspaces';
 
-export interface WorkspaceInvitation {
-  id: string;
-  email: string;
-  role: InvitableRole;
-  invitedBy: { name: string; email: string } | null;
-  createdAt: string;
-  expiresAt: string;
-  status: InvitationStatus;
-}
-
-/** What the public invitation page shows (GET /api/invitations/:token). */
-export interface InvitationPreview {
-  workspaceName: string;
-  email: string;
-  role: InvitableRole;
-  inviterName: string | null;
-  expiresAt: string;
-}
+export type { InvitationStatus } from '../../../domain/workspaces';
+export type { InvitationPreview, WorkspaceInvitation };
 
 /** Credits charged on approvals, by the member who approved (GET /api/credits/spend-by-member). */
 export interface MemberSpend {

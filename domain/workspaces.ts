@@ -1,0 +1,25 @@
+import type { InvitableRole } from './workspaceRoles';
+
+/** Shapes of the workspaces API's invitation answers, shared by the server and the front end. */
+
+export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
+
+/** A workspace's invitation as its admins see it (GET /api/workspaces/:id/invitations). */
+export interface InvitationView {
+  id: string;
+  email: string;
+  role: InvitableRole;
+  invitedBy: { name: string; email: string } | null;
+  createdAt: string;
+  expiresAt: string;
+  status: InvitationStatus;
+}
+
+/** What the invitation page shows before the invitee signs in (GET /api/invitations/:token). */
+export interface InvitationLookup {
+  workspaceName: string;
+  email: string;
+  role: InvitableRole;
+  inviterName: string;
+  expiresAt: string;
+}
