@@ -29,3 +29,4 @@ export { ResumableUpload } from './ResumableUpload';
 export { Workspace } from './Workspace';
 export { WorkspaceMember } from './WorkspaceMember';
 export { WorkspaceInvitation } from './WorkspaceInvitation';
+export { AccessToken } from './AccessToken';
