@@ -37,6 +37,12 @@ export interface AppConfig {
   signedUrlTtlSeconds: number;
   sessionTtlDays: number;
   cookieSecure: boolean;
+  /**
+   * Webhook endpoints may target private, loopback, link-local, unique-local and CGNAT addresses
+   * (WEBHOOK_ALLOW_PRIVATE_TARGETS, off): for receivers on the operator's own network. Off, such targets are refused
+   * at registration and at every send (services/integrations/webhookTargets.ts).
+   */
+  webhookAllowPrivateTargets: boolean;
   approvalWindow: string;
   enhanceAccessCode: string;
   providerKind: 'local' | 'fal';
@@ -323,6 +329,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     signedUrlTtlSeconds: int(env.SIGNED_URL_TTL_SECONDS, 3600),
     sessionTtlDays: int(env.SESSION_TTL_DAYS, 30),
     cookieSecure: env.COOKIE_SECURE === 'true',
+    webhookAllowPrivateTargets: onOff('WEBHOOK_ALLOW_PRIVATE_TARGETS', env.WEBHOOK_ALLOW_PRIVATE_TARGETS, false),
     approvalWindow: env.APPROVAL_WINDOW ?? '7 days',
     // no built-in code: unset, Enhance Renders stays locked for everyone (npm start generates one, docs/configuration.md)
     enhanceAccessCode: (env.ENHANCE_ACCESS_CODE ?? '').trim(),

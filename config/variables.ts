@@ -267,6 +267,13 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         meaning: 'how long a generated item waits for approval before it expires (a Temporal duration string)',
         loaded: { value: (c) => c.approvalWindow, is: '7 days' },
       },
+      {
+        names: ['WEBHOOK_ALLOW_PRIVATE_TARGETS'],
+        default: '`off`',
+        meaning:
+          '`on` lets webhook endpoints target private, loopback, link-local, unique-local and CGNAT addresses (receivers on your own network); `off` refuses them when an endpoint is registered and again at every send, after DNS resolution. Plain `http://` is allowed only to loopback and only when `NODE_ENV` is not `production`, whatever this says ([Webhooks](webhooks.md))',
+        loaded: { value: (c) => c.webhookAllowPrivateTargets, is: false },
+      },
     ],
   },
   {
