@@ -63,7 +63,7 @@ export interface Database {
 }
 
 /** The database `npm start` would use, and how to let go of it. */
-async function openDatabase(env: NodeJS.ProcessEnv): Promise<Database> {
+export async function openDatabase(env: NodeJS.ProcessEnv): Promise<Database> {
   if (env.DATABASE_URL) {
     const knex = connectDatabase(env.DATABASE_URL, { min: 0, max: 2 });
     return { knex, close: () => knex.destroy() };

@@ -37,6 +37,15 @@ export interface OrphanSweepResult {
   removed: string[];
 }
 
+/**
+ * The thumbnail and preview paths a render stored at `storagePath` has or will have: a copy a worker stored but had not
+ * recorded yet belongs to its render as long as the render is there (the sweep and the invariant checker agree on it).
+ */
+export function derivedRenderPaths(storagePath: string): string[] {
+  const stem = storagePath.replace(/\.[a-z]+$/, '');
+  return DERIVED_FOLDERS.map((folder) => `${folder}/${stem}.webp`);
+}
+
 function derivedStem(path: string): string | null {
   return (RENDER_THUMBNAIL.exec(path) ?? RENDER_PREVIEW.exec(path))?.[1] ?? null;
 }
@@ -62,7 +71,7 @@ async function referencedRenderObjects(knex: Knex, candidates: readonly string[]
   for (const row of rows as Array<{ storage_path: string | null; thumbnail_path: string | null; preview_path: string | null; file_url: string | null }>) {
     if (row.storage_path) {
       referenced.add(row.storage_path);
-      for (const folder of DERIVED_FOLDERS) referenced.add(`${folder}/${row.storage_path.replace(/\.[a-z]+$/, '')}.webp`);
+      for (const derived of derivedRenderPaths(row.storage_path)) referenced.add(derived);
     }
     if (row.thumbnail_path) referenced.add(row.thumbnail_path);
     if (row.preview_path) referenced.add(row.preview_path);
