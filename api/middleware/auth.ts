@@ -1,9 +1,13 @@
 import type { Knex } from 'knex';
 import type { Context, Middleware } from 'koa';
 import type { UserRole } from '../../db/models/User';
+import type { TokenScope } from '../../domain/accessTokens';
+import { ACCESS_TOKEN_MSG } from '../../domain/accessTokens';
+import { authenticateAccessToken, isAccessToken, isTokenUser } from '../../services/accounts/accessTokens';
 import type { SessionCache } from '../../services/accounts/sessionCache';
 import { findSessionUser } from '../../services/accounts/sessions';
 import { RequestError } from '../validation';
+import { DEFAULT_SIGN_IN_LIMITS, SignInLimiter, type SignInLimits } from './rateLimit';
 
 export const SESSION_COOKIE = 'rs_session';
 /** The name when PUBLIC_URL is https: the browser keeps it only if Secure, for this host, on path / (no subdomain can set it). */
@@ -23,9 +27,17 @@ export interface AuthUser {
   name: string;
 }
 
+/** A request made with a personal access token: which one, and the scopes it was given. */
+export interface AccessTokenGrant {
+  id: string;
+  scopes: readonly TokenScope[];
+}
+
 interface AuthState {
   user?: AuthUser;
   sessionId?: string;
+  /** set when the request is authenticated by a personal access token instead of a session */
+  accessToken?: AccessTokenGrant;
 }
 
 function authState(ctx: Context): AuthState {
@@ -39,6 +51,17 @@ export function bearerToken(ctx: Context): string | null {
 
 function cookieToken(ctx: Context): string | null {
   return ctx.cookies.get(HOST_SESSION_COOKIE) || ctx.cookies.get(SESSION_COOKIE) || null;
+}
+
+/** The personal access token of `Authorization: Bearer rs_pat_...`, or null (none, or a session token). */
+export function bearerAccessToken(ctx: Context): string | null {
+  const token = bearerToken(ctx);
+  return token !== null && isAccessToken(token) ? token : null;
+}
+
+/** The access token the request was authenticated with, or null for a session (or no credential). */
+export function currentAccessToken(ctx: Context): AccessTokenGrant | null {
+  return authState(ctx).accessToken ?? null;
 }
 
 /** The session token from `Authorization: Bearer <token>`, else from the session cookie (under either name). */
@@ -90,7 +113,55 @@ export interface RequireAuthOptions {
  */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export function requireAuth(deps: { knex: Knex; sessions?: SessionCache }, options: RequireAuthOptions = {}): Middleware {
+export interface AuthDeps {
+  knex: Knex;
+  sessions?: SessionCache;
+  /** the sign-in limits bad access tokens count against (DEFAULT_SIGN_IN_LIMITS unless a test passes small ones) */
+  signInLimits?: SignInLimits;
+}
+
+// one limiter per database and limits: its counters live in PostgreSQL, shared with the sign-in route's
+const tokenLimiters = new WeakMap<Knex, Map<SignInLimits, SignInLimiter>>();
+
+function tokenLimiter(deps: AuthDeps): SignInLimiter {
+  const limits = deps.signInLimits ?? DEFAULT_SIGN_IN_LIMITS;
+  const byLimits = tokenLimiters.get(deps.knex) ?? new Map<SignInLimits, SignInLimiter>();
+  tokenLimiters.set(deps.knex, byLimits);
+  let limiter = byLimits.get(limits);
+  if (!limiter) byLimits.set(limits, (limiter = new SignInLimiter(deps.knex, limits)));
+  return limiter;
+}
+
+/**
+ * Authenticates a request whose bearer is a personal access token (`rs_pat_...`): loads its user into
+ * `ctx.state.user` and the token's id and scopes into `ctx.state.accessToken`. An unknown, malformed, expired or
+ * revoked token is 401, spends one of the address's sign-in points (api/middleware/rateLimit.ts: the sign-in limits
+ * apply) and is logged with the reason, as a failed sign-in attempt; a locked address gets 429 before the token is
+ * looked at. Does nothing when the request carries no access token or is already authenticated.
+ */
+export async function authenticateAccessTokenRequest(deps: AuthDeps, ctx: Context): Promise<void> {
+  const state = authState(ctx);
+  const token = bearerAccessToken(ctx);
+  if (state.user || token === null) return;
+  const ip = ctx.ip || 'unknown';
+  const limiter = tokenLimiter(deps);
+  try {
+    await limiter.refuseLockedIp(ip);
+  } catch (err) {
+    if (err instanceof RequestError && err.status === 429) ctx.set('Retry-After', String(err.extra.retryAfterSeconds));
+    throw err;
+  }
+  const found = await authenticateAccessToken(deps.knex, token, ip);
+  if (!isTokenUser(found)) {
+    ctx.state.log?.warn({ audit: 'access_token_refused', ip, prefix: token.slice(0, 12), ...found }, 'access token refused');
+    await limiter.recordIpFailure(ip);
+    throw new RequestError(401, ACCESS_TOKEN_MSG.invalid, 'ACCESS_TOKEN_INVALID');
+  }
+  state.user = found.user;
+  state.accessToken = found.accessToken;
+}
+
+export function requireAuth(deps: AuthDeps, options: RequireAuthOptions = {}): Middleware {
   const unauthenticated = () =>
     options.unauthenticatedMessage === undefined
       ? new RequestError(401, AUTH_MSG.required)
@@ -99,6 +170,10 @@ export function requireAuth(deps: { knex: Knex; sessions?: SessionCache }, optio
   return async function requireAuthMiddleware(ctx, next) {
     const state = authState(ctx);
     if (state.user) return next();
+    if (bearerAccessToken(ctx) !== null) {
+      await authenticateAccessTokenRequest(deps, ctx);
+      return next();
+    }
     const found = await lookupSession(deps, ctx);
     if (!found) throw unauthenticated();
     const { sessionId, ...user } = found;
@@ -114,7 +189,10 @@ export function requireAuth(deps: { knex: Knex; sessions?: SessionCache }, optio
   };
 }
 
-/** The request's session and its user, or null when it carries none or one that is no longer valid. */
+/**
+ * The request's session and its user, or null when it carries none or one that is no longer valid (an access token
+ * is no session: requireAuth authenticates it, and the route's token scope is checked, api/tokenScopes.ts).
+ */
 export async function lookupSession(deps: { knex: Knex; sessions?: SessionCache }, ctx: Context): Promise<(AuthUser & { sessionId: string }) | null> {
   const token = sessionToken(ctx);
   if (!token) return null;
@@ -207,7 +285,7 @@ export function isApiPath(path: string): boolean {
 }
 
 /** App-wide: every /api request that is not a public route needs a valid session. */
-export function apiSessionGuard(deps: { knex: Knex; sessions?: SessionCache }): Middleware {
+export function apiSessionGuard(deps: AuthDeps): Middleware {
   const auth = requireAuth(deps);
   return async function apiSessionGuardMiddleware(ctx, next) {
     if (!isApiPath(ctx.path) || isPublicApiRoute(ctx.method, ctx.path) || ctx.method === 'OPTIONS') return next();

@@ -197,6 +197,27 @@ export class SignInLimiter {
     await Promise.all([l.pair.delete(attempt.pairKey), l.ip.reward(attempt.ip, 1), attempt.tookGate ? l.accountGate.delete(attempt.accountKey) : null]);
   }
 
+  /**
+   * For credentials that name no account (personal access tokens, api/middleware/auth.ts): refuses (429) while the
+   * address is locked by its failures, sign-in failures and bad tokens alike.
+   */
+  async refuseLockedIp(ip: string): Promise<void> {
+    const l = await this.ready();
+    const now = await l.ip.get(ip);
+    if (isOver(now, l.ip.points)) throw tooManyAttempts(now.msBeforeNext);
+  }
+
+  /** A bad access token spends one of the address's points, as a failed sign-in does. */
+  async recordIpFailure(ip: string): Promise<void> {
+    const l = await this.ready();
+    try {
+      await l.ip.consume(ip);
+    } catch (err) {
+      // the attempt that used the last point: the address is locked from now on (refuseLockedIp says so)
+      if (!(err instanceof RateLimiterRes)) throw err;
+    }
+  }
+
   /** An attempt that failed for another reason than the credentials does not count. */
   async refund(attempt: SignInAttempt): Promise<void> {
     const l = await this.ready();

@@ -3,6 +3,8 @@ import type { Middleware } from 'koa';
 import compose from 'koa-compose';
 import { createEventHub } from '../../services/platform/events';
 import type { AppDeps } from '../deps';
+import { guardTokenScopes } from '../tokenScopes';
+import { accessTokensRouter } from './accessTokens';
 import { accountRouter } from './account';
 import { adminRouter } from './admin';
 import { approvalsRouter } from './approvals';
@@ -51,6 +53,7 @@ export function buildRouters(deps: AppDeps): Router[] {
     videoAssemblyRouter(deps),
     onboardingRouter(deps),
     accountRouter(deps),
+    accessTokensRouter(deps),
     jobsRouter(deps),
     stripeRouter(deps),
     enhanceSetRouter(deps),
@@ -59,7 +62,10 @@ export function buildRouters(deps: AppDeps): Router[] {
     eventsRouter({ ...deps, events: deps.events ?? createEventHub({ databaseUrl: deps.config.databaseUrl, knex: deps.knex, logger: deps.logger }) }),
   ];
   // last: GET /api/openapi.json describes every router above (api/openapi/describe.ts) and /api/docs shows it
-  return [...routers, openApiRouter(routers)];
+  const all = [...routers, openApiRouter(routers)];
+  // personal access tokens: each route's scope, from its record (api/tokenScopes.ts)
+  guardTokenScopes(deps, all);
+  return all;
 }
 
 /** A request path's first two segments, lower-cased, without a trailing slash: `/api/credits/summary` -> `/api/credits`. */
