@@ -12,6 +12,7 @@ import { approvalWorkflowId, type ApprovalMetadata, type NewPendingApproval } fr
 import { PendingApproval } from '../db/models/PendingApproval';
 import { consumeReservation, releaseReservation } from '../services/billing/credits';
 import { publishEvent } from '../services/platform/events';
+import { recordApprovalEvent } from '../services/integrations/webhookEvents';
 import { removeStoredFiles, type StoredFileRef } from '../services/content/storedFiles';
 import { fileUrl, isBucket } from '../storage';
 import { APPROVAL_NOT_PENDING, type ApprovalStatus, type ApprovalWorkflowInput } from '../domain/workflowContracts/approval';
@@ -227,6 +228,11 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
         // announced once, by the attempt that inserted it
         if (rows.length > 0) {
           await publishEvent(trx, input.userId, { kind: 'approval', approvalId: input.approvalId, status: 'pending', contentType: input.metadata.kind, projectId: input.projectId });
+          await recordApprovalEvent(
+            trx,
+            { id: input.approvalId, userId: input.userId, projectId: input.projectId, contentType: input.metadata.kind, fileName, cost: input.cost, approvalDeadline: rows[0].approval_deadline, createdBy: input.createdBy },
+            'pending',
+          );
         }
         return rows[0];
       })
@@ -296,6 +302,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           // an approval ends a rejection streak and any cooldown it started
           await trx('profiles').where({ id: row.userId }).update({ rejection_streak: 0, rejection_cooldown_until: null, updated_at: trx.fn.now() });
           await publishEvent(trx, row.userId, { kind: 'approval', approvalId: row.id, status: 'approved', contentType: row.contentType, projectId: row.projectId });
+          await recordApprovalEvent(trx, row, 'approved', { decidedBy: actorId ?? row.createdBy ?? null, contentId: saved });
           await publishEvent(trx, row.userId, { kind: 'content', change: 'added', contentKind: CONTENT_KIND[row.contentType] ?? 'image', projectId: row.projectId, itemId: saved });
           return { contentId: saved, watermark: isBucket(row.watermarkedBucket) ? { bucket: row.watermarkedBucket, path: row.watermarkedPath } : null };
         });
@@ -322,6 +329,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           await dropUnapprovedVideo(trx, row);
           await trx('pending_approvals').where({ id: row.id }).update({ status: 'rejected', decided_at: trx.fn.now() });
           await publishEvent(trx, row.userId, { kind: 'approval', approvalId: row.id, status: 'rejected', contentType: row.contentType, projectId: row.projectId });
+          await recordApprovalEvent(trx, row, 'rejected', { decidedBy: actorId ?? null });
           const streak = Number(profile.rejection_streak) + 1;
           const cooldown = streak >= REJECTION_STREAK_COOLDOWN_AT;
           await trx('profiles')
@@ -354,6 +362,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           await dropUnapprovedVideo(trx, row);
           await trx('pending_approvals').where({ id: row.id }).update({ status: 'expired', decided_at: trx.fn.now() });
           await publishEvent(trx, row.userId, { kind: 'approval', approvalId: row.id, status: 'expired', contentType: row.contentType, projectId: row.projectId });
+          await recordApprovalEvent(trx, row, 'expired');
           return filesOf(row);
         });
         await removeStoredFiles(deps.storage.objects, files, deps.logger);

@@ -30,6 +30,7 @@ import { probeVideo } from '../providers/media/ffmpeg';
 import { resetChatAfterAssembly } from '../services/generation/aestheticChat';
 import { assertAssemblyMayStart, assertPlatformFits, loadSelectedClips, timelineFor } from '../services/generation/assemblyClips';
 import { publishEvent, publishEventQuietly } from '../services/platform/events';
+import { recordJobEvent } from '../services/integrations/webhookEvents';
 import { ObjectExistsError, fileUrl, parseFileUrl, type Bucket, type LocalFile } from '../storage';
 import { renderEdit } from './assemblyMedia';
 import { videoThumbnail } from './clipMedia';
@@ -146,17 +147,29 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
     }
   };
 
-  const moveJob = async (jobId: string, patch: Record<string, unknown>): Promise<void> => {
+  const moveJob = async (jobId: string, patch: Record<string, unknown>, end: { approvalId?: string | null; error?: string | null } = {}): Promise<void> => {
     await knex.transaction(async (trx) => {
-      const rows: JobEventRow[] = await trx('assembly_jobs')
+      const rows: Array<JobEventRow & { created_by: string | null }> = await trx('assembly_jobs')
         .where({ id: jobId })
         .whereIn('status', ASSEMBLY_ACTIVE_STATUSES)
         .update({ ...patch, updated_at: trx.fn.now() })
-        .returning(JOB_EVENT_COLUMNS);
+        .returning([...JOB_EVENT_COLUMNS, 'created_by']);
       for (const row of rows) {
         // a completed assembly used up its clips: the project's chat forgets the selection and what was written for it
         if (patch.status === 'completed') await resetChatAfterAssembly(trx, row.user_id, row.project_id, new Date());
         await publishEvent(trx, row.user_id, assemblyJobEvent(row));
+        if (row.status === 'completed' || row.status === 'failed' || row.status === 'cancelled') {
+          await recordJobEvent(trx, {
+            workspaceId: row.user_id,
+            projectId: row.project_id,
+            jobId: row.id,
+            kind: 'assembly',
+            status: row.status,
+            startedBy: row.created_by,
+            approvalId: row.status === 'completed' ? (end.approvalId ?? null) : null,
+            error: end.error ?? null,
+          });
+        }
       }
     });
   };
@@ -196,6 +209,7 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
             workflow_id: input.workflowId,
           });
           await publishEvent(trx, input.userId, { kind: 'job', job: 'assembly', jobId: input.jobId, status: 'pending', progress: ASSEMBLY_PROGRESS.admitted, projectId: input.projectId });
+          await recordJobEvent(trx, { workspaceId: input.userId, projectId: input.projectId, jobId: input.jobId, kind: 'assembly', status: 'started', startedBy: input.actorId || input.userId });
           return { timeline, fileName };
         }),
       ),
@@ -207,7 +221,7 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
         progress: knex.raw('greatest(progress, ?)', [Math.round(input.progress)]),
         message: input.message,
         ...(input.result ? { result: JSON.stringify(input.result) } : {}),
-      });
+      }, { approvalId: input.result?.approvalId ?? null });
     },
 
     /**
@@ -365,7 +379,7 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
     async abandonAssemblyJob(input: { jobId: string; userId: string; status: 'failed' | 'cancelled'; error: string | null; message: string }): Promise<void> {
       await knex('compiled_videos').where({ assembly_job_id: input.jobId }).whereRaw("editing_data->>'status' <> 'approved'").delete();
       await storage.objects.removePrefix(VIDEOS, assemblyFolder(input.userId, input.jobId));
-      await moveJob(input.jobId, { status: input.status, error: input.error, message: input.message });
+      await moveJob(input.jobId, { status: input.status, error: input.error, message: input.message }, { error: input.error ?? input.message });
     },
   };
 }

@@ -21,6 +21,7 @@ import {
   type DraftVersion,
 } from '../domain/enhanceRenders';
 import { publishEvent } from '../services/platform/events';
+import { recordJobEvent } from '../services/integrations/webhookEvents';
 import { removeStoredFiles } from '../services/content/storedFiles';
 import { fileUrl, ObjectNotFoundError } from '../storage';
 import type { ActivityDeps } from './deps';
@@ -186,6 +187,7 @@ export function createDraftJobActivities(deps: Pick<ActivityDeps, 'knex' | 'stor
             });
           await trx('drafts').where({ id: job.draftId }).update({ updated_at: trx.fn.now() });
           await publishEvent(trx, job.userId, { kind: 'job', job: 'draft', jobId: job.jobId, status: 'completed', draftId: job.draftId, imageId: job.imageId });
+          await recordJobEvent(trx, { workspaceId: job.userId, projectId: null, jobId: job.jobId, kind: 'enhance', status: 'completed', startedBy: job.actorId ?? null, draftId: job.draftId, draftImageId: job.imageId });
           return { version, evicted };
         });
         // files of versions no row points at any more; a failure leaves an orphan (removed with the draft), never a broken history
@@ -197,10 +199,24 @@ export function createDraftJobActivities(deps: Pick<ActivityDeps, 'knex' | 'stor
     failDraftJob: (input: { jobId: string; userId: string; draftId: string; imageId: string; error: string }): Promise<void> =>
       reportingRefusals(async () => {
         const inHistory = await deps.knex.transaction(async (trx) => {
-          await trx('draft_jobs')
+          const failed: Array<{ created_by: string | null }> = await trx('draft_jobs')
             .where({ id: input.jobId })
             .whereIn('status', ['pending', 'processing'])
-            .update({ status: 'failed', error: input.error.slice(0, 1000), completed_at: trx.fn.now(), updated_at: trx.fn.now() });
+            .update({ status: 'failed', error: input.error.slice(0, 1000), completed_at: trx.fn.now(), updated_at: trx.fn.now() })
+            .returning(['created_by']);
+          for (const row of failed) {
+            await recordJobEvent(trx, {
+              workspaceId: input.userId,
+              projectId: null,
+              jobId: input.jobId,
+              kind: 'enhance',
+              status: 'failed',
+              startedBy: row.created_by,
+              draftId: input.draftId,
+              draftImageId: input.imageId,
+              error: input.error.slice(0, 1000),
+            });
+          }
           const row = (await trx('draft_images').where({ id: input.imageId }).first('metadata')) as { metadata: DraftImageMetadata } | undefined;
           await publishEvent(trx, input.userId, { kind: 'job', job: 'draft', jobId: input.jobId, status: 'failed', draftId: input.draftId, imageId: input.imageId });
           return row?.metadata.history.some((v) => v.job_id === input.jobId) ?? false;

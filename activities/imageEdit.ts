@@ -27,6 +27,7 @@ import type { GeneratedImage } from '../providers/types';
 import { publishEvent } from '../services/platform/events';
 import { checkAndReserve, releaseReservation } from '../services/billing/credits';
 import { actorOf, createdByValue } from '../services/generation/actor';
+import { recordJobEvent } from '../services/integrations/webhookEvents';
 import { fileUrl, type ObjectStorage } from '../storage';
 import type { ActivityDeps } from './deps';
 import type { FailureDetails } from '../domain/failureDetails';
@@ -173,6 +174,11 @@ export interface RecordImageEditInput {
   error: string | null;
 }
 
+/** The job id an image edit's workflow id carries (`image-edit-<jobId>`), as the Activity list and status call name it. */
+function imageEditJobId(workflowId: string): string {
+  return workflowId.replace(/^image-edit-/, '');
+}
+
 export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'storage' | 'providers' | 'logger' | 'imageWork'>) {
   const { objects } = deps.storage;
   const imageWork = deps.imageWork ?? inProcessImageWork;
@@ -195,13 +201,20 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
     /** The start rule and the 1-credit reservation under one profile lock; the workflow id is the idempotency key. */
     reserveImageEditCredits: (input: ReserveImageEditInput): Promise<{ reservationId: string }> =>
       reportingRefusals(async () => {
-        const reservation = await checkAndReserve(deps.knex, {
-          profileId: input.userId,
-          contentType: 'image',
-          idempotencyKey: input.workflowId,
-          description: 'AI image edit',
-          metadata: { workflowId: input.workflowId, projectId: input.projectId },
-          actorId: actorOf(input),
+        // the reservation is where an image edit starts (it has no row until it ends): job.started with it, once
+        const reservation = await deps.knex.transaction(async (trx) => {
+          const reserved = await checkAndReserve(trx, {
+            profileId: input.userId,
+            contentType: 'image',
+            idempotencyKey: input.workflowId,
+            description: 'AI image edit',
+            metadata: { workflowId: input.workflowId, projectId: input.projectId },
+            actorId: actorOf(input),
+          });
+          if (!reserved.replayed) {
+            await recordJobEvent(trx, { workspaceId: input.userId, projectId: input.projectId, jobId: imageEditJobId(input.workflowId), kind: 'image', status: 'started', startedBy: actorOf(input) });
+          }
+          return reserved;
         });
         return { reservationId: reservation.id };
       }),
@@ -314,12 +327,27 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
         };
         const saved = await deps.knex
           .transaction(async (trx) => {
+            // the status it had (none before the first record): job.completed or job.failed only when it changes
+            const before = (await trx('ai_image_edits').where({ workflow_id: input.workflowId }).forUpdate().first('status')) as { status: string } | undefined;
             const [edit] = await trx('ai_image_edits')
               .insert(row)
               .onConflict('workflow_id')
               .merge(['edited_image_url', 'edit_data', 'status', 'error'])
               .returning<{ id: string }[]>('id');
             await publishEvent(trx, input.userId, { kind: 'job', job: 'image-edit', jobId: input.workflowId, status: input.status, projectId: input.projectId });
+            if (before?.status !== input.status) {
+              const approvalId = typeof input.editData.approvalId === 'string' ? input.editData.approvalId : null;
+              await recordJobEvent(trx, {
+                workspaceId: input.userId,
+                projectId: input.projectId,
+                jobId: imageEditJobId(input.workflowId),
+                kind: 'image',
+                status: input.status,
+                startedBy: actorOf(input),
+                approvalId: input.status === 'completed' ? approvalId : null,
+                error: input.error,
+              });
+            }
             return edit;
           })
           .catch((err: unknown) => {

@@ -50,62 +50,99 @@ export const WEBHOOK_EVENT_DESCRIPTIONS: Record<AnyWebhookEventType, string> = {
   'webhook.test': 'A test event sent from the endpoint page',
 };
 
-/** The kinds of job an event names. */
+/** The kinds of job an event names: AI image edit, clip, video assembly, Enhance Renders (draft) model run. */
 export type WebhookJobKind = 'image' | 'clip' | 'assembly' | 'enhance';
-/** The kinds of generated item an approval is for. */
-export type WebhookItemKind = 'image' | 'clip';
+export const WEBHOOK_JOB_KINDS = ['image', 'clip', 'assembly', 'enhance'] as const satisfies readonly WebhookJobKind[];
+/** The kinds of generated item an approval is for (an assembly is a compiled social video; it costs 0 credits). */
+export type WebhookItemKind = 'image' | 'clip' | 'assembly';
+export const WEBHOOK_ITEM_KINDS = ['image', 'clip', 'assembly'] as const satisfies readonly WebhookItemKind[];
 
+/**
+ * Links in payloads are API paths (relative to the API's public URL) a credential with the read scope can follow.
+ * Paths that name no project carry `workspaceId`, so they answer in the event's workspace.
+ */
 export interface RenderUploadedData {
   workspaceId: string;
   projectId: string;
   renderId: string;
   fileName: string;
-  /** API path of the render's original (needs a credential with the read scope) */
+  /** bytes of the stored original */
+  fileSize: number;
+  width: number | null;
+  height: number | null;
+  /** the render and its lineage: GET /api/content/{renderId}/lineage */
   href: string;
 }
 
+/** How a job ended or stands: `cancelled` comes with job.failed (a member cancelled it; its credits were released). */
+export type WebhookJobStatus = 'started' | 'completed' | 'failed' | 'cancelled';
+
 export interface JobEventData {
   workspaceId: string;
+  /** the project (null for Enhance Renders, whose place is a draft) */
   projectId: string | null;
   jobId: string;
   kind: WebhookJobKind;
-  status: 'started' | 'completed' | 'failed';
-  /** the member who started it */
+  status: WebhookJobStatus;
+  /** the member who started it (null when unknown or since deleted) */
   startedBy: string | null;
-  /** for completed jobs: the output's item id and API path, when there is one */
-  itemId?: string | null;
-  href?: string | null;
-  /** for failed jobs: the user-facing reason */
-  error?: string | null;
+  /** completed image, clip and assembly jobs: the pending item waiting for approval (see approval.created) */
+  approvalId: string | null;
+  /** Enhance Renders jobs: the draft and its image the job works on */
+  draftId: string | null;
+  draftImageId: string | null;
+  /** failed jobs: the user-facing reason */
+  error: string | null;
+  /** the job's status call */
+  href: string;
 }
 
 export interface ApprovalEventData {
   workspaceId: string;
-  projectId: string | null;
+  projectId: string;
   approvalId: string;
-  itemId: string;
   kind: WebhookItemKind;
   status: 'pending' | 'approved' | 'rejected' | 'expired';
+  fileName: string;
+  /** the full cost in credits; charged on approval, released on rejection or expiry */
   credits: number;
-  /** who decided (approved or rejected), null for created and expired */
+  /** when a pending item expires unless decided (ISO 8601) */
+  deadline: string;
+  /** the member whose generation made the item */
+  createdBy: string | null;
+  /** who decided (approved or rejected); null for created and expired */
   decidedBy: string | null;
-  href: string | null;
+  /** approved items: the saved content item (its original can now be downloaded) */
+  contentId: string | null;
+  /** pending: the approval queue; approved: the saved item's lineage; rejected and expired: the queue */
+  href: string;
 }
 
 export interface CreditsLowData {
   workspaceId: string;
+  /** the balance after the change that crossed below the threshold */
   balance: number;
+  /** the balance before that change */
+  previousBalance: number;
+  /** credits still held by pending items (available = balance - reserved) */
+  reserved: number;
   threshold: number;
+  /** the credit summary: GET /api/credits/summary */
+  href: string;
 }
 
 export interface PurchaseCompletedData {
   workspaceId: string;
   purchaseId: string;
+  packageId: string;
   credits: number;
   /** the amount paid in the currency's smallest unit */
   amount: number;
   currency: string;
+  /** the member who bought it (null when unknown) */
   purchasedBy: string | null;
+  /** the purchase: GET /api/stripe/purchases/{sessionId} */
+  href: string;
 }
 
 export interface MemberJoinedData {
@@ -113,6 +150,8 @@ export interface MemberJoinedData {
   userId: string;
   role: string;
   invitationId: string | null;
+  /** the workspace's members: GET /api/workspaces/{id}/members */
+  href: string;
 }
 
 export interface WebhookTestData {

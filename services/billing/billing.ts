@@ -30,6 +30,8 @@ import type { PaymentRefundInput, UncreditableReason } from '../../domain/workfl
 import { recordUncreditablePayment } from './paymentRefunds';
 import { checkPackagePrice } from './stripePrices';
 import { countText } from '../../domain/plural';
+import { webhookLinks } from '../integrations/webhookEvents';
+import { recordWebhookEvent } from '../integrations/webhookOutbox';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Errors
@@ -463,6 +465,21 @@ async function fulfilPurchase(trx: Knex.Transaction, session: Stripe.Checkout.Se
   await CreditPurchase.query(trx)
     .patch({ status: 'completed', completedAt: trx.fn.now() as unknown as Date, paymentIntentId: intent, amountCents, currency })
     .where({ id: purchase.id });
+  await recordWebhookEvent(trx, {
+    workspaceId: purchase.userId,
+    type: 'purchase.completed',
+    resourceId: purchase.id,
+    data: {
+      workspaceId: purchase.userId,
+      purchaseId: purchase.id,
+      packageId: pkg.id,
+      credits: purchase.credits,
+      amount: amountCents,
+      currency,
+      purchasedBy: buyerId,
+      href: webhookLinks.purchase(purchase.userId, session.id),
+    },
+  });
   return 'credited';
 }
 

@@ -18,6 +18,8 @@ import { publishEventQuietly } from '../platform/events';
 import { removeStoredFiles, type StoredFileRef } from './storedFiles';
 import { UploadInspector } from './uploadInspector';
 import { IMAGE_HEADER_BYTES, imageDimensions, makeRenderCopies, previewPathOf, thumbnailInline, thumbnailPathOf, type ImageDimensions, type RenderCopies } from './renderThumbnails';
+import { webhookLinks } from '../integrations/webhookEvents';
+import { recordWebhookEvent } from '../integrations/webhookOutbox';
 
 export const RENDERS_BUCKET = 'renders' as const;
 export const ACCEPTED_TYPES_TEXT = 'JPEG, PNG, GIF, WebP';
@@ -175,22 +177,32 @@ export class RenderUploadService {
         stored.push({ bucket: staged.file.bucket, path: previewPath });
         await this.deps.storage.objects.put(staged.file.bucket, previewPath, copies.preview);
       }
-      const render = await Render.query().insertAndFetch({
-        projectId,
-        userId,
-        fileUrl: fileUrl(staged.file.bucket, staged.file.path),
-        fileName: staged.fileName,
-        fileSize: staged.size,
-        width,
-        height,
-        aspectRatio: aspectRatioLabel(width, height),
-        checksum: staged.checksum,
-        thumbnailPath,
-        previewPath,
-        storageBucket: staged.file.bucket,
-        storagePath: staged.file.path,
-        storageMime: staged.mime,
-        storageSize: staged.size,
+      // the row and its render.uploaded event in one transaction
+      const render = await Render.transaction(async (trx) => {
+        const row = await Render.query(trx).insertAndFetch({
+          projectId,
+          userId,
+          fileUrl: fileUrl(staged.file.bucket, staged.file.path),
+          fileName: staged.fileName,
+          fileSize: staged.size,
+          width,
+          height,
+          aspectRatio: aspectRatioLabel(width, height),
+          checksum: staged.checksum,
+          thumbnailPath,
+          previewPath,
+          storageBucket: staged.file.bucket,
+          storagePath: staged.file.path,
+          storageMime: staged.mime,
+          storageSize: staged.size,
+        });
+        await recordWebhookEvent(trx, {
+          workspaceId: userId,
+          type: 'render.uploaded',
+          resourceId: row.id,
+          data: { workspaceId: userId, projectId, renderId: row.id, fileName: row.fileName, fileSize: staged.size, width, height, href: webhookLinks.content(userId, row.id) },
+        });
+        return row;
       });
       return { render, duplicate: false };
     } catch (err) {

@@ -38,6 +38,7 @@ import { jobSearchAttributes } from '../../workflows/searchAttributes';
 import { createdByValue } from './actor';
 import { isOwnDraftFile, type DraftService } from './drafts';
 import type { DraftUploads } from './draftUploads';
+import { recordJobEvent } from '../integrations/webhookEvents';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -243,18 +244,21 @@ export class DraftJobService {
 
     const jobId = randomUUID();
     try {
-      await this.deps.knex('draft_jobs').insert({
-        id: jobId,
-        draft_id: draftId,
-        draft_image_id: imageId,
-        user_id: userId,
-        created_by: createdByValue(this.deps.knex, actorId),
-        model_id: option.id,
-        mode,
-        prompt,
-        status: 'pending',
-        workflow_id: draftJobWorkflowId(jobId),
-        request: JSON.stringify(asked),
+      await this.deps.knex.transaction(async (trx) => {
+        await trx('draft_jobs').insert({
+          id: jobId,
+          draft_id: draftId,
+          draft_image_id: imageId,
+          user_id: userId,
+          created_by: createdByValue(trx, actorId),
+          model_id: option.id,
+          mode,
+          prompt,
+          status: 'pending',
+          workflow_id: draftJobWorkflowId(jobId),
+          request: JSON.stringify(asked),
+        });
+        await recordJobEvent(trx, { workspaceId: userId, projectId: null, jobId, kind: 'enhance', status: 'started', startedBy: actorId, draftId, draftImageId: imageId });
       });
     } catch (err) {
       if (err instanceof UniqueViolationError || (err as { code?: string }).code === '23505') return refused(ENHANCE_MSG.jobAlreadyRunning);
@@ -271,7 +275,10 @@ export class DraftJobService {
       });
     } catch (err) {
       this.deps.logger?.warn({ err, workflowId }, 'could not start a draft job');
-      await this.deps.knex('draft_jobs').where({ id: jobId }).update({ status: 'failed', error: 'Failed to start job', updated_at: this.deps.knex.fn.now() });
+      await this.deps.knex.transaction(async (trx) => {
+        await trx('draft_jobs').where({ id: jobId }).update({ status: 'failed', error: 'Failed to start job', updated_at: trx.fn.now() });
+        await recordJobEvent(trx, { workspaceId: userId, projectId: null, jobId, kind: 'enhance', status: 'failed', startedBy: actorId, draftId, draftImageId: imageId, error: 'Failed to start job' });
+      });
       return refused('Failed to start job', detailOf(err));
     }
     return { imageId, ok: true, error: null, data: { jobId, workflowId, status: 'pending' } };

@@ -50,6 +50,7 @@ import { checkClipAdmission } from './clipAdmission';
 import { storedFileOf } from '../content/storedFiles';
 import { TIMED_OUT, withTimeout } from '../platform/timeouts';
 import { queryWorkflowOrNull } from '../platform/workflowQuery';
+import { recordJobEvent } from '../integrations/webhookEvents';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -318,10 +319,13 @@ export class VideoGenerationService {
         .where({ profile_id: row.userId, idempotency_key: row.workflowId, status: 'active' })
         .first<{ id: string } | undefined>('id');
       if (reservation) await releaseReservation(trx, { reservationId: reservation.id, reason: 'workflow no longer exists', actorId });
-      await trx('video_generation_jobs')
+      const moved = await trx('video_generation_jobs')
         .where({ id: row.id })
         .whereNotIn('status', CLIP_JOB_FINAL_STATUSES)
         .update({ status: 'cancelled', message: CLIP_MESSAGES.cancelled, updated_at: trx.fn.now() });
+      if (moved > 0) {
+        await recordJobEvent(trx, { workspaceId: row.userId, projectId: row.projectId, jobId: row.id, kind: 'clip', status: 'cancelled', startedBy: row.createdBy, error: CLIP_MESSAGES.cancelled });
+      }
     });
   }
 

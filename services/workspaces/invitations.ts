@@ -8,6 +8,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { DomainError } from '../../domain/errors';
 import type { InvitableRole, WorkspaceRole } from '../../domain/workspaceRoles';
+import { webhookLinks } from '../integrations/webhookEvents';
+import { recordWebhookEvent } from '../integrations/webhookOutbox';
 import { publishEvent } from '../platform/events';
 import { authorize } from './access';
 import { TEAM_CODES, TEAM_MSG } from './messages';
@@ -192,7 +194,15 @@ export async function acceptInvitation(knex: Knex, input: { token: string; user:
       throw new DomainError(403, TEAM_CODES.invitationWrongEmail, TEAM_MSG.invitationWrongEmail(row.email));
     }
     const existing = (await trx('workspace_members').where({ workspace_id: row.workspace_id, user_id: input.user.id }).first('role')) as { role: WorkspaceRole } | undefined;
-    if (!existing) await trx('workspace_members').insert({ workspace_id: row.workspace_id, user_id: input.user.id, role: row.role });
+    if (!existing) {
+      await trx('workspace_members').insert({ workspace_id: row.workspace_id, user_id: input.user.id, role: row.role });
+      await recordWebhookEvent(trx, {
+        workspaceId: row.workspace_id,
+        type: 'member.joined',
+        resourceId: input.user.id,
+        data: { workspaceId: row.workspace_id, userId: input.user.id, role: row.role, invitationId: row.id, href: webhookLinks.members(row.workspace_id) },
+      });
+    }
     await trx('workspace_invitations').where({ id: row.id }).update({ accepted_at: trx.fn.now(), accepted_by: input.user.id });
     await publishEvent(trx, row.workspace_id, { kind: 'workspace', change: 'members', workspaceId: row.workspace_id });
     return { workspaceId: row.workspace_id, role: existing?.role ?? row.role };

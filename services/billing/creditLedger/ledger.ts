@@ -9,6 +9,7 @@ import { CreditReservation } from '../../../db/models/CreditReservation';
 import { CreditTransaction, type CreditTransactionType } from '../../../db/models/CreditTransaction';
 import { publishEvent } from '../../platform/events';
 import { afterCommit, countBalanceChange } from '../../platform/metrics';
+import { recordCreditsLowIfCrossed } from '../../integrations/webhookEvents';
 import { IdempotencyConflictError, InsufficientCreditsError, InvalidCreditAmountError, ProfileNotFoundError } from './errors';
 import type { CreditActor, Db, LedgerEntry, ReservationResult } from './types';
 
@@ -179,6 +180,7 @@ export async function changeBalance(
         .where({ id: profile.id })
         .update({ credits: newCredits, ...increments, updated_at: trx.fn.now() });
       await publishEvent(trx, profile.id, { kind: 'credits' });
+      await recordCreditsLowIfCrossed(trx, { workspaceId: profile.id, before: profile.credits, after: newCredits, reserved: profile.reservedCredits });
       afterCommit(trx, () => countBalanceChange(change.type, change.amount));
       return toLedgerEntry(await insertLedgerRow(trx, { ...change, createdBy }, newCredits), false);
     });

@@ -7,6 +7,7 @@ import { CreditReservation } from '../../../db/models/CreditReservation';
 import { CreditTransaction } from '../../../db/models/CreditTransaction';
 import { publishEvent } from '../../platform/events';
 import { afterCommit, countCreditMovement } from '../../platform/metrics';
+import { recordCreditsLowIfCrossed } from '../../integrations/webhookEvents';
 import { IdempotencyConflictError, InsufficientCreditsError, ReservationNotActiveError, ReservationNotFoundError } from './errors';
 import type { ConsumeResult, Db, ReservationResult } from './types';
 import { type LockedProfile, RESERVATION_KEY_CONSTRAINT, UUID_RE, assertContentType, assertKey, assertWholeCredits, insertLedgerRow, isUniqueViolation, lockProfile, resolveActor, toLedgerEntry, toReservationResult } from './ledger';
@@ -195,6 +196,7 @@ export async function consumeReservation(db: Db, input: ConsumeReservationInput)
         updated_at: trx.fn.now(),
       });
     await publishEvent(trx, profile.id, { kind: 'credits' });
+    await recordCreditsLowIfCrossed(trx, { workspaceId: profile.id, before: profile.credits, after: newCredits, reserved: profile.reservedCredits - reservation.amount });
     const updated = await CreditReservation.query(trx)
       .patchAndFetchById(reservation.id, { status: 'consumed', settledAt: trx.fn.now() as unknown as Date });
     const starter = typeof reservation.metadata?.actorId === 'string' ? reservation.metadata.actorId : null;
