@@ -8,6 +8,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
+import type { Knex } from 'knex';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import {
   CLIP_ERROR_CODES,
@@ -32,6 +33,7 @@ import { actorOf, createdByValue } from '../services/generation/actor';
 import { checkClipAdmission } from '../services/generation/clipAdmission';
 import { checkAndReserve, releaseReservation } from '../services/billing/credits';
 import { publishEvent, publishEventQuietly } from '../services/platform/events';
+import { recordJobEvent } from '../services/integrations/webhookEvents';
 import { ObjectExistsError, ObjectNotFoundError, type Bucket } from '../storage';
 import { clipProgressSignal, type ClipSource } from '../domain/workflowContracts/clipGeneration';
 import { frameStill, videoThumbnail, watermarkVideo } from './clipMedia';
@@ -163,6 +165,22 @@ function clipJobEvent(row: JobEventRow): RealtimeEvent {
   return { kind: 'job', job: 'clip', jobId: row.id, status: row.status, progress: row.progress, projectId: row.project_id };
 }
 
+/** job.completed or job.failed for a clip whose row just moved to that end, in the transaction that moved it. */
+async function recordClipEnd(trx: Knex.Transaction, row: JobEventRow, end: { approvalId: string | null; error: string | null }): Promise<void> {
+  if (row.status !== 'completed' && row.status !== 'failed' && row.status !== 'cancelled') return;
+  const starter = (await trx('video_generation_jobs').where({ id: row.id }).first('created_by')) as { created_by: string | null } | undefined;
+  await recordJobEvent(trx, {
+    workspaceId: row.user_id,
+    projectId: row.project_id,
+    jobId: row.id,
+    kind: 'clip',
+    status: row.status,
+    startedBy: starter?.created_by ?? null,
+    approvalId: end.approvalId,
+    error: end.error,
+  });
+}
+
 export function createClipActivities(deps: ClipActivityDeps, options: ClipActivityOptions = {}) {
   const { knex, storage, logger } = deps;
   const { imageToVideo } = deps.providers;
@@ -239,6 +257,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
               created_by: createdByValue(trx, actorOf(input)),
             });
             await publishEvent(trx, input.userId, { kind: 'job', job: 'clip', jobId: input.jobId, status: 'pending', progress: CLIP_PROGRESS.admitted, projectId: input.projectId });
+            await recordJobEvent(trx, { workspaceId: input.userId, projectId: input.projectId, jobId: input.jobId, kind: 'clip', status: 'started', startedBy: actorOf(input) });
           }
           // the start rule again inside checkAndReserve: the same lock, so the same answer, and the ledger's own guard
           const reservation = await checkAndReserve(trx, {
@@ -270,7 +289,10 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
             updated_at: trx.fn.now(),
           })
           .returning(JOB_EVENT_COLUMNS);
-        for (const row of rows) await publishEvent(trx, row.user_id, clipJobEvent(row));
+        for (const row of rows) {
+          await publishEvent(trx, row.user_id, clipJobEvent(row));
+          if (row.status === 'completed' || row.status === 'failed' || row.status === 'cancelled') await recordClipEnd(trx, row, { approvalId: input.result?.approvalId ?? null, error: null });
+        }
       });
     },
 
@@ -438,7 +460,10 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
           .whereIn('status', CLIP_JOB_ACTIVE_STATUSES)
           .update({ status: input.status, error: input.error, message: input.message, updated_at: trx.fn.now() })
           .returning(JOB_EVENT_COLUMNS);
-        for (const row of rows) await publishEvent(trx, row.user_id, clipJobEvent(row));
+        for (const row of rows) {
+          await publishEvent(trx, row.user_id, clipJobEvent(row));
+          await recordClipEnd(trx, row, { approvalId: null, error: input.error ?? input.message });
+        }
       });
     },
   };
