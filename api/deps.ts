@@ -14,6 +14,7 @@ import { storageConfigOf } from '../storage';
 import type { TaskQueueName } from '../domain/taskQueues';
 import type { EnhanceAccessLimits } from '../services/generation/enhanceAccess';
 import type { SignInLimits } from './middleware/rateLimit';
+import type { HostResolver } from '../services/integrations/webhookTargets';
 
 /** What the API's routers may use. Each router takes only the parts it needs. */
 export interface AppDeps {
@@ -40,6 +41,8 @@ export interface AppDeps {
   listingReaders?: ListingReaders;
   /** The assembly chat's assistant; createChatProvider(config) (CHAT_PROVIDER) when absent. */
   chat?: ChatProvider;
+  /** How webhook endpoint host names are resolved for the target check (dns.lookup unless a test runs its own DNS server). */
+  webhookResolver?: HostResolver;
   /** Heartbeat interval of /api/events streams; 15 s unless a test wants it quicker. */
   eventStreamHeartbeatMs?: number;
   /**
