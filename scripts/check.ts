@@ -5,6 +5,7 @@
  * The database as `npm run admin` finds it (DATABASE_URL, else the embedded PostgreSQL of `npm start`), storage and
  * Temporal from the same settings as the app (STORAGE_BACKEND, STORAGE_DIR, S3_*, TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE).
  */
+import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../config/env';
 import { checkInvariants, INVARIANT_GRACE_MS, type InvariantDeps, type InvariantReport } from '../services/platform/invariants';
@@ -114,7 +115,8 @@ export async function checkCommand(argv: string[], open: (args: CheckArguments) 
 
 /** The installation's database, storage and (unless --no-temporal) Temporal, connected without registering anything. */
 async function openInstallation(args: CheckArguments): Promise<CheckTarget> {
-  const config = loadConfig();
+  // the check signs no links: a random key stands in where the installation's own is not in the environment
+  const config = loadConfig({ ...process.env, SIGNING_SECRET: process.env.SIGNING_SECRET || randomBytes(32).toString('hex') });
   const db = await openDatabase(process.env);
   let connection: Connection | null = null;
   try {
