@@ -86,6 +86,27 @@ export interface SubmitClipVideoInput {
   options: ClipJobOptions;
 }
 
+/** How the workflow follows a hosted provider's job: one look every `pollIntervalMs`, for at most `maxWaitMs`. */
+export interface ClipPolling {
+  pollIntervalMs: number;
+  maxWaitMs: number;
+}
+
+export interface SubmittedClipVideo {
+  providerJobId: string;
+  framing: ClipFraming | null;
+  /** Set for a hosted provider: the workflow waits on a timer between `checkClipVideo` looks. Absent: `awaitClipVideo` waits. */
+  polling?: ClipPolling;
+}
+
+/** One look at the provider's job (`checkClipVideo`): `done` once it is no longer queued or running. */
+export interface ClipVideoLook {
+  done: boolean;
+  /** The clip's progress for the render step (CLIP_PROGRESS.renderStart .. renderEnd). */
+  progress: number;
+  message: string;
+}
+
 export interface StoredClipVideo {
   /** In the clips bucket. */
   path: string;
@@ -189,6 +210,20 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
   const progressIntervalMs = options.progressIntervalMs ?? 1000;
 
   const exists = async (objectPath: string): Promise<boolean> => (await storage.objects.stat(CLIPS, objectPath)) !== null;
+  // a hosted job is followed by the workflow's timer (one look per activity); a local render happens inside `wait`
+  const polling: { polling?: ClipPolling } =
+    imageToVideo.pollIntervalMs !== undefined ? { polling: { pollIntervalMs: imageToVideo.pollIntervalMs, maxWaitMs: imageToVideo.maxWaitMs ?? 45 * 60 * 1000 } } : {};
+
+  /** Moves the row's render progress forward (never back) and tells the account's streams. */
+  const recordRenderProgress = async (jobId: string, progress: number, message: string): Promise<void> => {
+    const rows: JobEventRow[] = await knex('video_generation_jobs')
+      .where({ id: jobId })
+      .whereIn('status', CLIP_JOB_ACTIVE_STATUSES)
+      .where('progress', '<', progress)
+      .update({ progress, message, updated_at: knex.fn.now() })
+      .returning(JOB_EVENT_COLUMNS);
+    await Promise.all(rows.map((row) => publishEventQuietly(knex, row.user_id, clipJobEvent(row), logger)));
+  };
 
   /** A cancel does not wait for the long activities: they look before storing anything, so nothing lands after the clean-up. */
   const assertStillActive = async (jobId: string): Promise<void> => {
@@ -300,10 +335,10 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
      * Frames the source for the clip's aspect (crop or pad) and submits the provider job, once: the job id is
      * written to the row at once, and a retry that finds it there returns it without submitting again.
      */
-    async submitClipVideo(input: SubmitClipVideoInput): Promise<{ providerJobId: string; framing: ClipFraming | null }> {
+    async submitClipVideo(input: SubmitClipVideoInput): Promise<SubmittedClipVideo> {
       const row = (await knex('video_generation_jobs').where({ id: input.jobId }).first('provider_job_id')) as { provider_job_id: string | null } | undefined;
       if (!row) throw ApplicationFailure.create({ type: CLIP_ERROR_CODES.jobNotFound, message: `No video job ${input.jobId}`, nonRetryable: true });
-      if (row.provider_job_id) return { providerJobId: row.provider_job_id, framing: null };
+      if (row.provider_job_id) return { providerJobId: row.provider_job_id, framing: null, ...polling };
       try {
         // a working copy (a still needs no more than twice the clip's frame): the stored render is never changed,
         // and a 150 MB original is decoded in strips rather than read into memory whole
@@ -339,9 +374,26 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
           const stored = (await knex('video_generation_jobs').where({ id: input.jobId }).first('provider_job_id')) as { provider_job_id: string };
           await imageToVideo.cancel(providerJobId).catch(() => undefined);
           await imageToVideo.release(providerJobId).catch(() => undefined);
-          return { providerJobId: stored.provider_job_id, framing };
+          return { providerJobId: stored.provider_job_id, framing, ...polling };
         }
-        return { providerJobId, framing };
+        return { providerJobId, framing, ...polling };
+      } catch (error) {
+        throw toActivityFailure(error);
+      }
+    },
+
+    /**
+     * One look at a hosted provider's job, between the workflow's timers: the job row gets the render progress, the
+     * workflow the look. Holds an activity slot for one status call, not for the whole render.
+     */
+    async checkClipVideo(input: { jobId: string; providerJobId: string }): Promise<ClipVideoLook> {
+      try {
+        const status = await imageToVideo.status(input.providerJobId);
+        if (status.state !== 'queued' && status.state !== 'running') return { done: true, progress: renderProgress(status.progress), message: CLIP_MESSAGES.rendering };
+        const progress = renderProgress(status.progress);
+        const message = status.state === 'queued' ? `${CLIP_MESSAGES.rendering}: waiting in the queue` : CLIP_MESSAGES.rendering;
+        await recordRenderProgress(input.jobId, progress, message).catch((err: unknown) => logger.warn({ err, jobId: input.jobId }, 'could not record clip progress'));
+        return { done: false, progress, message };
       } catch (error) {
         throw toActivityFailure(error);
       }

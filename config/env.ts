@@ -57,6 +57,15 @@ export interface AppConfig {
   /** x264 preset of clips rendered here (local provider) and of watermarked previews. */
   /** Concurrent activities on the media queue per worker process (sharp/ffmpeg work). */
   mediaActivityConcurrency: number;
+  /** Concurrent activities on each other queue per worker process (WORKER_ACTIVITY_CONCURRENCY, 100: the SDK's default). */
+  workerActivityConcurrency: number;
+  /** Workflows each of the worker's queues keeps in its sticky cache (WORKFLOW_CACHE_SIZE); null: the SDK's default, from the heap size. */
+  workflowCacheSize: number | null;
+  /** The worker process's PostgreSQL pool (WORKER_DATABASE_POOL_MAX, 10). */
+  workerDatabasePoolMax: number;
+  /** Hosted (fal) status polls: of a clip, by the clip workflow's timer (FAL_VIDEO_POLL_INTERVAL_MS, 15000), and of an image job (FAL_IMAGE_POLL_INTERVAL_MS, 1000). */
+  falVideoPollIntervalMs: number;
+  falImagePollIntervalMs: number;
   /** Threads of the API process that read and build content listings (services/content/listingReaders.ts); 0: the API thread does. */
   listingReaderThreads: number;
   /** Worker: the image work of jobs (sharp, the local image provider) in a thread of its own (activities/imageThread.ts). */
@@ -336,6 +345,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     providerKind: provider,
     // local media work is CPU-bound: about two tasks per core; hosted jobs mostly wait on HTTP
     mediaActivityConcurrency: int(env.MEDIA_ACTIVITY_CONCURRENCY, provider === 'local' ? Math.max(2, os.cpus().length * 2) : 100),
+    workerActivityConcurrency: positiveInt('WORKER_ACTIVITY_CONCURRENCY', env.WORKER_ACTIVITY_CONCURRENCY, 100),
+    workflowCacheSize: env.WORKFLOW_CACHE_SIZE ? positiveInt('WORKFLOW_CACHE_SIZE', env.WORKFLOW_CACHE_SIZE, 1) : null,
+    workerDatabasePoolMax: positiveInt('WORKER_DATABASE_POOL_MAX', env.WORKER_DATABASE_POOL_MAX, 10),
+    falVideoPollIntervalMs: positiveInt('FAL_VIDEO_POLL_INTERVAL_MS', env.FAL_VIDEO_POLL_INTERVAL_MS, 15_000),
+    falImagePollIntervalMs: positiveInt('FAL_IMAGE_POLL_INTERVAL_MS', env.FAL_IMAGE_POLL_INTERVAL_MS, 1000),
     // a listing build is CPU work: one thread per core (the API thread mostly waits), none on a single core
     listingReaderThreads: readerThreads(env.LISTING_READER_THREADS),
     imageThread: onOff('IMAGE_THREAD', env.IMAGE_THREAD, true),

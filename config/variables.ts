@@ -400,6 +400,33 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         meaning: 'media-queue activities (sharp/ffmpeg) at once per worker process',
       },
       {
+        names: ['WORKER_ACTIVITY_CONCURRENCY'],
+        default: '`100`',
+        meaning:
+          'activities at once per worker process on each other task queue (the SDK\'s `maxConcurrentActivityTaskExecutions`): admissions, status looks at hosted jobs, ledger writes. A hosted clip waits on a workflow timer, not in a slot, so this bounds the short steps running at one moment, not the clips in flight ([Worker capacity](benchmarks.md#worker-capacity))',
+        loaded: { value: (c) => c.workerActivityConcurrency, is: 100 },
+      },
+      {
+        names: ['WORKFLOW_CACHE_SIZE'],
+        default: 'unset: the SDK\'s default from the heap size (about 600 per GiB of heap)',
+        meaning:
+          'workflows each task queue\'s worker keeps in memory between their tasks (`maxCachedWorkflows`); a workflow pushed out is replayed from its history at its next task, which costs CPU, not correctness. Set it at least to the jobs in flight per worker',
+        loaded: { value: (c) => c.workflowCacheSize, is: null },
+      },
+      {
+        names: ['WORKER_DATABASE_POOL_MAX'],
+        default: '`10`',
+        meaning: 'PostgreSQL connections of one worker process (its activities\' queries wait for a free one)',
+        loaded: { value: (c) => c.workerDatabasePoolMax, is: 10 },
+      },
+      {
+        names: ['FAL_VIDEO_POLL_INTERVAL_MS', 'FAL_IMAGE_POLL_INTERVAL_MS'],
+        default: '`15000` / `1000`',
+        meaning:
+          'with `AI_PROVIDER=fal`: how often a clip\'s job is looked at (a workflow timer between one-call activities) and an image job\'s (inside its activity). Shorter shows progress sooner and costs one status call, one activity and a few history events per look',
+        loaded: { value: (c) => [c.falVideoPollIntervalMs, c.falImagePollIntervalMs], is: [15000, 1000] },
+      },
+      {
         names: ['IMAGE_THREAD'],
         default: '`on`',
         meaning:

@@ -116,6 +116,14 @@ export interface VideoResult {
 }
 
 export interface ImageToVideoProvider {
+  /**
+   * Hosted providers only: how often to look at a submitted job (ms). The clip workflow then waits with a timer
+   * between one-look activities (`status`) and calls `wait` once the job is done, so a waiting clip holds no activity
+   * slot; without it (the local provider renders inside `wait`) the workflow waits inside `wait`.
+   */
+  readonly pollIntervalMs?: number;
+  /** With `pollIntervalMs`: the longest a job may take from its submission (ms), after which `wait` gives up. */
+  readonly maxWaitMs?: number;
   /** Starts a job and returns its handle. Cheap for the local provider, paid for hosted ones: call once per clip. */
   submit(request: VideoJobRequest): Promise<VideoJobHandle>;
   /** One look at the job, without waiting. */

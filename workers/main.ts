@@ -30,13 +30,18 @@ async function main(): Promise<void> {
   if (metricsServer || config.temporalMetricsPort !== null) {
     logger.info({ appMetrics: metricsServer?.url ?? null, temporalMetricsPort: config.temporalMetricsPort }, 'worker metrics listening');
   }
-  const knex = connectDatabase(config.databaseUrl);
+  const knex = connectDatabase(config.databaseUrl, { min: 0, max: config.workerDatabasePoolMax });
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   // image jobs' sharp work on a heap of its own (activities/imageThread.ts), started now rather than by the first job
   const imageThread = config.imageThread ? new ImageThread({ logger }) : null;
   imageThread?.start();
   try {
-    const providers = createProviders(config, { videoPreset: config.videoPreset, localImage: imageThread ?? undefined });
+    const providers = createProviders(config, {
+      videoPreset: config.videoPreset,
+      localImage: imageThread ?? undefined,
+      videoPollIntervalMs: config.falVideoPollIntervalMs,
+      imagePollIntervalMs: config.falImagePollIntervalMs,
+    });
     const activities = createActivities({ knex, config, logger, storage: createStorage(config), providers, imageWork: imageThread ?? undefined });
     // bundled once and shared, instead of once per queue; in a thread, so webpack leaves nothing on this heap
     const workflowBundle = await bundleWorkflowsInThread({
@@ -54,7 +59,10 @@ async function main(): Promise<void> {
           workflowBundle,
           activities,
           sinks: jobMetricsSinks(),
-          ...(taskQueue === TASK_QUEUES.media ? { maxConcurrentActivityTaskExecutions: config.mediaActivityConcurrency } : {}),
+          // a hosted clip waits on a workflow timer, not in a slot (workflows/clipGeneration.ts): the slots bound the
+          // activities that run at once, the cache the workflows kept in memory between their tasks (docs/benchmarks.md "Worker capacity")
+          maxConcurrentActivityTaskExecutions: taskQueue === TASK_QUEUES.media ? config.mediaActivityConcurrency : config.workerActivityConcurrency,
+          ...(config.workflowCacheSize !== null ? { maxCachedWorkflows: config.workflowCacheSize } : {}),
         }),
       ),
     );

@@ -5,7 +5,8 @@
  * abandoned child). A failure or a cancel before the hand-off releases the reservation.
  *
  * The state (status, progress, message, error, result) answers the status call through `clipJobStateQuery`;
- * the waiting activity reports render progress with `clipProgressSignal`. The provider's job id is kept in
+ * a hosted render is followed by the workflow itself (a timer between one-look activities), a local render's waiting
+ * activity reports its progress with `clipProgressSignal`. The provider's job id is kept in
  * the state, so a retried wait resumes the same job instead of paying for a second one.
  */
 import {
@@ -19,6 +20,7 @@ import {
   isCancellation,
   proxyActivities,
   setHandler,
+  sleep,
   startChild,
   uuid4,
   workflowInfo,
@@ -100,6 +102,13 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
     state.message = report.message;
   });
 
+  // one look at a hosted provider's job between two timers: a status call, so short, and not on the media queue's
+  // slots, which bound the ffmpeg work
+  const { checkClipVideo } = proxyActivities<Activities>({
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', maximumAttempts: 10 },
+  });
+
   // the render and the ffmpeg work: long, heartbeating, on the media queue
   const { awaitClipVideo } = proxyActivities<Activities>({
     taskQueue: input.queues.media,
@@ -137,9 +146,26 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
     state.status = 'processing';
     await step(CLIP_PROGRESS.preparing, CLIP_MESSAGES.preparing);
 
-    const { providerJobId } = await submitClipVideo({ jobId: input.jobId, userId: input.userId, source: input.source, options: input.options });
+    const { providerJobId, polling } = await submitClipVideo({ jobId: input.jobId, userId: input.userId, source: input.source, options: input.options });
     state.providerJobId = providerJobId;
     await step(CLIP_PROGRESS.submitted, CLIP_MESSAGES.rendering);
+
+    if (polling) {
+      // a hosted render is waiting, not work: a timer between short looks, so a waiting clip holds no activity slot
+      // and a worker carries as many as its workflow cache holds. The wait below then finds the job done and fetches
+      // it; past the longest wait it is the one that gives up. (A run from before this had no `polling` in the
+      // submit's result and replays into the wait as it did.)
+      const giveUpAt = Date.now() + polling.maxWaitMs;
+      for (;;) {
+        const look = await checkClipVideo({ jobId: input.jobId, providerJobId });
+        if (state.status === 'processing' && look.progress > state.progress && look.progress <= CLIP_PROGRESS.renderEnd) {
+          state.progress = look.progress;
+          state.message = look.message;
+        }
+        if (look.done || Date.now() >= giveUpAt) break;
+        await sleep(Math.min(polling.pollIntervalMs, Math.max(1, giveUpAt - Date.now())));
+      }
+    }
 
     const video = await awaitClipVideo({ jobId: input.jobId, userId: input.userId, providerJobId });
     await step(CLIP_PROGRESS.stored, CLIP_MESSAGES.finishing);

@@ -145,11 +145,17 @@ export function decodeFalJobId(jobId: string): FalJob {
 }
 
 export class FalImageToVideoProvider implements ImageToVideoProvider {
+  readonly pollIntervalMs: number;
+  readonly maxWaitMs: number;
+
   constructor(
     private readonly client: FalQueueClient,
     private readonly model: string,
     private readonly options: FalVideoOptions,
-  ) {}
+  ) {
+    this.pollIntervalMs = options.pollIntervalMs;
+    this.maxWaitMs = options.maxWaitMs;
+  }
 
   async submit(request: VideoJobRequest): Promise<VideoJobHandle> {
     checkVideoJobRequest(request);

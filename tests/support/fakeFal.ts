@@ -9,6 +9,12 @@
  * image edit inverts the image, the upscale resizes it, the video model serves an MP4 made with ffmpeg, and the
  * vision language model (any-llm/vision: { model, system_prompt, prompt, image_urls } -> { output }) names the size of
  * every image it was given before the prompt.
+ *
+ * Latency mode (`latency`, the capacity benchmark's provider): instead of one status step per poll, each job takes a
+ * time drawn from its kind's range (clips `clipMs`, every other kind `imageMs`) by a seeded generator, one draw per
+ * submission in order, so a seed gives the same durations every run. Meanwhile the status polls answer as fal's do:
+ * IN_QUEUE (with a falling queue position) for the first `queuedShare` of it, then IN_PROGRESS with a log line naming
+ * the percentage done, then COMPLETED. `now` replaces the clock (tests).
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -39,6 +45,54 @@ export interface FakeFalJob {
   statusPolls: number;
   cancelled: boolean;
   completed: boolean;
+  /** Latency mode: when it was submitted (the fake's clock, ms) and how long it takes. */
+  submittedAt: number;
+  durationMs: number | null;
+}
+
+/** Ranges are [least, most] in ms; a job's time is drawn uniformly in its kind's range. */
+export interface FakeFalLatency {
+  clipMs: readonly [number, number];
+  imageMs: readonly [number, number];
+  seed: number;
+  /** Share of a job's time it reads IN_QUEUE before IN_PROGRESS (0.1). */
+  queuedShare?: number;
+}
+
+/** The clip the video model serves (ffmpeg's testsrc2): 320 x 180, 5 s unless set. */
+export interface FakeFalVideo {
+  width: number;
+  height: number;
+  seconds: number;
+}
+
+/** mulberry32: a small seeded generator of uniform numbers in [0, 1), the same sequence for the same seed. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A whole number of ms in [least, most], from one draw of `random`. */
+export function drawLatency(random: () => number, [least, most]: readonly [number, number]): number {
+  if (!(least >= 0) || !(most >= least)) throw new Error(`latency range [${least}, ${most}] is not a range of ms`);
+  return Math.round(least + random() * (most - least));
+}
+
+export type FakeFalPhase = { status: 'IN_QUEUE'; queuePosition: number } | { status: 'IN_PROGRESS'; percent: number } | { status: 'COMPLETED' };
+
+/** Where a job of `durationMs` stands `elapsedMs` after its submission, in latency mode. */
+export function latencyPhase(elapsedMs: number, durationMs: number, queuedShare = 0.1): FakeFalPhase {
+  if (elapsedMs >= durationMs) return { status: 'COMPLETED' };
+  const queuedMs = durationMs * queuedShare;
+  // one position per tenth of the queued time left
+  if (elapsedMs < queuedMs) return { status: 'IN_QUEUE', queuePosition: Math.ceil(((queuedMs - elapsedMs) / Math.max(1, queuedMs)) * 10) };
+  return { status: 'IN_PROGRESS', percent: Math.min(99, Math.floor(((elapsedMs - queuedMs) / Math.max(1, durationMs - queuedMs)) * 100)) };
 }
 
 export interface FakeFalRequestLog {
@@ -52,6 +106,8 @@ export interface FakeFal {
   baseUrl: string;
   apiKey: string;
   jobs: FakeFalJob[];
+  /** Status polls answered so far (all jobs). */
+  statusPolls(): number;
   log: FakeFalRequestLog[];
   close(): Promise<void>;
 }
@@ -64,9 +120,26 @@ function decodeDataUri(value: unknown): Buffer | null {
   return match ? Buffer.from(match[1], 'base64') : null;
 }
 
-export async function startFakeFal(options: { apiKey: string; models: Record<string, FakeFalModel> }): Promise<FakeFal> {
+export interface FakeFalOptions {
+  apiKey: string;
+  models: Record<string, FakeFalModel>;
+  latency?: FakeFalLatency;
+  video?: FakeFalVideo;
+  /** false: a video job's input keeps its keys but not its (data URI) values, for runs of thousands of jobs. */
+  keepVideoInputs?: boolean;
+  /** No request log (runs of thousands of jobs). */
+  quiet?: boolean;
+  now?: () => number;
+}
+
+export async function startFakeFal(options: FakeFalOptions): Promise<FakeFal> {
+  const now = options.now ?? Date.now;
+  const random = options.latency ? seededRandom(options.latency.seed) : null;
+  const videoSpec = options.video ?? { width: 320, height: 180, seconds: 5 };
   const files = new Map<string, { data: Buffer; type: string }>();
   const jobs: FakeFalJob[] = [];
+  const byId = new Map<string, FakeFalJob>();
+  let polls = 0;
   const log: FakeFalRequestLog[] = [];
   const hanging = new Set<http.ServerResponse>();
   const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'fake-fal-'));
@@ -76,7 +149,8 @@ export async function startFakeFal(options: { apiKey: string; models: Record<str
   const makeVideo = () => {
     video ??= (async () => {
       const file = path.join(scratch, 'clip.mp4');
-      await execFileAsync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=s=320x180:r=30', '-t', '5', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', file]);
+      const size = `${videoSpec.width}x${videoSpec.height}`;
+      await execFileAsync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=s=${size}:r=30`, '-t', String(videoSpec.seconds), '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', file]);
       return fs.readFile(file);
     })();
     return video;
@@ -118,7 +192,7 @@ export async function startFakeFal(options: { apiKey: string; models: Record<str
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://fake');
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-      log.push({ method: req.method ?? '', path: url.pathname, authorization: req.headers.authorization, status });
+      if (!options.quiet) log.push({ method: req.method ?? '', path: url.pathname, authorization: req.headers.authorization, status });
       res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
       res.end(JSON.stringify(body));
     };
@@ -129,7 +203,7 @@ export async function startFakeFal(options: { apiKey: string; models: Record<str
         if (req.method === 'GET' && url.pathname.startsWith('/files/')) {
           const file = files.get(url.pathname.slice('/files/'.length));
           if (!file) return send(404, { detail: 'Not found' });
-          log.push({ method: 'GET', path: url.pathname, authorization: req.headers.authorization, status: 200 });
+          if (!options.quiet) log.push({ method: 'GET', path: url.pathname, authorization: req.headers.authorization, status: 200 });
           res.writeHead(200, { 'Content-Type': file.type, 'Content-Length': String(file.data.length) });
           res.end(file.data);
           return;
@@ -150,14 +224,19 @@ export async function startFakeFal(options: { apiKey: string; models: Record<str
           } catch {
             return send(422, { detail: [{ loc: ['body'], msg: 'Invalid JSON', type: 'value_error' }] });
           }
-          const job: FakeFalJob = { requestId: randomUUID(), model, app: parts.slice(0, 2).join('/'), input, statusPolls: 0, cancelled: false, completed: false };
+          if (spec.kind === 'video' && options.keepVideoInputs === false) input = Object.fromEntries(Object.keys(input).map((key) => [key, typeof input[key] === 'string' ? `(${(input[key] as string).length} characters)` : input[key]]));
+          const range = spec.kind === 'video' ? options.latency?.clipMs : options.latency?.imageMs;
+          const durationMs = random && range ? drawLatency(random, range) : null;
+          const job: FakeFalJob = { requestId: randomUUID(), model, app: parts.slice(0, 2).join('/'), input, statusPolls: 0, cancelled: false, completed: false, submittedAt: now(), durationMs };
           jobs.push(job);
+          byId.set(job.requestId, job);
           const base = `${baseUrl}/${job.app}/requests/${job.requestId}`;
           return send(200, { status: 'IN_QUEUE', request_id: job.requestId, response_url: base, status_url: `${base}/status`, cancel_url: `${base}/cancel`, queue_position: spec.queuedPolls ?? 1 });
         }
 
         const app = parts.slice(0, at).join('/');
-        const job = jobs.find((j) => j.requestId === parts[at + 1] && j.app === app);
+        const found = byId.get(parts[at + 1] ?? '');
+        const job = found && found.app === app ? found : undefined;
         if (!job) return send(404, { detail: 'Request not found' });
         const spec = options.models[job.model];
         const action = parts[at + 2];
@@ -171,11 +250,23 @@ export async function startFakeFal(options: { apiKey: string; models: Record<str
             return;
           }
           job.statusPolls += 1;
+          polls += 1;
           const n = job.statusPolls;
           const base = { request_id: job.requestId, response_url: `${baseUrl}/${app}/requests/${job.requestId}`, status_url: `${baseUrl}/${app}/requests/${job.requestId}/status`, cancel_url: `${baseUrl}/${app}/requests/${job.requestId}/cancel` };
           if (job.cancelled) {
             job.completed = true;
             return send(200, { ...base, status: 'COMPLETED', logs: [], error: 'Request was cancelled', error_type: 'request_cancelled' });
+          }
+          if (job.durationMs !== null) {
+            const phase = latencyPhase(now() - job.submittedAt, job.durationMs, options.latency?.queuedShare);
+            if (phase.status === 'IN_QUEUE') return send(202, { ...base, status: 'IN_QUEUE', queue_position: phase.queuePosition });
+            if (phase.status === 'IN_PROGRESS' || spec.behaviour === 'never-complete') {
+              const pct = phase.status === 'IN_PROGRESS' ? phase.percent : 99;
+              const logs = url.searchParams.get('logs') === '1' ? [{ message: `${pct}% done`, level: 'INFO', timestamp: new Date(now()).toISOString() }] : [];
+              return send(202, { ...base, status: 'IN_PROGRESS', logs });
+            }
+            job.completed = true;
+            return send(200, { ...base, status: 'COMPLETED', logs: [], metrics: { inference_time: job.durationMs / 1000 } });
           }
           if (n <= queued) return send(202, { ...base, status: 'IN_QUEUE', queue_position: queued - n });
           if (n <= queued + running || spec.behaviour === 'never-complete') {
@@ -210,6 +301,7 @@ export async function startFakeFal(options: { apiKey: string; models: Record<str
     apiKey: options.apiKey,
     jobs,
     log,
+    statusPolls: () => polls,
     close: async () => {
       for (const res of hanging) res.destroy();
       server.closeAllConnections();
