@@ -7,6 +7,8 @@
 import type Router from '@koa/router';
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import { TOKEN_SCOPES } from '../../domain/accessTokens';
+import { tokenRule } from '../tokenScopes';
 import { errorBody, openApiPath, pathParamNames, routeDocsOf, type ResponseDoc, type RouteDoc } from './describe';
 
 export const OPENAPI_PATH = '/api/openapi.json';
@@ -15,7 +17,7 @@ export const DOCS_PATH = '/api/docs';
 const COMMON: Record<number, string> = {
   400: 'The request is not valid: the message says which field and why',
   401: 'No valid session (Bearer token or session cookie)',
-  403: 'Not allowed: another user\'s id, a role this user lacks, or a cookie-authenticated write from another site',
+  403: "Not allowed: another user's id, a role this user lacks, an access token without the route's scope (TOKEN_SCOPE_MISSING) or one no token may use (TOKEN_NOT_ALLOWED), or a cookie-authenticated write from another site",
   404: 'No such item for this user',
   413: 'The body is too large',
   503: "The database is unavailable right now (a statement timed out: 'Query timeout after <ms>ms', or a circuit breaker is open); try again after Retry-After seconds",
@@ -68,6 +70,10 @@ function routeConfig(doc: RouteDoc): RouteConfig {
   }
   for (const [status, value] of Object.entries(doc.responses)) responses[status] = responseConfig(value, Number(status) < 300 ? 'Success' : 'Refused');
   const secured = doc.access === 'session' || doc.access === 'admin';
+  // a route a personal access token may call names the token's scope it needs (api/tokenScopes.ts decides)
+  const token = tokenRule(doc);
+  const tokenScope = token.kind === 'scope' ? token.scope : null;
+  const security: Array<Record<string, string[]>> = secured ? [...(tokenScope ? [{ accessToken: [tokenScope] }] : []), { bearerAuth: [] }, { sessionCookie: [] }] : [];
   return {
     method: doc.method,
     path: openApiPath(doc.path),
@@ -75,10 +81,12 @@ function routeConfig(doc: RouteDoc): RouteConfig {
     summary: doc.summary,
     description: doc.description,
     tags: [doc.tag],
-    security: secured ? [{ bearerAuth: [] }, { sessionCookie: [] }] : [],
+    security,
     request,
     responses,
     ...(doc.workspace ? { 'x-workspace-action': doc.workspace } : {}),
+    // the scope an access token needs, or null: no token may call it (a session must)
+    ...(secured ? { 'x-token-scope': tokenScope } : {}),
   };
 }
 
@@ -120,7 +128,17 @@ export function buildOpenApiDocument(routers: readonly Router[], options: { vers
   registry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',
-    description: 'The `token` of a sign-in or sign-up answer, as `Authorization: Bearer <token>`',
+    description: 'The session `token` of a sign-in or sign-up answer, as `Authorization: Bearer <token>`',
+  });
+  registry.registerComponent('securitySchemes', 'accessToken', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'rs_pat_<43 characters>',
+    description:
+      'A personal access token (Account -> Security, or POST /api/account/tokens), as `Authorization: Bearer rs_pat_...`. ' +
+      `It acts as its user in their workspaces, limited by its scopes (${TOKEN_SCOPES.map((s) => `\`${s}\``).join(', ')}): each operation names ` +
+      'the one it needs (`x-token-scope`; null: no token may call it). A call outside the scopes is 403 TOKEN_SCOPE_MISSING naming the scope; ' +
+      'an invalid, expired or revoked token is 401. No CSRF check applies to it.',
   });
   registry.registerComponent('securitySchemes', 'sessionCookie', {
     type: 'apiKey',

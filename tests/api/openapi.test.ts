@@ -73,11 +73,42 @@ describe('the API document', () => {
         expect.objectContaining({ name: 'source', in: 'path', schema: expect.objectContaining({ enum: ['renders', 'images', 'clips', 'compiled_videos', 'generated_content'] }) }),
       ]),
     );
-    expect(rename.security).toEqual([{ bearerAuth: [] }, { sessionCookie: [] }]);
+    expect(rename.security).toEqual([{ accessToken: ['generate'] }, { bearerAuth: [] }, { sessionCookie: [] }]);
+    expect(rename['x-token-scope']).toBe('generate');
     const timeout = doc.paths['/api/projects/list'].get.responses['503'];
     expect(timeout.description).toContain('Query timeout after <ms>ms');
     expect(doc.paths['/api/upload/renders'].post.requestBody.content['multipart/form-data'].schema.properties.file).toMatchObject({ format: 'binary' });
     expect(doc.paths['/api/stripe/webhook'].post.responses['400'].description).toContain('signature');
+  });
+});
+
+describe('personal access tokens in the document', () => {
+  it('declares the access token scheme beside the session ones, and each operation the scope a token needs (null: none may)', async () => {
+    const { body: doc } = await request<any>(server.baseUrl, '/api/openapi.json');
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['accessToken', 'bearerAuth', 'sessionCookie']);
+    expect(doc.components.securitySchemes.accessToken).toMatchObject({ type: 'http', scheme: 'bearer' });
+    const op = (path: string, method: string) => doc.paths[path][method];
+    expect(op('/api/projects/list', 'get')['x-token-scope']).toBe('read');
+    expect(op('/api/approvals/approve', 'post').security).toEqual([{ accessToken: ['approve'] }, { bearerAuth: [] }, { sessionCookie: [] }]);
+    expect(op('/api/stripe/purchases', 'get')['x-token-scope']).toBe('billing:read');
+    expect(op('/api/profile', 'get')['x-token-scope']).toBe('read');
+    for (const [path, method] of [
+      ['/api/stripe/create-checkout-session', 'post'],
+      ['/api/workspaces/{id}/invitations', 'post'],
+      ['/api/workspaces/{id}', 'delete'],
+      ['/api/account/tokens', 'get'],
+      ['/api/account/tokens', 'post'],
+      ['/api/profile', 'patch'],
+      ['/api/admin/users', 'get'],
+    ]) {
+      expect({ path, method, scope: op(path, method)['x-token-scope'], security: op(path, method).security }).toEqual({
+        path,
+        method,
+        scope: null,
+        security: [{ bearerAuth: [] }, { sessionCookie: [] }],
+      });
+    }
+    expect(op('/api/auth/signin', 'post')).not.toHaveProperty('x-token-scope');
   });
 });
 
