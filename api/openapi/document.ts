@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { TOKEN_SCOPES } from '../../domain/accessTokens';
 import { tokenRule } from '../tokenScopes';
 import { errorBody, openApiPath, pathParamNames, routeDocsOf, type ResponseDoc, type RouteDoc } from './describe';
+import { registerWebhookEvents } from './webhooks';
 
 export const OPENAPI_PATH = '/api/openapi.json';
 export const DOCS_PATH = '/api/docs';
@@ -147,6 +148,8 @@ export function buildOpenApiDocument(routers: readonly Router[], options: { vers
     description: 'The httpOnly session cookie a sign-in sets (`__Host-rs_session` when PUBLIC_URL is https); writes with it must come from the app itself (CSRF)',
   });
   for (const router of routers) for (const doc of routeDocsOf(router)) registry.registerPath(routeConfig(doc));
+  // the events the workspace's webhook endpoints receive (OpenAPI 3.1 `webhooks`)
+  registerWebhookEvents(registry);
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
