@@ -10,6 +10,7 @@ import { createOnboardingActivities } from './onboarding';
 import { createPaymentRefundActivities } from './paymentRefund';
 import { createRenderThumbnailActivities } from './renderThumbnails';
 import { createStorageSweepActivities } from './storageSweep';
+import { createWebhookDeliveryActivities } from './webhookDelivery';
 
 export type { ActivityDeps } from './deps';
 
@@ -30,6 +31,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createRenderThumbnailActivities(deps),
     ...createStorageSweepActivities(deps),
     ...createPaymentRefundActivities(deps),
+    ...createWebhookDeliveryActivities(deps),
   };
 }
 

@@ -14,7 +14,9 @@ export type RealtimeEvent =
   | { kind: 'credits' }
   | { kind: 'content'; change: 'added' | 'updated' | 'removed'; contentKind: ContentKind; projectId?: string; itemId?: string }
   /** the workspace's members, roles, invitations or name changed (the Members page and the switcher re-read) */
-  | { kind: 'workspace'; change: 'members' | 'invitations' | 'renamed'; workspaceId: string };
+  | { kind: 'workspace'; change: 'members' | 'invitations' | 'renamed'; workspaceId: string }
+  /** an endpoint's delivery log changed (an attempt was recorded), or the endpoint was disabled for failing (410, 3 days) */
+  | { kind: 'webhook'; change: 'deliveries' | 'disabled'; workspaceId: string; endpointId: string };
 
 export type RealtimeEventKind = RealtimeEvent['kind'];
 

@@ -13,6 +13,8 @@ export const TASK_QUEUES = {
   approvals: 'render-studio-approvals',
   /** Data exports (streaming a user's files into a zip) and account deletions: long I/O, apart from generation. */
   accountData: 'render-studio-account-data',
+  /** Webhook deliveries: one workflow per endpoint, its sends (mostly waiting on receivers) and the log's pruning. */
+  webhooks: 'render-studio-webhooks',
 } as const;
 
 export type TaskQueueName = keyof typeof TASK_QUEUES;

@@ -12,6 +12,8 @@ import { logger } from '../config/logger';
 import { connectDatabase } from '../db/connection';
 import { createProviders } from '../providers';
 import { ensureStorageMaintenanceSchedule } from '../services/content/renderThumbnailJobs';
+import { webhookDeliverySettings } from '../services/integrations/webhookDeliverySettings';
+import { ensureWebhookPruneSchedule, startWebhookRelay } from '../services/integrations/webhookRelay';
 import { createStorage } from '../storage';
 import { JOB_METRICS_INTERCEPTOR_MODULE, jobMetricsSinks, startWorkerMetricsServer, temporalTelemetryOptions } from './metrics';
 import { TASK_QUEUES } from '../domain/taskQueues';
@@ -68,10 +70,16 @@ async function main(): Promise<void> {
     );
     logger.info({ taskQueues: Object.values(TASK_QUEUES), address: config.temporalAddress, imageThread: config.imageThread }, 'worker running');
     // the hourly storage maintenance (missing thumbnails, objects without a row), and one run now
-    ensureStorageMaintenanceSchedule(new Client({ connection, namespace: config.temporalNamespace })).catch((err: unknown) =>
-      logger.warn({ err }, 'could not create or trigger the storage maintenance schedule'),
-    );
-    await Promise.all(workers.map((worker) => worker.run()));
+    const client = new Client({ connection, namespace: config.temporalNamespace });
+    ensureStorageMaintenanceSchedule(client).catch((err: unknown) => logger.warn({ err }, 'could not create or trigger the storage maintenance schedule'));
+    // webhook deliveries: the outbox's new rows to their endpoint's workflow, and the daily pruning of the log
+    const webhookRelay = startWebhookRelay({ knex, databaseUrl: config.databaseUrl, client, settings: webhookDeliverySettings(), logger });
+    ensureWebhookPruneSchedule(client).catch((err: unknown) => logger.warn({ err }, 'could not create the webhook log prune schedule'));
+    try {
+      await Promise.all(workers.map((worker) => worker.run()));
+    } finally {
+      await webhookRelay.close();
+    }
     logger.info('worker stopped');
   } finally {
     await imageThread?.close();

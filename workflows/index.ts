@@ -10,3 +10,4 @@ export * from './assembly';
 export * from './renderThumbnail';
 export * from './storageMaintenance';
 export * from './paymentRefund';
+export * from './webhookDelivery';
