@@ -180,6 +180,8 @@ export async function resolveWebhookTarget(raw: string, policy: WebhookTargetPol
   const developmentLoopback = policy.nodeEnv !== 'production' && namesLoopback(url);
   let addresses: ResolvedAddress[];
   if (net.isIP(host)) addresses = [{ address: host, family: net.isIPv6(host) ? 6 : 4 }];
+  // RFC 6761: localhost is loopback whatever a resolver says
+  else if (host.toLowerCase() === 'localhost' || host.toLowerCase().endsWith('.localhost')) addresses = [{ address: '127.0.0.1', family: 4 }];
   else {
     try {
       addresses = await resolve(host);
