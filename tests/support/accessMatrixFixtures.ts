@@ -2,7 +2,7 @@
  * The access-matrix test's world: one user per role (owner, admin, member, viewer) and a non-member, and team
  * workspaces holding one resource of every kind (project, render, image, clip, compiled video, older generated item,
  * lineage, assembly chat, pending approval with its reservation, clip / image-edit / assembly / draft jobs, draft with
- * images, purchase, resumable upload, invitation, data export), with their files stored; plus the snapshot that
+ * images, purchase, resumable upload, invitation, data export, webhook endpoint with a delivery), with their files stored; plus the snapshot that
  * proves a refused call changed nothing (every table's rows, the workspace's ledger and balance, every stored file).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
@@ -43,6 +43,9 @@ export interface MatrixResources {
   uploadId: string;
   invitationId: string;
   exportId: string;
+  /** a webhook endpoint with one delivered event (its delivery and attempt in the log) */
+  webhookEndpointId: string;
+  webhookDeliveryId: string;
   /** a member who never calls: the one member management calls act on (a caller naming themselves would be leaving) */
   targetUserId: string;
 }
@@ -246,6 +249,17 @@ export async function createMatrixWorkspace(
     .insert({ user_id: workspaceId, sequence: 1, workflow_id: `export-${workspaceId}-1`, status: 'completed', progress: 100 })
     .returning('id');
 
+  const [{ id: webhookEndpointId }] = await knex('webhook_endpoints')
+    .insert({ workspace_id: workspaceId, url: 'http://127.0.0.1:9/matrix', event_types: ['job.completed'], secret: `whsec_${randomBytes(32).toString('base64')}`, created_by: owner.id })
+    .returning('id');
+  const [{ id: webhookEventId }] = await knex('webhook_events')
+    .insert({ workspace_id: workspaceId, type: 'job.completed', resource_id: clipJobId, payload: JSON.stringify({ type: 'job.completed', version: 1, timestamp: new Date().toISOString(), data: {} }) })
+    .returning('id');
+  const [{ id: webhookDeliveryId }] = await knex('webhook_deliveries')
+    .insert({ endpoint_id: webhookEndpointId, event_id: webhookEventId, status: 'succeeded', attempts: 1, last_status_code: 200, last_latency_ms: 12, delivered_at: knex.fn.now() })
+    .returning('id');
+  await knex('webhook_delivery_attempts').insert({ delivery_id: webhookDeliveryId, status_code: 200, latency_ms: 12, request_body: '{}', response_body: 'ok' });
+
   return {
     workspaceId,
     projectId,
@@ -267,6 +281,8 @@ export async function createMatrixWorkspace(
     uploadId,
     invitationId,
     exportId,
+    webhookEndpointId,
+    webhookDeliveryId,
     targetUserId: users.target.id,
   };
 }

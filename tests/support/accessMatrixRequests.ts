@@ -54,6 +54,8 @@ export const VALUES: Record<string, Filler> = {
   userId: ref((r) => r.targetUserId),
   invitationId: ref((r) => r.invitationId),
   exportId: ref((r) => r.exportId),
+  endpointId: ref((r) => r.webhookEndpointId),
+  deliveryId: ref((r) => r.webhookDeliveryId),
   // body and query fields
   projectId: ref((r) => r.projectId),
   approvalId: ref((r) => r.approvalId),
