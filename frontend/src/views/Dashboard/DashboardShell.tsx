@@ -29,6 +29,7 @@ const VideoAssemblyView = lazy(() => import('../VideoAssembly/VideoAssemblyView'
 const EnhanceRendersView = lazy(() => import('../EnhanceRenders/EnhanceRendersView').then((m) => ({ default: m.EnhanceRendersView })));
 const ActivityView = lazy(() => import('../Activity/ActivityView').then((m) => ({ default: m.ActivityView })));
 const MembersView = lazy(() => import('../Members/MembersView').then((m) => ({ default: m.MembersView })));
+const WebhooksView = lazy(() => import('../Webhooks/WebhooksView').then((m) => ({ default: m.WebhooksView })));
 
 /** Views that only make things: a role without their action (a viewer) gets the reason instead (the server refuses anyway). */
 const VIEW_ACTION: Partial<Record<DashboardView, { action: WorkspaceAction; title: string; what: string }>> = {
@@ -36,6 +37,7 @@ const VIEW_ACTION: Partial<Record<DashboardView, { action: WorkspaceAction; titl
   'image-generation': { action: 'generate', title: 'Enhanced AI Editor', what: 'generate images' },
   'video-assembly': { action: 'assemble', title: 'Video Assembly', what: 'assemble videos' },
   'enhance-set': { action: 'generate', title: 'Enhance Renders', what: 'use Enhance Renders' },
+  webhooks: { action: 'webhooks', title: 'Webhooks', what: 'manage webhooks' },
 };
 
 /** A link to a workspace the user is no member of (never was, left, or was removed). */
@@ -130,6 +132,7 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
           {!refused && view === 'enhance-set' && <EnhanceRendersView />}
           {!refused && view === 'admin' && <AdminView />}
           {!refused && view === 'members' && <MembersView user={user} />}
+          {!refused && view === 'webhooks' && <WebhooksView />}
         </Suspense>
       </main>
     </div>

@@ -85,6 +85,20 @@ export function Sidebar({ id, user, onNavigate }: { id: string; user: User; onNa
               <Icon name="users" />
               <span className="nav-label">Members</span>
             </button>
+            {roleKnown && allows('webhooks') && (
+              <button
+                type="button"
+                className="nav-item"
+                aria-current={view === 'webhooks' && !unknownView ? 'page' : undefined}
+                onClick={() => {
+                  onNavigate?.();
+                  setView('webhooks');
+                }}
+              >
+                <Icon name="send" />
+                <span className="nav-label">Webhooks</span>
+              </button>
+            )}
           </nav>
         )}
       </div>

@@ -1,0 +1,84 @@
+import type { WebhookEndpointView } from '../../../domain/webhookEndpoints';
+import type { WebhookEventType } from '../../../domain/webhooks';
+import { api } from './client';
+
+export type { WebhookEndpointView };
+
+/** One event sent to one endpoint (GET .../deliveries): its state, attempts, last answer and next retry. */
+export interface WebhookDelivery {
+  id: string;
+  eventId: string;
+  eventType: string;
+  resourceId: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempts: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  lastLatencyMs: number | null;
+  nextAttemptAt: string | null;
+  createdAt: string;
+  deliveredAt: string | null;
+  /** cut to a few KB */
+  requestBody: string | null;
+  responseBody: string | null;
+}
+
+export interface WebhookAttempt {
+  attemptedAt: string;
+  statusCode: number | null;
+  error: string | null;
+  latencyMs: number | null;
+  requestBody: string | null;
+  responseBody: string | null;
+}
+
+export interface EndpointInput {
+  url: string;
+  description: string;
+  eventTypes: WebhookEventType[];
+}
+
+const path = (workspaceId: string, ...rest: string[]) => ['workspaces', encodeURIComponent(workspaceId), 'webhooks', ...rest.map(encodeURIComponent)].join('/');
+
+export async function fetchEndpoints(workspaceId: string): Promise<WebhookEndpointView[]> {
+  const body = await api.get(path(workspaceId)).json<{ success: true; endpoints: WebhookEndpointView[] }>();
+  return body.endpoints;
+}
+
+/** Registers an endpoint; the secret is answered this once. */
+export async function createEndpoint(workspaceId: string, input: EndpointInput): Promise<{ endpoint: WebhookEndpointView; secret: string }> {
+  return api.post(path(workspaceId), { json: input }).json<{ success: true; endpoint: WebhookEndpointView; secret: string }>();
+}
+
+export async function updateEndpoint(workspaceId: string, endpointId: string, changes: Partial<EndpointInput> & { enabled?: boolean }): Promise<WebhookEndpointView> {
+  const body = await api.patch(path(workspaceId, endpointId), { json: changes }).json<{ success: true; endpoint: WebhookEndpointView }>();
+  return body.endpoint;
+}
+
+export async function deleteEndpoint(workspaceId: string, endpointId: string): Promise<void> {
+  await api.delete(path(workspaceId, endpointId));
+}
+
+export async function rotateEndpointSecret(workspaceId: string, endpointId: string): Promise<{ secret: string; previousSecretExpiresAt: string }> {
+  return api.post(path(workspaceId, endpointId, 'rotate-secret')).json<{ success: true; secret: string; previousSecretExpiresAt: string }>();
+}
+
+export async function fetchDeliveries(workspaceId: string, endpointId: string, cursor?: string | null): Promise<{ deliveries: WebhookDelivery[]; nextCursor: string | null }> {
+  const searchParams = cursor ? { cursor } : undefined;
+  return api.get(path(workspaceId, endpointId, 'deliveries'), { searchParams }).json<{ success: true; deliveries: WebhookDelivery[]; nextCursor: string | null }>();
+}
+
+export async function fetchDelivery(workspaceId: string, endpointId: string, deliveryId: string): Promise<{ delivery: WebhookDelivery; attempts: WebhookAttempt[] }> {
+  return api.get(path(workspaceId, endpointId, 'deliveries', deliveryId)).json<{ success: true; delivery: WebhookDelivery; attempts: WebhookAttempt[] }>();
+}
+
+/** "Send again": a new delivery of the same event (same webhook-id). */
+export async function redeliver(workspaceId: string, endpointId: string, deliveryId: string): Promise<WebhookDelivery> {
+  const body = await api.post(path(workspaceId, endpointId, 'deliveries', deliveryId, 'redeliver')).json<{ success: true; delivery: WebhookDelivery }>();
+  return body.delivery;
+}
+
+export async function sendTestEvent(workspaceId: string, endpointId: string): Promise<WebhookDelivery> {
+  const body = await api.post(path(workspaceId, endpointId, 'test')).json<{ success: true; delivery: WebhookDelivery }>();
+  return body.delivery;
+}
