@@ -205,6 +205,15 @@ export class SignInLimiter {
     const l = await this.ready();
     const now = await l.ip.get(ip);
     if (isOver(now, l.ip.points)) throw tooManyAttempts(now.msBeforeNext);
+    // its failures used every point: this attempt is the one over the budget, as a sign-in's would be, and sets the block
+    if (now !== null && now.consumedPoints >= l.ip.points) {
+      try {
+        await l.ip.consume(ip);
+      } catch (err) {
+        if (err instanceof RateLimiterRes) throw tooManyAttempts(err.msBeforeNext);
+        throw err;
+      }
+    }
   }
 
   /** A bad access token spends one of the address's points, as a failed sign-in does. */
