@@ -54,6 +54,9 @@ export function createWebhookDeliveryActivities(
       }
 
       let answer: { status: number | null; body: string; error: string | null; latencyMs: number };
+      // a worker that dies mid-send is noticed by the missed heartbeats, and the send retried on another worker
+      const context = Context.current();
+      const heartbeat = setInterval(() => context.heartbeat(), 5000);
       try {
         const target = await resolveWebhookTarget(endpoint.url, policy);
         const headers = signWebhook({ secrets: signingSecrets(endpoint), messageId: delivery.eventId, at: new Date(), body: delivery.body });
@@ -65,15 +68,17 @@ export function createWebhookDeliveryActivities(
           body: delivery.body,
           timeoutMs: settings.timeoutMs,
           keepBodyBytes: WEBHOOK_LOG_BODY_BYTES,
-          signal: Context.current().cancellationSignal,
+          signal: context.cancellationSignal,
         });
       } catch (err) {
         // the URL no longer passes the target rules (or its name does not resolve): retried like a connection error,
         // since DNS or the operator's setting may change; the log says why
         if (!(err instanceof WebhookTargetError)) throw err;
         answer = { status: null, body: '', error: err.message, latencyMs: 0 };
+      } finally {
+        clearInterval(heartbeat);
       }
-      if (answer.status === null && Context.current().cancellationSignal.aborted) {
+      if (answer.status === null && context.cancellationSignal.aborted) {
         // the worker is stopping: record nothing, the next worker sends it again (the receiver may see it twice)
         throw new Error('webhook attempt stopped by worker shutdown');
       }

@@ -25,6 +25,7 @@ const { dueWebhookDeliveries } = proxyLocalActivities<DeliveryActivities>({
 // worker gone), not the receiver's, and is retried without counting as an attempt
 const { sendWebhookDelivery } = proxyActivities<DeliveryActivities>({
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 

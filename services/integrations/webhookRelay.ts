@@ -36,6 +36,8 @@ export interface WebhookRelayOptions {
   logger: Pick<Logger, 'warn' | 'info'>;
   /** signals in flight at once (different endpoints) */
   concurrency?: number;
+  /** which endpoints this relay serves (all by default; a test's relay only its own in the shared database) */
+  accepts?: (endpointId: string) => boolean;
 }
 
 export interface WebhookRelay {
@@ -95,7 +97,7 @@ export function startWebhookRelay(options: WebhookRelayOptions): WebhookRelay {
   };
 
   const wake = (endpointId: string): void => {
-    if (closed) return;
+    if (closed || (options.accepts && !options.accepts(endpointId))) return;
     queued.add(endpointId);
     pump();
   };
