@@ -6,6 +6,8 @@
  *   --json [file.json]   writes every figure and ratio of this run to one JSON file (default bench-results-<time>.json)
  *   --compare old.json   after the run, prints each ratio's and figure's change against an earlier --json file
  * `npm run bench -- --compare old.json new.json` compares two saved files without running anything.
+ * Any other option goes to the benches run, as given: `npm run bench -- soak --duration 5m --chaos` (a bench's own
+ * knobs; a value follows its option, or is joined with `=`).
  */
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -18,7 +20,7 @@ const BENCH_DIR = path.join(ROOT, 'bench');
 const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 
 function parseArgs(argv) {
-  const opts = { names: [], json: null, wantJson: false, compare: null, compareNew: null };
+  const opts = { names: [], json: null, wantJson: false, compare: null, compareNew: null, benchArgs: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--json' || arg.startsWith('--json=')) {
@@ -30,7 +32,9 @@ function parseArgs(argv) {
       if (!opts.compare) throw new Error('--compare needs the path of an earlier results file');
       if (argv[i + 1]?.endsWith('.json')) opts.compareNew = argv[++i];
     } else if (arg.startsWith('--')) {
-      throw new Error(`unknown option ${arg}`);
+      // a bench's own option, with its value when one follows
+      opts.benchArgs.push(arg);
+      if (!arg.includes('=') && argv[i + 1] !== undefined && !argv[i + 1].startsWith('--') && /^[\d.]+[a-z]*$/i.test(argv[i + 1])) opts.benchArgs.push(argv[++i]);
     } else {
       opts.names.push(arg.replace(/\.ts$/, ''));
     }
@@ -76,7 +80,7 @@ function main() {
   const failed = [];
   for (const file of files) {
     process.stdout.write(`\n=== bench/${file} ===\n`);
-    const r = spawnSync(TSX, [path.join(BENCH_DIR, file)], { cwd: ROOT, stdio: 'inherit', env });
+    const r = spawnSync(TSX, [path.join(BENCH_DIR, file), ...opts.benchArgs], { cwd: ROOT, stdio: 'inherit', env });
     if (r.status !== 0) {
       failed.push(file.replace(/\.ts$/, ''));
       process.stderr.write(`bench/${file} failed (${r.status === null ? r.signal : `exit ${r.status}`})\n`);

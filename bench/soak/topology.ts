@@ -45,8 +45,8 @@ export interface SoakTopology {
   /** where the stack's own output goes */
   logFile: string;
   dataDir: string;
-  /** the pids of PostgreSQL's postmaster and of the Temporal dev server, for their RSS */
-  servicePids(): { postgres: number | null; temporal: number | null };
+  /** the pids of PostgreSQL's postmaster, the Temporal dev server and the scaleOut.js process (parent of APIs, workers, haproxy, SeaweedFS) */
+  servicePids(): { postgres: number | null; temporal: number | null; stack: number | null };
   stop(): Promise<void>;
 }
 
@@ -245,7 +245,7 @@ export async function startSoakTopology(options: SoakTopologyOptions = {}): Prom
       logFile,
       dataDir,
       processes,
-      servicePids: () => ({ postgres: pg.pid ?? null, temporal: temporal.pid ?? null }),
+      servicePids: () => ({ postgres: pg.pid ?? null, temporal: temporal.pid ?? null, stack: stack.pid ?? null }),
       async restartPostgres() {
         await pg.stop();
         pg = await services.startEmbeddedPostgres({ dataDir: pgDir, port: pgPort, log });
