@@ -37,7 +37,6 @@ const VIEW_ACTION: Partial<Record<DashboardView, { action: WorkspaceAction; titl
   'image-generation': { action: 'generate', title: 'Enhanced AI Editor', what: 'generate images' },
   'video-assembly': { action: 'assemble', title: 'Video Assembly', what: 'assemble videos' },
   'enhance-set': { action: 'generate', title: 'Enhance Renders', what: 'use Enhance Renders' },
-  webhooks: { action: 'webhooks', title: 'Webhooks', what: 'manage webhooks' },
 };
 
 /** A link to a workspace the user is no member of (never was, left, or was removed). */

@@ -1,7 +1,7 @@
 import { useAtomValue, useSetAtom } from 'jotai';
 import { useCallback, useEffect, useState, type FormEvent, type ReactElement } from 'react';
 import { WEBHOOK_EVENT_DESCRIPTIONS, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../../../domain/webhooks';
-import { roleAllows, type WorkspaceRole } from '../../../../domain/workspaceRoles';
+import { ROLE_LABELS, roleAllows, type WorkspaceRole } from '../../../../domain/workspaceRoles';
 import { apiErrorMessage } from '../../api/client';
 import {
   createEndpoint,
@@ -21,7 +21,6 @@ import { showToastAtom } from '../../atoms/toast';
 import { currentWorkspaceAtom, type CurrentWorkspace } from '../../atoms/workspace';
 import { ConfirmDeleteDialog } from '../../components/ConfirmDeleteDialog';
 import { Dialog } from '../../components/Dialog';
-import { RoleNote } from '../../components/RoleNote';
 import { LoadingState } from '../../components/Spinner';
 import { TextField } from '../../components/TextField';
 import './webhooks.css';
@@ -82,7 +81,9 @@ export function WebhooksView(): ReactElement {
         <header className="view-header">
           <h1 id="webhooks-title">Webhooks</h1>
         </header>
-        <RoleNote what="manage webhooks" />
+        <p className="notice-info role-note" role="note">
+          Only admins and owners manage webhooks. Your role in {workspace.name ?? 'this workspace'} is {ROLE_LABELS[workspace.role]}.
+        </p>
       </section>
     );
   }
