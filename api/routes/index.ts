@@ -27,6 +27,7 @@ import { stripeRouter } from './stripe';
 import { uploadsRouter } from './uploads';
 import { videoAssemblyRouter } from './videoAssembly';
 import { videoGenerationRouter } from './videoGeneration';
+import { webhookDeliveriesRouter } from './webhookDeliveries';
 import { webhooksRouter } from './webhooks';
 import { workspacesRouter } from './workspaces';
 
@@ -60,6 +61,7 @@ export function buildRouters(deps: AppDeps): Router[] {
     enhanceSetRouter(deps),
     workspacesRouter(deps),
     webhooksRouter(deps),
+    webhookDeliveriesRouter(deps),
     // an app built without a hub (tests) gets its own: it connects with the first stream and lets go with the last
     eventsRouter({ ...deps, events: deps.events ?? createEventHub({ databaseUrl: deps.config.databaseUrl, knex: deps.knex, logger: deps.logger }) }),
   ];
