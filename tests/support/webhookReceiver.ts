@@ -22,6 +22,8 @@ export interface WebhookReceiver {
   answer: (request: ReceivedWebhook, index: number) => ReceiverAnswer;
   /** calls `listener` for every request as it arrives */
   onRequest: ((request: ReceivedWebhook) => void) | null;
+  /** verifies from now on with `secret` (the one the API answered when the endpoint was registered) */
+  useSecret(secret: string): void;
   /** answers every held request with `status` */
   release(status: number): void;
   /** stops listening and closes its connections once their answers are sent: the receiver is down */
@@ -36,15 +38,18 @@ export interface WebhookReceiver {
  * library and the endpoint's secret, and answers as `answer` says.
  */
 export async function startWebhookReceiver(secret: string, path = '/hooks'): Promise<WebhookReceiver> {
-  const verifier = new Webhook(secret);
+  let verifier = new Webhook(secret);
   const held: Array<{ res: http.ServerResponse; request: ReceivedWebhook }> = [];
   let count = 0;
   const receiver: WebhookReceiver = {
     url: '',
     port: 0,
     received: [],
-    answer: () => 204,
+    answer: () => 200,
     onRequest: null,
+    useSecret(next) {
+      verifier = new Webhook(next);
+    },
     release(status) {
       for (const h of held.splice(0)) {
         h.request.answered = status;
