@@ -5,6 +5,7 @@ import { connectDatabase } from '../db/connection';
 import type { ChatProvider } from '../providers/types';
 import { createEventHub, type EventHub } from '../services/platform/events';
 import { createCreditSummaryCache, type CreditSummaryCache } from '../services/billing/creditSummaryCache';
+import { createContentChanges, type ContentChanges } from '../services/content/contentChanges';
 import { createListingReaders, type ListingReaders } from '../services/content/listingReaders';
 import { createProjectOwnerCache, type ProjectOwnerCache } from '../services/content/projectOwnerCache';
 import { createMembershipCache, type MembershipCache } from '../services/workspaces/membershipCache';
@@ -39,6 +40,11 @@ export interface AppDeps {
   memberships?: MembershipCache;
   /** Threads that read and build content listings (services/content/listingReaders.ts); without them the API thread does. */
   listingReaders?: ListingReaders;
+  /**
+   * Content changes heard from PostgreSQL (services/content/contentChanges.ts): they keep the library's reused listings
+   * exact across API processes; without them only this process's own writes clear a reused listing.
+   */
+  contentChanges?: ContentChanges;
   /** The assembly chat's assistant; createChatProvider(config) (CHAT_PROVIDER) when absent. */
   chat?: ChatProvider;
   /** How webhook endpoint host names are resolved for the target check (dns.lookup unless a test runs its own DNS server). */
@@ -79,6 +85,7 @@ export function buildAppDeps(config: AppConfig = loadConfig(), logger: Logger = 
   const creditSummaries = createCreditSummaryCache({ databaseUrl: config.databaseUrl, logger });
   const projectOwners = createProjectOwnerCache({ databaseUrl: config.databaseUrl, logger });
   const memberships = createMembershipCache({ databaseUrl: config.databaseUrl, logger });
+  const contentChanges = createContentChanges({ databaseUrl: config.databaseUrl, logger });
   const listingReaders = config.listingReaderThreads
     ? createListingReaders({
         threads: config.listingReaderThreads,
@@ -90,10 +97,10 @@ export function buildAppDeps(config: AppConfig = loadConfig(), logger: Logger = 
     : undefined;
   const background = new BackgroundWork();
   return {
-    deps: { config, knex, logger, events, sessions, creditSummaries, projectOwners, memberships, listingReaders, background },
+    deps: { config, knex, logger, events, sessions, creditSummaries, projectOwners, memberships, contentChanges, listingReaders, background },
     close: async () => {
       await background.close();
-      await Promise.all([events.close(), sessions.close(), creditSummaries.close(), projectOwners.close(), memberships.close(), listingReaders?.close()]);
+      await Promise.all([events.close(), sessions.close(), creditSummaries.close(), projectOwners.close(), memberships.close(), contentChanges.close(), listingReaders?.close()]);
       await Promise.allSettled([knex.destroy(), closeTemporalClient()]);
     },
   };

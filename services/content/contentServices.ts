@@ -2,6 +2,7 @@ import type { AppConfig } from '../../config/env';
 import type { Logger } from '../../config/logger';
 import type { TaskQueueName } from '../../domain/taskQueues';
 import { createStorage, type Storage, type StorageConfig } from '../../storage';
+import type { ContentChanges } from './contentChanges';
 import { ContentLibraryService } from './library';
 import type { ListingReaders } from './listingReaders';
 import type { ProjectOwnerCache } from './projectOwnerCache';
@@ -29,12 +30,14 @@ export interface ContentServicesDeps {
   projectOwners?: ProjectOwnerCache;
   /** Threads that read and build listings (AppDeps.listingReaders); without them the API thread does. */
   listingReaders?: ListingReaders;
+  /** Content changes heard from PostgreSQL (AppDeps.contentChanges), which keep the listing reuse exact across processes. */
+  contentChanges?: ContentChanges;
 }
 
 export function createContentServices(deps: ContentServicesDeps): ContentServices {
   const storage = createStorage(deps.config);
   const projects = new ProjectService({ storage, logger: deps.logger, owners: deps.projectOwners });
-  const library = new ContentLibraryService({ storage, projects, logger: deps.logger, readers: deps.listingReaders });
+  const library = new ContentLibraryService({ storage, projects, logger: deps.logger, readers: deps.listingReaders, changes: deps.contentChanges });
   const onProjectChanged = (projectId: string): void => library.invalidate(projectId);
   return {
     storage,
@@ -61,6 +64,7 @@ export function contentServicesFor(deps: {
   taskQueues?: Partial<Record<TaskQueueName, string>>;
   projectOwners?: ProjectOwnerCache;
   listingReaders?: ListingReaders;
+  contentChanges?: ContentChanges;
 }): ContentServices {
   let services = perApp.get(deps);
   if (!services) {
@@ -70,6 +74,7 @@ export function contentServicesFor(deps: {
       deferThumbnail: renderThumbnailStarter(() => getTemporalClient(deps.config), deps.taskQueues?.media),
       projectOwners: deps.projectOwners,
       listingReaders: deps.listingReaders,
+      contentChanges: deps.contentChanges,
     });
     perApp.set(deps, services);
   }

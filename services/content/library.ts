@@ -7,6 +7,7 @@ import type { ContentKind } from '../../domain/events';
 import type { Storage } from '../../storage';
 import { readContentRows, type ContentRowSet } from './contentRows';
 import { CONTENT_SOURCES, contentItem, contentItemMaker, rowStorageColumns, type ContentItem, type ContentRow, type ContentSource } from './contentViews';
+import type { ContentChanges } from './contentChanges';
 import type { ProjectService } from './projects';
 import { ListingReaderGoneError, type ListingReaders } from './listingReaders';
 import { publishEventQuietly } from '../platform/events';
@@ -15,7 +16,10 @@ import { removeStoredFiles, storedFilesOf } from './storedFiles';
 const CONTENT_KIND: Record<ContentSource, ContentKind> = { renders: 'render', images: 'image', clips: 'clip', compiled_videos: 'video', generated_content: 'image' };
 
 export const CONTENT_NAME_MAX = 200;
-/** How long a project's listing is reused; ?refresh and ?bust skip it, this process's own writes clear it. */
+/**
+ * How long a project's listing is reused at most (its links stay signed for far longer); ?refresh and ?bust skip it.
+ * Any change to the project's content, made by any process, drops it at once (ContentLibraryDeps.changes).
+ */
 export const CONTENT_CACHE_TTL_MS = 5000;
 const CONTENT_CACHE_MAX_ENTRIES = 500;
 /** First pages kept per project (one per page size asked for); the oldest size is dropped past this. */
@@ -86,6 +90,13 @@ export interface ContentLibraryDeps {
   /** Threads that read and build listings off the API's event loop (AppDeps.listingReaders); without them, here. */
   readers?: ListingReaders;
   logger?: Logger;
+  /**
+   * The content changes PostgreSQL notifies (AppDeps.contentChanges): with them the reuse is exact across processes (a
+   * listing is never answered from memory after a change committed before the request began, wherever it was made,
+   * and nothing read while they cannot be heard is kept); without them only this process's own writes (`invalidate`)
+   * clear it.
+   */
+  changes?: ContentChanges;
   cacheTtlMs?: number;
   now?: () => number;
 }
@@ -222,6 +233,12 @@ export class ContentLibraryService {
   constructor(private readonly deps: ContentLibraryDeps) {
     this.ttl = deps.cacheTtlMs ?? CONTENT_CACHE_TTL_MS;
     this.now = deps.now ?? Date.now;
+    deps.changes?.subscribe((projectId) => (projectId === '*' ? this.invalidateAll() : this.invalidate(projectId)));
+  }
+
+  /** Whether a read may be kept: not while changes cannot be heard (a reconnect marks the reads under way besides). */
+  private mayKeep(): boolean {
+    return this.deps.changes ? this.deps.changes.listening() : true;
   }
 
   async list(userId: string, projectId: string): Promise<ContentItem[]> {
@@ -234,12 +251,16 @@ export class ContentLibraryService {
   }
 
   /** The listing as the JSON bytes the API answers, reused for a few seconds unless `fresh` is asked for. */
-  async listingJson(userId: string, projectId: string, fresh: boolean): Promise<Buffer> {
+  async listingJson(userId: string, given: string, fresh: boolean): Promise<Buffer> {
+    // kept under the id as the notes spell it (PostgreSQL prints a uuid lower-case)
+    const projectId = given.toLowerCase();
     const read = this.beginRead(projectId);
     try {
       // ownership is checked on every call, cached or not, so a deleted or foreign project never answers from the cache
       await this.deps.projects.assertOwned(userId, projectId);
       const fill = (): CacheFill => ({ key: projectId, produce: () => this.listingBody(projectId), keep: (made) => this.keepListing(projectId, made) });
+      // read afresh (and shared with no earlier read) unless every change committed before now has been heard
+      if (!fresh && this.deps.changes && !(await this.deps.changes.caughtUp())) return await this.filled(read, true, fill());
       const hit = this.cache.get(projectId);
       if (!fresh && hit && this.now() - hit.at < this.ttl) {
         this.refreshAhead(projectId, hit.at, fill);
@@ -277,6 +298,7 @@ export class ContentLibraryService {
   }
 
   private keepListing(projectId: string, body: Buffer): void {
+    if (!this.mayKeep()) return;
     if (this.cache.size >= CONTENT_CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.delete(projectId);
     this.cache.set(projectId, { at: this.now(), body });
@@ -326,8 +348,9 @@ export class ContentLibraryService {
    * the cursors reaches every item. The first page is reused for a few seconds like the whole listing (unless `fresh`);
    * later pages are read each time.
    */
-  async pageJson(userId: string, projectId: string, options: { limit: number; after: ContentPageKey | null; fresh: boolean }): Promise<Buffer> {
+  async pageJson(userId: string, given: string, options: { limit: number; after: ContentPageKey | null; fresh: boolean }): Promise<Buffer> {
     const { limit, after, fresh } = options;
+    const projectId = given.toLowerCase();
     const read = this.beginRead(projectId);
     try {
       await this.deps.projects.assertOwned(userId, projectId);
@@ -337,6 +360,8 @@ export class ContentLibraryService {
         produce: () => this.pageBody(projectId, limit, null),
         keep: (made) => this.keepFirstPage(projectId, limit, made),
       });
+      // read afresh (and shared with no earlier read) unless every change committed before now has been heard
+      if (!fresh && this.deps.changes && !(await this.deps.changes.caughtUp())) return await this.filled(read, true, fill());
       const hit = this.firstPages.get(projectId)?.get(limit);
       if (!fresh && hit && this.now() - hit.at < this.ttl) {
         this.refreshAhead(projectId, hit.at, fill);
@@ -349,6 +374,7 @@ export class ContentLibraryService {
   }
 
   private keepFirstPage(projectId: string, limit: number, body: Buffer): void {
+    if (!this.mayKeep()) return;
     // looked up again after the read: an earlier invalidate may have dropped the project's map
     let pages = this.firstPages.get(projectId);
     if (!pages) {
@@ -361,11 +387,19 @@ export class ContentLibraryService {
     pages.set(limit, { at: this.now(), body });
   }
 
-  /** Forgets cached listings and first pages of a project (after this process changed its content). */
-  invalidate(projectId: string): void {
+  /** Forgets cached listings and first pages of a project (its content changed), and keeps no read under way of it. */
+  invalidate(given: string): void {
+    const projectId = given.toLowerCase();
     this.cache.delete(projectId);
     this.firstPages.delete(projectId);
     for (const read of this.reading.get(projectId) ?? []) read.stale = true;
+  }
+
+  /** The same for every project (a TRUNCATE, or the changes' LISTEN connection lost or re-opened). */
+  private invalidateAll(): void {
+    this.cache.clear();
+    this.firstPages.clear();
+    for (const reads of this.reading.values()) for (const read of reads) read.stale = true;
   }
 
   private beginRead(projectId: string): ReadMark {
