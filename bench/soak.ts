@@ -13,7 +13,7 @@
  * MISSED; the figures go to `--json` like every bench. The whole report is also written to .data/soak/report.json,
  * the request lines to .data/soak/requests.jsonl.
  *
- * The default rate (SOAK_RATE or --rate, 2.5 user actions a second) is meant to keep the 2 cores about 70 % busy.
+ * The default rate (--rate or BENCH_SOAK_RATE, 2.5 user actions a second) is meant to keep the 2 cores about 70 % busy.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -41,6 +41,7 @@ import {
   type JobOutcomes,
   type ProcessMemory,
 } from './soak/report';
+import { parseSoakArgs } from './soak/options';
 import { seedUsers, writeSoakImages } from './soak/seed';
 import { ROOT, startSoakTopology, type SoakTopology } from './soak/topology';
 
@@ -48,57 +49,6 @@ import { ROOT, startSoakTopology, type SoakTopology } from './soak/topology';
 const tools = require('../scripts/lib/tools') as { ensureK6(): string };
 // the AWS SDK's notice about Node versions to come (the invariant checker's S3 client) says nothing about this run
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
-export interface SoakOptions {
-  durationS: number;
-  warmupS: number;
-  rate: number;
-  vus: number;
-  users: number;
-  chaos: boolean;
-}
-
-/** `1m`, `90s`, `10m`, `1h30m` or plain seconds. */
-export function parseDuration(text: string): number {
-  if (/^\d+$/.test(text)) return Number(text);
-  const m = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(text);
-  if (!m || !text) throw new Error(`not a duration: "${text}" (use e.g. 90s, 5m, 1h)`);
-  return Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0);
-}
-
-export function parseSoakArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): SoakOptions {
-  const given: Record<string, string> = {};
-  let chaos = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '--chaos') {
-      chaos = true;
-      continue;
-    }
-    const m = /^--(duration|rate|vus|users|warmup)(?:=(.*))?$/.exec(arg);
-    if (!m) throw new Error(`unknown soak option ${arg} (known: --duration, --rate, --vus, --users, --warmup, --chaos)`);
-    const value = m[2] ?? argv[++i];
-    if (value === undefined) throw new Error(`--${m[1]} needs a value`);
-    given[m[1]] = value;
-  }
-  const durationS = parseDuration(given.duration ?? env.SOAK_DURATION ?? '10m');
-  if (durationS < 30) throw new Error('--duration must be at least 30s');
-  const warmupS = given.warmup ? parseDuration(given.warmup) : Math.min(120, Math.round(durationS / 5));
-  if (warmupS >= durationS) throw new Error('--warmup must be shorter than --duration');
-  const number = (name: string, fallback: number, min: number, max: number) => {
-    const n = Number(given[name] ?? fallback);
-    if (!Number.isFinite(n) || n < min || n > max) throw new Error(`--${name} must be a number from ${min} to ${max}`);
-    return n;
-  };
-  return {
-    durationS,
-    warmupS,
-    rate: number('rate', Number(env.SOAK_RATE ?? 2.5), 0.1, 200),
-    vus: Math.round(number('vus', Number(env.SOAK_VUS ?? 60), 1, 2000)),
-    users: Math.round(number('users', Number(env.SOAK_USERS ?? 30), 1, 1000)),
-    chaos,
-  };
-}
 
 function log(line: string): void {
   process.stdout.write(`[soak] ${line}\n`);

