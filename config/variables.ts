@@ -296,6 +296,45 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
     ],
   },
   {
+    title: 'Webhook delivery',
+    intro:
+      'Read by the worker, which delivers webhooks (a workflow per endpoint; [Webhooks](webhooks.md)). The defaults are the documented schedule: retries with exponential backoff and full jitter from 30 s, at most 6 h apart, for 3 days.',
+    variables: [
+      {
+        names: ['WEBHOOK_RETRY_BASE_MS', 'WEBHOOK_RETRY_MAX_MS', 'WEBHOOK_RETRY_WINDOW_MS'],
+        default: '`30000` / `21600000` (6 h) / `259200000` (3 days)',
+        meaning:
+          'the retry schedule: after the n-th failed attempt the next waits a random time below min(MAX, BASE x 2^(n-1)); a delivery still failing WINDOW after its event is given up',
+      },
+      {
+        names: ['WEBHOOK_TIMEOUT_MS'],
+        default: '`15000`',
+        meaning: "one attempt's limit (connect, send, the receiver's answer); a slower receiver counts as a timeout and is retried",
+      },
+      {
+        names: ['WEBHOOK_DISABLE_AFTER_MS', 'WEBHOOK_DISABLE_MIN_FAILURES'],
+        default: '`259200000` (3 days) / `10`',
+        meaning:
+          "an endpoint whose every attempt has failed for this long, with at least this many failed attempts in a row, is turned off and the workspace's owners and admins are told (e-mail when `SMTP_URL` is set); a 410 answer turns it off at once",
+      },
+      {
+        names: ['WEBHOOK_PARALLELISM'],
+        default: '`10`',
+        meaning: "deliveries of one endpoint in flight at once, each for a different resource (one resource's events go in order)",
+      },
+      {
+        names: ['WEBHOOK_SWEEP_INTERVAL_MS'],
+        default: '`60000`',
+        meaning: "how often each worker's relay looks for overdue deliveries whose database notification was missed (the longest such a delivery waits)",
+      },
+      {
+        names: ['WEBHOOK_LOG_RETENTION_DAYS'],
+        default: '`30`',
+        meaning: 'delivery log rows (events, deliveries, attempts) older than this are removed by the daily `webhook-log-prune` schedule',
+      },
+    ],
+  },
+  {
     title: 'Payments',
     intro:
       'Credits are bought with Stripe Checkout. Without a Stripe key, `npm start` (outside production) runs a local test-mode checkout beside the app (devStripe/), so a fresh install can buy credits with no real payment through the same checkout, signed webhook and crediting as production.',
