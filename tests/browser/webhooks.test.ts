@@ -1,7 +1,7 @@
 /**
  * The Webhooks page in the browser (issue 29, items 2 and 5), at 1440x900 and 390x844 with axe: an admin of a team
  * workspace registers an endpoint pointing at a receiver this test runs on 127.0.0.1, copies the signing secret
- * shown once, sends a test event from the page and makes a real change (a render uploaded into the workspace); the
+ * shown once, sends a test event from the page, and a member uploads a render and makes a clip of it; the
  * receiver verifies every request with the `standardwebhooks` library and the secret the page showed, and the page's
  * delivery log shows each delivery with its 2xx answer and, expanded by keyboard, the attempt with its bodies.
  * Deliveries go through the real relay, the per-endpoint workflow and its activities on a task queue of this file.
@@ -14,6 +14,7 @@ import type { Page } from 'playwright-core';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { Webhook } from 'standardwebhooks';
 import { createWebhookDeliveryActivities } from '../../activities/webhookDelivery';
+import { addCredits } from '../../services/billing/credits';
 import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { DEFAULT_WEBHOOK_DELIVERY_SETTINGS } from '../../services/integrations/webhookDeliverySettings';
@@ -22,7 +23,7 @@ import { seriousAxeFindings } from '../support/axe';
 import { openSidebar, startBrowserApp, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
-import { houseStill } from '../support/stills';
+import { clipTestConfig, renderJpeg, startClipWorker, type RunningWorker } from '../clips/fixtures';
 import { testClient, uniqueTaskQueue } from '../support/temporal';
 import { createTeamWorkspace, inWorkspace, joinWorkspace } from '../support/workspaces';
 import type { TestUser } from '../support/accounts';
@@ -80,11 +81,14 @@ describe('Webhooks page in the browser', () => {
   let relay: WebhookRelay;
   let temporal: Awaited<ReturnType<typeof testClient>>;
   let stopWorker: () => Promise<void>;
+  let clipWorker: RunningWorker;
   const ourEndpoints = new Set<string>();
   const queue = uniqueTaskQueue('webhooks-browser');
+  const clipQueue = uniqueTaskQueue('webhooks-browser-clips');
 
   beforeAll(async () => {
-    app = await startBrowserApp();
+    app = await startBrowserApp({ taskQueues: { generation: clipQueue, media: clipQueue, approvals: clipQueue }, config: () => ({ videoPreset: clipTestConfig().videoPreset }) });
+    clipWorker = await startClipWorker(clipQueue);
     const knex = testKnex();
     temporal = await testClient();
     const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS });
@@ -115,6 +119,7 @@ describe('Webhooks page in the browser', () => {
   afterAll(async () => {
     await relay?.close();
     await stopWorker?.();
+    await clipWorker?.stop();
     await temporal?.close();
     await app?.close();
     await closeTestKnex();
@@ -130,12 +135,18 @@ describe('Webhooks page in the browser', () => {
     return { page, errors };
   }
 
+  /** The sidebar, opened from the menu button on a phone once the page has rendered. */
+  async function sidebarOf(page: Page, viewport: { width: number }): Promise<void> {
+    if (viewport.width < 768) await page.getByRole('button', { name: 'Open menu' }).click();
+    await openSidebar(page);
+  }
+
   async function noHorizontalScroll(page: Page): Promise<void> {
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     expect(overflow).toBeLessThanOrEqual(0);
   }
 
-  it.each(VIEWPORTS)('an admin registers an endpoint, sees the secret once, and sees a test event and a real change delivered with 2xx ($name)', async (viewport) => {
+  it.each(VIEWPORTS)('an admin registers an endpoint, sees the secret once, and sees a test event, a render upload and a finished clip delivered with 2xx ($name)', async (viewport) => {
     const team = await createTeamWorkspace(app.baseUrl, { name: `Hooks ${randomUUID().slice(0, 6)}` });
     const admin = await joinWorkspace(app.baseUrl, team, 'admin');
     const member = await joinWorkspace(app.baseUrl, team, 'member');
@@ -143,7 +154,7 @@ describe('Webhooks page in the browser', () => {
     try {
       const { page, errors } = await pageAs(admin, viewport);
       await page.goto(`/?workspace=${team.id}`);
-      await openSidebar(page);
+      await sidebarOf(page, viewport);
       await page.getByRole('navigation', { name: 'Workspace' }).getByRole('button', { name: 'Webhooks' }).click();
       await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor();
       await page.getByText('No endpoints yet.').waitFor();
@@ -155,13 +166,13 @@ describe('Webhooks page in the browser', () => {
       const form = page.getByRole('dialog', { name: 'Add endpoint' });
       await form.getByLabel('Endpoint URL').fill('https://10.0.0.1/hooks');
       await form.getByRole('checkbox', { name: /render\.uploaded/ }).check();
+      await form.getByRole('checkbox', { name: /job\.completed/ }).check();
       await form.getByRole('button', { name: 'Add endpoint' }).click();
       // a refused target says why, in the API's words
       await form.getByRole('alert').filter({ hasText: 'Webhooks can only be sent to public addresses: 10.0.0.1 is a private network address.' }).waitFor();
       expect(await seriousAxeFindings(page)).toEqual([]);
       await form.getByLabel('Endpoint URL').fill(receiver.url);
       await form.getByLabel('Description (optional)').fill('Listing site');
-      await form.getByRole('checkbox', { name: /job\.completed/ }).check();
       await form.getByRole('button', { name: 'Add endpoint' }).click();
 
       // the secret, once
@@ -178,7 +189,7 @@ describe('Webhooks page in the browser', () => {
       expect(endpoint.event_types.sort()).toEqual(['job.completed', 'render.uploaded']);
       ourEndpoints.add(endpoint.id);
       const list = page.getByRole('list', { name: 'Endpoints' });
-      await list.getByText(receiver.url).waitFor();
+      await list.locator('.endpoint-url', { hasText: receiver.url }).waitFor();
       expect(await page.content()).not.toContain(secret);
 
       // Send test event: delivered, verified with the secret shown, 2xx in the log
@@ -190,17 +201,30 @@ describe('Webhooks page in the browser', () => {
       const testRow = log.getByRole('button', { name: /webhook\.test/ });
       await testRow.filter({ hasText: 'Delivered (HTTP 204)' }).waitFor({ timeout: 30_000 });
 
-      // a real change: a render uploaded into the workspace is a render.uploaded event
+      // real changes: a member uploads a render (render.uploaded) and makes a clip of it (job.completed when it is ready)
+      await addCredits(testKnex(), { profileId: team.id, amount: 20, type: 'purchase', description: 'Team purchase', idempotencyKey: `hooks:${team.id}` });
       const project = await request<{ project: { id: string } }>(app.baseUrl, '/api/projects', { token: member.token, json: { name: 'Quay' }, headers: inWorkspace(team.id) });
       const upload = new FormData();
       upload.append('projectId', project.body.project.id);
-      upload.append('file', new Blob([new Uint8Array(await houseStill().jpeg().toBuffer())], { type: 'image/jpeg' }), 'quay.jpg');
-      const uploaded = await request(app.baseUrl, '/api/upload/renders', { method: 'POST', body: upload, token: member.token, headers: inWorkspace(team.id) });
+      upload.append('file', new Blob([new Uint8Array(await renderJpeg())], { type: 'image/jpeg' }), 'quay.jpg');
+      const uploaded = await request<{ render: { data: { id: string; file_url: string } } }>(app.baseUrl, '/api/upload/renders', { method: 'POST', body: upload, token: member.token, headers: inWorkspace(team.id) });
       expect([200, 201]).toContain(uploaded.status);
-      const change = await eventually('render.uploaded at the receiver', () => receiver.received.find((r) => r.type === 'render.uploaded'));
-      expect(change.verified).toBe(true);
+      const render = uploaded.body.render.data;
+      const clip = await request<{ jobId: string }>(app.baseUrl, '/api/video-generation/start', {
+        token: member.token,
+        headers: inWorkspace(team.id),
+        json: {
+          options: { imageUrl: render.file_url, movement: 'Zoom In', originalPrompt: 'Boats at the quay', duration: 5, platform: 'YouTube' },
+          context: { projectId: project.body.project.id, userId: member.id, renderId: render.id, isTemporaryImage: false },
+        },
+      });
+      expect(clip.status).toBe(200);
+      const uploadedEvent = await eventually('render.uploaded at the receiver', () => receiver.received.find((r) => r.type === 'render.uploaded'));
+      const change = await eventually('job.completed at the receiver', () => receiver.received.find((r) => r.type === 'job.completed'), 120_000);
+      expect([uploadedEvent.verified, change.verified]).toEqual([true, true]);
       await log.getByRole('button', { name: 'Refresh' }).click();
-      const changeRow = log.getByRole('button', { name: /render\.uploaded/ });
+      await log.getByRole('button', { name: /render\.uploaded/ }).filter({ hasText: 'Delivered (HTTP 204)' }).waitFor({ timeout: 30_000 });
+      const changeRow = log.getByRole('button', { name: /job\.completed/ });
       await changeRow.filter({ hasText: 'Delivered (HTTP 204)' }).waitFor({ timeout: 30_000 });
 
       // expanded by keyboard: the attempt with its request body, and Send again
@@ -209,7 +233,7 @@ describe('Webhooks page in the browser', () => {
       expect(await changeRow.getAttribute('aria-expanded')).toBe('true');
       const attempts = log.getByRole('list', { name: 'Attempts' });
       await attempts.getByText('Attempt 1').waitFor();
-      await expect(attempts.getByLabel('Request body').first().textContent()).resolves.toContain('"render.uploaded"');
+      await expect(attempts.getByLabel('Request body').first().textContent()).resolves.toContain('"job.completed"');
       expect(await seriousAxeFindings(page)).toEqual([]);
       await noHorizontalScroll(page);
       await log.getByRole('button', { name: 'Send again' }).click();
@@ -222,7 +246,7 @@ describe('Webhooks page in the browser', () => {
       // a member: no entry in the sidebar, and the role note on the address
       const memberPage = await pageAs(member, viewport);
       await memberPage.page.goto(`/?workspace=${team.id}`);
-      await openSidebar(memberPage.page);
+      await sidebarOf(memberPage.page, viewport);
       await memberPage.page.getByRole('navigation', { name: 'Workspace' }).getByRole('button', { name: 'Members' }).waitFor();
       expect(await memberPage.page.getByRole('navigation', { name: 'Workspace' }).getByRole('button', { name: 'Webhooks' }).count()).toBe(0);
       await memberPage.page.goto(`/?workspace=${team.id}&view=webhooks`);

@@ -99,7 +99,8 @@ function Webhooks({ workspace }: { workspace: CurrentWorkspace & { role: Workspa
   const [editing, setEditing] = useState<WebhookEndpointView | 'new' | null>(null);
   const [secret, setSecret] = useState<{ title: string; secret: string; note: string } | null>(null);
   const [confirm, setConfirm] = useState<Confirm | null>(null);
-  const [openLog, setOpenLog] = useState<string | null>(null);
+  // `?endpoint=<id>` (the link in the e-mail about a disabled endpoint) opens that endpoint's log
+  const [openLog, setOpenLog] = useState<string | null>(() => new URLSearchParams(window.location.search).get('endpoint'));
   const [listError, setListError] = useState<string | null>(null);
 
   async function toggle(endpoint: WebhookEndpointView) {
@@ -518,12 +519,21 @@ function DeliveryDetail({
   );
 }
 
+/** JSON laid out for reading; a body cut short for the log (or not JSON) as it is. */
+function readable(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
 function Body({ label, text }: { label: string; text: string }): ReactElement {
   return (
     <div className="delivery-body">
       <p className="delivery-body-label">{label}</p>
       <pre tabIndex={0} aria-label={label}>
-        {text}
+        {readable(text)}
       </pre>
     </div>
   );
