@@ -8,7 +8,8 @@
  *   webhooks and owning a workspace are never done with a token;
  * - `self` routes (the caller's own account): reads need `read` (the profile, the list of workspaces), except the
  *   account's tokens, sessions and data exports; a token never writes to its own account;
- * - site administration, and a route without a record, refuse tokens (deny by default);
+ * - site administration, a route marked `sessionOnly` (the event stream, which lives as long as its session), and a
+ *   route without a record refuse tokens (deny by default);
  * - public and signature routes do not look at a token.
  *
  * The guard runs first in each route's own middleware, so it sees exactly the route that answers; after it, the
@@ -33,12 +34,12 @@ const ACCOUNT_ONLY_PATHS = [/^\/api\/account(\/|$)/i, /\/sessions(\/|$)/i];
 const READS = new Set(['get', 'head']);
 
 /** The rule for a route's record; a route without one (undefined) refuses tokens. */
-export function tokenRule(doc: Pick<RouteDoc, 'method' | 'path' | 'access' | 'workspace'> | undefined): TokenRule {
+export function tokenRule(doc: Pick<RouteDoc, 'method' | 'path' | 'access' | 'workspace' | 'sessionOnly'> | undefined): TokenRule {
   if (!doc) return { kind: 'never', message: ACCESS_TOKEN_MSG.notAccepted };
   if (doc.access === 'public' || doc.access === 'signature') return { kind: 'open' };
   if (doc.access === 'admin') return { kind: 'never', message: ACCESS_TOKEN_MSG.neverAdmin };
   const read = READS.has(doc.method);
-  if (doc.workspace === undefined) return { kind: 'never', message: ACCESS_TOKEN_MSG.notAccepted };
+  if (doc.workspace === undefined || doc.sessionOnly) return { kind: 'never', message: ACCESS_TOKEN_MSG.notAccepted };
   if (doc.workspace === 'self') {
     return read && !ACCOUNT_ONLY_PATHS.some((p) => p.test(doc.path)) ? { kind: 'scope', scope: 'read' } : { kind: 'never', message: ACCESS_TOKEN_MSG.neverAccount };
   }

@@ -203,10 +203,11 @@ export class SignInLimiter {
    */
   async refuseLockedIp(ip: string): Promise<void> {
     const l = await this.ready();
-    const now = await l.ip.get(ip);
-    if (isOver(now, l.ip.points)) throw tooManyAttempts(now.msBeforeNext);
+    const now: RateLimiterRes | null = await l.ip.get(ip);
+    if (now === null) return;
+    if (now.consumedPoints > l.ip.points) throw tooManyAttempts(now.msBeforeNext);
     // its failures used every point: this attempt is the one over the budget, as a sign-in's would be, and sets the block
-    if (now !== null && now.consumedPoints >= l.ip.points) {
+    if (now.consumedPoints === l.ip.points) {
       try {
         await l.ip.consume(ip);
       } catch (err) {

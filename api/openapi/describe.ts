@@ -49,6 +49,11 @@ export interface RouteDoc {
    * operation by it and fails for a session route without one.
    */
   workspace?: WorkspaceAction | 'self';
+  /**
+   * Only with a session, never a personal access token (api/tokenScopes.ts), whatever the action: a route whose answer
+   * lasts as long as the session it was opened with (the event stream). Written into the document as `x-session-only`.
+   */
+  sessionOnly?: true;
   /** Path parameters: the schema the handler parses them with; plain strings when absent. */
   params?: z.ZodObject;
   query?: z.ZodType;

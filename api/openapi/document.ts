@@ -88,6 +88,7 @@ function routeConfig(doc: RouteDoc): RouteConfig {
     ...(doc.workspace ? { 'x-workspace-action': doc.workspace } : {}),
     // the scope an access token needs, or null: no token may call it (a session must)
     ...(secured ? { 'x-token-scope': tokenScope } : {}),
+    ...(doc.sessionOnly ? { 'x-session-only': true } : {}),
   };
 }
 

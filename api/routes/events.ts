@@ -82,6 +82,8 @@ export function eventsRouter(deps: Pick<AppDeps, 'knex' | 'logger' | 'config'> &
       'a reader that falls more than EVENT_STREAM_MAX_QUEUED_BYTES behind is dropped and resumes with its Last-Event-ID.',
     access: 'session',
     workspace: 'read',
+    // the stream lives as long as its session (streamSession.ts): an access token opens none
+    sessionOnly: true,
     query: eventsQuery,
     headers: eventsHeaders,
     responses: {

@@ -299,8 +299,8 @@ export async function removeMatrixWorkspaces(knex: Knex, storage: Storage): Prom
   }
 }
 
-/** Tables whose rows a refused call may still write: sign-in budgets, sessions (last use), the realtime outbox. */
-export const UNWATCHED_TABLES = ['auth_rate_limits', 'sessions', 'user_events'];
+/** Tables whose rows a refused call may still write: sign-in budgets, sessions and access tokens (last use), the realtime outbox. */
+export const UNWATCHED_TABLES = ['auth_rate_limits', 'sessions', 'access_tokens', 'user_events'];
 
 export interface MatrixSnapshot {
   /** per table: row count and a digest of every row */
