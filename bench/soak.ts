@@ -62,7 +62,7 @@ function stackCpu(topology: SoakTopology): number | null {
 }
 
 interface ChaosModule {
-  startChaos(input: { topology: SoakTopology; log: (line: string) => void; random: () => number }): { stop(): Promise<FaultRecord[]> };
+  startChaos(input: { topology: SoakTopology; log: (line: string) => void; random: () => number; durationMs?: number }): { stop(): Promise<Array<FaultRecord & { detail?: string }>> };
 }
 
 /** The chaos mode (helper module bench/soak/chaos.ts), when it is there. */
@@ -153,7 +153,7 @@ async function main(): Promise<void> {
 
     const chaosModule = options.chaos ? await loadChaos() : null;
     if (options.chaos && !chaosModule) log('--chaos: bench/soak/chaos.ts is not there yet; running without faults');
-    const chaos = chaosModule ? chaosModule.startChaos({ topology, log, random: Math.random }) : null;
+    const chaos = chaosModule ? chaosModule.startChaos({ topology, log, random: Math.random, durationMs: options.durationS * 1000 }) : null;
 
     const cpu = new CpuMeter();
     const cpuSamples: Array<{ at: number; busy: number }> = [];
@@ -288,7 +288,7 @@ async function main(): Promise<void> {
     if (impacts.length) {
       out.push('\nFaults injected and what the clients saw (from the fault to 5 s after its recovery):');
       for (const f of impacts) {
-        out.push(`  ${f.fault.at} ${f.fault.kind} ${f.fault.target}: recovered ${f.fault.recoveredAfterMs === null ? 'NOT' : `after ${(f.fault.recoveredAfterMs / 1000).toFixed(1)}s`}; ${f.requests} requests, ${f.failedAttempts} attempts 5xx or unanswered, ${f.failedCalls} calls failed after retries; statuses ${JSON.stringify(f.statuses)}`);
+        out.push(`  ${f.fault.at} ${f.fault.kind} ${f.fault.target}: recovered ${f.fault.recoveredAfterMs === null ? 'NOT' : `after ${(f.fault.recoveredAfterMs / 1000).toFixed(1)}s`}; ${f.requests} requests, ${f.failedAttempts} attempts 5xx or unanswered, ${f.failedCalls} calls failed after retries; statuses ${JSON.stringify(f.statuses)}${(f.fault as { detail?: string }).detail ? `; ${(f.fault as { detail?: string }).detail}` : ''}`);
       }
     }
     out.push('\nTargets:');

@@ -2,7 +2,9 @@
  * `npm run docs:bench -- <results.json>`: writes the figures of a `npm run bench -- --json <results.json>` run into
  * docs/benchmarks.md, between its `<!-- bench-results:start -->` and `<!-- bench-results:end -->` markers, as one
  * table (the rest of the page is kept as it is). The table it replaces moves to CHANGELOG.md under "Benchmark
- * history", so superseded figures stay in the history and the page shows only the current ones.
+ * history", so superseded figures stay in the history and the page shows only the current ones. A results file of
+ * some benches (`npm run bench -- soak --json soak.json`: a long run of its own) replaces those benches' rows and
+ * keeps the other benches' rows of the current table.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -70,6 +72,31 @@ export function resultsTable(doc: ResultsDocument): string {
   return lines.join('\n');
 }
 
+const ROW = /^\| `([^`]+)` \|/;
+
+/**
+ * `table` (resultsTable of a run) with the rows of `previous` (the section it replaces) for the benches that run did
+ * not have, each bench's rows together, benches in name order; the note under the header says rows were kept.
+ */
+export function keepOtherBenches(table: string, previous: string, doc: ResultsDocument): string {
+  const kept = previous.split('\n').filter((line) => {
+    const m = ROW.exec(line);
+    return m !== null && !(m[1] in doc.benches);
+  });
+  if (kept.length === 0) return table;
+  const lines = table.split('\n');
+  const rows = [...lines.filter((line) => ROW.test(line)), ...kept];
+  const byBench = new Map<string, string[]>();
+  for (const row of rows) {
+    const bench = ROW.exec(row)![1];
+    byBench.set(bench, [...(byBench.get(bench) ?? []), row]);
+  }
+  const head = lines.slice(0, lines.findIndex((line) => line.startsWith('|---')) + 1);
+  head[0] = `${head[0]} Benches not in that run keep their rows from an earlier one: ${[...new Set(kept.map((row) => `\`${ROW.exec(row)![1]}\``))].join(', ')}.`;
+  const tail = lines.slice(lines.findIndex((line) => line.startsWith('|---')) + 1).filter((line) => !ROW.test(line));
+  return [...head, ...[...byBench.keys()].sort().flatMap((bench) => byBench.get(bench)!), ...tail].join('\n');
+}
+
 /** `doc` with the marked section replaced by `section`, and the section it held. */
 export function replaceSection(markdown: string, section: string): { markdown: string; previous: string } {
   const start = markdown.indexOf(START);
@@ -92,7 +119,9 @@ export function addToHistory(changelog: string, table: string, label: string): s
 
 /** Writes the results into the doc (and the replaced table into the changelog); returns what changed. */
 export function writeResults(doc: ResultsDocument, files = { benchmarks: BENCHMARKS_DOC, changelog: CHANGELOG }): { historyAdded: boolean } {
-  const { markdown, previous } = replaceSection(fs.readFileSync(files.benchmarks, 'utf8'), resultsTable(doc));
+  const current = fs.readFileSync(files.benchmarks, 'utf8');
+  const { previous: before } = replaceSection(current, '');
+  const { markdown, previous } = replaceSection(current, keepOtherBenches(resultsTable(doc), before, doc));
   const historyAdded = previous.includes('| bench |');
   if (historyAdded) {
     const label = (doc.startedAt ?? new Date().toISOString()).slice(0, 10);

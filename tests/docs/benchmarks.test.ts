@@ -75,6 +75,31 @@ describe('the benchmark table', () => {
     }
   });
 
+  test('a run of some benches replaces their rows and keeps the other benches\' rows of the current table', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-bench-doc-'));
+    const files = { benchmarks: path.join(dir, 'benchmarks.md'), changelog: path.join(dir, 'CHANGELOG.md') };
+    try {
+      fs.writeFileSync(files.benchmarks, PAGE);
+      fs.writeFileSync(files.changelog, CHANGELOG);
+      writeResults(results(1000), files);
+      const soak = buildDocument([{ bench: 'soak', measures: [figure('read_p99_ms', 120, 'ms', 'lower', 'read p99', 150)] }], [], '2030-01-03T00:00:00.000Z');
+      writeResults(soak, files);
+      const page = fs.readFileSync(files.benchmarks, 'utf8');
+      const rows = page.split('\n').filter((line) => line.startsWith('| `'));
+      expect(rows.map((row) => row.split(' | ')[0])).toEqual(['| `creditSummary`', '| `creditSummary`', '| `soak`', '| `upload`']);
+      expect(page).toContain('1000 req/s');
+      expect(page).toContain('Benches not in that run keep their rows from an earlier one: `creditSummary`, `upload`.');
+      // the soak alone again: its row replaced, the kept rows still there once
+      writeResults(buildDocument([{ bench: 'soak', measures: [figure('read_p99_ms', 90, 'ms', 'lower', 'read p99', 150)] }], [], '2030-01-04T00:00:00.000Z'), files);
+      const again = fs.readFileSync(files.benchmarks, 'utf8');
+      expect(again).toContain('| `soak` | `read_p99_ms` | figure | 90.0 ms |');
+      expect(again).not.toContain('120 ms');
+      expect(again.split('\n').filter((line) => line.startsWith('| `creditSummary`'))).toHaveLength(2);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('docs/benchmarks.md holds one table written by the script', () => {
     const page = fs.readFileSync(BENCHMARKS_DOC, 'utf8');
     const section = page.slice(page.indexOf(START) + START.length, page.indexOf(END)).trim();
