@@ -253,7 +253,11 @@ export async function recordAttempt(knex: Knex, a: AttemptRecord): Promise<Attem
       });
     let endpointDisabled: string | null = null;
     if (a.verdict === 'succeeded') {
-      await trx('webhook_endpoints').where({ id: a.endpointId }).update({ consecutive_failures: 0, failing_since: null });
+      // only when a streak ends: parallel successes do not queue on the endpoint's row lock
+      await trx('webhook_endpoints')
+        .where({ id: a.endpointId })
+        .andWhere((q) => q.where('consecutive_failures', '<>', 0).orWhereNotNull('failing_since'))
+        .update({ consecutive_failures: 0, failing_since: null });
     } else {
       // a streak starts at the first failure after a 2xx, or after an admin turned the endpoint on again (count reset)
       const [streak] = await trx('webhook_endpoints')
