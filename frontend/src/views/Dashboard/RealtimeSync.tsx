@@ -10,6 +10,7 @@ import { refreshProjectsAtom } from '../../atoms/project';
 import { realtimeConnectedAtom, realtimeResyncAtom, recordJobEventAtom } from '../../atoms/realtime';
 import { currentUserAtom, sessionEndedAtom } from '../../atoms/session';
 import { refreshWorkspacesAtom, workspaceChangedAtom } from '../../atoms/workspace';
+import { webhookChangedAtom } from '../../atoms/webhooks';
 import { workspaceParamAtom } from '../../atoms/view';
 
 /** Folds a burst of credit events (a reservation, then its charge) into one read. */
@@ -52,11 +53,12 @@ export function RealtimeSync(): null {
   const sessionEnded = useSetAtom(sessionEndedAtom);
   const refreshWorkspaces = useSetAtom(refreshWorkspacesAtom);
   const workspaceChanged = useSetAtom(workspaceChangedAtom);
+  const webhookChanged = useSetAtom(webhookChangedAtom);
   const userId = useAtomValue(currentUserAtom)?.id;
   // the current workspace's events only; a switch ends this stream and opens the other workspace's
   const workspaceId = useAtomValue(workspaceParamAtom);
-  const actions = useRef({ requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, userId });
-  actions.current = { requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, userId };
+  const actions = useRef({ requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, webhookChanged, userId });
+  actions.current = { requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, webhookChanged, userId };
 
   useEffect(() => {
     const a = () => actions.current;
@@ -95,6 +97,9 @@ export function RealtimeSync(): null {
           break;
         case 'workspace':
           a().workspaceChanged();
+          break;
+        case 'webhook':
+          a().webhookChanged({ endpointId: event.endpointId, change: event.change });
           break;
       }
     };

@@ -18,6 +18,7 @@ import {
   type WebhookEndpointView,
 } from '../../api/webhooks';
 import { showToastAtom } from '../../atoms/toast';
+import { webhookChangeAtom } from '../../atoms/webhooks';
 import { currentWorkspaceAtom, type CurrentWorkspace } from '../../atoms/workspace';
 import { ConfirmDeleteDialog } from '../../components/ConfirmDeleteDialog';
 import { Dialog } from '../../components/Dialog';
@@ -29,6 +30,8 @@ const SOMETHING_WENT_WRONG = 'Something went wrong. Please try again.';
 const TIME_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 /** While a delivery waits for its first answer, the log reads again this often. */
 const PENDING_REFRESH_MS = 2000;
+/** Attempts recorded in a burst (the event stream says each) read the log once. */
+const LIVE_DEBOUNCE_MS = 300;
 
 type Load<T> = { status: 'loading' } | { status: 'done'; data: T } | { status: 'error'; message: string };
 
@@ -94,7 +97,10 @@ type Confirm = { kind: 'delete'; endpoint: WebhookEndpointView } | { kind: 'rota
 
 function Webhooks({ workspace }: { workspace: CurrentWorkspace & { role: WorkspaceRole } }): ReactElement {
   const toast = useSetAtom(showToastAtom);
-  const readEndpoints = useCallback(() => fetchEndpoints(workspace.id), [workspace.id]);
+  // an endpoint disabled by delivery (410, failing for days) shows as such at once
+  const disabledSeen = useAtomValue(webhookChangeAtom);
+  const disabledEvents = disabledSeen.change === 'disabled' ? disabledSeen.n : 0;
+  const readEndpoints = useCallback(() => fetchEndpoints(workspace.id), [workspace.id, disabledEvents]);
   const [endpoints, reload] = useLoad(readEndpoints);
   const [editing, setEditing] = useState<WebhookEndpointView | 'new' | null>(null);
   const [secret, setSecret] = useState<{ title: string; secret: string; note: string } | null>(null);
@@ -374,8 +380,17 @@ function DeliveryLog({ workspaceId, endpoint }: { workspaceId: string; endpoint:
     void load();
   }, [load]);
 
-  // while something waits for its first answer, the log follows it
-  const waiting = pages.status === 'done' && pages.data.deliveries.some((d) => d.status === 'pending');
+  // an attempt recorded for this endpoint (from the workspace's event stream): the log reads again
+  const change = useAtomValue(webhookChangeAtom);
+  useEffect(() => {
+    if (change.endpointId !== endpoint.id || change.change !== 'deliveries') return;
+    // a burst of attempts reads the log once
+    const timer = window.setTimeout(() => void load(), LIVE_DEBOUNCE_MS);
+    return () => window.clearTimeout(timer);
+  }, [change, endpoint.id, load]);
+
+  // while something waits for its first answer, the log follows it (also without the event stream)
+  const waiting = endpoint.status === 'enabled' && pages.status === 'done' && pages.data.deliveries.some((d) => d.status === 'pending' && d.attempts === 0);
   useEffect(() => {
     if (!waiting) return;
     const timer = window.setInterval(() => void load(), PENDING_REFRESH_MS);
