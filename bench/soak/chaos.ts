@@ -117,26 +117,31 @@ async function answers(url: string, accept: (body: unknown) => boolean = () => t
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export function startChaos(options: ChaosOptions): ChaosHandle {
+export interface FaultInjector {
+  /** SIGKILLs the named API or worker (or one chosen with `random`), then waits for it to serve again. */
+  kill(name?: string): Promise<FaultRecord | null>;
+  /** Restarts PostgreSQL or the Temporal dev server in place, then waits for the stack to serve again. */
+  restart(kind: 'restart-postgres' | 'restart-temporal'): Promise<FaultRecord>;
+  /** Whether every worker process running now polls the task queues (its pid among Temporal's pollers). */
+  workersPolling(): Promise<boolean>;
+  /** every fault so far */
+  faults(): FaultRecord[];
+  close(): Promise<void>;
+}
+
+/**
+ * Injects one fault at a time and measures the recovery (what startChaos schedules; tests call it directly).
+ * `kill()` without a name picks a process with `random`, not one killed within `rekillAfterMs` while another can be.
+ */
+export function createFaultInjector(options: Omit<ChaosOptions, 'intervalMs' | 'durationMs'>): FaultInjector {
   const { topology, log, random } = options;
-  const [minGap, maxGap] = options.intervalMs ?? intervalFromEnv() ?? DEFAULT_INTERVAL_MS;
   const recoveryTimeoutMs = options.recoveryTimeoutMs ?? 120_000;
   const rekillAfterMs = options.rekillAfterMs ?? 60_000;
   const namespace = options.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default';
   const host = os.hostname();
   const faults: FaultRecord[] = [];
   const lastKilled = new Map<string, number>();
-  const started = Date.now();
-  let stopped = false;
-  let wake: (() => void) | null = null;
   let temporal: Promise<Connection> | null = null;
-
-  const gap = () => minGap + random() * (maxGap - minGap);
-  // the fault slots: planned for the run's length when it is known, else one after another
-  const slots: number[] = [];
-  if (options.durationMs) for (let t = gap(); t < options.durationMs; t += gap()) slots.push(t);
-  const plan = options.durationMs ? planFaults(slots, options.durationMs) : [];
-  const kindOf = (i: number) => (options.durationMs ? plan[i] : i === 1 ? 'restart-postgres' : i === 3 ? 'restart-temporal' : 'kill');
 
   const connection = () => {
     temporal ??= Connection.connect({ address: topology.temporalAddress }).catch((err: unknown) => {
@@ -167,6 +172,12 @@ export function startChaos(options: ChaosOptions): ChaosHandle {
     }
   };
 
+  const workersPolling = async () => {
+    const seen = await pollers();
+    const ws = topology.processes().filter((p) => p.kind === 'worker');
+    return ws.length > 0 && ws.every((w) => seen.has(`${w.pid}@${host}`));
+  };
+
   /** Polls `check` until it answers true or the recovery bound passes: the ms it took, or null. */
   const recovery = async (from: number, check: () => Promise<boolean>): Promise<number | null> => {
     while (Date.now() - from < recoveryTimeoutMs) {
@@ -176,18 +187,19 @@ export function startChaos(options: ChaosOptions): ChaosHandle {
     return null;
   };
 
-  const record = (fault: FaultRecord) => {
+  const record = (fault: FaultRecord): FaultRecord => {
     faults.push(fault);
     const back = fault.recoveredAfterMs === null ? `NOT serving again within ${recoveryTimeoutMs / 1000}s` : `serving again after ${(fault.recoveredAfterMs / 1000).toFixed(1)}s`;
     log(`chaos: ${fault.kind} ${fault.target}${fault.pid ? ` (pid ${fault.pid})` : ''}: ${back}${fault.detail ? ` (${fault.detail})` : ''}`);
+    return fault;
   };
 
-  const killOne = async () => {
+  const killOne = async (name?: string): Promise<FaultRecord | null> => {
     const now = Date.now();
-    const running = topology.processes();
+    const running = topology.processes().filter((p) => name === undefined || p.name === name);
     if (running.length === 0) {
-      log('chaos: no API or worker process is running right now; skipping this kill');
-      return;
+      log(`chaos: ${name ?? 'no API or worker process'} is not running right now; skipping this kill`);
+      return null;
     }
     const rested = running.filter((p) => now - (lastKilled.get(p.name) ?? -Infinity) >= rekillAfterMs);
     const choice = rested.length > 0 ? rested : [...running].sort((a, b) => (lastKilled.get(a.name) ?? 0) - (lastKilled.get(b.name) ?? 0)).slice(0, 1);
@@ -197,7 +209,7 @@ export function startChaos(options: ChaosOptions): ChaosHandle {
       process.kill(victim.pid, 'SIGKILL');
     } catch (err) {
       log(`chaos: could not kill ${victim.name} (pid ${victim.pid}): ${(err as Error).message}`);
-      return;
+      return null;
     }
     lastKilled.set(victim.name, at);
     let newPid: number | undefined;
@@ -212,7 +224,7 @@ export function startChaos(options: ChaosOptions): ChaosHandle {
             const pid = restarted();
             return pid !== undefined && polls(pid, at);
           });
-    record({
+    return record({
       at: new Date(at).toISOString(),
       kind: victim.kind === 'api' ? 'kill-api' : 'kill-worker',
       target: victim.name,
@@ -224,18 +236,16 @@ export function startChaos(options: ChaosOptions): ChaosHandle {
     });
   };
 
-  const restartService = async (kind: 'restart-postgres' | 'restart-temporal') => {
+  const restartService = async (kind: 'restart-postgres' | 'restart-temporal'): Promise<FaultRecord> => {
     const at = Date.now();
     let downMs: number;
     try {
       await (kind === 'restart-postgres' ? topology.restartPostgres() : topology.restartTemporal());
       downMs = Date.now() - at;
     } catch (err) {
-      record({ at: new Date(at).toISOString(), kind, target: kind === 'restart-postgres' ? 'postgres' : 'temporal', recoveredAfterMs: null, endedAt: new Date().toISOString(), detail: `the restart itself failed: ${(err as Error).message}` });
-      return;
+      return record({ at: new Date(at).toISOString(), kind, target: kind === 'restart-postgres' ? 'postgres' : 'temporal', recoveredAfterMs: null, endedAt: new Date().toISOString(), detail: `the restart itself failed: ${(err as Error).message}` });
     }
     const apis = () => topology.processes().filter((p) => p.kind === 'api');
-    const workers = () => topology.processes().filter((p) => p.kind === 'worker');
     const recoveredAfterMs =
       kind === 'restart-postgres'
         ? await recovery(at, async () => {
@@ -255,11 +265,9 @@ export function startChaos(options: ChaosOptions): ChaosHandle {
               }
             };
             if (list.length === 0 || !(await Promise.all(list.map(temporalOk))).every(Boolean)) return false;
-            const seen = await pollers();
-            const ws = workers();
-            return ws.length > 0 && ws.every((w) => seen.has(`${w.pid}@${host}`));
+            return workersPolling();
           });
-    record({
+    return record({
       at: new Date(at).toISOString(),
       kind,
       target: kind === 'restart-postgres' ? 'postgres' : 'temporal',
@@ -271,6 +279,34 @@ export function startChaos(options: ChaosOptions): ChaosHandle {
           : `stop and start on the same history file and port took ${(downMs / 1000).toFixed(1)}s; back once every API reaches the namespace and every worker polls`,
     });
   };
+
+  return {
+    kill: killOne,
+    restart: restartService,
+    workersPolling,
+    faults: () => [...faults],
+    async close() {
+      const conn = await temporal?.catch(() => null);
+      temporal = null;
+      await conn?.close().catch(() => undefined);
+    },
+  };
+}
+
+/** Starts the faults on their schedule (see the header); `stop()` ends them and hands back what was injected. */
+export function startChaos(options: ChaosOptions): ChaosHandle {
+  const { log, random } = options;
+  const [minGap, maxGap] = options.intervalMs ?? intervalFromEnv() ?? DEFAULT_INTERVAL_MS;
+  const injector = createFaultInjector(options);
+  const started = Date.now();
+  let stopped = false;
+  let wake: (() => void) | null = null;
+  const gap = () => minGap + random() * (maxGap - minGap);
+  // the fault slots: planned for the run's length when it is known, else one after another
+  const slots: number[] = [];
+  if (options.durationMs) for (let t = gap(); t < options.durationMs; t += gap()) slots.push(t);
+  const plan = options.durationMs ? planFaults(slots, options.durationMs) : [];
+  const kindOf = (i: number) => (options.durationMs ? plan[i] : i === 1 ? 'restart-postgres' : i === 3 ? 'restart-temporal' : 'kill');
 
   const loop = (async () => {
     for (let i = 0; !stopped; i += 1) {
@@ -291,8 +327,8 @@ export function startChaos(options: ChaosOptions): ChaosHandle {
       if (stopped) break;
       const kind = kindOf(i);
       try {
-        if (kind === 'kill') await killOne();
-        else await restartService(kind);
+        if (kind === 'kill') await injector.kill();
+        else await injector.restart(kind);
       } catch (err) {
         log(`chaos: fault ${i + 1} (${kind}) failed: ${(err as Error).stack ?? err}`);
       }
@@ -310,13 +346,13 @@ export function startChaos(options: ChaosOptions): ChaosHandle {
       stopped = true;
       wake?.();
       await loop;
-      const conn = await temporal?.catch(() => null);
-      await conn?.close().catch(() => undefined);
+      await injector.close();
+      const faults = injector.faults();
       const planned = new Set(plan.filter((k) => k !== 'kill'));
       for (const kind of ['restart-postgres', 'restart-temporal'] as const) {
         if ((planned.has(kind) || !options.durationMs) && !faults.some((f) => f.kind === kind)) log(`chaos: the run ended before the ${kind} fault; it was not injected`);
       }
-      return [...faults];
+      return faults;
     },
   };
 }
