@@ -29,9 +29,12 @@ const transactionsQuery = z
       .transform(Number)
       .refine((n) => n >= 1, { message: 'page must be a whole number from 1' })
       .optional(),
+    /** The `nextCursor` of the page before: the next 50 by keyset (no offset), with the first page's total. */
+    cursor: z.string().max(200).optional(),
     userId: z.string().optional(),
   })
-  .strict();
+  .strict()
+  .refine((q) => q.page === undefined || q.cursor === undefined, { message: 'give page or cursor, not both' });
 
 const weeklyUsageQuery = z
   .object({
@@ -177,7 +180,7 @@ export function creditsRouter(deps: Pick<AppDeps, 'knex' | 'creditSummaries' | '
     access: 'session',
     query: transactionsQuery,
     responses: {
-      200: z.object({ success: z.literal(true), data: z.array(transactionItem), page: count, pageSize: count, total: count }),
+      200: z.object({ success: z.literal(true), data: z.array(transactionItem), page: count, pageSize: count, total: count, nextCursor: z.string().nullable() }),
       404: noProfile,
     },
   });
@@ -185,8 +188,8 @@ export function creditsRouter(deps: Pick<AppDeps, 'knex' | 'creditSummaries' | '
     const query = parseQuery(ctx, transactionsQuery);
     assertSelf(ctx, query.userId);
     const { workspaceId } = await workspaceGrant(ctx, deps, 'read');
-    const { transactions, page, pageSize, total } = await listTransactions(deps.knex, workspaceId, query.page ?? 1);
-    ctx.body = { success: true, data: transactions, page, pageSize, total };
+    const { transactions, page, pageSize, total, nextCursor } = await listTransactions(deps.knex, workspaceId, query.cursor !== undefined ? { cursor: query.cursor } : (query.page ?? 1));
+    ctx.body = { success: true, data: transactions, page, pageSize, total, nextCursor };
   });
 
   // the Billing tab's chart: credits added and spent per week by kind

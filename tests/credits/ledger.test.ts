@@ -297,6 +297,34 @@ describe('reads', () => {
     await expect(listTransactions(knex, p.id, 0)).rejects.toMatchObject({ status: 400 });
   });
 
+  it('pages by cursor: the same rows as by page number, a row added meanwhile moves nothing, the first total carried', async () => {
+    const p = await createFundedProfile(knex);
+    for (let i = 1; i <= 119; i += 1) {
+      await addCredits(knex, { profileId: p.id, amount: 1, type: 'add', description: `add ${i}`, idempotencyKey: `walk:${p.id}:${i}` });
+    }
+    const byNumber = await Promise.all([1, 2, 3].map((n) => listTransactions(knex, p.id, n)));
+    expect(byNumber.map((page) => page.transactions.length)).toEqual([50, 50, 20]);
+    const first = byNumber[0];
+    expect(first.nextCursor).toEqual(expect.any(String));
+    // a row written after the first page is newer than every row the walk goes on to
+    await addCredits(knex, { profileId: p.id, amount: 1, type: 'add', description: 'late', idempotencyKey: `walk-late:${p.id}` });
+    const second = await listTransactions(knex, p.id, { cursor: first.nextCursor as string });
+    expect(second).toMatchObject({ page: 2, pageSize: 50, total: 120 });
+    expect(second.transactions.map((t) => t.id)).toEqual(byNumber[1].transactions.map((t) => t.id));
+    const third = await listTransactions(knex, p.id, { cursor: second.nextCursor as string });
+    expect(third).toMatchObject({ page: 3, total: 120, nextCursor: null });
+    expect(third.transactions.map((t) => t.id)).toEqual(byNumber[2].transactions.map((t) => t.id));
+    expect(third.transactions[third.transactions.length - 1].description).toBe('Welcome credits');
+    // rows written in one millisecond keep their order: created_at is compared to the microsecond, then by id
+    expect(new Set([...first.transactions, ...second.transactions, ...third.transactions].map((t) => t.id)).size).toBe(120);
+
+    const other = await createFundedProfile(knex);
+    for (const cursor of ['', 'not a cursor', Buffer.from('[1,2,3]').toString('base64url'), first.nextCursor as string]) {
+      // the last: a real cursor, but of another account's ledger
+      await expect(listTransactions(knex, other.id, { cursor })).rejects.toMatchObject({ status: 400 });
+    }
+  });
+
   it('applies the start rule with pending approvals and the cooldown', async () => {
     const p = await createFundedProfile(knex, 4);
     expect(await canCreateContent(knex, p.id, 'clip')).toMatchObject({ canCreate: true, reason: 'ok', cost: 4, available: 4, limit: 4, pendingCount: 0, pendingCost: 0 });

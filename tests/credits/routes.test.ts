@@ -112,6 +112,23 @@ describe('GET /api/credits/*', () => {
       expect((await request(server.baseUrl, `/api/credits/transactions?page=${page}`, { token: u.token })).status).toBe(400);
     }
   });
+
+  it('pages transactions by the cursor each page hands out', async () => {
+    const u = await newUser();
+    for (let i = 1; i <= 52; i += 1) {
+      await addCredits(knex, { profileId: u.id, amount: 1, type: 'add', description: `step ${i}`, idempotencyKey: `api-walk:${u.id}:${i}` });
+    }
+    const first = await request(server.baseUrl, '/api/credits/transactions', { token: u.token });
+    expect(first.body).toMatchObject({ page: 1, total: 53, nextCursor: expect.any(String) });
+    const second = await request(server.baseUrl, `/api/credits/transactions?cursor=${first.body.nextCursor}`, { token: u.token });
+    expect(second.status).toBe(200);
+    expect(second.body).toMatchObject({ success: true, page: 2, pageSize: 50, total: 53, nextCursor: null });
+    expect(second.body.data.map((t: { description: string }) => t.description)).toEqual(['step 2', 'step 1', 'Free starting credits']);
+    const both = await request(server.baseUrl, `/api/credits/transactions?page=2&cursor=${first.body.nextCursor}`, { token: u.token });
+    expect(both.status).toBe(400);
+    const forged = await request(server.baseUrl, '/api/credits/transactions?cursor=abc', { token: u.token });
+    expect([forged.status, forged.body.code]).toEqual([400, 'VALIDATION_ERROR']);
+  });
 });
 
 describe('POST /api/admin/credits/adjust', () => {

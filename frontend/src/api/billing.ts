@@ -57,12 +57,14 @@ export interface TransactionPage {
   page: number;
   pageSize: number;
   total: number;
+  /** What asks for the page after this one; null on the last page. */
+  nextCursor: string | null;
 }
 
-/** The credit ledger, 50 a page, newest first. */
-export async function fetchTransactions(page: number): Promise<TransactionPage> {
+/** The credit ledger, 50 a page, newest first: the first page (no cursor) or the one a page's `nextCursor` names. */
+export async function fetchTransactions(cursor: string | null): Promise<TransactionPage> {
   const body = await api
-    .get('credits/transactions', { searchParams: { page } })
-    .json<{ success: true; data: CreditTransaction[]; page: number; pageSize: number; total: number }>();
-  return { transactions: body.data, page: body.page, pageSize: body.pageSize, total: body.total };
+    .get('credits/transactions', { searchParams: cursor ? { cursor } : {} })
+    .json<{ success: true; data: CreditTransaction[]; page: number; pageSize: number; total: number; nextCursor: string | null }>();
+  return { transactions: body.data, page: body.page, pageSize: body.pageSize, total: body.total, nextCursor: body.nextCursor };
 }

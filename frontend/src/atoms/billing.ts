@@ -32,14 +32,25 @@ export const weeklyUsageAtom = atom(async (get) => {
 });
 export const weeklyUsageStateAtom = settledAtom(weeklyUsageAtom);
 
-/** The page of the credit transactions list on show. */
-export const transactionsPageAtom = atom(1);
+/**
+ * The credit transactions pages walked so far, by the cursor each was asked with (null: the first page); the last is
+ * on show. Next pushes the page's nextCursor, Previous pops: every page is read by keyset, however deep.
+ */
+const transactionsWalkAtom = atom<{ key: string | null; cursors: Array<string | null> }>({ key: null, cursors: [null] });
+/** The walk of the signed-in user in the workspace on show: another session or workspace starts at the first page. */
+export const transactionsCursorsAtom = atom(
+  (get): Array<string | null> => {
+    const walk = get(transactionsWalkAtom);
+    return walk.key === get(sessionKeyAtom) ? walk.cursors : [null];
+  },
+  (get, set, cursors: Array<string | null>) => set(transactionsWalkAtom, { key: get(sessionKeyAtom), cursors }),
+);
 
 export const transactionsAtom = atom(async (get) => {
   get(billingVersionAtom);
-  const page = get(transactionsPageAtom);
-  if (!get(sessionKeyAtom)) return { transactions: [], page, pageSize: 50, total: 0 };
-  return fetchTransactions(page);
+  const cursors = get(transactionsCursorsAtom);
+  if (!get(sessionKeyAtom)) return { transactions: [], page: cursors.length, pageSize: 50, total: 0, nextCursor: null };
+  return fetchTransactions(cursors[cursors.length - 1] ?? null);
 });
 export const transactionsStateAtom = settledAtom(transactionsAtom);
 

@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import { TRANSACTIONS_PAGE_SIZE } from '../../../domain/constants';
 import { usageLimits } from '../../../domain/creditMath';
 import { CreditTransaction } from '../../../db/models/CreditTransaction';
+import { DomainError } from '../../../domain/errors';
 import { InvalidCreditAmountError, ProfileNotFoundError } from './errors';
 import type { CreditSummary, Db, LedgerInvariant, TransactionPage } from './types';
 import { UUID_RE } from './ledger';
@@ -65,22 +66,81 @@ export async function getUsageLimits(db: Db, profileId: string): Promise<{ clips
   return usageLimits(row.credits);
 }
 
-/** 50 a page, newest first, with the creator's e-mail. */
-export async function listTransactions(db: Db, profileId: string, page = 1): Promise<TransactionPage> {
-  if (!Number.isSafeInteger(page) || page < 1) throw new InvalidCreditAmountError('page must be a whole number from 1');
+/**
+ * Where the next page starts: after the ledger row `after` (newest first by creation time, then id), as page `page` of
+ * `total`. The total is the one counted for the first page: rows are only ever appended, and a row written later is
+ * newer than every row the pages walk, so the count of what they walk never changes.
+ */
+interface TransactionCursor {
+  after: string;
+  page: number;
+  total: number;
+}
+
+function encodeTransactionCursor(cursor: TransactionCursor): string {
+  return Buffer.from(JSON.stringify([cursor.after, cursor.page, cursor.total])).toString('base64url');
+}
+
+/** The cursor's content, or null for anything listTransactions did not hand out. */
+export function decodeTransactionCursor(text: string): TransactionCursor | null {
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(text)) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(value) || value.length !== 3) return null;
+  const [after, page, total] = value as unknown[];
+  if (typeof after !== 'string' || !UUID_RE.test(after)) return null;
+  if (!Number.isSafeInteger(page) || (page as number) < 2 || !Number.isSafeInteger(total) || (total as number) < 0) return null;
+  return { after: after.toLowerCase(), page: page as number, total: total as number };
+}
+
+export class InvalidTransactionCursorError extends DomainError {
+  constructor() {
+    super(400, 'VALIDATION_ERROR', 'cursor is not one this list handed out');
+  }
+}
+
+/**
+ * 50 a page, newest first, with the creator's e-mail. `page` (a number) reads by OFFSET and counts the account's rows
+ * for `total`: what the first page does, and what a client asking for page N directly gets. `nextCursor` continues
+ * from a page by keyset: the 50 rows after its last row on the (profile_id, created_at) index, with no offset and no
+ * count, so any page costs what the first does however long the ledger (docs/growth.md).
+ */
+export async function listTransactions(db: Db, profileId: string, at: number | { cursor: string } = 1): Promise<TransactionPage> {
   if (!UUID_RE.test(profileId)) throw new ProfileNotFoundError();
   const pageSize = TRANSACTIONS_PAGE_SIZE;
-  const rows = await CreditTransaction.query(db)
+  const query = CreditTransaction.query(db)
     .where({ profile_id: profileId })
     .orderBy([
       { column: 'created_at', order: 'desc' },
       { column: 'id', order: 'desc' },
     ])
-    .limit(pageSize)
-    .offset((page - 1) * pageSize);
-  const countRow = (await db('credit_transactions').where({ profile_id: profileId }).count({ n: '*' }).first()) as { n: string | number } | undefined;
+    .limit(pageSize + 1);
+  let page: number;
+  let total: number;
+  if (typeof at === 'number') {
+    if (!Number.isSafeInteger(at) || at < 1) throw new InvalidCreditAmountError('page must be a whole number from 1');
+    page = at;
+    query.offset((page - 1) * pageSize);
+    const countRow = (await db('credit_transactions').where({ profile_id: profileId }).count({ n: '*' }).first()) as { n: string | number } | undefined;
+    total = Number(countRow?.n ?? 0);
+  } else {
+    const cursor = decodeTransactionCursor(at.cursor);
+    if (!cursor) throw new InvalidTransactionCursorError();
+    // the row's time as PostgreSQL's text, to the microsecond (a JavaScript Date would cut it to the millisecond)
+    const after = (await db('credit_transactions').where({ id: cursor.after, profile_id: profileId }).first(db.raw('created_at::text as at'))) as { at: string } | undefined;
+    if (!after) throw new InvalidTransactionCursorError();
+    query.whereRaw('created_at <= ?::timestamptz and (created_at, id) < (?::timestamptz, ?::uuid)', [after.at, after.at, cursor.after]);
+    ({ page, total } = cursor);
+  }
+  const rows = await query;
+  const shown = rows.slice(0, pageSize);
+  const last = shown[shown.length - 1];
   return {
-    transactions: rows.map((r) => ({
+    transactions: shown.map((r) => ({
       id: r.id,
       amount: r.amount,
       transactionType: r.transactionType,
@@ -92,7 +152,8 @@ export async function listTransactions(db: Db, profileId: string, page = 1): Pro
     })),
     page,
     pageSize,
-    total: Number(countRow?.n ?? 0),
+    total,
+    nextCursor: rows.length > pageSize && last ? encodeTransactionCursor({ after: last.id, page: page + 1, total }) : null,
   };
 }
 

@@ -69,6 +69,8 @@ export interface TransactionPage {
   page: number;
   pageSize: number;
   total: number;
+  /** The next page's cursor (opaque), null on the last page. */
+  nextCursor: string | null;
 }
 
 export interface LedgerInvariant {

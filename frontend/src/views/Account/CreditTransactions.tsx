@@ -1,6 +1,6 @@
 import { useAtom, useAtomValue } from 'jotai';
 import type { ReactElement } from 'react';
-import { transactionsPageAtom, transactionsStateAtom } from '../../atoms/billing';
+import { transactionsCursorsAtom, transactionsStateAtom } from '../../atoms/billing';
 import { LoadingState } from '../../components/Spinner';
 
 const DATE_TIME_FORMAT = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' });
@@ -18,8 +18,10 @@ const TYPE_LABEL: Record<string, string> = {
 /** The credit ledger, 50 a page, newest first, with who made each change. */
 export function CreditTransactions(): ReactElement {
   const state = useAtomValue(transactionsStateAtom);
-  const [page, setPage] = useAtom(transactionsPageAtom);
+  const [cursors, setCursors] = useAtom(transactionsCursorsAtom);
+  const page = cursors.length;
   const pages = state?.ok ? Math.max(1, Math.ceil(state.data.total / state.data.pageSize)) : 1;
+  const next = state?.ok ? state.data.nextCursor : null;
   return (
     <section className="panel billing-panel" aria-labelledby="transactions-heading">
       <h2 id="transactions-heading">Credit Transactions</h2>
@@ -54,13 +56,13 @@ export function CreditTransactions(): ReactElement {
           </table>
           {pages > 1 && (
             <nav className="pager" aria-label="Transaction pages">
-              <button type="button" className="button button-secondary" disabled={page <= 1} onClick={() => setPage(page - 1)}>
+              <button type="button" className="button button-secondary" disabled={page <= 1} onClick={() => setCursors(cursors.slice(0, -1))}>
                 Previous
               </button>
               <span>
                 Page {page} of {pages}
               </span>
-              <button type="button" className="button button-secondary" disabled={page >= pages} onClick={() => setPage(page + 1)}>
+              <button type="button" className="button button-secondary" disabled={!next} onClick={() => next && setCursors([...cursors, next])}>
                 Next
               </button>
             </nav>
