@@ -50,6 +50,8 @@ export function Sidebar({ id, user, onNavigate }: { id: string; user: User; onNa
   const roleKnown = workspace?.role !== undefined;
   // a person working alone in their personal workspace sees no member list: only a team has one to show
   const showMembers = !!workspace && (!workspace.personal || (workspace.memberCount ?? 1) > 1 || view === 'members');
+  // webhooks are the workspace's admins' and owners' (a person alone owns their personal workspace)
+  const showWebhooks = !!workspace && roleKnown && allows('webhooks');
 
   async function onSignOut() {
     setSigningOut(true);
@@ -71,21 +73,23 @@ export function Sidebar({ id, user, onNavigate }: { id: string; user: User; onNa
 
       <div className="sidebar-workspace">
         <WorkspaceSwitcher onSwitched={onNavigate} />
-        {showMembers && (
+        {(showMembers || showWebhooks) && (
           <nav aria-label="Workspace">
-            <button
-              type="button"
-              className="nav-item"
-              aria-current={view === 'members' && !unknownView ? 'page' : undefined}
-              onClick={() => {
-                onNavigate?.();
-                setView('members');
-              }}
-            >
-              <Icon name="users" />
-              <span className="nav-label">Members</span>
-            </button>
-            {roleKnown && allows('webhooks') && (
+            {showMembers && (
+              <button
+                type="button"
+                className="nav-item"
+                aria-current={view === 'members' && !unknownView ? 'page' : undefined}
+                onClick={() => {
+                  onNavigate?.();
+                  setView('members');
+                }}
+              >
+                <Icon name="users" />
+                <span className="nav-label">Members</span>
+              </button>
+            )}
+            {showWebhooks && (
               <button
                 type="button"
                 className="nav-item"
