@@ -13,7 +13,8 @@
  * MISSED; the figures go to `--json` like every bench. The whole report is also written to .data/soak/report.json,
  * the request lines to .data/soak/requests.jsonl.
  *
- * The default rate (--rate or BENCH_SOAK_RATE, 2.5 user actions a second) is meant to keep the 2 cores about 70 % busy.
+ * The default rate (--rate or BENCH_SOAK_RATE, 8 user actions a second, with up to 100 virtual users) is meant to keep
+ * the 2 cores about 70 % busy: the stack measured 0.1-0.17 CPU-seconds per action of this mix (docs/benchmarks.md "Soak").
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -258,10 +259,25 @@ async function main(): Promise<void> {
     const completedPerMinute = jobs.byKind.reduce((n, k) => n + k.completed, 0) / ((endedAt - startedAt.getTime()) / 60_000);
     const impacts = faultImpacts(lines, faults);
 
+    // what one unit of work costs: the sizing rule in docs/benchmarks.md is built from these
+    const k6Summary = readK6Summary(summaryFile);
+    const totalS = (endedAt - startedAt.getTime()) / 1000;
+    const measuredShare = totalS > 0 ? measuredS / totalS : 0;
+    const sumCores = (kind: 'api' | 'worker') => cpuByProcess.filter((c) => c.kind === kind && c.cores !== null).reduce((n, c) => n + c.cores!, 0);
+    const measuredRequests = requests.throughput * measuredS;
+    const apiCpuMsPerRequest = measuredRequests > 0 ? (sumCores('api') * measuredS * 1000) / measuredRequests : null;
+    const jobsCompleted = jobs.byKind.reduce((n, k) => n + k.completed, 0);
+    const workerCpuSPerJob = jobsCompleted > 0 ? (sumCores('worker') * measuredS) / (jobsCompleted * measuredShare) : null;
+    const actionsPerS = k6Summary.iterations !== null ? k6Summary.iterations / options.durationS : null;
+    const stackCpuSPerAction = stackCores !== null && actionsPerS ? stackCores / actionsPerS : null;
+
     // ---- the report
     const out: string[] = [];
     out.push(`\nSoak: ${options.durationS}s at ${options.rate} actions/s, ${options.users} users, 2 APIs + 2 workers behind haproxy; machine load before start ${loadBefore}`);
     out.push(`measured after a ${options.warmupS}s warm-up: ${requests.throughput.toFixed(1)} requests/s; the stack used ${stackCores === null ? 'n/a' : `${stackCores.toFixed(2)} cores (${((stackCores / 2) * 100).toFixed(0)} % of 2)`}, the whole machine ${machineBusy === null ? 'n/a' : `${machineBusy.toFixed(2)} cores (${((machineBusy / 2) * 100).toFixed(0)} %; the rest is other work on the machine and k6)`}`);
+    out.push(
+      `user actions: ${k6Summary.iterations ?? 'n/a'} done (${actionsPerS === null ? 'n/a' : actionsPerS.toFixed(2)}/s), ${k6Summary.dropped ?? 0} dropped by k6 for want of a free virtual user; per unit: API ${fmtNum(apiCpuMsPerRequest, 1)} ms CPU per request, worker ${fmtNum(workerCpuSPerJob, 2)} s CPU per completed job (ffmpeg included), whole stack ${fmtNum(stackCpuSPerAction, 3)} s CPU per user action`,
+    );
     out.push('\nRoutes (ms; errors over the whole run):');
     out.push(formatGroups(requests.groups));
     out.push(`  reads (GET/HEAD): ${requests.reads.requests} requests, p50 ${requests.reads.p50.toFixed(0)} / p95 ${requests.reads.p95.toFixed(0)} / p99 ${requests.reads.p99.toFixed(0)} ms`);
@@ -295,7 +311,7 @@ async function main(): Promise<void> {
     out.push(formatTargets(targets));
     process.stdout.write(`${out.join('\n')}\n`);
 
-    const report = { options, startedAt: startedAt.toISOString(), loadBefore, machineBusy, stackCores, requests: { ...requests, admittedJobs: requests.admittedJobs.length }, jobs, events, connections, slow, scheduleToStart, memory, cpuByProcess, invariants, faults: impacts, targets };
+    const report = { options, startedAt: startedAt.toISOString(), loadBefore, machineBusy, stackCores, k6: k6Summary, perUnit: { apiCpuMsPerRequest, workerCpuSPerJob, stackCpuSPerAction, actionsPerS }, requests: { ...requests, admittedJobs: requests.admittedJobs.length }, jobs, events, connections, slow, scheduleToStart, memory, cpuByProcess, invariants, faults: impacts, targets };
     fs.writeFileSync(path.join(topology.dataDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
     log(`full report in ${path.relative(ROOT, path.join(topology.dataDir, 'report.json'))}`);
 
@@ -311,6 +327,11 @@ async function main(): Promise<void> {
       figure('peak_pg_connections', peakConnections, 'count', 'lower', 'PostgreSQL connections at the busiest sample'),
     ];
     for (const group of requests.groups) measures.push(figure(`${group.group}_p99_ms`, group.p99, 'ms', 'lower', `p99 of the ${group.group} routes`));
+    if (apiCpuMsPerRequest !== null) measures.push(figure('api_cpu_ms_per_request', apiCpuMsPerRequest, 'ms', 'lower', 'API CPU per request (both APIs over the measured window)'));
+    if (workerCpuSPerJob !== null) measures.push(figure('worker_cpu_s_per_job', workerCpuSPerJob, 's', 'lower', 'worker CPU (ffmpeg included) per completed job, this mix of image edits, clips and assemblies'));
+    if (stackCpuSPerAction !== null) measures.push(figure('stack_cpu_s_per_action', stackCpuSPerAction, 's', 'lower', 'CPU of the whole stack per user action of the mix'));
+    if (actionsPerS !== null) measures.push(figure('user_actions_per_s', actionsPerS, 'actions/s', 'higher', 'user actions (k6 iterations) per second'));
+    if (k6Summary.dropped !== null) measures.push(figure('dropped_actions', k6Summary.dropped, 'count', 'lower', 'user actions k6 could not start for want of a free virtual user'));
     if (stackCores !== null) measures.push(figure('stack_cpu_cores', stackCores, 'cores', 'lower', 'CPU cores the whole stack (APIs, workers, ffmpeg, haproxy, SeaweedFS, PostgreSQL, Temporal) used on average over the measured window'));
     if (machineBusy !== null) measures.push(figure('machine_cpu_cores', machineBusy, 'cores', 'lower', 'busy cores on average over the measured window (all processes, the other helpers too)'));
     for (const c of cpuByProcess) if (c.cores !== null) measures.push(figure(`${c.name}_cpu_cores`, c.cores, 'cores', 'lower', `CPU cores ${c.name} used on average`));
@@ -329,6 +350,20 @@ async function main(): Promise<void> {
     log('stopping the stack');
     await topology.stop();
   }
+}
+
+/** Iterations done and dropped, from k6's end-of-test summary (handleSummary in bench/soak/k6/soak.js). */
+function readK6Summary(file: string): { iterations: number | null; dropped: number | null } {
+  try {
+    const metrics = (JSON.parse(fs.readFileSync(file, 'utf8')) as { metrics: Record<string, { values?: { count?: number } }> }).metrics;
+    return { iterations: metrics.iterations?.values?.count ?? null, dropped: metrics.dropped_iterations?.values?.count ?? 0 };
+  } catch {
+    return { iterations: null, dropped: null };
+  }
+}
+
+function fmtNum(value: number | null, digits: number): string {
+  return value === null || !Number.isFinite(value) ? 'n/a' : value.toFixed(digits);
 }
 
 function fmt(mb: number | null): string {

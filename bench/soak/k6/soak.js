@@ -25,8 +25,8 @@ import encoding from 'k6/encoding';
 const BASE = __ENV.SOAK_BASE_URL;
 const USERS = JSON.parse(open(__ENV.SOAK_USERS_FILE));
 const IMAGES = JSON.parse(open(__ENV.SOAK_IMAGES_FILE)).map((file) => ({ name: file.split('/').pop(), data: open(file, 'b') }));
-const RATE = Number(__ENV.SOAK_RATE || 3);
-const VUS = Number(__ENV.SOAK_VUS || 60);
+const RATE = Number(__ENV.SOAK_RATE || 8);
+const VUS = Number(__ENV.SOAK_VUS || 100);
 
 export const options = {
   scenarios: {
