@@ -6,6 +6,7 @@ import { showToastAtom } from '../../atoms/toast';
 import { PasswordStrengthMeter } from '../../components/PasswordStrengthMeter';
 import { passwordStrength } from '../../components/passwordStrength';
 import { TextField } from '../../components/TextField';
+import { AccessTokensPanel } from './AccessTokensPanel';
 
 const METER_ID = 'new-password-strength';
 
@@ -49,48 +50,51 @@ export function SecurityTab(): ReactElement {
   }
 
   return (
-    <form className="panel form-panel" onSubmit={(e) => void submit(e)} aria-labelledby="password-heading">
-      <h2 id="password-heading">Change Password</h2>
-      <TextField
-        label="Current password"
-        type="password"
-        name="currentPassword"
-        autoComplete="current-password"
-        value={currentPassword}
-        onChange={(e) => setCurrentPassword(e.target.value)}
-      />
-      <TextField
-        label="New password"
-        type="password"
-        name="newPassword"
-        autoComplete="new-password"
-        value={newPassword}
-        describedBy={METER_ID}
-        error={showStrengthError ? 'Please fix the password requirements' : null}
-        onBlur={() => setTouched((t) => ({ ...t, newPassword: true }))}
-        onChange={(e) => setNewPassword(e.target.value)}
-      />
-      <PasswordStrengthMeter id={METER_ID} strength={strength} />
-      <TextField
-        label="Confirm new password"
-        type="password"
-        name="confirmPassword"
-        autoComplete="new-password"
-        value={confirmPassword}
-        error={showMismatch ? 'Passwords do not match' : null}
-        onBlur={() => setTouched((t) => ({ ...t, confirmPassword: true }))}
-        onChange={(e) => setConfirmPassword(e.target.value)}
-      />
-      {formError && (
-        <p className="form-error" role="alert">
-          {formError}
-        </p>
-      )}
-      <div className="form-actions">
-        <button type="submit" className="button button-primary" disabled={!canSubmit}>
-          {busy ? 'Updating...' : 'Update password'}
-        </button>
-      </div>
-    </form>
+    <>
+      <form className="panel form-panel" onSubmit={(e) => void submit(e)} aria-labelledby="password-heading">
+        <h2 id="password-heading">Change Password</h2>
+        <TextField
+          label="Current password"
+          type="password"
+          name="currentPassword"
+          autoComplete="current-password"
+          value={currentPassword}
+          onChange={(e) => setCurrentPassword(e.target.value)}
+        />
+        <TextField
+          label="New password"
+          type="password"
+          name="newPassword"
+          autoComplete="new-password"
+          value={newPassword}
+          describedBy={METER_ID}
+          error={showStrengthError ? 'Please fix the password requirements' : null}
+          onBlur={() => setTouched((t) => ({ ...t, newPassword: true }))}
+          onChange={(e) => setNewPassword(e.target.value)}
+        />
+        <PasswordStrengthMeter id={METER_ID} strength={strength} />
+        <TextField
+          label="Confirm new password"
+          type="password"
+          name="confirmPassword"
+          autoComplete="new-password"
+          value={confirmPassword}
+          error={showMismatch ? 'Passwords do not match' : null}
+          onBlur={() => setTouched((t) => ({ ...t, confirmPassword: true }))}
+          onChange={(e) => setConfirmPassword(e.target.value)}
+        />
+        {formError && (
+          <p className="form-error" role="alert">
+            {formError}
+          </p>
+        )}
+        <div className="form-actions">
+          <button type="submit" className="button button-primary" disabled={!canSubmit}>
+            {busy ? 'Updating...' : 'Update password'}
+          </button>
+        </div>
+      </form>
+      <AccessTokensPanel />
+    </>
   );
 }
