@@ -21,7 +21,7 @@
  *
  * Env: CAPACITY_JOBS (1000), CAPACITY_WORKERS ("1,2": the runs' worker counts), CAPACITY_CLIP_SECONDS
  * ("60-120"), CAPACITY_IMAGE_SECONDS ("5-15"), CAPACITY_SEED (28), CAPACITY_HISTORY_SAMPLE (40), CAPACITY_VIDEO
- * ("160x90x1": the fake's clip, width x height x seconds; small, so the preview encode, which is CPU work and not
+ * ("160x90x2": the fake's clip, width x height x seconds; small, so the preview encode, which is CPU work and not
  * waiting, stays small: clipWorkflows measures that encode). The workers read the usual settings (FAL_VIDEO_POLL_INTERVAL_MS, WORKER_ACTIVITY_CONCURRENCY, MEDIA_ACTIVITY_CONCURRENCY, WORKFLOW_CACHE_SIZE,
  * WORKER_DATABASE_POOL_MAX) from the environment. Database: DATABASE_URL's server (a database created and dropped
  * for the run), else an embedded PostgreSQL in .data/bench-postgres.
@@ -69,7 +69,7 @@ const CLIP_MS = parseSecondsRange(process.env.CAPACITY_CLIP_SECONDS ?? '60-120',
 const IMAGE_MS = parseSecondsRange(process.env.CAPACITY_IMAGE_SECONDS ?? '5-15', 'CAPACITY_IMAGE_SECONDS');
 const SEED = Number(process.env.CAPACITY_SEED ?? 28);
 const HISTORY_SAMPLE = Number(process.env.CAPACITY_HISTORY_SAMPLE ?? 40);
-const [VIDEO_W, VIDEO_H, VIDEO_S] = (process.env.CAPACITY_VIDEO ?? '160x90x1').split('x').map(Number);
+const [VIDEO_W, VIDEO_H, VIDEO_S] = (process.env.CAPACITY_VIDEO ?? '160x90x2').split('x').map(Number);
 /** Starts at once: each start waits for its admission (update-with-start), as the API's start route does. */
 const START_CONCURRENCY = 20;
 /**
@@ -187,6 +187,8 @@ interface RunResult {
   startFailures: string[];
   startRetries: number;
   startSeconds: number;
+  /** most clips admitted and not yet final at one moment (sampled every 2 s) */
+  peakInFlight: number;
   completed: number;
   failed: number;
   throughputPerMin: number;
@@ -255,6 +257,19 @@ async function run(workerCount: number, ctx: { knex: Knex; storage: Storage; cli
       stickyPeak = Math.max(stickyPeak, sticky);
     };
     const scraper = setInterval(() => void scrape(), 2000);
+    // clips in flight (admitted, not final) over the run, its own accounts only
+    let peakInFlight = 0;
+    const accountIds = accounts.map((a) => a.userId);
+    const inFlight = setInterval(() => {
+      knex('video_generation_jobs')
+        .whereIn('user_id', accountIds)
+        .whereIn('status', ['pending', 'processing'])
+        .count({ n: '*' })
+        .first()
+        .then((row) => {
+          peakInFlight = Math.max(peakInFlight, Number((row as { n: string } | undefined)?.n ?? 0));
+        }, () => undefined);
+    }, 2000);
 
     const videos = new VideoGenerationService({ knex, client: async () => client, queues: defaultClipQueues() });
     const jobIds: Array<string | null> = accounts.map(() => null);
@@ -318,6 +333,7 @@ async function run(workerCount: number, ctx: { knex: Knex; storage: Storage; cli
     const loadAtEnd = os.loadavg()[0];
     clearInterval(sampleRss);
     clearInterval(scraper);
+    clearInterval(inFlight);
     await scrape();
     const cpuAfter = workers.map((w) => cpuWithChildren(w.pid));
 
@@ -386,6 +402,7 @@ async function run(workerCount: number, ctx: { knex: Knex; storage: Storage; cli
       startFailures,
       startRetries,
       startSeconds,
+      peakInFlight,
       completed,
       failed: started.length - completed,
       throughputPerMin: throughputPerMinute(completed, t0, lastDone),
@@ -394,7 +411,7 @@ async function run(workerCount: number, ctx: { knex: Knex; storage: Storage; cli
       meanProviderSeconds: meanProviderMs / 1000,
       idleRssMb: idleKb.map((k) => k / 1024),
       peakRssMb: peakKb.map((k) => k / 1024),
-      rssPerJobKb: rssPerJobKb(idleKb, peakKb, started.length),
+      rssPerJobKb: rssPerJobKb(idleKb, peakKb, Math.max(1, peakInFlight)),
       cpuSecondsPerJob: cpuSeconds / Math.max(1, started.length),
       childCpuSecondsPerJob: childSeconds / Math.max(1, started.length),
       slotsPeak: slots.entries(),
@@ -422,7 +439,7 @@ function printRun(r: RunResult): void {
     '',
     `--- ${r.workers} worker process(es), ${r.jobs} clips in flight at once ---`,
     `started: ${r.started}/${r.jobs} in ${r.startSeconds.toFixed(1)} s (${START_CONCURRENCY} start calls at a time; ${r.startRetries} started again after a 503)${r.startFailures.length ? `; not started: ${r.startFailures.slice(0, 5).join('; ')}` : ''}`,
-    `completed: ${r.completed}/${r.started}  (failed or cancelled: ${r.failed})`,
+    `completed: ${r.completed}/${r.started}  (failed or cancelled: ${r.failed}); most in flight at one moment: ${r.peakInFlight}`,
     `machine load average (1 min, ${os.cpus().length} cores, every process on it): ${r.loadAverage[0].toFixed(1)} at the start, ${r.loadAverage[1].toFixed(1)} at the end`,
     `wall time, first start to last completion: ${r.wallSeconds.toFixed(1)} s; throughput ${r.throughputPerMin.toFixed(1)} clips/min`,
     `mean clip: ${r.meanJobSeconds.toFixed(1)} s start to completion, of which the provider's wait ${r.meanProviderSeconds.toFixed(1)} s (${(waitShare(r.meanProviderSeconds, r.meanJobSeconds) * 100).toFixed(0)} %)`,
