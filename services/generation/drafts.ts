@@ -221,12 +221,15 @@ export class DraftService {
   async imageViews(draftId: string, onlyIds?: string[]): Promise<DraftImageView[]> {
     // jobs before images: a job seen finished has already saved its version (one transaction), so the images read
     // next show it; the other order could pair an old version with a finished job. Only each image's newest job:
-    // a job starts only when none is unfinished on the image, so an unfinished one is always the newest
-    const jobs = (await this.deps.knex('draft_jobs')
-      .where({ draft_id: draftId })
-      .distinctOn('draft_image_id')
-      .orderBy([{ column: 'draft_image_id' }, { column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
-      .select('id', 'draft_image_id', 'status', 'mode', 'model_id', 'workflow_id', 'error', 'failure_dismissed_at')) as Array<{
+    // a job starts only when none is unfinished on the image, so an unfinished one is always the newest. One probe
+    // per image (at most 4) on draft_jobs_image_newest, so the read does not grow with the draft's history
+    const jobs = (await this.deps.knex('draft_images as i')
+      .where('i.draft_id', draftId)
+      .joinRaw(
+        `cross join lateral (select j.id, j.draft_image_id, j.status, j.mode, j.model_id, j.workflow_id, j.error, j.failure_dismissed_at
+           from draft_jobs j where j.draft_image_id = i.id and j.draft_id = i.draft_id order by j.created_at desc, j.id desc limit 1) j`,
+      )
+      .select('j.id', 'j.draft_image_id', 'j.status', 'j.mode', 'j.model_id', 'j.workflow_id', 'j.error', 'j.failure_dismissed_at')) as Array<{
       id: string;
       draft_image_id: string;
       status: string;
