@@ -136,7 +136,11 @@ it('fails a delivery the receiver refuses with a 4xx at once, then sends the nex
     const row = await knex('webhook_deliveries').where({ event_id: doomed!.eventId }).first('status', 'attempts', 'last_status_code', 'last_error', 'next_attempt_at');
     return row.status === 'failed' ? row : null;
   });
-  expect(gaveUp.attempts).toBeGreaterThan(2);
+  // retried (pending) until an attempt at or after the window's end, which gave it up
+  const event = await knex('webhook_events').where({ id: doomed!.eventId }).first('created_at');
+  const attempts = (await knex('webhook_delivery_attempts as a').join('webhook_deliveries as d', 'd.id', 'a.delivery_id').where('d.event_id', doomed!.eventId).orderBy('a.id').select('a.attempted_at')) as Array<{ attempted_at: Date }>;
+  expect(attempts).toHaveLength(gaveUp.attempts);
+  expect(attempts[attempts.length - 1].attempted_at.getTime()).toBeGreaterThanOrEqual(new Date(event.created_at).getTime() + 1500);
   expect(gaveUp).toMatchObject({ last_status_code: 503, next_attempt_at: null });
   expect(gaveUp.last_error).toMatch(/^Gave up/);
   expect(receiver.received.filter((r) => r.data.approvalId === failing)).toHaveLength(gaveUp.attempts);
