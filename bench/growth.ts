@@ -24,6 +24,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Knex } from 'knex';
 import pg from 'pg';
+import { encodeTransactionCursor } from '../services/billing/creditLedger/reporting';
 import { ROOT, startBenchApi, withBenchDatabase, type BenchApi, type BenchUser } from './support/benchEnv';
 import { figure, ratio, recordResults, type BenchMeasure } from './support/results';
 import { percentile } from './support/stats';
@@ -56,6 +57,8 @@ interface Seeded {
   libraryDeepCursor: string;
   /** the ledger page at 90 % of the ledger */
   ledgerDeepPage: number;
+  /** the cursor (ledger) that asks for that page */
+  ledgerDeepCursor: string;
 }
 
 interface Endpoint {
@@ -71,7 +74,7 @@ const ENDPOINTS: Endpoint[] = [
   { key: 'library_first', dataset: 'library items of one project', table: 'renders', what: `first page of ${PAGE} (?refresh=1)`, path: (s) => `/api/projects/${s.projectId}/content?limit=${PAGE}&refresh=1` },
   { key: 'library_deep', dataset: 'library items of one project', table: 'renders', what: `page at 90 % by cursor`, path: (s) => `/api/projects/${s.projectId}/content?limit=${PAGE}&cursor=${s.libraryDeepCursor}` },
   { key: 'ledger_first', dataset: 'ledger rows of one account', table: 'credit_transactions', what: 'page 1 (50 a page)', path: () => '/api/credits/transactions?page=1' },
-  { key: 'ledger_deep', dataset: 'ledger rows of one account', table: 'credit_transactions', what: 'page at 90 % (?page=N)', path: (s) => `/api/credits/transactions?page=${s.ledgerDeepPage}` },
+  { key: 'ledger_deep', dataset: 'ledger rows of one account', table: 'credit_transactions', what: 'page at 90 % by cursor', path: (s) => `/api/credits/transactions?cursor=${s.ledgerDeepCursor}` },
   { key: 'approvals', dataset: 'pending approvals', table: 'pending_approvals', what: 'the whole list (not paged)', path: () => '/api/approvals/list' },
   { key: 'jobs', dataset: 'activity jobs (clips)', table: 'video_generation_jobs', what: 'the 50 newest (not paged)', path: () => '/api/jobs' },
   { key: 'draft_versions', dataset: "a draft's versions (draft jobs)", table: 'draft_jobs', what: 'the draft with its images (not paged)', path: (s) => `/api/enhance-set/drafts/get?draftId=${s.draftId}` },
@@ -125,7 +128,20 @@ async function seed(knex: Knex, user: BenchUser, n: number): Promise<Seeded> {
     [p, Math.floor(n * 0.9)],
   )) as { rows: Array<{ at: string; id: string }> };
   const libraryDeepCursor = Buffer.from(JSON.stringify([deep.rows[0].at, deep.rows[0].id])).toString('base64url');
-  return { user, projectId: p, draftId: draft.id, libraryDeepCursor, ledgerDeepPage: Math.max(1, Math.floor((n * 0.9) / PAGE)) };
+  // the ledger row that ends the page before the one at 90 % (newest first; the sign-up bonus is the account's oldest row)
+  const ledgerDeepPage = Math.max(2, Math.floor((n * 0.9) / PAGE));
+  const ledgerTotal = Number(((await knex('credit_transactions').where({ profile_id: u }).count({ c: '*' })) as Array<{ c: string }>)[0].c);
+  const [ledgerRow] = (await knex('credit_transactions')
+    .where({ profile_id: u })
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .offset((ledgerDeepPage - 1) * PAGE - 1)
+    .limit(1)
+    .select('id')) as Array<{ id: string }>;
+  const ledgerDeepCursor = encodeTransactionCursor({ after: ledgerRow.id, page: ledgerDeepPage, total: ledgerTotal });
+  return { user, projectId: p, draftId: draft.id, libraryDeepCursor, ledgerDeepPage, ledgerDeepCursor };
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -340,7 +356,7 @@ function report(rows: Row[], plans: string[]): void {
     const met = growth <= FLAT_RATIO && planFlat;
     const plan = `${last.plan.access.join(', ')}${last.plan.wholeSorts ? `; sort of the whole set` : '; no sort of the whole set'}`;
     lines.push(
-      `| ${endpoint.dataset} | \`${endpoint.path({ projectId: ':id', draftId: ':id', libraryDeepCursor: '…', ledgerDeepPage: 0.9 * large / PAGE } as Seeded).replace(/\?.*$/, '')}\` ${endpoint.what} | ${SIZES.map((s) => `${fmt(of(s).timing.p50)} / ${fmt(of(s).timing.p99)}`).join(' | ')} | ${(last.timing.p50 / first.timing.p50).toFixed(2)}x | ${growth.toFixed(2)}x | ${last.plan.rowsRead} | ${plan} | ${met ? 'MET' : 'MISSED'} |`,
+      `| ${endpoint.dataset} | \`${endpoint.path({ projectId: ':id', draftId: ':id', libraryDeepCursor: '…', ledgerDeepPage: 0.9 * large / PAGE, ledgerDeepCursor: '…' } as Seeded).replace(/\?.*$/, '')}\` ${endpoint.what} | ${SIZES.map((s) => `${fmt(of(s).timing.p50)} / ${fmt(of(s).timing.p99)}`).join(' | ')} | ${(last.timing.p50 / first.timing.p50).toFixed(2)}x | ${growth.toFixed(2)}x | ${last.plan.rowsRead} | ${plan} | ${met ? 'MET' : 'MISSED'} |`,
     );
     measures.push(ratio(`${endpoint.key}_p99_growth`, growth, 'lower', `${endpoint.dataset}, ${endpoint.what}: p99 at ${large} rows over p99 at ${small} (flat: at most ${FLAT_RATIO}x)`, FLAT_RATIO));
     measures.push(figure(`${endpoint.key}_p99_${large / 1000}k`, last.timing.p99, 'ms', 'lower', `${endpoint.dataset}, ${endpoint.what}: p99 at ${large} rows, one request at a time`));

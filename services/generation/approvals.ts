@@ -65,7 +65,8 @@ export class ApprovalService {
   /**
    * Pending and not past the deadline, newest first, with a signed link to the watermarked preview. The original is
    * never linked here (pay on approval): `original_file_url` is null, and the file routes refuse the original of an
-   * item that is not approved (services/content/unapprovedOriginals.ts).
+   * item that is not approved (services/content/unapprovedOriginals.ts). Not paged: the pending cap keeps it to a
+   * handful (at most 2 x PENDING_LIMIT_MAX, docs/growth.md), read on the (user_id, status, created_at) index.
    */
   async list(accountId: string): Promise<ApprovalListItem[]> {
     const rows = (await PendingApproval.query(this.deps.knex)

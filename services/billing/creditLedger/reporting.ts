@@ -71,13 +71,14 @@ export async function getUsageLimits(db: Db, profileId: string): Promise<{ clips
  * `total`. The total is the one counted for the first page: rows are only ever appended, and a row written later is
  * newer than every row the pages walk, so the count of what they walk never changes.
  */
-interface TransactionCursor {
+export interface TransactionCursor {
   after: string;
   page: number;
   total: number;
 }
 
-function encodeTransactionCursor(cursor: TransactionCursor): string {
+/** The opaque cursor handed to the client (exported for the growth benchmark, which starts deep in a ledger). */
+export function encodeTransactionCursor(cursor: TransactionCursor): string {
   return Buffer.from(JSON.stringify([cursor.after, cursor.page, cursor.total])).toString('base64url');
 }
 
