@@ -13,6 +13,11 @@ export interface AppConfig {
   databaseUrl: string;
   temporalAddress: string;
   temporalNamespace: string;
+  /**
+   * How long a starting worker keeps trying to reach Temporal before it exits (seconds; 0: exits at the first
+   * refusal). A worker restarted during a Temporal outage waits instead of crash-looping its supervisor.
+   */
+  temporalConnectWaitSeconds: number;
   /** Base address of the Temporal Web UI: admins get a link to each run in the Activity view. */
   temporalUiUrl: string;
   storageDir: string;
@@ -199,6 +204,12 @@ function positiveInt(name: string, value: string | undefined, fallback: number):
   return n;
 }
 
+function nonNegativeInt(name: string, value: string | undefined, fallback: number): number {
+  const n = int(value, fallback);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a whole number of at least 0, got "${value}"`);
+  return n;
+}
+
 /** A switch: "on" or "off", `fallback` when unset or empty. */
 function onOff(name: string, value: string | undefined, fallback: boolean): boolean {
   if (value === undefined || value === '') return fallback;
@@ -322,6 +333,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     databaseUrl: databaseUrlFrom(env),
     temporalAddress: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
     temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default',
+    temporalConnectWaitSeconds: nonNegativeInt('TEMPORAL_CONNECT_WAIT_SECONDS', env.TEMPORAL_CONNECT_WAIT_SECONDS, 300),
     temporalUiUrl: (env.TEMPORAL_UI_URL || 'http://127.0.0.1:8233').replace(/\/+$/, ''),
     storageDir: env.STORAGE_DIR ?? '.data/storage',
     storageBackend: storageBackendFrom(env),

@@ -103,6 +103,13 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         loaded: { value: (c) => c.temporalNamespace, is: 'default' },
       },
       {
+        names: ['TEMPORAL_CONNECT_WAIT_SECONDS'],
+        default: '`300`',
+        meaning:
+          'how long a starting worker keeps trying to reach Temporal before it exits (`0`: at the first refusal); a worker restarted during a Temporal outage waits for it instead of crash-looping its supervisor',
+        loaded: { value: (c) => c.temporalConnectWaitSeconds, is: 300 },
+      },
+      {
         names: ['TEMPORAL_UI_URL'],
         default: '`http://127.0.0.1:8233` (`npm start`: its dev server\'s UI)',
         meaning: 'the Temporal Web UI: printed by `npm start`, and the base of the Activity view\'s links for admins',

@@ -17,6 +17,7 @@ import { ensureWebhookPruneSchedule, startWebhookRelay } from '../services/integ
 import { createStorage } from '../storage';
 import { JOB_METRICS_INTERCEPTOR_MODULE, jobMetricsSinks, startWorkerMetricsServer, temporalTelemetryOptions } from './metrics';
 import { TASK_QUEUES } from '../domain/taskQueues';
+import { connectWhenReachable } from './temporalConnection';
 import { bundleWorkflowsInThread } from './workflowBundle';
 
 async function main(): Promise<void> {
@@ -33,7 +34,24 @@ async function main(): Promise<void> {
     logger.info({ appMetrics: metricsServer?.url ?? null, temporalMetricsPort: config.temporalMetricsPort }, 'worker metrics listening');
   }
   const knex = connectDatabase(config.databaseUrl, { min: 0, max: config.workerDatabasePoolMax });
-  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  // a Temporal that is restarting or not up yet is waited for (TEMPORAL_CONNECT_WAIT_SECONDS), not a crash loop
+  const reached = await connectWhenReachable({
+    address: config.temporalAddress,
+    waitSeconds: config.temporalConnectWaitSeconds,
+    logger,
+    connect: () => NativeConnection.connect({ address: config.temporalAddress }),
+  }).catch(async (err: unknown) => {
+    await knex.destroy();
+    await metricsServer?.close();
+    throw err;
+  });
+  if (reached.stopped) {
+    logger.info({ address: config.temporalAddress }, 'worker stopped before Temporal was reachable');
+    await knex.destroy();
+    await metricsServer?.close();
+    process.exit(0);
+  }
+  const connection = reached.connection;
   // image jobs' sharp work on a heap of its own (activities/imageThread.ts), started now rather than by the first job
   const imageThread = config.imageThread ? new ImageThread({ logger }) : null;
   imageThread?.start();

@@ -9,6 +9,10 @@ import { testClient } from '../support/temporal';
 import { createPersonalWorkspace } from '../../services/workspaces/personalWorkspace';
 
 const ROOT = path.resolve(__dirname, '..', '..');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const services = require('../../scripts/lib/services') as {
+  startTemporalDevServer(opts: { cli: string; port: number; uiPort?: number }): Promise<{ address: string; stop(): Promise<void> }>;
+};
 
 interface RunningWorker {
   child: ChildProcess;
@@ -84,11 +88,38 @@ describe('worker entry (workers/main.ts)', () => {
     expect(worker.lines.some((line) => line.includes('"msg":"worker stopped"'))).toBe(true);
   }, 120_000);
 
-  it('exits non-zero when Temporal cannot be reached', async () => {
-    const worker = startWorkerProcess({ TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}` });
+  it('exits non-zero when Temporal cannot be reached within TEMPORAL_CONNECT_WAIT_SECONDS', async () => {
+    const worker = startWorkerProcess({ TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}`, TEMPORAL_CONNECT_WAIT_SECONDS: '2' });
     started.push(worker);
 
     expect(await worker.exited).not.toBe(0);
+    expect(worker.lines.some((line) => line.includes('is not reachable; trying again'))).toBe(true);
     expect(worker.lines.some((line) => line.includes('"msg":"worker failed"'))).toBe(true);
   }, 60_000);
+
+  it('waits for a Temporal that is not up yet (a restart, a reboot) and runs once it answers, instead of exiting into a crash loop', async () => {
+    const port = await closedPort();
+    const worker = startWorkerProcess({ TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
+    started.push(worker);
+    await worker.waitForLine(/is not reachable; trying again/, 60_000);
+    const server = await services.startTemporalDevServer({ cli: process.env.TEMPORAL_CLI_PATH as string, port, uiPort: 0 });
+    try {
+      await worker.waitForLine(/"msg":"reached Temporal"/, 90_000);
+      await worker.waitForLine(/"msg":"worker running"/, 90_000);
+      expect(worker.child.exitCode).toBeNull();
+      worker.child.kill('SIGTERM');
+      expect(await worker.exited).toBe(0);
+    } finally {
+      await server.stop();
+    }
+  }, 240_000);
+
+  it('stops at once on SIGTERM while it waits for Temporal', async () => {
+    const worker = startWorkerProcess({ TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}` });
+    started.push(worker);
+    await worker.waitForLine(/is not reachable; trying again/, 60_000);
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toBe(0);
+    expect(worker.lines.some((line) => line.includes('"msg":"worker stopped before Temporal was reachable"'))).toBe(true);
+  }, 90_000);
 });
