@@ -7,9 +7,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Knex } from 'knex';
+import Router from '@koa/router';
+import Koa from 'koa';
 import pino from 'pino';
 import { createApp } from '../../api/app';
+import { errorHandler } from '../../api/middleware/errors';
 import { DEFAULT_SIGN_IN_LIMITS } from '../../api/middleware/rateLimit';
+import { describeRoute } from '../../api/openapi/describe';
+import { guardTokenScopes } from '../../api/tokenScopes';
 import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { ACCESS_TOKEN_MSG, ACCESS_TOKENS_PER_USER, type TokenScope } from '../../domain/accessTokens';
@@ -315,5 +320,31 @@ describe('scopes', () => {
     expect(upload.body).toMatchObject({ code: 'TOKEN_SCOPE_MISSING', error: 'This token lacks the "generate" scope' });
     const invalid = await request(server.baseUrl, '/api/upload/renders', { token: `rs_pat_${'B'.repeat(43)}`, body: form, headers: { 'x-forwarded-for': address() } });
     expect(invalid.status).toBe(401);
+  });
+
+  it('refuses tokens on a route without a describeRoute record (deny by default), and lets sessions through as before', async () => {
+    const user = await createTestUser(server.baseUrl);
+    const { token } = await newToken(user, ['read', 'generate', 'approve', 'billing:read']);
+    const router = new Router();
+    router.get('/api/undescribed', (ctx) => {
+      ctx.body = { success: true, reached: true };
+    });
+    describeRoute(router, { method: 'get', path: '/api/described', tag: 'Test', summary: 'a read', access: 'session', workspace: 'read', responses: {} });
+    router.get('/api/described', (ctx) => {
+      ctx.body = { success: true, reached: true };
+    });
+    guardTokenScopes({ knex }, [router]);
+    const app = new Koa({ proxy: true, maxIpsCount: 1 });
+    app.use(errorHandler);
+    app.use(router.routes());
+    const bare = await serve(app);
+    servers.push(bare);
+    const call = (path: string, bearer?: string) => request(bare.baseUrl, path, { token: bearer, headers: { 'x-forwarded-for': address() } });
+    const refused = await call('/api/undescribed', token);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: 'TOKEN_NOT_ALLOWED', error: ACCESS_TOKEN_MSG.notAccepted });
+    expect(await call('/api/described', token)).toMatchObject({ status: 200, body: { reached: true } });
+    // the guard looks only at access tokens: without one, the route's own checks decide (here, none)
+    expect(await call('/api/undescribed')).toMatchObject({ status: 200, body: { reached: true } });
   });
 });
