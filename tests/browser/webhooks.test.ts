@@ -220,7 +220,7 @@ describe('Webhooks page in the browser', () => {
       });
       expect(clip.status).toBe(200);
       const uploadedEvent = await eventually('render.uploaded at the receiver', () => receiver.received.find((r) => r.type === 'render.uploaded'));
-      const change = await eventually('job.completed at the receiver', () => receiver.received.find((r) => r.type === 'job.completed'), 120_000);
+      const change = await eventually('job.completed at the receiver', () => receiver.received.find((r) => r.type === 'job.completed'), 240_000);
       expect([uploadedEvent.verified, change.verified]).toEqual([true, true]);
       // the log follows without a reload: each recorded attempt comes through the workspace's event stream
       await log.getByRole('button', { name: /render\.uploaded/ }).filter({ hasText: 'Delivered (HTTP 204)' }).waitFor({ timeout: 30_000 });
@@ -257,5 +257,5 @@ describe('Webhooks page in the browser', () => {
     } finally {
       await receiver.close();
     }
-  }, 180_000);
+  }, 360_000);
 });
