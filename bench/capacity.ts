@@ -137,6 +137,9 @@ async function ownDatabase(): Promise<{ url: string; drop: () => Promise<void> }
   return { url, drop };
 }
 
+/** Worker processes alive now (an interrupted run kills them). */
+const runningWorkers = new Set<ChildProcess>();
+
 interface BenchWorker {
   child: ChildProcess;
   pid: number;
@@ -169,6 +172,8 @@ async function startWorker(env: Record<string, string>, index: number): Promise<
     if (metricSum(parsePrometheus(text), 'temporal_worker_task_slots_available', { task_queue: defaultClipQueues().generation }) > 0) break;
     await sleep(1000);
   }
+  runningWorkers.add(child);
+  child.once('exit', () => runningWorkers.delete(child));
   return { child, pid: child.pid as number, temporalMetricsUrl: metricsUrl };
 }
 
@@ -468,6 +473,20 @@ async function main(): Promise<void> {
   let fal: FakeFal | null = null;
   let connection: Connection | null = null;
   const knex = connectDatabase(db.url, { min: 0, max: 20 });
+  // an interrupted run stops its workers and servers and drops its database too
+  const interrupted = (signal: NodeJS.Signals) => {
+    log(`${signal}: stopping`);
+    for (const child of runningWorkers) child.kill('SIGKILL');
+    void Promise.allSettled([connection?.close(), fal?.close(), temporal?.stop()])
+      .then(() => knex.destroy())
+      .then(() => db.drop())
+      .finally(() => {
+        fs.rmSync(storageDir, { recursive: true, force: true });
+        process.exit(130);
+      });
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
   try {
     temporal = await services.startTemporalDevServer({ cli: tools.ensureTemporalCli(), port: await services.freePort() });
     fal = await startFakeFal({
