@@ -9,10 +9,15 @@
  * exactly the fields the schema names.
  */
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type Stripe from 'stripe';
 import { ALL_WEBHOOK_TYPES, WEBHOOK_PAYLOAD_SCHEMAS } from '../../api/openapi/webhooks';
+import { loadConfig } from '../../config/env';
 import { LOW_CREDIT_THRESHOLD } from '../../domain/billing';
 import { WEBHOOK_EVENT_TYPES, WEBHOOK_PAYLOAD_VERSION, type AnyWebhookEventType, type WebhookEventType } from '../../domain/webhooks';
+import { createProviders } from '../../providers';
 import { addCredits, deductCredits } from '../../services/billing/credits';
 import { newWebhookSecret } from '../../services/integrations/webhookSigning';
 import { acceptInvitation } from '../../services/workspaces/invitations';
@@ -21,6 +26,7 @@ import { ACCESS_CODE, addImage, createDraft, dispatch, renderPng, waitForJobs } 
 import { generateImage, renderBytes, seedPendingImage, startHarness, type Harness } from '../imageEdit/harness';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { closeTestKnex } from '../support/db';
+import { startFakeFal, type FakeFal } from '../support/fakeFal';
 import { FAKE_STRIPE_SECRET_KEY, startFakeStripe, type FakeStripe } from '../support/fakeStripe';
 import { request } from '../support/http';
 import { createTeamWorkspace, invite, type TeamWorkspace } from '../support/workspaces';
@@ -32,6 +38,9 @@ interface EventRow {
   resource_id: string;
   payload: { type: string; version: number; timestamp: string; data: Record<string, unknown> };
 }
+
+// real generation on a machine shared with other work: a clip and its assembly can take minutes under load
+jest.setTimeout(180_000);
 
 const UUID = expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
 
@@ -285,6 +294,7 @@ describe('image edits and their approvals', () => {
 
   it('an edit that fails after its start records job.started then job.failed with the reason, and no approval', async () => {
     const broken = await uploadRender(user, projectId, await renderBytes(300, 200), 'broken-source.png');
+    expect(broken.duplicate).toBe(false);
     // the file goes; the row stays, so the edit starts and then cannot read its source
     const row = (await h.knex('renders').where({ id: broken.id }).first('storage_bucket', 'storage_path')) as { storage_bucket: 'renders'; storage_path: string };
     await h.storage.objects.remove(row.storage_bucket, [row.storage_path]);
@@ -364,10 +374,11 @@ describe('clips and assemblies', () => {
     expect(aCompleted.payload.data).toMatchObject({ kind: 'assembly', status: 'completed', approvalId: UUID });
     const aItem = await onlyEvent(user.id, 'approval.created', aCompleted.payload.data.approvalId as string);
     expect(aItem.payload.data).toMatchObject({ kind: 'assembly', credits: 0 });
-  });
+  }, 240_000);
 
   it('a clip whose source is gone records job.started and job.failed, and its credits go back', async () => {
-    const broken = await uploadRender(user, projectId, await renderBytes(640, 360), 'gone-source.png');
+    const broken = await uploadRender(user, projectId, await renderBytes(656, 368), 'gone-source.png');
+    expect(broken.duplicate).toBe(false);
     const row = (await h.knex('renders').where({ id: broken.id }).first('storage_bucket', 'storage_path')) as { storage_bucket: 'renders'; storage_path: string };
     await h.storage.objects.remove(row.storage_bucket, [row.storage_path]);
     const res = await startClip({ id: broken.id, url: broken.fileUrl });
@@ -380,7 +391,53 @@ describe('clips and assemblies', () => {
     expect(await events(user.id, 'job.completed', jobId)).toHaveLength(0);
     const reservation = (await h.knex('credit_reservations').whereRaw("metadata->>'jobId' = ?", [jobId]).first('status')) as { status: string };
     expect(reservation.status).toBe('released');
+  }, 120_000);
+});
+
+describe('a cancelled clip', () => {
+  // a hosted provider (the local fake of fal's queue API) whose video jobs run until cancelled, on an app of its own
+  const KEY = 'webhook-events-fal-key';
+  const SLOW_VIDEO = 'fake/video-until-cancelled';
+  let fal: FakeFal;
+  let hosted: Harness;
+  let workDir: string;
+
+  beforeAll(async () => {
+    fal = await startFakeFal({ apiKey: KEY, models: { [SLOW_VIDEO]: { kind: 'video', behaviour: 'never-complete', queuedPolls: 1 } } });
+    workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'webhook-events-'));
+    const base = { ...loadConfig(), videoPreset: 'ultrafast' };
+    const slow = createProviders({ ...base, providerKind: 'fal', falBaseUrl: fal.baseUrl, falApiKey: KEY, falVideoModel: SLOW_VIDEO }, { workDir, videoPollIntervalMs: 100, expectedVideoRunMs: 60_000 });
+    hosted = await startHarness('webhook-events-cancel', { config: { videoPreset: 'ultrafast' }, providers: { ...createProviders(base), imageToVideo: slow.imageToVideo } });
+  }, 120_000);
+
+  afterAll(async () => {
+    await hosted?.close();
+    await fal?.close();
+    if (workDir) await fs.rm(workDir, { recursive: true, force: true });
   });
+
+  it('records job.failed with status cancelled and the cancel message, once', async () => {
+    const source = await uploadRender(user, projectId, await renderBytes(672, 378), 'cancel-source.png');
+    expect(source.duplicate).toBe(false);
+    const start = await request(hosted.baseUrl, '/api/video-generation/start', {
+      token: user.token,
+      json: {
+        options: { imageUrl: source.fileUrl, movement: 'Pan Left', originalPrompt: 'Evening light', duration: 5, platform: 'YouTube' },
+        context: { projectId, userId: user.id, renderId: source.id, isTemporaryImage: false },
+      },
+    });
+    expect(start.status).toBe(200);
+    const jobId = start.body.jobId as string;
+    await onlyEvent(user.id, 'job.started', jobId);
+    // the provider has the job: cancelling now stops a running clip
+    await waitFor('provider job', async () => fal.jobs.length, (n) => n > 0);
+    const cancelled = await request(hosted.baseUrl, `/api/video-generation/cancel/${jobId}`, { method: 'POST', token: user.token, json: {} });
+    expect(cancelled.status).toBe(200);
+    const [event] = await waitFor('job.failed', () => events(user.id, 'job.failed', jobId), (rows) => rows.length > 0);
+    expect(event.payload.data).toMatchObject({ jobId, kind: 'clip', status: 'cancelled', approvalId: null, error: expect.any(String), startedBy: user.id });
+    await onlyEvent(user.id, 'job.failed', jobId);
+    expect(await events(user.id, 'job.completed', jobId)).toHaveLength(0);
+  }, 120_000);
 });
 
 describe('Enhance Renders jobs', () => {
@@ -397,7 +454,7 @@ describe('Enhance Renders jobs', () => {
     const common = { workspaceId: user.id, projectId: null, jobId: job.id, kind: 'enhance', startedBy: user.id, approvalId: null, draftId, draftImageId: imageId, error: null, href: `/api/enhance-set/drafts/get?draftId=${draftId}&workspaceId=${user.id}` };
     expect((await onlyEvent(user.id, 'job.started', job.id)).payload.data).toEqual({ ...common, status: 'started' });
     expect((await onlyEvent(user.id, 'job.completed', job.id)).payload.data).toEqual({ ...common, status: 'completed' });
-  });
+  }, 120_000);
 });
 
 describe('purchases', () => {
