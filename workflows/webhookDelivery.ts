@@ -55,6 +55,9 @@ export async function webhookEndpointWorkflow(input: WebhookEndpointWorkflowInpu
       });
   };
 
+  // when the next delivery that is not yet due will be (workflow time), from the last claim
+  let nextDueAt: number | null = null;
+  let claimNow = true;
   for (;;) {
     const info = workflowInfo();
     if (!winding && (info.continueAsNewSuggested || info.historyLength > HISTORY_LIMIT)) winding = true;
@@ -65,25 +68,27 @@ export async function webhookEndpointWorkflow(input: WebhookEndpointWorkflowInpu
     }
     woken = false;
     const room = input.parallelism - inFlight.size;
-    let waitMs: number | undefined;
-    if (room > 0) {
+    // claims come in batches: when half the slots are free (or all, or a retry is due, or at the start), not after each send
+    if (room > 0 && (claimNow || inFlight.size === 0 || room * 2 >= input.parallelism)) {
+      claimNow = false;
       const claim = await dueWebhookDeliveries({ endpointId: input.endpointId, limit: room, exclude: [...inFlight] });
       if (!claim.endpointEnabled) {
         await condition(() => inFlight.size === 0);
         return { sent, ended: 'disabled' };
       }
       for (const id of claim.due) send(id);
-      if (claim.due.length === 0 && inFlight.size === 0 && claim.nextDueInMs === null) {
+      nextDueAt = claim.nextDueInMs === null ? null : Date.now() + claim.nextDueInMs;
+      if (claim.due.length === 0 && inFlight.size === 0 && nextDueAt === null) {
         // nothing pending: wait for the relay's signal, or end
         if (!(await condition(() => woken, input.idleMs))) return { sent, ended: 'idle' };
+        claimNow = true;
         continue;
       }
-      waitMs = claim.nextDueInMs ?? undefined;
     }
     // a send finished, a signal came, or the next retry is due
     if (woken) continue;
-    if (waitMs === undefined) await condition(() => woken);
-    else await condition(() => woken, Math.max(waitMs, 1));
+    if (nextDueAt === null) await condition(() => woken);
+    else if (!(await condition(() => woken, Math.max(nextDueAt - Date.now(), 1)))) claimNow = true;
   }
 }
 
