@@ -6,6 +6,7 @@ import { RequestError } from '../validation';
 import { DomainError, UnavailableHereError } from '../../domain/errors';
 import { MSG } from '../../domain/messages';
 import { DatabaseUnavailableError } from '../../db/resilience';
+import { isTemporalUnavailable } from '../../services/platform/temporalClient';
 
 interface ErrorBody {
   success: false;
@@ -27,6 +28,10 @@ function toResponse(err: unknown): { status: number; body: ErrorBody; retryAfter
   // a statement timeout, no connection, or an open database breaker: the client may try again shortly
   if (err instanceof DatabaseUnavailableError) {
     return { status: 503, body: { success: false, error: err.message, code: err.code }, retryAfter: err.retryAfterSeconds };
+  }
+  // Temporal is restarting or unreachable: starting or reading a job can work again in a moment
+  if (isTemporalUnavailable(err)) {
+    return { status: 503, body: { success: false, error: 'Jobs cannot be started or read right now; please try again shortly', code: 'TEMPORAL_UNAVAILABLE' }, retryAfter: 5 };
   }
   if (err instanceof RequestError) {
     return { status: err.status, body: { success: false, error: err.message, ...(err.code ? { code: err.code } : {}), ...err.extra } };
@@ -62,6 +67,7 @@ export const errorHandler: Middleware = async (ctx, next) => {
     if (retryAfter !== undefined) ctx.set('Retry-After', String(retryAfter));
     // an unavailable database is logged at warn by the request; only unexpected failures are errors
     if (err instanceof DatabaseUnavailableError) ctx.state.log?.warn({ err: { message: err.message, code: err.code } }, 'database unavailable');
+    else if (isTemporalUnavailable(err)) ctx.state.log?.warn({ err: { message: (err as Error).message } }, 'temporal unavailable');
     // an expected refusal (e.g. Stripe not configured here): a line for the operator, not an error with a stack that
     // anyone could repeat to fill the log
     else if (err instanceof UnavailableHereError) ctx.state.log?.warn({ code: err.code, status }, err.message);

@@ -47,3 +47,21 @@ export async function closeTemporalClient(): Promise<void> {
   const handle = await pending.catch(() => null);
   if (handle) await handle.close();
 }
+
+/** gRPC's UNAVAILABLE: no connection to the frontend (refused, reset, restarting). */
+const GRPC_UNAVAILABLE = 14;
+const CONNECT_FAILURES = new Set(['Failed to connect before the deadline', 'Failed to connect to Temporal server']);
+
+/**
+ * Whether an error (or one of its causes) says Temporal cannot be reached right now: the client's first connect
+ * failed, or a call found no connection (UNAVAILABLE). The API answers 503 TEMPORAL_UNAVAILABLE with Retry-After for
+ * it (a restart of Temporal, a network blip), not a 500.
+ */
+export function isTemporalUnavailable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth += 1) {
+    const { code, details, metadata, message } = e as { code?: unknown; details?: unknown; metadata?: unknown; message?: unknown };
+    if (code === GRPC_UNAVAILABLE && typeof details === 'string' && metadata && typeof metadata === 'object') return true;
+    if (typeof message === 'string' && CONNECT_FAILURES.has(message)) return true;
+  }
+  return false;
+}
