@@ -28,6 +28,7 @@ import { imageEditStateQuery, imageEditWorkflow } from '../../workflows/imageEdi
 import { jobSearchAttributes } from '../../workflows/searchAttributes';
 import type { ProjectService } from '../content/projects';
 import { storedFileOf } from '../content/storedFiles';
+import { queryWorkflowOrNull } from '../platform/workflowQuery';
 
 /** How long the API waits for a run before answering that it is still going (it finishes in the background). */
 export const IMAGE_EDIT_WAIT_MS = 120_000;
@@ -60,6 +61,8 @@ export interface ImageEditServiceDeps {
   /** The workflow runs on `generation`; its media steps and approval child go to the other two. */
   queues: ImageEditQueues & { generation: string };
   waitMs?: number;
+  /** How long the status call waits for the run's own answer before reporting it from what Temporal says (2 s). */
+  queryTimeoutMs?: number;
 }
 
 function baseImageNotFound(): DomainError {
@@ -74,9 +77,11 @@ function refusalOf(err: unknown): DomainError | null {
 
 export class ImageEditService {
   private readonly waitMs: number;
+  private readonly queryTimeoutMs: number;
 
   constructor(private readonly deps: ImageEditServiceDeps) {
     this.waitMs = deps.waitMs ?? IMAGE_EDIT_WAIT_MS;
+    this.queryTimeoutMs = deps.queryTimeoutMs ?? 2_000;
   }
 
   /**
@@ -222,7 +227,11 @@ export class ImageEditService {
     try {
       const description = await handle.describe();
       if (description.memo?.userId !== userId) throw notFound;
-      return { jobId, workflowId, ...(await handle.query(imageEditStateQuery)) };
+      // a query needs a worker: when none answers in time (all busy, or none polling), a running run is reported as
+      // queued rather than as a 500 (the soak met that under load); a closed one is answered from its row below
+      const live = await queryWorkflowOrNull(client, workflowId, imageEditStateQuery, { timeoutMs: this.queryTimeoutMs, what: 'image edit' });
+      if (live) return { jobId, workflowId, ...live };
+      if (description.status.name === 'RUNNING') return { jobId, workflowId, status: 'pending', progress: 0, message: 'Queued', error: null, errorCode: null, result: null };
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
     }

@@ -231,4 +231,27 @@ describe('POST /api/ai-image-simple', () => {
     await expect(service.state(user.id, randomUUID())).rejects.toMatchObject({ status: 404 });
     expect(await creditState(h.knex, user.id)).toEqual({ credits: 5, reserved: 1 });
   });
+
+  it('answers a running edit that no worker can answer for as queued, not as a 500', async () => {
+    const { user, renderId } = await userWithRender(h.baseUrl);
+    // its workflow task queue has no worker: the run stays open and its state query cannot be answered
+    const service = new ImageEditService({
+      knex: h.knex,
+      storage: h.storage,
+      projects: new ProjectService({ storage: h.storage }),
+      temporal: async () => h.client,
+      queues: { ...h.queues, generation: `unpolled-${randomUUID()}` },
+      waitMs: 1,
+      queryTimeoutMs: 300,
+    });
+    const answer = await service.run(user.id, { projectId: null, userIntent: null, platform: 'web', prompt: 'bright', baseImage: renderId, imageDescription: null, validateRefinement: true, format: 'square', quality: 'hd', upscaleScale: 2 });
+    expect(answer.status).toBe(202);
+    const jobId = answer.body.metadata.jobId;
+    try {
+      expect(await service.state(user.id, jobId)).toEqual({ jobId, workflowId: imageEditWorkflowId(jobId), status: 'pending', progress: 0, message: 'Queued', error: null, errorCode: null, result: null });
+      await expect(service.state(randomUUID(), jobId)).rejects.toMatchObject({ status: 404 });
+    } finally {
+      await h.client.workflow.getHandle(imageEditWorkflowId(jobId)).terminate('test over');
+    }
+  });
 });
