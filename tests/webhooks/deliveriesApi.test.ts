@@ -36,7 +36,7 @@ let receiver: WebhookReceiver;
 let team: TeamWithRoles;
 let endpointId: string;
 
-async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
+async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 180_000): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -63,6 +63,9 @@ async function allSettled(): Promise<boolean> {
   const rows = (await knex('webhook_deliveries').where({ endpoint_id: endpointId }).select('status')) as Array<{ status: string }>;
   return rows.length > 0 && rows.every((r) => r.status !== 'pending');
 }
+
+// a bound to fail instead of hanging, not a speed requirement: workers start and Temporal answers slowly on a loaded machine
+jest.setTimeout(300_000);
 
 beforeAll(async () => {
   knex = testKnex();

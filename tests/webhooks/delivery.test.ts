@@ -63,7 +63,7 @@ async function startWorker(): Promise<RunningWorker> {
   };
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 90_000): Promise<T> {
+async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 180_000): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -126,6 +126,9 @@ function twoHundreds(received: ReceivedWebhook[]): Map<string, number> {
   for (const r of received) if (r.answered !== null && r.answered >= 200 && r.answered < 300) counts.set(r.id, (counts.get(r.id) ?? 0) + 1);
   return counts;
 }
+
+// a bound to fail instead of hanging, not a speed requirement: workers start and Temporal answers slowly on a loaded machine
+jest.setTimeout(300_000);
 
 beforeAll(async () => {
   knex = testKnex();

@@ -26,7 +26,7 @@ let temporal: Awaited<ReturnType<typeof testClient>>;
 let smtp: SmtpServer;
 const cleanups: Array<() => Promise<void>> = [];
 
-async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
+async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 180_000): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -92,6 +92,9 @@ async function recordApproval(workspaceId: string, approvalId: string, status: '
     }),
   );
 }
+
+// a bound to fail instead of hanging, not a speed requirement: workers start and Temporal answers slowly on a loaded machine
+jest.setTimeout(300_000);
 
 beforeAll(async () => {
   knex = testKnex();
