@@ -22,8 +22,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { Knex } from 'knex';
+import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
+import { knexConfig } from '../db/connection';
 import { encodeTransactionCursor } from '../services/billing/creditLedger/reporting';
 import { ROOT, startBenchApi, withBenchDatabase, type BenchApi, type BenchUser } from './support/benchEnv';
 import { figure, ratio, recordResults, type BenchMeasure } from './support/results';
@@ -301,6 +302,9 @@ async function main(): Promise<void> {
       const capture = await captureApp(db.url, temporal.address);
       const client = new pg.Client({ connectionString: db.url });
       await client.connect();
+      // bulk seeding and clearing are no requests: no statement timeout (100k rows, each notifying its project's change)
+      // (a plain pool: connectDatabase would bind the objection models, which the capturing app reads through, to it)
+      const bulk = knexFactory(knexConfig(db.url, { min: 0, max: 1 }, { queryTimeoutMs: 0 }));
       const rows: Row[] = [];
       const plans: string[] = [];
       const seededUsers: BenchUser[] = [];
@@ -309,7 +313,7 @@ async function main(): Promise<void> {
           const t0 = performance.now();
           const user = await db.signUpUser(`Growth ${size}`);
           seededUsers.push(user);
-          const seeded = await seed(db.knex, user, size);
+          const seeded = await seed(bulk, user, size);
           process.stdout.write(`seeded ${size} rows of each dataset in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
           for (const endpoint of ENDPOINTS) {
             const url = endpoint.path(seeded);
@@ -329,8 +333,12 @@ async function main(): Promise<void> {
       report(rows, plans);
       // set-based, before the bench's users go (a cascade from 100k users' rows would take one statement per row)
       const ids = seededUsers.map((u) => u.userId);
-      for (const table of ['draft_jobs', 'video_generation_jobs', 'pending_approvals', 'credit_transactions', 'renders']) {
-        await db.knex(table).whereIn(table === 'credit_transactions' ? 'profile_id' : 'user_id', ids).delete();
+      try {
+        for (const table of ['draft_jobs', 'video_generation_jobs', 'pending_approvals', 'credit_transactions', 'renders']) {
+          await bulk(table).whereIn(table === 'credit_transactions' ? 'profile_id' : 'user_id', ids).delete();
+        }
+      } finally {
+        await bulk.destroy();
       }
     });
   } finally {
