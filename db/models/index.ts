@@ -30,3 +30,7 @@ export { Workspace } from './Workspace';
 export { WorkspaceMember } from './WorkspaceMember';
 export { WorkspaceInvitation } from './WorkspaceInvitation';
 export { AccessToken } from './AccessToken';
+export { WebhookEndpoint } from './WebhookEndpoint';
+export { WebhookEvent } from './WebhookEvent';
+export { WebhookDelivery } from './WebhookDelivery';
+export { WebhookDeliveryAttempt } from './WebhookDeliveryAttempt';

@@ -73,7 +73,9 @@ export async function mailWebhookDisabledNotice(
   if (!config.smtpUrl) return 0;
   const to = await recipients(knex, input.workspaceId);
   if (!to || to.emails.length === 0) return 0;
-  const link = new URL(`/workspace/webhooks?endpoint=${encodeURIComponent(input.endpointId)}`, config.publicUrl).toString();
+  // the dashboard's address of that workspace's Webhooks page with the endpoint's log open (frontend/src/atoms/viewUrl.ts)
+  const address = new URLSearchParams({ view: 'webhooks', workspace: input.workspaceId, endpoint: input.endpointId });
+  const link = new URL(`/?${address.toString()}`, config.publicUrl).toString();
   const { subject, text } = webhookDisabledMessage({ workspaceName: to.name, url: input.url, reason: input.reason, link });
   let sent = 0;
   for (const email of to.emails) {

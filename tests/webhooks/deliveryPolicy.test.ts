@@ -171,7 +171,7 @@ it('disables an endpoint whose every attempt failed for the disable period, e-ma
   const workspace = await knex('workspaces').where({ id: workspaceId }).first('name');
   expect(mail.subject).toBe(`A webhook endpoint of ${workspace.name} was turned off`);
   expect(mail.text).toContain(receiver.url);
-  expect(mail.text).toContain(`https://studio.example.test/workspace/webhooks?endpoint=${endpointId}`);
+  expect(mail.text).toContain(`https://studio.example.test/?view=webhooks&workspace=${workspaceId}&endpoint=${endpointId}`);
   const notices = await knex('user_events').where({ user_id: workspaceId }).whereRaw(`payload->>'kind' = 'webhook' and payload->>'change' = 'disabled'`);
   expect(notices).toHaveLength(1);
   // nothing more is sent; both deliveries wait (the second behind the first of its approval)
