@@ -5,7 +5,7 @@ import { DatabaseError } from 'pg';
 import { RequestError } from '../validation';
 import { DomainError, UnavailableHereError } from '../../domain/errors';
 import { MSG } from '../../domain/messages';
-import { DatabaseUnavailableError } from '../../db/resilience';
+import { DatabaseUnavailableError, isDatabaseFailure } from '../../db/resilience';
 import { isTemporalUnavailable } from '../../services/platform/temporalClient';
 
 interface ErrorBody {
@@ -28,6 +28,11 @@ function toResponse(err: unknown): { status: number; body: ErrorBody; retryAfter
   // a statement timeout, no connection, or an open database breaker: the client may try again shortly
   if (err instanceof DatabaseUnavailableError) {
     return { status: 503, body: { success: false, error: err.message, code: err.code }, retryAfter: err.retryAfterSeconds };
+  }
+  // the same failures raised where no breaker translates them (a transaction's BEGIN or ROLLBACK on a dropped
+  // connection, a connect refused while PostgreSQL restarts, 57P03 "starting up"): 503 too, never a 500
+  if (isDatabaseFailure(err)) {
+    return { status: 503, body: { success: false, error: 'The database is not reachable right now', code: 'DATABASE_UNAVAILABLE' }, retryAfter: 5 };
   }
   // Temporal is restarting or unreachable: starting or reading a job can work again in a moment
   if (isTemporalUnavailable(err)) {
@@ -67,6 +72,7 @@ export const errorHandler: Middleware = async (ctx, next) => {
     if (retryAfter !== undefined) ctx.set('Retry-After', String(retryAfter));
     // an unavailable database is logged at warn by the request; only unexpected failures are errors
     if (err instanceof DatabaseUnavailableError) ctx.state.log?.warn({ err: { message: err.message, code: err.code } }, 'database unavailable');
+    else if (isDatabaseFailure(err)) ctx.state.log?.warn({ err: { message: (err as Error).message, code: (err as { code?: unknown }).code } }, 'database unavailable');
     else if (isTemporalUnavailable(err)) ctx.state.log?.warn({ err: { message: (err as Error).message } }, 'temporal unavailable');
     // an expected refusal (e.g. Stripe not configured here): a line for the operator, not an error with a stack that
     // anyone could repeat to fill the log
