@@ -106,10 +106,11 @@ describe('internal failures answer a generic 500', () => {
     expect((logged?.err as { message?: string })?.message).toContain('ECONNREFUSED');
   });
 
-  it('answers the same when the database is unreachable', async () => {
+  it('answers a generic 503 DATABASE_UNAVAILABLE with Retry-After when the database is unreachable (no details either)', async () => {
     const res = await request(brokenServer.baseUrl, '/api/auth/signup', { json: { name: 'X', email: 'down@example.test', password: 'valid-pass-1' } });
-    expect(res.status).toBe(500);
-    expect(res.body).toEqual(GENERIC);
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({ success: false, error: 'The database is not reachable right now', code: 'DATABASE_UNAVAILABLE' });
+    expect(res.headers.get('retry-after')).toBe('5');
     expect(res.headers.get('x-request-id')).toBeTruthy();
     const health = await request(brokenServer.baseUrl, '/api/health');
     expect(health.status).toBe(503);
