@@ -246,9 +246,11 @@ async function main(): Promise<void> {
     jobs.severalTerminalStates = events.severalTerminalStates;
 
     const warmMemory: MemoryReading[] = warm ? (warm as { memory: MemoryReading[] }).memory : [];
+    // a process the chaos mode killed (even before warm-up ended) was young at one reading: its growth says nothing
+    const killed = new Set(faults.filter((f) => f.kind === 'kill-api' || f.kind === 'kill-worker').map((f) => f.target));
     const memory: ProcessMemory[] = endMemory.map((end) => {
       const before = warmMemory.find((w) => w.name === end.name);
-      return { name: end.name, rssWarm: before?.rssMb ?? null, rssEnd: end.rssMb, heapWarm: before?.heapMb ?? null, heapEnd: end.heapMb, restarted: before !== undefined && before.pid !== end.pid, app: /^(api|worker)-\d+$/.test(end.name) };
+      return { name: end.name, rssWarm: before?.rssMb ?? null, rssEnd: end.rssMb, heapWarm: before?.heapMb ?? null, heapEnd: end.heapMb, restarted: (before !== undefined && before.pid !== end.pid) || killed.has(end.name), app: /^(api|worker)-\d+$/.test(end.name) };
     });
     const targets = evaluateTargets({ requests, jobs, invariants, memory });
 
