@@ -9,6 +9,8 @@
  * failing WEBHOOK_RETRY_WINDOW_MS after its event was recorded is given up (one last attempt at the window's end).
  */
 
+import type { AnyWebhookEventType } from './webhooks';
+
 /** The first retry comes within this time; each later ceiling doubles. */
 export const WEBHOOK_RETRY_BASE_MS = 30_000;
 /** The longest wait between two attempts of one delivery (so a recovered receiver is reached within 6 hours). */
@@ -79,3 +81,32 @@ export interface WebhookEndpointWorkflowResult {
 /** The Temporal schedule that prunes old delivery log rows once a day. */
 export const WEBHOOK_PRUNE_SCHEDULE_ID = 'webhook-log-prune';
 export const WEBHOOK_PRUNE_EVERY = '1 day';
+
+/** One event sent to one endpoint, as the delivery log shows it (GET .../deliveries): its state, attempts, last answer and next retry. */
+export interface DeliveryView {
+  id: string;
+  eventId: string;
+  eventType: AnyWebhookEventType;
+  resourceId: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempts: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  lastLatencyMs: number | null;
+  nextAttemptAt: string | null;
+  createdAt: string;
+  deliveredAt: string | null;
+  /** the body sent (cut to the log's size) */
+  requestBody: string | null;
+  /** the last answer's body (cut to the log's size) */
+  responseBody: string | null;
+}
+
+export interface AttemptView {
+  attemptedAt: string;
+  statusCode: number | null;
+  error: string | null;
+  latencyMs: number | null;
+  requestBody: string | null;
+  responseBody: string | null;
+}

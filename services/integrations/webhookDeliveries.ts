@@ -9,7 +9,7 @@
  */
 import type { Knex } from 'knex';
 import { DomainError } from '../../domain/errors';
-import type { WebhookAnswerVerdict } from '../../domain/webhookDelivery';
+import type { AttemptView, DeliveryView, WebhookAnswerVerdict } from '../../domain/webhookDelivery';
 import type { AnyWebhookEventType } from '../../domain/webhooks';
 import { publishEvent } from '../platform/events';
 import { requireEndpoint } from './webhookEndpoints';
@@ -20,33 +20,7 @@ type Db = Knex | Knex.Transaction;
 /** How far down an endpoint's pending deliveries (in seq order) one claim looks for the next of each resource. */
 const CLAIM_WINDOW = 1000;
 
-export interface DeliveryView {
-  id: string;
-  eventId: string;
-  eventType: AnyWebhookEventType;
-  resourceId: string;
-  status: 'pending' | 'succeeded' | 'failed';
-  attempts: number;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  lastLatencyMs: number | null;
-  nextAttemptAt: string | null;
-  createdAt: string;
-  deliveredAt: string | null;
-  /** the body sent (cut to the log's size) */
-  requestBody: string | null;
-  /** the last answer's body (cut to the log's size) */
-  responseBody: string | null;
-}
-
-export interface AttemptView {
-  attemptedAt: string;
-  statusCode: number | null;
-  error: string | null;
-  latencyMs: number | null;
-  requestBody: string | null;
-  responseBody: string | null;
-}
+export type { AttemptView, DeliveryView };
 
 export const WEBHOOK_DELIVERY_CODES = {
   deliveryNotFound: 'WEBHOOK_DELIVERY_NOT_FOUND',

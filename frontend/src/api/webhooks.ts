@@ -1,36 +1,12 @@
+import type { AttemptView as WebhookAttempt, DeliveryView as WebhookDelivery } from '../../../domain/webhookDelivery';
 import type { WebhookEndpointView } from '../../../domain/webhookEndpoints';
 import type { WebhookEventType } from '../../../domain/webhooks';
 import { api } from './client';
 
 export type { WebhookEndpointView };
 
-/** One event sent to one endpoint (GET .../deliveries): its state, attempts, last answer and next retry. */
-export interface WebhookDelivery {
-  id: string;
-  eventId: string;
-  eventType: string;
-  resourceId: string;
-  status: 'pending' | 'succeeded' | 'failed';
-  attempts: number;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  lastLatencyMs: number | null;
-  nextAttemptAt: string | null;
-  createdAt: string;
-  deliveredAt: string | null;
-  /** cut to a few KB */
-  requestBody: string | null;
-  responseBody: string | null;
-}
-
-export interface WebhookAttempt {
-  attemptedAt: string;
-  statusCode: number | null;
-  error: string | null;
-  latencyMs: number | null;
-  requestBody: string | null;
-  responseBody: string | null;
-}
+/** One event sent to one endpoint, and one attempt of it, as the server answers them. */
+export type { WebhookAttempt, WebhookDelivery };
 
 export interface EndpointInput {
   url: string;
