@@ -1,5 +1,5 @@
 import { useAtomValue, useSetAtom } from 'jotai';
-import { useCallback, useEffect, useState, type FormEvent, type ReactElement } from 'react';
+import { useCallback, useState, type FormEvent, type ReactElement } from 'react';
 import { INVITABLE_ROLES, ROLE_LABELS, WORKSPACE_ROLES, roleAllows, type InvitableRole, type WorkspaceRole } from '../../../../domain/workspaceRoles';
 import type { User } from '../../api/auth';
 import { apiErrorMessage } from '../../api/client';
@@ -22,27 +22,11 @@ import { currentWorkspaceAtom, refreshWorkspacesAtom, switchWorkspaceAtom, works
 import { ConfirmDeleteDialog } from '../../components/ConfirmDeleteDialog';
 import { LoadingState } from '../../components/Spinner';
 import { TextField } from '../../components/TextField';
+import { SOMETHING_WENT_WRONG, useLoad } from '../../components/useLoad';
 import './members.css';
 
-const SOMETHING_WENT_WRONG = 'Something went wrong. Please try again.';
 const DATE_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
 
-type Load<T> = { status: 'loading' } | { status: 'done'; data: T } | { status: 'error'; message: string };
-
-function useLoad<T>(read: () => Promise<T>): [Load<T>, () => Promise<void>] {
-  const [state, setState] = useState<Load<T>>({ status: 'loading' });
-  const load = useCallback(async () => {
-    try {
-      setState({ status: 'done', data: await read() });
-    } catch (error) {
-      setState({ status: 'error', message: apiErrorMessage(error, SOMETHING_WENT_WRONG) });
-    }
-  }, [read]);
-  useEffect(() => {
-    void load();
-  }, [load]);
-  return [state, load];
-}
 
 function displayName(member: { name: string; email: string }): string {
   return member.name.trim() || member.email;

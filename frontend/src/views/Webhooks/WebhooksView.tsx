@@ -24,31 +24,15 @@ import { ConfirmDeleteDialog } from '../../components/ConfirmDeleteDialog';
 import { Dialog } from '../../components/Dialog';
 import { LoadingState } from '../../components/Spinner';
 import { TextField } from '../../components/TextField';
+import { SOMETHING_WENT_WRONG, useLoad, type Load } from '../../components/useLoad';
 import './webhooks.css';
 
-const SOMETHING_WENT_WRONG = 'Something went wrong. Please try again.';
 const TIME_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 /** While a delivery waits for its first answer, the log reads again this often. */
 const PENDING_REFRESH_MS = 2000;
 /** Attempts recorded in a burst (the event stream says each) read the log once. */
 const LIVE_DEBOUNCE_MS = 300;
 
-type Load<T> = { status: 'loading' } | { status: 'done'; data: T } | { status: 'error'; message: string };
-
-function useLoad<T>(read: () => Promise<T>): [Load<T>, () => Promise<void>] {
-  const [state, setState] = useState<Load<T>>({ status: 'loading' });
-  const load = useCallback(async () => {
-    try {
-      setState({ status: 'done', data: await read() });
-    } catch (error) {
-      setState({ status: 'error', message: apiErrorMessage(error, SOMETHING_WENT_WRONG) });
-    }
-  }, [read]);
-  useEffect(() => {
-    void load();
-  }, [load]);
-  return [state, load];
-}
 
 function LoadError({ message, onRetry }: { message: string; onRetry: () => void }): ReactElement {
   return (
