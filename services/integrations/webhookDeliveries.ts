@@ -168,6 +168,40 @@ export async function deliveryToSend(db: Db, deliveryId: string): Promise<Delive
   };
 }
 
+/**
+ * Takes the delivery's send lease (migration 20261128000600) for `leaseMs` of database time: only while the delivery
+ * is pending and nobody else holds an unexpired lease. True when this caller may send.
+ */
+export async function takeDeliveryLease(db: Db, input: { deliveryId: string; token: string; leaseMs: number }): Promise<boolean> {
+  const taken = await db('webhook_deliveries')
+    .where({ id: input.deliveryId, status: 'pending' })
+    .andWhere((q) => q.whereNull('lease_expires_at').orWhere('lease_expires_at', '<=', db.fn.now()))
+    .update({ lease_token: input.token, lease_expires_at: db.raw(`now() + ? * interval '1 millisecond'`, [input.leaseMs]) });
+  return taken === 1;
+}
+
+/** Extends a lease this caller still holds (with each heartbeat); false when it lapsed and someone else took it. */
+export async function renewDeliveryLease(db: Db, input: { deliveryId: string; token: string; leaseMs: number }): Promise<boolean> {
+  const renewed = await db('webhook_deliveries')
+    .where({ id: input.deliveryId, lease_token: input.token })
+    .update({ lease_expires_at: db.raw(`now() + ? * interval '1 millisecond'`, [input.leaseMs]) });
+  return renewed === 1;
+}
+
+/** Gives a lease back without recording an attempt (the send was stopped before an answer). */
+export async function releaseDeliveryLease(db: Db, input: { deliveryId: string; token: string }): Promise<void> {
+  await db('webhook_deliveries').where({ id: input.deliveryId, lease_token: input.token }).update({ lease_token: null, lease_expires_at: null });
+}
+
+/** How long until another sender's lease on a pending delivery lapses (ms); null when it is not pending or not leased. */
+export async function deliveryLeaseRemainingMs(db: Db, deliveryId: string): Promise<number | null> {
+  const row = await db('webhook_deliveries')
+    .where({ id: deliveryId, status: 'pending' })
+    .whereNotNull('lease_expires_at')
+    .first<{ remaining_ms: string | null } | undefined>(db.raw('greatest(0, ceil(extract(epoch from (lease_expires_at - now())) * 1000))::bigint as remaining_ms'));
+  return row?.remaining_ms == null ? null : Number(row.remaining_ms);
+}
+
 export interface AttemptRecord {
   deliveryId: string;
   endpointId: string;
@@ -183,6 +217,8 @@ export interface AttemptRecord {
   /** the endpoint's failure streak that disables it */
   disableAfterMs: number;
   disableMinFailures: number;
+  /** the sender's lease (takeDeliveryLease), cleared with the record */
+  leaseToken: string;
 }
 
 export interface AttemptOutcome {
@@ -224,6 +260,9 @@ export async function recordAttempt(knex: Knex, a: AttemptRecord): Promise<Attem
         next_attempt_at: status === 'pending' ? a.nextAttemptAt : null,
         delivered_at: status === 'succeeded' ? trx.fn.now() : null,
         updated_at: trx.fn.now(),
+        // the lease ends with the record (one someone took after this one lapsed is theirs to end)
+        lease_token: trx.raw('case when lease_token = ? then null else lease_token end', [a.leaseToken]),
+        lease_expires_at: trx.raw('case when lease_token = ? then null else lease_expires_at end', [a.leaseToken]),
       });
     let endpointDisabled: string | null = null;
     if (a.verdict === 'succeeded') {

@@ -27,6 +27,8 @@ export interface WebhookDeliverySettings {
   /** an endpoint's workflow ends after this long with nothing to send */
   idleMs: number;
   retentionDays: number;
+  /** a send's lease on its delivery (renewed with each heartbeat): how long a dead sender keeps others waiting */
+  leaseMs: number;
 }
 
 export const DEFAULT_WEBHOOK_DELIVERY_SETTINGS: WebhookDeliverySettings = {
@@ -40,6 +42,7 @@ export const DEFAULT_WEBHOOK_DELIVERY_SETTINGS: WebhookDeliverySettings = {
   sweepEveryMs: 60_000,
   idleMs: 10 * 60 * 1000,
   retentionDays: WEBHOOK_LOG_RETENTION_DAYS,
+  leaseMs: 30_000,
 };
 
 function positive(name: string, raw: string | undefined, fallback: number): number {
@@ -62,5 +65,6 @@ export function webhookDeliverySettings(env: NodeJS.ProcessEnv = process.env): W
     sweepEveryMs: positive('WEBHOOK_SWEEP_INTERVAL_MS', env.WEBHOOK_SWEEP_INTERVAL_MS, d.sweepEveryMs),
     idleMs: d.idleMs,
     retentionDays: positive('WEBHOOK_LOG_RETENTION_DAYS', env.WEBHOOK_LOG_RETENTION_DAYS, d.retentionDays),
+    leaseMs: d.leaseMs,
   };
 }

@@ -1,6 +1,8 @@
 /**
- * The real `npm start` (scripts/start.js) against the run's PostgreSQL, with its own file-backed Temporal dev server
- * (so its workers poll the app's real task queues without meeting other test files' runs), the API and a worker.
+ * The real `npm start` (scripts/start.js) against the run's PostgreSQL server, on a database of its own (its worker's
+ * webhook relay hears every endpoint's deliveries in the database it is given, and would send other test files'
+ * deliveries through its own Temporal), with its own file-backed Temporal dev server (so its workers poll the app's
+ * real task queues without meeting other test files' runs), the API and a worker.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -8,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { clipWorkflowId } from '../../workflows/clipGeneration';
-import { closeTestKnex, testKnex } from '../support/db';
+import { createScratchDatabase, type ScratchDatabase } from '../support/scratchDatabase';
 import { approveByWorkflow, clipUser, creditState, expectLedgerOk, startClip, waitForJob } from '../clips/fixtures';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -93,6 +95,7 @@ describe('npm start (scripts/start.js)', () => {
   let start: StartProcess | null = null;
   let seen: Array<{ pid: number; cmd: string }> = [];
   let temporal: { client: Client; connection: Connection } | null = null;
+  let scratch: ScratchDatabase | null = null;
 
   beforeAll(() => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-start-'));
@@ -108,7 +111,7 @@ describe('npm start (scripts/start.js)', () => {
       await Promise.race([start.exited, new Promise((r) => setTimeout(r, 30_000))]);
     }
     for (const { pid } of await allGone(seen, 30_000)) process.kill(pid, 'SIGKILL');
-    await closeTestKnex();
+    await scratch?.drop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -119,6 +122,9 @@ describe('npm start (scripts/start.js)', () => {
     fs.writeFileSync(path.join(dist, 'index.html'), '<!doctype html><div id="root"></div>');
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', TEMPORAL_PORT: String(temporalPort), TEMPORAL_UI_PORT: String(uiPort), DATA_DIR: dataDir, FRONTEND_DIST: dist, LOG_LEVEL: 'info', NODE_ENV: 'development', VIDEO_PRESET: 'slow' };
     for (const name of ['TEMPORAL_ADDRESS', 'STORAGE_DIR', 'WORKFLOW_BUNDLE_PATH']) delete env[name];
+    // empty: npm start migrates it
+    scratch = await createScratchDatabase('start');
+    env.DATABASE_URL = scratch.url;
     start = startNpmStart(env);
     await start.waitForOutput(/Render studio: {2}http:\/\/127\.0\.0\.1:\d+/, 180_000);
     await start.waitForOutput(/"msg":"worker running"/, 180_000);
@@ -142,8 +148,8 @@ describe('npm start (scripts/start.js)', () => {
 
     const { job } = await waitForJob(baseUrl, user, jobId, { intervalMs: 500, timeoutMs: 300_000 });
     expect(job).toMatchObject({ status: 'completed', progress: 100 });
-    expect(await creditState(testKnex(), user.id)).toEqual({ credits: 5, reserved: 4, available: 1 });
-    expect(await testKnex()('credit_reservations').where({ profile_id: user.id })).toHaveLength(1);
+    expect(await creditState(scratch!.knex, user.id)).toEqual({ credits: 5, reserved: 4, available: 1 });
+    expect(await scratch!.knex('credit_reservations').where({ profile_id: user.id })).toHaveLength(1);
     const connection = await Connection.connect({ address: `127.0.0.1:${temporalPort}` });
     temporal = { connection, client: new Client({ connection }) };
     // the work the kill interrupted ran again on the restarted worker
@@ -151,9 +157,9 @@ describe('npm start (scripts/start.js)', () => {
     const attempts = (history.events ?? []).filter((e) => e.activityTaskStartedEventAttributes).map((e) => Number(e.activityTaskStartedEventAttributes?.attempt));
     expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
     await approveByWorkflow(temporal.client, job.result?.approvalWorkflowId as string, user.id);
-    expect(await creditState(testKnex(), user.id)).toEqual({ credits: 1, reserved: 0, available: 1 });
-    expect(await testKnex()('credit_transactions').where({ profile_id: user.id, transaction_type: 'consume' })).toHaveLength(1);
-    await expectLedgerOk(testKnex(), user.id);
+    expect(await creditState(scratch!.knex, user.id)).toEqual({ credits: 1, reserved: 0, available: 1 });
+    expect(await scratch!.knex('credit_transactions').where({ profile_id: user.id, transaction_type: 'consume' })).toHaveLength(1);
+    await expectLedgerOk(scratch!.knex, user.id);
     await temporal.connection.close();
     temporal = null;
 
