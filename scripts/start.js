@@ -16,6 +16,7 @@ const path = require('node:path');
 const tools = require('./lib/tools');
 const secrets = require('./lib/secrets');
 const { Supervisor } = require('./lib/supervisor');
+const { workerProcessEnv } = require('./lib/workerProcess');
 const { buildFrontendIfStale } = require('./lib/frontendBuild');
 
 const ROOT = tools.ROOT;
@@ -176,7 +177,7 @@ async function main() {
     supervisor.add('stripe', { command: process.execPath, args: [...tsx, ...localStripe.args], env: { ...env, SERVICE_NAME: 'stripe' }, cwd: ROOT });
   }
   supervisor.add('api', { command: process.execPath, args: [...tsx, 'api/server.ts'], env: { ...env, SERVICE_NAME: 'api' }, cwd: ROOT });
-  supervisor.add('worker', { command: process.execPath, args: [...tsx, 'workers/main.ts'], env: { ...env, SERVICE_NAME: 'worker' }, cwd: ROOT });
+  supervisor.add('worker', { command: process.execPath, args: [...tsx, 'workers/main.ts'], env: workerProcessEnv({ ...env, SERVICE_NAME: 'worker' }), cwd: ROOT });
   await services.waitFor(
     async () => {
       if (stopping) return true;

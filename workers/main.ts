@@ -4,6 +4,7 @@
  * Scale out by running more copies of this process.
  */
 import { Client } from '@temporalio/client';
+import sharp from 'sharp';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { ImageThread } from '../activities/imageThread';
@@ -21,6 +22,9 @@ import { connectWhenReachable } from './temporalConnection';
 import { bundleWorkflowsInThread } from './workflowBundle';
 
 async function main(): Promise<void> {
+  // libvips' operation cache (50 MB by default) only pays off for the same operation on the same input again, which a
+  // worker working through different images never does; off, the worker's RSS stays flat over a long run (the soak)
+  sharp.cache(false);
   // the SDK's own lines go through pino, at WARN unless TEMPORAL_LOG_LEVEL says otherwise
   const sdkLevel = (process.env.TEMPORAL_LOG_LEVEL ?? 'WARN') as LogLevel;
   const sdkLogger = new DefaultLogger(sdkLevel, ({ level, message, meta }) => {
