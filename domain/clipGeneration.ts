@@ -58,6 +58,20 @@ export interface ClipJobView {
   createdAt: string;
 }
 
+/**
+ * Retries of the clip workflow's submit and finish steps: 8 attempts, 2, 4, 8, 16, then 30 s apart (about 2 minutes
+ * in all), longer than a database breaker stays open (CIRCUIT_BREAKER_DEFAULTS.resetTimeoutMs, 60 s). With 5 attempts
+ * (30 s) the breaker's fast refusals used up a step's attempts under load and failed the clip.
+ */
+export const CLIP_STEP_RETRY = { initialIntervalMs: 2_000, backoffCoefficient: 2, maximumIntervalMs: 30_000, maximumAttempts: 8 } as const;
+
+/** How long a step's retries wait in all, between its first attempt and its last (the attempts' own time aside). */
+export function retryWaitMs(retry: { initialIntervalMs: number; backoffCoefficient: number; maximumIntervalMs: number; maximumAttempts: number }): number {
+  let total = 0;
+  for (let n = 1; n < retry.maximumAttempts; n++) total += Math.min(retry.initialIntervalMs * retry.backoffCoefficient ** (n - 1), retry.maximumIntervalMs);
+  return total;
+}
+
 export const CLIP_MESSAGES = {
   queued: 'Queued',
   checking: 'Checking credit availability...',

@@ -26,7 +26,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import { CLIP_ERROR_CODES, CLIP_MESSAGES, CLIP_PROGRESS, clipFileName, type ClipResultSummary } from '../domain/clipGeneration';
+import { CLIP_ERROR_CODES, CLIP_MESSAGES, CLIP_PROGRESS, CLIP_STEP_RETRY, clipFileName, type ClipResultSummary } from '../domain/clipGeneration';
 import { CREDIT_COST } from '../domain/constants';
 import { MSG } from '../domain/messages';
 import { approvalWorkflow } from './approval';
@@ -49,9 +49,17 @@ const { admitClipJob } = proxyActivities<Activities>({
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
 
+// submit and finish outlast an open database breaker (domain/clipGeneration.ts CLIP_STEP_RETRY)
+const STEP_RETRY = {
+  initialInterval: CLIP_STEP_RETRY.initialIntervalMs,
+  backoffCoefficient: CLIP_STEP_RETRY.backoffCoefficient,
+  maximumInterval: CLIP_STEP_RETRY.maximumIntervalMs,
+  maximumAttempts: CLIP_STEP_RETRY.maximumAttempts,
+};
+
 const { submitClipVideo } = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', maximumAttempts: 5 },
+  retry: STEP_RETRY,
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
 
@@ -120,7 +128,7 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
     taskQueue: input.queues.media,
     startToCloseTimeout: '10 minutes',
     heartbeatTimeout: '1 minute',
-    retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', maximumAttempts: 5 },
+    retry: STEP_RETRY,
   });
 
   const step = async (progress: number, message: string): Promise<void> => {

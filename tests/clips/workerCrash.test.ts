@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
+import { CLIP_STEP_RETRY } from '../../domain/clipGeneration';
 import { clipWorkflowId } from '../../workflows/clipGeneration';
 import { closeTestKnex, testKnex } from '../support/db';
 import { startFakeFal } from '../support/fakeFal';
@@ -70,6 +71,10 @@ describe('a worker killed during a clip (SIGKILL, then a new worker)', () => {
     const named = (name: string) => scheduled.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === name);
     expect(named('submitClipVideo')).toHaveLength(1);
     expect(named('awaitClipVideo')).toHaveLength(1);
+    // submit and finish are scheduled with retries that outlast an open database breaker
+    for (const step of ['submitClipVideo', 'finishClipMedia']) {
+      expect(named(step)[0].activityTaskScheduledEventAttributes?.retryPolicy?.maximumAttempts).toBe(CLIP_STEP_RETRY.maximumAttempts);
+    }
     const waitStarted = (history.events ?? []).find(
       (e) => e.activityTaskStartedEventAttributes && e.activityTaskStartedEventAttributes.scheduledEventId?.toString() === named('awaitClipVideo')[0].eventId?.toString(),
     );
