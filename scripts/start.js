@@ -61,6 +61,28 @@ function runStep(name, args, env) {
   });
 }
 
+/**
+ * Polls the API's /health/ready until it answers 200; past the deadline, stops with the parts still failing named
+ * (PostgreSQL, Temporal or storage, from the answer itself).
+ */
+async function waitForReady(url, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no answer';
+  while (!stopping && Date.now() < deadline) {
+    try {
+      const response = await fetch(url);
+      if (response.ok) return;
+      const answer = await response.json().catch(() => null);
+      const failing = answer?.failing ?? [];
+      last = failing.length ? failing.map((part) => answer.checks?.[part]?.error ?? part).join('; ') : `HTTP ${response.status}`;
+    } catch (err) {
+      last = err.message;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  if (!stopping) throw new services.StartupError(`The API is up but not ready after ${timeoutMs / 1000}s: ${last}. Fix: see the API's lines above, then npm start again.`);
+}
+
 /** Stops the children, then the services in reverse order of start; exits with `code`. Safe to call more than once. */
 function shutdown(code) {
   stopping ??= (async () => {
@@ -191,6 +213,8 @@ async function main() {
     90000,
   );
   if (localStripe) await services.waitFor(async () => stopping || services.portOpen(localStripe.port, localHost), 'the local test-mode checkout', 60000);
+  // the URL is printed once the app can serve it: its first readiness check opens the pools, which a busy machine slows
+  await waitForReady(`http://${localHost}:${port}/health/ready`, 120000);
   if (stopping) return;
   process.stdout.write(`\n  Render studio:  http://${localHost}:${port}\n`);
   process.stdout.write(`  Payments:       ${paymentsLine(env, localStripe)}\n`);
