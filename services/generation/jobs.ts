@@ -27,8 +27,6 @@ import {
   type ActivityJobState,
   type JobStarter,
 } from '../../domain/jobs';
-import { assemblyJobStateQuery } from '../../domain/workflowContracts/assembly';
-import { dataExportStateQuery } from '../../domain/workflowContracts/dataExport';
 import { draftJobStateQuery } from '../../domain/workflowContracts/draftJob';
 import { modelOption } from '../../domain/enhanceRenders';
 import { countText } from '../../domain/plural';
@@ -62,7 +60,10 @@ export interface JobServiceDeps {
   clips: VideoGenerationService;
   config: Pick<AppConfig, 'temporalUiUrl' | 'temporalNamespace'>;
   logger?: Logger;
-  /** How long one workflow query may take before the row answers instead (ms). */
+  /**
+   * How long the listing waits for a running image edit's or Enhance Renders job's own answer (they keep no progress
+   * row) before showing it from what it has (ms). Clips, assemblies and exports answer from their rows.
+   */
   queryTimeoutMs?: number;
 }
 
@@ -146,7 +147,7 @@ export class JobService {
   private readonly queryTimeoutMs: number;
 
   constructor(private readonly deps: JobServiceDeps) {
-    this.queryTimeoutMs = deps.queryTimeoutMs ?? 2_000;
+    this.queryTimeoutMs = deps.queryTimeoutMs ?? 250;
   }
 
   /** The workspace's jobs, or with `all` (site admins only, else 403) every account's, newest first. */
@@ -427,10 +428,10 @@ export class JobService {
       .limit(limit);
     if (userId) query.where('x.user_id', userId);
     const rows = (await query) as ExportRow[];
-    const client = this.lazyClient();
     return Promise.all(
       rows.map(async (row) => {
-        const { state, progress, message, error } = await this.rowOrLiveState(row, client, dataExportStateQuery);
+        const { status: state, progress, error } = row;
+        const message = row.message ?? '';
         const startedAt = iso(row.created_at) as string;
         const finishedAt = isRunningJobState(state) ? null : (iso(row.completed_at) ?? iso(row.updated_at));
         return {
@@ -471,10 +472,10 @@ export class JobService {
       .limit(limit);
     if (userId) query.where('a.user_id', userId);
     const rows = (await query) as Array<ExportRow & { project_id: string; project_name: string | null; platform: string; clip_ids: string[]; created_by: string | null }>;
-    const client = this.lazyClient();
     return Promise.all(
       rows.map(async (row) => {
-        const { state, progress, message, error } = await this.rowOrLiveState(row, client, assemblyJobStateQuery);
+        const { status: state, progress, error } = row;
+        const message = row.message ?? '';
         const startedAt = iso(row.created_at) as string;
         const finishedAt = isRunningJobState(state) ? null : iso(row.updated_at);
         const count = row.clip_ids.length;

@@ -29,19 +29,16 @@ import type { Storage } from '../../storage';
 import { TASK_QUEUES } from '../../domain/taskQueues';
 import {
   assemblyAdmissionUpdate,
-  assemblyJobStateQuery,
   assemblyWorkflow,
   assemblyWorkflowId,
   type AssemblyAdmission,
   type AssemblyInput,
-  type AssemblyJobState,
   type AssemblyQueues,
 } from '../../workflows/assembly';
 import { jobSearchAttributes } from '../../workflows/searchAttributes';
 import type { AestheticChatService } from './aestheticChat';
 import { assemblyClipView, assertAssemblyMayStart, assertPlatformFits, assertSelectionSize, listOwnedClips, loadSelectedClips, timelineFor, type AssemblyClipRow } from './assemblyClips';
 import { TIMED_OUT, withTimeout } from '../platform/timeouts';
-import { queryWorkflowOrNull } from '../platform/workflowQuery';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -97,7 +94,6 @@ export interface VideoAssemblyDeps {
   client: () => Promise<Client>;
   queues: AssemblyQueues & { generation: string };
   admissionTimeoutMs?: number;
-  queryTimeoutMs?: number;
 }
 
 export function defaultAssemblyQueues(overrides: Partial<Record<keyof typeof TASK_QUEUES, string>> = {}): AssemblyQueues & { generation: string } {
@@ -131,8 +127,9 @@ interface AssemblyJobRow {
   created_at: Date;
 }
 
-function toView(row: AssemblyJobRow, live: AssemblyJobState | null): AssemblyJobView {
-  const base: AssemblyJobView = {
+/** An assembly as its status call shows it: from its row, which the workflow's activities write at every step. */
+function toView(row: AssemblyJobRow): AssemblyJobView {
+  return {
     jobId: row.id,
     status: row.status,
     progress: row.progress,
@@ -144,19 +141,13 @@ function toView(row: AssemblyJobRow, live: AssemblyJobState | null): AssemblyJob
     result: row.result ?? null,
     createdAt: new Date(row.created_at).toISOString(),
   };
-  if (!live) return base;
-  // the workflow leads; the row may be ahead on render progress (written by the rendering activity)
-  const progress = live.status === 'processing' ? Math.max(live.progress, row.progress) : live.progress;
-  return { ...base, status: live.status, progress, message: progress > live.progress && row.message ? row.message : live.message, error: live.error, result: live.result ?? base.result };
 }
 
 export class VideoAssemblyService {
   private readonly admissionTimeoutMs: number;
-  private readonly queryTimeoutMs: number;
 
   constructor(private readonly deps: VideoAssemblyDeps) {
     this.admissionTimeoutMs = deps.admissionTimeoutMs ?? 20_000;
-    this.queryTimeoutMs = deps.queryTimeoutMs ?? 2_000;
   }
 
   /** The user's approved clips for assembly (spec 001 section 3), newest first, optionally of one orientation. */
@@ -282,17 +273,8 @@ export class VideoAssemblyService {
     return row;
   }
 
-  private async liveState(row: AssemblyJobRow): Promise<AssemblyJobState | null> {
-    if (isFinalAssemblyStatus(row.status)) return null;
-    return queryWorkflowOrNull(() => this.deps.client(), row.workflow_id, assemblyJobStateQuery, {
-      timeoutMs: this.queryTimeoutMs,
-      logger: this.deps.logger,
-      what: 'assembly',
-    });
-  }
-
   async status(userId: string, jobId: string): Promise<AssemblyJobView> {
     const row = await this.ownedJob(userId, jobId);
-    return toView(row, await this.liveState(row));
+    return toView(row);
   }
 }

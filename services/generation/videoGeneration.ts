@@ -36,11 +36,9 @@ import { TASK_QUEUES } from '../../domain/taskQueues';
 import {
   clipAdmissionUpdate,
   clipGenerationWorkflow,
-  clipJobStateQuery,
   clipWorkflowId,
   type ClipAdmission,
   type ClipGenerationInput,
-  type ClipJobState,
   type ClipQueues,
   type ClipSource,
 } from '../../workflows/clipGeneration';
@@ -49,7 +47,6 @@ import { releaseReservation } from '../billing/credits';
 import { checkClipAdmission } from './clipAdmission';
 import { storedFileOf } from '../content/storedFiles';
 import { TIMED_OUT, withTimeout } from '../platform/timeouts';
-import { queryWorkflowOrNull } from '../platform/workflowQuery';
 import { recordJobEvent } from '../integrations/webhookEvents';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -98,8 +95,6 @@ export interface VideoGenerationDeps {
   queues: ClipQueues & { generation: string };
   /** How long a start waits for the workflow to admit or refuse the job (ms). */
   admissionTimeoutMs?: number;
-  /** How long a status read waits for the workflow's query before answering from the row (ms). */
-  queryTimeoutMs?: number;
   /** Reads a file URL a client sends back (on S3 also the presigned links); default: the stable /api/files form only. */
   urls?: Pick<FileLinks, 'parse'>;
 }
@@ -128,8 +123,13 @@ function storedOptions(row: VideoGenerationJob): ClipJobOptions {
   return row.options as unknown as ClipJobOptions;
 }
 
-function toView(row: VideoGenerationJob, live: ClipJobState | null): ClipJobView {
-  const base: ClipJobView = {
+/**
+ * A job as the status calls show it: from its row, which the workflow's activities write at every step (status,
+ * progress, message, and the render's progress while the provider works). A read never waits on a worker: a query
+ * needs one, and under load that wait was the slowest part of every status read.
+ */
+function toView(row: VideoGenerationJob): ClipJobView {
+  return {
     id: row.id,
     status: row.status,
     progress: row.progress,
@@ -141,27 +141,13 @@ function toView(row: VideoGenerationJob, live: ClipJobState | null): ClipJobView
     options: storedOptions(row),
     createdAt: new Date(row.createdAt).toISOString(),
   };
-  if (!live) return base;
-  // the workflow leads; the row may be a step ahead on render progress (written by the waiting activity)
-  const progress = live.status === 'processing' ? Math.max(live.progress, row.progress) : live.progress;
-  return {
-    ...base,
-    status: live.status,
-    progress,
-    message: progress > live.progress && row.message ? row.message : live.message,
-    error: live.error,
-    code: live.code,
-    result: live.result ?? base.result,
-  };
 }
 
 export class VideoGenerationService {
   private readonly admissionTimeoutMs: number;
-  private readonly queryTimeoutMs: number;
 
   constructor(private readonly deps: VideoGenerationDeps) {
     this.admissionTimeoutMs = deps.admissionTimeoutMs ?? 20_000;
-    this.queryTimeoutMs = deps.queryTimeoutMs ?? 2_000;
   }
 
   /**
@@ -285,18 +271,9 @@ export class VideoGenerationService {
     return row;
   }
 
-  private async liveState(row: VideoGenerationJob): Promise<ClipJobState | null> {
-    if (isFinalClipStatus(row.status)) return null;
-    return queryWorkflowOrNull(() => this.deps.client(), row.workflowId, clipJobStateQuery, {
-      timeoutMs: this.queryTimeoutMs,
-      logger: this.deps.logger,
-      what: 'clip',
-    });
-  }
-
   async status(userId: string, jobId: string): Promise<ClipJobView> {
     const row = await this.ownedJob(userId, jobId);
-    return toView(row, await this.liveState(row));
+    return toView(row);
   }
 
   /** The account's pending or processing job, if any: what a reload, a second browser or another member picks up. */
@@ -306,7 +283,7 @@ export class VideoGenerationService {
       .whereIn('status', CLIP_JOB_ACTIVE_STATUSES)
       .orderBy('created_at', 'desc')
       .first();
-    return row ? toView(row, await this.liveState(row)) : null;
+    return row ? toView(row) : null;
   }
 
   /**
@@ -349,14 +326,14 @@ export class VideoGenerationService {
       // ever close it, so the cancel does what the run's own clean-up would have done
       await this.closeOrphaned(row, actorId);
       const closed = await this.ownedJob(userId, jobId);
-      return toView(closed, null);
+      return toView(closed);
     }
     await withTimeout(
       handle.result().catch(() => undefined),
       10_000,
     );
     const after = await this.ownedJob(userId, jobId);
-    return toView(after, await this.liveState(after));
+    return toView(after);
   }
 
   /** Starts a new job with a failed or cancelled job's inputs, started by `actorId` (the account itself when absent). */
