@@ -4,6 +4,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import sharp from 'sharp';
 import { exitOnConfigError, loadConfig, type AppConfig } from '../config/env';
 import { logger } from '../config/logger';
 import { createApp } from './app';
@@ -49,6 +50,9 @@ export async function startServer(config: AppConfig = loadConfig()): Promise<Run
 }
 
 async function main(): Promise<void> {
+  // libvips' operation cache only pays off for the same operation on the same input again, which thumbnails and
+  // draft images of ever new uploads never are; off, as in the worker, RSS stays flat over a long run (the soak)
+  sharp.cache(false);
   const config = loadConfig();
   const running = await startServer(config);
   logger.info({ url: running.url, frontendDist: config.frontendDist }, 'api listening');

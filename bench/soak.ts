@@ -13,10 +13,9 @@
  * MISSED; the figures go to `--json` like every bench. The whole report is also written to .data/soak/report.json,
  * the request lines to .data/soak/requests.jsonl.
  *
- * The default rate (--rate or BENCH_SOAK_RATE, 4 user actions a second, with up to 100 virtual users) is meant to keep
- * the 2 cores about 70 % busy: the stack costs about 0.32 CPU-seconds per action of this mix (measured at 6 a second,
- * docs/benchmarks.md "Sizing"), so 4 a second asks for about 1.3 cores. At 6 and 8 a second the jobs queued faster
- * than two workers finished them, and the cores were 94 % busy.
+ * The default rate (--rate or BENCH_SOAK_RATE, 3 user actions a second, with up to 100 virtual users) is meant to keep
+ * the 2 cores about 70 % busy: the stack costs about 0.44 CPU-seconds per action of this mix (docs/benchmarks.md
+ * "Sizing"), so 3 a second asks for about 1.3 cores; at 4 a second the cores were 88 % busy.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';

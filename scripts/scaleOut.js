@@ -18,7 +18,7 @@ const path = require('node:path');
 const tools = require('./lib/tools');
 const secrets = require('./lib/secrets');
 const { Supervisor } = require('./lib/supervisor');
-const { workerProcessEnv } = require('./lib/workerProcess');
+const { serviceProcessEnv } = require('./lib/serviceProcess');
 const { buildFrontendIfStale } = require('./lib/frontendBuild');
 const { parseScaleArgs, renderHaproxyConfig, apiName, workerName } = require('./lib/scaleOut');
 
@@ -201,12 +201,12 @@ async function main() {
   const tsx = ['--import', 'tsx'];
   if (localStripe) supervisor.add('stripe', { command: process.execPath, args: [...tsx, ...localStripe.args], env: { ...env, SERVICE_NAME: 'stripe' }, cwd: ROOT });
   opts.apiPorts.forEach((p, i) => {
-    supervisor.add(apiName(i), { command: process.execPath, args: [...tsx, 'api/server.ts'], env: { ...env, HOST: '127.0.0.1', PORT: String(p), SERVICE_NAME: apiName(i) }, cwd: ROOT });
+    supervisor.add(apiName(i), { command: process.execPath, args: [...tsx, 'api/server.ts'], env: serviceProcessEnv({ ...env, HOST: '127.0.0.1', PORT: String(p), SERVICE_NAME: apiName(i) }), cwd: ROOT });
   });
   for (let i = 0; i < opts.workers; i += 1) {
     // metrics ports, when set, are the first worker's; each further worker takes the next one
     const ports = Object.fromEntries(['WORKER_METRICS_PORT', 'TEMPORAL_METRICS_PORT'].filter((name) => env[name]).map((name) => [name, String(Number(env[name]) + i)]));
-    supervisor.add(workerName(i), { command: process.execPath, args: [...tsx, 'workers/main.ts'], env: workerProcessEnv({ ...env, ...ports, SERVICE_NAME: workerName(i) }), cwd: ROOT });
+    supervisor.add(workerName(i), { command: process.execPath, args: [...tsx, 'workers/main.ts'], env: serviceProcessEnv({ ...env, ...ports, SERVICE_NAME: workerName(i) }), cwd: ROOT });
   }
   for (const [i, p] of opts.apiPorts.entries()) await services.waitFor(async () => stopping || answers(`http://127.0.0.1:${p}/health/live`), apiName(i), 120000);
   if (stopping) return;

@@ -16,7 +16,7 @@ const path = require('node:path');
 const tools = require('./lib/tools');
 const secrets = require('./lib/secrets');
 const { Supervisor } = require('./lib/supervisor');
-const { workerProcessEnv } = require('./lib/workerProcess');
+const { serviceProcessEnv } = require('./lib/serviceProcess');
 const { buildFrontendIfStale } = require('./lib/frontendBuild');
 
 const ROOT = tools.ROOT;
@@ -198,8 +198,8 @@ async function main() {
     if (localStripe.exposed) report(`warning: HOST=${host} lets other machines reach the app, and anyone who does can add credits through the test-mode checkout without paying. Set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET, or LOCAL_STRIPE=off (docs/configuration.md "Payments").`);
     supervisor.add('stripe', { command: process.execPath, args: [...tsx, ...localStripe.args], env: { ...env, SERVICE_NAME: 'stripe' }, cwd: ROOT });
   }
-  supervisor.add('api', { command: process.execPath, args: [...tsx, 'api/server.ts'], env: { ...env, SERVICE_NAME: 'api' }, cwd: ROOT });
-  supervisor.add('worker', { command: process.execPath, args: [...tsx, 'workers/main.ts'], env: workerProcessEnv({ ...env, SERVICE_NAME: 'worker' }), cwd: ROOT });
+  supervisor.add('api', { command: process.execPath, args: [...tsx, 'api/server.ts'], env: serviceProcessEnv({ ...env, SERVICE_NAME: 'api' }), cwd: ROOT });
+  supervisor.add('worker', { command: process.execPath, args: [...tsx, 'workers/main.ts'], env: serviceProcessEnv({ ...env, SERVICE_NAME: 'worker' }), cwd: ROOT });
   await services.waitFor(
     async () => {
       if (stopping) return true;

@@ -44,7 +44,7 @@ export function parseSoakArgs(argv: readonly string[], env: NodeJS.ProcessEnv = 
   return {
     durationS,
     warmupS,
-    rate: number('rate', Number(env.BENCH_SOAK_RATE ?? 4), 0.1, 200),
+    rate: number('rate', Number(env.BENCH_SOAK_RATE ?? 3), 0.1, 200),
     vus: Math.round(number('vus', Number(env.BENCH_SOAK_VUS ?? 100), 1, 2000)),
     users: Math.round(number('users', Number(env.BENCH_SOAK_USERS ?? 30), 1, 1000)),
     chaos,

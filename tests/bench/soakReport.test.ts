@@ -167,7 +167,7 @@ describe('soak report: faults and metrics', () => {
 
 describe('soak options', () => {
   it('defaults to 10 minutes with a fifth of it (at most 2 minutes) as warm-up', () => {
-    expect(parseSoakArgs([], {})).toEqual({ durationS: 600, warmupS: 120, rate: 4, vus: 100, users: 30, chaos: false });
+    expect(parseSoakArgs([], {})).toEqual({ durationS: 600, warmupS: 120, rate: 3, vus: 100, users: 30, chaos: false });
     expect(parseSoakArgs(['--duration', '1m', '--rate=4', '--chaos'], {})).toMatchObject({ durationS: 60, warmupS: 12, rate: 4, chaos: true });
   });
 
