@@ -78,6 +78,11 @@ const START_CONCURRENCY = 20;
  */
 const START_ATTEMPTS = 3;
 const START_RETRY_PAUSE_MS = 15_000;
+/**
+ * After a 503 the cancelled attempt's row stays active until its workflow has cleaned up, which on a busy worker
+ * takes minutes; until then a start answers 409 (one clip at a time). The user presses again every 15 s, for so long.
+ */
+const START_CLEAN_UP_WAIT_MS = 10 * 60_000;
 const FAL_KEY = 'capacity-bench-key';
 const VIDEO_MODEL = 'fal-ai/kling-video/v2.1/standard/image-to-video';
 const CLK_TCK = 100;
@@ -287,6 +292,7 @@ async function run(workerCount: number, ctx: { knex: Knex; storage: Storage; cli
     const t0 = Date.now();
     await eachLimited(accounts, START_CONCURRENCY, async (account: CapacityAccount, i) => {
       const platform = PLATFORMS[i % PLATFORMS.length];
+      let waitedSince: number | null = null;
       for (let attempt = 1; ; attempt += 1) {
         try {
           const answer = await videos.start(account.userId, {
@@ -304,9 +310,14 @@ async function run(workerCount: number, ctx: { knex: Knex; storage: Storage; cli
           return;
         } catch (err) {
           const status = (err as { status?: number }).status;
-          // a 409 after a 503 is the cancelled attempt's row not yet closed: wait for it as for the 503
-          if ((status === 503 || (status === 409 && attempt > 1)) && attempt < START_ATTEMPTS) {
+          if (status === 503 && attempt < START_ATTEMPTS) {
             startRetries += 1;
+            await sleep(START_RETRY_PAUSE_MS);
+            continue;
+          }
+          // a 409 after a 503 is the cancelled attempt's row not yet closed: pressed again until it is
+          if (status === 409 && attempt > 1 && Date.now() - (waitedSince ??= Date.now()) < START_CLEAN_UP_WAIT_MS) {
+            attempt -= 1;
             await sleep(START_RETRY_PAUSE_MS);
             continue;
           }
