@@ -135,7 +135,7 @@ describe('npm start (scripts/start.js)', () => {
     const res = await startClip(baseUrl, user, { movement: 'Pan Right', platform: 'Facebook' });
     expect(res.status).toBe(200);
     const jobId = res.body.jobId as string;
-    const before = await waitForJob(baseUrl, user, jobId, { intervalMs: 200, until: (j) => j.progress > 12 || j.status !== 'processing', timeoutMs: 120_000 });
+    const before = await waitForJob(baseUrl, user, jobId, { intervalMs: 200, until: (j) => j.progress > 12 || !['pending', 'processing'].includes(j.status), timeoutMs: 120_000 });
     expect(before.job.status).toBe('processing');
 
     const worker = descendants(start.child.pid as number).find((p) => p.cmd.includes('workers/main.ts'));
