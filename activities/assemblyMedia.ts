@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { assemblyFilterGraph, captionTrackOf, previewSize, type AssemblyEdit } from '../domain/assemblyTimeline';
 import { runFfmpeg, type FfmpegRunStats } from '../providers/media/ffmpeg';
-import { watermarkOverlay } from './clipMedia';
+import { watermarkOverlayOnce } from './clipMedia';
 
 export interface RenderEditOptions {
   preset: string;
@@ -63,7 +63,7 @@ export async function renderEdit(edit: AssemblyEdit, inputs: readonly string[], 
   const size = previewSize(edit);
   if (options.previewOutput) {
     const overlayFile = path.join(scratch, 'watermark.png');
-    await fs.writeFile(overlayFile, await watermarkOverlay(size));
+    await fs.writeFile(overlayFile, await watermarkOverlayOnce(size));
     preview = { overlayFile, output: options.previewOutput };
   }
   const graphFile = path.join(scratch, 'graph.txt');

@@ -8,6 +8,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
+import pLimit from 'p-limit';
 import type { Knex } from 'knex';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import {
@@ -206,6 +207,9 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
   const { knex, storage, logger } = deps;
   const { imageToVideo } = deps.providers;
   const previewPreset = deps.config.videoPreset;
+  // the encodes of finishing clips, one per core: a worker with fal runs up to 100 media activities, mostly downloads,
+  // and 100 encodes sharing the cores would all finish late together instead of a few at a time
+  const cpuStep = pLimit(deps.config.mediaCpuConcurrency);
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? 10_000;
   const progressIntervalMs = options.progressIntervalMs ?? 1000;
 
@@ -461,7 +465,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
       try {
         ctx.heartbeat();
         if (!(await exists(thumbnailPath))) {
-          const thumb = await videoThumbnail(local.path, 1, CLIP_THUMBNAIL_WIDTH);
+          const thumb = await cpuStep(() => videoThumbnail(local.path, 1, CLIP_THUMBNAIL_WIDTH));
           const file = path.join(scratch, 'thumbnail.webp');
           await fs.writeFile(file, thumb.data);
           await assertStillActive(input.jobId);
@@ -470,11 +474,14 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
         if (!(await exists(previewPath))) {
           const probe = await probeVideo(local.path);
           const file = path.join(scratch, 'preview.mp4');
-          await watermarkVideo(local.path, file, { width: input.width, height: input.height }, {
-            preset: previewPreset,
-            durationSeconds: probe.durationSeconds,
-            signal: ctx.cancellationSignal,
-            onProgress: () => ctx.heartbeat(),
+          await cpuStep(() => {
+            if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Clip media cancelled');
+            return watermarkVideo(local.path, file, { width: input.width, height: input.height }, {
+              preset: previewPreset,
+              durationSeconds: probe.durationSeconds,
+              signal: ctx.cancellationSignal,
+              onProgress: () => ctx.heartbeat(),
+            });
           });
           await assertStillActive(input.jobId);
           await storeOnce(previewPath, file);

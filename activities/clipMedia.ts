@@ -43,6 +43,24 @@ export async function videoThumbnail(videoPath: string, atSeconds: number, width
   return { data, width: info.width, height: info.height };
 }
 
+/** Overlays made, by frame size: a clip comes in a few sizes (one per aspect and resolution), so each is drawn once. */
+const overlays = new Map<string, Promise<Buffer>>();
+const OVERLAYS_KEPT = 16;
+
+/** The watermark overlay of `size`, drawn once per size (text through librsvg is most of a small preview's CPU). */
+export function watermarkOverlayOnce(size: ImageSize): Promise<Buffer> {
+  const key = `${size.width}x${size.height}`;
+  let overlay = overlays.get(key);
+  if (!overlay) {
+    if (overlays.size >= OVERLAYS_KEPT) overlays.delete(overlays.keys().next().value as string);
+    overlay = watermarkOverlay(size);
+    overlays.set(key, overlay);
+    // a failed drawing is not kept: the next clip of that size tries again
+    overlay.catch(() => overlays.delete(key));
+  }
+  return overlay;
+}
+
 /** A transparent frame-sized PNG: a large diagonal "PREVIEW" and the product name in a corner. */
 export async function watermarkOverlay(size: ImageSize): Promise<Buffer> {
   const { width: w, height: h } = size;
@@ -70,7 +88,7 @@ export interface WatermarkOptions {
 /** Re-encodes `input` with the watermark burnt in: H.264, yuv420p, +faststart, no audio. */
 export async function watermarkVideo(input: string, output: string, size: ImageSize, options: WatermarkOptions): Promise<FfmpegRunStats> {
   const overlay = path.join(path.dirname(output), `${path.basename(output)}.overlay.png`);
-  await fs.writeFile(overlay, await watermarkOverlay(size));
+  await fs.writeFile(overlay, await watermarkOverlayOnce(size));
   try {
     return await runFfmpeg(
       [

@@ -23,7 +23,10 @@
  * ("60-120"), CAPACITY_IMAGE_SECONDS ("5-15"), CAPACITY_SEED (28), CAPACITY_HISTORY_SAMPLE (40), CAPACITY_VIDEO
  * ("160x90x2": the fake's clip, width x height x seconds; small, so the preview encode, which is CPU work and not
  * waiting, stays small: clipWorkflows measures that encode). The workers read the usual settings (FAL_VIDEO_POLL_INTERVAL_MS, WORKER_ACTIVITY_CONCURRENCY, MEDIA_ACTIVITY_CONCURRENCY, WORKFLOW_CACHE_SIZE,
- * WORKER_DATABASE_POOL_MAX) from the environment. Database: DATABASE_URL's server (a database created and dropped
+ * WORKER_DATABASE_POOL_MAX) from the environment. CAPACITY_WORKER_CPUS (unset: no limit) gives each worker process a CPU
+ * limit of that many cores in a cgroup of its own (bench/support/cpuLimit.ts; root), as a container's CPU limit does in
+ * production: on a machine whose cores the Temporal server and PostgreSQL share with the workers, that is what makes
+ * the worker, and not the machine, the bound, so the second worker's share is measured. Database: DATABASE_URL's server (a database created and dropped
  * for the run), else an embedded PostgreSQL in .data/bench-postgres.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -42,6 +45,7 @@ import { createStorage, type Storage } from '../storage';
 import { clipWorkflowId } from '../workflows/clipGeneration';
 import { startFakeFal, type FakeFal } from '../tests/support/fakeFal';
 import { ROOT, stopProcess } from './support/benchEnv';
+import { limitCpu, type CpuLimit } from './support/cpuLimit';
 import { rssKb } from './support/procStats';
 import { figure, ratio, recordResults, type BenchMeasure } from './support/results';
 import { createCapacityAccounts, eachLimited, type CapacityAccount } from './capacity/fixtures';
@@ -74,15 +78,14 @@ const [VIDEO_W, VIDEO_H, VIDEO_S] = (process.env.CAPACITY_VIDEO ?? '160x90x2').s
 const START_CONCURRENCY = 20;
 /**
  * A start that answers 503 (the admission did not come back within the service's 20 s: the workflow is cancelled and
- * its reservation released) is tried again after a pause, as a user would press Start again; counted in the report.
+ * its reservation released) is pressed again after a pause, as a user would press Start again. Until the cancelled
+ * attempt's workflow has cleaned up, which on a busy worker takes minutes, its row stays active and a start answers
+ * 409 (one clip at a time): pressed again too. A start still refused after START_PRESS_WINDOW_MS from its first
+ * refusal is given up and counted as not started; the report counts the starts that took more than one press.
  */
-const START_ATTEMPTS = 3;
 const START_RETRY_PAUSE_MS = 15_000;
-/**
- * After a 503 the cancelled attempt's row stays active until its workflow has cleaned up, which on a busy worker
- * takes minutes; until then a start answers 409 (one clip at a time). The user presses again every 15 s, for so long.
- */
-const START_CLEAN_UP_WAIT_MS = 10 * 60_000;
+const START_PRESS_WINDOW_MS = 10 * 60_000;
+const WORKER_CPUS = process.env.CAPACITY_WORKER_CPUS ? Number(process.env.CAPACITY_WORKER_CPUS) : null;
 const FAL_KEY = 'capacity-bench-key';
 const VIDEO_MODEL = 'fal-ai/kling-video/v2.1/standard/image-to-video';
 const CLK_TCK = 100;
@@ -144,11 +147,14 @@ async function ownDatabase(): Promise<{ url: string; drop: () => Promise<void> }
 
 /** Worker processes alive now (an interrupted run kills them). */
 const runningWorkers = new Set<ChildProcess>();
+/** the workers' CPU limit groups, removed when a run ends or is interrupted */
+const cpuLimits = new Set<CpuLimit>();
 
 interface BenchWorker {
   child: ChildProcess;
   pid: number;
   temporalMetricsUrl: string;
+  cpuLimit: CpuLimit | null;
 }
 
 /** The real worker entry in a node process of its own (no tsx wrapper: /proc shows its own RSS and CPU). */
@@ -159,6 +165,17 @@ async function startWorker(env: Record<string, string>, index: number): Promise<
     env: { ...process.env, ...env, TEMPORAL_METRICS_PORT: String(temporalMetricsPort), SERVICE_NAME: `capacity-worker-${index}`, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // limited from its first moments, so its start-up and every ffmpeg it runs count against the quota
+  let cpuLimit: CpuLimit | null = null;
+  if (WORKER_CPUS !== null) {
+    try {
+      cpuLimit = limitCpu(child.pid as number, WORKER_CPUS, `worker-${index}`);
+      cpuLimits.add(cpuLimit);
+    } catch (err) {
+      child.kill('SIGKILL');
+      throw err;
+    }
+  }
   // the worker logs "worker running" at info; at warn it says nothing, so readiness is its metrics port answering
   // and its pollers registered (the SDK's exporter starts with Runtime.install, before the workers are created)
   let output = '';
@@ -179,7 +196,7 @@ async function startWorker(env: Record<string, string>, index: number): Promise<
   }
   runningWorkers.add(child);
   child.once('exit', () => runningWorkers.delete(child));
-  return { child, pid: child.pid as number, temporalMetricsUrl: metricsUrl };
+  return { child, pid: child.pid as number, temporalMetricsUrl: metricsUrl, cpuLimit };
 }
 
 /** utime + stime of the process, and of its children that have exited (ffmpeg, ffprobe), in seconds. */
@@ -195,7 +212,10 @@ interface RunResult {
   jobs: number;
   started: number;
   startFailures: string[];
-  startRetries: number;
+  /** starts that answered 503 or 409 at least once before they were admitted (pressed again) */
+  startsPressedAgain: number;
+  /** 503 answers in all (admission waits over 20 s) */
+  startRefusals: number;
   startSeconds: number;
   /** most clips admitted and not yet final at one moment (sampled every 2 s) */
   peakInFlight: number;
@@ -226,6 +246,8 @@ interface RunResult {
   statusPolls: number;
   /** the machine's 1-minute load average at the start and at the end of the wait (other processes count too) */
   loadAverage: [number, number];
+  /** CPU seconds the workers' quota held them back, all workers (0 without CAPACITY_WORKER_CPUS) */
+  throttledSeconds: number;
 }
 
 async function run(workerCount: number, ctx: { knex: Knex; storage: Storage; client: Client; fal: FakeFal; env: Record<string, string> }): Promise<RunResult> {
@@ -284,7 +306,8 @@ async function run(workerCount: number, ctx: { knex: Knex; storage: Storage; cli
     const videos = new VideoGenerationService({ knex, client: async () => client, queues: defaultClipQueues() });
     const jobIds: Array<string | null> = accounts.map(() => null);
     const startFailures: string[] = [];
-    let startRetries = 0;
+    let startRefusals = 0;
+    let startsPressedAgain = 0;
     const falJobsBefore = fal.jobs.length;
     const pollsBefore = fal.statusPolls();
     log(`starting ${jobs} clips (${START_CONCURRENCY} start calls at a time)`);
@@ -292,8 +315,8 @@ async function run(workerCount: number, ctx: { knex: Knex; storage: Storage; cli
     const t0 = Date.now();
     await eachLimited(accounts, START_CONCURRENCY, async (account: CapacityAccount, i) => {
       const platform = PLATFORMS[i % PLATFORMS.length];
-      let waitedSince: number | null = null;
-      for (let attempt = 1; ; attempt += 1) {
+      let refusedSince: number | null = null;
+      for (;;) {
         try {
           const answer = await videos.start(account.userId, {
             projectId: account.projectId,
@@ -307,17 +330,14 @@ async function run(workerCount: number, ctx: { knex: Knex; storage: Storage; cli
             startedBy: 'start',
           });
           jobIds[i] = answer.jobId;
+          if (refusedSince !== null) startsPressedAgain += 1;
           return;
         } catch (err) {
           const status = (err as { status?: number }).status;
-          if (status === 503 && attempt < START_ATTEMPTS) {
-            startRetries += 1;
-            await sleep(START_RETRY_PAUSE_MS);
-            continue;
-          }
-          // a 409 after a 503 is the cancelled attempt's row not yet closed: pressed again until it is
-          if (status === 409 && attempt > 1 && Date.now() - (waitedSince ??= Date.now()) < START_CLEAN_UP_WAIT_MS) {
-            attempt -= 1;
+          if (status === 503) startRefusals += 1;
+          // a 409 only follows a 503 here (each account starts one clip): the cancelled attempt's row not yet closed
+          const pressAgain = status === 503 || (status === 409 && refusedSince !== null);
+          if (pressAgain && Date.now() - (refusedSince ??= Date.now()) < START_PRESS_WINDOW_MS) {
             await sleep(START_RETRY_PAUSE_MS);
             continue;
           }
@@ -352,6 +372,7 @@ async function run(workerCount: number, ctx: { knex: Knex; storage: Storage; cli
     clearInterval(inFlight);
     await scrape();
     const cpuAfter = workers.map((w) => cpuWithChildren(w.pid));
+    const throttledSeconds = workers.reduce((a, w) => a + (w.cpuLimit?.throttledSeconds() ?? 0), 0);
 
     const timing = (await knex('video_generation_jobs')
       .whereIn('id', started)
@@ -416,7 +437,8 @@ async function run(workerCount: number, ctx: { knex: Knex; storage: Storage; cli
       jobs,
       started: started.length,
       startFailures,
-      startRetries,
+      startsPressedAgain,
+      startRefusals,
       startSeconds,
       peakInFlight,
       completed,
@@ -443,9 +465,14 @@ async function run(workerCount: number, ctx: { knex: Knex; storage: Storage; cli
       chargeProblems: [...approveFailures, ...charges.problems],
       statusPolls: fal.statusPolls() - pollsBefore,
       loadAverage: [loadAtStart, loadAtEnd],
+      throttledSeconds,
     };
   } finally {
     await Promise.all(workers.map((w) => stopProcess(w.child, 20_000)));
+    for (const w of workers) {
+      w.cpuLimit?.release();
+      if (w.cpuLimit) cpuLimits.delete(w.cpuLimit);
+    }
   }
 }
 
@@ -453,14 +480,14 @@ function printRun(r: RunResult): void {
   const ms = (s: Spread) => `p50 ${s.p50.toFixed(0)} ms, p95 ${s.p95.toFixed(0)} ms, max ${s.max.toFixed(0)} ms (${s.count} tasks)`;
   const out = [
     '',
-    `--- ${r.workers} worker process(es), ${r.jobs} clips in flight at once ---`,
-    `started: ${r.started}/${r.jobs} in ${r.startSeconds.toFixed(1)} s (${START_CONCURRENCY} start calls at a time; ${r.startRetries} started again after a 503)${r.startFailures.length ? `; not started: ${r.startFailures.slice(0, 5).join('; ')}` : ''}`,
+    `--- ${r.workers} worker process(es)${WORKER_CPUS !== null ? ` limited to ${WORKER_CPUS} CPU each` : ''}, ${r.jobs} clips in flight at once ---`,
+    `started: ${r.started}/${r.jobs} in ${r.startSeconds.toFixed(1)} s (${START_CONCURRENCY} start calls at a time; ${r.startRefusals} answers 503 after a 20 s admission wait; ${r.startsPressedAgain} started after more than one press)${r.startFailures.length ? `; not started: ${r.startFailures.slice(0, 5).join('; ')}` : ''}`,
     `completed: ${r.completed}/${r.started}  (failed or cancelled: ${r.failed}); most in flight at one moment: ${r.peakInFlight}`,
     `machine load average (1 min, ${os.cpus().length} cores, every process on it): ${r.loadAverage[0].toFixed(1)} at the start, ${r.loadAverage[1].toFixed(1)} at the end`,
     `wall time, first start to last completion: ${r.wallSeconds.toFixed(1)} s; throughput ${r.throughputPerMin.toFixed(1)} clips/min`,
     `mean clip: ${r.meanJobSeconds.toFixed(1)} s start to completion, of which the provider's wait ${r.meanProviderSeconds.toFixed(1)} s (${(waitShare(r.meanProviderSeconds, r.meanJobSeconds) * 100).toFixed(0)} %)`,
     `worker RSS: idle ${r.idleRssMb.map((m) => m.toFixed(0)).join(' / ')} MB, peak ${r.peakRssMb.map((m) => m.toFixed(0)).join(' / ')} MB -> ${r.rssPerJobKb.toFixed(0)} KB per in-flight clip`,
-    `worker CPU: ${r.cpuSecondsPerJob.toFixed(2)} s per clip, of which ${r.childCpuSecondsPerJob.toFixed(2)} s in its ffmpeg/ffprobe runs`,
+    `worker CPU: ${r.cpuSecondsPerJob.toFixed(2)} s per clip, of which ${r.childCpuSecondsPerJob.toFixed(2)} s in its ffmpeg/ffprobe runs${WORKER_CPUS !== null ? `; held back by the CPU limit ${r.throttledSeconds.toFixed(0)} s in all` : ''}`,
     `activity slots used at peak (queues that ran any):`,
     ...r.slotsPeak.filter(([k, v]) => k.includes(' ActivityWorker') && v > 0).map(([k, v]) => `  ${k}: ${v}`),
     `workflow cache (sticky) at peak, all queues and workers: ${r.stickyCachePeak}`,
@@ -478,7 +505,7 @@ function printRun(r: RunResult): void {
 
 async function main(): Promise<void> {
   const storageDir = path.join(ROOT, '.data', `bench-capacity-${process.pid}`);
-  log(`capacity bench: ${JOBS} clips in flight at once, runs on ${WORKER_COUNTS.join(' then ')} worker(s), clips ${CLIP_MS[0] / 1000}-${CLIP_MS[1] / 1000} s, images ${IMAGE_MS[0] / 1000}-${IMAGE_MS[1] / 1000} s, seed ${SEED}`);
+  log(`capacity bench: ${JOBS} clips in flight at once, runs on ${WORKER_COUNTS.join(' then ')} worker(s)${WORKER_CPUS !== null ? ` of ${WORKER_CPUS} CPU each` : ''}, clips ${CLIP_MS[0] / 1000}-${CLIP_MS[1] / 1000} s, images ${IMAGE_MS[0] / 1000}-${IMAGE_MS[1] / 1000} s, seed ${SEED}`);
   const db = await ownDatabase();
   let temporal: Awaited<ReturnType<ServicesModule['startTemporalDevServer']>> | null = null;
   let fal: FakeFal | null = null;
@@ -488,6 +515,7 @@ async function main(): Promise<void> {
   const interrupted = (signal: NodeJS.Signals) => {
     log(`${signal}: stopping`);
     for (const child of runningWorkers) child.kill('SIGKILL');
+    for (const limit of cpuLimits) limit.release();
     void Promise.allSettled([connection?.close(), fal?.close(), temporal?.stop()])
       .then(() => knex.destroy())
       .then(() => db.drop())

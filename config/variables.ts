@@ -446,6 +446,12 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         meaning: 'media-queue activities (sharp/ffmpeg) at once per worker process',
       },
       {
+        names: ['MEDIA_CPU_CONCURRENCY'],
+        default: 'the cores',
+        meaning:
+          'thumbnail and preview encodes (ffmpeg, sharp) of finishing clips at once per worker process; the media-queue activities beyond it wait their turn, heartbeating. With fal most of the 100 media activities download, and 100 encodes at once would each take 50 times longer ([Worker capacity](benchmarks.md#worker-capacity))',
+      },
+      {
         names: ['WORKER_ACTIVITY_CONCURRENCY'],
         default: '`100`',
         meaning:

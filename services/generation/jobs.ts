@@ -428,39 +428,37 @@ export class JobService {
       .limit(limit);
     if (userId) query.where('x.user_id', userId);
     const rows = (await query) as ExportRow[];
-    return Promise.all(
-      rows.map(async (row) => {
-        const { status: state, progress, error } = row;
-        const message = row.message ?? '';
-        const startedAt = iso(row.created_at) as string;
-        const finishedAt = isRunningJobState(state) ? null : (iso(row.completed_at) ?? iso(row.updated_at));
-        return {
-          kind: 'export' as const,
-          id: row.id,
-          workflowId: row.workflow_id,
-          userId: row.user_id,
-          userEmail: row.email ?? '',
-          startedBy: null,
-          starterId: row.user_id,
-          projectId: null,
-          projectName: null,
-          item: `Data export #${row.sequence}`,
-          state,
-          progress,
-          message,
-          error,
-          startedAt,
-          finishedAt,
-          durationMs: durationOf(startedAt, finishedAt, state, now),
-          cost: 0,
-          canCancel: false,
-          canRetry: false,
-        };
-      }),
-    );
+    return rows.map((row): ListedJob => {
+      const { status: state, progress, error } = row;
+      const message = row.message ?? '';
+      const startedAt = iso(row.created_at) as string;
+      const finishedAt = isRunningJobState(state) ? null : (iso(row.completed_at) ?? iso(row.updated_at));
+      return {
+        kind: 'export' as const,
+        id: row.id,
+        workflowId: row.workflow_id,
+        userId: row.user_id,
+        userEmail: row.email ?? '',
+        startedBy: null,
+        starterId: row.user_id,
+        projectId: null,
+        projectName: null,
+        item: `Data export #${row.sequence}`,
+        state,
+        progress,
+        message,
+        error,
+        startedAt,
+        finishedAt,
+        durationMs: durationOf(startedAt, finishedAt, state, now),
+        cost: 0,
+        canCancel: false,
+        canRetry: false,
+      };
+    });
   }
 
-  /** Assemblies: free (cost 0), neither cancelled nor retried from here; a running one answers from its workflow's query. */
+  /** Assemblies: free (cost 0), neither cancelled nor retried from here; read from their rows, which the workflow keeps current. */
   private async assemblyJobs(userId: string | null, limit: number, now: number): Promise<ListedJob[]> {
     const query = this.deps.knex('assembly_jobs as a')
       .leftJoin('users as u', 'u.id', 'a.user_id')
@@ -472,37 +470,35 @@ export class JobService {
       .limit(limit);
     if (userId) query.where('a.user_id', userId);
     const rows = (await query) as Array<ExportRow & { project_id: string; project_name: string | null; platform: string; clip_ids: string[]; created_by: string | null }>;
-    return Promise.all(
-      rows.map(async (row) => {
-        const { status: state, progress, error } = row;
-        const message = row.message ?? '';
-        const startedAt = iso(row.created_at) as string;
-        const finishedAt = isRunningJobState(state) ? null : iso(row.updated_at);
-        const count = row.clip_ids.length;
-        return {
-          kind: 'assembly' as const,
-          id: row.id,
-          workflowId: row.workflow_id,
-          userId: row.user_id,
-          userEmail: row.email ?? '',
-          startedBy: null,
-          starterId: row.created_by,
-          projectId: row.project_id,
-          projectName: row.project_name,
-          item: `${countText(count, 'clip')} for ${row.platform === 'tiktok' ? 'TikTok 9:16' : 'YouTube 16:9'}`,
-          state,
-          progress,
-          message,
-          error,
-          startedAt,
-          finishedAt,
-          durationMs: durationOf(startedAt, finishedAt, state, now),
-          cost: CREDIT_COST.assembly,
-          canCancel: false,
-          canRetry: false,
-        };
-      }),
-    );
+    return rows.map((row): ListedJob => {
+      const { status: state, progress, error } = row;
+      const message = row.message ?? '';
+      const startedAt = iso(row.created_at) as string;
+      const finishedAt = isRunningJobState(state) ? null : iso(row.updated_at);
+      const count = row.clip_ids.length;
+      return {
+        kind: 'assembly' as const,
+        id: row.id,
+        workflowId: row.workflow_id,
+        userId: row.user_id,
+        userEmail: row.email ?? '',
+        startedBy: null,
+        starterId: row.created_by,
+        projectId: row.project_id,
+        projectName: row.project_name,
+        item: `${countText(count, 'clip')} for ${row.platform === 'tiktok' ? 'TikTok 9:16' : 'YouTube 16:9'}`,
+        state,
+        progress,
+        message,
+        error,
+        startedAt,
+        finishedAt,
+        durationMs: durationOf(startedAt, finishedAt, state, now),
+        cost: CREDIT_COST.assembly,
+        canCancel: false,
+        canRetry: false,
+      };
+    });
   }
 
   /**
