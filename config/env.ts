@@ -63,8 +63,8 @@ export interface AppConfig {
   /** Concurrent activities on the media queue per worker process (sharp/ffmpeg work). */
   mediaActivityConcurrency: number;
   /**
-   * CPU steps (ffmpeg, sharp) of a hosted clip's finishing at once per worker process (MEDIA_CPU_CONCURRENCY, the cores):
-   * the media queue runs up to MEDIA_ACTIVITY_CONCURRENCY activities, mostly downloads with fal, and the rest wait.
+   * A clip's CPU steps (framing the still, the finishing encodes: sharp, ffmpeg) at once per worker process
+   * (MEDIA_CPU_CONCURRENCY, the cores): with fal each queue runs up to 100 activities, mostly waiting on HTTP.
    */
   mediaCpuConcurrency: number;
   /** Concurrent activities on each other queue per worker process (WORKER_ACTIVITY_CONCURRENCY, 100: the SDK's default). */
