@@ -466,28 +466,25 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
       const timer = setInterval(() => ctx.heartbeat(), heartbeatIntervalMs);
       try {
         ctx.heartbeat();
-        if (!(await exists(thumbnailPath))) {
-          const thumb = await cpuStep(() => videoThumbnail(local.path, 1, CLIP_THUMBNAIL_WIDTH));
-          const file = path.join(scratch, 'thumbnail.webp');
-          await fs.writeFile(file, thumb.data);
-          await assertStillActive(input.jobId);
-          await storeOnce(thumbnailPath, file);
-        }
-        if (!(await exists(previewPath))) {
-          const probe = await probeVideo(local.path);
-          const file = path.join(scratch, 'preview.mp4');
-          await cpuStep(() => {
-            if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Clip media cancelled');
-            return watermarkVideo(local.path, file, { width: input.width, height: input.height }, {
+        const thumbnailFile = (await exists(thumbnailPath)) ? null : path.join(scratch, 'thumbnail.webp');
+        const previewFile = (await exists(previewPath)) ? null : path.join(scratch, 'preview.mp4');
+        // both encodes in one turn, so a clip that started finishing finishes before the next one starts
+        await cpuStep(async () => {
+          if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Clip media cancelled');
+          if (thumbnailFile) await fs.writeFile(thumbnailFile, (await videoThumbnail(local.path, 1, CLIP_THUMBNAIL_WIDTH)).data);
+          if (previewFile) {
+            const probe = await probeVideo(local.path);
+            await watermarkVideo(local.path, previewFile, { width: input.width, height: input.height }, {
               preset: previewPreset,
               durationSeconds: probe.durationSeconds,
               signal: ctx.cancellationSignal,
               onProgress: () => ctx.heartbeat(),
             });
-          });
-          await assertStillActive(input.jobId);
-          await storeOnce(previewPath, file);
-        }
+          }
+        });
+        if (thumbnailFile || previewFile) await assertStillActive(input.jobId);
+        if (thumbnailFile) await storeOnce(thumbnailPath, thumbnailFile);
+        if (previewFile) await storeOnce(previewPath, previewFile);
         return { thumbnailPath, previewPath };
       } catch (error) {
         if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Clip media cancelled');
