@@ -207,10 +207,9 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
   const { knex, storage, logger } = deps;
   const { imageToVideo } = deps.providers;
   const previewPreset = deps.config.videoPreset;
-  // a clip's CPU steps, one per core: the still framed for the provider (sharp) and the finishing encodes (ffmpeg,
-  // sharp). A worker with fal runs up to 100 activities on each queue, mostly waiting on HTTP; 100 CPU steps at once
-  // would all finish late together instead of a few at a time, and sharp's would fill libuv's threads, which every
-  // file operation of the other activities waits for
+  // the finishing encodes of clips, one clip per core: a worker with fal runs up to 100 media activities, mostly
+  // downloads, and 100 clips encoding at once would all finish late together instead of a few at a time. (Not the
+  // submit's framing: a submit waiting here would hold a generation slot that running clips' short steps need.)
   const cpuStep = pLimit(deps.config.mediaCpuConcurrency);
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? 10_000;
   const progressIntervalMs = options.progressIntervalMs ?? 1000;
@@ -362,7 +361,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
           throw error;
         }
         const framing = framingFor(copy.width, copy.height, input.options.aspectRatio);
-        const still = await cpuStep(() => frameStill(copy.image, frame, framing));
+        const still = await frameStill(copy.image, frame, framing);
         const { jobId: providerJobId } = await imageToVideo.submit({
           image: still,
           effect: input.options.effect,

@@ -63,8 +63,8 @@ export interface AppConfig {
   /** Concurrent activities on the media queue per worker process (sharp/ffmpeg work). */
   mediaActivityConcurrency: number;
   /**
-   * A clip's CPU steps (framing the still, the finishing encodes: sharp, ffmpeg) at once per worker process
-   * (MEDIA_CPU_CONCURRENCY, the cores): with fal each queue runs up to 100 activities, mostly waiting on HTTP.
+   * Finishing clips encoding at once per worker process (thumbnail and preview: ffmpeg, sharp; MEDIA_CPU_CONCURRENCY,
+   * the cores): with fal the media queue runs up to 100 activities, mostly downloads, and the rest wait.
    */
   mediaCpuConcurrency: number;
   /** Concurrent activities on each other queue per worker process (WORKER_ACTIVITY_CONCURRENCY, 100: the SDK's default). */

@@ -449,7 +449,7 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         names: ['MEDIA_CPU_CONCURRENCY'],
         default: 'the cores',
         meaning:
-          "a clip's CPU steps at once per worker process: the still framed for the provider (sharp) and the thumbnail and preview encodes (ffmpeg, sharp); the activities beyond it wait their turn, heartbeating. With fal most of a worker's 100 activities per queue wait on HTTP, and 100 CPU steps at once would each take 50 times longer ([Worker capacity](benchmarks.md#worker-capacity))",
+          'finishing clips encoding at once per worker process (the thumbnail and the watermarked preview: ffmpeg, sharp); the media-queue activities beyond it wait their turn, heartbeating. With fal most of the 100 media activities download, and 100 clips encoding at once would each take 50 times longer ([Worker capacity](benchmarks.md#worker-capacity))',
       },
       {
         names: ['WORKER_ACTIVITY_CONCURRENCY'],
