@@ -8,7 +8,6 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
-import pLimit from 'p-limit';
 import type { Knex } from 'knex';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import {
@@ -207,10 +206,6 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
   const { knex, storage, logger } = deps;
   const { imageToVideo } = deps.providers;
   const previewPreset = deps.config.videoPreset;
-  // the finishing encodes of clips, one clip per core: a worker with fal runs up to 100 media activities, mostly
-  // downloads, and 100 clips encoding at once would all finish late together instead of a few at a time. (Not the
-  // submit's framing: a submit waiting here would hold a generation slot that running clips' short steps need.)
-  const cpuStep = pLimit(deps.config.mediaCpuConcurrency);
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? 10_000;
   const progressIntervalMs = options.progressIntervalMs ?? 1000;
 
@@ -465,25 +460,25 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
       const timer = setInterval(() => ctx.heartbeat(), heartbeatIntervalMs);
       try {
         ctx.heartbeat();
-        const thumbnailFile = (await exists(thumbnailPath)) ? null : path.join(scratch, 'thumbnail.webp');
-        const previewFile = (await exists(previewPath)) ? null : path.join(scratch, 'preview.mp4');
-        // both encodes in one turn, so a clip that started finishing finishes before the next one starts
-        await cpuStep(async () => {
-          if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Clip media cancelled');
-          if (thumbnailFile) await fs.writeFile(thumbnailFile, (await videoThumbnail(local.path, 1, CLIP_THUMBNAIL_WIDTH)).data);
-          if (previewFile) {
-            const probe = await probeVideo(local.path);
-            await watermarkVideo(local.path, previewFile, { width: input.width, height: input.height }, {
-              preset: previewPreset,
-              durationSeconds: probe.durationSeconds,
-              signal: ctx.cancellationSignal,
-              onProgress: () => ctx.heartbeat(),
-            });
-          }
-        });
-        if (thumbnailFile || previewFile) await assertStillActive(input.jobId);
-        if (thumbnailFile) await storeOnce(thumbnailPath, thumbnailFile);
-        if (previewFile) await storeOnce(previewPath, previewFile);
+        if (!(await exists(thumbnailPath))) {
+          const thumb = await videoThumbnail(local.path, 1, CLIP_THUMBNAIL_WIDTH);
+          const file = path.join(scratch, 'thumbnail.webp');
+          await fs.writeFile(file, thumb.data);
+          await assertStillActive(input.jobId);
+          await storeOnce(thumbnailPath, file);
+        }
+        if (!(await exists(previewPath))) {
+          const probe = await probeVideo(local.path);
+          const file = path.join(scratch, 'preview.mp4');
+          await watermarkVideo(local.path, file, { width: input.width, height: input.height }, {
+            preset: previewPreset,
+            durationSeconds: probe.durationSeconds,
+            signal: ctx.cancellationSignal,
+            onProgress: () => ctx.heartbeat(),
+          });
+          await assertStillActive(input.jobId);
+          await storeOnce(previewPath, file);
+        }
         return { thumbnailPath, previewPath };
       } catch (error) {
         if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Clip media cancelled');

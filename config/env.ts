@@ -62,11 +62,6 @@ export interface AppConfig {
   /** x264 preset of clips rendered here (local provider) and of watermarked previews. */
   /** Concurrent activities on the media queue per worker process (sharp/ffmpeg work). */
   mediaActivityConcurrency: number;
-  /**
-   * Finishing clips encoding at once per worker process (thumbnail and preview: ffmpeg, sharp; MEDIA_CPU_CONCURRENCY,
-   * the cores): with fal the media queue runs up to 100 activities, mostly downloads, and the rest wait.
-   */
-  mediaCpuConcurrency: number;
   /** Concurrent activities on each other queue per worker process (WORKER_ACTIVITY_CONCURRENCY, 100: the SDK's default). */
   workerActivityConcurrency: number;
   /** Workflows each of the worker's queues keeps in its sticky cache (WORKFLOW_CACHE_SIZE); null: the SDK's default, from the heap size. */
@@ -362,7 +357,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     providerKind: provider,
     // local media work is CPU-bound: about two tasks per core; hosted jobs mostly wait on HTTP
     mediaActivityConcurrency: int(env.MEDIA_ACTIVITY_CONCURRENCY, provider === 'local' ? Math.max(2, os.cpus().length * 2) : 100),
-    mediaCpuConcurrency: positiveInt('MEDIA_CPU_CONCURRENCY', env.MEDIA_CPU_CONCURRENCY, os.availableParallelism()),
     workerActivityConcurrency: positiveInt('WORKER_ACTIVITY_CONCURRENCY', env.WORKER_ACTIVITY_CONCURRENCY, 100),
     workflowCacheSize: env.WORKFLOW_CACHE_SIZE ? positiveInt('WORKFLOW_CACHE_SIZE', env.WORKFLOW_CACHE_SIZE, 1) : null,
     workerDatabasePoolMax: positiveInt('WORKER_DATABASE_POOL_MAX', env.WORKER_DATABASE_POOL_MAX, 10),

@@ -446,12 +446,6 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         meaning: 'media-queue activities (sharp/ffmpeg) at once per worker process',
       },
       {
-        names: ['MEDIA_CPU_CONCURRENCY'],
-        default: 'the cores',
-        meaning:
-          'finishing clips encoding at once per worker process (the thumbnail and the watermarked preview: ffmpeg, sharp); the media-queue activities beyond it wait their turn, heartbeating. With fal most of the 100 media activities download, and 100 clips encoding at once would each take 50 times longer ([Worker capacity](benchmarks.md#worker-capacity))',
-      },
-      {
         names: ['WORKER_ACTIVITY_CONCURRENCY'],
         default: '`100`',
         meaning:
