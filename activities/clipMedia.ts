@@ -47,7 +47,7 @@ export async function videoThumbnail(videoPath: string, atSeconds: number, width
 const overlays = new Map<string, Promise<Buffer>>();
 const OVERLAYS_KEPT = 16;
 
-/** The watermark overlay of `size`, drawn once per size (text through librsvg is most of a small preview's CPU). */
+/** The watermark overlay of `size`, drawn once per size instead of once per clip (SVG text through librsvg). */
 export function watermarkOverlayOnce(size: ImageSize): Promise<Buffer> {
   const key = `${size.width}x${size.height}`;
   let overlay = overlays.get(key);

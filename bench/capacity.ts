@@ -23,11 +23,11 @@
  * ("60-120"), CAPACITY_IMAGE_SECONDS ("5-15"), CAPACITY_SEED (28), CAPACITY_HISTORY_SAMPLE (40), CAPACITY_VIDEO
  * ("160x90x2": the fake's clip, width x height x seconds; small, so the preview encode, which is CPU work and not
  * waiting, stays small: clipWorkflows measures that encode). The workers read the usual settings (FAL_VIDEO_POLL_INTERVAL_MS, WORKER_ACTIVITY_CONCURRENCY, MEDIA_ACTIVITY_CONCURRENCY, WORKFLOW_CACHE_SIZE,
- * WORKER_DATABASE_POOL_MAX) from the environment. CAPACITY_WORKER_CPUS (unset: no limit) gives each worker process a CPU
- * limit of that many cores in a cgroup of its own (bench/support/cpuLimit.ts; root), as a container's CPU limit does in
- * production: on a machine whose cores the Temporal server and PostgreSQL share with the workers, that is what makes
- * the worker, and not the machine, the bound, so the second worker's share is measured. Database: DATABASE_URL's server (a database created and dropped
- * for the run), else an embedded PostgreSQL in .data/bench-postgres.
+ * WORKER_DATABASE_POOL_MAX) from the environment. CAPACITY_WORKER_CPUS (unset: no limit) gives each worker process a
+ * CPU limit of that many cores in a cgroup of its own (bench/support/cpuLimit.ts; root), as a container's CPU limit
+ * does in production, to make a worker and not the shared machine the bound (docs/benchmarks.md says what a 0.6 limit
+ * showed). Database: DATABASE_URL's server (a database created and dropped for the run), else an embedded PostgreSQL
+ * in .data/bench-postgres.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
