@@ -452,7 +452,23 @@ async function s3Writable({ endpoint, accessKeyId, secretAccessKey }) {
  * and S3 gateway in one process) in `dataDir`, every port free and chosen here, one identity with random keys so
  * requests are signature-checked as on AWS. Resolves once an object can be written; `stop()` ends it.
  */
-async function startSeaweedfs({ weed, dataDir, logFile, onSpawn = () => {} }) {
+/**
+ * SeaweedFS on free ports. A port found free can be taken by another process before SeaweedFS binds it (the tests run
+ * side by side); SeaweedFS then exits with "address already in use", and it is started again on other ports.
+ */
+async function startSeaweedfs(opts) {
+  for (let attempt = 1; ; attempt += 1) {
+    const logStart = opts.logFile && fs.existsSync(opts.logFile) ? fs.statSync(opts.logFile).size : 0;
+    try {
+      return await startSeaweedfsOnce(opts);
+    } catch (err) {
+      const log = opts.logFile && fs.existsSync(opts.logFile) ? fs.readFileSync(opts.logFile, 'utf8').slice(logStart) : '';
+      if (attempt >= 3 || !(err instanceof StartupError) || !log.includes('address already in use')) throw err;
+    }
+  }
+}
+
+async function startSeaweedfsOnce({ weed, dataDir, logFile, onSpawn = () => {} }) {
   fs.mkdirSync(dataDir, { recursive: true });
   const accessKeyId = `rs-${crypto.randomBytes(6).toString('hex')}`;
   const secretAccessKey = crypto.randomBytes(24).toString('hex');

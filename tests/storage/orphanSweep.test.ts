@@ -35,7 +35,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  fs.rmSync(diskRoot, { recursive: true, force: true });
+  if (diskRoot) fs.rmSync(diskRoot, { recursive: true, force: true });
   await stopS3?.();
   await closeTestKnex();
 }, 60_000);
