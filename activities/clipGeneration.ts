@@ -36,7 +36,7 @@ import { publishEvent, publishEventQuietly } from '../services/platform/events';
 import { recordJobEvent } from '../services/integrations/webhookEvents';
 import { ObjectExistsError, ObjectNotFoundError, type Bucket } from '../storage';
 import { clipProgressSignal, type ClipSource } from '../domain/workflowContracts/clipGeneration';
-import { frameStill, videoThumbnail, watermarkVideo } from './clipMedia';
+import { frameStill, thumbnailFromFrame, videoThumbnail, watermarkVideo } from './clipMedia';
 import { UnreadableImageError, workingCopy, type WorkingCopy } from './workingCopies';
 import type { ActivityDeps } from './deps';
 
@@ -115,6 +115,16 @@ export interface StoredClipVideo {
   width: number;
   height: number;
   fps: number;
+}
+
+export interface FinishClipMediaInput {
+  jobId: string;
+  userId: string;
+  clipPath: string;
+  width: number;
+  height: number;
+  /** The stored clip's duration (the wait's probe); absent in runs started before it was passed on. */
+  durationSeconds?: number;
 }
 
 export interface ClipMediaFiles {
@@ -243,19 +253,24 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
     }
   };
 
+  /** What the stored clip at `objectPath` is, probed from `file` (a local copy of it). */
+  const describeClip = async (objectPath: string, file: string, sizeBytes: number): Promise<StoredClipVideo> => {
+    const probe = await probeVideo(file);
+    return {
+      path: objectPath,
+      sizeBytes,
+      durationSeconds: Math.round(probe.durationSeconds * 1000) / 1000,
+      width: probe.width,
+      height: probe.height,
+      fps: Math.round(probe.fps * 1000) / 1000,
+    };
+  };
+
   const probeStored = async (objectPath: string): Promise<StoredClipVideo> => {
     const local = await storage.objects.localFile(CLIPS, objectPath);
     try {
-      const probe = await probeVideo(local.path);
       const stat = await storage.objects.stat(CLIPS, objectPath);
-      return {
-        path: objectPath,
-        sizeBytes: stat?.size ?? 0,
-        durationSeconds: Math.round(probe.durationSeconds * 1000) / 1000,
-        width: probe.width,
-        height: probe.height,
-        fps: Math.round(probe.fps * 1000) / 1000,
-      };
+      return await describeClip(objectPath, local.path, stat?.size ?? 0);
     } finally {
       await local.release();
     }
@@ -437,9 +452,11 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
       try {
         const result = await imageToVideo.wait(input.providerJobId, { signal: ctx.cancellationSignal, onProgress });
         await assertStillActive(input.jobId);
+        // probed here, from the provider's download, rather than fetched back from storage
+        const stored = await describeClip(clipPath, result.path, (await fs.stat(result.path)).size);
         await storeOnce(clipPath, result.path);
         await imageToVideo.release(input.providerJobId).catch((err: unknown) => logger.warn({ err, providerJobId: input.providerJobId }, 'could not release provider files'));
-        return probeStored(clipPath);
+        return stored;
       } catch (error) {
         if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Clip wait cancelled');
         throw toActivityFailure(error);
@@ -449,35 +466,47 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
       }
     },
 
-    /** The thumbnail (a frame at 1 s as WebP) and the watermarked preview beside the stored clip. */
-    async finishClipMedia(input: { jobId: string; userId: string; clipPath: string; width: number; height: number }): Promise<ClipMediaFiles> {
+    /**
+     * The thumbnail (the frame at 1 s, or mid-clip in a shorter one, as WebP) and the watermarked preview beside the
+     * stored clip, from one ffmpeg run. A retry makes only what the last attempt did not store.
+     */
+    async finishClipMedia(input: FinishClipMediaInput): Promise<ClipMediaFiles> {
       const ctx = Context.current();
       const folder = clipFolder(input.userId, input.jobId);
       const thumbnailPath = `${folder}/thumbnail.webp`;
       const previewPath = `${folder}/preview.mp4`;
+      const needThumbnail = !(await exists(thumbnailPath));
+      const needPreview = !(await exists(previewPath));
+      if (!needThumbnail && !needPreview) return { thumbnailPath, previewPath };
       const local = await storage.objects.localFile(CLIPS, input.clipPath);
       const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'clip-media-'));
       const timer = setInterval(() => ctx.heartbeat(), heartbeatIntervalMs);
       try {
         ctx.heartbeat();
-        if (!(await exists(thumbnailPath))) {
-          const thumb = await videoThumbnail(local.path, 1, CLIP_THUMBNAIL_WIDTH);
+        // a run started before the wait passed the duration on probes for it
+        const durationSeconds = input.durationSeconds ?? (await probeVideo(local.path)).durationSeconds;
+        const atSeconds = Math.min(1, durationSeconds / 2);
+        const frameFile = path.join(scratch, 'frame.png');
+        const previewFile = path.join(scratch, 'preview.mp4');
+        if (needPreview) {
+          await watermarkVideo(local.path, previewFile, { width: input.width, height: input.height }, {
+            preset: previewPreset,
+            durationSeconds,
+            signal: ctx.cancellationSignal,
+            onProgress: () => ctx.heartbeat(),
+            frame: needThumbnail ? { path: frameFile, atSeconds } : undefined,
+          });
+        }
+        if (needThumbnail) {
+          const thumb = needPreview ? await thumbnailFromFrame(await fs.readFile(frameFile), CLIP_THUMBNAIL_WIDTH) : await videoThumbnail(local.path, atSeconds, CLIP_THUMBNAIL_WIDTH);
           const file = path.join(scratch, 'thumbnail.webp');
           await fs.writeFile(file, thumb.data);
           await assertStillActive(input.jobId);
           await storeOnce(thumbnailPath, file);
         }
-        if (!(await exists(previewPath))) {
-          const probe = await probeVideo(local.path);
-          const file = path.join(scratch, 'preview.mp4');
-          await watermarkVideo(local.path, file, { width: input.width, height: input.height }, {
-            preset: previewPreset,
-            durationSeconds: probe.durationSeconds,
-            signal: ctx.cancellationSignal,
-            onProgress: () => ctx.heartbeat(),
-          });
+        if (needPreview) {
           await assertStillActive(input.jobId);
-          await storeOnce(previewPath, file);
+          await storeOnce(previewPath, previewFile);
         }
         return { thumbnailPath, previewPath };
       } catch (error) {

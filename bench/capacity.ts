@@ -44,7 +44,7 @@ import { VideoGenerationService, defaultClipQueues } from '../services/generatio
 import { createStorage, type Storage } from '../storage';
 import { clipWorkflowId } from '../workflows/clipGeneration';
 import { startFakeFal, type FakeFal } from '../tests/support/fakeFal';
-import { ROOT, stopProcess } from './support/benchEnv';
+import { ROOT, profileArgs, stopProcess } from './support/benchEnv';
 import { limitCpu, type CpuLimit } from './support/cpuLimit';
 import { rssKb } from './support/procStats';
 import { figure, ratio, recordResults, type BenchMeasure } from './support/results';
@@ -160,7 +160,7 @@ interface BenchWorker {
 /** The real worker entry in a node process of its own (no tsx wrapper: /proc shows its own RSS and CPU). */
 async function startWorker(env: Record<string, string>, index: number): Promise<BenchWorker> {
   const temporalMetricsPort = await services.freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
+  const child = spawn(process.execPath, [...profileArgs(`worker-${index}`), '--import', 'tsx', 'workers/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, ...env, TEMPORAL_METRICS_PORT: String(temporalMetricsPort), SERVICE_NAME: `capacity-worker-${index}`, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -178,7 +178,14 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
     const video = await awaitClipVideo({ jobId: input.jobId, userId: input.userId, providerJobId });
     await step(CLIP_PROGRESS.stored, CLIP_MESSAGES.finishing);
 
-    const media = await finishClipMedia({ jobId: input.jobId, userId: input.userId, clipPath: video.path, width: video.width, height: video.height });
+    const media = await finishClipMedia({
+      jobId: input.jobId,
+      userId: input.userId,
+      clipPath: video.path,
+      width: video.width,
+      height: video.height,
+      durationSeconds: video.durationSeconds,
+    });
     await step(CLIP_PROGRESS.finished, CLIP_MESSAGES.approval);
 
     // the clip exists: from here a cancel no longer stops it, the approval queue decides about it

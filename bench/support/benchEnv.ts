@@ -145,7 +145,7 @@ export interface BenchApi extends BenchProcess {
  * BENCH_PROFILE=<dir>: the API and worker processes run with Node's --cpu-prof, writing <dir>/<role>/*.cpuprofile when
  * they exit (open in Chrome DevTools or summarise with `node scripts/profileTop.js <file>`).
  */
-function profileArgs(role: string): string[] {
+export function profileArgs(role: string): string[] {
   const dir = process.env.BENCH_PROFILE;
   if (!dir) return [];
   const roleDir = path.resolve(dir, role);
