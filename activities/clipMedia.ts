@@ -2,12 +2,12 @@
  * sharp and ffmpeg work of the clip workflow: frame a still for the clip's aspect, take a thumbnail frame,
  * burn a watermark into the preview. No policy: the activities decide what to make and where it goes.
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import type { ClipFraming } from '../domain/clipGeneration';
 import { FFMPEG, runFfmpeg, type FfmpegRunStats } from '../providers/media/ffmpeg';
+import { launchProcess } from '../providers/media/launcher';
 import type { ImageSize } from '../providers/media/images';
 
 /** The backdrop's blur is made this many times smaller than the frame and scaled up (see frameStill). */
@@ -49,11 +49,18 @@ export async function frameStill(image: Buffer, size: ImageSize, framing: ClipFr
     .toBuffer();
 }
 
+/** Runs `binary` and gives its whole stdout; a failure says the end of its stderr. */
 function execBuffer(binary: string, args: string[]): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    execFile(binary, args, { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`${binary} failed: ${stderr.toString('utf8').trim().split('\n').slice(-3).join(' | ') || error.message}`));
-      else resolve(stdout);
+    const child = launchProcess(binary, args);
+    const out: Buffer[] = [];
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => (err = (err + chunk.toString('utf8')).slice(-4096)));
+    child.on('error', (error) => reject(new Error(`${binary} failed: ${error.message}`)));
+    child.on('close', (code, signal) => {
+      if (code === 0) resolve(Buffer.concat(out));
+      else reject(new Error(`${binary} failed: ${err.trim().split('\n').slice(-3).join(' | ') || `exit ${code ?? signal}`}`));
     });
   });
 }

@@ -47,6 +47,7 @@ import { startFakeFal, type FakeFal } from '../tests/support/fakeFal';
 import { ROOT, profileArgs, stopProcess } from './support/benchEnv';
 import { limitCpu, type CpuLimit } from './support/cpuLimit';
 import { rssKb } from './support/procStats';
+import { treeCpuSeconds } from './soak/probes';
 import { figure, ratio, recordResults, type BenchMeasure } from './support/results';
 import { createCapacityAccounts, eachLimited, type CapacityAccount } from './capacity/fixtures';
 import {
@@ -199,12 +200,15 @@ async function startWorker(env: Record<string, string>, index: number): Promise<
   return { child, pid: child.pid as number, temporalMetricsUrl: metricsUrl, cpuLimit };
 }
 
-/** utime + stime of the process, and of its children that have exited (ffmpeg, ffprobe), in seconds. */
+/**
+ * utime + stime of the worker process, and of everything below it (the media launcher helper and the ffmpeg and
+ * ffprobe runs it started, running or reaped), in seconds.
+ */
 function cpuWithChildren(pid: number): { self: number; children: number } {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const at = (i: number) => Number(fields[i]) / CLK_TCK;
-  return { self: at(11) + at(12), children: at(13) + at(14) };
+  const self = (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+  return { self, children: Math.max(0, (treeCpuSeconds(pid) ?? self) - self) };
 }
 
 interface RunResult {
@@ -229,7 +233,7 @@ interface RunResult {
   peakRssMb: number[];
   rssPerJobKb: number;
   cpuSecondsPerJob: number;
-  /** of which in exited children (ffmpeg, ffprobe) */
+  /** of which below the worker: the media launcher and its ffmpeg and ffprobe runs */
   childCpuSecondsPerJob: number;
   slotsPeak: Array<[string, number]>;
   stickyCachePeak: number;
@@ -487,7 +491,7 @@ function printRun(r: RunResult): void {
     `wall time, first start to last completion: ${r.wallSeconds.toFixed(1)} s; throughput ${r.throughputPerMin.toFixed(1)} clips/min`,
     `mean clip: ${r.meanJobSeconds.toFixed(1)} s start to completion, of which the provider's wait ${r.meanProviderSeconds.toFixed(1)} s (${(waitShare(r.meanProviderSeconds, r.meanJobSeconds) * 100).toFixed(0)} %)`,
     `worker RSS: idle ${r.idleRssMb.map((m) => m.toFixed(0)).join(' / ')} MB, peak ${r.peakRssMb.map((m) => m.toFixed(0)).join(' / ')} MB -> ${r.rssPerJobKb.toFixed(0)} KB per in-flight clip`,
-    `worker CPU: ${r.cpuSecondsPerJob.toFixed(2)} s per clip, of which ${r.childCpuSecondsPerJob.toFixed(2)} s in its ffmpeg/ffprobe runs${WORKER_CPUS !== null ? `; held back by the CPU limit ${r.throttledSeconds.toFixed(0)} s in all` : ''}`,
+    `worker CPU: ${r.cpuSecondsPerJob.toFixed(2)} s per clip, of which ${r.childCpuSecondsPerJob.toFixed(2)} s in its ffmpeg/ffprobe runs and their launcher${WORKER_CPUS !== null ? `; held back by the CPU limit ${r.throttledSeconds.toFixed(0)} s in all` : ''}`,
     `activity slots used at peak (queues that ran any):`,
     ...r.slotsPeak.filter(([k, v]) => k.includes(' ActivityWorker') && v > 0).map(([k, v]) => `  ${k}: ${v}`),
     `workflow cache (sticky) at peak, all queues and workers: ${r.stickyCachePeak}`,

@@ -446,6 +446,12 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         meaning: 'media-queue activities (sharp/ffmpeg) at once per worker process',
       },
       {
+        names: ['MEDIA_LAUNCHER'],
+        default: '`helper`',
+        meaning:
+          'how ffmpeg and ffprobe are started: `helper`, by a small helper process the worker starts on first use (forking from a worker of ~1 GB blocked its event loop for tens of milliseconds per process), or `direct`, from the process itself',
+      },
+      {
         names: ['WORKER_ACTIVITY_CONCURRENCY'],
         default: '`100`',
         meaning:

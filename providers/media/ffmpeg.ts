@@ -1,9 +1,9 @@
 /**
- * ffmpeg and ffprobe as child processes: progress from `-progress pipe:1`, ffmpeg's own CPU time from
+ * ffmpeg and ffprobe as child processes (started through ./launcher): progress from `-progress pipe:1`, ffmpeg's own CPU time from
  * `-benchmark`, abort by signal. No policy: callers decide what to run and what a failure means.
  */
-import { spawn } from 'node:child_process';
 import { ProviderError } from '../errors';
+import { launchProcess } from './launcher';
 
 export const FFMPEG = process.env.FFMPEG_PATH ?? 'ffmpeg';
 export const FFPROBE = process.env.FFPROBE_PATH ?? 'ffprobe';
@@ -44,7 +44,7 @@ export function runFfmpeg(args: string[], options: FfmpegRunOptions): Promise<Ff
       reject(new ProviderError('JOB_CANCELLED', 'ffmpeg run aborted before it started'));
       return;
     }
-    const child = spawn(FFMPEG, fullArgs, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = launchProcess(FFMPEG, fullArgs);
     let stderr = '';
     // the start of the log (the output header) is kept apart from its tail
     let stderrHead = '';
@@ -115,7 +115,7 @@ export interface VideoProbe {
 
 function runCapture(binary: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = launchProcess(binary, args);
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
