@@ -68,7 +68,14 @@ export function resultsTable(doc: ResultsDocument): string {
     const ordered = [...measures].sort((a, b) => (a.kind === b.kind ? 0 : a.kind === 'ratio' ? -1 : 1));
     for (const m of ordered) lines.push(`| \`${bench}\` | \`${m.name}\` | ${m.kind} | ${value(m)} | ${target(m)} | ${cell(m.description ?? '')} |`);
   }
-  if (failed.length) lines.push('', `Failed in this run (no figures): ${failed.map((b) => `\`${b}\``).join(', ')}.`);
+  if (failed.length) {
+    const named = (benches: string[]) => benches.map((b) => `\`${b}\``).join(', ');
+    const withRows = failed.filter((b) => doc.benches[b].measures.length > 0);
+    const without = failed.filter((b) => doc.benches[b].measures.length === 0);
+    // a bench exits non-zero when a target is missed, with its figures written: only one without rows gave none
+    if (withRows.length) lines.push('', `Ended with a target missed or an error: ${named(withRows)} (its rows above).`);
+    if (without.length) lines.push('', `Failed in this run (no figures): ${named(without)}.`);
+  }
   return lines.join('\n');
 }
 

@@ -39,6 +39,12 @@ describe('the benchmark table', () => {
     expect(table).not.toContain('2030');
   });
 
+  test('says a bench that missed a target but wrote its figures ended so, not that it gave none', () => {
+    const table = resultsTable(results(1000, ['upload']));
+    expect(table).toContain('Ended with a target missed or an error: `upload` (its rows above).');
+    expect(table).not.toContain('no figures');
+  });
+
   test('refuses a file that is not a results document', () => {
     expect(() => resultsTable({} as ResultsDocument)).toThrow(/not a benchmark results document/);
   });
