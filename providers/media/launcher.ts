@@ -12,11 +12,11 @@
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 
 export interface LaunchedProcess extends EventEmitter {
-  readonly stdout: PassThrough;
-  readonly stderr: PassThrough;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
   kill(signal?: NodeJS.Signals): void;
   on(event: 'error', listener: (error: Error) => void): this;
   on(event: 'close', listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
@@ -137,7 +137,7 @@ let shared: Launcher | null = null;
 
 /** Starts `file` with `args`, stdin ignored, stdout and stderr piped: through the helper, or directly. */
 export function launchProcess(file: string, args: string[]): LaunchedProcess {
-  if (process.env.MEDIA_LAUNCHER === 'direct') return spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] }) as unknown as LaunchedProcess;
+  if (process.env.MEDIA_LAUNCHER === 'direct') return spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] }) as ChildProcess & LaunchedProcess;
   shared ??= new Launcher();
   return shared.launch(file, args);
 }

@@ -72,6 +72,16 @@ describe('launchProcess', () => {
     expect(parent).not.toBe(process.pid);
   });
 
+  it('starts it from this process with MEDIA_LAUNCHER=direct', async () => {
+    process.env.MEDIA_LAUNCHER = 'direct';
+    try {
+      const result = await outcome(launchProcess('sh', ['-c', 'echo $PPID; exit 2']));
+      expect(result).toMatchObject({ code: 2, stdout: `${process.pid}\n` });
+    } finally {
+      delete process.env.MEDIA_LAUNCHER;
+    }
+  });
+
   it('kills with the signal asked for', async () => {
     const child = launchProcess('sleep', ['30']);
     setTimeout(() => child.kill('SIGKILL'), 100);
