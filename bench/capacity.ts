@@ -578,19 +578,21 @@ async function main(): Promise<void> {
     process.stdout.write(`\ntargets:\n${targets.map(targetLine).join('\n')}\n`);
 
     const measures: BenchMeasure[] = [];
+    // the rows say under which limit they were measured: a run held to a CPU limit per worker is another experiment
+    const limited = WORKER_CPUS !== null ? `, each worker held to ${WORKER_CPUS} CPU` : '';
     for (const r of results) {
       const k = `w${r.workers}`;
       measures.push(
-        ratio(`${k}_completed_share`, r.completed / r.jobs, 'higher', `clips completed of those started at once on ${r.workers} worker(s)`),
+        ratio(`${k}_completed_share`, r.completed / r.jobs, 'higher', `clips completed of those started at once on ${r.workers} worker(s)${limited}`),
         ratio(`${k}_charged_once_share`, r.chargedOnce / r.jobs, 'higher', 'accounts charged exactly once, ledger adding up'),
-        figure(`${k}_throughput`, r.throughputPerMin, 'clips/min', 'higher', 'completed clips per minute, first start to last completion'),
+        figure(`${k}_throughput`, r.throughputPerMin, 'clips/min', 'higher', `completed clips per minute, first start to last completion${limited}`),
         figure(`${k}_rss_per_job`, r.rssPerJobKb, 'KB', 'lower', 'worker RSS at peak minus idle, per in-flight clip'),
         figure(`${k}_cpu_per_job`, r.cpuSecondsPerJob, 's', 'lower', 'worker CPU (with its ffmpeg runs) per clip'),
         figure(`${k}_activity_s2s_p95`, r.activityScheduleToStart.p95, 'ms', 'lower', 'activity schedule-to-start p95 (sampled histories)'),
         figure(`${k}_history_length`, r.historyLength.mean, 'events', 'lower', 'mean history length of a clip run (sampled)'),
       );
     }
-    if (scaling !== null) measures.push(ratio('two_over_one_throughput', scaling, 'higher', 'throughput of two workers over one, the same clips', TARGET_RATIO));
+    if (scaling !== null) measures.push(ratio('two_over_one_throughput', scaling, 'higher', `throughput of two workers over one, the same clips${limited}`, TARGET_RATIO));
     recordResults('capacity', measures);
     if (targets.some((t) => !t.met)) process.exitCode = 1;
   } finally {
