@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { processAlive } from '../support/processes';
 
 // plain JS module shared with npm start
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -66,15 +67,6 @@ async function until(check: () => boolean, what: string, timeoutMs = 30_000): Pr
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe('Supervisor', () => {
   it('restarts a child that dies, with a backoff that doubles, and logs each restart', async () => {
     const counter = path.join(workDir, 'starts');
@@ -129,10 +121,10 @@ describe('Supervisor', () => {
     supervisor.add('parent', script(code, { PID_FILE: pidFile }));
     await until(() => fs.existsSync(pidFile), 'the grandchild');
     const grandchild = Number(fs.readFileSync(pidFile, 'utf8'));
-    expect(alive(grandchild)).toBe(true);
+    expect(processAlive(grandchild)).toBe(true);
     process.kill(supervisor.pid('parent') as number, 'SIGKILL');
     await until(() => events.some((e) => e.event === 'crash' && e.signal === 'SIGKILL'), 'the crash');
-    await until(() => !alive(grandchild), 'the grandchild to die');
+    await until(() => !processAlive(grandchild), 'the grandchild to die');
     await supervisor.stop();
   });
 
@@ -149,7 +141,7 @@ describe('Supervisor', () => {
     const started = Date.now();
     await supervisor.stop();
     expect(Date.now() - started).toBeLessThan(5000);
-    await until(() => pids.every((pid) => !alive(pid)), 'every process to be gone', 3000);
+    await until(() => pids.every((pid) => !processAlive(pid)), 'every process to be gone', 3000);
     expect(output).toEqual(expect.arrayContaining(['[polite] bye', '[stubborn] ignoring SIGTERM']));
     expect(reports).toContain('stubborn did not stop within 0.5s; killing it');
     expect(events.filter((e) => e.event === 'crash')).toEqual([]);

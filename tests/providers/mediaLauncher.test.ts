@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { launchProcess, type LaunchedProcess } from '../../providers/media/launcher';
+import { processAlive } from '../support/processes';
 
 jest.setTimeout(30_000);
 
@@ -37,15 +38,6 @@ function firstLine(child: LaunchedProcess): Promise<string> {
       if (text.includes('\n')) resolve(text.split('\n')[0]);
     });
   });
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
@@ -120,8 +112,8 @@ describe('launchProcess', () => {
         if (text.includes('\n')) resolve(Number(text.split('\n')[0]));
       });
     });
-    expect(alive(sleepPid)).toBe(true);
+    expect(processAlive(sleepPid)).toBe(true);
     parent.kill('SIGKILL');
-    expect(await waitFor(() => !alive(sleepPid), 10_000)).toBe(true);
+    expect(await waitFor(() => !processAlive(sleepPid), 10_000)).toBe(true);
   });
 });
