@@ -129,7 +129,8 @@ export interface WatermarkOptions {
 export async function watermarkVideo(input: string, output: string, size: ImageSize, options: WatermarkOptions): Promise<FfmpegRunStats> {
   const overlay = path.join(path.dirname(output), `${path.basename(output)}.overlay.png`);
   await fs.writeFile(overlay, await watermarkOverlayOnce(size));
-  const marked = '[0:v][1:v]overlay=0:0:format=auto,format=yuv420p[v]';
+  // the clip's picture under the overlay (input 1); with a frame asked for, the picture is split first
+  const mark = (picture: string) => `${picture}[1:v]overlay=0:0:format=auto,format=yuv420p[v]`;
   const frame = options.frame;
   try {
     return await runFfmpeg(
@@ -137,7 +138,7 @@ export async function watermarkVideo(input: string, output: string, size: ImageS
         '-y',
         '-i', input,
         '-i', overlay,
-        '-filter_complex', frame ? `[0:v]split=2[m][s];[m]${marked.slice('[0:v]'.length)};[s]trim=start=${frame.atSeconds},setpts=PTS-STARTPTS[f]` : marked,
+        '-filter_complex', frame ? `[0:v]split=2[m][s];${mark('[m]')};[s]trim=start=${frame.atSeconds},setpts=PTS-STARTPTS[f]` : mark('[0:v]'),
         '-map', '[v]',
         '-c:v', 'libx264',
         '-preset', options.preset,
