@@ -26,7 +26,7 @@ import type { createActivities } from '../activities';
 import { ASSEMBLY_ERROR_CODES, ASSEMBLY_MESSAGES, ASSEMBLY_MSG, ASSEMBLY_PROGRESS, type AssemblyResultSummary } from '../domain/assembly';
 import { CREDIT_COST } from '../domain/constants';
 import { approvalWorkflow } from './approval';
-import { childSearchAttributes } from './searchAttributes';
+import { childSearchAttributes } from '../domain/searchAttributes';
 import {
   assemblyAdmissionUpdate,
   assemblyJobStateQuery,

@@ -30,7 +30,7 @@ import { CLIP_ERROR_CODES, CLIP_MESSAGES, CLIP_PROGRESS, CLIP_STEP_RETRY, clipFi
 import { CREDIT_COST } from '../domain/constants';
 import { MSG } from '../domain/messages';
 import { approvalWorkflow } from './approval';
-import { childSearchAttributes } from './searchAttributes';
+import { childSearchAttributes } from '../domain/searchAttributes';
 import { type ClipAdmission, type ClipGenerationInput, type ClipJobState, clipAdmissionUpdate, clipJobStateQuery, clipProgressSignal, clipWorkflowId } from '../domain/workflowContracts/clipGeneration';
 export * from '../domain/workflowContracts/clipGeneration';
 

@@ -31,7 +31,7 @@ import {
 import type { ImagePreviews, RecordImageEditInput } from '../activities/imageEdit';
 import type { CreatedPendingApproval } from '../activities/approvals';
 import { approvalWorkflow } from './approval';
-import { childSearchAttributes } from './searchAttributes';
+import { childSearchAttributes } from '../domain/searchAttributes';
 import { imageEditStateQuery } from '../domain/workflowContracts/imageEdit';
 export * from '../domain/workflowContracts/imageEdit';
 

@@ -341,7 +341,7 @@ async function startEmbeddedPostgres({ dataDir, port, root = path.join(__dirname
 }
 
 /**
- * The custom search attributes every run carries (workflows/searchAttributes.ts defines the same keys; a test keeps
+ * The custom search attributes every run carries (domain/searchAttributes.ts defines the same keys; a test keeps
  * the two lists equal), so operators filter runs by workspace, user, project, kind or item.
  */
 const SEARCH_ATTRIBUTES = ['RsUserId', 'RsProjectId', 'RsJobKind', 'RsItemId', 'RsWorkspaceId'];

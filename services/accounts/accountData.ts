@@ -37,7 +37,7 @@ import {
 import { DomainError } from '../../domain/errors';
 import { isBucket, type Storage } from '../../storage';
 import { accountDeletionWorkflow, type AccountDeletionInput } from '../../workflows/accountDeletion';
-import { jobSearchAttributes } from '../../workflows/searchAttributes';
+import { jobSearchAttributes } from '../../domain/searchAttributes';
 import { dataExportStateQuery, dataExportWorkflow, type DataExportInput, type DataExportState } from '../../workflows/dataExport';
 import { TIMED_OUT, withTimeout } from '../platform/timeouts';
 import { queryWorkflowOrNull } from '../platform/workflowQuery';

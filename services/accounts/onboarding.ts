@@ -13,7 +13,7 @@ import {
   type TryItOnboardingInput,
   type TryItOnboardingResult,
 } from '../../workflows/tryItOnboarding';
-import { jobSearchAttributes } from '../../workflows/searchAttributes';
+import { jobSearchAttributes } from '../../domain/searchAttributes';
 
 /**
  * Runs try-it onboarding for a user who just signed up and waits for its result (a few database writes).

@@ -13,7 +13,7 @@ import type { AppConfig } from '../../config/env';
 import type { Logger } from '../../config/logger';
 import { paymentRefundWorkflowId, type PaymentRefundInput, type PaymentRefundResult } from '../../domain/workflowContracts/paymentRefund';
 import { paymentRefundWorkflow } from '../../workflows/paymentRefund';
-import { jobSearchAttributes } from '../../workflows/searchAttributes';
+import { jobSearchAttributes } from '../../domain/searchAttributes';
 import { StripeRefund } from '../../db/models/StripeRefund';
 import { stripeClient } from './stripeClient';
 

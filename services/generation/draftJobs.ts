@@ -34,7 +34,7 @@ import { DomainError } from '../../domain/errors';
 import type { Providers } from '../../providers/types';
 import type { Storage } from '../../storage';
 import { draftJobWorkflow } from '../../workflows/draftJob';
-import { jobSearchAttributes } from '../../workflows/searchAttributes';
+import { jobSearchAttributes } from '../../domain/searchAttributes';
 import { createdByValue } from './actor';
 import { isOwnDraftFile, type DraftService } from './drafts';
 import type { DraftUploads } from './draftUploads';

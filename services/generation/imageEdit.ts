@@ -25,7 +25,7 @@ import {
 import { MSG } from '../../domain/messages';
 import { isBucket, type Storage } from '../../storage';
 import { imageEditStateQuery, imageEditWorkflow } from '../../workflows/imageEdit';
-import { jobSearchAttributes } from '../../workflows/searchAttributes';
+import { jobSearchAttributes } from '../../domain/searchAttributes';
 import type { ProjectService } from '../content/projects';
 import { storedFileOf } from '../content/storedFiles';
 import { queryWorkflowOrNull } from '../platform/workflowQuery';

@@ -31,7 +31,7 @@ import { draftJobStateQuery } from '../../domain/workflowContracts/draftJob';
 import { modelOption } from '../../domain/enhanceRenders';
 import { countText } from '../../domain/plural';
 import { imageEditStateQuery } from '../../domain/workflowContracts/imageEdit';
-import { RS_JOB_KIND, RS_PROJECT_ID, RS_USER_ID, RS_WORKSPACE_ID } from '../../workflows/searchAttributes';
+import { RS_JOB_KIND, RS_PROJECT_ID, RS_USER_ID, RS_WORKSPACE_ID } from '../../domain/searchAttributes';
 import type { VideoGenerationService } from './videoGeneration';
 import { queryWorkflowOrNull } from '../platform/workflowQuery';
 

@@ -35,7 +35,7 @@ import {
   type AssemblyInput,
   type AssemblyQueues,
 } from '../../workflows/assembly';
-import { jobSearchAttributes } from '../../workflows/searchAttributes';
+import { jobSearchAttributes } from '../../domain/searchAttributes';
 import type { AestheticChatService } from './aestheticChat';
 import { assemblyClipView, assertAssemblyMayStart, assertPlatformFits, assertSelectionSize, listOwnedClips, loadSelectedClips, timelineFor, type AssemblyClipRow } from './assemblyClips';
 import { TIMED_OUT, withTimeout } from '../platform/timeouts';

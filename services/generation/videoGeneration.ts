@@ -42,7 +42,7 @@ import {
   type ClipQueues,
   type ClipSource,
 } from '../../workflows/clipGeneration';
-import { jobSearchAttributes } from '../../workflows/searchAttributes';
+import { jobSearchAttributes } from '../../domain/searchAttributes';
 import { releaseReservation } from '../billing/credits';
 import { checkClipAdmission } from './clipAdmission';
 import { storedFileOf } from '../content/storedFiles';

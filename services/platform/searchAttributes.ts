@@ -1,6 +1,6 @@
 import type { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { RS_SEARCH_ATTRIBUTES } from '../../workflows/searchAttributes';
+import { RS_SEARCH_ATTRIBUTES } from '../../domain/searchAttributes';
 
 /**
  * Registers the custom search attributes (RsWorkspaceId, RsUserId, RsProjectId, RsJobKind, RsItemId) on the namespace when it lacks

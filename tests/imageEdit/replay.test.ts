@@ -12,7 +12,7 @@ import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-uti
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { imageEditWorkflowId } from '../../domain/imageEdit';
-import { RS_ITEM_ID, RS_JOB_KIND, RS_USER_ID } from '../../workflows/searchAttributes';
+import { RS_ITEM_ID, RS_JOB_KIND, RS_USER_ID } from '../../domain/searchAttributes';
 import { closeTestKnex } from '../support/db';
 import { generateImage, startHarness, userWithRender, type Harness } from './harness';
 

@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { RS_SEARCH_ATTRIBUTES } from '../../workflows/searchAttributes';
+import { RS_SEARCH_ATTRIBUTES } from '../../domain/searchAttributes';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const services = require('../../scripts/lib/services.js') as {

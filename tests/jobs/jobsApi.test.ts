@@ -11,7 +11,7 @@ import type { ActivityJob, ActivityJobList } from '../../domain/jobs';
 import { createProviders } from '../../providers';
 import { randomUUID } from 'node:crypto';
 import { imageEditWorkflow } from '../../workflows/imageEdit';
-import { RS_ITEM_ID, RS_JOB_KIND, RS_PROJECT_ID, RS_SEARCH_ATTRIBUTES, RS_USER_ID, jobSearchAttributes } from '../../workflows/searchAttributes';
+import { RS_ITEM_ID, RS_JOB_KIND, RS_PROJECT_ID, RS_SEARCH_ATTRIBUTES, RS_USER_ID, jobSearchAttributes } from '../../domain/searchAttributes';
 import type { ImageEditWorkflowInput } from '../../domain/imageEdit';
 import { makeAdmin } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';

@@ -25,7 +25,7 @@ import { WORKSPACE_HEADER } from '../../domain/workspaceRoles';
 import type { ActivityJob, ActivityJobList } from '../../domain/jobs';
 import { createProviders } from '../../providers';
 import { addCredits } from '../../services/billing/credits';
-import { RS_JOB_KIND, RS_USER_ID, RS_WORKSPACE_ID, jobSearchAttributes } from '../../workflows/searchAttributes';
+import { RS_JOB_KIND, RS_USER_ID, RS_WORKSPACE_ID, jobSearchAttributes } from '../../domain/searchAttributes';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { closeTestKnex } from '../support/db';
 import { startFakeFal, type FakeFal } from '../support/fakeFal';
