@@ -12,12 +12,14 @@ import Stripe from 'stripe';
 import type { AppConfig } from '../../config/env';
 import type { Logger } from '../../config/logger';
 import { paymentRefundWorkflowId, type PaymentRefundInput, type PaymentRefundResult } from '../../domain/workflowContracts/paymentRefund';
-import { paymentRefundWorkflow } from '../../workflows/paymentRefund';
 import { jobSearchAttributes } from '../../domain/searchAttributes';
 import { StripeRefund } from '../../db/models/StripeRefund';
 import { stripeClient } from './stripeClient';
 
 export const STRIPE_REFUNDS_TABLE = 'stripe_refunds';
+
+/** The workflow's signature (workflows/paymentRefund.ts), started by its type name: services do not import workflows. */
+type PaymentRefundWorkflow = (input: PaymentRefundInput) => Promise<PaymentRefundResult>;
 
 /** Records the payment to refund, once per Checkout Session; true when this call wrote the row. */
 export async function recordUncreditablePayment(db: Knex | Knex.Transaction, input: PaymentRefundInput): Promise<boolean> {
@@ -41,7 +43,7 @@ export async function recordUncreditablePayment(db: Knex | Knex.Transaction, inp
 /** Starts the refund's workflow, or joins the run of the same session (a second delivery, another event of it). */
 export async function startPaymentRefund(client: Client, taskQueue: string, input: PaymentRefundInput): Promise<void> {
   try {
-    await client.workflow.start(paymentRefundWorkflow, {
+    await client.workflow.start<PaymentRefundWorkflow>('paymentRefundWorkflow', {
       workflowId: paymentRefundWorkflowId(input.sessionId),
       taskQueue,
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
