@@ -7,8 +7,7 @@
  */
 import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import { PLATFORMS, VIDEO_EFFECTS } from '../domain/constants';
-import { ONBOARDING_INVALID_INPUT, ONBOARDING_MESSAGES, ONBOARDING_PROFILE_MISSING, type OnboardingState, type TryItOnboardingInput, type TryItOnboardingResult, onboardingStateQuery } from '../domain/workflowContracts/tryItOnboarding';
+import { hasTryItData, ONBOARDING_INVALID_INPUT, ONBOARDING_MESSAGES, ONBOARDING_PROFILE_MISSING, type OnboardingState, type TryItOnboardingInput, type TryItOnboardingResult, onboardingStateQuery } from '../domain/workflowContracts/tryItOnboarding';
 export * from '../domain/workflowContracts/tryItOnboarding';
 
 
@@ -16,13 +15,6 @@ const { createOnboardingProject } = proxyActivities<ReturnType<typeof createActi
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5, nonRetryableErrorTypes: [ONBOARDING_PROFILE_MISSING, ONBOARDING_INVALID_INPUT] },
 });
-
-/** Something was chosen in the try-it area: a file name, a known platform or a known effect. */
-export function hasTryItData(input: Pick<TryItOnboardingInput, 'fileName' | 'platform' | 'effect'>): boolean {
-  const knownPlatform = input.platform !== null && (PLATFORMS as readonly string[]).includes(input.platform);
-  const knownEffect = input.effect !== null && (VIDEO_EFFECTS as readonly string[]).includes(input.effect);
-  return input.fileName.trim() !== '' || knownPlatform || knownEffect;
-}
 
 export async function tryItOnboardingWorkflow(input: TryItOnboardingInput): Promise<TryItOnboardingResult> {
   const state: OnboardingState = { status: 'pending', progress: 0, message: 'Preparing your first project', error: null, result: null };

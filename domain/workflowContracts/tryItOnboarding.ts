@@ -3,7 +3,7 @@
  * Shared by the workflow, its activities and the API, so none of them imports another's module.
  */
 import { defineQuery } from '@temporalio/workflow';
-import type { Platform, VideoEffect } from '../constants';
+import { PLATFORMS, VIDEO_EFFECTS, type Platform, type VideoEffect } from '../constants';
 import { TRY_IT_MESSAGES } from '../tryIt';
 
 export type OnboardingStatus = 'pending' | 'creating_project' | 'completed' | 'failed';
@@ -48,4 +48,11 @@ export const onboardingStateQuery = defineQuery<OnboardingState>('onboardingStat
 
 export function onboardingWorkflowId(userId: string): string {
   return `onboarding-${userId}`;
+}
+
+/** Something was chosen in the try-it area: a file name, a known platform or a known effect. */
+export function hasTryItData(input: Pick<TryItOnboardingInput, 'fileName' | 'platform' | 'effect'>): boolean {
+  const knownPlatform = input.platform !== null && (PLATFORMS as readonly string[]).includes(input.platform);
+  const knownEffect = input.effect !== null && (VIDEO_EFFECTS as readonly string[]).includes(input.effect);
+  return input.fileName.trim() !== '' || knownPlatform || knownEffect;
 }

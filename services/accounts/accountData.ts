@@ -36,12 +36,16 @@ import {
 } from '../../domain/accountData';
 import { DomainError } from '../../domain/errors';
 import { isBucket, type Storage } from '../../storage';
-import { accountDeletionWorkflow, type AccountDeletionInput } from '../../workflows/accountDeletion';
+import type { AccountDeletionInput, AccountDeletionResult } from '../../domain/workflowContracts/accountDeletion';
 import { jobSearchAttributes } from '../../domain/searchAttributes';
-import { dataExportStateQuery, dataExportWorkflow, type DataExportInput, type DataExportState } from '../../workflows/dataExport';
+import { dataExportStateQuery, type DataExportInput, type DataExportResult, type DataExportState } from '../../domain/workflowContracts/dataExport';
 import { TIMED_OUT, withTimeout } from '../platform/timeouts';
 import { queryWorkflowOrNull } from '../platform/workflowQuery';
 import { soleOwnedSharedWorkspaces } from './accountWorkspaces';
+
+/** The workflows' signatures (workflows/dataExport.ts, workflows/accountDeletion.ts), started by their type names: services do not import workflows. */
+type DataExportWorkflow = (input: DataExportInput) => Promise<DataExportResult>;
+type AccountDeletionWorkflow = (input: AccountDeletionInput) => Promise<AccountDeletionResult>;
 
 export interface AccountDataDeps {
   knex: Knex;
@@ -124,7 +128,7 @@ export class AccountDataService {
 
     const input: DataExportInput = { exportId: row.row.id, userId, sequence: row.row.sequence };
     try {
-      await client.workflow.start(dataExportWorkflow, {
+      await client.workflow.start<DataExportWorkflow>('dataExportWorkflow', {
         workflowId: row.row.workflowId,
         taskQueue: this.deps.taskQueue,
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
@@ -214,7 +218,7 @@ export class AccountDataService {
     const input: AccountDeletionInput = { userId };
     let handle;
     try {
-      handle = await client.workflow.start(accountDeletionWorkflow, {
+      handle = await client.workflow.start<AccountDeletionWorkflow>('accountDeletionWorkflow', {
         workflowId,
         taskQueue: this.deps.taskQueue,
         // a second request joins the running deletion instead of failing or starting another

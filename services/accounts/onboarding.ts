@@ -8,12 +8,14 @@ import {
   hasTryItData,
   onboardingStateQuery,
   onboardingWorkflowId,
-  tryItOnboardingWorkflow,
   type OnboardingState,
   type TryItOnboardingInput,
   type TryItOnboardingResult,
-} from '../../workflows/tryItOnboarding';
+} from '../../domain/workflowContracts/tryItOnboarding';
 import { jobSearchAttributes } from '../../domain/searchAttributes';
+
+/** The workflow's signature (workflows/tryItOnboarding.ts), started by its type name: services do not import workflows. */
+type TryItOnboardingWorkflow = (input: TryItOnboardingInput) => Promise<TryItOnboardingResult>;
 
 /**
  * Runs try-it onboarding for a user who just signed up and waits for its result (a few database writes).
@@ -24,7 +26,7 @@ export async function runTryItOnboarding(
   input: TryItOnboardingInput,
   taskQueue: string = TASK_QUEUES.onboarding,
 ): Promise<TryItOnboardingResult> {
-  const handle = await client.workflow.start(tryItOnboardingWorkflow, {
+  const handle = await client.workflow.start<TryItOnboardingWorkflow>('tryItOnboardingWorkflow', {
     taskQueue,
     workflowId: onboardingWorkflowId(input.userId),
     workflowIdConflictPolicy: 'USE_EXISTING',

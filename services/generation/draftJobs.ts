@@ -26,19 +26,23 @@ import {
   type DispatchResponse,
   type DispatchResultItem,
   type DraftImageMetadata,
+  type DraftJobResult,
   type DraftJobMode,
+  type DraftJobWorkflowInput,
   type EnhanceModelOption,
   type VisionPromptMode,
 } from '../../domain/enhanceRenders';
 import { DomainError } from '../../domain/errors';
 import type { Providers } from '../../providers/types';
 import type { Storage } from '../../storage';
-import { draftJobWorkflow } from '../../workflows/draftJob';
 import { jobSearchAttributes } from '../../domain/searchAttributes';
 import { createdByValue } from './actor';
 import { isOwnDraftFile, type DraftService } from './drafts';
 import type { DraftUploads } from './draftUploads';
 import { recordJobEvent } from '../integrations/webhookEvents';
+
+/** The workflow's signature (workflows/draftJob.ts), started by its type name: services do not import workflows. */
+type DraftJobWorkflow = (input: DraftJobWorkflowInput) => Promise<DraftJobResult>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -266,7 +270,7 @@ export class DraftJobService {
     }
     const workflowId = draftJobWorkflowId(jobId);
     try {
-      await client.workflow.start(draftJobWorkflow, {
+      await client.workflow.start<DraftJobWorkflow>('draftJobWorkflow', {
         taskQueue: this.deps.queues.generation,
         workflowId,
         memo: { userId, actorId, draftId, imageId },

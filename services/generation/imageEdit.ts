@@ -21,14 +21,18 @@ import {
   type ImageEditResult,
   type ImageEditSource,
   type ImageEditState,
+  type ImageEditWorkflowInput,
 } from '../../domain/imageEdit';
 import { MSG } from '../../domain/messages';
 import { isBucket, type Storage } from '../../storage';
-import { imageEditStateQuery, imageEditWorkflow } from '../../workflows/imageEdit';
+import { imageEditStateQuery } from '../../domain/workflowContracts/imageEdit';
 import { jobSearchAttributes } from '../../domain/searchAttributes';
 import type { ProjectService } from '../content/projects';
 import { storedFileOf } from '../content/storedFiles';
 import { queryWorkflowOrNull } from '../platform/workflowQuery';
+
+/** The workflow's signature (workflows/imageEdit.ts), started by its type name: services do not import workflows. */
+type ImageEditWorkflow = (input: ImageEditWorkflowInput) => Promise<ImageEditResult>;
 
 /** How long the API waits for a run before answering that it is still going (it finishes in the background). */
 export const IMAGE_EDIT_WAIT_MS = 120_000;
@@ -129,7 +133,7 @@ export class ImageEditService {
     const jobId = randomUUID();
     const workflowId = imageEditWorkflowId(jobId);
     const client = await this.deps.temporal();
-    const handle = await client.workflow.start(imageEditWorkflow, {
+    const handle = await client.workflow.start<ImageEditWorkflow>('imageEditWorkflow', {
       taskQueue: this.deps.queues.generation,
       workflowId,
       memo: { userId, actorId },

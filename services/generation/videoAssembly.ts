@@ -29,16 +29,18 @@ import type { Storage } from '../../storage';
 import { TASK_QUEUES } from '../../domain/taskQueues';
 import {
   assemblyAdmissionUpdate,
-  assemblyWorkflow,
   assemblyWorkflowId,
   type AssemblyAdmission,
   type AssemblyInput,
   type AssemblyQueues,
-} from '../../workflows/assembly';
+} from '../../domain/workflowContracts/assembly';
 import { jobSearchAttributes } from '../../domain/searchAttributes';
 import type { AestheticChatService } from './aestheticChat';
 import { assemblyClipView, assertAssemblyMayStart, assertPlatformFits, assertSelectionSize, listOwnedClips, loadSelectedClips, timelineFor, type AssemblyClipRow } from './assemblyClips';
 import { TIMED_OUT, withTimeout } from '../platform/timeouts';
+
+/** The workflow's signature (workflows/assembly.ts), started by its type name: services do not import workflows. */
+type AssemblyWorkflow = (input: AssemblyInput) => Promise<AssemblyResultSummary>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -239,7 +241,7 @@ export class VideoAssemblyService {
       this.deps.logger?.error({ err }, 'temporal unavailable: assembly not started');
       throw failedToStart();
     }
-    const startOperation = new WithStartWorkflowOperation(assemblyWorkflow, {
+    const startOperation = new WithStartWorkflowOperation<AssemblyWorkflow>('assemblyWorkflow', {
       workflowId: assemblyWorkflowId(jobId),
       taskQueue: this.deps.queues.generation,
       workflowIdConflictPolicy: 'FAIL',

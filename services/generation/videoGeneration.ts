@@ -35,19 +35,21 @@ import { fileUrl, parseFileUrl, type FileLinks, type FileRef } from '../../stora
 import { TASK_QUEUES } from '../../domain/taskQueues';
 import {
   clipAdmissionUpdate,
-  clipGenerationWorkflow,
   clipWorkflowId,
   type ClipAdmission,
   type ClipGenerationInput,
   type ClipQueues,
   type ClipSource,
-} from '../../workflows/clipGeneration';
+} from '../../domain/workflowContracts/clipGeneration';
 import { jobSearchAttributes } from '../../domain/searchAttributes';
 import { releaseReservation } from '../billing/credits';
 import { checkClipAdmission } from './clipAdmission';
 import { storedFileOf } from '../content/storedFiles';
 import { TIMED_OUT, withTimeout } from '../platform/timeouts';
 import { recordJobEvent } from '../integrations/webhookEvents';
+
+/** The workflow's signature (workflows/clipGeneration.ts), started by its type name: services do not import workflows. */
+type ClipGenerationWorkflow = (input: ClipGenerationInput) => Promise<ClipResultSummary>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -232,7 +234,7 @@ export class VideoGenerationService {
       this.deps.logger?.error({ err }, 'temporal unavailable: clip not started');
       throw failedToStart();
     }
-    const startOperation = new WithStartWorkflowOperation(clipGenerationWorkflow, {
+    const startOperation = new WithStartWorkflowOperation<ClipGenerationWorkflow>('clipGenerationWorkflow', {
       workflowId: clipWorkflowId(jobId),
       taskQueue: this.deps.queues.generation,
       workflowIdConflictPolicy: 'FAIL',
