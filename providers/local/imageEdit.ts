@@ -7,7 +7,7 @@ import sharp, { type Blend, type Sharp } from 'sharp';
 import type { GeneratedImage, ImageEditProvider, ImageEditRequest, ImageQuality } from '../types';
 import { ProviderError } from '../errors';
 import { FORMAT_ASPECT, coverTarget, encodeJpeg, imageSize } from '../media/images';
-import { detectPromptFamilies, type PromptFamily } from './promptFamilies';
+import { detectPromptFamilies, type PromptFamily } from '../../domain/promptFamilies';
 
 export const LOCAL_IMAGE_EDIT_MODEL = 'local/sharp-grade';
 const MAX_SIDE: Record<ImageQuality, number> = { hd: 1024, standard: 768 };

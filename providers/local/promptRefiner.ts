@@ -4,7 +4,7 @@
  */
 import type { PromptRefinement, PromptRefinementRequest, PromptRefiner } from '../types';
 import { ProviderError } from '../errors';
-import { FAMILY_PHRASES, detectPromptFamilies } from './promptFamilies';
+import { FAMILY_PHRASES, detectPromptFamilies } from '../../domain/promptFamilies';
 
 const PRESERVE = "Keep the building's geometry, materials, proportions and camera angle unchanged";
 const FINISH = 'photorealistic architectural photography, natural perspective, high detail';

@@ -3,7 +3,7 @@
  * Rule-based and deterministic: it keeps the user's words, names what the references are for, adds the
  * looks it recognises (the same families the local image provider understands) and what must not change.
  */
-import { FAMILY_PHRASES, detectPromptFamilies } from '../../../../providers/local/promptFamilies';
+import { FAMILY_PHRASES, detectPromptFamilies } from '../../../../domain/promptFamilies';
 import type { StyleProfile } from './draftState';
 
 export type VisionMode = 'attach' | 'style_sync';
