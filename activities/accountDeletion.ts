@@ -55,19 +55,19 @@ export function createAccountDeletionActivities(deps: Pick<ActivityDeps, 'knex' 
     const ofAccount = (q: Knex.QueryBuilder) =>
       q.where((w) => {
         w.where({ created_by: userId });
-        if (going.length) w.orWhereIn('user_id', going);
+        if (going.length) w.orWhereIn('workspace_id', going);
       });
     const jobs = await ofAccount(knex('video_generation_jobs')).whereIn('status', ACTIVE_JOB).pluck('workflow_id');
     const edits = await ofAccount(knex('ai_image_edits')).whereIn('status', ACTIVE_JOB).whereNotNull('workflow_id').pluck('workflow_id');
     const assemblies = await ofAccount(knex('assembly_jobs')).whereIn('status', ACTIVE_JOB).pluck('workflow_id');
     const drafts = await ofAccount(knex('draft_jobs')).whereIn('status', ACTIVE_JOB).pluck('workflow_id');
-    const exports = await knex('data_exports').where({ user_id: userId }).whereIn('status', ACTIVE_JOB).pluck('workflow_id');
+    const exports = await knex('data_exports').where({ workspace_id: userId }).whereIn('status', ACTIVE_JOB).pluck('workflow_id');
     // an image edit writes its row only at its end: its running reservation names it from the start
     const reservations = await knex('credit_reservations')
       .where({ status: 'active' })
       .where((w) => {
         w.whereRaw("metadata->>'actorId' = ?", [userId]);
-        if (going.length) w.orWhereIn('profile_id', going);
+        if (going.length) w.orWhereIn('workspace_id', going);
       })
       .pluck('idempotency_key');
     for (const id of [...jobs, ...edits, ...assemblies, ...drafts, ...exports]) ids.add(String(id));
@@ -159,7 +159,7 @@ export function createAccountDeletionActivities(deps: Pick<ActivityDeps, 'knex' 
     async endUserApprovals({ userId }: { userId: string }): Promise<{ ended: number }> {
       return heartbeating(async (ctx) => {
         const going = await workspacesGoingWithAccount(knex, userId);
-        const pending = (await knex('pending_approvals').whereIn('user_id', going).where({ status: 'pending' }).select('id', 'workflow_id')) as Array<{ id: string; workflow_id: string }>;
+        const pending = (await knex('pending_approvals').whereIn('workspace_id', going).where({ status: 'pending' }).select('id', 'workflow_id')) as Array<{ id: string; workflow_id: string }>;
         let ended = 0;
         for (const item of pending) {
           try {
@@ -192,7 +192,7 @@ export function createAccountDeletionActivities(deps: Pick<ActivityDeps, 'knex' 
         const going = await workspacesGoingWithAccount(knex, userId);
         const files: Array<{ bucket: Bucket; path: string }> = [];
         for (const workspaceId of going) files.push(...(await listUserFiles(knex, workspaceId, { includeExports: true, approvals: 'all' })));
-        const zips = (await knex('data_exports').where({ user_id: userId }).whereNotNull('storage_path').select('storage_bucket', 'storage_path')) as Array<{ storage_bucket: string; storage_path: string }>;
+        const zips = (await knex('data_exports').where({ workspace_id: userId }).whereNotNull('storage_path').select('storage_bucket', 'storage_path')) as Array<{ storage_bucket: string; storage_path: string }>;
         for (const zip of zips) if (isBucket(zip.storage_bucket) && !files.some((f) => f.bucket === zip.storage_bucket && f.path === zip.storage_path)) files.push({ bucket: zip.storage_bucket, path: zip.storage_path });
         const byBucket = new Map<Bucket, string[]>();
         for (const file of files) byBucket.set(file.bucket, [...(byBucket.get(file.bucket) ?? []), file.path]);
@@ -222,7 +222,7 @@ export function createAccountDeletionActivities(deps: Pick<ActivityDeps, 'knex' 
         const kept = Boolean(personal) && !going.includes(String(personal?.id));
         if (personal && kept) {
           await trx('workspaces').where({ id: personal.id }).update({ personal_user_id: null, updated_at: trx.fn.now() });
-          await trx('data_exports').where({ user_id: userId }).delete();
+          await trx('data_exports').where({ workspace_id: userId }).delete();
         }
         // a workspace that stays never loses its last owner: should one have lost its other owner since the check
         // (a race), its longest-standing member of the highest role becomes owner
@@ -255,7 +255,7 @@ export function createAccountDeletionActivities(deps: Pick<ActivityDeps, 'knex' 
         await trx('credit_transactions')
           .where({ created_by: userId })
           .modify((q) => {
-            if (going.length) q.whereNotIn('profile_id', going);
+            if (going.length) q.whereNotIn('workspace_id', going);
           })
           .update({ created_by: null, created_by_email: 'deleted account' });
         // the invitations the user accepted name their e-mail: they go with the account (the membership they made

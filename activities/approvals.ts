@@ -77,7 +77,7 @@ function filesOf(row: PendingApproval): StoredFileRef[] {
 async function dropUnapprovedVideo(trx: Knex.Transaction, row: PendingApproval): Promise<void> {
   const meta = row.metadata as unknown as ApprovalMetadata;
   if (meta.kind !== 'assembly' || !meta.compiledVideoId) return;
-  await trx('compiled_videos').where({ id: meta.compiledVideoId, user_id: row.userId }).whereRaw("editing_data->>'status' <> 'approved'").delete();
+  await trx('compiled_videos').where({ id: meta.compiledVideoId, workspace_id: row.workspaceId }).whereRaw("editing_data->>'status' <> 'approved'").delete();
 }
 
 /** Inserts the approved original into the project as the row its content type calls for; returns its id. */
@@ -92,7 +92,7 @@ async function saveApprovedContent(trx: Knex.Transaction, row: PendingApproval):
     storage_size: meta.fileSize,
     thumbnail_path: row.thumbnailPath,
   };
-  const base = { project_id: row.projectId, user_id: row.userId, ...storage };
+  const base = { project_id: row.projectId, workspace_id: row.workspaceId, ...storage };
   let inserted: { id: string }[];
   switch (meta.kind) {
     case 'image':
@@ -132,11 +132,11 @@ async function saveApprovedContent(trx: Knex.Transaction, row: PendingApproval):
       if (meta.compiledVideoId) {
         // the assembly stored its video row already: approval makes it part of the library
         inserted = await trx('compiled_videos')
-          .where({ id: meta.compiledVideoId, project_id: row.projectId, user_id: row.userId })
+          .where({ id: meta.compiledVideoId, project_id: row.projectId, workspace_id: row.workspaceId })
           .update({ editing_data: trx.raw(`editing_data || '{"status":"approved"}'::jsonb`), updated_at: trx.fn.now() })
           .returning('id');
         if (inserted.length > 0) {
-          await trx('profiles').where({ id: row.userId }).update({ total_assemblies_used: trx.raw('total_assemblies_used + 1') });
+          await trx('profiles').where({ id: row.workspaceId }).update({ total_assemblies_used: trx.raw('total_assemblies_used + 1') });
           break;
         }
       }
@@ -161,18 +161,18 @@ async function recordSavedLineage(trx: Knex.Transaction, row: PendingApproval, m
   const job = row.sourceJobId;
   switch (meta.kind) {
     case 'image': {
-      const source = await sourceFromFileUrl(trx, row.userId, meta.baseImageUrl);
-      if (source) await recordLineage(trx, { userId: row.userId, itemKind: 'image', itemId, sources: [source], workflowId: job ? imageEditWorkflowId(job) : null });
+      const source = await sourceFromFileUrl(trx, row.workspaceId, meta.baseImageUrl);
+      if (source) await recordLineage(trx, { workspaceId: row.workspaceId, itemKind: 'image', itemId, sources: [source], workflowId: job ? imageEditWorkflowId(job) : null });
       return;
     }
     case 'clip': {
       const source = meta.renderId ? { kind: 'render' as const, id: meta.renderId } : meta.imageId ? { kind: 'image' as const, id: meta.imageId } : null;
-      if (source) await recordLineage(trx, { userId: row.userId, itemKind: 'clip', itemId, sources: [source], workflowId: job ? clipWorkflowId(job) : null });
+      if (source) await recordLineage(trx, { workspaceId: row.workspaceId, itemKind: 'clip', itemId, sources: [source], workflowId: job ? clipWorkflowId(job) : null });
       return;
     }
     case 'assembly':
       await recordLineage(trx, {
-        userId: row.userId,
+        workspaceId: row.workspaceId,
         itemKind: 'compiled_video',
         itemId,
         sources: (meta.clipIds ?? []).map((id) => ({ kind: 'clip' as const, id })),
@@ -201,7 +201,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
         const rows: { id: string; approval_deadline: Date }[] = await trx('pending_approvals')
           .insert({
             id: input.approvalId,
-            user_id: input.userId,
+            workspace_id: input.workspaceId,
             // the member who started the generation (the account above is the workspace)
             created_by: input.createdBy ?? null,
             project_id: input.projectId,
@@ -227,10 +227,10 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           .returning(['id', 'approval_deadline']);
         // announced once, by the attempt that inserted it
         if (rows.length > 0) {
-          await publishEvent(trx, input.userId, { kind: 'approval', approvalId: input.approvalId, status: 'pending', contentType: input.metadata.kind, projectId: input.projectId });
+          await publishEvent(trx, input.workspaceId, { kind: 'approval', approvalId: input.approvalId, status: 'pending', contentType: input.metadata.kind, projectId: input.projectId });
           await recordApprovalEvent(
             trx,
-            { id: input.approvalId, userId: input.userId, projectId: input.projectId, contentType: input.metadata.kind, fileName, cost: input.cost, approvalDeadline: rows[0].approval_deadline, createdBy: input.createdBy },
+            { id: input.approvalId, workspaceId: input.workspaceId, projectId: input.projectId, contentType: input.metadata.kind, fileName, cost: input.cost, approvalDeadline: rows[0].approval_deadline, createdBy: input.createdBy },
             'pending',
           );
         }
@@ -268,7 +268,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
             taskQueue: approvalWorkflow.taskQueue,
             workflowIdReusePolicy: 'REJECT_DUPLICATE',
             typedSearchAttributes: approvalWorkflow.searchAttributes,
-            args: [{ approvalId: created.approvalId, userId: input.userId, windowMs: created.windowMs }],
+            args: [{ approvalId: created.approvalId, workspaceId: input.workspaceId, windowMs: created.windowMs }],
           });
         } catch (err) {
           if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
@@ -282,7 +282,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
         const { contentId, watermark } = await deps.knex.transaction(async (trx) => {
           // profile row first, then the item: the lock order of every other credit writer (services/billing/credits.ts)
           const found = await findApproval(trx, approvalId);
-          await trx('profiles').where({ id: found.userId }).forUpdate().first('id');
+          await trx('profiles').where({ id: found.workspaceId }).forUpdate().first('id');
           const row = await lockApproval(trx, approvalId);
           if (row.status === 'approved' && row.contentId) return { contentId: row.contentId, watermark: null };
           if (row.status !== 'pending') throw notPending(row.status);
@@ -300,10 +300,10 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
             .where({ id: row.id })
             .update({ status: 'approved', remaining_cost: 0, content_id: saved, decided_at: trx.fn.now() });
           // an approval ends a rejection streak and any cooldown it started
-          await trx('profiles').where({ id: row.userId }).update({ rejection_streak: 0, rejection_cooldown_until: null, updated_at: trx.fn.now() });
-          await publishEvent(trx, row.userId, { kind: 'approval', approvalId: row.id, status: 'approved', contentType: row.contentType, projectId: row.projectId });
+          await trx('profiles').where({ id: row.workspaceId }).update({ rejection_streak: 0, rejection_cooldown_until: null, updated_at: trx.fn.now() });
+          await publishEvent(trx, row.workspaceId, { kind: 'approval', approvalId: row.id, status: 'approved', contentType: row.contentType, projectId: row.projectId });
           await recordApprovalEvent(trx, row, 'approved', { decidedBy: actorId ?? row.createdBy ?? null, contentId: saved });
-          await publishEvent(trx, row.userId, { kind: 'content', change: 'added', contentKind: CONTENT_KIND[row.contentType] ?? 'image', projectId: row.projectId, itemId: saved });
+          await publishEvent(trx, row.workspaceId, { kind: 'content', change: 'added', contentKind: CONTENT_KIND[row.contentType] ?? 'image', projectId: row.projectId, itemId: saved });
           return { contentId: saved, watermark: isBucket(row.watermarkedBucket) ? { bucket: row.watermarkedBucket, path: row.watermarkedPath } : null };
         });
         if (watermark) await removeStoredFiles(deps.storage.objects, [watermark], deps.logger);
@@ -318,7 +318,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
       reportingRefusals(async () => {
         const outcome = await deps.knex.transaction(async (trx) => {
           const found = await findApproval(trx, approvalId);
-          const profile = await trx('profiles').where({ id: found.userId }).forUpdate().first('total_credits_purchased', 'rejection_streak');
+          const profile = await trx('profiles').where({ id: found.workspaceId }).forUpdate().first('total_credits_purchased', 'rejection_streak');
           const row = await lockApproval(trx, approvalId);
           if (row.status === 'rejected') return { warning: null, code: null, files: [] as StoredFileRef[] };
           if (row.status !== 'pending') throw notPending(row.status);
@@ -328,12 +328,12 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           if (row.reservationId) await releaseReservation(trx, { reservationId: row.reservationId, reason: 'rejected', actorId: actorId ?? null });
           await dropUnapprovedVideo(trx, row);
           await trx('pending_approvals').where({ id: row.id }).update({ status: 'rejected', decided_at: trx.fn.now() });
-          await publishEvent(trx, row.userId, { kind: 'approval', approvalId: row.id, status: 'rejected', contentType: row.contentType, projectId: row.projectId });
+          await publishEvent(trx, row.workspaceId, { kind: 'approval', approvalId: row.id, status: 'rejected', contentType: row.contentType, projectId: row.projectId });
           await recordApprovalEvent(trx, row, 'rejected', { decidedBy: actorId ?? null });
           const streak = Number(profile.rejection_streak) + 1;
           const cooldown = streak >= REJECTION_STREAK_COOLDOWN_AT;
           await trx('profiles')
-            .where({ id: row.userId })
+            .where({ id: row.workspaceId })
             .update({
               // the cooldown is the streak's consequence: counting starts again after it
               rejection_streak: cooldown ? 0 : streak,
@@ -354,14 +354,14 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
         const files = await deps.knex.transaction(async (trx) => {
           const found = await PendingApproval.query(trx).findById(approvalId);
           if (!found) return [];
-          await trx('profiles').where({ id: found.userId }).forUpdate().first('id');
+          await trx('profiles').where({ id: found.workspaceId }).forUpdate().first('id');
           const row = await lockApproval(trx, approvalId);
           if (row.status !== 'pending') return [];
           // nobody acted: a system release (no actor recorded)
           if (row.reservationId) await releaseReservation(trx, { reservationId: row.reservationId, reason: 'expired', actorId: null });
           await dropUnapprovedVideo(trx, row);
           await trx('pending_approvals').where({ id: row.id }).update({ status: 'expired', decided_at: trx.fn.now() });
-          await publishEvent(trx, row.userId, { kind: 'approval', approvalId: row.id, status: 'expired', contentType: row.contentType, projectId: row.projectId });
+          await publishEvent(trx, row.workspaceId, { kind: 'approval', approvalId: row.id, status: 'expired', contentType: row.contentType, projectId: row.projectId });
           await recordApprovalEvent(trx, row, 'expired');
           return filesOf(row);
         });

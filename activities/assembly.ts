@@ -1,6 +1,6 @@
 /**
  * Activities of the assembly workflow (workflows/assembly.ts). Each is safe to run again: admission is keyed on
- * the job id, files have fixed paths under videos/<userId>/<jobId>/ and are never rewritten, the compiled video
+ * the job id, files have fixed paths under videos/<workspaceId>/<jobId>/ and are never rewritten, the compiled video
  * row is keyed on the workflow id.
  */
 import { createReadStream } from 'node:fs';
@@ -53,7 +53,7 @@ export interface AdmitAssemblyInput {
   jobId: string;
   workflowId: string;
   /** The account (workspace) the video belongs to. */
-  userId: string;
+  workspaceId: string;
   /** The member who started it; absent (or null) in histories from before workspaces. */
   actorId?: string | null;
   projectId: string;
@@ -79,7 +79,7 @@ export interface StoredAssemblyVideo {
 export interface StoreCompiledVideoInput {
   jobId: string;
   workflowId: string;
-  userId: string;
+  workspaceId: string;
   projectId: string;
   fileName: string;
   videoPath: string;
@@ -92,14 +92,14 @@ export interface StoreCompiledVideoInput {
   editing: EditingConfig;
 }
 
-export function assemblyFolder(userId: string, jobId: string): string {
-  return `${userId}/${jobId}`;
+export function assemblyFolder(workspaceId: string, jobId: string): string {
+  return `${workspaceId}/${jobId}`;
 }
 
-const JOB_EVENT_COLUMNS = ['id', 'user_id', 'project_id', 'status', 'progress'];
+const JOB_EVENT_COLUMNS = ['id', 'workspace_id', 'project_id', 'status', 'progress'];
 interface JobEventRow {
   id: string;
-  user_id: string;
+  workspace_id: string;
   project_id: string;
   status: AssemblyJobStatus;
   progress: number;
@@ -156,11 +156,11 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
         .returning([...JOB_EVENT_COLUMNS, 'created_by']);
       for (const row of rows) {
         // a completed assembly used up its clips: the project's chat forgets the selection and what was written for it
-        if (patch.status === 'completed') await resetChatAfterAssembly(trx, row.user_id, row.project_id, new Date());
-        await publishEvent(trx, row.user_id, assemblyJobEvent(row));
+        if (patch.status === 'completed') await resetChatAfterAssembly(trx, row.workspace_id, row.project_id, new Date());
+        await publishEvent(trx, row.workspace_id, assemblyJobEvent(row));
         if (row.status === 'completed' || row.status === 'failed' || row.status === 'cancelled') {
           await recordJobEvent(trx, {
-            workspaceId: row.user_id,
+            workspaceId: row.workspace_id,
             projectId: row.project_id,
             jobId: row.id,
             kind: 'assembly',
@@ -182,23 +182,23 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
     admitAssemblyJob: (input: AdmitAssemblyInput): Promise<AdmittedAssembly> =>
       reportingRefusals(async () =>
         knex.transaction(async (trx) => {
-          const project = (await trx('projects').where({ id: input.projectId, user_id: input.userId }).first('id', 'name')) as { id: string; name: string } | undefined;
+          const project = (await trx('projects').where({ id: input.projectId, workspace_id: input.workspaceId }).first('id', 'name')) as { id: string; name: string } | undefined;
           if (!project) throw new DomainError(403, ASSEMBLY_ERROR_CODES.projectPermission, ASSEMBLY_MSG.projectPermission);
           const fileName = assemblyFileName(project.name, input.platform, input.clipIds.length);
           const existing = (await trx('assembly_jobs').where({ id: input.jobId }).first('options')) as { options: { timeline?: AssemblyEdit } } | undefined;
           if (existing?.options.timeline) return { timeline: existing.options.timeline, fileName };
-          const { rows, orientation } = await loadSelectedClips(trx, input.userId, input.clipIds);
+          const { rows, orientation } = await loadSelectedClips(trx, input.workspaceId, input.clipIds);
           assertPlatformFits(input.platform, orientation);
           // under the profile lock, so two starts at the cap cannot both pass
-          await trx('profiles').where({ id: input.userId }).forUpdate().first('id');
-          await assertAssemblyMayStart(trx, input.userId);
+          await trx('profiles').where({ id: input.workspaceId }).forUpdate().first('id');
+          await assertAssemblyMayStart(trx, input.workspaceId);
           const timeline = timelineFor(rows, input.platform, input.editing, input.transitions);
           await trx('assembly_jobs').insert({
             id: input.jobId,
-            user_id: input.userId,
+            workspace_id: input.workspaceId,
             // the member who started it; a history from before workspaces names none, and its account is the personal
             // workspace of its owner, whose id is theirs. A subquery: a member deleted meanwhile records nobody.
-            created_by: trx.raw('(select id from users where id = ?)', [input.actorId || input.userId]),
+            created_by: trx.raw('(select id from users where id = ?)', [input.actorId || input.workspaceId]),
             project_id: input.projectId,
             platform: input.platform,
             clip_ids: input.clipIds,
@@ -208,8 +208,8 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
             options: JSON.stringify({ editing: input.editing, transitions: input.transitions, timeline }),
             workflow_id: input.workflowId,
           });
-          await publishEvent(trx, input.userId, { kind: 'job', job: 'assembly', jobId: input.jobId, status: 'pending', progress: ASSEMBLY_PROGRESS.admitted, projectId: input.projectId });
-          await recordJobEvent(trx, { workspaceId: input.userId, projectId: input.projectId, jobId: input.jobId, kind: 'assembly', status: 'started', startedBy: input.actorId || input.userId });
+          await publishEvent(trx, input.workspaceId, { kind: 'job', job: 'assembly', jobId: input.jobId, status: 'pending', progress: ASSEMBLY_PROGRESS.admitted, projectId: input.projectId });
+          await recordJobEvent(trx, { workspaceId: input.workspaceId, projectId: input.projectId, jobId: input.jobId, kind: 'assembly', status: 'started', startedBy: input.actorId || input.workspaceId });
           return { timeline, fileName };
         }),
       ),
@@ -225,14 +225,14 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
     },
 
     /**
-     * Renders the timeline into videos/<userId>/<jobId>/video.mp4 and its watermarked preview (preview.mp4, half
+     * Renders the timeline into videos/<workspaceId>/<jobId>/video.mp4 and its watermarked preview (preview.mp4, half
      * size) with one ffmpeg run, heartbeating all along and reporting progress. A retry finds both stored and
      * returns them; otherwise it renders again from the start (a file an earlier attempt stored is kept).
      */
-    async renderAssembly(input: { jobId: string; userId: string; timeline: AssemblyEdit }): Promise<StoredAssemblyVideo> {
+    async renderAssembly(input: { jobId: string; workspaceId: string; timeline: AssemblyEdit }): Promise<StoredAssemblyVideo> {
       const ctx = Context.current();
-      const videoPath = `${assemblyFolder(input.userId, input.jobId)}/video.mp4`;
-      const previewPath = `${assemblyFolder(input.userId, input.jobId)}/preview.mp4`;
+      const videoPath = `${assemblyFolder(input.workspaceId, input.jobId)}/video.mp4`;
+      const previewPath = `${assemblyFolder(input.workspaceId, input.jobId)}/preview.mp4`;
       if ((await exists(videoPath)) && (await exists(previewPath))) return probeStored(videoPath);
       const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'assembly-'));
       const locals: LocalFile[] = [];
@@ -255,7 +255,7 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
             .whereIn('status', ASSEMBLY_ACTIVE_STATUSES)
             .update({ progress: knex.raw('greatest(progress, ?)', [progress]), message: ASSEMBLY_MESSAGES.rendering, updated_at: knex.fn.now() })
             .returning(JOB_EVENT_COLUMNS)
-            .then((rows: JobEventRow[]) => Promise.all(rows.map((row) => publishEventQuietly(knex, row.user_id, assemblyJobEvent(row), logger))))
+            .then((rows: JobEventRow[]) => Promise.all(rows.map((row) => publishEventQuietly(knex, row.workspace_id, assemblyJobEvent(row), logger))))
             .catch((err: unknown) => logger.warn({ err, jobId: input.jobId }, 'could not record assembly progress'));
           await ctx.client.workflow
             .getHandle(workflowId)
@@ -307,9 +307,9 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
     },
 
     /** The thumbnail (a frame as WebP) beside the stored video and its preview. */
-    async finishAssemblyMedia(input: { jobId: string; userId: string; videoPath: string }): Promise<{ thumbnailPath: string; previewPath: string }> {
+    async finishAssemblyMedia(input: { jobId: string; workspaceId: string; videoPath: string }): Promise<{ thumbnailPath: string; previewPath: string }> {
       const ctx = Context.current();
-      const folder = assemblyFolder(input.userId, input.jobId);
+      const folder = assemblyFolder(input.workspaceId, input.jobId);
       const thumbnailPath = `${folder}/thumbnail.webp`;
       const previewPath = `${folder}/preview.mp4`;
       if (!(await exists(previewPath))) throw new Error(`the preview of ${input.jobId} is missing`);
@@ -341,7 +341,7 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
           await knex('compiled_videos')
             .insert({
               project_id: input.projectId,
-              user_id: input.userId,
+              workspace_id: input.workspaceId,
               file_url: fileUrl(VIDEOS, input.videoPath),
               file_name: input.fileName,
               duration: input.durationSeconds,
@@ -376,9 +376,9 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
       }),
 
     /** Undoes a job that will not reach the approval queue: its files, its unapproved compiled video, its row's status. */
-    async abandonAssemblyJob(input: { jobId: string; userId: string; status: 'failed' | 'cancelled'; error: string | null; message: string }): Promise<void> {
+    async abandonAssemblyJob(input: { jobId: string; workspaceId: string; status: 'failed' | 'cancelled'; error: string | null; message: string }): Promise<void> {
       await knex('compiled_videos').where({ assembly_job_id: input.jobId }).whereRaw("editing_data->>'status' <> 'approved'").delete();
-      await storage.objects.removePrefix(VIDEOS, assemblyFolder(input.userId, input.jobId));
+      await storage.objects.removePrefix(VIDEOS, assemblyFolder(input.workspaceId, input.jobId));
       await moveJob(input.jobId, { status: input.status, error: input.error, message: input.message }, { error: input.error ?? input.message });
     },
   };

@@ -1,7 +1,7 @@
 /**
  * Activities of the clip workflow (workflows/clipGeneration.ts). Each is safe to run again: admission is
  * keyed on the job id and the reservation on the workflow id, the provider job id is stored on the job row
- * as soon as it exists, stored files have fixed paths under clips/<userId>/<jobId>/ and are never rewritten.
+ * as soon as it exists, stored files have fixed paths under clips/<workspaceId>/<jobId>/ and are never rewritten.
  */
 import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -56,7 +56,7 @@ export interface AdmitClipJobInput {
   jobId: string;
   workflowId: string;
   /** The account (workspace) the clip is for. */
-  userId: string;
+  workspaceId: string;
   /** The member who started it (job row's and reservation's created_by); absent from runs before workspaces. */
   actorId?: string | null;
   projectId: string;
@@ -81,7 +81,7 @@ export interface RecordClipJobInput {
 
 export interface SubmitClipVideoInput {
   jobId: string;
-  userId: string;
+  workspaceId: string;
   source: ClipSource;
   options: ClipJobOptions;
 }
@@ -119,7 +119,7 @@ export interface StoredClipVideo {
 
 export interface FinishClipMediaInput {
   jobId: string;
-  userId: string;
+  workspaceId: string;
   clipPath: string;
   width: number;
   height: number;
@@ -135,7 +135,7 @@ export interface ClipMediaFiles {
 export interface AbandonClipJobInput {
   jobId: string;
   workflowId: string;
-  userId: string;
+  workspaceId: string;
   /** The job's starter: the release is theirs (absent from runs before workspaces: the account's owner). */
   actorId?: string | null;
   providerJobId: string | null;
@@ -144,8 +144,8 @@ export interface AbandonClipJobInput {
   message: string;
 }
 
-export function clipFolder(userId: string, jobId: string): string {
-  return `${userId}/${jobId}`;
+export function clipFolder(workspaceId: string, jobId: string): string {
+  return `${workspaceId}/${jobId}`;
 }
 
 /** Expected refusals keep their code and stop retries; a provider error retries only when another try can help. */
@@ -183,10 +183,10 @@ class ProgressReporter {
 }
 
 /** What a job's realtime event needs from its row (returned by the update that moved it). */
-const JOB_EVENT_COLUMNS = ['id', 'user_id', 'project_id', 'status', 'progress'];
+const JOB_EVENT_COLUMNS = ['id', 'workspace_id', 'project_id', 'status', 'progress'];
 interface JobEventRow {
   id: string;
-  user_id: string;
+  workspace_id: string;
   project_id: string;
   status: ClipJobStatus;
   progress: number;
@@ -201,7 +201,7 @@ async function recordClipEnd(trx: Knex.Transaction, row: JobEventRow, end: { app
   if (row.status !== 'completed' && row.status !== 'failed' && row.status !== 'cancelled') return;
   const starter = (await trx('video_generation_jobs').where({ id: row.id }).first('created_by')) as { created_by: string | null } | undefined;
   await recordJobEvent(trx, {
-    workspaceId: row.user_id,
+    workspaceId: row.workspace_id,
     projectId: row.project_id,
     jobId: row.id,
     kind: 'clip',
@@ -232,7 +232,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
       .where('progress', '<', progress)
       .update({ progress, message, updated_at: knex.fn.now() })
       .returning(JOB_EVENT_COLUMNS);
-    await Promise.all(rows.map((row) => publishEventQuietly(knex, row.user_id, clipJobEvent(row), logger)));
+    await Promise.all(rows.map((row) => publishEventQuietly(knex, row.workspace_id, clipJobEvent(row), logger)));
   };
 
   /** A cancel does not wait for the long activities: they look before storing anything, so nothing lands after the clean-up. */
@@ -284,18 +284,18 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
     async admitClipJob(input: AdmitClipJobInput): Promise<AdmittedClipJob> {
       try {
         return await knex.transaction(async (trx) => {
-          const profile = await trx('profiles').where({ id: input.userId }).forUpdate().first('id');
+          const profile = await trx('profiles').where({ id: input.workspaceId }).forUpdate().first('id');
           if (!profile) throw ApplicationFailure.create({ type: 'PROFILE_NOT_FOUND', message: 'User not found', nonRetryable: true, details: [{ status: 404 }] });
           const existing = await trx('video_generation_jobs').where({ id: input.jobId }).first('id');
           let warning: string | null = null;
           let code: string | null = null;
           if (!existing) {
-            const check = await checkClipAdmission(trx, input.userId, input.jobId);
+            const check = await checkClipAdmission(trx, input.workspaceId, input.jobId);
             if (!check.ok) throw ApplicationFailure.create({ type: check.code, message: check.error, nonRetryable: true, details: [{ status: check.status }] });
             ({ warning, code } = check);
             await trx('video_generation_jobs').insert({
               id: input.jobId,
-              user_id: input.userId,
+              workspace_id: input.workspaceId,
               project_id: input.projectId,
               render_id: input.sourceKind === 'render' ? input.sourceId : null,
               image_id: input.sourceKind === 'image' ? input.sourceId : null,
@@ -306,12 +306,12 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
               workflow_id: input.workflowId,
               created_by: createdByValue(trx, actorOf(input)),
             });
-            await publishEvent(trx, input.userId, { kind: 'job', job: 'clip', jobId: input.jobId, status: 'pending', progress: CLIP_PROGRESS.admitted, projectId: input.projectId });
-            await recordJobEvent(trx, { workspaceId: input.userId, projectId: input.projectId, jobId: input.jobId, kind: 'clip', status: 'started', startedBy: actorOf(input) });
+            await publishEvent(trx, input.workspaceId, { kind: 'job', job: 'clip', jobId: input.jobId, status: 'pending', progress: CLIP_PROGRESS.admitted, projectId: input.projectId });
+            await recordJobEvent(trx, { workspaceId: input.workspaceId, projectId: input.projectId, jobId: input.jobId, kind: 'clip', status: 'started', startedBy: actorOf(input) });
           }
           // the start rule again inside checkAndReserve: the same lock, so the same answer, and the ledger's own guard
           const reservation = await checkAndReserve(trx, {
-            profileId: input.userId,
+            workspaceId: input.workspaceId,
             contentType: 'clip',
             idempotencyKey: input.workflowId,
             description: `Clip: ${input.options.effect} for ${input.options.platform}`,
@@ -340,7 +340,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
           })
           .returning(JOB_EVENT_COLUMNS);
         for (const row of rows) {
-          await publishEvent(trx, row.user_id, clipJobEvent(row));
+          await publishEvent(trx, row.workspace_id, clipJobEvent(row));
           if (row.status === 'completed' || row.status === 'failed' || row.status === 'cancelled') await recordClipEnd(trx, row, { approvalId: input.result?.approvalId ?? null, error: null });
         }
       });
@@ -416,12 +416,12 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
 
     /**
      * Follows the provider job to its end, heartbeating all along, and stores the clip at
-     * clips/<userId>/<jobId>/clip.mp4. A retry resumes: a stored clip is returned as is, otherwise the wait
+     * clips/<workspaceId>/<jobId>/clip.mp4. A retry resumes: a stored clip is returned as is, otherwise the wait
      * picks the same provider job up again, starting its progress from the last heartbeat.
      */
-    async awaitClipVideo(input: { jobId: string; userId: string; providerJobId: string }): Promise<StoredClipVideo> {
+    async awaitClipVideo(input: { jobId: string; workspaceId: string; providerJobId: string }): Promise<StoredClipVideo> {
       const ctx = Context.current();
-      const clipPath = `${clipFolder(input.userId, input.jobId)}/clip.mp4`;
+      const clipPath = `${clipFolder(input.workspaceId, input.jobId)}/clip.mp4`;
       if (await exists(clipPath)) return probeStored(clipPath);
 
       const resumed = ctx.info.heartbeatDetails as { providerProgress?: number } | undefined;
@@ -436,7 +436,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
           .whereIn('status', CLIP_JOB_ACTIVE_STATUSES)
           .update({ progress: knex.raw('greatest(progress, ?)', [progress]), message, updated_at: knex.fn.now() })
           .returning(JOB_EVENT_COLUMNS)
-          .then((rows: JobEventRow[]) => Promise.all(rows.map((row) => publishEventQuietly(knex, row.user_id, clipJobEvent(row), logger))))
+          .then((rows: JobEventRow[]) => Promise.all(rows.map((row) => publishEventQuietly(knex, row.workspace_id, clipJobEvent(row), logger))))
           .catch((err: unknown) => logger.warn({ err, jobId: input.jobId }, 'could not record clip progress'));
         await ctx.client.workflow
           .getHandle(workflowId)
@@ -472,7 +472,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
      */
     async finishClipMedia(input: FinishClipMediaInput): Promise<ClipMediaFiles> {
       const ctx = Context.current();
-      const folder = clipFolder(input.userId, input.jobId);
+      const folder = clipFolder(input.workspaceId, input.jobId);
       const thumbnailPath = `${folder}/thumbnail.webp`;
       const previewPath = `${folder}/preview.mp4`;
       const needThumbnail = !(await exists(thumbnailPath));
@@ -530,7 +530,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
         await imageToVideo.cancel(providerJobId).catch((err: unknown) => logger.warn({ err, providerJobId }, 'could not cancel provider job'));
         await imageToVideo.release(providerJobId).catch((err: unknown) => logger.warn({ err, providerJobId }, 'could not release provider files'));
       }
-      await storage.objects.removePrefix(CLIPS, clipFolder(input.userId, input.jobId));
+      await storage.objects.removePrefix(CLIPS, clipFolder(input.workspaceId, input.jobId));
       const reservation = await CreditReservation.query(knex).findOne({ idempotency_key: input.workflowId });
       if (reservation && reservation.status === 'active') {
         await releaseReservation(knex, { reservationId: reservation.id, reason: input.status === 'cancelled' ? 'clip cancelled' : 'clip failed', actorId: actorOf(input) });
@@ -542,7 +542,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
           .update({ status: input.status, error: input.error, message: input.message, updated_at: trx.fn.now() })
           .returning(JOB_EVENT_COLUMNS);
         for (const row of rows) {
-          await publishEvent(trx, row.user_id, clipJobEvent(row));
+          await publishEvent(trx, row.workspace_id, clipJobEvent(row));
           await recordClipEnd(trx, row, { approvalId: null, error: input.error ?? input.message });
         }
       });

@@ -137,12 +137,12 @@ export function createDataExportActivities(deps: Pick<ActivityDeps, 'knex' | 'st
       if (input.status === 'completed') await removeOlderExports(input.exportId);
       // a finished row stays finished: a late retry of an earlier step cannot reopen it
       await knex.transaction(async (trx) => {
-        const rows: { id: string; user_id: string; status: string; progress: number }[] = await trx('data_exports')
+        const rows: { id: string; workspace_id: string; status: string; progress: number }[] = await trx('data_exports')
           .where({ id: input.exportId })
           .whereIn('status', ['pending', 'processing'])
           .update(patch)
-          .returning(['id', 'user_id', 'status', 'progress']);
-        for (const row of rows) await publishEvent(trx, row.user_id, { kind: 'job', job: 'export', jobId: row.id, status: row.status, progress: row.progress });
+          .returning(['id', 'workspace_id', 'status', 'progress']);
+        for (const row of rows) await publishEvent(trx, row.workspace_id, { kind: 'job', job: 'export', jobId: row.id, status: row.status, progress: row.progress });
       });
     },
 
@@ -155,7 +155,7 @@ export function createDataExportActivities(deps: Pick<ActivityDeps, 'knex' | 'st
      */
     async writeDataExport(input: DataExportInput): Promise<DataExportResult> {
       const ctx = Context.current();
-      const row = (await knex('data_exports').where({ id: input.exportId, user_id: input.userId }).first('created_at', 'sequence')) as
+      const row = (await knex('data_exports').where({ id: input.exportId, workspace_id: input.userId }).first('created_at', 'sequence')) as
         | { created_at: Date; sequence: number }
         | undefined;
       if (!row) throw new Error(`data export ${input.exportId} of ${input.userId} not found`);
@@ -251,10 +251,10 @@ export function createDataExportActivities(deps: Pick<ActivityDeps, 'knex' | 'st
 
   /** One zip per user is kept: a new export removes the files of the earlier ones, whose links then read as expired. */
   async function removeOlderExports(exportId: string): Promise<void> {
-    const current = (await knex('data_exports').where({ id: exportId }).first('user_id', 'sequence')) as { user_id: string; sequence: number } | undefined;
+    const current = (await knex('data_exports').where({ id: exportId }).first('workspace_id', 'sequence')) as { workspace_id: string; sequence: number } | undefined;
     if (!current) return;
     const older = (await knex('data_exports')
-      .where({ user_id: current.user_id })
+      .where({ workspace_id: current.workspace_id })
       .where('sequence', '<', current.sequence)
       .whereNotNull('storage_path')
       .select('id', 'storage_bucket', 'storage_path')) as Array<{ id: string; storage_bucket: string; storage_path: string }>;

@@ -43,12 +43,12 @@ export interface DraftModelOutput {
   durationMs: number;
 }
 
-export function draftVersionFolder(userId: string, draftId: string, imageId: string): string {
-  return `${draftFolder(userId, draftId)}/${imageId}`;
+export function draftVersionFolder(workspaceId: string, draftId: string, imageId: string): string {
+  return `${draftFolder(workspaceId, draftId)}/${imageId}`;
 }
 
-function outputPaths(job: Pick<DraftJobWorkflowInput, 'userId' | 'draftId' | 'imageId' | 'jobId'>): string[] {
-  return OUTPUT_EXTENSIONS.map((ext) => `${draftVersionFolder(job.userId, job.draftId, job.imageId)}/v-${job.jobId}.${ext}`);
+function outputPaths(job: Pick<DraftJobWorkflowInput, 'workspaceId' | 'draftId' | 'imageId' | 'jobId'>): string[] {
+  return OUTPUT_EXTENSIONS.map((ext) => `${draftVersionFolder(job.workspaceId, job.draftId, job.imageId)}/v-${job.jobId}.${ext}`);
 }
 
 function sourceFailure(cause: unknown): ApplicationFailure {
@@ -107,7 +107,7 @@ export function createDraftJobActivities(deps: Pick<ActivityDeps, 'knex' | 'stor
           // an unreadable source is the provider's INPUT refusal: not retried. A cancel (the image or its draft was
           // removed) ends the wait at once and nothing is written after it
           const ctx = Context.current();
-          const run = deps.providers.draftModels.run({ mode: job.mode, model: option.model, image, prompt: job.prompt, references, scale: option.scale, caller: job.userId });
+          const run = deps.providers.draftModels.run({ mode: job.mode, model: option.model, image, prompt: job.prompt, references, scale: option.scale, caller: job.workspaceId });
           run.catch(() => undefined);
           const result = await Promise.race([run, ctx.cancelled]);
           if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
@@ -142,7 +142,7 @@ export function createDraftJobActivities(deps: Pick<ActivityDeps, 'knex' | 'stor
         const saved = await deps.knex.transaction(async (trx) => {
           const row = (await trx('draft_images')
             .join('drafts', 'drafts.id', 'draft_images.draft_id')
-            .where({ 'draft_images.id': job.imageId, 'drafts.id': job.draftId, 'drafts.user_id': job.userId })
+            .where({ 'draft_images.id': job.imageId, 'drafts.id': job.draftId, 'drafts.workspace_id': job.workspaceId })
             .forUpdate()
             .first('draft_images.metadata')) as { metadata: DraftImageMetadata } | undefined;
           if (!row) throw imageGone();
@@ -186,8 +186,8 @@ export function createDraftJobActivities(deps: Pick<ActivityDeps, 'knex' | 'stor
               updated_at: trx.fn.now(),
             });
           await trx('drafts').where({ id: job.draftId }).update({ updated_at: trx.fn.now() });
-          await publishEvent(trx, job.userId, { kind: 'job', job: 'draft', jobId: job.jobId, status: 'completed', draftId: job.draftId, imageId: job.imageId });
-          await recordJobEvent(trx, { workspaceId: job.userId, projectId: null, jobId: job.jobId, kind: 'enhance', status: 'completed', startedBy: job.actorId ?? null, draftId: job.draftId, draftImageId: job.imageId });
+          await publishEvent(trx, job.workspaceId, { kind: 'job', job: 'draft', jobId: job.jobId, status: 'completed', draftId: job.draftId, imageId: job.imageId });
+          await recordJobEvent(trx, { workspaceId: job.workspaceId, projectId: null, jobId: job.jobId, kind: 'enhance', status: 'completed', startedBy: job.actorId ?? null, draftId: job.draftId, draftImageId: job.imageId });
           return { version, evicted };
         });
         // files of versions no row points at any more; a failure leaves an orphan (removed with the draft), never a broken history
@@ -196,7 +196,7 @@ export function createDraftJobActivities(deps: Pick<ActivityDeps, 'knex' | 'stor
       }),
 
     /** Marks the job failed (unless it completed) and removes its output, unless that output became a version. */
-    failDraftJob: (input: { jobId: string; userId: string; draftId: string; imageId: string; error: string }): Promise<void> =>
+    failDraftJob: (input: { jobId: string; workspaceId: string; draftId: string; imageId: string; error: string }): Promise<void> =>
       reportingRefusals(async () => {
         const inHistory = await deps.knex.transaction(async (trx) => {
           const failed: Array<{ created_by: string | null }> = await trx('draft_jobs')
@@ -206,7 +206,7 @@ export function createDraftJobActivities(deps: Pick<ActivityDeps, 'knex' | 'stor
             .returning(['created_by']);
           for (const row of failed) {
             await recordJobEvent(trx, {
-              workspaceId: input.userId,
+              workspaceId: input.workspaceId,
               projectId: null,
               jobId: input.jobId,
               kind: 'enhance',
@@ -218,7 +218,7 @@ export function createDraftJobActivities(deps: Pick<ActivityDeps, 'knex' | 'stor
             });
           }
           const row = (await trx('draft_images').where({ id: input.imageId }).first('metadata')) as { metadata: DraftImageMetadata } | undefined;
-          await publishEvent(trx, input.userId, { kind: 'job', job: 'draft', jobId: input.jobId, status: 'failed', draftId: input.draftId, imageId: input.imageId });
+          await publishEvent(trx, input.workspaceId, { kind: 'job', job: 'draft', jobId: input.jobId, status: 'failed', draftId: input.draftId, imageId: input.imageId });
           return row?.metadata.history.some((v) => v.job_id === input.jobId) ?? false;
         });
         if (!inHistory) await objects.remove(DRAFTS_BUCKET, outputPaths({ ...input }));

@@ -122,7 +122,7 @@ async function exactFraming(result: GeneratedImage, source: Buffer, input: Pick<
 
 export interface ReserveImageEditInput {
   /** The account (workspace) the image is for. */
-  userId: string;
+  workspaceId: string;
   /** The member who started it (the reservation's created_by); absent from runs before workspaces. */
   actorId?: string | null;
   workflowId: string;
@@ -162,7 +162,7 @@ export interface MadeEditedImage {
 
 export interface RecordImageEditInput {
   workflowId: string;
-  userId: string;
+  workspaceId: string;
   /** The member who started it (ai_image_edits.created_by); absent from runs before workspaces. */
   actorId?: string | null;
   projectId: string;
@@ -204,7 +204,7 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
         // the reservation is where an image edit starts (it has no row until it ends): job.started with it, once
         const reservation = await deps.knex.transaction(async (trx) => {
           const reserved = await checkAndReserve(trx, {
-            profileId: input.userId,
+            workspaceId: input.workspaceId,
             contentType: 'image',
             idempotencyKey: input.workflowId,
             description: 'AI image edit',
@@ -212,7 +212,7 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
             actorId: actorOf(input),
           });
           if (!reserved.replayed) {
-            await recordJobEvent(trx, { workspaceId: input.userId, projectId: input.projectId, jobId: imageEditJobId(input.workflowId), kind: 'image', status: 'started', startedBy: actorOf(input) });
+            await recordJobEvent(trx, { workspaceId: input.workspaceId, projectId: input.projectId, jobId: imageEditJobId(input.workflowId), kind: 'image', status: 'started', startedBy: actorOf(input) });
           }
           return reserved;
         });
@@ -314,7 +314,7 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
     recordImageEdit: (input: RecordImageEditInput): Promise<{ editId: string }> =>
       reportingRefusals(async () => {
         const row = {
-          user_id: input.userId,
+          workspace_id: input.workspaceId,
           project_id: input.projectId,
           workflow_id: input.workflowId,
           original_image_url: input.originalImageUrl,
@@ -334,11 +334,11 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
               .onConflict('workflow_id')
               .merge(['edited_image_url', 'edit_data', 'status', 'error'])
               .returning<{ id: string }[]>('id');
-            await publishEvent(trx, input.userId, { kind: 'job', job: 'image-edit', jobId: input.workflowId, status: input.status, projectId: input.projectId });
+            await publishEvent(trx, input.workspaceId, { kind: 'job', job: 'image-edit', jobId: input.workflowId, status: input.status, projectId: input.projectId });
             if (before?.status !== input.status) {
               const approvalId = typeof input.editData.approvalId === 'string' ? input.editData.approvalId : null;
               await recordJobEvent(trx, {
-                workspaceId: input.userId,
+                workspaceId: input.workspaceId,
                 projectId: input.projectId,
                 jobId: imageEditJobId(input.workflowId),
                 kind: 'image',

@@ -69,12 +69,12 @@ async function createOnboardingProjectIn(knex: Knex, input: CreateOnboardingProj
   const name = onboardingProjectName(input.fileName);
   try {
     const inserted = await knex('projects')
-      .insert({ id, user_id: input.userId, name })
+      .insert({ id, workspace_id: input.userId, name })
       .onConflict('id')
       .ignore()
       .returning<{ id: string }[]>('id');
     // on conflict nothing is inserted; read back what the first run stored (the user may have renamed it since)
-    const project = await Project.query(knex).findById(id).where('user_id', input.userId);
+    const project = await Project.query(knex).findById(id).where('workspace_id', input.userId);
     if (!project) throw new Error(`onboarding project ${id} neither inserted nor found for user ${input.userId}`);
     return { projectId: project.id, projectName: project.name, created: inserted.length > 0 };
   } catch (err) {

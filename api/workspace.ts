@@ -42,8 +42,8 @@ export function requestedWorkspaceId(ctx: Context): string {
 async function projectWorkspace(deps: WorkspaceAccessDeps, projectId: string): Promise<string | null> {
   if (!UUID.test(projectId)) return null;
   if (deps.projectOwners) return deps.projectOwners.ownerOf(deps.knex, projectId);
-  const row = await deps.knex('projects').where({ id: projectId }).first<{ user_id: string } | undefined>('user_id');
-  return row?.user_id ?? null;
+  const row = await deps.knex('projects').where({ id: projectId }).first<{ workspace_id: string } | undefined>('workspace_id');
+  return row?.workspace_id ?? null;
 }
 
 function roleIn(deps: WorkspaceAccessDeps, workspaceId: string, userId: string) {

@@ -118,7 +118,7 @@ async function main(): Promise<void> {
           const [row] = await db.knex('clips')
             .insert({
               project_id: projectId,
-              user_id: user.userId,
+              workspace_id: user.userId,
               file_url: fileUrl('clips', objectPath),
               file_name: `Bench clip ${i + 1}.mp4`,
               duration: CLIP_SECONDS,

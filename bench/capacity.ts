@@ -298,7 +298,7 @@ async function run(workerCount: number, ctx: { knex: Knex; storage: Storage; cli
     const accountIds = accounts.map((a) => a.userId);
     const inFlight = setInterval(() => {
       knex('video_generation_jobs')
-        .whereIn('user_id', accountIds)
+        .whereIn('workspace_id', accountIds)
         .whereIn('status', ['pending', 'processing'])
         .count({ n: '*' })
         .first()
@@ -415,19 +415,19 @@ async function run(workerCount: number, ctx: { knex: Knex; storage: Storage; cli
     // the charge: approve every clip as its user would (the approve route's service)
     log(`approving ${completed} clips`);
     const approvals = new ApprovalService({ knex, storage, temporal: async () => client });
-    const pending = (await knex('pending_approvals').whereIn('source_job_id', started).select('id', 'user_id')) as Array<{ id: string; user_id: string }>;
+    const pending = (await knex('pending_approvals').whereIn('source_job_id', started).select('id', 'workspace_id')) as Array<{ id: string; workspace_id: string }>;
     const approveFailures: string[] = [];
     await eachLimited(pending, 20, async (p) => {
       try {
-        await approvals.approve(p.user_id, p.id);
+        await approvals.approve(p.workspace_id, p.id);
       } catch (err) {
-        approveFailures.push(`${p.user_id}: approve ${(err as Error).message}`);
+        approveFailures.push(`${p.workspace_id}: approve ${(err as Error).message}`);
       }
     });
     const runAccounts = accounts.map((a) => a.userId);
-    const consumeRows = (await knex('credit_transactions').whereIn('profile_id', runAccounts).where({ transaction_type: 'consume' }).select('profile_id', 'amount')) as Array<{ profile_id: string; amount: number }>;
+    const consumeRows = (await knex('credit_transactions').whereIn('workspace_id', runAccounts).where({ transaction_type: 'consume' }).select('workspace_id', 'amount')) as Array<{ workspace_id: string; amount: number }>;
     const consumes = new Map<string, number[]>();
-    for (const r of consumeRows) consumes.set(r.profile_id, [...(consumes.get(r.profile_id) ?? []), Number(r.amount)]);
+    for (const r of consumeRows) consumes.set(r.workspace_id, [...(consumes.get(r.workspace_id) ?? []), Number(r.amount)]);
     const invariants = new Map<string, { ok: boolean; balance: number; ledgerSum: number; reserved: number }>();
     await eachLimited(runAccounts, 8, async (id) => {
       invariants.set(id, await checkLedgerInvariant(knex, id));

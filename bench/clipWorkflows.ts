@@ -104,8 +104,8 @@ async function checkMoney(knex: Knex, outcomes: Outcome[], phase: 'pending' | 'a
     const id = o.participant.userId;
     const invariant = await checkLedgerInvariant(knex, id);
     if (!invariant.ok) problems.push(`${id}: ledger invariant ${JSON.stringify(invariant)}`);
-    const reservations = (await knex('credit_reservations').where({ profile_id: id }).select('idempotency_key', 'status', 'amount')) as Array<{ idempotency_key: string; status: string; amount: number }>;
-    const consumes = (await knex('credit_transactions').where({ profile_id: id, transaction_type: 'consume' }).select('amount')) as Array<{ amount: number }>;
+    const reservations = (await knex('credit_reservations').where({ workspace_id: id }).select('idempotency_key', 'status', 'amount')) as Array<{ idempotency_key: string; status: string; amount: number }>;
+    const consumes = (await knex('credit_transactions').where({ workspace_id: id, transaction_type: 'consume' }).select('amount')) as Array<{ amount: number }>;
     const profile = (await knex('profiles').where({ id }).first('credits', 'reserved_credits')) as { credits: number; reserved_credits: number };
     const expected = phase === 'pending' ? { credits: 5, reserved: 4, reservation: 'active', consumes: 0 } : { credits: 1, reserved: 0, reservation: 'consumed', consumes: 1 };
     if (reservations.length !== 1 || reservations[0].idempotency_key !== clipWorkflowId(o.jobId) || reservations[0].amount !== 4 || reservations[0].status !== expected.reservation) {

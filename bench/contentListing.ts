@@ -24,7 +24,7 @@ async function seedProject(knex: Knex, userId: string, projectId: string): Promi
       const storagePath = `${userId}/${table}-${i}-${randomUUID()}.bin`;
       return {
         project_id: projectId,
-        user_id: userId,
+        workspace_id: userId,
         file_url: `/api/files/${bucket}/${storagePath}`,
         file_name: `${table} ${i}`,
         storage_bucket: bucket,
@@ -86,7 +86,7 @@ function report(rows: LoadFigures[], bytes: number): void {
 async function main(): Promise<void> {
   await withBenchDatabase({ max: 4 }, async (db) => {
     const user = await db.signUpUser('Bench Library');
-    const [project] = await db.knex('projects').insert({ user_id: user.userId, name: 'Bench library' }).returning('id');
+    const [project] = await db.knex('projects').insert({ workspace_id: user.userId, name: 'Bench library' }).returning('id');
     await seedProject(db.knex, user.userId, project.id);
 
     let api: BenchApi | null = await startBenchApi(db.url);

@@ -100,11 +100,11 @@ async function createUsers(knex: Knex, n: number): Promise<SseUser[]> {
       await trx('workspace_members').insert(chunk.map((u) => ({ workspace_id: u.userId, user_id: u.userId, role: 'owner' })));
       await trx('profiles').insert(chunk.map((u) => ({ id: u.userId, email: `bench-sse-${run}-${u.index}@example.test`, name: `Bench SSE ${u.index}` })));
       await trx('sessions').insert(chunk.map((u) => ({ id: sessionIdForToken(u.token), user_id: u.userId, expires_at: expiresAt })));
-      await trx('projects').insert(chunk.map((u, k) => ({ id: projectIds[k], user_id: u.userId, name: `Bench SSE ${u.index}` })));
+      await trx('projects').insert(chunk.map((u, k) => ({ id: projectIds[k], workspace_id: u.userId, name: `Bench SSE ${u.index}` })));
       await trx('video_generation_jobs').insert(
         chunk.map((u, k) => ({
           id: u.clipJobId,
-          user_id: u.userId,
+          workspace_id: u.userId,
           project_id: projectIds[k],
           status: 'completed',
           progress: 100,

@@ -85,38 +85,38 @@ const ENDPOINTS: Endpoint[] = [
 async function seed(knex: Knex, user: BenchUser, n: number): Promise<Seeded> {
   const u = user.userId;
   await knex('profiles').where({ id: u }).update({ enhance_unlocked_at: knex.fn.now() });
-  const [project] = (await knex('projects').insert({ user_id: u, name: `Growth ${n}` }).returning('id')) as Array<{ id: string }>;
+  const [project] = (await knex('projects').insert({ workspace_id: u, name: `Growth ${n}` }).returning('id')) as Array<{ id: string }>;
   const p = project.id;
   const base = "timestamptz '2026-01-01 00:00:00+00' + i * interval '1 second'";
   await knex.raw(
-    `insert into renders (project_id, user_id, file_url, file_name, storage_bucket, storage_path, width, height, created_at, updated_at)
+    `insert into renders (project_id, workspace_id, file_url, file_name, storage_bucket, storage_path, width, height, created_at, updated_at)
      select :p, :u, '/api/files/renders/' || :u || '/g' || i || '.png', 'render ' || i, 'renders', :u || '/g' || i || '.png', 1920, 1080, ${base}, ${base}
      from generate_series(1, :n) i`,
     { p, u, n },
   );
   await knex.raw(
-    `insert into credit_transactions (profile_id, amount, balance_after, transaction_type, description, idempotency_key, created_at)
+    `insert into credit_transactions (workspace_id, amount, balance_after, transaction_type, description, idempotency_key, created_at)
      select :u, 1, i, 'add', 'growth ' || i, 'growth-' || :u || '-' || i, ${base} from generate_series(1, :n) i`,
     { u, n },
   );
   await knex.raw(
-    `insert into pending_approvals (user_id, project_id, content_type, status, file_name, original_bucket, original_path, watermarked_bucket, watermarked_path,
+    `insert into pending_approvals (workspace_id, project_id, content_type, status, file_name, original_bucket, original_path, watermarked_bucket, watermarked_path,
        approval_deadline, cost, remaining_cost, workflow_id, created_at)
      select :u, :p, 'image', 'pending', 'item ' || i, 'images', :u || '/a' || i || '.png', 'images', :u || '/w' || i || '.png',
        now() + interval '7 days', 1, 1, 'growth-approval-' || :u || '-' || i, ${base} from generate_series(1, :n) i`,
     { u, p, n },
   );
   await knex.raw(
-    `insert into video_generation_jobs (user_id, project_id, status, progress, workflow_id, created_at, updated_at)
+    `insert into video_generation_jobs (workspace_id, project_id, status, progress, workflow_id, created_at, updated_at)
      select :u, :p, 'completed', 100, 'growth-clip-' || :u || '-' || i, ${base}, ${base} from generate_series(1, :n) i`,
     { u, p, n },
   );
-  const [draft] = (await knex('drafts').insert({ user_id: u, name: `Growth draft ${n}` }).returning('id')) as Array<{ id: string }>;
+  const [draft] = (await knex('drafts').insert({ workspace_id: u, name: `Growth draft ${n}` }).returning('id')) as Array<{ id: string }>;
   const images = (await knex('draft_images')
     .insert([0, 1, 2, 3].map((i) => ({ draft_id: draft.id, name: `image ${i}`, source_url: `/api/files/drafts/${u}/${draft.id}/uploads/${i}.png`, order_index: i })))
     .returning('id')) as Array<{ id: string }>;
   await knex.raw(
-    `insert into draft_jobs (draft_id, draft_image_id, user_id, model_id, mode, status, workflow_id, created_at, updated_at, completed_at)
+    `insert into draft_jobs (draft_id, draft_image_id, workspace_id, model_id, mode, status, workflow_id, created_at, updated_at, completed_at)
      select :d, (:images::uuid[])[1 + i % 4], :u, 'growth-model', 'edit', 'completed', 'growth-draft-' || :u || '-' || i, ${base}, ${base}, ${base}
      from generate_series(1, :n) i`,
     { d: draft.id, images: images.map((r) => r.id), u, n },
@@ -131,9 +131,9 @@ async function seed(knex: Knex, user: BenchUser, n: number): Promise<Seeded> {
   const libraryDeepCursor = Buffer.from(JSON.stringify([deep.rows[0].at, deep.rows[0].id])).toString('base64url');
   // the ledger row that ends the page before the one at 90 % (newest first; the sign-up bonus is the account's oldest row)
   const ledgerDeepPage = Math.max(2, Math.floor((n * 0.9) / PAGE));
-  const ledgerTotal = Number(((await knex('credit_transactions').where({ profile_id: u }).count({ c: '*' })) as Array<{ c: string }>)[0].c);
+  const ledgerTotal = Number(((await knex('credit_transactions').where({ workspace_id: u }).count({ c: '*' })) as Array<{ c: string }>)[0].c);
   const [ledgerRow] = (await knex('credit_transactions')
-    .where({ profile_id: u })
+    .where({ workspace_id: u })
     .orderBy([
       { column: 'created_at', order: 'desc' },
       { column: 'id', order: 'desc' },
@@ -335,7 +335,7 @@ async function main(): Promise<void> {
       const ids = seededUsers.map((u) => u.userId);
       try {
         for (const table of ['draft_jobs', 'video_generation_jobs', 'pending_approvals', 'credit_transactions', 'renders']) {
-          await bulk(table).whereIn(table === 'credit_transactions' ? 'profile_id' : 'user_id', ids).delete();
+          await bulk(table).whereIn(table === 'credit_transactions' ? 'workspace_id' : 'workspace_id', ids).delete();
         }
       } finally {
         await bulk.destroy();

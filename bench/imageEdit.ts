@@ -216,7 +216,7 @@ async function main(): Promise<void> {
   await withBenchDatabase({ max: 2 }, (db) =>
     withWorkflowStack(db.url, {}, async ({ api, worker, storageDir, temporalAddress, temporalPid }) => {
       const user = await db.signUpUser('Bench User');
-      await addCredits(db.knex, { profileId: user.userId, amount: WARMUP + RUNS, type: 'add', description: 'bench', idempotencyKey: `bench:${user.userId}` });
+      await addCredits(db.knex, { workspaceId: user.userId, amount: WARMUP + RUNS, type: 'add', description: 'bench', idempotencyKey: `bench:${user.userId}` });
       const { renderId } = await projectWithRender(api.baseUrl, user.token, 'Bench', await render2048());
       const renderRow = (await db.knex('renders').where({ id: renderId }).first('storage_path', 'width', 'height', 'file_size')) as {
         storage_path: string;

@@ -162,7 +162,7 @@ async function benchBackend(backend: 'local' | 's3', image: string, size: number
         await directPut(storage, storageDir, image);
         await directGet(storage, storageDir, clipPath);
         await downloadThroughLink(api, storage, clipPath);
-        const [warmProject] = await db.knex('projects').insert({ user_id: user.userId, name: 'Bench warm-up' }).returning('id');
+        const [warmProject] = await db.knex('projects').insert({ workspace_id: user.userId, name: 'Bench warm-up' }).returning('id');
         const warmFile = path.join(WORK_DIR, 'warm.png');
         fs.writeFileSync(warmFile, await sharp({ create: { width: 640, height: 360, channels: 3, background: { r: 90, g: 120, b: 150 } } }).png().toBuffer());
         await uploadThroughApi(api, user.token, warmProject.id, warmFile, fs.statSync(warmFile).size, pid);
@@ -175,7 +175,7 @@ async function benchBackend(backend: 'local' | 's3', image: string, size: number
         const runs: string[] = [];
         for (let run = 0; run < RUNS; run++) {
           // a new project per run: the same bytes in one project would be answered as a duplicate without being stored
-          const [project] = await db.knex('projects').insert({ user_id: user.userId, name: `Bench ${run}` }).returning('id');
+          const [project] = await db.knex('projects').insert({ workspace_id: user.userId, name: `Bench ${run}` }).returning('id');
           const up = await uploadThroughApi(api, user.token, project.id, image, size, pid);
           uploads.push(up.seconds);
           growth = Math.max(growth, up.growthMb);

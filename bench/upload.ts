@@ -92,7 +92,7 @@ async function main(): Promise<void> {
 
         // warm up: the page cache for both sides, and the server (its first upload loads sharp and libvips' threads)
         await copyOnce(image, copyDir, 'stream');
-        const [warmProject] = await db.knex('projects').insert({ user_id: user.userId, name: 'Bench warm-up' }).returning('id');
+        const [warmProject] = await db.knex('projects').insert({ workspace_id: user.userId, name: 'Bench warm-up' }).returning('id');
         const warm = await sharp({ create: { width: 640, height: 360, channels: 3, background: { r: 90, g: 120, b: 150 } } }).png().toBuffer();
         const warmFile = path.join(WORK_DIR, 'warm.png');
         fs.writeFileSync(warmFile, warm);
@@ -105,7 +105,7 @@ async function main(): Promise<void> {
         let fullWarmUp: UploadFigures | null = null;
         for (let run = -1; run < RUNS; run++) {
           // a new project per run: the same bytes in one project would be answered as a duplicate without being stored
-          const [project] = await db.knex('projects').insert({ user_id: user.userId, name: `Bench ${run}` }).returning('id');
+          const [project] = await db.knex('projects').insert({ workspace_id: user.userId, name: `Bench ${run}` }).returning('id');
           const up = await uploadOnce(api.baseUrl, user.token, project.id, image, size, pid);
           if (up.status !== 200) throw new Error(`upload answered ${up.status}: ${up.body.slice(0, 300)}`);
           const answer = JSON.parse(up.body) as { duplicate: boolean; processingInfo: { width: number; fileSize: number } };

@@ -51,7 +51,7 @@ export interface NewPendingApproval {
   /** Chosen by the generating workflow (uuid4() there, so a replay picks the same one). */
   approvalId: string;
   /** The account (workspace) the item belongs to. */
-  userId: string;
+  workspaceId: string;
   /** The member who started the generation (pending_approvals.created_by); absent in histories from before workspaces. */
   createdBy?: string | null;
   projectId: string;

@@ -3,6 +3,7 @@
  * the texts, and the shapes the API, the draft-job workflow, its activities and the front end share.
  * Pure: no Node APIs (imported by workflows/ and the browser).
  */
+import type { WorkspaceInput } from './workflowContracts/workspaceInput';
 import type { StoredFile } from './approvals';
 import { countText } from './plural';
 
@@ -237,10 +238,9 @@ export function draftFolder(userId: string, draftId: string): string {
 
 export const DRAFTS_BUCKET = 'drafts' as const;
 
-export interface DraftJobWorkflowInput {
+/** `workspaceId`: the workspace the work is for and paid by (DESIGN.md "Teams (workspaces)"). */
+export interface DraftJobWorkflowInput extends WorkspaceInput {
   jobId: string;
-  /** The account (workspace) the draft belongs to. */
-  userId: string;
   /** The member who dispatched it (draft_jobs.created_by, written at dispatch); absent from runs before workspaces. */
   actorId?: string | null;
   draftId: string;

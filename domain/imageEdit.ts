@@ -2,6 +2,7 @@
  * The image edit job (spec 000: POST /api/ai-image-simple, workflow ENHANCED_IMAGE_EDITING) as the API, the
  * workflow, its activities and the front end share it. Pure types and rules: no Node APIs.
  */
+import type { WorkspaceInput } from './workflowContracts/workspaceInput';
 import type { StoredFile } from './approvals';
 
 /** The `workflow` value the spec's request carries. */
@@ -106,10 +107,9 @@ export interface ImageEditQueues {
   approvals: string;
 }
 
-export interface ImageEditWorkflowInput {
+/** `workspaceId`: the workspace the work is for and paid by (DESIGN.md "Teams (workspaces)"). */
+export interface ImageEditWorkflowInput extends WorkspaceInput {
   jobId: string;
-  /** The account the image is made for: its workspace (DESIGN.md "Teams (workspaces)"). */
-  userId: string;
   /**
    * The member who started it: the reservation's, the ai_image_edits row's and the pending item's `created_by`. Absent
    * in histories from before workspaces, whose account was their starter's personal workspace.

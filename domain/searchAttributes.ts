@@ -27,7 +27,7 @@ export type JobKind = 'clip' | 'image-edit' | 'assembly' | 'approval' | 'export'
 
 export interface JobSearchAttributes {
   /** The account the run works for, which is its workspace (RsWorkspaceId). */
-  userId: string;
+  workspaceId: string;
   /** The member who started it (RsUserId); the account's id when absent. */
   actorId?: string | null;
   kind: JobKind;
@@ -37,10 +37,10 @@ export interface JobSearchAttributes {
 }
 
 /** The typed search attributes of one run (RsProjectId only when the job belongs to a project). */
-export function jobSearchAttributes({ userId, actorId, kind, itemId, projectId }: JobSearchAttributes): SearchAttributePair[] {
+export function jobSearchAttributes({ workspaceId, actorId, kind, itemId, projectId }: JobSearchAttributes): SearchAttributePair[] {
   const pairs: SearchAttributePair[] = [
-    { key: RS_WORKSPACE_ID, value: userId },
-    { key: RS_USER_ID, value: actorId || userId },
+    { key: RS_WORKSPACE_ID, value: workspaceId },
+    { key: RS_USER_ID, value: actorId || workspaceId },
     { key: RS_JOB_KIND, value: kind },
     { key: RS_ITEM_ID, value: itemId },
   ];

@@ -5,7 +5,8 @@
  */
 import { ApplicationFailure, allHandlersFinished, condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import { APPROVAL_NOT_OWNER, APPROVAL_NOT_PENDING, type ApprovalDecision, type ApprovalDecisionResult, type ApprovalStatus, type ApprovalWorkflowInput, approvalStatusQuery, approveUpdate, rejectUpdate } from '../domain/workflowContracts/approval';
+import { APPROVAL_NOT_OWNER, APPROVAL_NOT_PENDING, type ApprovalDecision, type ApprovalDecisionResult, type ApprovalStatus, type ApprovalWorkflowInput, approvalStatusQuery, decisionWorkspaceId, approveUpdate, rejectUpdate } from '../domain/workflowContracts/approval';
+import { workspaceIdOf } from '../domain/workflowContracts/workspaceInput';
 export * from '../domain/workflowContracts/approval';
 
 // a decision has a user waiting on it: a few attempts, then the item is pending again and may be decided anew
@@ -26,11 +27,12 @@ const { expirePendingItem } = proxyActivities<ReturnType<typeof createActivities
 });
 
 export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<ApprovalStatus> {
+  const workspaceId = workspaceIdOf(input);
   let status: ApprovalStatus = 'pending';
 
   const validate = (decision: ApprovalDecision): void => {
     // the item must belong to the workspace the request acts in (the route checked the caller's role there)
-    if ((decision.accountId ?? decision.userId) !== input.userId) throw ApplicationFailure.create({ message: 'Not found', type: APPROVAL_NOT_OWNER, nonRetryable: true });
+    if (decisionWorkspaceId(decision) !== workspaceId) throw ApplicationFailure.create({ message: 'Not found', type: APPROVAL_NOT_OWNER, nonRetryable: true });
     if (status !== 'pending') throw ApplicationFailure.create({ message: 'This item is no longer pending', type: APPROVAL_NOT_PENDING, nonRetryable: true });
   };
 

@@ -7,6 +7,7 @@
  * The state answers the status call through `assemblyJobStateQuery`; the rendering activity reports progress
  * with `assemblyProgressSignal`.
  */
+import { workspaceIdOf } from '../domain/workflowContracts/workspaceInput';
 import {
   ActivityCancellationType,
   ActivityFailure,
@@ -64,6 +65,7 @@ function refusalStatus(failure: ApplicationFailure | null, fallback: number): nu
 }
 
 export async function assemblyWorkflow(input: AssemblyInput): Promise<AssemblyResultSummary> {
+  const workspaceId = workspaceIdOf(input);
   const workflowId = assemblyWorkflowId(input.jobId);
   const state: AssemblyJobState = {
     jobId: input.jobId,
@@ -110,7 +112,7 @@ export async function assemblyWorkflow(input: AssemblyInput): Promise<AssemblyRe
     const admitted = await admitAssemblyJob({
       jobId: input.jobId,
       workflowId,
-      userId: input.userId,
+      workspaceId,
       actorId: input.actorId ?? null,
       projectId: input.projectId,
       platform: input.platform,
@@ -122,10 +124,10 @@ export async function assemblyWorkflow(input: AssemblyInput): Promise<AssemblyRe
     state.status = 'processing';
     await step(ASSEMBLY_PROGRESS.validated, ASSEMBLY_MESSAGES.rendering);
 
-    const video = await renderAssembly({ jobId: input.jobId, userId: input.userId, timeline: admitted.timeline });
+    const video = await renderAssembly({ jobId: input.jobId, workspaceId, timeline: admitted.timeline });
     await step(ASSEMBLY_PROGRESS.stored, ASSEMBLY_MESSAGES.finishing);
 
-    const media = await finishAssemblyMedia({ jobId: input.jobId, userId: input.userId, videoPath: video.path });
+    const media = await finishAssemblyMedia({ jobId: input.jobId, workspaceId, videoPath: video.path });
     await step(ASSEMBLY_PROGRESS.finished, ASSEMBLY_MESSAGES.approval);
 
     // the video exists: from here a cancel no longer stops it, the approval queue decides about it
@@ -133,7 +135,7 @@ export async function assemblyWorkflow(input: AssemblyInput): Promise<AssemblyRe
       const { compiledVideoId } = await storeCompiledVideo({
         jobId: input.jobId,
         workflowId,
-        userId: input.userId,
+        workspaceId,
         projectId: input.projectId,
         fileName: admitted.fileName,
         videoPath: video.path,
@@ -148,7 +150,7 @@ export async function assemblyWorkflow(input: AssemblyInput): Promise<AssemblyRe
       const approvalId = uuid4();
       const created = await createPendingApproval({
         approvalId,
-        userId: input.userId,
+        workspaceId,
         createdBy: input.actorId ?? null,
         projectId: input.projectId,
         fileName: admitted.fileName,
@@ -175,8 +177,8 @@ export async function assemblyWorkflow(input: AssemblyInput): Promise<AssemblyRe
         workflowId: created.workflowId,
         taskQueue: input.queues.approvals,
         parentClosePolicy: ParentClosePolicy.ABANDON,
-        typedSearchAttributes: childSearchAttributes(workflowInfo().typedSearchAttributes, { userId: input.userId, actorId: input.actorId, kind: 'approval', itemId: created.approvalId, projectId: input.projectId }),
-        args: [{ approvalId: created.approvalId, userId: input.userId, windowMs: created.windowMs }],
+        typedSearchAttributes: childSearchAttributes(workflowInfo().typedSearchAttributes, { workspaceId, actorId: input.actorId, kind: 'approval', itemId: created.approvalId, projectId: input.projectId }),
+        args: [{ approvalId: created.approvalId, workspaceId, windowMs: created.windowMs }],
       });
       const summary: AssemblyResultSummary = {
         approvalId: created.approvalId,
@@ -210,7 +212,7 @@ export async function assemblyWorkflow(input: AssemblyInput): Promise<AssemblyRe
     await CancellationScope.nonCancellable(async () => {
       // a refusal wrote nothing; anything later may have a row and files to undo
       if (!refused && !handedOff) {
-        await abandonAssemblyJob({ jobId: input.jobId, userId: input.userId, status: cancelled ? 'cancelled' : 'failed', error: cancelled ? null : error, message: error });
+        await abandonAssemblyJob({ jobId: input.jobId, workspaceId, status: cancelled ? 'cancelled' : 'failed', error: cancelled ? null : error, message: error });
       }
       state.status = cancelled ? 'cancelled' : 'failed';
       state.message = error;

@@ -32,6 +32,7 @@ import { MSG } from '../domain/messages';
 import { approvalWorkflow } from './approval';
 import { childSearchAttributes } from '../domain/searchAttributes';
 import { type ClipAdmission, type ClipGenerationInput, type ClipJobState, clipAdmissionUpdate, clipJobStateQuery, clipProgressSignal, clipWorkflowId } from '../domain/workflowContracts/clipGeneration';
+import { workspaceIdOf } from '../domain/workflowContracts/workspaceInput';
 export * from '../domain/workflowContracts/clipGeneration';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -82,9 +83,10 @@ function describe(err: unknown): string {
 }
 
 export async function clipGenerationWorkflow(input: ClipGenerationInput): Promise<ClipResultSummary> {
+  const workspaceId = workspaceIdOf(input);
   const workflowId = clipWorkflowId(input.jobId);
   // who started it (a run from before workspaces names none: its account was its starter's personal workspace)
-  const actorId = input.actorId || input.userId;
+  const actorId = input.actorId || workspaceId;
   const state: ClipJobState = {
     jobId: input.jobId,
     status: 'pending',
@@ -142,7 +144,7 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
     const admitted = await admitClipJob({
       jobId: input.jobId,
       workflowId,
-      userId: input.userId,
+      workspaceId,
       actorId,
       projectId: input.projectId,
       sourceKind: input.source.kind,
@@ -154,7 +156,7 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
     state.status = 'processing';
     await step(CLIP_PROGRESS.preparing, CLIP_MESSAGES.preparing);
 
-    const { providerJobId, polling } = await submitClipVideo({ jobId: input.jobId, userId: input.userId, source: input.source, options: input.options });
+    const { providerJobId, polling } = await submitClipVideo({ jobId: input.jobId, workspaceId, source: input.source, options: input.options });
     state.providerJobId = providerJobId;
     await step(CLIP_PROGRESS.submitted, CLIP_MESSAGES.rendering);
 
@@ -175,12 +177,12 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
       }
     }
 
-    const video = await awaitClipVideo({ jobId: input.jobId, userId: input.userId, providerJobId });
+    const video = await awaitClipVideo({ jobId: input.jobId, workspaceId, providerJobId });
     await step(CLIP_PROGRESS.stored, CLIP_MESSAGES.finishing);
 
     const media = await finishClipMedia({
       jobId: input.jobId,
-      userId: input.userId,
+      workspaceId,
       clipPath: video.path,
       width: video.width,
       height: video.height,
@@ -194,7 +196,7 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
       const fileName = clipFileName(input.source.fileName, input.options.effect, input.options.aspectRatio);
       const created = await createPendingApproval({
         approvalId,
-        userId: input.userId,
+        workspaceId,
         createdBy: actorId,
         projectId: input.projectId,
         fileName,
@@ -224,13 +226,13 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
         taskQueue: input.queues.approvals,
         parentClosePolicy: ParentClosePolicy.ABANDON,
         typedSearchAttributes: childSearchAttributes(workflowInfo().typedSearchAttributes, {
-          userId: input.userId,
+          workspaceId,
           actorId,
           kind: 'approval',
           itemId: created.approvalId,
           projectId: input.projectId,
         }),
-        args: [{ approvalId: created.approvalId, userId: input.userId, windowMs: created.windowMs }],
+        args: [{ approvalId: created.approvalId, workspaceId, windowMs: created.windowMs }],
       });
       const summary: ClipResultSummary = {
         approvalId: created.approvalId,
@@ -277,7 +279,7 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
         await abandonClipJob({
           jobId: input.jobId,
           workflowId,
-          userId: input.userId,
+          workspaceId,
           actorId,
           providerJobId: state.providerJobId,
           status: cancelled ? 'cancelled' : 'failed',

@@ -8,6 +8,7 @@ import { ActivityCancellationType, ActivityFailure, ApplicationFailure, Cancella
 import type { createActivities } from '../activities';
 import { DRAFT_JOB_ERRORS, ENHANCE_MSG, type DraftJobResult, type DraftJobState, type DraftJobWorkflowInput } from '../domain/enhanceRenders';
 import { draftJobStateQuery } from '../domain/workflowContracts/draftJob';
+import { workspaceIdOf } from '../domain/workflowContracts/workspaceInput';
 export * from '../domain/workflowContracts/draftJob';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -50,6 +51,7 @@ function userFacingFailure(err: unknown): ApplicationFailure {
 }
 
 export async function draftJobWorkflow(input: DraftJobWorkflowInput): Promise<DraftJobResult> {
+  const workspaceId = workspaceIdOf(input);
   const state: DraftJobState = { status: 'pending', progress: 0, message: 'Queued', error: null, result: null };
   setHandler(draftJobStateQuery, () => state);
   const step = (progress: number, message: string): void => {
@@ -87,7 +89,7 @@ export async function draftJobWorkflow(input: DraftJobWorkflowInput): Promise<Dr
     state.error = failure.message;
     // also when cancelled (the image or its draft was removed): the clean-up must still run
     await CancellationScope.nonCancellable(() =>
-      compensations.failDraftJob({ jobId: input.jobId, userId: input.userId, draftId: input.draftId, imageId: input.imageId, error: failure.message }),
+      compensations.failDraftJob({ jobId: input.jobId, workspaceId, draftId: input.draftId, imageId: input.imageId, error: failure.message }),
     );
     if (isCancellation(err)) throw err;
     throw failure;

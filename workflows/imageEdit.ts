@@ -33,6 +33,7 @@ import type { CreatedPendingApproval } from '../activities/approvals';
 import { approvalWorkflow } from './approval';
 import { childSearchAttributes } from '../domain/searchAttributes';
 import { imageEditStateQuery } from '../domain/workflowContracts/imageEdit';
+import { workspaceIdOf } from '../domain/workflowContracts/workspaceInput';
 export * from '../domain/workflowContracts/imageEdit';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -98,6 +99,7 @@ function userFacingFailure(err: unknown): ApplicationFailure {
 }
 
 export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<ImageEditResult> {
+  const workspaceId = workspaceIdOf(input);
   const state: ImageEditState = { status: 'pending', progress: 0, message: 'Queued', error: null, errorCode: null, result: null };
   setHandler(imageEditStateQuery, () => state);
   const step = (progress: number, message: string): void => {
@@ -115,7 +117,7 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
 
   const { workflowId } = workflowInfo();
   // who started it (a run from before workspaces names none: its account was its starter's personal workspace)
-  const actorId = input.actorId || input.userId;
+  const actorId = input.actorId || workspaceId;
   // chosen here, so a replay picks the same one: it names the files and the approval workflow
   const approvalId = uuid4();
   let reservationId: string | null = null;
@@ -126,7 +128,7 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
     const db = oneMediaStep ? localRecords : records;
 
     step(5, 'Checking credits');
-    ({ reservationId } = await db.reserveImageEditCredits({ userId: input.userId, actorId, workflowId, projectId: input.projectId }));
+    ({ reservationId } = await db.reserveImageEditCredits({ workspaceId, actorId, workflowId, projectId: input.projectId }));
 
     step(15, 'Refining your prompt');
     const promptRefinement = await db.refineImagePrompt({
@@ -170,7 +172,7 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
     const fileName = editedImageFileName(input.source.fileName, input.prompt, original.file.path.split('.').pop() ?? 'jpg');
     const record: RecordImageEditInput = {
       workflowId,
-      userId: input.userId,
+      workspaceId,
       actorId,
       projectId: input.projectId,
       originalImageUrl: input.source.fileUrl,
@@ -209,7 +211,7 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
     };
     const item: NewPendingApproval = {
       approvalId,
-      userId: input.userId,
+      workspaceId,
       createdBy: actorId,
       projectId: input.projectId,
       fileName,
@@ -223,7 +225,7 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
       metadata,
     };
     const approvalSearchAttributes = childSearchAttributes(workflowInfo().typedSearchAttributes, {
-      userId: input.userId,
+      workspaceId,
       actorId,
       kind: 'approval',
       itemId: approvalId,
@@ -256,7 +258,7 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
         taskQueue: input.queues.approvals,
         parentClosePolicy: ParentClosePolicy.ABANDON,
         typedSearchAttributes: approvalSearchAttributes,
-        args: [{ approvalId, userId: input.userId, windowMs: approval.windowMs }],
+        args: [{ approvalId, workspaceId, windowMs: approval.windowMs }],
       });
     }
 
@@ -298,7 +300,7 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
       await records
         .recordImageEdit({
           workflowId,
-          userId: input.userId,
+          workspaceId,
           actorId,
           projectId: input.projectId,
           originalImageUrl: input.source.fileUrl,

@@ -148,7 +148,7 @@ export function projectsRouter(deps: AppDeps): Router {
   router.post('/api/projects', async (ctx) => {
     const body = parseBody(ctx, createBody);
     assertSelf(ctx, body.userId);
-    // created in the request's workspace: its user_id is the workspace (the account), not the member who made it
+    // created in the request's workspace: its workspace_id is the workspace (the account), not the member who made it
     const grant = await workspaceGrant(ctx, deps, 'edit');
     ctx.status = 201;
     ctx.body = { success: true, project: await projects.create(grant.workspaceId, body) };

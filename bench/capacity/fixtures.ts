@@ -53,17 +53,17 @@ export async function createCapacityAccounts(knex: Knex, storage: Storage, count
       await trx('workspaces').insert(batch.map((r) => ({ id: r.id, name: 'Personal', personal_user_id: r.id, created_by: r.id })));
       await trx('workspace_members').insert(batch.map((r) => ({ workspace_id: r.id, user_id: r.id, role: 'owner' })));
       await trx('profiles').insert(batch.map((r) => ({ id: r.id, email: r.email, name: 'Capacity Bench' })));
-      await trx('projects').insert(batch.map((r) => ({ id: r.projectId, user_id: r.id, name: 'Capacity bench' })));
+      await trx('projects').insert(batch.map((r) => ({ id: r.projectId, workspace_id: r.id, name: 'Capacity bench' })));
     });
   });
   await eachLimited(rows, 8, async (r) => {
-    await addCredits(knex, { profileId: r.id, amount: credits, type: 'signup_bonus', description: 'Capacity bench credits', idempotencyKey: `signup:${r.id}` });
+    await addCredits(knex, { workspaceId: r.id, amount: credits, type: 'signup_bonus', description: 'Capacity bench credits', idempotencyKey: `signup:${r.id}` });
     const storagePath = `${r.id}/capacity-render.jpg`;
     await storage.objects.put('renders', storagePath, jpeg);
     await knex('renders').insert({
       id: r.renderId,
       project_id: r.projectId,
-      user_id: r.id,
+      workspace_id: r.id,
       file_url: fileUrl('renders', storagePath),
       file_name: 'capacity-render.jpg',
       file_size: jpeg.length,

@@ -16,7 +16,7 @@ export class AestheticChat extends BaseModel {
   static override jsonAttributes = ['chatHistory', 'preferences', 'editingConfig', 'analysis', 'workflowAnalysis', 'clipSuggestions'];
 
   projectId!: string;
-  userId!: string;
+  workspaceId!: string;
   chatHistory!: AestheticChatMessage[];
   preferences!: Record<string, unknown>;
   editingConfig!: Record<string, unknown>;
@@ -29,10 +29,10 @@ export class AestheticChat extends BaseModel {
 
   static override jsonSchema: JSONSchema = {
     type: 'object',
-    required: ['projectId', 'userId'],
+    required: ['projectId', 'workspaceId'],
     properties: {
       projectId: schema.uuid,
-      userId: schema.uuid,
+      workspaceId: schema.uuid,
       chatHistory: {
         type: 'array',
         items: {

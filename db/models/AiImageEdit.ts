@@ -9,7 +9,7 @@ export class AiImageEdit extends BaseModel {
 
   id!: string;
   /** the owning workspace (its account) */
-  userId!: string;
+  workspaceId!: string;
   /** the member who started it; null once their account is deleted */
   createdBy!: string | null;
   projectId!: string | null;
@@ -26,10 +26,10 @@ export class AiImageEdit extends BaseModel {
 
   static override jsonSchema: JSONSchema = {
     type: 'object',
-    required: ['userId', 'originalImageUrl', 'editPrompt'],
+    required: ['workspaceId', 'originalImageUrl', 'editPrompt'],
     properties: {
       id: schema.uuid,
-      userId: schema.uuid,
+      workspaceId: schema.uuid,
       createdBy: schema.nullableUuid,
       projectId: schema.nullableUuid,
       workflowId: schema.nullableText,

@@ -10,7 +10,7 @@ export class AssemblyJob extends BaseModel {
 
   id!: string;
   /** the owning workspace (its account) */
-  userId!: string;
+  workspaceId!: string;
   /** the member who started it; null once their account is deleted */
   createdBy!: string | null;
   projectId!: string;
@@ -31,10 +31,10 @@ export class AssemblyJob extends BaseModel {
 
   static override jsonSchema: JSONSchema = {
     type: 'object',
-    required: ['userId', 'projectId', 'platform', 'clipIds', 'workflowId'],
+    required: ['workspaceId', 'projectId', 'platform', 'clipIds', 'workflowId'],
     properties: {
       id: schema.uuid,
-      userId: schema.uuid,
+      workspaceId: schema.uuid,
       createdBy: schema.nullableUuid,
       projectId: schema.uuid,
       platform: schema.nonBlank,

@@ -13,7 +13,7 @@ export class Clip extends StoredFileModel {
 
   id!: string;
   projectId!: string;
-  userId!: string;
+  workspaceId!: string;
   renderId!: string | null;
   imageId!: string | null;
   fileUrl!: string;
@@ -39,11 +39,11 @@ export class Clip extends StoredFileModel {
 
   static override jsonSchema: JSONSchema = {
     type: 'object',
-    required: ['projectId', 'userId', 'fileUrl', 'fileName'],
+    required: ['projectId', 'workspaceId', 'fileUrl', 'fileName'],
     properties: {
       id: schema.uuid,
       projectId: schema.uuid,
-      userId: schema.uuid,
+      workspaceId: schema.uuid,
       renderId: schema.nullableUuid,
       imageId: schema.nullableUuid,
       fileUrl: schema.text,

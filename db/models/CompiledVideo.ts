@@ -11,7 +11,7 @@ export class CompiledVideo extends StoredFileModel {
 
   id!: string;
   projectId!: string;
-  userId!: string;
+  workspaceId!: string;
   fileUrl!: string;
   fileName!: string;
   duration!: number | null;
@@ -28,11 +28,11 @@ export class CompiledVideo extends StoredFileModel {
 
   static override jsonSchema: JSONSchema = {
     type: 'object',
-    required: ['projectId', 'userId', 'fileUrl', 'fileName'],
+    required: ['projectId', 'workspaceId', 'fileUrl', 'fileName'],
     properties: {
       id: schema.uuid,
       projectId: schema.uuid,
-      userId: schema.uuid,
+      workspaceId: schema.uuid,
       fileUrl: schema.text,
       fileName: schema.nonBlank,
       duration: schema.nullableNonNegativeNumber,

@@ -6,7 +6,7 @@ export class ContentLineage extends BaseModel {
   static override tableName = 'content_lineage';
 
   id!: string;
-  userId!: string;
+  workspaceId!: string;
   itemKind!: string;
   itemId!: string;
   sourceKind!: string;
@@ -17,9 +17,9 @@ export class ContentLineage extends BaseModel {
 
   static override jsonSchema: JSONSchema = {
     type: 'object',
-    required: ['userId', 'itemKind', 'itemId', 'sourceKind', 'sourceId'],
+    required: ['workspaceId', 'itemKind', 'itemId', 'sourceKind', 'sourceId'],
     properties: {
-      userId: schema.uuid,
+      workspaceId: schema.uuid,
       itemKind: schema.nonBlank,
       itemId: schema.uuid,
       sourceKind: schema.nonBlank,

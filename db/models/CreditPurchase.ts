@@ -15,7 +15,7 @@ export class CreditPurchase extends BaseModel {
   static override touchesUpdatedAt = true;
 
   id!: string;
-  userId!: string;
+  workspaceId!: string;
   packageId!: string;
   credits!: number;
   amountCents!: number;
@@ -34,10 +34,10 @@ export class CreditPurchase extends BaseModel {
 
   static override jsonSchema: JSONSchema = {
     type: 'object',
-    required: ['userId', 'packageId', 'credits', 'amountCents'],
+    required: ['workspaceId', 'packageId', 'credits', 'amountCents'],
     properties: {
       id: schema.uuid,
-      userId: schema.uuid,
+      workspaceId: schema.uuid,
       packageId: schema.nonBlank,
       credits: { type: 'integer', minimum: 1 },
       amountCents: schema.nonNegativeInt,

@@ -14,7 +14,7 @@ export class CreditReservation extends BaseModel {
   static override jsonAttributes = ['metadata'];
 
   id!: string;
-  profileId!: string;
+  workspaceId!: string;
   contentType!: ContentType;
   amount!: number;
   status!: ReservationStatus;
@@ -27,9 +27,9 @@ export class CreditReservation extends BaseModel {
   static override get jsonSchema(): JSONSchema {
     return {
       type: 'object',
-      required: ['profileId', 'contentType', 'amount', 'idempotencyKey'],
+      required: ['workspaceId', 'contentType', 'amount', 'idempotencyKey'],
       properties: {
-        profileId: schema.uuid,
+        workspaceId: schema.uuid,
         contentType: { type: 'string', enum: ['image', 'clip', 'assembly'] },
         amount: schema.nonNegativeInt,
         status: { type: 'string', enum: [...RESERVATION_STATUSES] },

@@ -13,7 +13,7 @@ export class CreditTransaction extends BaseModel {
   static override jsonAttributes = ['metadata'];
 
   id!: string;
-  profileId!: string;
+  workspaceId!: string;
   amount!: number;
   balanceAfter!: number;
   transactionType!: CreditTransactionType;
@@ -28,9 +28,9 @@ export class CreditTransaction extends BaseModel {
   static override get jsonSchema(): JSONSchema {
     return {
       type: 'object',
-      required: ['profileId', 'amount', 'balanceAfter', 'transactionType', 'idempotencyKey'],
+      required: ['workspaceId', 'amount', 'balanceAfter', 'transactionType', 'idempotencyKey'],
       properties: {
-        profileId: schema.uuid,
+        workspaceId: schema.uuid,
         amount: { type: 'integer' },
         balanceAfter: schema.nonNegativeInt,
         transactionType: { type: 'string', enum: [...CREDIT_TRANSACTION_TYPES] },

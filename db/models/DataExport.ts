@@ -3,14 +3,14 @@ import { BaseModel, schema } from './BaseModel';
 
 export type DataExportStatus = 'pending' | 'processing' | 'completed' | 'failed';
 
-/** One requested data export (workflow `export-<userId>-<sequence>`); the status call falls back to it once the workflow has closed. */
+/** One requested data export (workflow `export-<workspaceId>-<sequence>`); the status call falls back to it once the workflow has closed. */
 export class DataExport extends BaseModel {
   static override tableName = 'data_exports';
   static override touchesUpdatedAt = true;
   static override numericAttributes = ['sizeBytes'];
 
   id!: string;
-  userId!: string;
+  workspaceId!: string;
   sequence!: number;
   workflowId!: string;
   status!: DataExportStatus;
@@ -29,10 +29,10 @@ export class DataExport extends BaseModel {
 
   static override jsonSchema: JSONSchema = {
     type: 'object',
-    required: ['userId', 'sequence', 'workflowId'],
+    required: ['workspaceId', 'sequence', 'workflowId'],
     properties: {
       id: schema.uuid,
-      userId: schema.uuid,
+      workspaceId: schema.uuid,
       sequence: { type: 'integer', minimum: 1 },
       workflowId: schema.nonBlank,
       status: { type: 'string', enum: ['pending', 'processing', 'completed', 'failed'] },

@@ -13,7 +13,7 @@ export class Draft extends BaseModel {
   static override touchesUpdatedAt = true;
 
   id!: string;
-  userId!: string;
+  workspaceId!: string;
   name!: string;
   status!: DraftStatus;
   committedProjectId!: string | null;
@@ -26,10 +26,10 @@ export class Draft extends BaseModel {
 
   static override jsonSchema: JSONSchema = {
     type: 'object',
-    required: ['userId', 'name'],
+    required: ['workspaceId', 'name'],
     properties: {
       id: schema.uuid,
-      userId: schema.uuid,
+      workspaceId: schema.uuid,
       name: { ...schema.nonBlank, maxLength: 200 },
       status: { type: 'string', enum: [...DRAFT_STATUSES] },
       committedProjectId: schema.nullableUuid,

@@ -13,7 +13,7 @@ export class DraftJob extends BaseModel {
   draftId!: string;
   draftImageId!: string;
   /** the owning workspace (its account) */
-  userId!: string;
+  workspaceId!: string;
   /** the member who started it; null once their account is deleted */
   createdBy!: string | null;
   modelId!: string;
@@ -41,12 +41,12 @@ export class DraftJob extends BaseModel {
 
   static override jsonSchema: JSONSchema = {
     type: 'object',
-    required: ['draftId', 'draftImageId', 'userId', 'modelId', 'mode', 'workflowId'],
+    required: ['draftId', 'draftImageId', 'workspaceId', 'modelId', 'mode', 'workflowId'],
     properties: {
       id: schema.uuid,
       draftId: schema.uuid,
       draftImageId: schema.uuid,
-      userId: schema.uuid,
+      workspaceId: schema.uuid,
       createdBy: schema.nullableUuid,
       modelId: schema.nonBlank,
       mode: schema.nonBlank,

@@ -13,7 +13,7 @@ export class DraftUpload extends BaseModel {
   static override numericAttributes = ['size'];
 
   id!: string;
-  userId!: string;
+  workspaceId!: string;
   draftId!: string;
   purpose!: DraftUploadPurpose;
   bucket!: string;
@@ -26,10 +26,10 @@ export class DraftUpload extends BaseModel {
 
   static override jsonSchema: JSONSchema = {
     type: 'object',
-    required: ['id', 'userId', 'draftId', 'purpose', 'bucket'],
+    required: ['id', 'workspaceId', 'draftId', 'purpose', 'bucket'],
     properties: {
       id: schema.uuid,
-      userId: schema.uuid,
+      workspaceId: schema.uuid,
       draftId: schema.uuid,
       purpose: { type: 'string', enum: ['image', 'reference'] },
       bucket: schema.nonBlank,

@@ -14,7 +14,7 @@ export class GeneratedContent extends StoredFileModel {
 
   id!: string;
   projectId!: string;
-  userId!: string;
+  workspaceId!: string;
   renderId!: string | null;
   contentType!: GeneratedContentType;
   fileUrl!: string;
@@ -31,11 +31,11 @@ export class GeneratedContent extends StoredFileModel {
 
   static override jsonSchema: JSONSchema = {
     type: 'object',
-    required: ['projectId', 'userId', 'contentType', 'fileUrl', 'fileName'],
+    required: ['projectId', 'workspaceId', 'contentType', 'fileUrl', 'fileName'],
     properties: {
       id: schema.uuid,
       projectId: schema.uuid,
-      userId: schema.uuid,
+      workspaceId: schema.uuid,
       renderId: schema.nullableUuid,
       contentType: { type: 'string', enum: [...GENERATED_CONTENT_TYPES] },
       fileUrl: schema.text,

@@ -14,7 +14,7 @@ export class PendingApproval extends BaseModel {
 
   id!: string;
   /** the owning workspace (its account) */
-  userId!: string;
+  workspaceId!: string;
   /** the member who started it; null once their account is deleted */
   createdBy!: string | null;
   projectId!: string;
@@ -43,7 +43,7 @@ export class PendingApproval extends BaseModel {
   static override jsonSchema: JSONSchema = {
     type: 'object',
     required: [
-      'userId',
+      'workspaceId',
       'projectId',
       'contentType',
       'fileName',
@@ -58,7 +58,7 @@ export class PendingApproval extends BaseModel {
     ],
     properties: {
       id: schema.uuid,
-      userId: schema.uuid,
+      workspaceId: schema.uuid,
       createdBy: schema.nullableUuid,
       projectId: schema.uuid,
       contentType: { type: 'string', enum: [...APPROVAL_CONTENT_TYPES] },

@@ -11,7 +11,7 @@ export class Project extends BaseModel {
   static override touchesUpdatedAt = true;
 
   id!: string;
-  userId!: string;
+  workspaceId!: string;
   name!: string;
   address!: string | null;
   createdAt!: Date;
@@ -25,10 +25,10 @@ export class Project extends BaseModel {
 
   static override jsonSchema: JSONSchema = {
     type: 'object',
-    required: ['userId', 'name'],
+    required: ['workspaceId', 'name'],
     properties: {
       id: schema.uuid,
-      userId: schema.uuid,
+      workspaceId: schema.uuid,
       name: { ...schema.nonBlank, maxLength: 200 },
       address: schema.nullableText,
     },

@@ -10,7 +10,7 @@ export class Render extends StoredFileModel {
 
   id!: string;
   projectId!: string;
-  userId!: string;
+  workspaceId!: string;
   fileUrl!: string;
   fileName!: string;
   fileSize!: number;
@@ -29,11 +29,11 @@ export class Render extends StoredFileModel {
 
   static override jsonSchema: JSONSchema = {
     type: 'object',
-    required: ['projectId', 'userId', 'fileUrl', 'fileName'],
+    required: ['projectId', 'workspaceId', 'fileUrl', 'fileName'],
     properties: {
       id: schema.uuid,
       projectId: schema.uuid,
-      userId: schema.uuid,
+      workspaceId: schema.uuid,
       fileUrl: schema.text,
       fileName: schema.nonBlank,
       fileSize: schema.nonNegativeInt,

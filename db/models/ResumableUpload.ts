@@ -9,7 +9,7 @@ export class ResumableUpload extends BaseModel {
   static override numericAttributes = ['size'];
 
   id!: string;
-  userId!: string;
+  workspaceId!: string;
   projectId!: string;
   fileName!: string;
   size!: number;
@@ -21,10 +21,10 @@ export class ResumableUpload extends BaseModel {
 
   static override jsonSchema: JSONSchema = {
     type: 'object',
-    required: ['id', 'userId', 'projectId', 'fileName', 'size'],
+    required: ['id', 'workspaceId', 'projectId', 'fileName', 'size'],
     properties: {
       id: schema.nonBlank,
-      userId: schema.uuid,
+      workspaceId: schema.uuid,
       projectId: schema.uuid,
       fileName: schema.nonBlank,
       size: schema.nonNegativeInt,

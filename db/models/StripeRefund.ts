@@ -16,7 +16,7 @@ export class StripeRefund extends BaseModel {
   id!: string;
   stripeSessionId!: string;
   paymentIntentId!: string;
-  userId!: string | null;
+  workspaceId!: string | null;
   packageId!: string | null;
   amountCents!: number;
   currency!: string;
@@ -37,7 +37,7 @@ export class StripeRefund extends BaseModel {
       id: schema.uuid,
       stripeSessionId: schema.nonBlank,
       paymentIntentId: schema.nonBlank,
-      userId: schema.nullableText,
+      workspaceId: schema.nullableText,
       packageId: schema.nullableText,
       amountCents: schema.nonNegativeInt,
       currency: schema.nonBlank,

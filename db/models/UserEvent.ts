@@ -11,15 +11,15 @@ export class UserEvent extends BaseModel {
   static override jsonAttributes = ['payload'];
 
   id!: string;
-  userId!: string;
+  workspaceId!: string;
   payload!: RealtimeEvent;
   createdAt!: Date;
 
   static override jsonSchema: JSONSchema = {
     type: 'object',
-    required: ['userId', 'payload'],
+    required: ['workspaceId', 'payload'],
     properties: {
-      userId: schema.uuid,
+      workspaceId: schema.uuid,
       payload: schema.jsonObject,
     },
   };

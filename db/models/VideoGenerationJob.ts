@@ -12,7 +12,7 @@ export class VideoGenerationJob extends BaseModel {
 
   id!: string;
   /** the owning workspace (its account) */
-  userId!: string;
+  workspaceId!: string;
   /** the member who started it; null once their account is deleted */
   createdBy!: string | null;
   projectId!: string;
@@ -35,10 +35,10 @@ export class VideoGenerationJob extends BaseModel {
 
   static override jsonSchema: JSONSchema = {
     type: 'object',
-    required: ['userId', 'projectId', 'workflowId'],
+    required: ['workspaceId', 'projectId', 'workflowId'],
     properties: {
       id: schema.uuid,
-      userId: schema.uuid,
+      workspaceId: schema.uuid,
       createdBy: schema.nullableUuid,
       projectId: schema.uuid,
       renderId: schema.nullableUuid,

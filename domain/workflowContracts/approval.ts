@@ -2,27 +2,34 @@
  * The approval workflow's contract (id `approval-<approvalId>`): input, decision updates, status query, failure types.
  * Shared by the workflow, its activities and the API, so none of them imports another's module.
  */
+import type { WorkspaceInput } from './workspaceInput';
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 
 export type ApprovalStatus = 'pending' | 'approving' | 'rejecting' | 'approved' | 'rejected' | 'expired';
 
-export interface ApprovalWorkflowInput {
+/** `workspaceId`: the workspace the work is for and paid by (DESIGN.md "Teams (workspaces)"). */
+export interface ApprovalWorkflowInput extends WorkspaceInput {
   approvalId: string;
-  /** The account (workspace) the item belongs to: pending_approvals.user_id. */
-  userId: string;
   /** Length of the approval window in ms (config APPROVAL_WINDOW, resolved by the activity that created the item). */
   windowMs: number;
 }
 
 /**
  * Who decides, in which workspace. `userId` is the acting user (recorded as the actor of the consume row and of the
- * release); `accountId` the workspace the request acts in (checked against the item's account by the validator).
- * Updates sent before workspaces carry no `accountId`: their `userId` was the owner, which is also the account of a
- * personal workspace, so the validator checks it in its place and old histories replay unchanged.
+ * release); `workspaceId` the workspace the request acts in (checked against the item's workspace by the validator).
+ * Updates sent before the rename name it `accountId`; updates sent before workspaces carry neither: their `userId` was
+ * the owner, which is also the id of a personal workspace, so the validator checks it in its place and old histories
+ * replay unchanged (decisionWorkspaceId).
  */
 export interface ApprovalDecision {
   userId: string;
+  workspaceId?: string;
+  /** The workspace under its old name, in updates recorded before the rename. Never written. */
   accountId?: string;
+}
+
+export function decisionWorkspaceId(decision: ApprovalDecision): string {
+  return decision.workspaceId ?? decision.accountId ?? decision.userId;
 }
 
 export interface ApprovalDecisionResult {

@@ -2,14 +2,14 @@
  * The assembly workflow's contract (id `assembly-<jobId>`): input, state query, admission update, progress signal.
  * Shared by the workflow, its activities and the API, so none of them imports another's module.
  */
+import type { WorkspaceInput } from './workspaceInput';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { AssemblyJobStatus, AssemblyPlatform, AssemblyResultSummary, EditingConfig } from '../assembly';
 import type { JunctionOverride } from '../assemblyTimeline';
 
-export interface AssemblyInput {
+/** `workspaceId`: the workspace the work is for and paid by (DESIGN.md "Teams (workspaces)"). */
+export interface AssemblyInput extends WorkspaceInput {
   jobId: string;
-  /** The account the video belongs to, which is the workspace (DESIGN.md "Teams (workspaces)"). */
-  userId: string;
   /**
    * The member who started it (assembly_jobs.created_by, the approval's created_by). Absent in histories from before
    * workspaces, whose account was the owner's personal workspace (its id is the owner's user id).

@@ -2,6 +2,7 @@
  * The clip generation workflow's contract (id `clip-<jobId>`): input, state query, admission update, progress signal.
  * Shared by the workflow, its activities and the API, so none of them imports another's module.
  */
+import type { WorkspaceInput } from './workspaceInput';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ClipJobOptions, ClipJobStatus, ClipResultSummary, ClipSourceKind } from '../clipGeneration';
 import type { StoredFile } from '../approvals';
@@ -14,10 +15,9 @@ export interface ClipSource {
   fileName: string;
 }
 
-export interface ClipGenerationInput {
+/** `workspaceId`: the workspace the work is for and paid by (DESIGN.md "Teams (workspaces)"). */
+export interface ClipGenerationInput extends WorkspaceInput {
   jobId: string;
-  /** The account the clip is made for: its workspace (DESIGN.md "Teams (workspaces)"). */
-  userId: string;
   /**
    * The member who started it: written as the job's, the reservation's and the pending item's `created_by`. Absent in
    * histories from before workspaces, whose account was their starter's personal workspace (actorOf() falls back).

@@ -54,7 +54,7 @@ beforeAll(async () => {
   const clip = await testKnex()('clips').where({ project_id: user.projectId }).first();
   await testKnex()('compiled_videos').insert({
     project_id: user.projectId,
-    user_id: user.id,
+    workspace_id: user.id,
     file_url: clip.file_url,
     file_name: 'Harbour View - YouTube assembly.mp4',
     duration: 5,

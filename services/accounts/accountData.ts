@@ -101,21 +101,21 @@ export class AccountDataService {
 
   /** Starts the user's next export; while one is still running, answers that one instead of starting another. */
   async requestExport(userId: string): Promise<DataExportView> {
-    const running = await DataExport.query(this.deps.knex).where({ user_id: userId }).whereIn('status', RUNNING).orderBy('sequence', 'desc').first();
+    const running = await DataExport.query(this.deps.knex).where({ workspace_id: userId }).whereIn('status', RUNNING).orderBy('sequence', 'desc').first();
     if (running) return this.view(running);
 
     const client = await this.connect(ACCOUNT_DATA_MESSAGES.exportStartFailed, DATA_EXPORT_ERROR_CODES.startFailed);
     const row = await this.deps.knex.transaction(async (trx) => {
       // the profile lock orders simultaneous requests, so each gets its own n
       await trx('profiles').where({ id: userId }).forUpdate().first('id');
-      const again = await DataExport.query(trx).where({ user_id: userId }).whereIn('status', RUNNING).first();
+      const again = await DataExport.query(trx).where({ workspace_id: userId }).whereIn('status', RUNNING).first();
       if (again) return { row: again, fresh: false };
-      const { count } = (await trx('data_exports').where({ user_id: userId }).count<{ count: string }[]>({ count: '*' }))[0];
+      const { count } = (await trx('data_exports').where({ workspace_id: userId }).count<{ count: string }[]>({ count: '*' }))[0];
       const sequence = Number(count) + 1;
       const id = randomUUID();
       const inserted = await DataExport.query(trx).insertAndFetch({
         id,
-        userId,
+        workspaceId: userId,
         sequence,
         workflowId: dataExportWorkflowId(userId, sequence),
         status: 'pending',
@@ -132,7 +132,7 @@ export class AccountDataService {
         workflowId: row.row.workflowId,
         taskQueue: this.deps.taskQueue,
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
-        typedSearchAttributes: jobSearchAttributes({ userId, kind: 'export', itemId: row.row.id }),
+        typedSearchAttributes: jobSearchAttributes({ workspaceId: userId, kind: 'export', itemId: row.row.id }),
         args: [input],
       });
     } catch (err) {
@@ -145,7 +145,7 @@ export class AccountDataService {
 
   /** The user's latest export with its progress, or its signed download link once ready; null when there is none. */
   async latestExport(userId: string): Promise<DataExportView | null> {
-    const row = await DataExport.query(this.deps.knex).where({ user_id: userId }).orderBy('sequence', 'desc').first();
+    const row = await DataExport.query(this.deps.knex).where({ workspace_id: userId }).orderBy('sequence', 'desc').first();
     return row ? this.view(row) : null;
   }
 
@@ -224,7 +224,7 @@ export class AccountDataService {
         // a second request joins the running deletion instead of failing or starting another
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-        typedSearchAttributes: jobSearchAttributes({ userId, kind: 'account-deletion', itemId: userId }),
+        typedSearchAttributes: jobSearchAttributes({ workspaceId: userId, kind: 'account-deletion', itemId: userId }),
         args: [input],
       });
     } catch (err) {

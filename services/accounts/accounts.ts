@@ -93,7 +93,7 @@ export async function signUp(
       const user = await User.query(trx).insert({ email, passwordHash }).returning('*');
       await createPersonalWorkspace(trx, { id: user.id, email, name });
       await addCredits(trx, {
-        profileId: user.id,
+        workspaceId: user.id,
         amount: NEW_PROFILE_CREDITS,
         type: 'signup_bonus',
         description: 'Free starting credits',

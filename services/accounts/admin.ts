@@ -90,7 +90,7 @@ export async function getUserForAdmin(db: Db, userId: string): Promise<AdminUser
   const [credits, purchases, page, invariant, workspaces] = await Promise.all([
     getCreditSummary(db, userId),
     CreditPurchase.query(db)
-      .where({ user_id: userId })
+      .where({ workspace_id: userId })
       .orderBy([
         { column: 'created_at', order: 'desc' },
         { column: 'id', order: 'desc' },
@@ -303,7 +303,7 @@ export async function adjustUserCredits(db: Db, admin: CreditActor, input: Adjus
   const workspace = await findAdjustTarget(db, input);
   try {
     const entry = await adminAdjustCredits(db, {
-      profileId: workspace.id,
+      workspaceId: workspace.id,
       amount: input.amount,
       reason: input.reason.trim(),
       idempotencyKey: `admin-adjust:${admin.id}:${input.idempotencyKey}`,
@@ -311,7 +311,7 @@ export async function adjustUserCredits(db: Db, admin: CreditActor, input: Adjus
     });
     return {
       id: entry.id,
-      userId: entry.profileId,
+      userId: entry.workspaceId,
       workspace,
       amount: entry.amount,
       balanceAfter: entry.balanceAfter,

@@ -30,7 +30,7 @@ export async function runTryItOnboarding(
     taskQueue,
     workflowId: onboardingWorkflowId(input.userId),
     workflowIdConflictPolicy: 'USE_EXISTING',
-    typedSearchAttributes: jobSearchAttributes({ userId: input.userId, kind: 'onboarding', itemId: input.userId }),
+    typedSearchAttributes: jobSearchAttributes({ workspaceId: input.userId, kind: 'onboarding', itemId: input.userId }),
     args: [input],
   });
   return handle.result();

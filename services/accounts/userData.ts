@@ -12,7 +12,7 @@ import { storedFilesOf, type StoredFileRef } from '../content/storedFiles';
 type Db = Knex | Knex.Transaction;
 type Row = Record<string, unknown>;
 
-/** The tables whose rows carry the user's id in `user_id` (draft images hang off drafts, the ledger off profile_id). */
+/** The tables whose rows carry the user's id in `workspace_id` (draft images hang off drafts, the ledger off workspace_id). */
 const USER_TABLES = [
   'projects',
   'renders',
@@ -63,14 +63,14 @@ export async function collectUserRows(db: Db, userId: string): Promise<UserDataR
     );
   const byTable: Record<string, Row[]> = {};
   // one after another: callers may pass a transaction, which is one connection
-  for (const table of USER_TABLES) byTable[table] = await db(table).where({ user_id: userId }).orderBy(orderColumn(table));
+  for (const table of USER_TABLES) byTable[table] = await db(table).where({ workspace_id: userId }).orderBy(orderColumn(table));
   byTable.draft_images = await db('draft_images')
     .join('drafts', 'drafts.id', 'draft_images.draft_id')
-    .where('drafts.user_id', userId)
+    .where('drafts.workspace_id', userId)
     .orderBy('draft_images.created_at')
     .select('draft_images.*');
-  byTable.credit_reservations = await db('credit_reservations').where({ profile_id: userId }).orderBy('created_at');
-  const ledger = await db('credit_transactions').where({ profile_id: userId }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
+  byTable.credit_reservations = await db('credit_reservations').where({ workspace_id: userId }).orderBy('created_at');
+  const ledger = await db('credit_transactions').where({ workspace_id: userId }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
   const { projects, ...items } = byTable;
   return { profile: (account as Row | undefined) ?? null, projects, items: items as UserDataRows['items'], ledger };
 }
@@ -107,20 +107,20 @@ export async function listUserFiles(db: Db, userId: string, options: UserFileOpt
   const columns = ['id', 'storage_bucket', 'storage_path', 'thumbnail_path', 'file_url'];
   for (const table of ['renders', 'images', 'clips', 'compiled_videos'] as const) {
     // a render has its preview too (services/content/renderThumbnails.ts)
-    const rows = await db(table).where({ user_id: userId }).orderBy('created_at').select(table === 'renders' ? [...columns, 'preview_path'] : columns);
+    const rows = await db(table).where({ workspace_id: userId }).orderBy('created_at').select(table === 'renders' ? [...columns, 'preview_path'] : columns);
     for (const row of rows) {
       for (const ref of storedFilesOf({ storageBucket: row.storage_bucket, storagePath: row.storage_path, thumbnailPath: row.thumbnail_path, previewPath: row.preview_path, fileUrl: row.file_url })) {
         add(files, ref, table, row.id);
       }
     }
   }
-  const generated = await db('generated_content').where({ user_id: userId }).orderBy('created_at').select('id', 'storage_bucket', 'storage_path', 'file_url');
+  const generated = await db('generated_content').where({ workspace_id: userId }).orderBy('created_at').select('id', 'storage_bucket', 'storage_path', 'file_url');
   for (const row of generated) {
     for (const ref of storedFilesOf({ storageBucket: row.storage_bucket, storagePath: row.storage_path, fileUrl: row.file_url })) add(files, ref, 'generated_content', row.id);
   }
   // decided items: an approved original lives on as a content row above; rejected and expired ones are removed
   const pending = await db('pending_approvals')
-    .where({ user_id: userId })
+    .where({ workspace_id: userId })
     .modify((q) => {
       if (options.approvals === 'pending') q.where({ status: 'pending' });
     })
@@ -135,13 +135,13 @@ export async function listUserFiles(db: Db, userId: string, options: UserFileOpt
   }
   const draftImages = await db('draft_images')
     .join('drafts', 'drafts.id', 'draft_images.draft_id')
-    .where('drafts.user_id', userId)
+    .where('drafts.workspace_id', userId)
     .select('draft_images.id', 'draft_images.source_url', 'draft_images.resolved_url');
   for (const row of draftImages) {
     for (const url of [row.source_url, row.resolved_url]) if (typeof url === 'string') add(files, parseFileUrl(url), 'draft_images', row.id);
   }
   if (options.includeExports) {
-    const exports = await db('data_exports').where({ user_id: userId }).whereNotNull('storage_path').select('id', 'storage_bucket', 'storage_path');
+    const exports = await db('data_exports').where({ workspace_id: userId }).whereNotNull('storage_path').select('id', 'storage_bucket', 'storage_path');
     for (const row of exports) if (isBucket(row.storage_bucket)) add(files, { bucket: row.storage_bucket, path: row.storage_path }, 'data_exports', row.id);
   }
   return [...files.values()];
@@ -160,8 +160,8 @@ export async function userFolders(db: Db, userId: string): Promise<Array<{ bucke
     { bucket: 'videos', prefix: userId },
     { bucket: EXPORT_BUCKET, prefix: exportFolder(userId) },
   ];
-  const approvals = await db('pending_approvals').where({ user_id: userId }).select('id');
-  const edits = await db('ai_image_edits').where({ user_id: userId }).select(db.raw("edit_data->>'approvalId' as approval_id"));
+  const approvals = await db('pending_approvals').where({ workspace_id: userId }).select('id');
+  const edits = await db('ai_image_edits').where({ workspace_id: userId }).select(db.raw("edit_data->>'approvalId' as approval_id"));
   const approvalIds = new Set<string>([...approvals.map((a: { id: string }) => a.id), ...edits.map((e: { approval_id: string | null }) => e.approval_id).filter((id): id is string => typeof id === 'string' && /^[0-9a-f-]{36}$/i.test(id))]);
   for (const id of approvalIds) folders.push({ bucket: PENDING_IMAGE_BUCKET, prefix: pendingImageFolder(id) });
   return folders;

@@ -221,7 +221,7 @@ export async function createCheckoutSession(deps: BillingDeps, input: CheckoutIn
   }
   await CreditPurchase.query(deps.knex).insert({
     // the account credited: the workspace's purchases ("rejection requires a purchase" reads them per workspace)
-    userId: workspaceId,
+    workspaceId,
     metadata: { buyerId: input.user.id },
     packageId: pkg.id,
     credits: pkg.totalCredits,
@@ -333,7 +333,7 @@ async function lockPurchaseForSession(trx: Knex.Transaction, session: Stripe.Che
   const buyer = sessionBuyer(session);
   await trx(CreditPurchase.tableName)
     .insert({
-      user_id: userId,
+      workspace_id: userId,
       metadata: JSON.stringify(buyer ? { buyerId: buyer } : {}),
       package_id: pkg.id,
       credits: pkg.totalCredits,
@@ -433,8 +433,8 @@ async function fulfilPurchase(trx: Knex.Transaction, session: Stripe.Checkout.Se
     return owner ? refundUncreditable(trx, session, eventId, owner, 'account_deleted', startRefund) : 'unknown_session';
   }
   if (CREDITED.has(purchase.status)) return 'already_credited';
-  if (await accountBeingDeleted(trx, purchase.userId)) {
-    return refundUncreditable(trx, session, eventId, { userId: purchase.userId, packageId: purchase.packageId }, 'account_being_deleted', startRefund);
+  if (await accountBeingDeleted(trx, purchase.workspaceId)) {
+    return refundUncreditable(trx, session, eventId, { userId: purchase.workspaceId, packageId: purchase.packageId }, 'account_being_deleted', startRefund);
   }
   const pkg = findCreditPackage(purchase.packageId);
   if (!pkg) return 'unknown_session';
@@ -443,7 +443,7 @@ async function fulfilPurchase(trx: Knex.Transaction, session: Stripe.Checkout.Se
   const intent = paymentIntentId(session.payment_intent);
   const buyerId = typeof purchase.metadata?.buyerId === 'string' ? purchase.metadata.buyerId : sessionBuyer(session);
   await addCredits(trx, {
-    profileId: purchase.userId,
+    workspaceId: purchase.workspaceId,
     // the buyer is the actor of the purchase row (a buyer whose account is gone since: a system row)
     actorId: buyerId,
     amount: purchase.credits,
@@ -466,18 +466,18 @@ async function fulfilPurchase(trx: Knex.Transaction, session: Stripe.Checkout.Se
     .patch({ status: 'completed', completedAt: trx.fn.now() as unknown as Date, paymentIntentId: intent, amountCents, currency })
     .where({ id: purchase.id });
   await recordWebhookEvent(trx, {
-    workspaceId: purchase.userId,
+    workspaceId: purchase.workspaceId,
     type: 'purchase.completed',
     resourceId: purchase.id,
     data: {
-      workspaceId: purchase.userId,
+      workspaceId: purchase.workspaceId,
       purchaseId: purchase.id,
       packageId: pkg.id,
       credits: purchase.credits,
       amount: amountCents,
       currency,
       purchasedBy: buyerId,
-      href: webhookLinks.purchase(purchase.userId, session.id),
+      href: webhookLinks.purchase(purchase.workspaceId, session.id),
     },
   });
   return 'credited';
@@ -523,7 +523,7 @@ async function reverseRefundedCredits(trx: Knex.Transaction, charge: Stripe.Char
   if (claimed > 0) {
     // the ledger takes this lock again (same transaction); holding it first keeps the balance still between read and write
     const profile: { credits: number; reserved_credits: number; total_credits_purchased: number } | undefined = await trx('profiles')
-      .where({ id: purchase.userId })
+      .where({ id: purchase.workspaceId })
       .forUpdate()
       .first('credits', 'reserved_credits', 'total_credits_purchased');
     taken = Math.min(claimed, Math.max(0, (profile?.credits ?? 0) - (profile?.reserved_credits ?? 0)));
@@ -546,7 +546,7 @@ async function reverseRefundedCredits(trx: Knex.Transaction, charge: Stripe.Char
     const what = `${pkg?.name ?? purchase.packageId}, ${fullyRefunded ? 'refunded in full' : `${refundedCents} of ${chargeAmount} cents refunded`}`;
     const took = shortfall > 0 ? `${taken} of ${countText(claimed, 'credit')} taken back (${shortfall} already spent or held)` : `${countText(taken, 'credit')} taken back`;
     await refundPurchasedCredits(trx, {
-      profileId: purchase.userId,
+      workspaceId: purchase.workspaceId,
       // a refund is Stripe's event (issued from its dashboard), not an action of a member: a system row
       actorId: null,
       amount: taken,
@@ -614,7 +614,7 @@ async function openCheckoutProgress(deps: BillingDeps, sessionId: string): Promi
 
 /** The purchase of a Checkout Session, where its checkout stands and the balance now; another user's session answers 404. */
 export async function getPurchaseStatus(deps: BillingDeps, userId: string, sessionId: string): Promise<PurchaseStatusReply> {
-  const row = await CreditPurchase.query(deps.knex).findOne({ stripe_session_id: sessionId, user_id: userId });
+  const row = await CreditPurchase.query(deps.knex).findOne({ stripe_session_id: sessionId, workspace_id: userId });
   if (!row) throw new PurchaseNotFoundError();
   let checkout: CheckoutProgress;
   if (CREDITED.has(row.status)) checkout = { state: 'credited', sessionStatus: 'complete', paymentStatus: 'paid' };
@@ -632,7 +632,7 @@ export const PURCHASE_HISTORY_LIMIT = 50;
 /** The user's purchases, newest first (sessions abandoned before paying included, as open or expired). */
 export async function listPurchases(knex: Knex, userId: string): Promise<PurchaseView[]> {
   const rows = await CreditPurchase.query(knex)
-    .where({ user_id: userId })
+    .where({ workspace_id: userId })
     .orderBy([
       { column: 'created_at', order: 'desc' },
       { column: 'id', order: 'desc' },

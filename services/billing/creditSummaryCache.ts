@@ -20,7 +20,7 @@ export type CreditSummaryCacheStats = NotedCacheStats;
 
 export interface CreditSummaryCache {
   /** The user's current summary (cached, or read and kept); ProfileNotFoundError like getCreditSummary. */
-  get: (db: Db, profileId: string) => Promise<CreditSummary>;
+  get: (db: Db, workspaceId: string) => Promise<CreditSummary>;
   stats: () => CreditSummaryCacheStats;
   /** Resolves once the LISTEN connection is up (tests; lookups never wait for it). */
   ready: () => Promise<void>;
@@ -36,10 +36,10 @@ export function createCreditSummaryCache(options: CreditSummaryCacheOptions): Cr
   });
   const { stats, ready, close } = cache;
   return {
-    async get(db, profileId) {
-      if (!UUID_RE.test(profileId)) throw new ProfileNotFoundError();
+    async get(db, workspaceId) {
+      if (!UUID_RE.test(workspaceId)) throw new ProfileNotFoundError();
       // a missing profile throws, so nothing is kept for it; a copy, so the caller cannot change the entry
-      return { ...(await cache.get(profileId.toLowerCase(), () => getCreditSummary(db, profileId))) };
+      return { ...(await cache.get(workspaceId.toLowerCase(), () => getCreditSummary(db, workspaceId))) };
     },
     stats,
     ready,

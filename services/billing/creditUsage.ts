@@ -28,14 +28,14 @@ interface UsageRow {
 }
 
 /** The last `weeks` weeks up to the one holding `now`, oldest first, empty weeks included. */
-export async function weeklyCreditUsage(db: Knex, profileId: string, weeks = USAGE_WEEKS_DEFAULT, now: Date = new Date()): Promise<WeeklyCreditUsage[]> {
+export async function weeklyCreditUsage(db: Knex, workspaceId: string, weeks = USAGE_WEEKS_DEFAULT, now: Date = new Date()): Promise<WeeklyCreditUsage[]> {
   if (!Number.isSafeInteger(weeks) || weeks < 1 || weeks > USAGE_WEEKS_MAX) {
     throw new InvalidCreditAmountError(`weeks must be a whole number from 1 to ${USAGE_WEEKS_MAX}`);
   }
-  if (!UUID_RE.test(profileId)) throw new ProfileNotFoundError();
+  if (!UUID_RE.test(workspaceId)) throw new ProfileNotFoundError();
   const first = new Date(weekStartUtc(now).getTime() - (weeks - 1) * 7 * DAY_MS);
   const rows: UsageRow[] = await db('credit_transactions')
-    .where({ profile_id: profileId })
+    .where({ workspace_id: workspaceId })
     .andWhere('created_at', '>=', first)
     .select(
       db.raw("date_trunc('week', created_at at time zone 'UTC') at time zone 'UTC' as week"),

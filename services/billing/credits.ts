@@ -12,7 +12,7 @@
  * idempotent balance change (ledger), grants and charges (grants: sign-up bonus, purchases, deductions, admin
  * adjustments), reservations, the start rule, and reporting (summary, limits, transactions, invariant).
  *
- * The account is the workspace (DESIGN.md "Teams (workspaces)"): `profileId` is the workspace's account row, and
+ * The account is the workspace (DESIGN.md "Teams (workspaces)"): `workspaceId` is the workspace's account row, and
  * each change names the acting user (`actorId`, or `createdBy` with an e-mail), so every ledger row records who
  * acted (created_by, created_by_email; 'system' and null when nobody did). Who that is, writer by writer:
  * - reservation (a generation starts): the member who started it, kept in the reservation's metadata (`actorId`);

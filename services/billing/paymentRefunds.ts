@@ -27,7 +27,7 @@ export async function recordUncreditablePayment(db: Knex | Knex.Transaction, inp
     .insert({
       stripe_session_id: input.sessionId,
       payment_intent_id: input.paymentIntentId,
-      user_id: input.userId,
+      workspace_id: input.userId,
       package_id: input.packageId,
       amount_cents: input.amountCents,
       currency: input.currency,
@@ -49,7 +49,7 @@ export async function startPaymentRefund(client: Client, taskQueue: string, inpu
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
       // a closed run of this session is not run again: its row says what became of the refund
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      typedSearchAttributes: jobSearchAttributes({ userId: input.userId ?? 'unknown', kind: 'payment-refund', itemId: input.sessionId }),
+      typedSearchAttributes: jobSearchAttributes({ workspaceId: input.userId ?? 'unknown', kind: 'payment-refund', itemId: input.sessionId }),
       args: [input],
     });
   } catch (err) {

@@ -50,7 +50,7 @@ export async function spendByMember(db: Knex | Knex.Transaction, workspaceId: st
   if (!profile) throw new ProfileNotFoundError();
 
   const spends: SpendRow[] = await db('credit_transactions')
-    .where({ profile_id: workspaceId, transaction_type: 'consume' })
+    .where({ workspace_id: workspaceId, transaction_type: 'consume' })
     .groupBy('created_by')
     .select('created_by', db.raw('coalesce(sum(-amount), 0) as spent'));
   const spentBy = new Map<string | null, number>(spends.map((r) => [r.created_by, Number(r.spent)]));

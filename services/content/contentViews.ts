@@ -39,7 +39,7 @@ export interface ContentItem {
 }
 
 /** Columns that say where files live or who owns the row: the item's links and the caller already cover them. */
-const INTERNAL_COLUMNS = new Set(['user_id', 'storage_bucket', 'storage_path', 'thumbnail_path', 'preview_path', 'checksum']);
+const INTERNAL_COLUMNS = new Set(['workspace_id', 'storage_bucket', 'storage_path', 'thumbnail_path', 'preview_path', 'checksum']);
 /** bigint and numeric columns, which pg hands over as strings. */
 const NUMERIC_COLUMNS = new Set(['file_size', 'storage_size', 'duration']);
 

@@ -241,8 +241,8 @@ export class ContentLibraryService {
     return this.deps.changes ? this.deps.changes.listening() : true;
   }
 
-  async list(userId: string, projectId: string): Promise<ContentItem[]> {
-    await this.deps.projects.assertOwned(userId, projectId);
+  async list(workspaceId: string, projectId: string): Promise<ContentItem[]> {
+    await this.deps.projects.assertOwned(workspaceId, projectId);
     return listingItems(Render.knex(), this.deps.storage, projectId);
   }
 
@@ -251,13 +251,13 @@ export class ContentLibraryService {
   }
 
   /** The listing as the JSON bytes the API answers, reused for a few seconds unless `fresh` is asked for. */
-  async listingJson(userId: string, given: string, fresh: boolean): Promise<Buffer> {
+  async listingJson(workspaceId: string, given: string, fresh: boolean): Promise<Buffer> {
     // kept under the id as the notes spell it (PostgreSQL prints a uuid lower-case)
     const projectId = given.toLowerCase();
     const read = this.beginRead(projectId);
     try {
       // ownership is checked on every call, cached or not, so a deleted or foreign project never answers from the cache
-      await this.deps.projects.assertOwned(userId, projectId);
+      await this.deps.projects.assertOwned(workspaceId, projectId);
       const fill = (): CacheFill => ({ key: projectId, produce: () => this.listingBody(projectId), keep: (made) => this.keepListing(projectId, made) });
       // read afresh (and shared with no earlier read) unless every change committed before now has been heard
       if (!fresh && this.deps.changes && !(await this.deps.changes.caughtUp())) return await this.filled(read, true, fill());
@@ -348,12 +348,12 @@ export class ContentLibraryService {
    * the cursors reaches every item. The first page is reused for a few seconds like the whole listing (unless `fresh`);
    * later pages are read each time.
    */
-  async pageJson(userId: string, given: string, options: { limit: number; after: ContentPageKey | null; fresh: boolean }): Promise<Buffer> {
+  async pageJson(workspaceId: string, given: string, options: { limit: number; after: ContentPageKey | null; fresh: boolean }): Promise<Buffer> {
     const { limit, after, fresh } = options;
     const projectId = given.toLowerCase();
     const read = this.beginRead(projectId);
     try {
-      await this.deps.projects.assertOwned(userId, projectId);
+      await this.deps.projects.assertOwned(workspaceId, projectId);
       if (after) return await this.pageBody(projectId, limit, after);
       const fill = (): CacheFill => ({
         key: `${projectId} ${limit}`,
@@ -416,20 +416,20 @@ export class ContentLibraryService {
     if (reads?.size === 0) this.reading.delete(projectId);
   }
 
-  async remove(userId: string, projectId: string, source: ContentSource, itemId: string): Promise<void> {
-    const row = await this.findItem(userId, projectId, source, itemId);
+  async remove(workspaceId: string, projectId: string, source: ContentSource, itemId: string): Promise<void> {
+    const row = await this.findItem(workspaceId, projectId, source, itemId);
     await this.table(source).where({ id: row.id }).delete();
     this.invalidate(projectId);
-    await publishEventQuietly(Render.knex(), userId, { kind: 'content', change: 'removed', contentKind: CONTENT_KIND[source], projectId, itemId: row.id as string }, this.deps.logger);
+    await publishEventQuietly(Render.knex(), workspaceId, { kind: 'content', change: 'removed', contentKind: CONTENT_KIND[source], projectId, itemId: row.id as string }, this.deps.logger);
     await removeStoredFiles(this.deps.storage.objects, storedFilesOf(rowStorageColumns(row)), this.deps.logger);
   }
 
   /** Renames what the library shows as the item's name: custom_name for clips, file_name otherwise. */
-  async rename(userId: string, projectId: string, source: ContentSource, itemId: string, name: string): Promise<ContentItem> {
+  async rename(workspaceId: string, projectId: string, source: ContentSource, itemId: string, name: string): Promise<ContentItem> {
     const trimmed = name.trim();
     if (!trimmed) throw new DomainError(400, 'VALIDATION_ERROR', 'Name cannot be empty');
     if (trimmed.length > CONTENT_NAME_MAX) throw new DomainError(400, 'VALIDATION_ERROR', `Name must be at most ${CONTENT_NAME_MAX} characters`);
-    const row = await this.findItem(userId, projectId, source, itemId);
+    const row = await this.findItem(workspaceId, projectId, source, itemId);
     const column = source === 'clips' ? 'custom_name' : 'file_name';
     const [updated] = await this.table(source)
       .where({ id: row.id })
@@ -439,8 +439,8 @@ export class ContentLibraryService {
     return contentItem(this.deps.storage, source, updated as ContentRow);
   }
 
-  private async findItem(userId: string, projectId: string, source: ContentSource, itemId: string): Promise<ContentRow> {
-    await this.deps.projects.assertOwned(userId, projectId);
+  private async findItem(workspaceId: string, projectId: string, source: ContentSource, itemId: string): Promise<ContentRow> {
+    await this.deps.projects.assertOwned(workspaceId, projectId);
     const notFound = new DomainError(404, 'CONTENT_NOT_FOUND', `${LABEL[source]} not found`);
     if (!UUID.test(itemId)) throw notFound;
     const query = this.table(source).where({ id: itemId, project_id: projectId });

@@ -31,7 +31,7 @@ export interface LineageSource {
 }
 
 export interface LineageEdgeInput {
-  userId: string;
+  workspaceId: string;
   itemKind: LineageKind;
   itemId: string;
   sources: LineageSource[];
@@ -41,7 +41,7 @@ export interface LineageEdgeInput {
 /** Records what an item was made from (idempotent: an activity retry writes nothing twice). */
 export async function recordLineage(db: Db, input: LineageEdgeInput): Promise<void> {
   const rows = input.sources.map((s, position) => ({
-    user_id: input.userId,
+    workspace_id: input.workspaceId,
     item_kind: input.itemKind,
     item_id: input.itemId,
     source_kind: s.kind,
@@ -54,12 +54,12 @@ export async function recordLineage(db: Db, input: LineageEdgeInput): Promise<vo
 }
 
 /** The user's render or image whose stored file a (possibly signed) file URL names, or null. */
-export async function sourceFromFileUrl(db: Db, userId: string, url: string | null | undefined): Promise<LineageSource | null> {
+export async function sourceFromFileUrl(db: Db, workspaceId: string, url: string | null | undefined): Promise<LineageSource | null> {
   if (!url) return null;
   const ref = parseFileUrl(url);
   if (!ref) return null;
   for (const kind of ['render', 'image'] as const) {
-    const row = await db(TABLE_OF[kind]).where({ user_id: userId, storage_bucket: ref.bucket, storage_path: ref.path }).first('id');
+    const row = await db(TABLE_OF[kind]).where({ workspace_id: workspaceId, storage_bucket: ref.bucket, storage_path: ref.path }).first('id');
     if (row) return { kind, id: row.id as string };
   }
   return null;
@@ -126,20 +126,20 @@ interface EdgeRow {
   workflow_id: string | null;
 }
 
-async function walk(db: Db, userId: string, start: LineageSource, direction: 'up' | 'down'): Promise<EdgeRow[]> {
+async function walk(db: Db, workspaceId: string, start: LineageSource, direction: 'up' | 'down'): Promise<EdgeRow[]> {
   // up: from an item to its sources; down: from a source to the items made from it
   const [from, to] = direction === 'up' ? ['item', 'source'] : ['source', 'item'];
   const { rows } = await db.raw(
     `with recursive chain(kind, id, via_kind, via_id, depth, position, workflow_id, path) as (
        select l.${to}_kind, l.${to}_id, l.${from}_kind, l.${from}_id, 1, l.position, l.workflow_id, array[l.${from}_id, l.${to}_id]
-       from content_lineage l where l.user_id = ? and l.${from}_kind = ? and l.${from}_id = ?
+       from content_lineage l where l.workspace_id = ? and l.${from}_kind = ? and l.${from}_id = ?
        union all
        select l.${to}_kind, l.${to}_id, l.${from}_kind, l.${from}_id, c.depth + 1, l.position, l.workflow_id, c.path || l.${to}_id
        from content_lineage l join chain c on l.${from}_kind = c.kind and l.${from}_id = c.id
-       where l.user_id = ? and c.depth < ? and not l.${to}_id = any(c.path)
+       where l.workspace_id = ? and c.depth < ? and not l.${to}_id = any(c.path)
      )
      select kind, id::text, via_kind, via_id::text, depth, position, workflow_id from chain order by depth, position`,
-    [userId, start.kind, start.id, userId, LINEAGE_MAX_DEPTH],
+    [workspaceId, start.kind, start.id, workspaceId, LINEAGE_MAX_DEPTH],
   );
   return rows as EdgeRow[];
 }
@@ -160,22 +160,22 @@ function approvedOnly(kind: LineageKind): (q: Knex.QueryBuilder) => void {
 }
 
 /** The chain around one of the user's items, up (what it came from) and down (what was made from it). */
-export async function getLineage(db: Db, storage: Storage, userId: string, itemId: string, options: LineageOptions = {}): Promise<Lineage> {
+export async function getLineage(db: Db, storage: Storage, workspaceId: string, itemId: string, options: LineageOptions = {}): Promise<Lineage> {
   if (!/^[0-9a-f-]{36}$/i.test(itemId)) throw new LineageItemNotFoundError();
   let start: LineageSource | null = null;
   for (const kind of KINDS) {
-    const row = await db(TABLE_OF[kind]).where({ id: itemId, user_id: userId }).modify(approvedOnly(kind)).first('id');
+    const row = await db(TABLE_OF[kind]).where({ id: itemId, workspace_id: workspaceId }).modify(approvedOnly(kind)).first('id');
     if (row) {
       start = { kind, id: itemId };
       break;
     }
   }
   if (!start) {
-    const draftImage = await db('draft_images as i').join('drafts as d', 'd.id', 'i.draft_id').where({ 'i.id': itemId, 'd.user_id': userId }).first('i.id');
+    const draftImage = await db('draft_images as i').join('drafts as d', 'd.id', 'i.draft_id').where({ 'i.id': itemId, 'd.workspace_id': workspaceId }).first('i.id');
     if (draftImage) start = { kind: 'draft_image', id: itemId };
   }
   if (!start) throw new LineageItemNotFoundError();
-  const [up, down] = await Promise.all([walk(db, userId, start, 'up'), walk(db, userId, start, 'down')]);
+  const [up, down] = await Promise.all([walk(db, workspaceId, start, 'up'), walk(db, workspaceId, start, 'down')]);
 
   // every item in the chain, read once per table (missing ones were deleted)
   const wanted = new Map<LineageKind, Set<string>>();
@@ -185,7 +185,7 @@ export async function getLineage(db: Db, storage: Storage, userId: string, itemI
   // the run that made each item is on the item's own edges to its sources
   const madeBy = new Map<string, string>();
   const allIds = [...new Set([...wanted.values()].flatMap((ids) => [...ids]))];
-  const runs = (await db('content_lineage').whereIn('item_id', allIds).andWhere({ user_id: userId }).whereNotNull('workflow_id').select('item_kind', 'item_id', 'workflow_id')) as Array<{
+  const runs = (await db('content_lineage').whereIn('item_id', allIds).andWhere({ workspace_id: workspaceId }).whereNotNull('workflow_id').select('item_kind', 'item_id', 'workflow_id')) as Array<{
     item_kind: string;
     item_id: string;
     workflow_id: string;
@@ -200,7 +200,7 @@ export async function getLineage(db: Db, storage: Storage, userId: string, itemI
   await Promise.all(
     [...wanted].map(async ([kind, ids]) => {
       if (kind === 'draft_image') {
-        drafts.push(...(await readDraftImages(db, userId, [...ids])));
+        drafts.push(...(await readDraftImages(db, workspaceId, [...ids])));
         for (const row of drafts) {
           const current = row.metadata.storage;
           found.set(`draft_image:${row.id}`, {
@@ -212,7 +212,7 @@ export async function getLineage(db: Db, storage: Storage, userId: string, itemI
         }
         return;
       }
-      const rows = (await db(TABLE_OF[kind]).whereIn('id', [...ids]).andWhere({ user_id: userId }).modify(approvedOnly(kind))) as ContentRow[];
+      const rows = (await db(TABLE_OF[kind]).whereIn('id', [...ids]).andWhere({ workspace_id: workspaceId }).modify(approvedOnly(kind))) as ContentRow[];
       for (const row of rows) {
         const view = contentItem(storage, TABLE_OF[kind], row);
         found.set(`${kind}:${row.id}`, { name: String(view.data.name), project_id: row.project_id, created_at: view.data.created_at, thumbnail_url: view.data.thumbnail_url ?? (kind === 'image' || kind === 'render' ? view.signed_url : null) });
@@ -238,7 +238,7 @@ export async function getLineage(db: Db, storage: Storage, userId: string, itemI
   const self = found.get(`${start.kind}:${start.id}`);
   const startDraft = start.kind === 'draft_image' ? drafts.find((d) => d.id === start?.id) : undefined;
   return {
-    ...(startDraft ? { versions: await draftVersions(db, storage, userId, startDraft, options) } : {}),
+    ...(startDraft ? { versions: await draftVersions(db, storage, workspaceId, startDraft, options) } : {}),
     item: { kind: start.kind, id: start.id, exists: true, name: self?.name ?? null, project_id: self?.project_id ?? null, created_at: self?.created_at ?? null, thumbnail_url: self?.thumbnail_url ?? null, ...runOf(start.kind, start.id) },
     ancestors: up.map(node),
     descendants: down.map(node),
@@ -253,18 +253,18 @@ interface DraftImageRow {
 }
 
 /** The user's draft images among `ids` (a draft image is the user's through its draft). */
-async function readDraftImages(db: Db, userId: string, ids: string[]): Promise<DraftImageRow[]> {
+async function readDraftImages(db: Db, workspaceId: string, ids: string[]): Promise<DraftImageRow[]> {
   if (ids.length === 0) return [];
-  return (await db('draft_images as i').join('drafts as d', 'd.id', 'i.draft_id').whereIn('i.id', ids).andWhere('d.user_id', userId).select('i.id', 'i.name', 'i.created_at', 'i.metadata')) as DraftImageRow[];
+  return (await db('draft_images as i').join('drafts as d', 'd.id', 'i.draft_id').whereIn('i.id', ids).andWhere('d.workspace_id', workspaceId).select('i.id', 'i.name', 'i.created_at', 'i.metadata')) as DraftImageRow[];
 }
 
 /** A draft image's versions, newest first, each linked to the one it was made from and to the job's run. */
-async function draftVersions(db: Db, storage: Storage, userId: string, image: DraftImageRow, options: LineageOptions): Promise<DraftVersionNode[]> {
+async function draftVersions(db: Db, storage: Storage, workspaceId: string, image: DraftImageRow, options: LineageOptions): Promise<DraftVersionNode[]> {
   const history = image.metadata.history ?? [];
   const jobIds = history.map((v) => v.job_id).filter((id): id is string => Boolean(id));
   const runs = new Map<string, string>();
   if (jobIds.length > 0) {
-    const rows = (await db('draft_jobs').whereIn('id', jobIds).andWhere({ user_id: userId }).select('id', 'workflow_id')) as Array<{ id: string; workflow_id: string | null }>;
+    const rows = (await db('draft_jobs').whereIn('id', jobIds).andWhere({ workspace_id: workspaceId }).select('id', 'workflow_id')) as Array<{ id: string; workflow_id: string | null }>;
     for (const r of rows) if (r.workflow_id) runs.set(r.id, r.workflow_id);
   }
   return history.map((v, index) => {

@@ -3,8 +3,8 @@
  * writes its file first, then records it). Found by listing the bucket and looking each object up, and removed only
  * once older than ORPHAN_MIN_AGE_MS, so an upload still in flight (stored, not yet recorded) is never touched.
  *
- * The renders bucket: uploads at `<userId>/<uuid>.<ext>`, thumbnails at `thumbs/<userId>/<uuid>.webp`, previews at
- * `previews/<userId>/<uuid>.webp`. Anything else
+ * The renders bucket: uploads at `<workspaceId>/<uuid>.<ext>`, thumbnails at `thumbs/<workspaceId>/<uuid>.webp`, previews at
+ * `previews/<workspaceId>/<uuid>.webp`. Anything else
  * in the bucket (health and probe objects) is not the sweep's business and stays. Other buckets are written by
  * workflows under paths keyed by their job, and a retried activity finds and records what an earlier try stored.
  */
@@ -20,7 +20,7 @@ const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const RENDER_FILE = new RegExp(`^${UUID}/${UUID}\\.(?:jpg|png|gif|webp)$`);
 const RENDER_THUMBNAIL = new RegExp(`^thumbs/(${UUID}/${UUID})\\.webp$`);
 const RENDER_PREVIEW = new RegExp(`^previews/(${UUID}/${UUID})\\.webp$`);
-/** A render's derived copies (thumbnail, preview): `<folder>/<userId>/<uuid>.webp` beside `<userId>/<uuid>.<ext>`. */
+/** A render's derived copies (thumbnail, preview): `<folder>/<workspaceId>/<uuid>.webp` beside `<workspaceId>/<uuid>.<ext>`. */
 const DERIVED_FOLDERS = ['thumbs', 'previews'] as const;
 
 export interface OrphanSweepOptions {

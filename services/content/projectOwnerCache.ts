@@ -1,5 +1,5 @@
 /**
- * Which workspace (account) owns each project, kept in the API process: `projects.user_id`, which names the owning
+ * Which workspace (account) owns each project, kept in the API process: `projects.workspace_id`, which names the owning
  * workspace (DESIGN.md "Teams (workspaces)"; a personal workspace's id is its owner's user id). The ownership check the
  * content listing makes on every request (its reused listings included) and the workspace a route's project names
  * (api/workspace.ts) come from here rather than from a pooled database query per request: under load that one indexed
@@ -22,7 +22,7 @@ export type ProjectOwnerCacheOptions = NotedCacheSettings;
 
 export interface ProjectOwnerCache {
   /**
-   * The id of the workspace that owns the project (`projects.user_id`: the account, which is the workspace; for a
+   * The id of the workspace that owns the project (`projects.workspace_id`: the account, which is the workspace; for a
    * personal workspace that is its owner's user id), as PostgreSQL prints a uuid (lower-case), or null when there is
    * no such project. `projectId` must be a uuid (callers reject anything else first). It says nothing about who may
    * use the project: membership and role are services/workspaces/access.ts's.
@@ -35,8 +35,8 @@ export interface ProjectOwnerCache {
 }
 
 async function readOwner(db: Knex, projectId: string): Promise<string | null> {
-  const row = await db('projects').where({ id: projectId }).first<{ user_id: string } | undefined>('user_id');
-  return row?.user_id ?? null;
+  const row = await db('projects').where({ id: projectId }).first<{ workspace_id: string } | undefined>('workspace_id');
+  return row?.workspace_id ?? null;
 }
 
 export function createProjectOwnerCache(options: ProjectOwnerCacheOptions): ProjectOwnerCache {

@@ -73,16 +73,16 @@ export interface ProjectServiceDeps {
 
 /**
  * Projects of one account, which is a workspace (query builders name snake_case columns; rows come back camelCase):
- * every call is scoped to the owning workspace (`userId` is the workspace id, `projects.user_id`), and another
+ * every call is scoped to the owning workspace (`workspaceId` is the workspace id, `projects.workspace_id`), and another
  * workspace's project is simply not found. Who may call is decided before (services/workspaces/access.ts).
  */
 export class ProjectService {
   constructor(private readonly deps: ProjectServiceDeps) {}
 
   /** The account's (workspace's) project or ProjectNotFoundError (also for ids that are not UUIDs). */
-  async findOwned(userId: string, projectId: string): Promise<Project> {
+  async findOwned(workspaceId: string, projectId: string): Promise<Project> {
     if (!UUID.test(projectId)) throw new ProjectNotFoundError();
-    const project = await Project.query().findOne({ id: projectId, user_id: userId });
+    const project = await Project.query().findOne({ id: projectId, workspace_id: workspaceId });
     if (!project) throw new ProjectNotFoundError();
     return project;
   }
@@ -92,38 +92,38 @@ export class ProjectService {
    * no model built: what the content listing checks on every request, its cached answers included. With `owners` the
    * owner comes from that exact in-process cache instead (no query while it holds the project).
    */
-  async assertOwned(userId: string, projectId: string): Promise<void> {
+  async assertOwned(workspaceId: string, projectId: string): Promise<void> {
     if (!UUID.test(projectId)) throw new ProjectNotFoundError();
     const { owners } = this.deps;
     if (owners) {
       const owner = await owners.ownerOf(Project.knex(), projectId);
       // uuid equality, as the query compares: case does not matter
-      if (owner === null || owner.toLowerCase() !== userId.toLowerCase()) throw new ProjectNotFoundError();
+      if (owner === null || owner.toLowerCase() !== workspaceId.toLowerCase()) throw new ProjectNotFoundError();
       return;
     }
-    const owned = await Project.knex()(Project.tableName).where({ id: projectId, user_id: userId }).first('id');
+    const owned = await Project.knex()(Project.tableName).where({ id: projectId, workspace_id: workspaceId }).first('id');
     if (!owned) throw new ProjectNotFoundError();
   }
 
-  async get(userId: string, projectId: string): Promise<ProjectView> {
-    const project = await this.findOwned(userId, projectId);
+  async get(workspaceId: string, projectId: string): Promise<ProjectView> {
+    const project = await this.findOwned(workspaceId, projectId);
     const [view] = await this.withThumbnails([project]);
     return view;
   }
 
   /** Newest first, each with the oldest render as its thumbnail. */
-  async list(userId: string): Promise<ProjectView[]> {
-    const projects = await Project.query().where({ user_id: userId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
+  async list(workspaceId: string): Promise<ProjectView[]> {
+    const projects = await Project.query().where({ workspace_id: workspaceId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
     return this.withThumbnails(projects);
   }
 
-  async create(userId: string, input: { name: string; address?: string | null }): Promise<ProjectView> {
-    const project = await Project.query().insertAndFetch({ userId, name: cleanName(input.name), address: cleanAddress(input.address) });
+  async create(workspaceId: string, input: { name: string; address?: string | null }): Promise<ProjectView> {
+    const project = await Project.query().insertAndFetch({ workspaceId, name: cleanName(input.name), address: cleanAddress(input.address) });
     return this.toView(project, null);
   }
 
-  async update(userId: string, projectId: string, changes: ProjectChanges): Promise<ProjectView> {
-    const project = await this.findOwned(userId, projectId);
+  async update(workspaceId: string, projectId: string, changes: ProjectChanges): Promise<ProjectView> {
+    const project = await this.findOwned(workspaceId, projectId);
     const patch: Partial<Pick<Project, 'name' | 'address'>> = {};
     if (changes.name !== undefined) patch.name = cleanName(changes.name);
     if (changes.address !== undefined) patch.address = cleanAddress(changes.address);
@@ -137,14 +137,14 @@ export class ProjectService {
    * Rows go in one transaction (content rows cascade), then the files they pointed at are removed. `actorId`, the
    * member who deletes, is recorded on the releases of the pending items' reservations.
    */
-  async remove(userId: string, projectIds: readonly string[], acting: { actorId?: string } = {}): Promise<number> {
+  async remove(workspaceId: string, projectIds: readonly string[], acting: { actorId?: string } = {}): Promise<number> {
     const ids = [...new Set(projectIds)];
     if (ids.length === 0) return 0;
     if (!ids.every((id) => UUID.test(id))) throw new ProjectNotFoundError();
     const files = await Project.transaction(async (trx) => {
       // the profile first: every writer of credits and approvals locks in the order profile, approval, reservation
-      await trx('profiles').where({ id: userId }).forUpdate().first('id');
-      const owned = await Project.query(trx).whereIn('id', ids).where({ user_id: userId }).forUpdate().select('id');
+      await trx('profiles').where({ id: workspaceId }).forUpdate().first('id');
+      const owned = await Project.query(trx).whereIn('id', ids).where({ workspace_id: workspaceId }).forUpdate().select('id');
       if (owned.length !== ids.length) throw new ProjectNotFoundError();
       const refs = await projectFiles(ids, trx);
       // pending items go with their project: give back the credits they hold (their approval workflows then find no row)
@@ -158,7 +158,7 @@ export class ProjectService {
         if (reservationId) await releaseReservation(trx, { reservationId, reason: 'project deleted', ...(acting.actorId ? { actorId: acting.actorId } : {}) });
       }
       await Project.query(trx).whereIn('id', ids).delete();
-      for (const id of ids) await publishEvent(trx, userId, { kind: 'content', change: 'removed', contentKind: 'project', projectId: id });
+      for (const id of ids) await publishEvent(trx, workspaceId, { kind: 'content', change: 'removed', contentKind: 'project', projectId: id });
       return refs;
     });
     await removeStoredFiles(this.deps.storage.objects, files, this.deps.logger);
@@ -182,7 +182,7 @@ export class ProjectService {
   private toView(p: Project, thumbnail: string | null): ProjectView {
     return {
       id: p.id,
-      user_id: p.userId,
+      user_id: p.workspaceId,
       name: p.name,
       address: p.address,
       created_at: new Date(p.createdAt).toISOString(),

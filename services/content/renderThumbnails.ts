@@ -103,7 +103,7 @@ async function storeOnce(storage: Storage, ref: StoredFileRef, copy: Buffer): Pr
 
 interface RenderRow {
   id: string;
-  user_id: string;
+  workspace_id: string;
   project_id: string;
   storage_bucket: string | null;
   storage_path: string | null;
@@ -168,7 +168,7 @@ export async function addRenderThumbnail(deps: RenderThumbnailDeps, renderId: st
     await removeStoredFiles(storage.objects, stored, deps.logger);
     return 'gone';
   }
-  await publishEventQuietly(knex, row.user_id, { kind: 'content', change: 'updated', contentKind: 'render', projectId: row.project_id, itemId: row.id }, deps.logger);
+  await publishEventQuietly(knex, row.workspace_id, { kind: 'content', change: 'updated', contentKind: 'render', projectId: row.project_id, itemId: row.id }, deps.logger);
   return 'made';
 }
 

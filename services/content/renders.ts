@@ -116,8 +116,8 @@ export class RenderUploadService {
   }
 
   /** Streams one file into the renders bucket. When the project id is already known it is checked first, before a byte is stored. */
-  async stage(userId: string, incoming: IncomingFile, knownProjectId?: string): Promise<StagedRender> {
-    if (knownProjectId !== undefined) await this.deps.projects.findOwned(userId, knownProjectId);
+  async stage(workspaceId: string, incoming: IncomingFile, knownProjectId?: string): Promise<StagedRender> {
+    if (knownProjectId !== undefined) await this.deps.projects.findOwned(workspaceId, knownProjectId);
     const inspector = new UploadInspector({
       maxBytes: this.maxBytes,
       accept: (kind) => this.refusal(kind, incoming),
@@ -128,18 +128,18 @@ export class RenderUploadService {
     incoming.stream.pipe(inspector);
     const kind = await inspector.detected;
     if (kind.kind !== 'image') throw new Error('unreachable: refused kinds fail the inspector');
-    const file: StoredFileRef = { bucket: RENDERS_BUCKET, path: `${userId}/${randomUUID()}.${kind.extension}` };
+    const file: StoredFileRef = { bucket: RENDERS_BUCKET, path: `${workspaceId}/${randomUUID()}.${kind.extension}` };
     await this.deps.storage.objects.put(file.bucket, file.path, inspector);
     uploadBytesTotal.inc({ kind: 'render' }, inspector.size);
     return { file, fileName: displayName(incoming.fileName, kind.extension), mime: kind.mime, size: inspector.size, checksum: inspector.checksum(), header: inspector.header() };
   }
 
   /** Records a staged upload in the user's project; the same bytes already in the project answer as a duplicate. */
-  async complete(userId: string, projectId: string, staged: StagedRender): Promise<RenderUploadResult> {
-    const recorded = await this.record(userId, projectId, staged);
+  async complete(workspaceId: string, projectId: string, staged: StagedRender): Promise<RenderUploadResult> {
+    const recorded = await this.record(workspaceId, projectId, staged);
     if (!recorded.duplicate) {
       this.deps.onProjectChanged?.(projectId);
-      await publishEventQuietly(Render.knex(), userId, { kind: 'content', change: 'added', contentKind: 'render', projectId, itemId: recorded.render.id }, this.deps.logger);
+      await publishEventQuietly(Render.knex(), workspaceId, { kind: 'content', change: 'added', contentKind: 'render', projectId, itemId: recorded.render.id }, this.deps.logger);
       // not awaited: the answer does not wait on Temporal (nor fails with it); a start that never happens is made up
       // for by the storage maintenance run
       if (!recorded.render.thumbnailPath) void this.deferThumbnail(recorded.render.id);
@@ -157,10 +157,10 @@ export class RenderUploadService {
   }
 
   /** Dimensions, the thumbnail and preview of a small image, and the row; on any failure nothing it stored stays behind. */
-  private async record(userId: string, projectId: string, staged: StagedRender): Promise<{ render: Render; duplicate: boolean }> {
+  private async record(workspaceId: string, projectId: string, staged: StagedRender): Promise<{ render: Render; duplicate: boolean }> {
     const stored: StoredFileRef[] = [staged.file];
     try {
-      await this.deps.projects.findOwned(userId, projectId);
+      await this.deps.projects.findOwned(workspaceId, projectId);
       const existing = await Render.query().findOne({ project_id: projectId, checksum: staged.checksum });
       if (existing) {
         await this.discard(staged);
@@ -181,7 +181,7 @@ export class RenderUploadService {
       const render = await Render.transaction(async (trx) => {
         const row = await Render.query(trx).insertAndFetch({
           projectId,
-          userId,
+          workspaceId,
           fileUrl: fileUrl(staged.file.bucket, staged.file.path),
           fileName: staged.fileName,
           fileSize: staged.size,
@@ -197,10 +197,10 @@ export class RenderUploadService {
           storageSize: staged.size,
         });
         await recordWebhookEvent(trx, {
-          workspaceId: userId,
+          workspaceId,
           type: 'render.uploaded',
           resourceId: row.id,
-          data: { workspaceId: userId, projectId, renderId: row.id, fileName: row.fileName, fileSize: staged.size, width, height, href: webhookLinks.content(userId, row.id) },
+          data: { workspaceId, projectId, renderId: row.id, fileName: row.fileName, fileSize: staged.size, width, height, href: webhookLinks.content(workspaceId, row.id) },
         });
         return row;
       });

@@ -7,7 +7,7 @@
  * existing render. When the last byte arrives the assembled file goes through RenderUploadService (type by content,
  * checksum, thumbnail, render row) and the tus copy is removed; the final PATCH answers the same JSON as the multipart
  * route. The API decides the workspace and the role before the tus server sees a request (api/routes/resumableUploads.ts:
- * `edit` in the project's workspace); the upload then belongs to that workspace (the account, `user_id`), so the
+ * `edit` in the project's workspace); the upload then belongs to that workspace (the account, `workspace_id`), so the
  * members who may edit there can resume, inspect or cancel it, and nobody else finds it. Unfinished uploads expire
  * after TUS_EXPIRATION_HOURS (24) and an hourly sweep removes their bytes.
  *
@@ -58,7 +58,7 @@ export interface ResumableUploadDeps {
 
 interface UploadRow {
   id: string;
-  user_id: string;
+  workspace_id: string;
   project_id: string;
   file_name: string;
   size: string | number;
@@ -214,7 +214,7 @@ export class ResumableUploads {
       return;
     }
     const row = await this.row(id);
-    if (!row || row.user_id !== accountId) throw refusal(404, 'Upload not found');
+    if (!row || row.workspace_id !== accountId) throw refusal(404, 'Upload not found');
     if (row.status !== 'uploading') throw refusal(410, row.status === 'completed' ? 'This upload has already completed' : 'This upload is no longer available');
     if (req.method === 'DELETE') {
       // cancelled before the answer, so a creation right after it finds the slot free; the bytes go next (should
@@ -239,7 +239,7 @@ export class ResumableUploads {
     const declared = (meta.filetype ?? meta.type ?? '').toLowerCase();
     if (declared.startsWith('video/')) throw new DomainError(400, 'VIDEO_NOT_SUPPORTED', MSG.videoUploadsNotSupported);
     await this.deps.services.projects.findOwned(accountId, projectId);
-    await this.recordWithinLimits({ id: upload.id, user_id: accountId, project_id: projectId, file_name: fileName, size: upload.size });
+    await this.recordWithinLimits({ id: upload.id, workspace_id: accountId, project_id: projectId, file_name: fileName, size: upload.size });
     const node = nodeRequestOf(req);
     if (node) createdBy.set(node, upload.id);
   }
@@ -253,9 +253,9 @@ export class ResumableUploads {
     const { config } = this.deps;
     const hours = config.tusExpirationHours ?? 24;
     await this.deps.knex.transaction(async (trx) => {
-      await lockAccountUploads(trx, 'resumableUploads', row.user_id);
+      await lockAccountUploads(trx, 'resumableUploads', row.workspace_id);
       const held = (await trx('resumable_uploads')
-        .where({ user_id: row.user_id, status: 'uploading' })
+        .where({ workspace_id: row.workspace_id, status: 'uploading' })
         .andWhere('created_at', '>', trx.raw("now() - ? * interval '1 millisecond'", [this.expirationMs]))
         .first(trx.raw('count(*)::int as uploads'), trx.raw('coalesce(sum(size), 0)::bigint as bytes'))) as { uploads: number; bytes: string | number };
       if (held.uploads >= config.tusMaxUnfinishedUploads) {
@@ -272,7 +272,7 @@ export class ResumableUploads {
   private async finished(req: unknown, upload: Upload): Promise<{ status_code: number; headers: Record<string, string>; body: string }> {
     const accountId = this.accountOf(req);
     const row = await this.row(upload.id);
-    if (!row || row.user_id !== accountId) throw refusal(404, 'Upload not found');
+    if (!row || row.workspace_id !== accountId) throw refusal(404, 'Upload not found');
     const { uploads } = this.deps.services;
     let result: RenderUploadResult;
     try {

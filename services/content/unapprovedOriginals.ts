@@ -28,9 +28,9 @@ export async function isUnapprovedOriginal(db: Knex, file: FileLocation): Promis
 }
 
 /** The keys (`bucket/path`) of every original and thumbnail of the user's items that are not approved. */
-export async function unapprovedFilesOf(db: Knex, userId: string): Promise<Set<string>> {
+export async function unapprovedFilesOf(db: Knex, workspaceId: string): Promise<Set<string>> {
   const rows = (await db('pending_approvals')
-    .where({ user_id: userId })
+    .where({ workspace_id: workspaceId })
     .whereRaw("status <> 'approved'")
     .select('original_bucket', 'original_path', 'thumbnail_path')) as Array<{ original_bucket: string; original_path: string; thumbnail_path: string | null }>;
   const keys = new Set<string>();
@@ -47,7 +47,7 @@ export async function unapprovedFilesOf(db: Knex, userId: string): Promise<Set<s
  * pending item's, and a pending assembly's compiled video row, which points at the same file) and the thumbnails made
  * from them are left out; a pending item is carried by its watermarked preview.
  */
-export async function exportableFiles<T extends FileLocation>(db: Knex, userId: string, files: readonly T[]): Promise<T[]> {
-  const unapproved = await unapprovedFilesOf(db, userId);
+export async function exportableFiles<T extends FileLocation>(db: Knex, workspaceId: string, files: readonly T[]): Promise<T[]> {
+  const unapproved = await unapprovedFilesOf(db, workspaceId);
   return files.filter((file) => !unapproved.has(`${file.bucket}/${file.path}`));
 }

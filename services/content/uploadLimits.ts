@@ -6,7 +6,7 @@
  * transaction-scoped advisory lock on the account, so two concurrent creations cannot both take the last slot.
  * Every refusal is counted in `upload_limit_refusals_total{limit}`.
  *
- * The account is the workspace (DESIGN.md "Teams (workspaces)"): `user_id` on resumable_uploads and draft_uploads
+ * The account is the workspace (DESIGN.md "Teams (workspaces)"): `workspace_id` on resumable_uploads and draft_uploads
  * names the workspace the upload belongs to, and the limits count per workspace, so a team's members share one
  * budget, as they share its credits. Per uploading member would need the uploader recorded on those rows (a column
  * and a migration: the rows do not say which member started them), for little gain: the limits exist to bound what

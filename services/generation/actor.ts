@@ -8,9 +8,9 @@ import type { Knex } from 'knex';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The actor a workflow input names, else (a history from before workspaces) its account. */
-export function actorOf(input: { userId: string; actorId?: string | null }): string {
-  return input.actorId || input.userId;
+/** The actor a workflow input names, else (a history from before workspaces) its workspace. */
+export function actorOf(input: { workspaceId: string; actorId?: string | null }): string {
+  return input.actorId || input.workspaceId;
 }
 
 /**

@@ -56,7 +56,7 @@ export interface AestheticChatDeps {
 
 interface ChatRow {
   project_id: string;
-  user_id: string;
+  workspace_id: string;
   chat_history: ChatHistoryMessage[];
   preferences: Partial<AestheticPreferences>;
   editing_config: Record<string, unknown>;
@@ -188,8 +188,8 @@ export const CHAT_AFTER_ASSEMBLY_NOTE =
  * pace and caption tone stay, and the conversation says what happened. Runs in the caller's transaction (the job's
  * move to 'completed'), so it happens once.
  */
-export async function resetChatAfterAssembly(knex: Knex, userId: string, projectId: string, now: Date): Promise<void> {
-  const row = (await knex('aesthetic_chats').where({ project_id: projectId, user_id: userId }).forUpdate().first()) as ChatRow | undefined;
+export async function resetChatAfterAssembly(knex: Knex, workspaceId: string, projectId: string, now: Date): Promise<void> {
+  const row = (await knex('aesthetic_chats').where({ project_id: projectId, workspace_id: workspaceId }).forUpdate().first()) as ChatRow | undefined;
   if (!row) return;
   const current = stateOf(row);
   const preferences: AestheticPreferences = { ...current.preferences, generated_texts: [], clip_selection: { selectedIds: [], order: [] } };
@@ -202,13 +202,13 @@ export async function resetChatAfterAssembly(knex: Knex, userId: string, project
     workflow_analysis: workflowAnalysisFor(analysis, 0, null),
     clip_suggestions: [],
   };
-  await saveChat(knex, userId, projectId, next);
+  await saveChat(knex, workspaceId, projectId, next);
 }
 
-async function saveChat(knex: Knex, userId: string, projectId: string, state: AestheticChatState): Promise<void> {
+async function saveChat(knex: Knex, workspaceId: string, projectId: string, state: AestheticChatState): Promise<void> {
   const row = {
     project_id: projectId,
-    user_id: userId,
+    workspace_id: workspaceId,
     chat_history: JSON.stringify(state.chat_history),
     preferences: JSON.stringify(state.preferences),
     editing_config: JSON.stringify(state.editing_config),
@@ -231,25 +231,25 @@ export class AestheticChatService {
     return this.deps.knex('aesthetic_chats').where({ project_id: projectId }).first() as Promise<ChatRow | undefined>;
   }
 
-  async state(userId: string, projectId: string): Promise<AestheticChatState> {
-    await this.deps.projects.findOwned(userId, projectId);
+  async state(workspaceId: string, projectId: string): Promise<AestheticChatState> {
+    await this.deps.projects.findOwned(workspaceId, projectId);
     return stateOf(await this.row(projectId));
   }
 
   /** The editing config an assembly into this project uses: the chat's, or the default when there is no chat. */
-  async editingConfig(userId: string, projectId: string): Promise<EditingConfig> {
-    const row = (await this.deps.knex('aesthetic_chats').where({ project_id: projectId, user_id: userId }).first('editing_config')) as Pick<ChatRow, 'editing_config'> | undefined;
+  async editingConfig(workspaceId: string, projectId: string): Promise<EditingConfig> {
+    const row = (await this.deps.knex('aesthetic_chats').where({ project_id: projectId, workspace_id: workspaceId }).first('editing_config')) as Pick<ChatRow, 'editing_config'> | undefined;
     return row ? normalizeEditingConfig(row.editing_config) : { ...DEFAULT_EDITING_CONFIG };
   }
 
-  async post(userId: string, projectId: string, input: ChatPostInput): Promise<AestheticChatState> {
-    const project = await this.deps.projects.findOwned(userId, projectId);
+  async post(workspaceId: string, projectId: string, input: ChatPostInput): Promise<AestheticChatState> {
+    const project = await this.deps.projects.findOwned(workspaceId, projectId);
     const message = input.message.trim();
     if (!message) throw new DomainError(400, 'VALIDATION_ERROR', ASSEMBLY_MSG.typeMessage);
     const current = stateOf(await this.row(projectId));
     const selectedIds = input.selectedClipIds ?? current.preferences.clip_selection.selectedIds;
     // the selection is checked like an assembly's: the user's own clips, at most 5, one orientation
-    const selection = selectedIds.length > 0 ? await loadSelectedClips(this.deps.knex, userId, selectedIds) : null;
+    const selection = selectedIds.length > 0 ? await loadSelectedClips(this.deps.knex, workspaceId, selectedIds) : null;
     const orientation = selection?.orientation ?? null;
     const count = selectedIds.length;
     const stamp = () => this.now().toISOString();
@@ -314,7 +314,7 @@ export class AestheticChatService {
         clip_suggestions: suggestionsFor(selectedIds, reply.clip_order ?? []),
       };
     }
-    await this.save(userId, projectId, next);
+    await this.save(workspaceId, projectId, next);
     return next;
   }
 
@@ -322,16 +322,16 @@ export class AestheticChatService {
    * The selection as the page has it now, without a message (the page sends it whenever it changes): the readiness,
    * what is still needed and the suggested order follow it. The same checks as an assembly's selection.
    */
-  async syncSelection(userId: string, projectId: string, input: ChatSelectionInput): Promise<AestheticChatState> {
-    await this.deps.projects.findOwned(userId, projectId);
+  async syncSelection(workspaceId: string, projectId: string, input: ChatSelectionInput): Promise<AestheticChatState> {
+    await this.deps.projects.findOwned(workspaceId, projectId);
     const selectedIds = input.selectedClipIds;
-    const selection = selectedIds.length > 0 ? await loadSelectedClips(this.deps.knex, userId, selectedIds) : null;
+    const selection = selectedIds.length > 0 ? await loadSelectedClips(this.deps.knex, workspaceId, selectedIds) : null;
     const next = withSelection(stateOf(await this.row(projectId)), selectedIds, selection?.orientation ?? null);
-    await this.save(userId, projectId, next);
+    await this.save(workspaceId, projectId, next);
     return next;
   }
 
-  private async save(userId: string, projectId: string, state: AestheticChatState): Promise<void> {
-    await saveChat(this.deps.knex, userId, projectId, state);
+  private async save(workspaceId: string, projectId: string, state: AestheticChatState): Promise<void> {
+    await saveChat(this.deps.knex, workspaceId, projectId, state);
   }
 }

@@ -3,7 +3,7 @@
  * stats behind the badge and the pending cap, and approve / reject sent as Updates to the item's approval
  * workflow (workflows/approval.ts), which holds the decision rules.
  *
- * The account is the workspace (DESIGN.md "Teams (workspaces)"): `accountId` scopes every read and names the
+ * The account is the workspace (DESIGN.md "Teams (workspaces)"): `workspaceId` scopes every read and names the
  * workspace the decision is made in; the acting member (`actorId`) is who the ledger records. The route has checked
  * the member's role (api/workspace.ts) before any of this runs.
  */
@@ -66,13 +66,13 @@ export class ApprovalService {
    * Pending and not past the deadline, newest first, with a signed link to the watermarked preview. The original is
    * never linked here (pay on approval): `original_file_url` is null, and the file routes refuse the original of an
    * item that is not approved (services/content/unapprovedOriginals.ts). Not paged: the pending cap keeps it to a
-   * handful (at most 2 x PENDING_LIMIT_MAX, docs/growth.md), read on the (user_id, status, created_at) index.
+   * handful (at most 2 x PENDING_LIMIT_MAX, docs/growth.md), read on the (workspace_id, status, created_at) index.
    */
-  async list(accountId: string): Promise<ApprovalListItem[]> {
+  async list(workspaceId: string): Promise<ApprovalListItem[]> {
     const rows = (await PendingApproval.query(this.deps.knex)
       .alias('a')
       .leftJoin('projects as p', 'p.id', 'a.project_id')
-      .where('a.user_id', accountId)
+      .where('a.workspace_id', workspaceId)
       .where('a.status', 'pending')
       .where('a.approval_deadline', '>', this.deps.knex.fn.now())
       .orderBy([
@@ -85,7 +85,7 @@ export class ApprovalService {
       const prompt = (row.metadata as { originalPrompt?: unknown; promptUsed?: unknown }).originalPrompt ?? (row.metadata as { promptUsed?: unknown }).promptUsed;
       return {
         id: row.id,
-        user_id: row.userId,
+        user_id: row.workspaceId,
         project_id: row.projectId,
         project_name: row.projectName ?? null,
         content_type: row.contentType,
@@ -107,18 +107,18 @@ export class ApprovalService {
    * What the start rule counts (services/billing/credits.ts getPendingUsage): the list above plus generations still
    * running, so the cap overlay shows exactly when the server would refuse a start.
    */
-  async stats(accountId: string): Promise<ApprovalStats> {
-    const usage = await getPendingUsage(this.deps.knex, accountId);
+  async stats(workspaceId: string): Promise<ApprovalStats> {
+    const usage = await getPendingUsage(this.deps.knex, workspaceId);
     return { pending_count: usage.pendingCount, limit: usage.limit, total_pending_cost: usage.pendingCost };
   }
 
   /** `actorId` defaults to the account: a person on their own is both (their personal workspace's id is theirs). */
-  approve(accountId: string, approvalId: string, actorId: string = accountId): Promise<ApprovalDecisionResponse> {
-    return this.decide(accountId, actorId, approvalId, 'approve');
+  approve(workspaceId: string, approvalId: string, actorId: string = workspaceId): Promise<ApprovalDecisionResponse> {
+    return this.decide(workspaceId, actorId, approvalId, 'approve');
   }
 
-  reject(accountId: string, approvalId: string, actorId: string = accountId): Promise<ApprovalDecisionResponse> {
-    return this.decide(accountId, actorId, approvalId, 'reject');
+  reject(workspaceId: string, approvalId: string, actorId: string = workspaceId): Promise<ApprovalDecisionResponse> {
+    return this.decide(workspaceId, actorId, approvalId, 'reject');
   }
 
   /** The project an approval belongs to, so the route can take its workspace from it; null for an unknown id. */
@@ -128,16 +128,16 @@ export class ApprovalService {
     return row?.project_id ?? null;
   }
 
-  private async decide(accountId: string, actorId: string, approvalId: string, decision: 'approve' | 'reject'): Promise<ApprovalDecisionResponse> {
+  private async decide(workspaceId: string, actorId: string, approvalId: string, decision: 'approve' | 'reject'): Promise<ApprovalDecisionResponse> {
     if (!UUID.test(approvalId)) throw notFound();
-    const row = await PendingApproval.query(this.deps.knex).findOne({ id: approvalId, user_id: accountId });
+    const row = await PendingApproval.query(this.deps.knex).findOne({ id: approvalId, workspace_id: workspaceId });
     if (!row) throw notFound();
     if (row.status !== 'pending') throw notPending();
     const client = await this.deps.temporal();
     const handle = client.workflow.getHandle(row.workflowId);
     let result: ApprovalDecisionResult;
     try {
-      result = await handle.executeUpdate(decision === 'approve' ? approveUpdate : rejectUpdate, { args: [{ userId: actorId, accountId }] });
+      result = await handle.executeUpdate(decision === 'approve' ? approveUpdate : rejectUpdate, { args: [{ userId: actorId, workspaceId }] });
     } catch (err) {
       // the workflow ended (decided or expired) between the read above and the update
       if (err instanceof WorkflowNotFoundError) throw notPending();

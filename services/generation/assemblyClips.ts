@@ -62,8 +62,8 @@ const COLUMNS = [
   'clips.storage_path',
 ];
 
-function ownedClips(db: Db, userId: string) {
-  return db('clips').join('projects', 'projects.id', 'clips.project_id').where('clips.user_id', userId).where('projects.user_id', userId);
+function ownedClips(db: Db, workspaceId: string) {
+  return db('clips').join('projects', 'projects.id', 'clips.project_id').where('clips.workspace_id', workspaceId).where('projects.workspace_id', workspaceId);
 }
 
 function analysisOf(row: AssemblyClipRow): Record<string, unknown> {
@@ -123,8 +123,8 @@ export function assemblyClipView(storage: Storage, row: AssemblyClipRow): Assemb
 }
 
 /** Every approved clip of the user, newest first. */
-export async function listOwnedClips(db: Db, userId: string): Promise<AssemblyClipRow[]> {
-  return ownedClips(db, userId)
+export async function listOwnedClips(db: Db, workspaceId: string): Promise<AssemblyClipRow[]> {
+  return ownedClips(db, workspaceId)
     .orderBy([{ column: 'clips.created_at', order: 'desc' }, { column: 'clips.id', order: 'desc' }])
     .select(COLUMNS) as Promise<AssemblyClipRow[]>;
 }
@@ -140,11 +140,11 @@ export function assertSelectionSize(clipIds: readonly string[]): void {
  * The selected clips in the given order, each the user's own approved clip (another user's or a missing one is
  * 404, as if it did not exist), all of one orientation (the first clip's), which is returned with them.
  */
-export async function loadSelectedClips(db: Db, userId: string, clipIds: readonly string[]): Promise<{ rows: AssemblyClipRow[]; orientation: Orientation }> {
+export async function loadSelectedClips(db: Db, workspaceId: string, clipIds: readonly string[]): Promise<{ rows: AssemblyClipRow[]; orientation: Orientation }> {
   assertSelectionSize(clipIds);
   const notFound = new DomainError(404, ASSEMBLY_ERROR_CODES.clipNotFound, 'Clip not found');
   if (!clipIds.every((id) => UUID.test(id))) throw notFound;
-  const found = (await ownedClips(db, userId).whereIn('clips.id', clipIds).select(COLUMNS)) as AssemblyClipRow[];
+  const found = (await ownedClips(db, workspaceId).whereIn('clips.id', clipIds).select(COLUMNS)) as AssemblyClipRow[];
   const byId = new Map(found.map((row) => [row.id, row]));
   const rows = clipIds.map((id) => byId.get(id));
   if (rows.some((row) => !row)) throw notFound;
@@ -171,11 +171,11 @@ export function timelineFor(rows: AssemblyClipRow[], platform: AssemblyPlatform,
  * The start rule for an assembly: free, so only the rejection cooldown and the pending-approval cap can refuse it
  * (spec 001 section 5: starting more is blocked at the limit), assemblies still rendering counted as pending.
  */
-export async function assertAssemblyMayStart(db: Db, userId: string): Promise<void> {
-  const check = await canCreateContent(db, userId, 'assembly');
+export async function assertAssemblyMayStart(db: Db, workspaceId: string): Promise<void> {
+  const check = await canCreateContent(db, workspaceId, 'assembly');
   if (check.reason === 'cooldown') throw new DomainError(429, ERROR_CODES.rejectionStreakCooldown, MSG.rejectionStreakCooldown);
   // an assembly holds no reservation while it renders: the ones in flight count toward the cap here
-  const running = await db('assembly_jobs').where({ user_id: userId }).whereIn('status', ['pending', 'processing']).count<{ count: string }[]>('id as count');
+  const running = await db('assembly_jobs').where({ workspace_id: workspaceId }).whereIn('status', ['pending', 'processing']).count<{ count: string }[]>('id as count');
   if (check.reason === 'pending_limit' || check.pendingCount + Number(running[0].count) >= check.limit) {
     throw new DomainError(409, ERROR_CODES.pendingLimitReached, MSG.pendingLimitReached(check.limit));
   }

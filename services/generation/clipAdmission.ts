@@ -12,8 +12,8 @@ export type ClipAdmissionCheck =
   | { ok: true; warning: string | null; code: string | null }
   | { ok: false; status: number; code: string; error: string };
 
-export async function activeClipJobId(db: Db, userId: string, exceptJobId?: string): Promise<string | null> {
-  const query = db('video_generation_jobs').where({ user_id: userId }).whereIn('status', CLIP_JOB_ACTIVE_STATUSES).first('id');
+export async function activeClipJobId(db: Db, workspaceId: string, exceptJobId?: string): Promise<string | null> {
+  const query = db('video_generation_jobs').where({ workspace_id: workspaceId }).whereIn('status', CLIP_JOB_ACTIVE_STATUSES).first('id');
   if (exceptJobId) query.whereNot({ id: exceptJobId });
   const row = (await query) as { id: string } | undefined;
   return row?.id ?? null;
@@ -24,12 +24,12 @@ export async function activeClipJobId(db: Db, userId: string, exceptJobId?: stri
  * then the credit rules of canCreate (available < 4, told apart by whether pending items hold the missing
  * credits, then the pending-approval limit). A pass carries the warning when the last 4 decisions were rejections.
  */
-export async function checkClipAdmission(db: Db, userId: string, exceptJobId?: string, now: Date = new Date()): Promise<ClipAdmissionCheck> {
-  const credit = await canCreateContent(db, userId, 'clip', now);
+export async function checkClipAdmission(db: Db, workspaceId: string, exceptJobId?: string, now: Date = new Date()): Promise<ClipAdmissionCheck> {
+  const credit = await canCreateContent(db, workspaceId, 'clip', now);
   if (credit.reason === 'cooldown') {
     return { ok: false, status: 429, code: ERROR_CODES.rejectionStreakCooldown, error: MSG.rejectionStreakCooldown };
   }
-  if (await activeClipJobId(db, userId, exceptJobId)) {
+  if (await activeClipJobId(db, workspaceId, exceptJobId)) {
     return { ok: false, status: 409, code: ERROR_CODES.singleClipRestriction, error: MSG.waitForCurrentGeneration };
   }
   switch (credit.reason) {
@@ -42,7 +42,7 @@ export async function checkClipAdmission(db: Db, userId: string, exceptJobId?: s
     default:
       break;
   }
-  const profile = (await db('profiles').where({ id: userId }).first('rejection_streak')) as { rejection_streak: number } | undefined;
+  const profile = (await db('profiles').where({ id: workspaceId }).first('rejection_streak')) as { rejection_streak: number } | undefined;
   if (profile && Number(profile.rejection_streak) === REJECTION_STREAK_WARNING_AT) {
     return { ok: true, warning: MSG.rejectionStreakWarning, code: ERROR_CODES.rejectionStreakWarning };
   }

@@ -4,7 +4,7 @@
  * first (draft, model and mode, prompt, references, Sync Images' pinned image), refused with a 4xx and the spec's text;
  * then each image gets its own result: an image not in the draft, or one still processing, fails alone.
  * Also the vision prompt (POST /api/ai-enhance-prompt/vision), which reads the user's own draft files only.
- * The account (`userId`) is the workspace the drafts belong to (DESIGN.md "Teams (workspaces)"); the member who
+ * The account (`workspaceId`) is the workspace the drafts belong to (DESIGN.md "Teams (workspaces)"); the member who
  * dispatches a job is its `actorId`, recorded as draft_jobs.created_by.
  */
 import { randomUUID } from 'node:crypto';
@@ -136,15 +136,15 @@ export class DraftJobService {
   }
 
   /** A reference URL back to one of the user's own draft files that exists; anything else is refused. */
-  async resolveOwnFile(userId: string, url: string): Promise<StoredFile> {
-    const file = this.ownFile(userId, url);
+  async resolveOwnFile(workspaceId: string, url: string): Promise<StoredFile> {
+    const file = this.ownFile(workspaceId, url);
     await this.assertExists(file);
     return file;
   }
 
-  private ownFile(userId: string, url: string): StoredFile {
+  private ownFile(workspaceId: string, url: string): StoredFile {
     const file = this.deps.storage.urls.parse(url);
-    if (!isOwnDraftFile(file, userId)) throw badRequest('REFERENCE_NOT_FOUND', ENHANCE_MSG.referenceNotFound);
+    if (!isOwnDraftFile(file, workspaceId)) throw badRequest('REFERENCE_NOT_FOUND', ENHANCE_MSG.referenceNotFound);
     return file;
   }
 
@@ -152,28 +152,28 @@ export class DraftJobService {
     if (!(await this.deps.storage.objects.stat(file.bucket, file.path))) throw badRequest('REFERENCE_NOT_FOUND', ENHANCE_MSG.referenceNotFound);
   }
 
-  async dispatch(userId: string, request: DispatchRequest, actorId: string = userId): Promise<DispatchResponse> {
+  async dispatch(workspaceId: string, request: DispatchRequest, actorId: string = workspaceId): Promise<DispatchResponse> {
     const { option, prompt } = this.checkRequest(request);
-    const draft = await this.deps.drafts.findOwned(userId, request.draftId, undefined, { activeOnly: true });
+    const draft = await this.deps.drafts.findOwned(workspaceId, request.draftId, undefined, { activeOnly: true });
     let references: StoredFile[];
     if (request.mode === 'style_sync') {
       const pinned = UUID.test(request.syncImageId ?? '') ? await DraftImage.query(this.deps.knex).findOne({ id: request.syncImageId, draft_id: draft.id }) : undefined;
       if (!pinned) throw badRequest('SYNC_NEEDS_PINNED', ENHANCE_MSG.syncNeedsPinned);
       references = [(pinned.metadata as unknown as DraftImageMetadata).storage];
     } else {
-      references = request.references.map((url) => this.ownFile(userId, url));
+      references = request.references.map((url) => this.ownFile(workspaceId, url));
     }
 
     // waiting reference uploads are registered first (a sweep removing one is waited for), then every reference must
     // still exist; when no job starts they wait again, so refused dispatches cannot keep uploads past their slots
-    const registered = await this.deps.draftUploads.registerReferences(userId, references);
+    const registered = await this.deps.draftUploads.registerReferences(workspaceId, references);
     const results: DispatchResultItem[] = [];
     try {
       for (const file of references) await this.assertExists(file);
       const client = await this.deps.temporal();
       const asked: StoredDispatchRequest = { prompt: request.prompt, references: request.references, syncImageId: request.syncImageId };
       for (const imageId of [...new Set(request.imageIds)]) {
-        results.push(await this.startOne(client, { userId, actorId }, draft.id, imageId, option, request.mode, prompt, references, asked));
+        results.push(await this.startOne(client, { workspaceId, actorId }, draft.id, imageId, option, request.mode, prompt, references, asked));
       }
     } finally {
       if (!results.some((r) => r.ok)) await this.deps.draftUploads.unregister(registered);
@@ -189,9 +189,9 @@ export class DraftJobService {
   }
 
   /** The user's own failed job (404 otherwise: another user's job is not found). */
-  private async failedJob(userId: string, jobId: string): Promise<FailedJobRow> {
+  private async failedJob(workspaceId: string, jobId: string): Promise<FailedJobRow> {
     const row = UUID.test(jobId)
-      ? ((await this.deps.knex('draft_jobs').where({ id: jobId, user_id: userId }).first('id', 'draft_id', 'draft_image_id', 'model_id', 'mode', 'prompt', 'status', 'request')) as FailedJobRow | undefined)
+      ? ((await this.deps.knex('draft_jobs').where({ id: jobId, workspace_id: workspaceId }).first('id', 'draft_id', 'draft_image_id', 'model_id', 'mode', 'prompt', 'status', 'request')) as FailedJobRow | undefined)
       : undefined;
     if (!row) throw new DomainError(404, 'JOB_NOT_FOUND', 'Job not found');
     if (row.status !== 'failed') throw new DomainError(409, 'JOB_NOT_FAILED', 'Only a failed job can be retried or dismissed');
@@ -202,11 +202,11 @@ export class DraftJobService {
    * Runs a failed job again on its image: the same model, mode, prompt and references, through the same checks as a
    * dispatch (a reference removed since is refused with its text). The failure is dismissed once the new job starts.
    */
-  async retry(userId: string, jobId: string, actorId: string = userId): Promise<DispatchResponse> {
-    const failed = await this.failedJob(userId, jobId);
+  async retry(workspaceId: string, jobId: string, actorId: string = workspaceId): Promise<DispatchResponse> {
+    const failed = await this.failedJob(workspaceId, jobId);
     const asked = failed.request ?? { prompt: failed.prompt, references: [], syncImageId: null };
     const reply = await this.dispatch(
-      userId,
+      workspaceId,
       {
       draftId: failed.draft_id,
       imageIds: [failed.draft_image_id],
@@ -223,14 +223,14 @@ export class DraftJobService {
   }
 
   /** The user has read the failure: its image's card shows it no more. */
-  async dismiss(userId: string, jobId: string): Promise<void> {
-    const failed = await this.failedJob(userId, jobId);
+  async dismiss(workspaceId: string, jobId: string): Promise<void> {
+    const failed = await this.failedJob(workspaceId, jobId);
     await this.deps.knex('draft_jobs').where({ id: failed.id }).whereNull('failure_dismissed_at').update({ failure_dismissed_at: this.deps.knex.fn.now() });
   }
 
   private async startOne(
     client: Client,
-    { userId, actorId }: { userId: string; actorId: string },
+    { workspaceId, actorId }: { workspaceId: string; actorId: string },
     draftId: string,
     imageId: string,
     option: EnhanceModelOption,
@@ -253,7 +253,7 @@ export class DraftJobService {
           id: jobId,
           draft_id: draftId,
           draft_image_id: imageId,
-          user_id: userId,
+          workspace_id: workspaceId,
           created_by: createdByValue(trx, actorId),
           model_id: option.id,
           mode,
@@ -262,7 +262,7 @@ export class DraftJobService {
           workflow_id: draftJobWorkflowId(jobId),
           request: JSON.stringify(asked),
         });
-        await recordJobEvent(trx, { workspaceId: userId, projectId: null, jobId, kind: 'enhance', status: 'started', startedBy: actorId, draftId, draftImageId: imageId });
+        await recordJobEvent(trx, { workspaceId, projectId: null, jobId, kind: 'enhance', status: 'started', startedBy: actorId, draftId, draftImageId: imageId });
       });
     } catch (err) {
       if (err instanceof UniqueViolationError || (err as { code?: string }).code === '23505') return refused(ENHANCE_MSG.jobAlreadyRunning);
@@ -273,15 +273,15 @@ export class DraftJobService {
       await client.workflow.start<DraftJobWorkflow>('draftJobWorkflow', {
         taskQueue: this.deps.queues.generation,
         workflowId,
-        memo: { userId, actorId, draftId, imageId },
-        typedSearchAttributes: jobSearchAttributes({ userId, actorId, kind: 'draft-job', itemId: jobId }),
-        args: [{ jobId, userId, actorId, draftId, imageId, mode, modelId: option.id, prompt, source, references, mediaQueue: this.deps.queues.media }],
+        memo: { workspaceId, actorId, draftId, imageId },
+        typedSearchAttributes: jobSearchAttributes({ workspaceId, actorId, kind: 'draft-job', itemId: jobId }),
+        args: [{ jobId, workspaceId, actorId, draftId, imageId, mode, modelId: option.id, prompt, source, references, mediaQueue: this.deps.queues.media }],
       });
     } catch (err) {
       this.deps.logger?.warn({ err, workflowId }, 'could not start a draft job');
       await this.deps.knex.transaction(async (trx) => {
         await trx('draft_jobs').where({ id: jobId }).update({ status: 'failed', error: 'Failed to start job', updated_at: trx.fn.now() });
-        await recordJobEvent(trx, { workspaceId: userId, projectId: null, jobId, kind: 'enhance', status: 'failed', startedBy: actorId, draftId, draftImageId: imageId, error: 'Failed to start job' });
+        await recordJobEvent(trx, { workspaceId, projectId: null, jobId, kind: 'enhance', status: 'failed', startedBy: actorId, draftId, draftImageId: imageId, error: 'Failed to start job' });
       });
       return refused('Failed to start job', detailOf(err));
     }
@@ -299,11 +299,11 @@ export interface VisionPromptRequestBody {
 /** The vision prompt: the user's own draft files read from storage, then the provider's enhancer. */
 export async function enhanceVisionPrompt(
   deps: { storage: Storage; providers: Pick<Providers, 'visionPrompt'>; jobs: DraftJobService },
-  userId: string,
+  workspaceId: string,
   body: VisionPromptRequestBody,
 ): Promise<{ enhancedPrompt: string; method: string }> {
   const read = async (url: string): Promise<Buffer> => {
-    const file = await deps.jobs.resolveOwnFile(userId, url);
+    const file = await deps.jobs.resolveOwnFile(workspaceId, url);
     const stream = await deps.storage.objects.read(file.bucket, file.path);
     const chunks: Buffer[] = [];
     for await (const chunk of stream) chunks.push(chunk as Buffer);

@@ -57,10 +57,10 @@ export class DraftUploads {
    * Takes a slot for one upload into `draftId` (already found to be the user's and active) within `trx`, or refuses:
    * the caller has not read a byte of the file yet. Returns the upload's id (the stored file is named after it).
    */
-  async reserve(trx: Knex.Transaction, userId: string, draftId: string, purpose: DraftUploadPurpose): Promise<string> {
+  async reserve(trx: Knex.Transaction, workspaceId: string, draftId: string, purpose: DraftUploadPurpose): Promise<string> {
     const { limits } = this.deps;
-    await lockAccountUploads(trx, 'draftUploads', userId);
-    const waiting = (await trx('draft_uploads').where({ user_id: userId }).whereNull('registered_at').select('id', 'draft_id', 'purpose')) as WaitingRow[];
+    await lockAccountUploads(trx, 'draftUploads', workspaceId);
+    const waiting = (await trx('draft_uploads').where({ workspace_id: workspaceId }).whereNull('registered_at').select('id', 'draft_id', 'purpose')) as WaitingRow[];
     const here = waiting.filter((w) => w.draft_id === draftId && w.purpose === purpose).length;
     if (purpose === 'image') {
       const row = (await trx('draft_images').where({ draft_id: draftId }).count<{ count: string }[]>('id as count'))[0];
@@ -74,7 +74,7 @@ export class DraftUploads {
       throw uploadLimitReached('draft_waiting_uploads', 429, 'TOO_MANY_WAITING_DRAFT_UPLOADS', UPLOAD_LIMIT_MSG.draftWaiting(limits.waitingPerAccount, limits.maxAgeMinutes));
     }
     const id = randomUUID();
-    await trx('draft_uploads').insert({ id, user_id: userId, draft_id: draftId, purpose, bucket: DRAFTS_BUCKET });
+    await trx('draft_uploads').insert({ id, workspace_id: workspaceId, draft_id: draftId, purpose, bucket: DRAFTS_BUCKET });
     return id;
   }
 
@@ -115,11 +115,11 @@ export class DraftUploads {
    * registered (kept with the draft). Returns the ids it marked, for `unregister` when no job started. Files that
    * are no waiting upload (registered already, draft images, files from before uploads were counted) are untouched.
    */
-  async registerReferences(userId: string, files: StoredFile[]): Promise<string[]> {
+  async registerReferences(workspaceId: string, files: StoredFile[]): Promise<string[]> {
     const paths = files.filter((f) => f.bucket === DRAFTS_BUCKET).map((f) => f.path);
     if (paths.length === 0) return [];
     const rows = (await this.deps.knex('draft_uploads')
-      .where({ user_id: userId, bucket: DRAFTS_BUCKET, purpose: 'reference' })
+      .where({ workspace_id: workspaceId, bucket: DRAFTS_BUCKET, purpose: 'reference' })
       .whereIn('path', paths)
       .whereNull('registered_at')
       .whereNotNull('stored_at')

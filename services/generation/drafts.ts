@@ -2,7 +2,7 @@
  * Enhance Renders' draft projects (spec 001 sections 3-5 and 7): list, create, upload, register images, read,
  * remove an image, restore a version, commit into a real project, delete. Every call is scoped to the owner
  * (another user's draft or image is simply not found). Files live in the `drafts` bucket under
- * `<userId>/<draftId>/`: uploads in `uploads/`, attachments in `references/`, a job's versions in `<imageId>/`.
+ * `<workspaceId>/<draftId>/`: uploads in `uploads/`, attachments in `references/`, a job's versions in `<imageId>/`.
  * Uploads are counted and swept (./draftUploads.ts): one takes its slot before its bytes are stored and keeps its
  * file only once add-images (or, for a reference, a dispatch) registers it.
  */
@@ -145,10 +145,10 @@ export function cleanDraftName(name: string): string {
   return trimmed;
 }
 
-/** Whether `file` is one of the user's draft files (under `<userId>/`, or `<userId>/<draftId>/` when given). */
-export function isOwnDraftFile(file: { bucket: string; path: string } | null, userId: string, draftId?: string): file is StoredFile {
+/** Whether `file` is one of the user's draft files (under `<workspaceId>/`, or `<workspaceId>/<draftId>/` when given). */
+export function isOwnDraftFile(file: { bucket: string; path: string } | null, workspaceId: string, draftId?: string): file is StoredFile {
   if (!file || file.bucket !== DRAFTS_BUCKET) return false;
-  const prefix = draftId ? `${draftFolder(userId, draftId)}/` : `${userId}/`;
+  const prefix = draftId ? `${draftFolder(workspaceId, draftId)}/` : `${workspaceId}/`;
   return file.path.startsWith(prefix);
 }
 
@@ -160,9 +160,9 @@ export class DraftService {
   }
 
   /** The user's draft (any status) or 404; `forUpdate` locks its row in `trx`. */
-  async findOwned(userId: string, draftId: string, trx?: Knex.Transaction, options: { activeOnly?: boolean; forUpdate?: boolean } = {}): Promise<Draft> {
+  async findOwned(workspaceId: string, draftId: string, trx?: Knex.Transaction, options: { activeOnly?: boolean; forUpdate?: boolean } = {}): Promise<Draft> {
     if (!UUID.test(draftId)) throw draftNotFound();
-    let query = Draft.query(trx ?? this.deps.knex).findOne({ id: draftId, user_id: userId });
+    let query = Draft.query(trx ?? this.deps.knex).findOne({ id: draftId, workspace_id: workspaceId });
     if (options.forUpdate) query = query.forUpdate();
     const draft = await query;
     if (!draft || (options.activeOnly && draft.status !== 'active')) throw draftNotFound();
@@ -170,8 +170,8 @@ export class DraftService {
   }
 
   /** Active drafts, most recently changed first, with their image count and first image as thumbnail. */
-  async list(userId: string): Promise<DraftSummary[]> {
-    const drafts = await Draft.query(this.deps.knex).where({ user_id: userId, status: 'active' }).orderBy([{ column: 'updated_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
+  async list(workspaceId: string): Promise<DraftSummary[]> {
+    const drafts = await Draft.query(this.deps.knex).where({ workspace_id: workspaceId, status: 'active' }).orderBy([{ column: 'updated_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
     if (drafts.length === 0) return [];
     const images = await DraftImage.query(this.deps.knex)
       .whereIn('draft_id', drafts.map((d) => d.id))
@@ -195,14 +195,14 @@ export class DraftService {
     }));
   }
 
-  async create(userId: string, name: string): Promise<DraftSummary> {
-    const draft = await Draft.query(this.deps.knex).insertAndFetch({ userId, name: cleanDraftName(name), status: 'active' });
+  async create(workspaceId: string, name: string): Promise<DraftSummary> {
+    const draft = await Draft.query(this.deps.knex).insertAndFetch({ workspaceId, name: cleanDraftName(name), status: 'active' });
     return { id: draft.id, name: draft.name, status: draft.status, created_at: iso(draft.createdAt), updated_at: iso(draft.updatedAt), image_count: 0, thumbnail_url: null };
   }
 
   /** The draft and its images in order, each with signed links and its running job. */
-  async get(userId: string, draftId: string): Promise<{ draft: DraftSummary; images: DraftImageView[] }> {
-    const draft = await this.findOwned(userId, draftId);
+  async get(workspaceId: string, draftId: string): Promise<{ draft: DraftSummary; images: DraftImageView[] }> {
+    const draft = await this.findOwned(workspaceId, draftId);
     const images = await this.imageViews(draft.id);
     return {
       draft: {
@@ -289,11 +289,11 @@ export class DraftService {
    * Before a byte is stored: the draft is the user's and active, and the upload gets a slot of its limits (a full
    * draft: 409 DRAFT_IMAGE_LIMIT; see ./draftUploads.ts). Returns the slot's id.
    */
-  private async takeUploadSlot(userId: string, draftId: string | undefined, purpose: DraftUploadPurpose): Promise<string> {
+  private async takeUploadSlot(workspaceId: string, draftId: string | undefined, purpose: DraftUploadPurpose): Promise<string> {
     if (!draftId) throw new DomainError(400, 'DRAFT_REQUIRED', ENHANCE_MSG.openDraftFirst);
     return this.deps.knex.transaction(async (trx) => {
-      const draft = await this.findOwned(userId, draftId, trx, { activeOnly: true });
-      return this.deps.draftUploads.reserve(trx, userId, draft.id, purpose);
+      const draft = await this.findOwned(workspaceId, draftId, trx, { activeOnly: true });
+      return this.deps.draftUploads.reserve(trx, workspaceId, draft.id, purpose);
     });
   }
 
@@ -302,17 +302,17 @@ export class DraftService {
    * the upload limit, then checks sharp can read it. Not yet an image of the draft: add-images registers it (a
    * reference: a dispatch that uses it); until then it holds a slot, and the sweep removes it when it waits too long.
    */
-  async upload(userId: string, draftId: string, purpose: DraftUploadPurpose, incoming: IncomingFile): Promise<DraftUploadResult> {
-    const slot = await this.takeUploadSlot(userId, draftId, purpose);
+  async upload(workspaceId: string, draftId: string, purpose: DraftUploadPurpose, incoming: IncomingFile): Promise<DraftUploadResult> {
+    const slot = await this.takeUploadSlot(workspaceId, draftId, purpose);
     try {
-      return await this.storeUpload(userId, draftId, purpose, incoming, slot);
+      return await this.storeUpload(workspaceId, draftId, purpose, incoming, slot);
     } catch (err) {
       await this.deps.draftUploads.release(slot).catch((cleanup: unknown) => this.deps.logger?.warn({ err: cleanup, uploadId: slot }, 'could not give back a draft upload slot'));
       throw err;
     }
   }
 
-  private async storeUpload(userId: string, draftId: string, purpose: DraftUploadPurpose, incoming: IncomingFile, slot: string): Promise<DraftUploadResult> {
+  private async storeUpload(workspaceId: string, draftId: string, purpose: DraftUploadPurpose, incoming: IncomingFile, slot: string): Promise<DraftUploadResult> {
     const inspector = new UploadInspector({
       maxBytes: this.maxBytes,
       accept: (kind) => {
@@ -327,7 +327,7 @@ export class DraftService {
     const kind = await inspector.detected;
     if (kind.kind !== 'image') throw new Error('unreachable: refused kinds fail the inspector');
     const folder = purpose === 'image' ? 'uploads' : 'references';
-    const file: StoredFile = { bucket: DRAFTS_BUCKET, path: `${draftFolder(userId, draftId)}/${folder}/${slot}.${kind.extension}` };
+    const file: StoredFile = { bucket: DRAFTS_BUCKET, path: `${draftFolder(workspaceId, draftId)}/${folder}/${slot}.${kind.extension}` };
     if (!(await this.deps.draftUploads.placed(slot, file.path))) {
       inspector.destroy();
       throw uploadOutlastedSlot();
@@ -373,17 +373,17 @@ export class DraftService {
    * (signed or not) not yet registered, and the draft may hold at most 4 images. The first version of each image is
    * its upload; order_index and name come from the request (defaults: after the last, the file name).
    */
-  async addImages(userId: string, draftId: string, images: NewDraftImage[]): Promise<DraftImageView[]> {
+  async addImages(workspaceId: string, draftId: string, images: NewDraftImage[]): Promise<DraftImageView[]> {
     if (images.length === 0) throw new DomainError(400, 'VALIDATION_ERROR', 'images must list at least one image');
     const ids = await this.deps.knex.transaction(async (trx) => {
       // the account's upload lock first, as an upload taking a slot does: the draft's count cannot move meanwhile
-      await lockAccountUploads(trx, 'draftUploads', userId);
-      const draft = await this.findOwned(userId, draftId, trx, { activeOnly: true, forUpdate: true });
+      await lockAccountUploads(trx, 'draftUploads', workspaceId);
+      const draft = await this.findOwned(workspaceId, draftId, trx, { activeOnly: true, forUpdate: true });
       const existing = await DraftImage.query(trx).where({ draft_id: draft.id }).select('id', 'source_url', 'order_index');
       if (existing.length + images.length > DRAFT_LIMITS.maxImagesPerDraft) throw limitReached();
       const files = images.map((image) => {
         const file = this.deps.storage.urls.parse(image.source_url);
-        if (!isOwnDraftFile(file, userId, draft.id) || !file.path.startsWith(`${draftFolder(userId, draft.id)}/uploads/`)) {
+        if (!isOwnDraftFile(file, workspaceId, draft.id) || !file.path.startsWith(`${draftFolder(workspaceId, draft.id)}/uploads/`)) {
           throw new DomainError(400, 'INVALID_SOURCE_URL', 'source_url must be a file uploaded to this draft (POST /api/enhance-set/drafts/upload)');
         }
         return file;
@@ -429,10 +429,10 @@ export class DraftService {
   }
 
   /** Removes the image, every stored version of it, and cancels a job still running on it. */
-  async removeImage(userId: string, draftId: string, imageId: string): Promise<void> {
+  async removeImage(workspaceId: string, draftId: string, imageId: string): Promise<void> {
     if (!UUID.test(imageId)) throw imageNotFound();
     const { metadata, running } = await this.deps.knex.transaction(async (trx) => {
-      const draft = await this.findOwned(userId, draftId, trx, { forUpdate: true });
+      const draft = await this.findOwned(workspaceId, draftId, trx, { forUpdate: true });
       const image = await DraftImage.query(trx).findOne({ id: imageId, draft_id: draft.id }).forUpdate();
       if (!image) throw imageNotFound();
       const jobs = (await trx('draft_jobs').where({ draft_image_id: image.id }).whereIn('status', ['pending', 'processing']).pluck('workflow_id')) as string[];
@@ -449,11 +449,11 @@ export class DraftService {
   }
 
   /** Makes a version of the image's history current again (undo and redo swap the two newest). */
-  async restoreVersion(userId: string, draftId: string, imageId: string, versionUrl: string): Promise<DraftImageView> {
+  async restoreVersion(workspaceId: string, draftId: string, imageId: string, versionUrl: string): Promise<DraftImageView> {
     if (!UUID.test(imageId)) throw imageNotFound();
     const wanted = this.deps.storage.urls.parse(versionUrl);
     await this.deps.knex.transaction(async (trx) => {
-      const draft = await this.findOwned(userId, draftId, trx);
+      const draft = await this.findOwned(workspaceId, draftId, trx);
       const image = await DraftImage.query(trx).findOne({ id: imageId, draft_id: draft.id }).forUpdate();
       if (!image) throw imageNotFound();
       const metadata = image.metadata as unknown as DraftImageMetadata;
@@ -474,10 +474,10 @@ export class DraftService {
    * the render upload pipeline: content check, dimensions, thumbnail), then the draft is marked committed and leaves
    * the list. Deleting the draft later leaves the project intact. Any failure removes the half-made project.
    */
-  async commit(userId: string, draftId: string, newProjectName: string | null): Promise<{ projectId: string; projectName: string; renders: number }> {
-    const draft = await this.findOwned(userId, draftId, undefined, { activeOnly: true });
+  async commit(workspaceId: string, draftId: string, newProjectName: string | null): Promise<{ projectId: string; projectName: string; renders: number }> {
+    const draft = await this.findOwned(workspaceId, draftId, undefined, { activeOnly: true });
     const images = await DraftImage.query(this.deps.knex).where({ draft_id: draft.id }).orderBy([{ column: 'order_index' }, { column: 'created_at' }]);
-    const project = await this.deps.projects.create(userId, { name: newProjectName?.trim() || draft.name });
+    const project = await this.deps.projects.create(workspaceId, { name: newProjectName?.trim() || draft.name });
     let renders = 0;
     try {
       for (const image of images) {
@@ -485,42 +485,42 @@ export class DraftService {
         const stream = await this.deps.storage.objects.read(metadata.storage.bucket, metadata.storage.path);
         const ext = metadata.storage.path.split('.').pop() ?? 'jpg';
         const base = image.name.replace(/\.[A-Za-z0-9]{1,5}$/, '') || 'render';
-        const staged = await this.deps.uploads.stage(userId, { stream, fileName: `${base}.${ext}`, declaredMime: metadata.mime ?? '' }, project.id);
+        const staged = await this.deps.uploads.stage(workspaceId, { stream, fileName: `${base}.${ext}`, declaredMime: metadata.mime ?? '' }, project.id);
         let result: RenderUploadResult;
         try {
-          result = await this.deps.uploads.complete(userId, project.id, staged);
+          result = await this.deps.uploads.complete(workspaceId, project.id, staged);
         } catch (err) {
           await this.deps.uploads.discard(staged);
           throw err;
         }
         // the render carries on the draft image's chain: made from it, by the run that made its current version
         const jobId = metadata.history?.[0]?.job_id;
-        const run = jobId ? ((await this.deps.knex('draft_jobs').where({ id: jobId, user_id: userId }).first('workflow_id')) as { workflow_id: string | null } | undefined) : undefined;
-        await recordLineage(this.deps.knex, { userId, itemKind: 'render', itemId: String(result.render.data.id), sources: [{ kind: 'draft_image', id: image.id }], workflowId: run?.workflow_id ?? null });
+        const run = jobId ? ((await this.deps.knex('draft_jobs').where({ id: jobId, workspace_id: workspaceId }).first('workflow_id')) as { workflow_id: string | null } | undefined) : undefined;
+        await recordLineage(this.deps.knex, { workspaceId, itemKind: 'render', itemId: String(result.render.data.id), sources: [{ kind: 'draft_image', id: image.id }], workflowId: run?.workflow_id ?? null });
         renders += 1;
       }
       const updated = await Draft.query(this.deps.knex)
         .patch({ status: 'committed', committedProjectId: project.id })
-        .where({ id: draft.id, user_id: userId, status: 'active' });
+        .where({ id: draft.id, workspace_id: workspaceId, status: 'active' });
       if (updated !== 1) throw new DomainError(409, 'DRAFT_ALREADY_COMMITTED', 'This draft was already moved to a project');
     } catch (err) {
-      await this.deps.projects.remove(userId, [project.id]).catch((cleanup: unknown) => this.deps.logger?.warn({ err: cleanup, projectId: project.id }, 'could not remove a half-made project'));
+      await this.deps.projects.remove(workspaceId, [project.id]).catch((cleanup: unknown) => this.deps.logger?.warn({ err: cleanup, projectId: project.id }, 'could not remove a half-made project'));
       throw err;
     }
     return { projectId: project.id, projectName: project.name, renders };
   }
 
   /** Deletes the draft (images and jobs cascade), cancels its running jobs and removes its folder. */
-  async remove(userId: string, draftId: string): Promise<void> {
+  async remove(workspaceId: string, draftId: string): Promise<void> {
     const running = await this.deps.knex.transaction(async (trx) => {
-      const draft = await this.findOwned(userId, draftId, trx, { forUpdate: true });
+      const draft = await this.findOwned(workspaceId, draftId, trx, { forUpdate: true });
       const jobs = (await trx('draft_jobs').where({ draft_id: draft.id }).whereIn('status', ['pending', 'processing']).pluck('workflow_id')) as string[];
       await Draft.query(trx).deleteById(draft.id);
       return jobs;
     });
     await this.cancelWorkflows(running);
     try {
-      await this.deps.storage.objects.removePrefix(DRAFTS_BUCKET, draftFolder(userId, draftId));
+      await this.deps.storage.objects.removePrefix(DRAFTS_BUCKET, draftFolder(workspaceId, draftId));
     } catch (err) {
       this.deps.logger?.warn({ err, draftId }, 'could not remove the files of a deleted draft');
     }

@@ -99,25 +99,25 @@ export class EnhanceAccessService {
     return this.limiters;
   }
 
-  async isUnlocked(userId: string): Promise<boolean> {
-    const row = (await this.knex('profiles').where({ id: userId }).first('enhance_unlocked_at')) as { enhance_unlocked_at: Date | null } | undefined;
+  async isUnlocked(workspaceId: string): Promise<boolean> {
+    const row = (await this.knex('profiles').where({ id: workspaceId }).first('enhance_unlocked_at')) as { enhance_unlocked_at: Date | null } | undefined;
     return Boolean(row?.enhance_unlocked_at);
   }
 
   /** 403 ENHANCE_LOCKED unless the account has unlocked the feature. */
-  async assertUnlocked(userId: string): Promise<void> {
+  async assertUnlocked(workspaceId: string): Promise<void> {
     if (!this.configured) throw new DomainError(403, ENHANCE_CODES.notConfigured, ENHANCE_MSG.notConfigured);
-    if (!(await this.isUnlocked(userId))) throw new DomainError(403, ENHANCE_CODES.locked, ENHANCE_MSG.locked);
+    if (!(await this.isUnlocked(workspaceId))) throw new DomainError(403, ENHANCE_CODES.locked, ENHANCE_MSG.locked);
   }
 
   /**
    * Checks a guess. A locked account or address is refused (429) before anything is compared; a wrong code spends a
    * point of both and answers 403; the right one is remembered for the account. An account already unlocked stays so.
    */
-  async unlock(userId: string, ip: string, code: string): Promise<{ unlocked: true; unlockedAt: string }> {
+  async unlock(workspaceId: string, ip: string, code: string): Promise<{ unlocked: true; unlockedAt: string }> {
     if (!this.configured) throw new DomainError(403, ENHANCE_CODES.notConfigured, ENHANCE_MSG.notConfigured);
     const l = await this.ready();
-    const [accountNow, ipNow] = await Promise.all([l.account.get(userId), l.ip.get(ip)]);
+    const [accountNow, ipNow] = await Promise.all([l.account.get(workspaceId), l.ip.get(ip)]);
     const over = [accountNow && accountNow.consumedPoints > l.account.points ? accountNow : null, ipNow && ipNow.consumedPoints > l.ip.points ? ipNow : null].filter(
       (r): r is RateLimiterRes => r !== null,
     );
@@ -125,15 +125,15 @@ export class EnhanceAccessService {
 
     if (!timingSafeEqual(digest(code), digest(this.accessCode))) {
       // spend the points; going over now blocks the next guess (this one is answered as wrong all the same)
-      await Promise.allSettled([l.account.consume(userId), l.ip.consume(ip)]);
+      await Promise.allSettled([l.account.consume(workspaceId), l.ip.consume(ip)]);
       throw new DomainError(403, ENHANCE_CODES.wrongCode, ENHANCE_MSG.wrongCode);
     }
     const [row] = (await this.knex('profiles')
-      .where({ id: userId })
+      .where({ id: workspaceId })
       .update({ enhance_unlocked_at: this.knex.raw('coalesce(enhance_unlocked_at, now())') })
       .returning('enhance_unlocked_at')) as Array<{ enhance_unlocked_at: Date }>;
     if (!row) throw new DomainError(404, 'PROFILE_NOT_FOUND', 'Profile not found');
-    await l.account.delete(userId);
+    await l.account.delete(workspaceId);
     return { unlocked: true, unlockedAt: new Date(row.enhance_unlocked_at).toISOString() };
   }
 }

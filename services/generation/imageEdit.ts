@@ -92,21 +92,21 @@ export class ImageEditService {
    * The base image: the id of a render or AI image of the user, or its file URL (signed or not). Nothing else is
    * accepted, so the server never fetches an address a client chose.
    */
-  async resolveSource(userId: string, baseImage: string, projectId: string | null): Promise<ImageEditSource> {
+  async resolveSource(workspaceId: string, baseImage: string, projectId: string | null): Promise<ImageEditSource> {
     const value = baseImage.trim();
     let row: Render | Image | undefined;
     if (UUID.test(value)) {
-      row = (await Render.query(this.deps.knex).findOne({ id: value, user_id: userId })) ?? (await Image.query(this.deps.knex).findOne({ id: value, user_id: userId }));
+      row = (await Render.query(this.deps.knex).findOne({ id: value, workspace_id: workspaceId })) ?? (await Image.query(this.deps.knex).findOne({ id: value, workspace_id: workspaceId }));
     } else {
       const ref = this.deps.storage.urls.parse(value);
       if (!ref) throw new DomainError(400, 'INVALID_BASE_IMAGE', 'baseImage must be a render or AI image of your project (its id or file URL)');
       if (ref.bucket !== 'renders' && ref.bucket !== 'images') throw baseImageNotFound();
-      const where = { storage_bucket: ref.bucket, storage_path: ref.path, user_id: userId };
+      const where = { storage_bucket: ref.bucket, storage_path: ref.path, workspace_id: workspaceId };
       row = ref.bucket === 'renders' ? await Render.query(this.deps.knex).findOne(where) : await Image.query(this.deps.knex).findOne(where);
     }
     if (!row) throw baseImageNotFound();
     if (projectId !== null) {
-      await this.deps.projects.findOwned(userId, projectId);
+      await this.deps.projects.findOwned(workspaceId, projectId);
       if (row.projectId !== projectId) throw baseImageNotFound();
     }
     const file = storedFileOf(row);
@@ -123,25 +123,25 @@ export class ImageEditService {
   }
 
   /**
-   * Starts the workflow for the account `userId` (the workspace; DESIGN.md "Teams (workspaces)"), started by `actorId`
+   * Starts the workflow for the account `workspaceId` (the workspace; DESIGN.md "Teams (workspaces)"), started by `actorId`
    * (the account itself when absent: a personal workspace's owner), and waits for it (up to waitMs): the pending item,
    * or the refusal as a DomainError.
    */
-  async run(userId: string, request: ImageEditRequest, actorId: string = userId): Promise<{ status: 200 | 202; body: ImageEditResponse }> {
+  async run(workspaceId: string, request: ImageEditRequest, actorId: string = workspaceId): Promise<{ status: 200 | 202; body: ImageEditResponse }> {
     const started = Date.now();
-    const source = await this.resolveSource(userId, request.baseImage, request.projectId);
+    const source = await this.resolveSource(workspaceId, request.baseImage, request.projectId);
     const jobId = randomUUID();
     const workflowId = imageEditWorkflowId(jobId);
     const client = await this.deps.temporal();
     const handle = await client.workflow.start<ImageEditWorkflow>('imageEditWorkflow', {
       taskQueue: this.deps.queues.generation,
       workflowId,
-      memo: { userId, actorId },
-      typedSearchAttributes: jobSearchAttributes({ userId, actorId, kind: 'image-edit', itemId: jobId, projectId: source.projectId }),
+      memo: { workspaceId, actorId },
+      typedSearchAttributes: jobSearchAttributes({ workspaceId, actorId, kind: 'image-edit', itemId: jobId, projectId: source.projectId }),
       args: [
         {
           jobId,
-          userId,
+          workspaceId,
           actorId,
           projectId: source.projectId,
           source,
@@ -159,7 +159,7 @@ export class ImageEditService {
     });
 
     // read while the workflow runs (the run does not change the streak); awaited only when the answer is written
-    const warning = this.streakWarning(userId);
+    const warning = this.streakWarning(workspaceId);
     warning.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<null>((resolve) => {
@@ -222,7 +222,7 @@ export class ImageEditService {
   }
 
   /** A job's state from its workflow, or from its ai_image_edits row once the workflow is gone; another user's job is not found. */
-  async state(userId: string, jobId: string): Promise<ImageEditJobState> {
+  async state(workspaceId: string, jobId: string): Promise<ImageEditJobState> {
     const notFound = new DomainError(404, 'IMAGE_EDIT_NOT_FOUND', 'Image generation job not found');
     if (!UUID.test(jobId)) throw notFound;
     const workflowId = imageEditWorkflowId(jobId);
@@ -230,7 +230,7 @@ export class ImageEditService {
     const handle = client.workflow.getHandle(workflowId);
     try {
       const description = await handle.describe();
-      if (description.memo?.userId !== userId) throw notFound;
+      if (description.memo?.workspaceId !== workspaceId) throw notFound;
       // a query needs a worker: when none answers in time (all busy, or none polling), a running run is reported as
       // queued rather than as a 500 (the soak met that under load); a closed one is answered from its row below
       const live = await queryWorkflowOrNull(client, workflowId, imageEditStateQuery, { timeoutMs: this.queryTimeoutMs, what: 'image edit' });
@@ -239,7 +239,7 @@ export class ImageEditService {
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
     }
-    const row = (await this.deps.knex('ai_image_edits').where({ workflow_id: workflowId, user_id: userId }).first('status', 'error')) as
+    const row = (await this.deps.knex('ai_image_edits').where({ workflow_id: workflowId, workspace_id: workspaceId }).first('status', 'error')) as
       | { status: string; error: string | null }
       | undefined;
     if (!row) throw notFound;
@@ -256,8 +256,8 @@ export class ImageEditService {
     };
   }
 
-  private async streakWarning(userId: string): Promise<string | null> {
-    const row = (await this.deps.knex('profiles').where({ id: userId }).first('rejection_streak')) as { rejection_streak: number } | undefined;
+  private async streakWarning(workspaceId: string): Promise<string | null> {
+    const row = (await this.deps.knex('profiles').where({ id: workspaceId }).first('rejection_streak')) as { rejection_streak: number } | undefined;
     return row && Number(row.rejection_streak) === REJECTION_STREAK_WARNING_AT ? MSG.rejectionStreakWarning : null;
   }
 }

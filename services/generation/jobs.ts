@@ -1,7 +1,7 @@
 /**
  * The Activity view: a workspace's running and recent jobs (clips, image edits, data exports, assemblies, Enhance
  * Renders' draft jobs), each with the member who started it, or every account's for a site admin, with cancel and
- * retry. The account a job belongs to is its workspace (DESIGN.md "Teams (workspaces)"): the job tables' `user_id`
+ * retry. The account a job belongs to is its workspace (DESIGN.md "Teams (workspaces)"): the job tables' `workspace_id`
  * names it, their `created_by` the member who started it. Nothing here keeps a copy of a job's state: finished jobs
  * come from their job tables, running ones from their workflow's query (the row may lag), and running image edits,
  * which have no row until they end, from Temporal's visibility by their search attributes (RsWorkspaceId, and RsUserId
@@ -98,7 +98,7 @@ function shortPrompt(prompt: string): string {
 
 interface ClipRow {
   id: string;
-  user_id: string;
+  workspace_id: string;
   email: string | null;
   created_by: string | null;
   project_id: string;
@@ -116,7 +116,7 @@ interface ClipRow {
 
 interface ImageEditRow {
   id: string;
-  user_id: string;
+  workspace_id: string;
   email: string | null;
   created_by: string | null;
   project_id: string | null;
@@ -130,7 +130,7 @@ interface ImageEditRow {
 
 interface ExportRow {
   id: string;
-  user_id: string;
+  workspace_id: string;
   email: string | null;
   sequence: number;
   workflow_id: string;
@@ -228,9 +228,9 @@ export class JobService {
     if (!(JOB_KINDS as readonly string[]).includes(kind) || !UUID.test(id)) throw notFound();
     const table = kind === 'clip' ? 'video_generation_jobs' : kind === 'export' ? 'data_exports' : kind === 'assembly' ? 'assembly_jobs' : kind === 'draft' ? 'draft_jobs' : null;
     const row = table
-      ? ((await this.deps.knex(table).where({ id }).first('user_id')) as { user_id: string } | undefined)
-      : ((await this.deps.knex('ai_image_edits').where({ workflow_id: imageEditWorkflowId(id) }).first('user_id')) as { user_id: string } | undefined);
-    const ownerId = row?.user_id ?? (kind === 'image-edit' ? await this.runningImageEditOwner(id) : null);
+      ? ((await this.deps.knex(table).where({ id }).first('workspace_id')) as { workspace_id: string } | undefined)
+      : ((await this.deps.knex('ai_image_edits').where({ workflow_id: imageEditWorkflowId(id) }).first('workspace_id')) as { workspace_id: string } | undefined);
+    const ownerId = row?.workspace_id ?? (kind === 'image-edit' ? await this.runningImageEditOwner(id) : null);
     if (!ownerId || (ownerId !== workspaceOf(actor) && actor.role !== 'admin')) throw notFound();
     return ownerId;
   }
@@ -258,15 +258,15 @@ export class JobService {
   private async clipJobs(userId: string | null, limit: number, now: number, id?: string): Promise<ListedJob[]> {
     const { knex } = this.deps;
     const query = knex('video_generation_jobs as j')
-      .leftJoin('users as u', 'u.id', 'j.user_id')
+      .leftJoin('users as u', 'u.id', 'j.workspace_id')
       .leftJoin('projects as p', 'p.id', 'j.project_id')
       .leftJoin('renders as r', 'r.id', 'j.render_id')
       .leftJoin('images as i', 'i.id', 'j.image_id')
-      .select('j.id', 'j.user_id', 'u.email', 'j.project_id', 'p.name as project_name', knex.raw('coalesce(r.file_name, i.file_name) as source_name'))
+      .select('j.id', 'j.workspace_id', 'u.email', 'j.project_id', 'p.name as project_name', knex.raw('coalesce(r.file_name, i.file_name) as source_name'))
       .select('j.status', 'j.progress', 'j.message', 'j.error', 'j.options', 'j.workflow_id', 'j.created_at', 'j.updated_at', 'j.created_by')
       .orderBy('j.created_at', 'desc')
       .limit(limit);
-    if (userId) query.where('j.user_id', userId);
+    if (userId) query.where('j.workspace_id', userId);
     if (id) query.where('j.id', id);
     const rows = (await query) as ClipRow[];
     return Promise.all(
@@ -277,7 +277,7 @@ export class JobService {
         let error = row.error;
         if (isRunningJobState(row.status)) {
           // the workflow leads while it runs (the status call merges its query with the row)
-          const live = await this.deps.clips.status(row.user_id, row.id).catch(() => null);
+          const live = await this.deps.clips.status(row.workspace_id, row.id).catch(() => null);
           if (live) ({ status: state, progress, message, error } = live);
         }
         const startedAt = iso(row.created_at) as string;
@@ -286,7 +286,7 @@ export class JobService {
           kind: 'clip' as const,
           id: row.id,
           workflowId: row.workflow_id,
-          userId: row.user_id,
+          userId: row.workspace_id,
           userEmail: row.email ?? '',
           startedBy: null,
           starterId: row.created_by,
@@ -311,13 +311,13 @@ export class JobService {
   /** Finished image edits: their row is written when the run ends, so it has no start time of its own. */
   private async imageEditJobs(userId: string | null, limit: number): Promise<ListedJob[]> {
     const query = this.deps.knex('ai_image_edits as e')
-      .leftJoin('users as u', 'u.id', 'e.user_id')
+      .leftJoin('users as u', 'u.id', 'e.workspace_id')
       .leftJoin('projects as p', 'p.id', 'e.project_id')
-      .select('e.id', 'e.user_id', 'u.email', 'e.project_id', 'p.name as project_name', 'e.workflow_id', 'e.edit_prompt', 'e.status', 'e.error', 'e.created_at', 'e.created_by')
+      .select('e.id', 'e.workspace_id', 'u.email', 'e.project_id', 'p.name as project_name', 'e.workflow_id', 'e.edit_prompt', 'e.status', 'e.error', 'e.created_at', 'e.created_by')
       .whereNotNull('e.workflow_id')
       .orderBy('e.created_at', 'desc')
       .limit(limit);
-    if (userId) query.where('e.user_id', userId);
+    if (userId) query.where('e.workspace_id', userId);
     const rows = (await query) as ImageEditRow[];
     return rows.map((row) => {
       const at = iso(row.created_at) as string;
@@ -326,7 +326,7 @@ export class JobService {
         kind: 'image-edit' as const,
         id: workflowId.replace(/^image-edit-/, ''),
         workflowId,
-        userId: row.user_id,
+        userId: row.workspace_id,
         userEmail: row.email ?? '',
         startedBy: null,
         starterId: row.created_by,
@@ -422,11 +422,11 @@ export class JobService {
   /** A data export is a person's, of their personal workspace: its starter is that user. */
   private async exportJobs(userId: string | null, limit: number, now: number): Promise<ListedJob[]> {
     const query = this.deps.knex('data_exports as x')
-      .leftJoin('users as u', 'u.id', 'x.user_id')
-      .select('x.id', 'x.user_id', 'u.email', 'x.sequence', 'x.workflow_id', 'x.status', 'x.progress', 'x.message', 'x.error', 'x.created_at', 'x.updated_at', 'x.completed_at')
+      .leftJoin('users as u', 'u.id', 'x.workspace_id')
+      .select('x.id', 'x.workspace_id', 'u.email', 'x.sequence', 'x.workflow_id', 'x.status', 'x.progress', 'x.message', 'x.error', 'x.created_at', 'x.updated_at', 'x.completed_at')
       .orderBy('x.created_at', 'desc')
       .limit(limit);
-    if (userId) query.where('x.user_id', userId);
+    if (userId) query.where('x.workspace_id', userId);
     const rows = (await query) as ExportRow[];
     return rows.map((row): ListedJob => {
       const { status: state, progress, error } = row;
@@ -437,10 +437,10 @@ export class JobService {
         kind: 'export' as const,
         id: row.id,
         workflowId: row.workflow_id,
-        userId: row.user_id,
+        userId: row.workspace_id,
         userEmail: row.email ?? '',
         startedBy: null,
-        starterId: row.user_id,
+        starterId: row.workspace_id,
         projectId: null,
         projectName: null,
         item: `Data export #${row.sequence}`,
@@ -461,14 +461,14 @@ export class JobService {
   /** Assemblies: free (cost 0), neither cancelled nor retried from here; read from their rows, which the workflow keeps current. */
   private async assemblyJobs(userId: string | null, limit: number, now: number): Promise<ListedJob[]> {
     const query = this.deps.knex('assembly_jobs as a')
-      .leftJoin('users as u', 'u.id', 'a.user_id')
+      .leftJoin('users as u', 'u.id', 'a.workspace_id')
       .leftJoin('projects as p', 'p.id', 'a.project_id')
-      .select('a.id', 'a.user_id', 'u.email', 'a.project_id', 'p.name as project_name', 'a.platform', 'a.clip_ids', 'a.workflow_id', 'a.status', 'a.progress', 'a.message', 'a.error')
+      .select('a.id', 'a.workspace_id', 'u.email', 'a.project_id', 'p.name as project_name', 'a.platform', 'a.clip_ids', 'a.workflow_id', 'a.status', 'a.progress', 'a.message', 'a.error')
       .select('a.created_by')
       .select('a.created_at', 'a.updated_at')
       .orderBy('a.created_at', 'desc')
       .limit(limit);
-    if (userId) query.where('a.user_id', userId);
+    if (userId) query.where('a.workspace_id', userId);
     const rows = (await query) as Array<ExportRow & { project_id: string; project_name: string | null; platform: string; clip_ids: string[]; created_by: string | null }>;
     return rows.map((row): ListedJob => {
       const { status: state, progress, error } = row;
@@ -480,7 +480,7 @@ export class JobService {
         kind: 'assembly' as const,
         id: row.id,
         workflowId: row.workflow_id,
-        userId: row.user_id,
+        userId: row.workspace_id,
         userEmail: row.email ?? '',
         startedBy: null,
         starterId: row.created_by,
@@ -507,17 +507,17 @@ export class JobService {
    */
   private async draftJobs(userId: string | null, limit: number, now: number): Promise<ListedJob[]> {
     const query = this.deps.knex('draft_jobs as j')
-      .leftJoin('users as u', 'u.id', 'j.user_id')
+      .leftJoin('users as u', 'u.id', 'j.workspace_id')
       .join('drafts as d', 'd.id', 'j.draft_id')
       .join('draft_images as i', 'i.id', 'j.draft_image_id')
-      .select('j.id', 'j.user_id', 'u.email', 'j.draft_id', 'd.name as draft_name', 'i.name as image_name', 'j.model_id', 'j.prompt', 'j.workflow_id', 'j.status', 'j.error')
+      .select('j.id', 'j.workspace_id', 'u.email', 'j.draft_id', 'd.name as draft_name', 'i.name as image_name', 'j.model_id', 'j.prompt', 'j.workflow_id', 'j.status', 'j.error')
       .select('j.created_at', 'j.updated_at', 'j.completed_at', 'j.created_by')
       .orderBy('j.created_at', 'desc')
       .limit(limit);
-    if (userId) query.where('j.user_id', userId);
+    if (userId) query.where('j.workspace_id', userId);
     const rows = (await query) as Array<{
       id: string;
-      user_id: string;
+      workspace_id: string;
       email: string | null;
       created_by: string | null;
       draft_id: string;
@@ -543,7 +543,7 @@ export class JobService {
           kind: 'draft' as const,
           id: row.id,
           workflowId: row.workflow_id,
-          userId: row.user_id,
+          userId: row.workspace_id,
           userEmail: row.email ?? '',
           startedBy: null,
           starterId: row.created_by,

@@ -116,7 +116,7 @@ function jobNotFound(): DomainError {
 
 interface AssemblyJobRow {
   id: string;
-  user_id: string;
+  workspace_id: string;
   project_id: string;
   platform: AssemblyPlatform;
   clip_ids: string[];
@@ -153,29 +153,29 @@ export class VideoAssemblyService {
   }
 
   /** The user's approved clips for assembly (spec 001 section 3), newest first, optionally of one orientation. */
-  async clips(userId: string, orientation?: Orientation): Promise<AssemblyClip[]> {
-    const rows = await listOwnedClips(this.deps.knex, userId);
+  async clips(workspaceId: string, orientation?: Orientation): Promise<AssemblyClip[]> {
+    const rows = await listOwnedClips(this.deps.knex, workspaceId);
     const views = rows.map((row) => assemblyClipView(this.deps.storage, row));
     return orientation ? views.filter((clip) => clip.orientation === orientation) : views;
   }
 
   /** The project the video is saved into: required, and the user's own (spec 001 section 6). */
-  private async assertProject(userId: string, projectId: string | null): Promise<string> {
+  private async assertProject(workspaceId: string, projectId: string | null): Promise<string> {
     if (!projectId || !projectId.trim()) throw new DomainError(400, ASSEMBLY_ERROR_CODES.noProject, ASSEMBLY_MSG.selectProject);
     const permission = new DomainError(403, ASSEMBLY_ERROR_CODES.projectPermission, ASSEMBLY_MSG.projectPermission);
     if (!UUID.test(projectId)) throw permission;
-    const project = await this.deps.knex('projects').where({ id: projectId, user_id: userId }).first('id');
+    const project = await this.deps.knex('projects').where({ id: projectId, workspace_id: workspaceId }).first('id');
     if (!project) throw permission;
     return projectId;
   }
 
-  async dryRun(userId: string, request: DryRunRequest): Promise<DryRunAnswer> {
-    const projectId = await this.assertProject(userId, request.projectId);
+  async dryRun(workspaceId: string, request: DryRunRequest): Promise<DryRunAnswer> {
+    const projectId = await this.assertProject(workspaceId, request.projectId);
     assertSelectionSize(request.clipIds);
-    const { rows, orientation } = await loadSelectedClips(this.deps.knex, userId, request.clipIds);
+    const { rows, orientation } = await loadSelectedClips(this.deps.knex, workspaceId, request.clipIds);
     const platform = request.aspectRatio ? platformForAspect(request.aspectRatio) : platformForOrientation(orientation);
     assertPlatformFits(platform, orientation);
-    const editing = await this.deps.chat.editingConfig(userId, projectId);
+    const editing = await this.deps.chat.editingConfig(workspaceId, projectId);
     const edit = timelineFor(rows, platform, editing, request.transitions);
     return { success: true, request: edit, preview: this.preview(edit, rows, orientation, editing) };
   }
@@ -212,21 +212,21 @@ export class VideoAssemblyService {
   }
 
   /**
-   * Checks the request here (quick 4xx answers), then starts the workflow, whose admission checks it again. `userId` is
+   * Checks the request here (quick 4xx answers), then starts the workflow, whose admission checks it again. `workspaceId` is
    * the account (workspace) the video belongs to; `actorId` the member who started it (recorded as created_by).
    */
-  async start(userId: string, request: StartAssemblyRequest, acting: { actorId?: string } = {}): Promise<{ success: true; jobId: string }> {
-    const projectId = await this.assertProject(userId, request.projectId);
+  async start(workspaceId: string, request: StartAssemblyRequest, acting: { actorId?: string } = {}): Promise<{ success: true; jobId: string }> {
+    const projectId = await this.assertProject(workspaceId, request.projectId);
     assertSelectionSize(request.clipIds);
-    const { orientation } = await loadSelectedClips(this.deps.knex, userId, request.clipIds);
+    const { orientation } = await loadSelectedClips(this.deps.knex, workspaceId, request.clipIds);
     assertPlatformFits(request.platform, orientation);
-    await assertAssemblyMayStart(this.deps.knex, userId);
-    const editing = normalizeEditingConfig(await this.deps.chat.editingConfig(userId, projectId));
+    await assertAssemblyMayStart(this.deps.knex, workspaceId);
+    const editing = normalizeEditingConfig(await this.deps.chat.editingConfig(workspaceId, projectId));
 
     const jobId = randomUUID();
     const input: AssemblyInput = {
       jobId,
-      userId,
+      workspaceId,
       ...(acting.actorId ? { actorId: acting.actorId } : {}),
       projectId,
       platform: request.platform,
@@ -245,7 +245,7 @@ export class VideoAssemblyService {
       workflowId: assemblyWorkflowId(jobId),
       taskQueue: this.deps.queues.generation,
       workflowIdConflictPolicy: 'FAIL',
-      typedSearchAttributes: jobSearchAttributes({ userId, actorId: acting.actorId, kind: 'assembly', itemId: jobId, projectId }),
+      typedSearchAttributes: jobSearchAttributes({ workspaceId, actorId: acting.actorId, kind: 'assembly', itemId: jobId, projectId }),
       args: [input],
     });
     let admission: AssemblyAdmission | typeof TIMED_OUT;
@@ -268,15 +268,15 @@ export class VideoAssemblyService {
     return { success: true, jobId };
   }
 
-  private async ownedJob(userId: string, jobId: string): Promise<AssemblyJobRow> {
+  private async ownedJob(workspaceId: string, jobId: string): Promise<AssemblyJobRow> {
     if (!UUID.test(jobId)) throw jobNotFound();
-    const row = (await this.deps.knex('assembly_jobs').where({ id: jobId, user_id: userId }).first()) as AssemblyJobRow | undefined;
+    const row = (await this.deps.knex('assembly_jobs').where({ id: jobId, workspace_id: workspaceId }).first()) as AssemblyJobRow | undefined;
     if (!row) throw jobNotFound();
     return row;
   }
 
-  async status(userId: string, jobId: string): Promise<AssemblyJobView> {
-    const row = await this.ownedJob(userId, jobId);
+  async status(workspaceId: string, jobId: string): Promise<AssemblyJobView> {
+    const row = await this.ownedJob(workspaceId, jobId);
     return toView(row);
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Clip generation jobs for the API (spec 000 section 7): start (the main call and the portrait call), status,
  * the account's active job, cancel and retry. The account is the workspace (DESIGN.md "Teams (workspaces)"): every
- * `userId` scoping here is the workspace's id, and the member who starts a clip is its `actorId`, recorded on the
+ * `workspaceId` scoping here is the workspace's id, and the member who starts a clip is its `actorId`, recorded on the
  * job (created_by), its reservation and its pending item. The rules (one clip at a time, the pending cap from the
  * credits, the cooldown) therefore hold per workspace. The workflow `clip-<jobId>` is the source of truth while it runs;
  * the video_generation_jobs row answers once it has closed (or when the workflow cannot answer a query).
@@ -156,10 +156,10 @@ export class VideoGenerationService {
    * The render or AI image of the user's project the clip is made from, by id or by its file URL (ours only:
    * nothing is ever fetched from an address a client sends).
    */
-  async resolveSource(userId: string, request: Pick<StartClipRequest, 'projectId' | 'renderId' | 'imageId' | 'imageUrl'>): Promise<ClipSource> {
+  async resolveSource(workspaceId: string, request: Pick<StartClipRequest, 'projectId' | 'renderId' | 'imageId' | 'imageUrl'>): Promise<ClipSource> {
     const { knex } = this.deps;
     if (!UUID.test(request.projectId)) throw new DomainError(404, 'PROJECT_NOT_FOUND', VIDEO_GENERATION_MESSAGES.projectNotFound);
-    const project = await Project.query(knex).findOne({ id: request.projectId, user_id: userId });
+    const project = await Project.query(knex).findOne({ id: request.projectId, workspace_id: workspaceId });
     if (!project) throw new DomainError(404, 'PROJECT_NOT_FOUND', VIDEO_GENERATION_MESSAGES.projectNotFound);
     if (request.renderId && request.imageId) throw new DomainError(400, 'VALIDATION_ERROR', VIDEO_GENERATION_MESSAGES.bothSources);
 
@@ -168,7 +168,7 @@ export class VideoGenerationService {
 
     let kind: ClipSourceKind;
     let row: Render | Image | undefined;
-    const scope = { project_id: project.id, user_id: userId };
+    const scope = { project_id: project.id, workspace_id: workspaceId };
     if (request.renderId || request.imageId) {
       const id = (request.renderId ?? request.imageId) as string;
       kind = request.renderId ? 'render' : 'image';
@@ -193,11 +193,11 @@ export class VideoGenerationService {
   }
 
   /**
-   * Admits and starts a clip for the account `userId` (the workspace), started by `actorId` (the account itself when
+   * Admits and starts a clip for the account `workspaceId` (the workspace), started by `actorId` (the account itself when
    * absent: a personal workspace's owner). Refused starts answer the rule's status, code and text, and leave nothing behind.
    */
-  async start(userId: string, request: StartClipRequest, actorId: string = userId): Promise<StartClipAnswer> {
-    const source = await this.resolveSource(userId, request);
+  async start(workspaceId: string, request: StartClipRequest, actorId: string = workspaceId): Promise<StartClipAnswer> {
+    const source = await this.resolveSource(workspaceId, request);
     const options: ClipJobOptions = {
       effect: request.effect,
       platform: request.platform,
@@ -209,18 +209,18 @@ export class VideoGenerationService {
       isTemporaryImage: request.isTemporaryImage,
       startedBy: request.startedBy,
     };
-    return this.startJob(userId, actorId, request.projectId, source, options);
+    return this.startJob(workspaceId, actorId, request.projectId, source, options);
   }
 
-  private async startJob(userId: string, actorId: string, projectId: string, source: ClipSource, options: ClipJobOptions): Promise<StartClipAnswer> {
+  private async startJob(workspaceId: string, actorId: string, projectId: string, source: ClipSource, options: ClipJobOptions): Promise<StartClipAnswer> {
     // answered here for the common case; the workflow's admission, under the profile lock, is the one that counts
-    const check = await checkClipAdmission(this.deps.knex, userId);
+    const check = await checkClipAdmission(this.deps.knex, workspaceId);
     if (!check.ok) throw new DomainError(check.status, check.code, check.error);
 
     const jobId = randomUUID();
     const input: ClipGenerationInput = {
       jobId,
-      userId,
+      workspaceId,
       actorId,
       projectId,
       source,
@@ -238,7 +238,7 @@ export class VideoGenerationService {
       workflowId: clipWorkflowId(jobId),
       taskQueue: this.deps.queues.generation,
       workflowIdConflictPolicy: 'FAIL',
-      typedSearchAttributes: jobSearchAttributes({ userId, actorId, kind: 'clip', itemId: jobId, projectId }),
+      typedSearchAttributes: jobSearchAttributes({ workspaceId, actorId, kind: 'clip', itemId: jobId, projectId }),
       args: [input],
     });
     let admission: ClipAdmission | typeof TIMED_OUT;
@@ -266,22 +266,22 @@ export class VideoGenerationService {
     };
   }
 
-  private async ownedJob(userId: string, jobId: string): Promise<VideoGenerationJob> {
+  private async ownedJob(workspaceId: string, jobId: string): Promise<VideoGenerationJob> {
     if (!UUID.test(jobId)) throw notFound();
-    const row = await VideoGenerationJob.query(this.deps.knex).findOne({ id: jobId, user_id: userId });
+    const row = await VideoGenerationJob.query(this.deps.knex).findOne({ id: jobId, workspace_id: workspaceId });
     if (!row) throw notFound();
     return row;
   }
 
-  async status(userId: string, jobId: string): Promise<ClipJobView> {
-    const row = await this.ownedJob(userId, jobId);
+  async status(workspaceId: string, jobId: string): Promise<ClipJobView> {
+    const row = await this.ownedJob(workspaceId, jobId);
     return toView(row);
   }
 
   /** The account's pending or processing job, if any: what a reload, a second browser or another member picks up. */
-  async active(userId: string): Promise<ClipJobView | null> {
+  async active(workspaceId: string): Promise<ClipJobView | null> {
     const row = await VideoGenerationJob.query(this.deps.knex)
-      .where({ user_id: userId })
+      .where({ workspace_id: workspaceId })
       .whereIn('status', CLIP_JOB_ACTIVE_STATUSES)
       .orderBy('created_at', 'desc')
       .first();
@@ -295,7 +295,7 @@ export class VideoGenerationService {
   private async closeOrphaned(row: VideoGenerationJob, actorId: string | undefined): Promise<void> {
     await this.deps.knex.transaction(async (trx) => {
       const reservation = await trx('credit_reservations')
-        .where({ profile_id: row.userId, idempotency_key: row.workflowId, status: 'active' })
+        .where({ workspace_id: row.workspaceId, idempotency_key: row.workflowId, status: 'active' })
         .first<{ id: string } | undefined>('id');
       if (reservation) await releaseReservation(trx, { reservationId: reservation.id, reason: 'workflow no longer exists', actorId });
       const moved = await trx('video_generation_jobs')
@@ -303,14 +303,14 @@ export class VideoGenerationService {
         .whereNotIn('status', CLIP_JOB_FINAL_STATUSES)
         .update({ status: 'cancelled', message: CLIP_MESSAGES.cancelled, updated_at: trx.fn.now() });
       if (moved > 0) {
-        await recordJobEvent(trx, { workspaceId: row.userId, projectId: row.projectId, jobId: row.id, kind: 'clip', status: 'cancelled', startedBy: row.createdBy, error: CLIP_MESSAGES.cancelled });
+        await recordJobEvent(trx, { workspaceId: row.workspaceId, projectId: row.projectId, jobId: row.id, kind: 'clip', status: 'cancelled', startedBy: row.createdBy, error: CLIP_MESSAGES.cancelled });
       }
     });
   }
 
   /** Requests the workflow's cancellation and waits briefly for it to release the credits. */
-  async cancel(userId: string, jobId: string, actorId?: string): Promise<ClipJobView> {
-    const row = await this.ownedJob(userId, jobId);
+  async cancel(workspaceId: string, jobId: string, actorId?: string): Promise<ClipJobView> {
+    const row = await this.ownedJob(workspaceId, jobId);
     if (isFinalClipStatus(row.status)) throw new DomainError(409, CLIP_ERROR_CODES.jobFinished, VIDEO_GENERATION_MESSAGES.jobFinished);
     let client: Client;
     try {
@@ -327,20 +327,20 @@ export class VideoGenerationService {
       // no run behind the row any more (terminated by hand, or past the namespace's retention): nothing else will
       // ever close it, so the cancel does what the run's own clean-up would have done
       await this.closeOrphaned(row, actorId);
-      const closed = await this.ownedJob(userId, jobId);
+      const closed = await this.ownedJob(workspaceId, jobId);
       return toView(closed);
     }
     await withTimeout(
       handle.result().catch(() => undefined),
       10_000,
     );
-    const after = await this.ownedJob(userId, jobId);
+    const after = await this.ownedJob(workspaceId, jobId);
     return toView(after);
   }
 
   /** Starts a new job with a failed or cancelled job's inputs, started by `actorId` (the account itself when absent). */
-  async retry(userId: string, jobId: string, actorId: string = userId): Promise<StartClipAnswer & { retriedFrom: string }> {
-    const row = await this.ownedJob(userId, jobId);
+  async retry(workspaceId: string, jobId: string, actorId: string = workspaceId): Promise<StartClipAnswer & { retriedFrom: string }> {
+    const row = await this.ownedJob(workspaceId, jobId);
     const retryable: readonly ClipJobStatus[] = ['failed', 'cancelled'];
     if (!retryable.includes(row.status)) throw new DomainError(409, CLIP_ERROR_CODES.jobNotRetryable, VIDEO_GENERATION_MESSAGES.notRetryable);
     const previous = storedOptions(row);
@@ -348,7 +348,7 @@ export class VideoGenerationService {
     const platform = parsePlatform(String(previous.platform ?? ''));
     if (!effect || !platform) throw new DomainError(409, CLIP_ERROR_CODES.jobNotRetryable, VIDEO_GENERATION_MESSAGES.notRetryable);
     if (!row.renderId && !row.imageId) throw new DomainError(404, CLIP_ERROR_CODES.sourceMissing, CLIP_MESSAGES.sourceMissing);
-    const source = await this.resolveSource(userId, { projectId: row.projectId, renderId: row.renderId, imageId: row.imageId });
+    const source = await this.resolveSource(workspaceId, { projectId: row.projectId, renderId: row.renderId, imageId: row.imageId });
     const options: ClipJobOptions = {
       effect,
       platform,
@@ -360,7 +360,7 @@ export class VideoGenerationService {
       isTemporaryImage: previous.isTemporaryImage === true,
       startedBy: previous.startedBy === 'portrait' ? 'portrait' : 'start',
     };
-    const answer = await this.startJob(userId, actorId, row.projectId, source, options);
+    const answer = await this.startJob(workspaceId, actorId, row.projectId, source, options);
     return { ...answer, retriedFrom: row.id };
   }
 }

@@ -83,7 +83,7 @@ export async function recordJobEvent(trx: Db, input: JobEventInput): Promise<voi
 /** What an approval event needs of a pending_approvals row (the objection model's field names). */
 export interface ApprovalEventRow {
   id: string;
-  userId: string;
+  workspaceId: string;
   projectId: string;
   contentType: string;
   fileName: string;
@@ -103,11 +103,11 @@ export async function recordApprovalEvent(
 ): Promise<void> {
   const contentId = status === 'approved' ? (options.contentId ?? null) : null;
   await recordWebhookEvent(trx, {
-    workspaceId: row.userId,
+    workspaceId: row.workspaceId,
     type: APPROVAL_EVENT_TYPE[status],
     resourceId: row.id,
     data: {
-      workspaceId: row.userId,
+      workspaceId: row.workspaceId,
       projectId: row.projectId,
       approvalId: row.id,
       kind: row.contentType as WebhookItemKind,
@@ -118,7 +118,7 @@ export async function recordApprovalEvent(
       createdBy: personOrNull(row.createdBy),
       decidedBy: status === 'approved' || status === 'rejected' ? personOrNull(options.decidedBy) : null,
       contentId,
-      href: contentId ? webhookLinks.content(row.userId, contentId) : webhookLinks.approvals(row.userId),
+      href: contentId ? webhookLinks.content(row.workspaceId, contentId) : webhookLinks.approvals(row.workspaceId),
     },
   });
 }

@@ -52,8 +52,8 @@ export async function publishEvent(db: Db, userId: string, event: RealtimeEvent)
   const payload = JSON.stringify(event);
   if (Buffer.byteLength(payload) > MAX_EVENT_BYTES) throw new Error(`realtime event too large (${Buffer.byteLength(payload)} bytes): ${event.kind}`);
   await db.raw(
-    `with e as (insert into user_events (user_id, payload) values (?, ?::jsonb) returning id, user_id, payload)
-     select pg_notify(?, json_build_object('id', e.id::text, 'userId', e.user_id, 'event', e.payload)::text) from e`,
+    `with e as (insert into user_events (workspace_id, payload) values (?, ?::jsonb) returning id, workspace_id, payload)
+     select pg_notify(?, json_build_object('id', e.id::text, 'userId', e.workspace_id, 'event', e.payload)::text) from e`,
     [userId, payload, EVENTS_CHANNEL],
   );
 }
@@ -68,7 +68,7 @@ export function publishEventQuietly(db: Db, userId: string, event: RealtimeEvent
 
 /** The user's events after `afterId`, oldest first (what a reconnecting stream missed). */
 export async function replayEvents(db: Db, userId: string, afterId: string): Promise<DeliveredEvent[]> {
-  const rows = await UserEvent.query(db).where({ user_id: userId }).andWhere('id', '>', afterId).orderBy('id').limit(REPLAY_LIMIT).select('id', 'payload');
+  const rows = await UserEvent.query(db).where({ workspace_id: userId }).andWhere('id', '>', afterId).orderBy('id').limit(REPLAY_LIMIT).select('id', 'payload');
   return rows.map((r) => ({ ...r.payload, id: String(r.id) }));
 }
 
@@ -206,7 +206,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
           logger.warn({ payload: msg.payload?.slice(0, 200) }, 'ignored a malformed realtime notification');
           return;
         }
-        // the notification's `userId` is the account the event was published for (user_events.user_id)
+        // the notification's `userId` is the account the event was published for (user_events.workspace_id)
         const subscribers = byAccount.get(note.userId);
         if (!subscribers) return;
         const delivered: DeliveredEvent = { ...note.event, id: note.id };

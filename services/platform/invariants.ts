@@ -96,8 +96,8 @@ async function ledgerInvariant(db: Knex.Transaction): Promise<InvariantReport['l
     await db.raw(`
       select p.id, p.credits, p.reserved_credits, coalesce(t.total, 0) as ledger_sum, coalesce(r.total, 0) as active_sum
       from profiles p
-      left join (select profile_id, sum(amount) as total from credit_transactions group by profile_id) t on t.profile_id = p.id
-      left join (select profile_id, sum(amount) as total from credit_reservations where status = 'active' group by profile_id) r on r.profile_id = p.id
+      left join (select workspace_id, sum(amount) as total from credit_transactions group by workspace_id) t on t.workspace_id = p.id
+      left join (select workspace_id, sum(amount) as total from credit_reservations where status = 'active' group by workspace_id) r on r.workspace_id = p.id
       order by p.id`)
   ).rows as LedgerRow[];
   const violations: Array<{ workspaceId: string; problem: string }> = [];
@@ -183,9 +183,9 @@ async function storageClaims(db: Knex | Knex.Transaction, cutoff: Date): Promise
     for (const ref of files) (row.status === 'pending' ? need(ref, `pending_approvals ${row.id}`) : name(ref));
   }
 
-  const exports = (await db('data_exports').select('id', 'user_id', 'status', 'storage_bucket', 'storage_path', 'updated_at')) as Array<{
+  const exports = (await db('data_exports').select('id', 'workspace_id', 'status', 'storage_bucket', 'storage_path', 'updated_at')) as Array<{
     id: string;
-    user_id: string;
+    workspace_id: string;
     status: string;
     storage_bucket: string | null;
     storage_path: string | null;
@@ -193,7 +193,7 @@ async function storageClaims(db: Knex | Knex.Transaction, cutoff: Date): Promise
   }>;
   for (const row of exports) {
     if (row.status === 'completed') need(refOf(row.storage_bucket, row.storage_path), `data_exports ${row.id}`);
-    if (isRunning(row.status) || row.updated_at > cutoff) folders.push({ bucket: EXPORT_BUCKET, prefix: `${exportFolder(row.user_id)}/${row.id}/` });
+    if (isRunning(row.status) || row.updated_at > cutoff) folders.push({ bucket: EXPORT_BUCKET, prefix: `${exportFolder(row.workspace_id)}/${row.id}/` });
   }
 
   // a draft image needs its current file and every version of its history (services/generation/drafts.ts)
@@ -213,9 +213,9 @@ async function storageClaims(db: Knex | Knex.Transaction, cutoff: Date): Promise
   for (const row of draftUploads) name(refOf(row.bucket, row.path));
 
   // jobs write their files before their rows: a running one (or one that just finished) owns its folder
-  const draftJobs = (await db('draft_jobs').select('id', 'user_id', 'draft_id', 'draft_image_id', 'status', 'result_url', 'updated_at')) as Array<{
+  const draftJobs = (await db('draft_jobs').select('id', 'workspace_id', 'draft_id', 'draft_image_id', 'status', 'result_url', 'updated_at')) as Array<{
     id: string;
-    user_id: string;
+    workspace_id: string;
     draft_id: string;
     draft_image_id: string;
     status: string;
@@ -225,7 +225,7 @@ async function storageClaims(db: Knex | Knex.Transaction, cutoff: Date): Promise
   for (const row of draftJobs) {
     if (row.result_url) name(parseFileUrl(row.result_url));
     // activities/draftJob.ts: `<draft folder>/<image id>/v-<job id>.<ext>`
-    if (isRunning(row.status) || row.updated_at > cutoff) folders.push({ bucket: 'drafts', prefix: `${draftFolder(row.user_id, row.draft_id)}/${row.draft_image_id}/v-${row.id}.` });
+    if (isRunning(row.status) || row.updated_at > cutoff) folders.push({ bucket: 'drafts', prefix: `${draftFolder(row.workspace_id, row.draft_id)}/${row.draft_image_id}/v-${row.id}.` });
   }
   // activities/clipGeneration.ts and activities/assembly.ts: `<account id>/<job id>/` in clips and videos
   for (const [table, bucket] of [
@@ -235,8 +235,8 @@ async function storageClaims(db: Knex | Knex.Transaction, cutoff: Date): Promise
     const rows = (await db(table)
       .whereIn('status', ['pending', 'processing'])
       .orWhere('updated_at', '>', cutoff)
-      .select('id', 'user_id')) as Array<{ id: string; user_id: string }>;
-    for (const row of rows) folders.push({ bucket, prefix: `${row.user_id}/${row.id}/` });
+      .select('id', 'workspace_id')) as Array<{ id: string; workspace_id: string }>;
+    for (const row of rows) folders.push({ bucket, prefix: `${row.workspace_id}/${row.id}/` });
   }
   return { required, claimed, folders };
 }

@@ -15,7 +15,7 @@ import type { Logger } from '../../config/logger';
 type Db = Knex | Knex.Transaction;
 
 const ACTIVE_JOB = ['pending', 'processing'];
-/** The job tables whose rows name the workspace (`user_id`) and the member who started them (`created_by`). */
+/** The job tables whose rows name the workspace (`workspace_id`) and the member who started them (`created_by`). */
 const JOB_TABLES = ['video_generation_jobs', 'assembly_jobs', 'draft_jobs', 'ai_image_edits'] as const;
 /** Reservations are keyed by the id of the workflow that made them (clip-…, image-edit-…). */
 const GENERATION_WORKFLOW_ID = /^(clip|image-edit|assembly|draft)-[0-9A-Za-z-]+$/;
@@ -35,16 +35,16 @@ function isGone(err: unknown): boolean {
 export async function runningWorkflowIds(db: Db, workspaceId: string, startedBy?: string): Promise<string[]> {
   const ids = new Set<string>();
   for (const table of JOB_TABLES) {
-    const query = db(table).where({ user_id: workspaceId }).whereIn('status', ACTIVE_JOB).whereNotNull('workflow_id');
+    const query = db(table).where({ workspace_id: workspaceId }).whereIn('status', ACTIVE_JOB).whereNotNull('workflow_id');
     if (startedBy) query.andWhere({ created_by: startedBy });
     for (const id of await query.pluck('workflow_id')) ids.add(String(id));
   }
   if (!startedBy) {
-    for (const id of await db('data_exports').where({ user_id: workspaceId }).whereIn('status', ACTIVE_JOB).whereNotNull('workflow_id').pluck('workflow_id')) ids.add(String(id));
+    for (const id of await db('data_exports').where({ workspace_id: workspaceId }).whereIn('status', ACTIVE_JOB).whereNotNull('workflow_id').pluck('workflow_id')) ids.add(String(id));
   }
   // a running image edit has no row until it ends: its active reservation names its workflow (and its starter,
   // `actorId` in the metadata); one whose run is over (an item waiting for approval) is skipped by cancelRuns
-  const reservations = db('credit_reservations').where({ profile_id: workspaceId, status: 'active' });
+  const reservations = db('credit_reservations').where({ workspace_id: workspaceId, status: 'active' });
   if (startedBy) reservations.andWhereRaw("metadata->>'actorId' = ?", [startedBy]);
   for (const key of await reservations.pluck('idempotency_key')) if (GENERATION_WORKFLOW_ID.test(String(key))) ids.add(String(key));
   return [...ids];

@@ -185,7 +185,7 @@ export async function deleteWorkspace(deps: WorkspaceDeletionDeps, input: { work
   // is asked to try again (a workspace with nothing running needs no Temporal)
   let connected: Client | null = null;
   const client = async (): Promise<Client> => (connected ??= await deps.client());
-  const pendingApprovals = () => knex('pending_approvals').where({ user_id: workspaceId, status: 'pending' }).pluck('workflow_id') as Promise<string[]>;
+  const pendingApprovals = () => knex('pending_approvals').where({ workspace_id: workspaceId, status: 'pending' }).pluck('workflow_id') as Promise<string[]>;
   if ((await runningWorkflowIds(knex, workspaceId)).length > 0 || (await pendingApprovals()).length > 0) {
     try {
       await client();

@@ -35,7 +35,7 @@ async function userWithData(app: AccountDataApp, width: number, extraCredits = 0
   await client.workflow.start(approvalWorkflow, {
     workflowId: `approval-${id}`,
     taskQueue: app.taskQueue,
-    args: [{ approvalId: id, userId: user.id, windowMs: 86_400_000 }],
+    args: [{ approvalId: id, workspaceId: user.id, windowMs: 86_400_000 }],
   });
   const started = await request<{ export: DataExportView }>(app.baseUrl, '/api/account/exports', { token: user.token, json: {} });
   expect(started.status).toBe(202);
@@ -61,9 +61,9 @@ async function snapshot(app: AccountDataApp, user: ClipUser & { approvalId: stri
   const knex = testKnex();
   return {
     profile: await knex('profiles').where({ id: user.id }).first('credits', 'reserved_credits'),
-    renders: await knex('renders').where({ user_id: user.id }).count<{ count: string }[]>({ count: '*' }),
-    approvals: await knex('pending_approvals').where({ user_id: user.id }).select('id', 'status'),
-    ledger: await knex('credit_transactions').where({ profile_id: user.id }).count<{ count: string }[]>({ count: '*' }),
+    renders: await knex('renders').where({ workspace_id: user.id }).count<{ count: string }[]>({ count: '*' }),
+    approvals: await knex('pending_approvals').where({ workspace_id: user.id }).select('id', 'status'),
+    ledger: await knex('credit_transactions').where({ workspace_id: user.id }).count<{ count: string }[]>({ count: '*' }),
     files: (await storagePathsContaining(user.id)).sort(),
     pendingFiles: (await storagePathsContaining(user.approvalId)).sort(),
   };
@@ -161,8 +161,8 @@ describe('account deletion (POST /api/account/delete, workflow account-deletion-
     expect(again.status).toBe(201);
     expect(again.body.user.id).not.toBe(user.id);
     expect(await testKnex()('profiles').where({ id: again.body.user.id }).first('credits', 'reserved_credits')).toEqual({ credits: 5, reserved_credits: 0 });
-    expect(await testKnex()('projects').where({ user_id: again.body.user.id })).toEqual([]);
-    expect(await testKnex()('credit_transactions').where({ profile_id: again.body.user.id }).pluck('transaction_type')).toEqual(['signup_bonus']);
+    expect(await testKnex()('projects').where({ workspace_id: again.body.user.id })).toEqual([]);
+    expect(await testKnex()('credit_transactions').where({ workspace_id: again.body.user.id }).pluck('transaction_type')).toEqual(['signup_bonus']);
     const exports = await request<{ export: unknown }>(app.baseUrl, '/api/account/exports', { token: again.body.token });
     expect(exports.body.export).toBeNull();
   }, 180_000);

@@ -126,7 +126,7 @@ describe('data export (POST/GET /api/account/exports, workflow export-<userId>-<
 
     // a private location of the user, reached only through the signed link
     const row = await testKnex()('data_exports').where({ id: view.id }).first();
-    expect(row).toMatchObject({ user_id: owner.id, sequence: 1, storage_bucket: 'videos', status: 'completed' });
+    expect(row).toMatchObject({ workspace_id: owner.id, sequence: 1, storage_bucket: 'videos', status: 'completed' });
     expect(row.storage_path).toBe(`exports/${owner.id}/${view.id}/${view.fileName}`);
     expect(fileRefOfLink(view.downloadUrl as string)).toEqual({ bucket: 'videos', path: `exports/${owner.id}/${view.id}/${view.fileName}` });
     const unsigned = await fetch(new URL(`/api/files/videos/${row.storage_path}`, app.baseUrl));
@@ -228,7 +228,7 @@ describe('data export (POST/GET /api/account/exports, workflow export-<userId>-<
     expect(done).toMatchObject({ number: 2, status: 'completed' });
     expect(await app.storage.objects.stat('videos', firstRow.storage_path)).toBeNull();
     expect((await download(done)).res.status).toBe(200);
-    expect(await testKnex()('data_exports').where({ user_id: user.id }).orderBy('sequence').pluck('workflow_id')).toEqual([`export-${user.id}-1`, `export-${user.id}-2`]);
+    expect(await testKnex()('data_exports').where({ workspace_id: user.id }).orderBy('sequence').pluck('workflow_id')).toEqual([`export-${user.id}-1`, `export-${user.id}-2`]);
   });
 
   it('answers from the row while no worker runs the export, and the query once one does', async () => {

@@ -253,11 +253,11 @@ describe('scopes', () => {
   it('refuses a call outside the scopes with 403 naming the missing scope, and changes nothing', async () => {
     const user = await createTestUser(server.baseUrl);
     const { token } = await newToken(user, ['read']);
-    const before = await knex('projects').where({ user_id: user.id }).count<{ n: string }[]>('* as n');
+    const before = await knex('projects').where({ workspace_id: user.id }).count<{ n: string }[]>('* as n');
     const res = await withToken(token, '/api/projects', { json: { name: 'Not allowed' } });
     expect(res.status).toBe(403);
     expect(res.body).toMatchObject({ code: 'TOKEN_SCOPE_MISSING', error: 'This token lacks the "generate" scope', requiredScope: 'generate' });
-    expect(await knex('projects').where({ user_id: user.id }).count<{ n: string }[]>('* as n')).toEqual(before);
+    expect(await knex('projects').where({ workspace_id: user.id }).count<{ n: string }[]>('* as n')).toEqual(before);
     const approve = await withToken(token, '/api/approvals/approve', { json: { approvalId: randomUUID() } });
     expect(approve.body).toMatchObject({ code: 'TOKEN_SCOPE_MISSING', error: 'This token lacks the "approve" scope' });
     const purchases = await withToken(token, '/api/stripe/purchases');

@@ -28,7 +28,7 @@ async function credits(userId: string): Promise<{ credits: number; reserved_cred
 }
 
 async function adminAdjustRows(userId: string): Promise<Record<string, unknown>[]> {
-  return knex('credit_transactions').where({ profile_id: userId, transaction_type: 'admin_adjust' }).orderBy('created_at');
+  return knex('credit_transactions').where({ workspace_id: userId, transaction_type: 'admin_adjust' }).orderBy('created_at');
 }
 
 beforeAll(async () => {
@@ -142,8 +142,8 @@ describe('GET /api/admin/users/:id', () => {
   it('answers the profile, balance, reserved, purchases and recent transactions with their creators', async () => {
     const user = await newUser('detail');
     await knex('credit_purchases').insert([
-      { user_id: user.id, package_id: 'small', credits: 12, amount_cents: 25000, currency: 'nzd', status: 'completed', stripe_session_id: `cs_${randomUUID()}` },
-      { user_id: user.id, package_id: 'medium', credits: 30, amount_cents: 64900, currency: 'nzd', status: 'open' },
+      { workspace_id: user.id, package_id: 'small', credits: 12, amount_cents: 25000, currency: 'nzd', status: 'completed', stripe_session_id: `cs_${randomUUID()}` },
+      { workspace_id: user.id, package_id: 'medium', credits: 30, amount_cents: 64900, currency: 'nzd', status: 'open' },
     ]);
     await insertPendingApproval(knex, { userId: user.id, contentType: 'clip', cost: 4, reserve: true });
     expect((await adjust(admin.token, { userId: user.id, amount: 10, reason: 'Goodwill for ticket 12' })).status).toBe(201);

@@ -55,7 +55,7 @@ describe('POST /api/auth/signup', () => {
     expect(user.password_hash).not.toContain('analytical1');
     const profile = await knex('profiles').where({ id: userId }).first();
     expect(profile).toMatchObject({ email, name: 'Ada Lovelace', credits: NEW_PROFILE_CREDITS, reserved_credits: 0 });
-    const ledger = await knex('credit_transactions').where({ profile_id: userId });
+    const ledger = await knex('credit_transactions').where({ workspace_id: userId });
     expect(ledger).toHaveLength(1);
     expect(ledger[0]).toMatchObject({ amount: 5, transaction_type: 'signup_bonus', idempotency_key: `signup:${userId}`, balance_after: 5 });
 
@@ -81,7 +81,7 @@ describe('POST /api/auth/signup', () => {
         knex('users').where({ email: first.email }).count<{ count: string }[]>('* as count'),
         knex('profiles').where({ email: first.email }).count<{ count: string }[]>('* as count'),
         knex('sessions').where({ user_id: first.id }).count<{ count: string }[]>('* as count'),
-        knex('credit_transactions').where({ profile_id: first.id }).count<{ count: string }[]>('* as count'),
+        knex('credit_transactions').where({ workspace_id: first.id }).count<{ count: string }[]>('* as count'),
       ]);
       return counts.map((rows) => Number(rows[0].count));
     };

@@ -59,13 +59,13 @@ async function tableReads(run: () => Promise<unknown>): Promise<number> {
 }
 
 async function newProject(name: string): Promise<string> {
-  const [row] = await elsewhere('projects').insert({ user_id: user.id, name }).returning<Array<{ id: string }>>('id');
+  const [row] = await elsewhere('projects').insert({ workspace_id: user.id, name }).returning<Array<{ id: string }>>('id');
   return row.id;
 }
 
 async function addImage(projectId: string, name: string): Promise<string> {
   const [row] = await elsewhere('images')
-    .insert({ project_id: projectId, user_id: user.id, file_url: `/api/files/images/${user.id}/${name}.png`, file_name: name })
+    .insert({ project_id: projectId, workspace_id: user.id, file_url: `/api/files/images/${user.id}/${name}.png`, file_name: name })
     .returning<Array<{ id: string }>>('id');
   return row.id;
 }

@@ -86,24 +86,24 @@ describe('credit summary cache', () => {
     await expectBothCurrent(user);
     const key = () => `test:${randomUUID()}`;
 
-    await addCredits(elsewhere, { profileId: user.id, amount: 40, type: 'purchase', description: 'Pack', idempotencyKey: key() });
+    await addCredits(elsewhere, { workspaceId: user.id, amount: 40, type: 'purchase', description: 'Pack', idempotencyKey: key() });
     expect(await expectBothCurrent(user)).toMatchObject({ credits: 45, totalCreditsPurchased: 40 });
 
-    const reservation = await reserveCredits(elsewhere, { profileId: user.id, contentType: 'clip', idempotencyKey: key() });
+    const reservation = await reserveCredits(elsewhere, { workspaceId: user.id, contentType: 'clip', idempotencyKey: key() });
     expect(await expectBothCurrent(user)).toMatchObject({ credits: 45, reservedCredits: reservation.amount, availableCredits: 45 - reservation.amount });
 
     await consumeReservation(elsewhere, { reservationId: reservation.id, description: 'Clip' });
     expect(await expectBothCurrent(user)).toMatchObject({ credits: 45 - reservation.amount, reservedCredits: 0, totalClipsUsed: 1 });
 
-    const second = await reserveCredits(elsewhere, { profileId: user.id, contentType: 'image', idempotencyKey: key() });
+    const second = await reserveCredits(elsewhere, { workspaceId: user.id, contentType: 'image', idempotencyKey: key() });
     expect((await expectBothCurrent(user)).reservedCredits).toBe(second.amount);
     await releaseReservation(elsewhere, { reservationId: second.id });
     expect((await expectBothCurrent(user)).reservedCredits).toBe(0);
 
     // a refund takes credits back; an admin adjustment either way
-    await deductCredits(elsewhere, { profileId: user.id, amount: 10, description: 'Refund', idempotencyKey: key() });
+    await deductCredits(elsewhere, { workspaceId: user.id, amount: 10, description: 'Refund', idempotencyKey: key() });
     await expectBothCurrent(user);
-    await adminAdjustCredits(elsewhere, { profileId: user.id, amount: 7, reason: 'Goodwill', idempotencyKey: key(), admin: { id: user.id, email: user.email } });
+    await adminAdjustCredits(elsewhere, { workspaceId: user.id, amount: 7, reason: 'Goodwill', idempotencyKey: key(), admin: { id: user.id, email: user.email } });
     await expectBothCurrent(user);
 
     expect((await checkLedgerInvariant(elsewhere, user.id)).ok).toBe(true);
@@ -122,7 +122,7 @@ describe('credit summary cache', () => {
     const user = await createTestUser(a.baseUrl);
     await expectBothCurrent(user);
     // committed by process A's own pool, then read from B
-    await addCredits(knexA, { profileId: user.id, amount: 3, type: 'add', description: 'Top-up', idempotencyKey: `test:${randomUUID()}` });
+    await addCredits(knexA, { workspaceId: user.id, amount: 3, type: 'add', description: 'Top-up', idempotencyKey: `test:${randomUUID()}` });
     expect((await summaryFrom(b, user)).credits).toBe(8);
     expect((await summaryFrom(a, user)).credits).toBe(8);
   });
@@ -144,7 +144,7 @@ describe('credit summary cache', () => {
     const readers = [reader(a), reader(a), reader(b), reader(b)];
     try {
       for (let i = 0; i < 25; i += 1) {
-        await addCredits(elsewhere, { profileId: user.id, amount: 1, type: 'add', description: 'Tick', idempotencyKey: `test:${randomUUID()}` });
+        await addCredits(elsewhere, { workspaceId: user.id, amount: 1, type: 'add', description: 'Tick', idempotencyKey: `test:${randomUUID()}` });
         committed += 1;
         // the first read after the commit, from each process, without any wait
         const [fromA, fromB] = await Promise.all([summaryFrom(a, user), summaryFrom(b, user)]);
@@ -166,7 +166,7 @@ describe('credit summary cache', () => {
     for (let i = 0; i < 40; i += 1) {
       // warm entry, then a commit elsewhere, then the lookup in the same tick as the commit's reply
       expect((await cacheB.get(knexB, user.id)).credits).toBe(expected);
-      await addCredits(elsewhere, { profileId: user.id, amount: 1, type: 'add', description: 'Tick', idempotencyKey: `test:${randomUUID()}` });
+      await addCredits(elsewhere, { workspaceId: user.id, amount: 1, type: 'add', description: 'Tick', idempotencyKey: `test:${randomUUID()}` });
       expected += 1;
       expect((await cacheB.get(knexB, user.id)).credits).toBe(expected);
     }
@@ -186,7 +186,7 @@ describe('credit summary cache', () => {
     await expectBothCurrent(user);
     await elsewhere.raw(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ? and datname = current_database()`, [listenApplicationName('credit summary cache')]);
     // a change while the caches are (or are becoming) blind
-    await addCredits(elsewhere, { profileId: user.id, amount: 2, type: 'add', description: 'While down', idempotencyKey: `test:${randomUUID()}` });
+    await addCredits(elsewhere, { workspaceId: user.id, amount: 2, type: 'add', description: 'While down', idempotencyKey: `test:${randomUUID()}` });
     expect((await expectBothCurrent(user)).credits).toBe(7);
     for (let i = 0; i < 100 && !(cacheA.stats().listening && cacheB.stats().listening); i += 1) {
       await summaryFrom(a, user);
@@ -194,7 +194,7 @@ describe('credit summary cache', () => {
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(cacheA.stats().listening && cacheB.stats().listening).toBe(true);
-    await addCredits(elsewhere, { profileId: user.id, amount: 1, type: 'add', description: 'Back', idempotencyKey: `test:${randomUUID()}` });
+    await addCredits(elsewhere, { workspaceId: user.id, amount: 1, type: 'add', description: 'Back', idempotencyKey: `test:${randomUUID()}` });
     expect((await expectBothCurrent(user)).credits).toBe(8);
     const hits = cacheB.stats().hits;
     await summaryFrom(b, user);

@@ -26,7 +26,7 @@ let app: TestServer;
 const databaseUrl = () => process.env.DATABASE_URL as string;
 
 async function newProject(user: Pick<TestUser, 'id'>, name = 'Harbour View'): Promise<string> {
-  const [row] = await elsewhere('projects').insert({ user_id: user.id, name }).returning<Array<{ id: string }>>('id');
+  const [row] = await elsewhere('projects').insert({ workspace_id: user.id, name }).returning<Array<{ id: string }>>('id');
   return row.id;
 }
 
@@ -121,7 +121,7 @@ describe('project owner cache', () => {
     const second = await createTestUser(app.baseUrl);
     const projectId = await newProject(first);
     await warm(first.id, projectId);
-    await elsewhere.raw('update projects set user_id = ? where id = ?', [second.id, projectId]);
+    await elsewhere.raw('update projects set workspace_id = ? where id = ?', [second.id, projectId]);
     await refused(first.id, projectId);
     await warm(second.id, projectId);
   });
@@ -148,11 +148,11 @@ describe('project owner cache', () => {
     const cache = createProjectOwnerCache({ databaseUrl: url.toString(), logger, reconnectMs: 50 });
     try {
       // just what the trigger and the read need, then the migration itself
-      await db.raw('create table projects (id uuid primary key default gen_random_uuid(), user_id uuid not null)');
+      await db.raw('create table projects (id uuid primary key default gen_random_uuid(), workspace_id uuid not null)');
       await ownerNotify.up(db);
       await cache.ready();
       const userId = '11111111-1111-4111-8111-111111111111';
-      const ids = (await db('projects').insert([{ user_id: userId }, { user_id: userId }]).returning<Array<{ id: string }>>('id')).map((r) => r.id);
+      const ids = (await db('projects').insert([{ workspace_id: userId }, { workspace_id: userId }]).returning<Array<{ id: string }>>('id')).map((r) => r.id);
       for (const id of ids) expect(await cache.ownerOf(db, id)).toBe(userId);
       const warm = cache.stats();
       for (const id of ids) expect(await cache.ownerOf(db, id)).toBe(userId);

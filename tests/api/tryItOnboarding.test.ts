@@ -49,7 +49,7 @@ function tryIt(user: TestUser | null, json: unknown) {
 }
 
 async function projectsOf(userId: string): Promise<Array<{ id: string; name: string }>> {
-  return testKnex()('projects').where({ user_id: userId }).orderBy('created_at').select('id', 'name');
+  return testKnex()('projects').where({ workspace_id: userId }).orderBy('created_at').select('id', 'name');
 }
 
 async function workflowExists(userId: string): Promise<boolean> {

@@ -34,20 +34,20 @@ interface Owner {
 
 async function owner(credits = 5, purchased = 0): Promise<Owner> {
   const profile = await createFundedProfile(knex, credits);
-  if (purchased > 0) await addCredits(knex, { profileId: profile.id, amount: purchased, type: 'purchase', description: 'pack', idempotencyKey: `buy:${profile.id}` });
-  const [project] = await knex('projects').insert({ user_id: profile.id, name: 'Activities' }).returning<{ id: string }[]>('id');
+  if (purchased > 0) await addCredits(knex, { workspaceId: profile.id, amount: purchased, type: 'purchase', description: 'pack', idempotencyKey: `buy:${profile.id}` });
+  const [project] = await knex('projects').insert({ workspace_id: profile.id, name: 'Activities' }).returning<{ id: string }[]>('id');
   return { userId: profile.id, projectId: project.id };
 }
 
 /** A pending image with its reservation and three stored files, as a generating workflow leaves it. */
 async function pendingItem(o: Owner, store = true): Promise<NewPendingApproval & { files: string[] }> {
   const approvalId = randomUUID();
-  const reservation = await checkAndReserve(knex, { profileId: o.userId, contentType: 'image', idempotencyKey: `test:${approvalId}` });
+  const reservation = await checkAndReserve(knex, { workspaceId: o.userId, contentType: 'image', idempotencyKey: `test:${approvalId}` });
   const files = [`pending/${approvalId}/original.jpg`, `pending/${approvalId}/preview.jpg`, `pending/${approvalId}/thumb.webp`];
   for (const path of files) await storage.objects.put('images', path, Buffer.from(path));
   const item: NewPendingApproval = {
     approvalId,
-    userId: o.userId,
+    workspaceId: o.userId,
     projectId: o.projectId,
     fileName: 'edit.jpg',
     aspectRatio: '1:1',
@@ -98,7 +98,7 @@ describe('createPendingApproval', () => {
     const again = await activities.createPendingApproval(item);
 
     expect(again).toMatchObject({ approvalId: item.approvalId, workflowId: `approval-${item.approvalId}`, windowMs: 7 * 86_400_000 });
-    const rows = await knex('pending_approvals').where({ user_id: o.userId });
+    const rows = await knex('pending_approvals').where({ workspace_id: o.userId });
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ status: 'pending', cost: 1, remaining_cost: 1, reservation_id: item.reservationId });
     expect(Math.abs(new Date(rows[0].approval_deadline).getTime() - Date.parse(again.approvalDeadline))).toBe(0);
@@ -143,7 +143,7 @@ describe('submitForApproval', () => {
     const again = await submit(item, taskQueue);
     expect(again).toEqual(created);
     expect((await handle.describe()).runId).toBe(first.runId);
-    expect(await knex('pending_approvals').where({ user_id: o.userId })).toHaveLength(1);
+    expect(await knex('pending_approvals').where({ workspace_id: o.userId })).toHaveLength(1);
     await handle.terminate('test done');
   });
 
@@ -183,8 +183,8 @@ describe('approvePendingItem', () => {
     expect(second).toEqual(first);
     expect(await profile(o.userId)).toMatchObject({ credits: 4, reserved_credits: 0, rejection_streak: 0, rejection_cooldown_until: null, total_images_used: 1 });
     const image = await knex('images').where({ id: first.contentId }).first();
-    expect(image).toMatchObject({ project_id: o.projectId, user_id: o.userId, storage_bucket: 'images', storage_path: item.files[0], thumbnail_path: item.files[2], original_prompt: 'dusk', refined_prompt: 'Dusk.', upscaled: true });
-    expect(await knex('credit_transactions').where({ profile_id: o.userId, transaction_type: 'consume' })).toHaveLength(1);
+    expect(image).toMatchObject({ project_id: o.projectId, workspace_id: o.userId, storage_bucket: 'images', storage_path: item.files[0], thumbnail_path: item.files[2], original_prompt: 'dusk', refined_prompt: 'Dusk.', upscaled: true });
+    expect(await knex('credit_transactions').where({ workspace_id: o.userId, transaction_type: 'consume' })).toHaveLength(1);
     expect([await exists(item.files[0]), await exists(item.files[1]), await exists(item.files[2])]).toEqual([true, false, true]);
     expect((await checkLedgerInvariant(knex, o.userId)).ok).toBe(true);
   });
@@ -243,7 +243,7 @@ describe('rejectPendingItem', () => {
     expect(answers.map((a) => a.code)).toEqual([null, null, null, 'REJECTION_STREAK_WARNING', 'REJECTION_STREAK_COOLDOWN', null]);
     expect(answers[3].warning).toBe(MSG.rejectionStreakWarning);
     expect(await profile(o.userId)).toMatchObject({ credits: 35, reserved_credits: 0, rejection_streak: 1 });
-    expect(await knex('credit_transactions').where({ profile_id: o.userId, transaction_type: 'consume' })).toEqual([]);
+    expect(await knex('credit_transactions').where({ workspace_id: o.userId, transaction_type: 'consume' })).toEqual([]);
   });
 });
 

@@ -33,7 +33,7 @@ async function stats(token: string): Promise<Record<string, number>> {
 }
 
 async function ledger(userId: string): Promise<Array<{ transaction_type: string; amount: number }>> {
-  return h.knex('credit_transactions').where({ profile_id: userId }).orderBy('created_at').select('transaction_type', 'amount');
+  return h.knex('credit_transactions').where({ workspace_id: userId }).orderBy('created_at').select('transaction_type', 'amount');
 }
 
 async function workflowResult(approvalId: string): Promise<string> {

@@ -62,7 +62,7 @@ describe('approval deadline (time-skipping test server)', () => {
     const jobId = randomUUID();
     const input: ImageEditWorkflowInput = {
       jobId,
-      userId: user.id,
+      workspaceId: user.id,
       projectId,
       source: {
         kind: 'render',
@@ -104,7 +104,7 @@ describe('approval deadline (time-skipping test server)', () => {
     expect(await knex('pending_approvals').where({ id: approvalId }).first('status')).toEqual({ status: 'expired' });
     expect(await creditState(knex, user.id)).toEqual({ credits: 5, reserved: 0 });
     expect(await knex('credit_reservations').where({ id: row.reservation_id }).first('status')).toEqual({ status: 'released' });
-    expect(await knex('credit_transactions').where({ profile_id: user.id, transaction_type: 'consume' })).toEqual([]);
+    expect(await knex('credit_transactions').where({ workspace_id: user.id, transaction_type: 'consume' })).toEqual([]);
     for (const path of files) expect(await storage.objects.stat('images', path)).toBeNull();
     expect((await request(server.baseUrl, '/api/approvals/list', { token: user.token })).body.data).toEqual([]);
     expect((await request(server.baseUrl, '/api/approvals/stats', { token: user.token })).body.data).toEqual({ pending_count: 0, limit: 5, total_pending_cost: 0 });

@@ -54,9 +54,9 @@ describe('account deletion while an assembly renders', () => {
     const history = await assembly.fetchHistory();
     const activities = (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
     expect(activities).toContain('abandonAssemblyJob');
-    expect(await testKnex()('assembly_jobs').where({ user_id: user.id })).toEqual([]);
-    expect(await testKnex()('compiled_videos').where({ user_id: user.id })).toEqual([]);
-    expect(await testKnex()('pending_approvals').where({ user_id: user.id })).toEqual([]);
+    expect(await testKnex()('assembly_jobs').where({ workspace_id: user.id })).toEqual([]);
+    expect(await testKnex()('compiled_videos').where({ workspace_id: user.id })).toEqual([]);
+    expect(await testKnex()('pending_approvals').where({ workspace_id: user.id })).toEqual([]);
     expect(await storagePathsContaining(user.id)).toEqual([]);
     expect(await storagePathsContaining(jobId)).toEqual([]);
 

@@ -109,7 +109,7 @@ describe('assembly workflow (API, dev server, real worker, ffmpeg)', () => {
       expect(preview).toMatchObject({ codec: 'h264', width: SIZE[run.orientation].width / 2, height: SIZE[run.orientation].height / 2 });
       expect(Math.abs(preview.duration - (await withAssemblyFile(run.user.id, run.jobId, 'video.mp4', probeOutput)).duration)).toBeLessThan(0.1);
       const video = await testKnex()('compiled_videos').where({ id: run.job.result?.compiledVideoId }).first();
-      expect(video).toMatchObject({ user_id: run.user.id, project_id: run.user.projectId, clip_ids: run.clipIds, workflow_id: assemblyWorkflowId(run.jobId), storage_bucket: 'videos' });
+      expect(video).toMatchObject({ workspace_id: run.user.id, project_id: run.user.projectId, clip_ids: run.clipIds, workflow_id: assemblyWorkflowId(run.jobId), storage_bucket: 'videos' });
       expect(video.editing_data).toMatchObject({ status: 'pending_approval', platform: SIZE[run.orientation].platform, aspect_ratio: SIZE[run.orientation].aspect });
       const approval = await testKnex()('pending_approvals').where({ source_job_id: run.jobId }).first();
       expect(approval).toMatchObject({ content_type: 'assembly', status: 'pending', cost: 0, remaining_cost: 0, reservation_id: null, aspect_ratio: SIZE[run.orientation].aspect });
@@ -199,7 +199,7 @@ describe('assembly workflow (API, dev server, real worker, ffmpeg)', () => {
     expect(peek.status).toBe(404);
     await waitForAssembly(app.baseUrl, user, started.body.jobId as string, { timeoutMs: 120_000 });
 
-    const jobs = await testKnex()('assembly_jobs').where({ user_id: user.id });
+    const jobs = await testKnex()('assembly_jobs').where({ workspace_id: user.id });
     expect(jobs).toHaveLength(1);
 
     const anonymous = await request(app.baseUrl, '/api/video/assemble', { json: { projectId: user.projectId, platform: 'youtube', contentItems: [], clipOrder: [] } });

@@ -116,7 +116,7 @@ export async function storeClip(
   const [row] = await testKnex()('clips')
     .insert({
       project_id: options.projectId ?? user.projectId,
-      user_id: user.id,
+      workspace_id: user.id,
       file_url: fileUrl('clips', objectPath),
       file_name: options.fileName ?? `Harbour - ${options.movement ?? 'Zoom In'} (${aspectRatio.replace(':', 'x')}).mp4`,
       duration: seconds,

@@ -66,8 +66,8 @@ describe('a worker killed during an assembly (SIGKILL, then a new worker)', () =
     expect(named('storeCompiledVideo')).toHaveLength(1);
     expect(named('createPendingApproval')).toHaveLength(1);
     expect(await testKnex()('compiled_videos').where({ assembly_job_id: jobId })).toHaveLength(1);
-    expect(await testKnex()('compiled_videos').where({ user_id: user.id })).toHaveLength(1);
+    expect(await testKnex()('compiled_videos').where({ workspace_id: user.id })).toHaveLength(1);
     expect(await testKnex()('pending_approvals').where({ source_job_id: jobId })).toHaveLength(1);
-    expect(await testKnex()('assembly_jobs').where({ user_id: user.id })).toHaveLength(1);
+    expect(await testKnex()('assembly_jobs').where({ workspace_id: user.id })).toHaveLength(1);
   }, 600_000);
 });

@@ -18,7 +18,7 @@ afterAll(async () => {
 });
 
 async function purchaseCount(userId: string): Promise<number> {
-  const row = await h.knex('credit_purchases').where({ user_id: userId }).count({ n: '*' }).first();
+  const row = await h.knex('credit_purchases').where({ workspace_id: userId }).count({ n: '*' }).first();
   return Number(row?.n ?? 0);
 }
 
@@ -48,7 +48,7 @@ describe('POST /api/stripe/create-checkout-session', () => {
       cancel_url: `${APP_PUBLIC_URL}/?view=account&tab=billing&purchase=cancelled`,
     });
     expect(await purchaseRow(h.knex, res.body.sessionId)).toMatchObject({
-      user_id: user.id,
+      workspace_id: user.id,
       package_id: 'medium',
       credits: 30,
       amount_cents: 74635,

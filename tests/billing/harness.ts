@@ -82,7 +82,7 @@ export async function balance(knex: Knex, userId: string): Promise<{ credits: nu
 
 export async function ledger(knex: Knex, userId: string): Promise<Array<{ transaction_type: string; amount: number; idempotency_key: string; metadata: Record<string, unknown>; created_by: string | null; created_by_email: string }>> {
   return knex('credit_transactions')
-    .where({ profile_id: userId })
+    .where({ workspace_id: userId })
     .orderBy('created_at')
     .select('transaction_type', 'amount', 'idempotency_key', 'metadata', 'created_by', 'created_by_email');
 }

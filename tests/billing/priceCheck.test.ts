@@ -67,7 +67,7 @@ describe('configured Stripe Prices against the packages', () => {
       expect(res.body).toEqual({ success: false, error: BILLING_MSG.packageUnavailable, code: 'PACKAGE_PRICE_MISMATCH' });
     }
     expect(h.fake.sessionCreates.length).toBe(before);
-    expect(await h.knex('credit_purchases').where({ user_id: user.id })).toEqual([]);
+    expect(await h.knex('credit_purchases').where({ workspace_id: user.id })).toEqual([]);
   });
 
   it('logs each mismatch as an error at start', async () => {

@@ -26,8 +26,8 @@ describe('refunds and admin corrections in the reports', () => {
     expect(((await h.fake.deliver(h.fake.event('checkout.session.completed', h.fake.pay(sessionId)))).body as { outcome: string }).outcome).toBe('credited');
     // a quarter refunded: floor(72 x 34356 / 137425) = 17 credits back
     expect(((await h.fake.deliver(h.fake.event('charge.refunded', h.fake.refundedCharge(sessionId, 34356)))).body as { outcome: string }).outcome).toBe('refunded');
-    await adminAdjustCredits(h.knex, { profileId: user.id, amount: 6, reason: 'Goodwill for a failed render', idempotencyKey: `adj-up:${user.id}`, admin });
-    await adminAdjustCredits(h.knex, { profileId: user.id, amount: -2, reason: 'Duplicate goodwill', idempotencyKey: `adj-down:${user.id}`, admin });
+    await adminAdjustCredits(h.knex, { workspaceId: user.id, amount: 6, reason: 'Goodwill for a failed render', idempotencyKey: `adj-up:${user.id}`, admin });
+    await adminAdjustCredits(h.knex, { workspaceId: user.id, amount: -2, reason: 'Duplicate goodwill', idempotencyKey: `adj-down:${user.id}`, admin });
 
     const usage = await request(h.baseUrl, '/api/credits/weekly-usage?weeks=2', { token: user.token });
     expect(usage.status).toBe(200);

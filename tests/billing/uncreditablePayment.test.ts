@@ -83,7 +83,7 @@ describe('a payment for an account that can no longer be credited', () => {
       stripe_refund_id: refunds[0].id,
       amount_cents: 74635,
       currency: 'nzd',
-      user_id: user.id,
+      workspace_id: user.id,
       package_id: 'medium',
       reason: 'account_deleted',
       stripe_event_id: event.id,
@@ -102,7 +102,7 @@ describe('a payment for an account that can no longer be credited', () => {
     await client.workflow.getHandle(paymentRefundWorkflowId(sessionId)).result();
 
     expect(h.fake.refundsOf(sessionId).map((r) => r.amount)).toEqual([28750]);
-    expect(await refundRow(sessionId)).toMatchObject({ status: 'refunded', reason: 'account_being_deleted', user_id: user.id });
+    expect(await refundRow(sessionId)).toMatchObject({ status: 'refunded', reason: 'account_being_deleted', workspace_id: user.id });
     expect(await balance(h.knex, user.id)).toEqual({ credits: 5, reserved: 0, purchased: 0 });
     expect((await purchaseRow(h.knex, sessionId)).status).toBe('open');
   });

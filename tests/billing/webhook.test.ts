@@ -179,7 +179,7 @@ describe('POST /api/stripe/webhook: fulfilment', () => {
     const { user, sessionId } = await userWithOpenCheckout(h, 'small');
     await h.knex('credit_purchases').where({ stripe_session_id: sessionId }).delete();
     expect((await h.fake.deliver(completed(sessionId))).body).toEqual({ received: true, outcome: 'credited' });
-    expect(await purchaseRow(h.knex, sessionId)).toMatchObject({ user_id: user.id, package_id: 'small', credits: 12, status: 'completed' });
+    expect(await purchaseRow(h.knex, sessionId)).toMatchObject({ workspace_id: user.id, package_id: 'small', credits: 12, status: 'completed' });
 
     const foreign = h.fake.event('checkout.session.completed', { id: 'cs_test_other_shop', object: 'checkout.session', payment_status: 'paid', metadata: {}, client_reference_id: null });
     expect(await h.fake.deliver(foreign)).toEqual({ status: 200, body: { received: true, outcome: 'unknown_session' } });
@@ -225,8 +225,8 @@ describe('POST /api/stripe/webhook: refunds', () => {
 
   it('never takes a balance below zero or below what pending approvals hold; the shortfall is recorded', async () => {
     const { user, sessionId } = await paidPurchase('small'); // 5 + 12 = 17
-    await deductCredits(h.knex, { profileId: user.id, amount: 8, description: 'spent', idempotencyKey: `spent:${user.id}` }); // 9 left
-    await reserveCredits(h.knex, { profileId: user.id, contentType: 'clip', idempotencyKey: `held:${user.id}` }); // 4 held, 5 available
+    await deductCredits(h.knex, { workspaceId: user.id, amount: 8, description: 'spent', idempotencyKey: `spent:${user.id}` }); // 9 left
+    await reserveCredits(h.knex, { workspaceId: user.id, contentType: 'clip', idempotencyKey: `held:${user.id}` }); // 4 held, 5 available
 
     const res = await h.fake.deliver(h.fake.event('charge.refunded', h.fake.refundedCharge(sessionId, 28750)));
 
@@ -242,7 +242,7 @@ describe('POST /api/stripe/webhook: refunds', () => {
 
   it('records the whole shortfall on a ledger row of 0 credits when nothing is available, and still revokes the purchase', async () => {
     const { user, sessionId } = await paidPurchase('small'); // 17
-    await deductCredits(h.knex, { profileId: user.id, amount: 17, description: 'spent', idempotencyKey: `spent-all:${user.id}` });
+    await deductCredits(h.knex, { workspaceId: user.id, amount: 17, description: 'spent', idempotencyKey: `spent-all:${user.id}` });
 
     expect((await h.fake.deliver(h.fake.event('charge.refunded', h.fake.refundedCharge(sessionId, 28750)))).status).toBe(200);
 

@@ -190,7 +190,7 @@ describe.each(SIZES)('Admin view at $width x $height', ({ name, width, height })
       await app.screenshot(`admin-${name}-workspace-adjusted`, page);
       expect(await seriousAxeFindings(page)).toEqual([]);
 
-      const rowsInDb = await testKnex()('credit_transactions').where({ profile_id: studio.id, transaction_type: 'admin_adjust' }).select('amount', 'created_by');
+      const rowsInDb = await testKnex()('credit_transactions').where({ workspace_id: studio.id, transaction_type: 'admin_adjust' }).select('amount', 'created_by');
       expect(rowsInDb).toEqual([{ amount: 7, created_by: admin.id }]);
       expect(pageErrors).toEqual([]);
     } finally {

@@ -66,7 +66,7 @@ describe('Generate Clip in the browser', () => {
 
     await page.getByRole('progressbar', { name: 'Video generation progress' }).waitFor();
     // 000 section 7: the start's options carried the originalPrompt (the chosen effect in words), kept with the job
-    const job = await testKnex()('video_generation_jobs').where({ user_id: user.id }).first('options');
+    const job = await testKnex()('video_generation_jobs').where({ workspace_id: user.id }).first('options');
     expect(job.options).toMatchObject({ effect: 'Drone Shot', platform: 'Instagram', prompt: 'Drone Shot: An aerial pull-back that reveals the building' });
     await page.getByText('Please wait for current generation to complete').waitFor();
     await app.screenshot('clip-generation-progress');
@@ -105,7 +105,7 @@ describe('Generate Clip in the browser', () => {
     const fileName = 'harbour-view - Drone Shot (9x16).mp4';
     await page.getByRole('button', { name: `Save 4 credits: ${fileName}` }).click();
     await page.getByText('Saved successfully!').waitFor({ timeout: 30_000 });
-    const approval = await testKnex()('pending_approvals').where({ user_id: user.id, content_type: 'clip' }).first('status');
+    const approval = await testKnex()('pending_approvals').where({ workspace_id: user.id, content_type: 'clip' }).first('status');
     expect(approval.status).toBe('approved');
     // the saved clip keeps the prompt it was started with
     const clip = await testKnex()('clips').where({ project_id: projectId }).first('prompt_used');

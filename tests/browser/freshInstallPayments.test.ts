@@ -184,7 +184,7 @@ describe('a fresh npm start without Stripe keys', () => {
     await page.getByText('Purchase complete: +12 credits (Small Project).').waitFor({ timeout: 30_000 });
     const credited = await profile(email);
     expect(credited).toMatchObject({ credits: 17, reserved_credits: 1, total_credits_purchased: 12 });
-    const purchase = await testKnex()('credit_purchases').where({ user_id: credited.id }).first('status', 'stripe_session_id');
+    const purchase = await testKnex()('credit_purchases').where({ workspace_id: credited.id }).first('status', 'stripe_session_id');
     expect(purchase.status).toBe('completed');
     expect(await testKnex()('stripe_events').where('type', 'checkout.session.completed').whereRaw("payload::text like ?", [`%${purchase.stripe_session_id}%`]).count({ n: '*' })).toEqual([{ n: '1' }]);
     await expectClean(page, 'billing, purchase credited');

@@ -75,7 +75,7 @@ describe.each([
       const card = page.locator('.approval-card');
       await card.getByText('mid-a — warm dusk light over the harbour.jpg').waitFor();
       await card.locator('.approval-card-prompt').getByText('“Warm dusk light over the harbour”').waitFor();
-      const [row] = await testKnex()('pending_approvals').where({ user_id: user.id }).select('metadata');
+      const [row] = await testKnex()('pending_approvals').where({ workspace_id: user.id }).select('metadata');
       expect([row.metadata.width, row.metadata.height]).toEqual([2048, 1365]);
       expect(await seriousAxeFindings(page)).toEqual([]);
       const { scrollWidth, clientWidth } = await page

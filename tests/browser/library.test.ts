@@ -211,7 +211,7 @@ describe('projects list in the browser', () => {
       await waitForCount(page.getByRole('list', { name: 'Projects' }).getByRole('listitem'), 1);
       await page.getByRole('button', { name: 'Open project Kept' }).waitFor();
 
-      const left = await testKnex()('projects').where({ user_id: other.id }).select('name');
+      const left = await testKnex()('projects').where({ workspace_id: other.id }).select('name');
       expect(left.map((p: { name: string }) => p.name)).toEqual(['Kept']);
       expect(app.pageErrors).toEqual([]);
     } finally {

@@ -68,7 +68,7 @@ async function seedLibrary(): Promise<void> {
     const { thumbnail_path: thumbnailPath, ...file } = pictures[i % pictures.length];
     const picture = kind.table === 'generated_content' ? file : { ...file, thumbnail_path: thumbnailPath };
     const rows = byTable.get(kind.table) ?? [];
-    rows.push({ project_id: projectId, user_id: user.id, ...picture, file_name: itemName(i), created_at: new Date(newest - i * 60_000), ...kind.extra() });
+    rows.push({ project_id: projectId, workspace_id: user.id, ...picture, file_name: itemName(i), created_at: new Date(newest - i * 60_000), ...kind.extra() });
     byTable.set(kind.table, rows);
   }
   for (const [table, rows] of byTable) await testKnex().batchInsert(table, rows, 250);

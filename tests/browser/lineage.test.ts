@@ -28,13 +28,13 @@ async function approved(user: TestUser, projectId: string, kind: 'image' | 'clip
   const activities = createApprovalActivities({ knex: testKnex(), config, storage, logger });
   const approvalId = randomUUID();
   const bucket = kind === 'image' ? 'images' : 'clips';
-  const reservation = await checkAndReserve(testKnex(), { profileId: user.id, contentType: kind, idempotencyKey: `lineage-ui:${approvalId}` });
+  const reservation = await checkAndReserve(testKnex(), { workspaceId: user.id, contentType: kind, idempotencyKey: `lineage-ui:${approvalId}` });
   const still = await sharp({ create: { width: 160, height: 90, channels: 3, background: { r: 90, g: 120, b: 160 } } }).png().toBuffer();
   const files = [`pending/${approvalId}/original.png`, `pending/${approvalId}/preview.png`, `pending/${approvalId}/thumb.png`];
   for (const path of files) await storage.objects.put(bucket, path, still);
   await activities.createPendingApproval({
     approvalId,
-    userId: user.id,
+    workspaceId: user.id,
     projectId,
     fileName,
     aspectRatio: '16:9',

@@ -74,7 +74,7 @@ describe('Members page and workspace switching in the browser', () => {
     const teamProject = await request<{ project: { id: string } }>(app.baseUrl, '/api/projects', { token: member.token, json: { name: 'Team Tower' }, headers: { 'X-Workspace-Id': workspaceId } });
     expect(teamProject.status).toBe(201);
     await request(app.baseUrl, '/api/projects', { token: member.token, json: { name: 'My Cottage' } });
-    expect((await testKnex()('projects').where({ id: teamProject.body.project.id }).first('user_id')).user_id).toBe(workspaceId);
+    expect((await testKnex()('projects').where({ id: teamProject.body.project.id }).first('workspace_id')).workspace_id).toBe(workspaceId);
 
     const { page, errors, streams } = await pageAs(member, { width: 390, height: 844 });
     await page.goto(`/?workspace=${workspaceId}&project=${teamProject.body.project.id}`);

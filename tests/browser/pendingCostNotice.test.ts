@@ -104,7 +104,7 @@ describe('pending approvals holding the credits', () => {
     await page.getByRole('heading', { name: 'Account Settings', level: 1 }).waitFor();
     expect(new URL(page.url()).searchParams.get('tab')).toBe('billing');
 
-    await addCredits(testKnex(), { profileId: user.id, amount: 12, type: 'purchase', description: 'Small Project', idempotencyKey: `test-purchase:${randomUUID()}` });
+    await addCredits(testKnex(), { workspaceId: user.id, amount: 12, type: 'purchase', description: 'Small Project', idempotencyKey: `test-purchase:${randomUUID()}` });
     await page.goto(`/?view=image-generation&project=${projectId}&render=${renderId}`);
     await overlay.getByText('Save or reject items in Approvals to generate more.', { exact: false }).waitFor();
     expect(await overlay.getByRole('button', { name: 'Buy credits' }).count()).toBe(0);

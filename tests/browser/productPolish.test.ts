@@ -144,7 +144,7 @@ describe('a clip from start to Approvals', () => {
     await page.unroute('**/api/credits/summary');
 
     // bought: Reject is there to use
-    await addCredits(testKnex(), { profileId: user.id, amount: 12, type: 'purchase', description: 'Small Project', idempotencyKey: `test-purchase:${randomUUID()}` });
+    await addCredits(testKnex(), { workspaceId: user.id, amount: 12, type: 'purchase', description: 'Small Project', idempotencyKey: `test-purchase:${randomUUID()}` });
     await page.goto('/?view=approvals');
     await page.locator('.approval-card').waitFor();
     await page.waitForFunction(() => !(globalThis as unknown as { document: { querySelector: (s: string) => { disabled: boolean } | null } }).document.querySelector('.approval-card .button-secondary')?.disabled);

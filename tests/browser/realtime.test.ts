@@ -56,7 +56,7 @@ describe('Live updates in the browser', () => {
     const deadline = Date.now() + 240_000;
     let row: { id: string; file_name: string } | undefined;
     while (!row && Date.now() < deadline) {
-      row = await testKnex()('pending_approvals').where({ user_id: ada.id }).first('id', 'file_name');
+      row = await testKnex()('pending_approvals').where({ workspace_id: ada.id }).first('id', 'file_name');
       if (!row) await new Promise((r) => setTimeout(r, 50));
     }
     if (!row) throw new Error('the clip never reached the approval queue');
@@ -99,7 +99,7 @@ describe('Live updates in the browser', () => {
       // backing off: the gaps grow (about 1 s, then about 2 s)
       expect(attempts[2] - attempts[1]).toBeGreaterThan(attempts[1] - attempts[0]);
 
-      await addCredits(testKnex(), { profileId: ada.id, amount: 10, type: 'add', description: 'while offline', idempotencyKey: `offline:${ada.id}` });
+      await addCredits(testKnex(), { workspaceId: ada.id, amount: 10, type: 'add', description: 'while offline', idempotencyKey: `offline:${ada.id}` });
       await page.unroute('**/api/events*');
       // back within the next backoff step, and the balance changed while down is read again without a reload
       await credits.getByText('11 credits').waitFor({ timeout: 15_000 });

@@ -93,7 +93,7 @@ describe('Teams in the browser', () => {
       expect(row.role).toBe('owner');
 
       // the test funds the new workspace (it starts at 0) through the ledger
-      await addCredits(testKnex(), { profileId: workspaceId, amount: FUNDED_CREDITS, type: 'add', description: 'Team funds', idempotencyKey: `teams-browser:${workspaceId}` });
+      await addCredits(testKnex(), { workspaceId, amount: FUNDED_CREDITS, type: 'add', description: 'Team funds', idempotencyKey: `teams-browser:${workspaceId}` });
 
       // ---------- invite the colleague from the Members page and copy the link ----------
       await openSidebar(owner.page);
@@ -149,7 +149,7 @@ describe('Teams in the browser', () => {
       await newProject.getByLabel('Project name').fill('Harbour View');
       await newProject.getByRole('button', { name: 'Create Project' }).click();
       await colleague.page.getByRole('heading', { name: 'Harbour View', level: 1 }).waitFor();
-      const project = await testKnex()('projects').where({ user_id: workspaceId, name: 'Harbour View' }).first('id');
+      const project = await testKnex()('projects').where({ workspace_id: workspaceId, name: 'Harbour View' }).first('id');
       expect(project).toBeDefined();
       await colleague.page.locator('input[type="file"]').first().setInputFiles({ name: 'harbour-view.jpg', mimeType: 'image/jpeg', buffer: await renderJpeg() });
       await colleague.page.getByRole('button', { name: 'Open render harbour-view.jpg' }).click();
@@ -159,7 +159,7 @@ describe('Teams in the browser', () => {
       await colleague.page.getByText('Instagram', { exact: true }).click();
       await colleague.page.getByRole('button', { name: 'Generate Video' }).click();
       await colleague.page.getByRole('heading', { name: 'Your clip is ready for approval' }).waitFor({ timeout: 240_000 });
-      const job = await testKnex()('video_generation_jobs').where({ user_id: workspaceId }).first('created_by');
+      const job = await testKnex()('video_generation_jobs').where({ workspace_id: workspaceId }).first('created_by');
       expect(job.created_by).toBe(colleagueId);
 
       // ---------- the owner's open Approvals view shows it without a reload ----------
@@ -197,9 +197,9 @@ describe('Teams in the browser', () => {
       expect(await viewer.page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: /Enhance Renders|Video Assembly/ }).count()).toBe(0);
 
       // the server refuses the viewer anyway, from the viewer's own page (session cookie, same origin), and nothing changes
-      const pending = await testKnex()('pending_approvals').where({ user_id: workspaceId, status: 'pending' }).first('id');
+      const pending = await testKnex()('pending_approvals').where({ workspace_id: workspaceId, status: 'pending' }).first('id');
       const render = await testKnex()('renders').where({ project_id: project.id }).first('id', 'file_url');
-      const jobsBefore = await testKnex()('video_generation_jobs').where({ user_id: workspaceId }).count<{ count: string }[]>('* as count');
+      const jobsBefore = await testKnex()('video_generation_jobs').where({ workspace_id: workspaceId }).count<{ count: string }[]>('* as count');
       const viewerId = (await testKnex()('users').where({ email: viewerEmail }).first('id')).id as string;
       const refused = await viewer.page.evaluate(
         async ({ workspaceId, approvalId, userId, projectId, render }) => {
@@ -220,7 +220,7 @@ describe('Teams in the browser', () => {
       expect(refused.approve).toMatchObject({ status: 403, body: { code: 'WORKSPACE_FORBIDDEN' } });
       expect(refused.generate).toMatchObject({ status: 403, body: { code: 'WORKSPACE_FORBIDDEN' } });
       expect((await testKnex()('pending_approvals').where({ id: pending.id }).first('status')).status).toBe('pending');
-      expect(await testKnex()('video_generation_jobs').where({ user_id: workspaceId }).count<{ count: string }[]>('* as count')).toEqual(jobsBefore);
+      expect(await testKnex()('video_generation_jobs').where({ workspace_id: workspaceId }).count<{ count: string }[]>('* as count')).toEqual(jobsBefore);
 
       // ---------- the owner approves; both see the shared balance drop by the clip's cost ----------
       await save.click();

@@ -46,7 +46,7 @@ async function storedJson(page: BrowserApp['page'], key: string): Promise<unknow
 }
 
 async function rendersOf(userId: string): Promise<Array<{ project_id: string; file_name: string }>> {
-  return testKnex()('renders').join('projects', 'projects.id', 'renders.project_id').where('projects.user_id', userId).select('renders.project_id', 'renders.file_name');
+  return testKnex()('renders').join('projects', 'projects.id', 'renders.project_id').where('projects.workspace_id', userId).select('renders.project_id', 'renders.file_name');
 }
 
 describe('try-it flow in the browser', () => {

@@ -202,7 +202,7 @@ describe('Webhooks page in the browser', () => {
       await testRow.filter({ hasText: 'Delivered (HTTP 204)' }).waitFor({ timeout: 30_000 });
 
       // real changes: a member uploads a render (render.uploaded) and makes a clip of it (job.completed when it is ready)
-      await addCredits(testKnex(), { profileId: team.id, amount: 20, type: 'purchase', description: 'Team purchase', idempotencyKey: `hooks:${team.id}` });
+      await addCredits(testKnex(), { workspaceId: team.id, amount: 20, type: 'purchase', description: 'Team purchase', idempotencyKey: `hooks:${team.id}` });
       const project = await request<{ project: { id: string } }>(app.baseUrl, '/api/projects', { token: member.token, json: { name: 'Quay' }, headers: inWorkspace(team.id) });
       const upload = new FormData();
       upload.append('projectId', project.body.project.id);

@@ -35,7 +35,7 @@ async function pendingItem(user: ClipUser, contentType: 'image' | 'clip', cost: 
 }
 
 async function jobRows(userId: string): Promise<Array<{ id: string; status: string }>> {
-  return testKnex()('video_generation_jobs').where({ user_id: userId }).select('id', 'status');
+  return testKnex()('video_generation_jobs').where({ workspace_id: userId }).select('id', 'status');
 }
 
 describe('clip limits, cancel and retry (API + workflow; a hosted provider whose jobs run until cancelled)', () => {
@@ -139,7 +139,7 @@ describe('clip limits, cancel and retry (API + workflow; a hosted provider whose
   it('refuses when fewer than 4 credits are available and pending approvals would not cover it', async () => {
     const user = await clipUser(app.baseUrl);
     // 3 credits left after a spend, 1 of them held by a pending image: 2 available, 3 in all
-    await deductCredits(testKnex(), { profileId: user.id, amount: 2, description: 'Test spend', idempotencyKey: `test-spend:${user.id}` });
+    await deductCredits(testKnex(), { workspaceId: user.id, amount: 2, description: 'Test spend', idempotencyKey: `test-spend:${user.id}` });
     await pendingItem(user, 'image', 1);
     const res = await startClip(app.baseUrl, user);
     expect(res.status).toBe(400);

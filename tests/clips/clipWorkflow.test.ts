@@ -117,7 +117,7 @@ describe('clip generation workflow (API, dev server, real worker, ffmpeg)', () =
 
       const approval = await testKnex()('pending_approvals').where({ source_job_id: run.jobId }).first();
       expect(approval).toMatchObject({
-        user_id: run.user.id,
+        workspace_id: run.user.id,
         project_id: run.user.projectId,
         content_type: 'clip',
         status: 'pending',
@@ -161,7 +161,7 @@ describe('clip generation workflow (API, dev server, real worker, ffmpeg)', () =
     expect(contentId).toEqual(expect.any(String));
     expect(await creditState(testKnex(), run.user.id)).toEqual({ credits: 1, reserved: 0, available: 1 });
     await expectLedgerOk(testKnex(), run.user.id);
-    const consumed = await testKnex()('credit_transactions').where({ profile_id: run.user.id, transaction_type: 'consume' });
+    const consumed = await testKnex()('credit_transactions').where({ workspace_id: run.user.id, transaction_type: 'consume' });
     expect(consumed).toHaveLength(1);
     expect(consumed[0].amount).toBe(-4);
 

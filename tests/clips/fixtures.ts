@@ -95,7 +95,7 @@ export interface ClipUser extends TestUser {
 export async function clipUser(baseUrl: string, options: { extraCredits?: number; image?: Buffer; fileName?: string } = {}): Promise<ClipUser> {
   const user = await createTestUser(baseUrl);
   if (options.extraCredits) {
-    await addCredits(testKnex(), { profileId: user.id, amount: options.extraCredits, type: 'purchase', description: 'Test purchase', idempotencyKey: `test-purchase:${randomUUID()}` });
+    await addCredits(testKnex(), { workspaceId: user.id, amount: options.extraCredits, type: 'purchase', description: 'Test purchase', idempotencyKey: `test-purchase:${randomUUID()}` });
   }
   const project = await request<{ project: { id: string } }>(baseUrl, '/api/projects', { token: user.token, json: { name: 'Harbour View' } });
   if (project.status !== 201) throw new Error(`create project answered ${project.status} ${JSON.stringify(project.body)}`);

@@ -52,7 +52,7 @@ describe("'Failed to start video generation' when no clip can be started", () =>
     });
     const err = await refusal(service.start(user.id, request(user)));
     expect({ status: err.status, message: err.message }).toEqual({ status: 503, message: MSG.failedToStartVideo });
-    expect(await testKnex()('video_generation_jobs').where({ user_id: user.id })).toEqual([]);
+    expect(await testKnex()('video_generation_jobs').where({ workspace_id: user.id })).toEqual([]);
     expect(await creditState(testKnex(), user.id)).toEqual({ credits: 5, reserved: 0, available: 5 });
   });
 
@@ -88,8 +88,8 @@ describe("'Failed to start video generation' when no clip can be started", () =>
       }
       expect((await handle.describe()).status.name).toBe('CANCELLED');
       expect(runs[0]).toBe(clipWorkflowId(runs[0].slice('clip-'.length)));
-      expect(await testKnex()('video_generation_jobs').where({ user_id: user.id })).toEqual([]);
-      expect(await testKnex()('credit_reservations').where({ profile_id: user.id })).toEqual([]);
+      expect(await testKnex()('video_generation_jobs').where({ workspace_id: user.id })).toEqual([]);
+      expect(await testKnex()('credit_reservations').where({ workspace_id: user.id })).toEqual([]);
       expect(await creditState(testKnex(), user.id)).toEqual({ credits: 5, reserved: 0, available: 5 });
     } finally {
       await close();
@@ -103,10 +103,10 @@ describe("'Failed to start video generation' when no clip can be started", () =>
       const jobId = randomUUID();
       const workflowId = clipWorkflowId(jobId);
       // what a run terminated by hand (or past the namespace's retention) leaves: a processing row and its reservation
-      await reserveCredits(testKnex(), { profileId: owner.id, contentType: 'clip', amount: 4, idempotencyKey: workflowId });
+      await reserveCredits(testKnex(), { workspaceId: owner.id, contentType: 'clip', amount: 4, idempotencyKey: workflowId });
       await testKnex()('video_generation_jobs').insert({
         id: jobId,
-        user_id: owner.id,
+        workspace_id: owner.id,
         created_by: owner.id,
         project_id: owner.projectId,
         render_id: owner.renderId,

@@ -81,12 +81,12 @@ describe('a worker killed during a clip (SIGKILL, then a new worker)', () => {
     expect(Number(waitStarted?.activityTaskStartedEventAttributes?.attempt)).toBeGreaterThanOrEqual(2);
     expect((await testKnex()('video_generation_jobs').where({ id: jobId }).first('provider_job_id')).provider_job_id).toBe(providerJobId);
 
-    const reservations = await testKnex()('credit_reservations').where({ profile_id: user.id });
+    const reservations = await testKnex()('credit_reservations').where({ workspace_id: user.id });
     expect(reservations).toHaveLength(1);
     expect(await creditState(testKnex(), user.id)).toEqual({ credits: 5, reserved: 4, available: 1 });
     await approveByWorkflow(client, after.job.result?.approvalWorkflowId as string, user.id);
     expect(await creditState(testKnex(), user.id)).toEqual({ credits: 1, reserved: 0, available: 1 });
-    expect(await testKnex()('credit_transactions').where({ profile_id: user.id, transaction_type: 'consume' })).toHaveLength(1);
+    expect(await testKnex()('credit_transactions').where({ workspace_id: user.id, transaction_type: 'consume' })).toHaveLength(1);
     await expectLedgerOk(testKnex(), user.id);
   }, 300_000);
 
@@ -111,7 +111,7 @@ describe('a worker killed during a clip (SIGKILL, then a new worker)', () => {
       expect(fal.jobs).toHaveLength(1);
       expect(fal.jobs[0].statusPolls).toBeGreaterThan(pollsAtKill);
       expect(fal.log.filter((l) => l.method === 'POST')).toHaveLength(1);
-      expect(await testKnex()('credit_reservations').where({ profile_id: user.id })).toHaveLength(1);
+      expect(await testKnex()('credit_reservations').where({ workspace_id: user.id })).toHaveLength(1);
       expect(await creditState(testKnex(), user.id)).toEqual({ credits: 5, reserved: 4, available: 1 });
       await expectLedgerOk(testKnex(), user.id);
     } finally {

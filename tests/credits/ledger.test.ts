@@ -31,14 +31,14 @@ afterAll(async () => {
   await closeTestKnex();
 });
 
-async function ledgerRows(profileId: string): Promise<Array<Record<string, unknown>>> {
-  return knex('credit_transactions').where({ profile_id: profileId }).orderBy('created_at');
+async function ledgerRows(workspaceId: string): Promise<Array<Record<string, unknown>>> {
+  return knex('credit_transactions').where({ workspace_id: workspaceId }).orderBy('created_at');
 }
 
 describe('addCredits', () => {
   it('adds to the balance and the totals, with creator "system" by default', async () => {
     const p = await createFundedProfile(knex);
-    const entry = await addCredits(knex, { profileId: p.id, amount: 12, type: 'purchase', description: 'Small Project', idempotencyKey: `stripe:${p.id}` });
+    const entry = await addCredits(knex, { workspaceId: p.id, amount: 12, type: 'purchase', description: 'Small Project', idempotencyKey: `stripe:${p.id}` });
     expect(entry).toMatchObject({ amount: 12, balanceAfter: 17, transactionType: 'purchase', createdByEmail: 'system', replayed: false });
     expect(await getCreditSummary(knex, p.id)).toEqual({
       credits: 17,
@@ -54,14 +54,14 @@ describe('addCredits', () => {
 
   it('counts a plain add in totalCreditsAdded but not in totalCreditsPurchased', async () => {
     const p = await createFundedProfile(knex);
-    await addCredits(knex, { profileId: p.id, amount: 3, type: 'add', description: 'Goodwill', idempotencyKey: `goodwill:${p.id}` });
+    await addCredits(knex, { workspaceId: p.id, amount: 3, type: 'add', description: 'Goodwill', idempotencyKey: `goodwill:${p.id}` });
     const s = await getCreditSummary(knex, p.id);
     expect([s.credits, s.totalCreditsAdded, s.totalCreditsPurchased]).toEqual([8, 8, 0]);
   });
 
   it('changes nothing for a repeated idempotency key and returns the earlier entry', async () => {
     const p = await createFundedProfile(knex);
-    const input = { profileId: p.id, amount: 30, type: 'purchase' as const, description: 'Medium', idempotencyKey: `evt:${p.id}` };
+    const input = { workspaceId: p.id, amount: 30, type: 'purchase' as const, description: 'Medium', idempotencyKey: `evt:${p.id}` };
     const first = await addCredits(knex, input);
     const again = await addCredits(knex, input);
     expect(again.id).toBe(first.id);
@@ -73,7 +73,7 @@ describe('addCredits', () => {
 
   it('writes once when the same key arrives concurrently', async () => {
     const p = await createFundedProfile(knex);
-    const input = { profileId: p.id, amount: 4, type: 'add' as const, description: 'Webhook', idempotencyKey: `race:${p.id}` };
+    const input = { workspaceId: p.id, amount: 4, type: 'add' as const, description: 'Webhook', idempotencyKey: `race:${p.id}` };
     const results = await Promise.all(Array.from({ length: 8 }, () => addCredits(knex, input)));
     expect(new Set(results.map((r) => r.id)).size).toBe(1);
     expect(results.filter((r) => !r.replayed)).toHaveLength(1);
@@ -83,11 +83,11 @@ describe('addCredits', () => {
   it('refuses a key already used for a different change', async () => {
     const p = await createFundedProfile(knex);
     const other = await createFundedProfile(knex);
-    await addCredits(knex, { profileId: p.id, amount: 2, type: 'add', description: 'x', idempotencyKey: `k:${p.id}` });
-    await expect(addCredits(knex, { profileId: p.id, amount: 3, type: 'add', description: 'x', idempotencyKey: `k:${p.id}` })).rejects.toBeInstanceOf(
+    await addCredits(knex, { workspaceId: p.id, amount: 2, type: 'add', description: 'x', idempotencyKey: `k:${p.id}` });
+    await expect(addCredits(knex, { workspaceId: p.id, amount: 3, type: 'add', description: 'x', idempotencyKey: `k:${p.id}` })).rejects.toBeInstanceOf(
       IdempotencyConflictError,
     );
-    await expect(addCredits(knex, { profileId: other.id, amount: 2, type: 'add', description: 'x', idempotencyKey: `k:${p.id}` })).rejects.toBeInstanceOf(
+    await expect(addCredits(knex, { workspaceId: other.id, amount: 2, type: 'add', description: 'x', idempotencyKey: `k:${p.id}` })).rejects.toBeInstanceOf(
       IdempotencyConflictError,
     );
     expect((await profileRow(knex, other.id)).credits).toBe(5);
@@ -96,14 +96,14 @@ describe('addCredits', () => {
   it('refuses zero, negative and fractional amounts and unknown profiles', async () => {
     const p = await createFundedProfile(knex);
     for (const amount of [0, -1, 1.5]) {
-      await expect(addCredits(knex, { profileId: p.id, amount, type: 'add', description: 'x', idempotencyKey: `bad:${amount}:${p.id}` })).rejects.toBeInstanceOf(
+      await expect(addCredits(knex, { workspaceId: p.id, amount, type: 'add', description: 'x', idempotencyKey: `bad:${amount}:${p.id}` })).rejects.toBeInstanceOf(
         InvalidCreditAmountError,
       );
     }
     await expect(
-      addCredits(knex, { profileId: '00000000-0000-4000-8000-000000000000', amount: 1, type: 'add', description: 'x', idempotencyKey: `nobody:${p.id}` }),
+      addCredits(knex, { workspaceId: '00000000-0000-4000-8000-000000000000', amount: 1, type: 'add', description: 'x', idempotencyKey: `nobody:${p.id}` }),
     ).rejects.toBeInstanceOf(ProfileNotFoundError);
-    await expect(addCredits(knex, { profileId: 'not-a-uuid', amount: 1, type: 'add', description: 'x', idempotencyKey: `bad-id:${p.id}` })).rejects.toBeInstanceOf(
+    await expect(addCredits(knex, { workspaceId: 'not-a-uuid', amount: 1, type: 'add', description: 'x', idempotencyKey: `bad-id:${p.id}` })).rejects.toBeInstanceOf(
       ProfileNotFoundError,
     );
     expect(await ledgerRows(p.id)).toHaveLength(1);
@@ -112,11 +112,11 @@ describe('addCredits', () => {
   it('runs inside a caller transaction and a refusal leaves that transaction usable', async () => {
     const p = await createFundedProfile(knex);
     await knex.transaction(async (trx) => {
-      await addCredits(trx, { profileId: p.id, amount: 2, type: 'add', description: 'in trx', idempotencyKey: `trx-a:${p.id}` });
-      await expect(deductCredits(trx, { profileId: p.id, amount: 100, description: 'too much', idempotencyKey: `trx-b:${p.id}` })).rejects.toBeInstanceOf(
+      await addCredits(trx, { workspaceId: p.id, amount: 2, type: 'add', description: 'in trx', idempotencyKey: `trx-a:${p.id}` });
+      await expect(deductCredits(trx, { workspaceId: p.id, amount: 100, description: 'too much', idempotencyKey: `trx-b:${p.id}` })).rejects.toBeInstanceOf(
         InsufficientCreditsError,
       );
-      await addCredits(trx, { profileId: p.id, amount: 1, type: 'add', description: 'still usable', idempotencyKey: `trx-c:${p.id}` });
+      await addCredits(trx, { workspaceId: p.id, amount: 1, type: 'add', description: 'still usable', idempotencyKey: `trx-c:${p.id}` });
     });
     expect((await profileRow(knex, p.id)).credits).toBe(8);
   });
@@ -125,15 +125,15 @@ describe('addCredits', () => {
 describe('deductCredits', () => {
   it('takes credits and records a negative ledger row', async () => {
     const p = await createFundedProfile(knex);
-    const entry = await deductCredits(knex, { profileId: p.id, amount: 2, description: 'Manual charge', idempotencyKey: `deduct:${p.id}` });
+    const entry = await deductCredits(knex, { workspaceId: p.id, amount: 2, description: 'Manual charge', idempotencyKey: `deduct:${p.id}` });
     expect(entry).toMatchObject({ amount: -2, balanceAfter: 3, transactionType: 'deduct' });
     expect((await profileRow(knex, p.id)).credits).toBe(3);
   });
 
   it('refuses to take reserved credits (available would go negative)', async () => {
     const p = await createFundedProfile(knex);
-    await reserveCredits(knex, { profileId: p.id, contentType: 'clip', idempotencyKey: `clip:${p.id}` });
-    const refusal = deductCredits(knex, { profileId: p.id, amount: 2, description: 'x', idempotencyKey: `deduct:${p.id}` });
+    await reserveCredits(knex, { workspaceId: p.id, contentType: 'clip', idempotencyKey: `clip:${p.id}` });
+    const refusal = deductCredits(knex, { workspaceId: p.id, amount: 2, description: 'x', idempotencyKey: `deduct:${p.id}` });
     await expect(refusal).rejects.toMatchObject({ code: 'INSUFFICIENT_CREDITS', status: 400, message: 'Insufficient credits' });
     expect(await profileRow(knex, p.id)).toMatchObject({ credits: 5, reserved_credits: 4 });
     expect(await ledgerRows(p.id)).toHaveLength(1);
@@ -144,7 +144,7 @@ describe('adminAdjustCredits', () => {
   it("records the admin's id and e-mail as the creator", async () => {
     const p = await createFundedProfile(knex);
     const admin = await createFundedProfile(knex, 0);
-    const entry = await adminAdjustCredits(knex, { profileId: p.id, amount: -3, reason: 'Refund reversal', idempotencyKey: `adj:${p.id}`, admin });
+    const entry = await adminAdjustCredits(knex, { workspaceId: p.id, amount: -3, reason: 'Refund reversal', idempotencyKey: `adj:${p.id}`, admin });
     expect(entry).toMatchObject({ amount: -3, balanceAfter: 2, transactionType: 'admin_adjust', createdBy: admin.id, createdByEmail: admin.email });
     const row = await knex('credit_transactions').where({ id: entry.id }).first();
     expect(row).toMatchObject({ created_by: admin.id, created_by_email: admin.email, description: 'Refund reversal' });
@@ -153,7 +153,7 @@ describe('adminAdjustCredits', () => {
   it('refuses an adjustment that would leave a negative balance', async () => {
     const p = await createFundedProfile(knex);
     const admin = await createFundedProfile(knex, 0);
-    await expect(adminAdjustCredits(knex, { profileId: p.id, amount: -6, reason: 'x', idempotencyKey: `adj:${p.id}`, admin })).rejects.toBeInstanceOf(
+    await expect(adminAdjustCredits(knex, { workspaceId: p.id, amount: -6, reason: 'x', idempotencyKey: `adj:${p.id}`, admin })).rejects.toBeInstanceOf(
       InsufficientCreditsError,
     );
     expect((await profileRow(knex, p.id)).credits).toBe(5);
@@ -163,32 +163,32 @@ describe('adminAdjustCredits', () => {
 describe('reserveCredits', () => {
   it('holds the content type cost and reduces available credits', async () => {
     const p = await createFundedProfile(knex);
-    const r = await reserveCredits(knex, { profileId: p.id, contentType: 'clip', idempotencyKey: `clip-1:${p.id}` });
+    const r = await reserveCredits(knex, { workspaceId: p.id, contentType: 'clip', idempotencyKey: `clip-1:${p.id}` });
     expect(r).toMatchObject({ amount: 4, status: 'active', contentType: 'clip', replayed: false });
-    const image = await reserveCredits(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `image-1:${p.id}` });
+    const image = await reserveCredits(knex, { workspaceId: p.id, contentType: 'image', idempotencyKey: `image-1:${p.id}` });
     expect(image.amount).toBe(1);
-    const assembly = await reserveCredits(knex, { profileId: p.id, contentType: 'assembly', idempotencyKey: `asm-1:${p.id}` });
+    const assembly = await reserveCredits(knex, { workspaceId: p.id, contentType: 'assembly', idempotencyKey: `asm-1:${p.id}` });
     expect(assembly.amount).toBe(0);
     expect(await getCreditSummary(knex, p.id)).toMatchObject({ credits: 5, reservedCredits: 5, availableCredits: 0 });
   });
 
   it("refuses with 'Insufficient credits' when available is below the amount", async () => {
     const p = await createFundedProfile(knex, 3);
-    await expect(reserveCredits(knex, { profileId: p.id, contentType: 'clip', idempotencyKey: `clip:${p.id}` })).rejects.toMatchObject({
+    await expect(reserveCredits(knex, { workspaceId: p.id, contentType: 'clip', idempotencyKey: `clip:${p.id}` })).rejects.toMatchObject({
       message: 'Insufficient credits',
       code: 'INSUFFICIENT_CREDITS',
     });
-    expect(await knex('credit_reservations').where({ profile_id: p.id })).toHaveLength(0);
+    expect(await knex('credit_reservations').where({ workspace_id: p.id })).toHaveLength(0);
     expect((await profileRow(knex, p.id)).reserved_credits).toBe(0);
   });
 
   it('returns the earlier reservation for a repeated key and holds nothing more', async () => {
     const p = await createFundedProfile(knex);
-    const first = await reserveCredits(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `wf:${p.id}` });
-    const again = await reserveCredits(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `wf:${p.id}` });
+    const first = await reserveCredits(knex, { workspaceId: p.id, contentType: 'image', idempotencyKey: `wf:${p.id}` });
+    const again = await reserveCredits(knex, { workspaceId: p.id, contentType: 'image', idempotencyKey: `wf:${p.id}` });
     expect(again).toMatchObject({ id: first.id, replayed: true });
     expect((await profileRow(knex, p.id)).reserved_credits).toBe(1);
-    await expect(reserveCredits(knex, { profileId: p.id, contentType: 'clip', idempotencyKey: `wf:${p.id}` })).rejects.toBeInstanceOf(
+    await expect(reserveCredits(knex, { workspaceId: p.id, contentType: 'clip', idempotencyKey: `wf:${p.id}` })).rejects.toBeInstanceOf(
       IdempotencyConflictError,
     );
   });
@@ -197,7 +197,7 @@ describe('reserveCredits', () => {
 describe('releaseReservation', () => {
   it('releases once; a second release changes nothing', async () => {
     const p = await createFundedProfile(knex);
-    const r = await reserveCredits(knex, { profileId: p.id, contentType: 'clip', idempotencyKey: `c:${p.id}` });
+    const r = await reserveCredits(knex, { workspaceId: p.id, contentType: 'clip', idempotencyKey: `c:${p.id}` });
     const released = await releaseReservation(knex, { reservationId: r.id, reason: 'rejected' });
     expect(released).toMatchObject({ status: 'released', replayed: false });
     expect(released.settledAt).toBeInstanceOf(Date);
@@ -209,7 +209,7 @@ describe('releaseReservation', () => {
 
   it('leaves a consumed reservation consumed', async () => {
     const p = await createFundedProfile(knex);
-    const r = await reserveCredits(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `i:${p.id}` });
+    const r = await reserveCredits(knex, { workspaceId: p.id, contentType: 'image', idempotencyKey: `i:${p.id}` });
     await consumeReservation(knex, { reservationId: r.id, description: 'Approved image' });
     const after = await releaseReservation(knex, { reservationId: r.id });
     expect(after).toMatchObject({ status: 'consumed', replayed: true });
@@ -220,7 +220,7 @@ describe('releaseReservation', () => {
 describe('consumeReservation', () => {
   it('charges the reservation, counts the usage and records the business figures', async () => {
     const p = await createFundedProfile(knex);
-    const r = await reserveCredits(knex, { profileId: p.id, contentType: 'clip', idempotencyKey: `clip:${p.id}` });
+    const r = await reserveCredits(knex, { workspaceId: p.id, contentType: 'clip', idempotencyKey: `clip:${p.id}` });
     const { reservation, transaction } = await consumeReservation(knex, { reservationId: r.id, description: 'Approved clip', metadata: { approvalId: 'a1' } });
     expect(reservation.status).toBe('consumed');
     expect(transaction).toMatchObject({
@@ -236,7 +236,7 @@ describe('consumeReservation', () => {
 
   it('changes nothing when consumed twice', async () => {
     const p = await createFundedProfile(knex);
-    const r = await reserveCredits(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `img:${p.id}` });
+    const r = await reserveCredits(knex, { workspaceId: p.id, contentType: 'image', idempotencyKey: `img:${p.id}` });
     const first = await consumeReservation(knex, { reservationId: r.id, description: 'Approved' });
     const again = await consumeReservation(knex, { reservationId: r.id, description: 'Approved' });
     expect(again.transaction.id).toBe(first.transaction.id);
@@ -247,7 +247,7 @@ describe('consumeReservation', () => {
 
   it('refuses to consume a released reservation', async () => {
     const p = await createFundedProfile(knex);
-    const r = await reserveCredits(knex, { profileId: p.id, contentType: 'clip', idempotencyKey: `clip:${p.id}` });
+    const r = await reserveCredits(knex, { workspaceId: p.id, contentType: 'clip', idempotencyKey: `clip:${p.id}` });
     await releaseReservation(knex, { reservationId: r.id, reason: 'expired' });
     const attempt = consumeReservation(knex, { reservationId: r.id, description: 'late approval' });
     await expect(attempt).rejects.toBeInstanceOf(ReservationNotActiveError);
@@ -264,7 +264,7 @@ describe('consumeReservation', () => {
 
   it('records a free assembly as a zero-credit consume', async () => {
     const p = await createFundedProfile(knex);
-    const r = await reserveCredits(knex, { profileId: p.id, contentType: 'assembly', idempotencyKey: `asm:${p.id}` });
+    const r = await reserveCredits(knex, { workspaceId: p.id, contentType: 'assembly', idempotencyKey: `asm:${p.id}` });
     const { transaction } = await consumeReservation(knex, { reservationId: r.id, description: 'Approved video' });
     expect(transaction).toMatchObject({ amount: 0, balanceAfter: 5, metadata: { rejectionCost: 20, realMoneyCost: 0.25 } });
     expect((await getCreditSummary(knex, p.id)).totalAssembliesUsed).toBe(1);
@@ -281,9 +281,9 @@ describe('reads', () => {
     const p = await createFundedProfile(knex);
     const admin = await createFundedProfile(knex, 0);
     for (let i = 1; i <= 54; i += 1) {
-      await addCredits(knex, { profileId: p.id, amount: i, type: 'add', description: `add ${i}`, idempotencyKey: `list:${p.id}:${i}` });
+      await addCredits(knex, { workspaceId: p.id, amount: i, type: 'add', description: `add ${i}`, idempotencyKey: `list:${p.id}:${i}` });
     }
-    await adminAdjustCredits(knex, { profileId: p.id, amount: 1, reason: 'last', idempotencyKey: `list-adj:${p.id}`, admin });
+    await adminAdjustCredits(knex, { workspaceId: p.id, amount: 1, reason: 'last', idempotencyKey: `list-adj:${p.id}`, admin });
     const first = await listTransactions(knex, p.id, 1);
     expect(first).toMatchObject({ page: 1, pageSize: 50, total: 56 });
     expect(first.transactions).toHaveLength(50);
@@ -300,14 +300,14 @@ describe('reads', () => {
   it('pages by cursor: the same rows as by page number, a row added meanwhile moves nothing, the first total carried', async () => {
     const p = await createFundedProfile(knex);
     for (let i = 1; i <= 119; i += 1) {
-      await addCredits(knex, { profileId: p.id, amount: 1, type: 'add', description: `add ${i}`, idempotencyKey: `walk:${p.id}:${i}` });
+      await addCredits(knex, { workspaceId: p.id, amount: 1, type: 'add', description: `add ${i}`, idempotencyKey: `walk:${p.id}:${i}` });
     }
     const byNumber = await Promise.all([1, 2, 3].map((n) => listTransactions(knex, p.id, n)));
     expect(byNumber.map((page) => page.transactions.length)).toEqual([50, 50, 20]);
     const first = byNumber[0];
     expect(first.nextCursor).toEqual(expect.any(String));
     // a row written after the first page is newer than every row the walk goes on to
-    await addCredits(knex, { profileId: p.id, amount: 1, type: 'add', description: 'late', idempotencyKey: `walk-late:${p.id}` });
+    await addCredits(knex, { workspaceId: p.id, amount: 1, type: 'add', description: 'late', idempotencyKey: `walk-late:${p.id}` });
     const second = await listTransactions(knex, p.id, { cursor: first.nextCursor as string });
     expect(second).toMatchObject({ page: 2, pageSize: 50, total: 120 });
     expect(second.transactions.map((t) => t.id)).toEqual(byNumber[1].transactions.map((t) => t.id));
@@ -341,7 +341,7 @@ describe('reads', () => {
 
   it('reports a balance that does not match the ledger', async () => {
     const p = await createFundedProfile(knex);
-    await reserveCredits(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `inv:${p.id}` });
+    await reserveCredits(knex, { workspaceId: p.id, contentType: 'image', idempotencyKey: `inv:${p.id}` });
     expect(await checkLedgerInvariant(knex, p.id)).toEqual({ balance: 5, ledgerSum: 5, reserved: 1, activeReservationsSum: 1, ok: true });
     await knex('profiles').where({ id: p.id }).update({ credits: 6 });
     expect(await checkLedgerInvariant(knex, p.id)).toMatchObject({ balance: 6, ledgerSum: 5, ok: false });

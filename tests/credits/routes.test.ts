@@ -99,7 +99,7 @@ describe('GET /api/credits/*', () => {
   it('pages transactions 50 at a time with createdByEmail', async () => {
     const u = await newUser();
     for (let i = 1; i <= 52; i += 1) {
-      await addCredits(knex, { profileId: u.id, amount: 1, type: 'add', description: `bonus ${i}`, idempotencyKey: `api-list:${u.id}:${i}` });
+      await addCredits(knex, { workspaceId: u.id, amount: 1, type: 'add', description: `bonus ${i}`, idempotencyKey: `api-list:${u.id}:${i}` });
     }
     const first = await request(server.baseUrl, '/api/credits/transactions', { token: u.token });
     expect(first.status).toBe(200);
@@ -116,7 +116,7 @@ describe('GET /api/credits/*', () => {
   it('pages transactions by the cursor each page hands out', async () => {
     const u = await newUser();
     for (let i = 1; i <= 52; i += 1) {
-      await addCredits(knex, { profileId: u.id, amount: 1, type: 'add', description: `step ${i}`, idempotencyKey: `api-walk:${u.id}:${i}` });
+      await addCredits(knex, { workspaceId: u.id, amount: 1, type: 'add', description: `step ${i}`, idempotencyKey: `api-walk:${u.id}:${i}` });
     }
     const first = await request(server.baseUrl, '/api/credits/transactions', { token: u.token });
     expect(first.body).toMatchObject({ page: 1, total: 53, nextCursor: expect.any(String) });
@@ -196,6 +196,6 @@ describe('POST /api/admin/credits/adjust', () => {
       const res = await request(server.baseUrl, '/api/admin/credits/adjust', { token: admin.token, json });
       expect(res.status).toBe(400);
     }
-    expect(await knex('credit_transactions').where({ profile_id: admin.id, transaction_type: 'admin_adjust' })).toHaveLength(0);
+    expect(await knex('credit_transactions').where({ workspace_id: admin.id, transaction_type: 'admin_adjust' })).toHaveLength(0);
   });
 });

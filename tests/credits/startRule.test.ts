@@ -46,7 +46,7 @@ describe('the start rule counts each pending approval once', () => {
       await pendingImage(user);
     }
     expect(await canCreate(user, 'image')).toMatchObject({ canCreate: false, reason: 'pending_cost', limit: 5, pendingCount: 5, available: 0 });
-    await expect(checkAndReserve(knex, { profileId: user.id, contentType: 'image', idempotencyKey: `five:${user.id}:6` })).rejects.toBeInstanceOf(InsufficientCreditsError);
+    await expect(checkAndReserve(knex, { workspaceId: user.id, contentType: 'image', idempotencyKey: `five:${user.id}:6` })).rejects.toBeInstanceOf(InsufficientCreditsError);
     expect(await stats(user)).toEqual({ pending_count: 5, limit: 5, total_pending_cost: 5 });
   });
 
@@ -54,7 +54,7 @@ describe('the start rule counts each pending approval once', () => {
     const user = await createTestUser(server.baseUrl);
     await pendingImage(user);
     expect(await canCreate(user, 'clip')).toMatchObject({ canCreate: true, reason: 'ok', available: 4, limit: 5, pendingCount: 1, pendingCost: 1 });
-    await expect(checkAndReserve(knex, { profileId: user.id, contentType: 'clip', idempotencyKey: `clip:${user.id}` })).resolves.toMatchObject({ status: 'active', amount: 4 });
+    await expect(checkAndReserve(knex, { workspaceId: user.id, contentType: 'clip', idempotencyKey: `clip:${user.id}` })).resolves.toMatchObject({ status: 'active', amount: 4 });
   });
 
   it("answers 'pending_cost' (the amber notice) when the balance would cover the cost but pending approvals hold it", async () => {
@@ -79,7 +79,7 @@ describe('the start rule counts each pending approval once', () => {
     const user = await createTestUser(server.baseUrl);
     await pendingImage(user);
     // a clip rendering: its reservation is out, no approval holds it yet
-    await reserveCredits(knex, { profileId: user.id, contentType: 'clip', idempotencyKey: `running:${user.id}` });
+    await reserveCredits(knex, { workspaceId: user.id, contentType: 'clip', idempotencyKey: `running:${user.id}` });
     const rule = await canCreate(user, 'image');
     expect(rule).toMatchObject({ canCreate: false, reason: 'pending_cost', available: 0, pendingCount: 2, pendingCost: 5 });
     expect(await stats(user)).toEqual({ pending_count: rule.pendingCount, limit: rule.limit, total_pending_cost: rule.pendingCost });
@@ -87,7 +87,7 @@ describe('the start rule counts each pending approval once', () => {
     // on a bigger balance the running clip still counts towards the cap, so the overlay shows when the server refuses
     const rich = await createTestUser(server.baseUrl);
     for (let i = 0; i < 4; i += 1) await insertPendingApproval(knex, { userId: rich.id, contentType: 'assembly' });
-    await reserveCredits(knex, { profileId: rich.id, contentType: 'image', idempotencyKey: `running:${rich.id}` });
+    await reserveCredits(knex, { workspaceId: rich.id, contentType: 'image', idempotencyKey: `running:${rich.id}` });
     const capped = await canCreate(rich, 'image');
     expect(capped).toMatchObject({ canCreate: false, reason: 'pending_limit', pendingCount: 5, limit: 5 });
     const s = await stats(rich);

@@ -28,9 +28,9 @@ afterAll(async () => {
 });
 
 /** Every ledger row's balance_after is the previous one plus its amount: the writes were serialised. */
-async function expectRunningBalance(profileId: string): Promise<void> {
+async function expectRunningBalance(workspaceId: string): Promise<void> {
   const rows: Array<{ amount: number; balance_after: number }> = await knex('credit_transactions')
-    .where({ profile_id: profileId })
+    .where({ workspace_id: workspaceId })
     .orderBy([{ column: 'created_at' }, { column: 'balance_after', order: 'desc' }])
     .select('amount', 'balance_after');
   let running = 0;
@@ -40,13 +40,13 @@ async function expectRunningBalance(profileId: string): Promise<void> {
   }
 }
 
-async function directSqlState(profileId: string): Promise<{ credits: number; reserved: number; ledgerSum: number; activeSum: number }> {
+async function directSqlState(workspaceId: string): Promise<{ credits: number; reserved: number; ledgerSum: number; activeSum: number }> {
   const { rows } = await knex.raw(
     `select p.credits, p.reserved_credits,
-            (select coalesce(sum(amount), 0)::int from credit_transactions where profile_id = p.id) as ledger_sum,
-            (select coalesce(sum(amount), 0)::int from credit_reservations where profile_id = p.id and status = 'active') as active_sum
+            (select coalesce(sum(amount), 0)::int from credit_transactions where workspace_id = p.id) as ledger_sum,
+            (select coalesce(sum(amount), 0)::int from credit_reservations where workspace_id = p.id and status = 'active') as active_sum
        from profiles p where p.id = ?`,
-    [profileId],
+    [workspaceId],
   );
   const r = rows[0];
   return { credits: r.credits, reserved: r.reserved_credits, ledgerSum: r.ledger_sum, activeSum: r.active_sum };
@@ -60,17 +60,17 @@ describe('credit ledger under a concurrent storm', () => {
     // reservations settled during the storm: 8 clips (32) and 8 images (8)
     const prepared: ReservationResult[] = [];
     for (let i = 0; i < 16; i += 1) {
-      prepared.push(await reserveCredits(knex, { profileId: p.id, contentType: i % 2 ? 'image' : 'clip', idempotencyKey: `pre:${p.id}:${i}` }));
+      prepared.push(await reserveCredits(knex, { workspaceId: p.id, contentType: i % 2 ? 'image' : 'clip', idempotencyKey: `pre:${p.id}:${i}` }));
     }
 
     const ops: Array<{ kind: string; run: () => Promise<unknown> }> = [];
     for (let i = 0; i < 20; i += 1) {
-      ops.push({ kind: 'reserve', run: () => reserveCredits(knex, { profileId: p.id, contentType: i % 2 ? 'image' : 'clip', idempotencyKey: `new:${p.id}:${i}` }) });
+      ops.push({ kind: 'reserve', run: () => reserveCredits(knex, { workspaceId: p.id, contentType: i % 2 ? 'image' : 'clip', idempotencyKey: `new:${p.id}:${i}` }) });
     }
     for (let i = 0; i < 5; i += 1) {
-      ops.push({ kind: 'reserve-repeat', run: () => reserveCredits(knex, { profileId: p.id, contentType: i % 2 ? 'image' : 'clip', idempotencyKey: `new:${p.id}:${i}` }) });
+      ops.push({ kind: 'reserve-repeat', run: () => reserveCredits(knex, { workspaceId: p.id, contentType: i % 2 ? 'image' : 'clip', idempotencyKey: `new:${p.id}:${i}` }) });
     }
-    ops.push({ kind: 'reserve-too-much', run: () => reserveCredits(knex, { profileId: p.id, contentType: 'clip', amount: 10_000, idempotencyKey: `huge:${p.id}` }) });
+    ops.push({ kind: 'reserve-too-much', run: () => reserveCredits(knex, { workspaceId: p.id, contentType: 'clip', amount: 10_000, idempotencyKey: `huge:${p.id}` }) });
     for (let i = 0; i < 8; i += 1) ops.push({ kind: 'consume', run: () => consumeReservation(knex, { reservationId: prepared[i].id, description: 'storm approve' }) });
     for (let i = 0; i < 4; i += 1) ops.push({ kind: 'consume-repeat', run: () => consumeReservation(knex, { reservationId: prepared[i].id, description: 'storm approve' }) });
     for (let i = 8; i < 14; i += 1) ops.push({ kind: 'release', run: () => releaseReservation(knex, { reservationId: prepared[i].id, reason: 'storm reject' }) });
@@ -81,13 +81,13 @@ describe('credit ledger under a concurrent storm', () => {
       ops.push({ kind: 'race-release', run: () => releaseReservation(knex, { reservationId: prepared[i].id, reason: 'race reject' }) });
     }
     for (let i = 0; i < 10; i += 1) {
-      ops.push({ kind: 'add', run: () => addCredits(knex, { profileId: p.id, amount: 3, type: 'add', description: 'storm add', idempotencyKey: `add:${p.id}:${i}` }) });
+      ops.push({ kind: 'add', run: () => addCredits(knex, { workspaceId: p.id, amount: 3, type: 'add', description: 'storm add', idempotencyKey: `add:${p.id}:${i}` }) });
     }
     for (let i = 0; i < 3; i += 1) {
-      ops.push({ kind: 'add-repeat', run: () => addCredits(knex, { profileId: p.id, amount: 3, type: 'add', description: 'storm add', idempotencyKey: `add:${p.id}:${i}` }) });
+      ops.push({ kind: 'add-repeat', run: () => addCredits(knex, { workspaceId: p.id, amount: 3, type: 'add', description: 'storm add', idempotencyKey: `add:${p.id}:${i}` }) });
     }
     for (let i = 0; i < 5; i += 1) {
-      ops.push({ kind: 'deduct', run: () => deductCredits(knex, { profileId: p.id, amount: 1, description: 'storm deduct', idempotencyKey: `deduct:${p.id}:${i}` }) });
+      ops.push({ kind: 'deduct', run: () => deductCredits(knex, { workspaceId: p.id, amount: 1, description: 'storm deduct', idempotencyKey: `deduct:${p.id}:${i}` }) });
     }
     expect(ops.length).toBeGreaterThanOrEqual(50);
 
@@ -117,20 +117,20 @@ describe('credit ledger under a concurrent storm', () => {
     expect(sql.reserved).toBeLessThanOrEqual(sql.credits);
 
     // exact figures: 100 + 10 adds of 3 - 5 deducts of 1 - what was consumed
-    const consumed: Array<{ amount: number }> = await knex('credit_reservations').where({ profile_id: p.id, status: 'consumed' }).select('amount');
+    const consumed: Array<{ amount: number }> = await knex('credit_reservations').where({ workspace_id: p.id, status: 'consumed' }).select('amount');
     const consumedSum = consumed.reduce((s, r) => s + r.amount, 0);
     expect(sql.credits).toBe(100 + 30 - 5 - consumedSum);
     // 20 new reservations (10 clips, 10 images) still active; repeats created nothing
     expect(sql.reserved).toBe(10 * 4 + 10 * 1);
-    expect(await knex('credit_reservations').where({ profile_id: p.id }).count({ n: '*' }).first()).toEqual({ n: '36' });
-    expect(await knex('credit_transactions').where({ profile_id: p.id }).count({ n: '*' }).first()).toEqual({ n: String(1 + 10 + 5 + consumed.length) });
+    expect(await knex('credit_reservations').where({ workspace_id: p.id }).count({ n: '*' }).first()).toEqual({ n: '36' });
+    expect(await knex('credit_transactions').where({ workspace_id: p.id }).count({ n: '*' }).first()).toEqual({ n: String(1 + 10 + 5 + consumed.length) });
     await expectRunningBalance(p.id);
   });
 
   it('never over-reserves when many reservations compete for too few credits', async () => {
     const p = await createFundedProfile(knex, 10);
     const attempts = Array.from({ length: 50 }, (_, i) =>
-      reserveCredits(knex, { profileId: p.id, contentType: i % 5 === 0 ? 'image' : 'clip', idempotencyKey: `tight:${p.id}:${i}` }),
+      reserveCredits(knex, { workspaceId: p.id, contentType: i % 5 === 0 ? 'image' : 'clip', idempotencyKey: `tight:${p.id}:${i}` }),
     );
     const settled = await Promise.allSettled(attempts);
     for (const s of settled) {

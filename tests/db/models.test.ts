@@ -81,19 +81,19 @@ describe('objection models', () => {
 
   it('round-trips camelCase properties, jsonb objects, uuid[] arrays and bigint / numeric values', async () => {
     const knex = testKnex();
-    const userId = await createProfile(knex);
-    const project = await Project.query(knex).insert({ userId, name: 'Round trip' });
-    const render = await Render.query(knex).insert({ projectId: project.id, userId, fileUrl: 'renders/a.jpg', fileName: 'a.jpg', fileSize: 1234567 });
+    const workspaceId = await createProfile(knex);
+    const project = await Project.query(knex).insert({ workspaceId, name: 'Round trip' });
+    const render = await Render.query(knex).insert({ projectId: project.id, workspaceId, fileUrl: 'renders/a.jpg', fileName: 'a.jpg', fileSize: 1234567 });
     const clip = await Clip.query(knex).insert({
       projectId: project.id,
-      userId,
+      workspaceId,
       renderId: render.id,
       fileUrl: 'clips/a.mp4',
       fileName: 'a.mp4',
       duration: 5,
       analysisData: { motion: 'Drone Shot', scores: [1, 2] },
     });
-    await CompiledVideo.query(knex).insert({ projectId: project.id, userId, fileUrl: 'videos/v.mp4', fileName: 'v.mp4', clipIds: [clip.id] });
+    await CompiledVideo.query(knex).insert({ projectId: project.id, workspaceId, fileUrl: 'videos/v.mp4', fileName: 'v.mp4', clipIds: [clip.id] });
 
     const loaded = await Project.query(knex).findById(project.id).withGraphFetched('[renders.clips, compiledVideos]');
 
@@ -105,7 +105,7 @@ describe('objection models', () => {
 
   it('touches updatedAt on patch', async () => {
     const knex = testKnex();
-    const project = await Project.query(knex).insert({ userId: await createProfile(knex), name: 'Before' });
+    const project = await Project.query(knex).insert({ workspaceId: await createProfile(knex), name: 'Before' });
     await knex('projects').where({ id: project.id }).update({ updated_at: new Date('2020-01-01T00:00:00Z') });
 
     await Project.query(knex).findById(project.id).patch({ name: 'After' });
@@ -117,9 +117,9 @@ describe('objection models', () => {
 
   it('refuses bad input before it reaches the database', async () => {
     const knex = testKnex();
-    await expect(Project.query(knex).insert({ userId: randomUUID(), name: '   ' })).rejects.toBeInstanceOf(ValidationError);
-    await expect(Project.query(knex).insert({ userId: 'not-a-uuid', name: 'x' })).rejects.toBeInstanceOf(ValidationError);
-    await expect(Image.query(knex).insert({ projectId: randomUUID(), userId: randomUUID(), fileUrl: 'x', fileName: 'x', fileSize: -1 })).rejects.toBeInstanceOf(
+    await expect(Project.query(knex).insert({ workspaceId: randomUUID(), name: '   ' })).rejects.toBeInstanceOf(ValidationError);
+    await expect(Project.query(knex).insert({ workspaceId: 'not-a-uuid', name: 'x' })).rejects.toBeInstanceOf(ValidationError);
+    await expect(Image.query(knex).insert({ projectId: randomUUID(), workspaceId: randomUUID(), fileUrl: 'x', fileName: 'x', fileSize: -1 })).rejects.toBeInstanceOf(
       ValidationError,
     );
   });
@@ -128,11 +128,11 @@ describe('objection models', () => {
 describe('check constraints', () => {
   it('refuses a clip made from both a render and an image', async () => {
     const knex = testKnex();
-    const userId = await createProfile(knex);
-    const project = await Project.query(knex).insert({ userId, name: 'Constraints' });
-    const render = await Render.query(knex).insert({ projectId: project.id, userId, fileUrl: 'r', fileName: 'r.jpg' });
-    const image = await Image.query(knex).insert({ projectId: project.id, userId, fileUrl: 'i', fileName: 'i.png' });
-    const base = { projectId: project.id, userId, fileUrl: 'c', fileName: 'c.mp4' };
+    const workspaceId = await createProfile(knex);
+    const project = await Project.query(knex).insert({ workspaceId, name: 'Constraints' });
+    const render = await Render.query(knex).insert({ projectId: project.id, workspaceId, fileUrl: 'r', fileName: 'r.jpg' });
+    const image = await Image.query(knex).insert({ projectId: project.id, workspaceId, fileUrl: 'i', fileName: 'i.png' });
+    const base = { projectId: project.id, workspaceId, fileUrl: 'c', fileName: 'c.mp4' };
 
     const both = await Clip.query(knex).insert({ ...base, renderId: render.id, imageId: image.id }).catch((e: unknown) => e);
 
@@ -144,24 +144,24 @@ describe('check constraints', () => {
 
   it('refuses negative credits and negative reserved credits', async () => {
     const knex = testKnex();
-    const userId = await createProfile(knex);
+    const workspaceId = await createProfile(knex);
 
-    const negative = await knex('profiles').where({ id: userId }).update({ credits: -1 }).catch((e: unknown) => e);
-    const negativeReserved = await knex('profiles').where({ id: userId }).update({ reserved_credits: -1 }).catch((e: unknown) => e);
+    const negative = await knex('profiles').where({ id: workspaceId }).update({ credits: -1 }).catch((e: unknown) => e);
+    const negativeReserved = await knex('profiles').where({ id: workspaceId }).update({ reserved_credits: -1 }).catch((e: unknown) => e);
 
     expect(constraintOf(negative)).toBe('profiles_credits_not_negative');
     expect(constraintOf(negativeReserved)).toBe('profiles_reserved_not_negative');
-    expect(await knex('profiles').where({ id: userId }).first('credits', 'reserved_credits')).toEqual({ credits: 5, reserved_credits: 0 });
+    expect(await knex('profiles').where({ id: workspaceId }).first('credits', 'reserved_credits')).toEqual({ credits: 5, reserved_credits: 0 });
   });
 
   it('refuses reserving more than the credits held', async () => {
     const knex = testKnex();
-    const userId = await createProfile(knex);
+    const workspaceId = await createProfile(knex);
 
-    const over = await knex('profiles').where({ id: userId }).update({ reserved_credits: 6 }).catch((e: unknown) => e);
+    const over = await knex('profiles').where({ id: workspaceId }).update({ reserved_credits: 6 }).catch((e: unknown) => e);
 
     expect(constraintOf(over)).toBe('profiles_reserved_within_credits');
-    await expect(knex('profiles').where({ id: userId }).update({ reserved_credits: 5 })).resolves.toBe(1);
+    await expect(knex('profiles').where({ id: workspaceId }).update({ reserved_credits: 5 })).resolves.toBe(1);
   });
 });
 

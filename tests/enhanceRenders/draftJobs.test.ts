@@ -78,7 +78,7 @@ describe('draft jobs', () => {
     }
     // free during the Beta: the balance is untouched
     expect(await h.knex('profiles').where({ id: user.id }).first('credits', 'reserved_credits')).toEqual({ credits: 5, reserved_credits: 0 });
-    const events = await h.knex('user_events').where({ user_id: user.id }).select('payload');
+    const events = await h.knex('user_events').where({ workspace_id: user.id }).select('payload');
     const finished = events.map((e) => e.payload).filter((p) => p.kind === 'job' && p.job === 'draft' && p.status === 'completed');
     expect(finished.map((p) => p.imageId).sort()).toEqual([a, b].sort());
     expect(finished.every((p) => p.draftId === draftId)).toBe(true);
@@ -287,7 +287,7 @@ describe('draft jobs', () => {
     });
     await waitForJobs(h.baseUrl, user, draftId);
     // a second dispatch while a job is unfinished on the image is refused for that image alone
-    await h.knex('draft_jobs').insert({ draft_id: draftId, draft_image_id: imageId, user_id: user.id, model_id: 'esrgan', mode: 'basic_upscale', status: 'processing', workflow_id: `draft-job-held-${imageId}` });
+    await h.knex('draft_jobs').insert({ draft_id: draftId, draft_image_id: imageId, workspace_id: user.id, model_id: 'esrgan', mode: 'basic_upscale', status: 'processing', workflow_id: `draft-job-held-${imageId}` });
     const again = await dispatch(h.baseUrl, user, { draftId, imageIds: [imageId, pinned], modelId: 'esrgan', mode: 'basic_upscale' });
     expect(again.body).toMatchObject({
       success: false,
@@ -342,7 +342,7 @@ describe('draft jobs', () => {
     const images = await runAndWait(draftId, { imageIds: [imageId], modelId: 'esrgan', mode: 'basic_upscale' });
     expect(images[0].metadata.history).toHaveLength(1);
     expect(images[0].last_job).toMatchObject({ status: 'failed', error: expect.stringMatching(/^The edit failed\. Please try again\. \(The image could not be read/) });
-    const events = await h.knex('user_events').where({ user_id: user.id }).select('payload');
+    const events = await h.knex('user_events').where({ workspace_id: user.id }).select('payload');
     expect(events.some((e) => e.payload.job === 'draft' && e.payload.status === 'failed' && e.payload.imageId === imageId)).toBe(true);
   });
 

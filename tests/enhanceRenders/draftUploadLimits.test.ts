@@ -48,7 +48,7 @@ function addImages(user: TestUser, draftId: string, urls: string[]) {
 
 /** Makes the user's upload rows look `minutes` old, as if they had waited that long. */
 async function age(user: TestUser, minutes: number): Promise<void> {
-  await testKnex()('draft_uploads').where({ user_id: user.id }).update({ created_at: testKnex().raw("now() - ? * interval '1 minute'", [minutes]) });
+  await testKnex()('draft_uploads').where({ workspace_id: user.id }).update({ created_at: testKnex().raw("now() - ? * interval '1 minute'", [minutes]) });
 }
 
 describe('draft upload slots', () => {

@@ -26,7 +26,7 @@ describe('checkAndReserve', () => {
     const p = await createFundedProfile(knex, 5);
 
     const outcomes = await Promise.allSettled(
-      Array.from({ length: 10 }, (_, i) => checkAndReserve(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `start:${p.id}:${i}` })),
+      Array.from({ length: 10 }, (_, i) => checkAndReserve(knex, { workspaceId: p.id, contentType: 'image', idempotencyKey: `start:${p.id}:${i}` })),
     );
 
     // each in-flight item is counted once: 5 available, then 4 with 1 in flight ... then 0 available
@@ -44,7 +44,7 @@ describe('checkAndReserve', () => {
     for (let i = 0; i < 4; i += 1) await insertPendingApproval(knex, { userId: p.id, contentType: 'assembly' });
 
     const outcomes = await Promise.allSettled(
-      Array.from({ length: 6 }, (_, i) => checkAndReserve(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `cap:${p.id}:${i}` })),
+      Array.from({ length: 6 }, (_, i) => checkAndReserve(knex, { workspaceId: p.id, contentType: 'image', idempotencyKey: `cap:${p.id}:${i}` })),
     );
 
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
@@ -55,11 +55,11 @@ describe('checkAndReserve', () => {
 
   it('replays a repeated key without judging again, even once the start rule would now refuse', async () => {
     const p = await createFundedProfile(knex, 1);
-    const first = await checkAndReserve(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `wf:${p.id}` });
-    const again = await checkAndReserve(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `wf:${p.id}` });
+    const first = await checkAndReserve(knex, { workspaceId: p.id, contentType: 'image', idempotencyKey: `wf:${p.id}` });
+    const again = await checkAndReserve(knex, { workspaceId: p.id, contentType: 'image', idempotencyKey: `wf:${p.id}` });
 
     expect(again).toMatchObject({ id: first.id, replayed: true });
-    await expect(checkAndReserve(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `other:${p.id}` })).rejects.toBeInstanceOf(InsufficientCreditsError);
+    await expect(checkAndReserve(knex, { workspaceId: p.id, contentType: 'image', idempotencyKey: `other:${p.id}` })).rejects.toBeInstanceOf(InsufficientCreditsError);
     expect(await checkLedgerInvariant(knex, p.id)).toMatchObject({ reserved: 1, ok: true });
   });
 
@@ -68,20 +68,20 @@ describe('checkAndReserve', () => {
     const until = new Date(Date.now() + 60_000);
     await knex('profiles').where({ id: p.id }).update({ rejection_cooldown_until: until });
 
-    await expect(checkAndReserve(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `cd:${p.id}` })).rejects.toMatchObject({
+    await expect(checkAndReserve(knex, { workspaceId: p.id, contentType: 'image', idempotencyKey: `cd:${p.id}` })).rejects.toMatchObject({
       constructor: RejectionCooldownError,
       status: 429,
       code: 'REJECTION_STREAK_COOLDOWN',
     });
-    const later = await checkAndReserve(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `cd:${p.id}`, now: new Date(until.getTime() + 1) });
+    const later = await checkAndReserve(knex, { workspaceId: p.id, contentType: 'image', idempotencyKey: `cd:${p.id}`, now: new Date(until.getTime() + 1) });
     expect(later.replayed).toBe(false);
   });
 
   it('counts a released reservation as neither pending nor reserved', async () => {
     const p = await createFundedProfile(knex, 1);
-    const r = await checkAndReserve(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `a:${p.id}` });
+    const r = await checkAndReserve(knex, { workspaceId: p.id, contentType: 'image', idempotencyKey: `a:${p.id}` });
     await releaseReservation(knex, { reservationId: r.id });
     expect(await canCreateContent(knex, p.id, 'image')).toMatchObject({ canCreate: true, pendingCount: 0, pendingCost: 0 });
-    await expect(checkAndReserve(knex, { profileId: p.id, contentType: 'image', idempotencyKey: `b:${p.id}` })).resolves.toMatchObject({ status: 'active' });
+    await expect(checkAndReserve(knex, { workspaceId: p.id, contentType: 'image', idempotencyKey: `b:${p.id}` })).resolves.toMatchObject({ status: 'active' });
   });
 });

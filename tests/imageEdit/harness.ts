@@ -175,7 +175,7 @@ export async function creditState(knex: Knex, userId: string): Promise<{ credits
 
 /** A credit package bought (total_credits_purchased > 0): what rejections need. */
 export async function buyCredits(knex: Knex, userId: string, amount = 12): Promise<void> {
-  await addCredits(knex, { profileId: userId, amount, type: 'purchase', description: 'Small Project', idempotencyKey: `purchase:${userId}:${randomUUID()}` });
+  await addCredits(knex, { workspaceId: userId, amount, type: 'purchase', description: 'Small Project', idempotencyKey: `purchase:${userId}:${randomUUID()}` });
 }
 
 export interface SeededItem {
@@ -191,7 +191,7 @@ export interface SeededItem {
  */
 export async function seedPendingImage(h: Harness, userId: string, projectId: string, options: { windowMs?: number } = {}): Promise<SeededItem> {
   const approvalId = randomUUID();
-  const reservation = await checkAndReserve(h.knex, { profileId: userId, contentType: 'image', idempotencyKey: `seed:${approvalId}` });
+  const reservation = await checkAndReserve(h.knex, { workspaceId: userId, contentType: 'image', idempotencyKey: `seed:${approvalId}` });
   const folder = `pending/${approvalId}`;
   const original = await sharp(await renderBytes(320, 320)).jpeg().toBuffer();
   const files = { original: `${folder}/original.jpg`, watermarked: `${folder}/preview.jpg`, thumbnail: `${folder}/thumb.webp` };
@@ -200,7 +200,7 @@ export async function seedPendingImage(h: Harness, userId: string, projectId: st
   await h.storage.objects.put('images', files.thumbnail, await sharp(original).resize(64).webp().toBuffer());
   const item: NewPendingApproval = {
     approvalId,
-    userId,
+    workspaceId: userId,
     projectId,
     fileName: 'seeded - AI edit.jpg',
     aspectRatio: '1:1',
@@ -228,7 +228,7 @@ export async function seedPendingImage(h: Harness, userId: string, projectId: st
     taskQueue: h.queues.approvals,
     workflowId: approvalWorkflowId(approvalId),
     // a shorter window than the configured one: the item expires while the test waits
-    args: [{ approvalId, userId, windowMs: options.windowMs ?? created.windowMs }],
+    args: [{ approvalId, workspaceId: userId, windowMs: options.windowMs ?? created.windowMs }],
   });
   return { approvalId, workflowId: created.workflowId, reservationId: reservation.id, files };
 }

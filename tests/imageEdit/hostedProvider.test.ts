@@ -62,7 +62,7 @@ describe('image edit with the hosted provider', () => {
     expect(submitted).toHaveLength(1);
     // the model got the refined prompt and the render as a data URI
     expect(String(submitted[0].input.prompt)).toContain('Bright summer day.');
-    const row = await working.knex('pending_approvals').where({ user_id: user.id }).first();
+    const row = await working.knex('pending_approvals').where({ workspace_id: user.id }).first();
     const stored = await working.storage.objects.localFile('images', row.original_path);
     expect((await sharp(stored.path).metadata()).width).toBe(res.body.result.upscaledImage.width);
     expect(await creditState(working.knex, user.id)).toEqual({ credits: 5, reserved: 1 });
@@ -70,9 +70,9 @@ describe('image edit with the hosted provider', () => {
 
   async function expectNothingLeft(h: Harness, userId: string): Promise<void> {
     expect(await creditState(h.knex, userId)).toEqual({ credits: 5, reserved: 0 });
-    expect(await h.knex('credit_reservations').where({ profile_id: userId }).select('status')).toEqual([{ status: 'released' }]);
-    expect(await h.knex('pending_approvals').where({ user_id: userId })).toEqual([]);
-    const edit = await h.knex('ai_image_edits').where({ user_id: userId }).first();
+    expect(await h.knex('credit_reservations').where({ workspace_id: userId }).select('status')).toEqual([{ status: 'released' }]);
+    expect(await h.knex('pending_approvals').where({ workspace_id: userId })).toEqual([]);
+    const edit = await h.knex('ai_image_edits').where({ workspace_id: userId }).first();
     expect(edit).toMatchObject({ status: 'failed', error: IMAGE_EDIT_MESSAGES.generationFailed });
     const folder = `pending/${edit.edit_data.approvalId}`;
     for (const name of ['generated.jpg', 'generated.png', 'original.jpg', 'original.png', 'preview.jpg', 'thumb.webp']) {

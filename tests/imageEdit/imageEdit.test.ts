@@ -28,7 +28,7 @@ async function fetchImage(url: string): Promise<{ status: number; type: string |
 }
 
 async function pendingRows(userId: string): Promise<Array<Record<string, unknown>>> {
-  return h.knex('pending_approvals').where({ user_id: userId }).select('*');
+  return h.knex('pending_approvals').where({ workspace_id: userId }).select('*');
 }
 
 describe('POST /api/ai-image-simple', () => {
@@ -86,7 +86,7 @@ describe('POST /api/ai-image-simple', () => {
     expect(meanDiff).toBeGreaterThan(3);
 
     const edit = await h.knex('ai_image_edits').where({ workflow_id: res.body.metadata.workflowId }).first();
-    expect(edit).toMatchObject({ user_id: user.id, project_id: projectId, status: 'completed', edit_prompt: 'a snowy winter evening' });
+    expect(edit).toMatchObject({ workspace_id: user.id, project_id: projectId, status: 'completed', edit_prompt: 'a snowy winter evening' });
     expect(edit.edited_image_url).toBe(`/api/files/images/${row.original_path}`);
 
     // the approval child outlives the finished image edit workflow and waits for a decision
@@ -160,7 +160,7 @@ describe('POST /api/ai-image-simple', () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ success: false, error: MSG.insufficientCreditsImage, code: 'INSUFFICIENT_CREDITS' });
     expect(await creditState(h.knex, user.id)).toEqual({ credits: 5, reserved: 5 });
-    expect(await h.knex('credit_reservations').where({ profile_id: user.id })).toEqual([]);
+    expect(await h.knex('credit_reservations').where({ workspace_id: user.id })).toEqual([]);
   });
 
   it('refuses at the pending-approval cap with the spec text', async () => {
@@ -195,10 +195,10 @@ describe('POST /api/ai-image-simple', () => {
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ success: false, code: 'INVALID_BASE_IMAGE' });
     expect(await creditState(h.knex, user.id)).toEqual({ credits: 5, reserved: 0 });
-    const [reservation] = await h.knex('credit_reservations').where({ profile_id: user.id });
+    const [reservation] = await h.knex('credit_reservations').where({ workspace_id: user.id });
     expect(reservation).toMatchObject({ status: 'released', idempotency_key: expect.stringMatching(/^image-edit-/) });
     expect(await pendingRows(user.id)).toEqual([]);
-    const edit = await h.knex('ai_image_edits').where({ user_id: user.id }).first();
+    const edit = await h.knex('ai_image_edits').where({ workspace_id: user.id }).first();
     expect(edit).toMatchObject({ status: 'failed', error: res.body.error });
     const approvalId = edit.edit_data.approvalId as string;
     expect(await h.storage.objects.stat('images', `pending/${approvalId}/generated.jpg`)).toBeNull();

@@ -57,7 +57,7 @@ describe('AI images end to end', () => {
       expect(res.status).toBe(200);
       expect(res.body.result.upscaledImage).toMatchObject({ width: 2048, height: 1365, scale: 2 });
     }
-    const rows = (await h.knex('pending_approvals').where({ user_id: user.id }).orderBy('created_at').select('file_name', 'metadata', 'original_path')) as Array<{
+    const rows = (await h.knex('pending_approvals').where({ workspace_id: user.id }).orderBy('created_at').select('file_name', 'metadata', 'original_path')) as Array<{
       file_name: string;
       metadata: { width: number; height: number; originalPrompt: string };
     }>;

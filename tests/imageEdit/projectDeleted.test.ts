@@ -37,7 +37,7 @@ it('releases the credit and answers the failure when the project goes away mid-r
   expect(res.status).toBe(400);
   expect(res.body).toMatchObject({ success: false, code: 'INVALID_BASE_IMAGE' });
   expect(await creditState(h.knex, user.id)).toEqual({ credits: 5, reserved: 0 });
-  expect(await h.knex('pending_approvals').where({ user_id: user.id })).toEqual([]);
+  expect(await h.knex('pending_approvals').where({ workspace_id: user.id })).toEqual([]);
   const state = await h.client.workflow.getHandle(workflowId!).describe();
   expect(state.status.name).toBe('FAILED');
   // the failure record could not be written (its project is gone): that did not hide the real failure

@@ -65,14 +65,14 @@ describe('a worker killed mid-workflow', () => {
     }
     expect(attempts.makeEditedImage).toEqual([2]);
     expect(localRuns.reserveImageEditCredits).toBe(1);
-    expect(await h.knex('credit_reservations').where({ profile_id: user.id }).select('idempotency_key', 'status')).toEqual([
+    expect(await h.knex('credit_reservations').where({ workspace_id: user.id }).select('idempotency_key', 'status')).toEqual([
       { idempotency_key: imageEditWorkflowId(res.body.metadata.jobId), status: 'active' },
     ]);
-    expect(await h.knex('pending_approvals').where({ user_id: user.id })).toHaveLength(1);
+    expect(await h.knex('pending_approvals').where({ workspace_id: user.id })).toHaveLength(1);
 
     const approved = await decide(h, user, 'approve', res.body.result.savedImage.approvalId);
     expect(approved.status).toBe(200);
     expect(await creditState(h.knex, user.id)).toEqual({ credits: 4, reserved: 0 });
-    expect(await h.knex('credit_transactions').where({ profile_id: user.id, transaction_type: 'consume' })).toHaveLength(1);
+    expect(await h.knex('credit_transactions').where({ workspace_id: user.id, transaction_type: 'consume' })).toHaveLength(1);
   }, 150_000);
 });

@@ -218,7 +218,7 @@ describe('jobs API and search attributes (real API, Temporal and PostgreSQL)', (
     const handle = await temporal.client.workflow.start(imageEditWorkflow, {
       taskQueue: `nobody-${randomUUID()}`,
       workflowId,
-      typedSearchAttributes: jobSearchAttributes({ userId: user.id, kind: 'image-edit', itemId: jobId, projectId: user.projectId }),
+      typedSearchAttributes: jobSearchAttributes({ workspaceId: user.id, kind: 'image-edit', itemId: jobId, projectId: user.projectId }),
       args: [{ jobId, userId: user.id, projectId: user.projectId } as ImageEditWorkflowInput],
     });
     try {

@@ -30,15 +30,15 @@ describe('credit ledger metrics', () => {
     const profile = await createFundedProfile(knex, 10);
     const before = await movements('clip');
 
-    const kept = await reserveCredits(knex, { profileId: profile.id, contentType: 'clip', idempotencyKey: `kept:${randomUUID()}` });
+    const kept = await reserveCredits(knex, { workspaceId: profile.id, contentType: 'clip', idempotencyKey: `kept:${randomUUID()}` });
     expect(await movements('clip')).toEqual({ ...before, reserved: before.reserved + kept.amount });
-    const replayed = await reserveCredits(knex, { profileId: profile.id, contentType: 'clip', idempotencyKey: kept.idempotencyKey });
+    const replayed = await reserveCredits(knex, { workspaceId: profile.id, contentType: 'clip', idempotencyKey: kept.idempotencyKey });
     expect(replayed.replayed).toBe(true);
     expect(await movements('clip')).toEqual({ ...before, reserved: before.reserved + kept.amount });
 
     await consumeReservation(knex, { reservationId: kept.id, description: 'approved clip' });
     await consumeReservation(knex, { reservationId: kept.id, description: 'approved clip' });
-    const given = await reserveCredits(knex, { profileId: profile.id, contentType: 'clip', idempotencyKey: `given:${randomUUID()}` });
+    const given = await reserveCredits(knex, { workspaceId: profile.id, contentType: 'clip', idempotencyKey: `given:${randomUUID()}` });
     await releaseReservation(knex, { reservationId: given.id, reason: 'generation_failed' });
     await releaseReservation(knex, { reservationId: given.id, reason: 'generation_failed' });
 
@@ -53,10 +53,10 @@ describe('credit ledger metrics', () => {
     const profile = await createFundedProfile(knex, 0);
     const added = await seriesValue(creditsAddedTotal, { type: 'purchase' });
     const deducted = await seriesValue(creditsDeductedTotal, { type: 'deduct' });
-    const purchase = { profileId: profile.id, amount: 7, type: 'purchase' as const, description: 'Small Project', idempotencyKey: `purchase:${randomUUID()}` };
+    const purchase = { workspaceId: profile.id, amount: 7, type: 'purchase' as const, description: 'Small Project', idempotencyKey: `purchase:${randomUUID()}` };
     await addCredits(knex, purchase);
     await addCredits(knex, purchase);
-    const deduction = { profileId: profile.id, amount: 2, description: 'correction', idempotencyKey: `deduct:${randomUUID()}` };
+    const deduction = { workspaceId: profile.id, amount: 2, description: 'correction', idempotencyKey: `deduct:${randomUUID()}` };
     await deductCredits(knex, deduction);
     await deductCredits(knex, deduction);
     expect(await seriesValue(creditsAddedTotal, { type: 'purchase' })).toBe(added + 7);
@@ -68,7 +68,7 @@ describe('credit ledger metrics', () => {
     const before = await movements();
     await expect(
       knex.transaction(async (trx) => {
-        await reserveCredits(trx, { profileId: profile.id, contentType: 'image', idempotencyKey: `undone:${randomUUID()}` });
+        await reserveCredits(trx, { workspaceId: profile.id, contentType: 'image', idempotencyKey: `undone:${randomUUID()}` });
         throw new Error('the caller gives up');
       }),
     ).rejects.toThrow('the caller gives up');
@@ -76,7 +76,7 @@ describe('credit ledger metrics', () => {
 
     let insideCaller: number | null = null;
     await knex.transaction(async (trx) => {
-      await reserveCredits(trx, { profileId: profile.id, contentType: 'image', idempotencyKey: `kept:${randomUUID()}` });
+      await reserveCredits(trx, { workspaceId: profile.id, contentType: 'image', idempotencyKey: `kept:${randomUUID()}` });
       insideCaller = await seriesValue(creditsReservedTotal, { content_type: 'image' });
     });
     expect(insideCaller).toBe(before.reserved);
@@ -86,7 +86,7 @@ describe('credit ledger metrics', () => {
   it('count nothing for a refused change', async () => {
     const profile = await createFundedProfile(knex, 0);
     const before = await movements();
-    await expect(reserveCredits(knex, { profileId: profile.id, contentType: 'image', idempotencyKey: `refused:${randomUUID()}` })).rejects.toThrow();
+    await expect(reserveCredits(knex, { workspaceId: profile.id, contentType: 'image', idempotencyKey: `refused:${randomUUID()}` })).rejects.toThrow();
     expect(await movements()).toEqual(before);
   });
 });

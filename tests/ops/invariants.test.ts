@@ -81,7 +81,7 @@ beforeAll(async () => {
   await db.knex('renders').insert({
     id: renderId,
     project_id: approval.projectId,
-    user_id: workspaceId,
+    workspace_id: workspaceId,
     file_url: `/api/files/renders/${renderPath}`,
     file_name: 'house.jpg',
     storage_bucket: 'renders',
@@ -91,7 +91,7 @@ beforeAll(async () => {
   clipJobId = randomUUID();
   clipWorkflow = clipWorkflowId(clipJobId);
   await temporal.client.workflow.start('clipGenerationWorkflow', { taskQueue: uniqueTaskQueue('invariants-no-worker'), workflowId: clipWorkflow, args: [] });
-  await db.knex('video_generation_jobs').insert({ id: clipJobId, user_id: workspaceId, project_id: approval.projectId, status: 'processing', workflow_id: clipWorkflow });
+  await db.knex('video_generation_jobs').insert({ id: clipJobId, workspace_id: workspaceId, project_id: approval.projectId, status: 'processing', workflow_id: clipWorkflow });
   await put('clips', `${workspaceId}/${clipJobId}/clip.mp4`);
 }, 120_000);
 
@@ -129,7 +129,7 @@ describe('checkInvariants', () => {
   });
 
   it('finds reserved credits that are not the sum of the active reservations', async () => {
-    const extra = await reserveCredits(db.knex, { profileId: workspaceId, contentType: 'image', amount: 2, idempotencyKey: `extra:${randomUUID()}` });
+    const extra = await reserveCredits(db.knex, { workspaceId, contentType: 'image', amount: 2, idempotencyKey: `extra:${randomUUID()}` });
     // released behind the ledger's back: the reservation row says so, reserved_credits still holds it
     await db.knex('credit_reservations').where({ id: extra.id }).update({ status: 'released' });
     try {
@@ -184,8 +184,8 @@ describe('checkInvariants', () => {
 
   it('finds a job left pending with no open run', async () => {
     const unfinished = randomUUID();
-    const project = (await db.knex('projects').where({ user_id: workspaceId }).first('id')) as { id: string };
-    await db.knex('video_generation_jobs').insert({ id: unfinished, user_id: workspaceId, project_id: project.id, status: 'pending', workflow_id: clipWorkflowId(unfinished) });
+    const project = (await db.knex('projects').where({ workspace_id: workspaceId }).first('id')) as { id: string };
+    await db.knex('video_generation_jobs').insert({ id: unfinished, workspace_id: workspaceId, project_id: project.id, status: 'pending', workflow_id: clipWorkflowId(unfinished) });
     try {
       const report = await check();
       expect(problems(report)).toEqual({ ...NONE, nonTerminalStale: [expect.stringMatching(new RegExp(`^video_generation_jobs ${unfinished} \\(pending since .*, run ${clipWorkflowId(unfinished)} not open\\)$`))] });

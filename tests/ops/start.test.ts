@@ -149,7 +149,7 @@ describe('npm start (scripts/start.js)', () => {
     const { job } = await waitForJob(baseUrl, user, jobId, { intervalMs: 500, timeoutMs: 300_000 });
     expect(job).toMatchObject({ status: 'completed', progress: 100 });
     expect(await creditState(scratch!.knex, user.id)).toEqual({ credits: 5, reserved: 4, available: 1 });
-    expect(await scratch!.knex('credit_reservations').where({ profile_id: user.id })).toHaveLength(1);
+    expect(await scratch!.knex('credit_reservations').where({ workspace_id: user.id })).toHaveLength(1);
     const connection = await Connection.connect({ address: `127.0.0.1:${temporalPort}` });
     temporal = { connection, client: new Client({ connection }) };
     // the work the kill interrupted ran again on the restarted worker
@@ -158,7 +158,7 @@ describe('npm start (scripts/start.js)', () => {
     expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
     await approveByWorkflow(temporal.client, job.result?.approvalWorkflowId as string, user.id);
     expect(await creditState(scratch!.knex, user.id)).toEqual({ credits: 1, reserved: 0, available: 1 });
-    expect(await scratch!.knex('credit_transactions').where({ profile_id: user.id, transaction_type: 'consume' })).toHaveLength(1);
+    expect(await scratch!.knex('credit_transactions').where({ workspace_id: user.id, transaction_type: 'consume' })).toHaveLength(1);
     await expectLedgerOk(scratch!.knex, user.id);
     await temporal.connection.close();
     temporal = null;

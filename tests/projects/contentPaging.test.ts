@@ -69,7 +69,7 @@ async function allPages(projectId: string, limit: number): Promise<{ items: Item
 /** A content row; `at` is a PostgreSQL timestamp text so microseconds can be given. */
 function row(table: string, projectId: string, name: string, at: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   const bucket = table === 'compiled_videos' ? 'videos' : table === 'generated_content' ? 'images' : table;
-  return { project_id: projectId, user_id: user.id, file_url: `/api/files/${bucket}/${user.id}/${name}.bin`, file_name: name, created_at: at, ...extra };
+  return { project_id: projectId, workspace_id: user.id, file_url: `/api/files/${bucket}/${user.id}/${name}.bin`, file_name: name, created_at: at, ...extra };
 }
 
 const TABLE_EXTRA: Record<string, (i: number) => Record<string, unknown>> = {

@@ -68,7 +68,7 @@ describe('content rows read as arrays', () => {
       const ours = i % 3 !== 2;
       return {
         project_id: project.id,
-        user_id: user.id,
+        workspace_id: user.id,
         file_url: ours ? `/api/files/${bucket}/${path}` : `https://cdn.example.com/${table}-${i}.png`,
         file_name: `${table} ${i} "quoted" é`,
         storage_bucket: ours ? bucket : null,

@@ -90,7 +90,7 @@ it('records a large upload at once with its real dimensions, and a worker adds t
   const listing = await request<{ content: Array<{ data: { id: string; thumbnail_url: string | null } }> }>(server.baseUrl, `/api/projects/${project.id}/content?refresh=1`, { token: user.token });
   const item = listing.body.content.find((i) => i.data.id === renderId)!;
   await checkThumbnail(item.data.thumbnail_url!, width, height);
-  const events = await testKnex()('user_events').where({ user_id: user.id });
+  const events = await testKnex()('user_events').where({ workspace_id: user.id });
   expect(events.map((e) => e.payload)).toContainEqual(expect.objectContaining({ kind: 'content', change: 'updated', contentKind: 'render', itemId: renderId }));
 }, 120_000);
 

@@ -45,7 +45,7 @@ const base = Date.UTC(2026, 0, 1);
 function rows(table: string, projectId: string, count: number, offset: number, extra: (i: number) => Record<string, unknown> = () => ({})): Array<Record<string, unknown>> {
   return Array.from({ length: count }, (_, i) => ({
     project_id: projectId,
-    user_id: user.id,
+    workspace_id: user.id,
     file_url: `/api/files/${table === 'compiled_videos' ? 'videos' : table === 'generated_content' ? 'images' : table}/${user.id}/${table}-${i}.bin`,
     file_name: `${table}-${i}`,
     created_at: new Date(base + (i * 5 + offset) * 1000),
@@ -166,7 +166,7 @@ describe('library items: delete and rename', () => {
     const objects = runStorage().objects;
     await objects.put('videos', storagePath, Buffer.from('not really a video'));
     const [video] = await knex('compiled_videos')
-      .insert({ project_id: project.id, user_id: user.id, file_url: `/api/files/videos/${storagePath}`, file_name: 'Assembled.mp4', storage_bucket: 'videos', storage_path: storagePath, editing_data: { status: 'approved', aspect_ratio: '16:9' } })
+      .insert({ project_id: project.id, workspace_id: user.id, file_url: `/api/files/videos/${storagePath}`, file_name: 'Assembled.mp4', storage_bucket: 'videos', storage_path: storagePath, editing_data: { status: 'approved', aspect_ratio: '16:9' } })
       .returning('id');
     expect((await content(project.id)).items.map((i) => i.type)).toEqual(['compiled_video']);
     const other = await newUser(server.baseUrl);

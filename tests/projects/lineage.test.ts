@@ -31,12 +31,12 @@ afterAll(async () => {
 async function approved(user: TestUser, projectId: string, kind: 'image' | 'clip', metadata: ApprovalMetadata, jobId: string): Promise<string> {
   const approvalId = randomUUID();
   const bucket = kind === 'image' ? 'images' : 'clips';
-  const reservation = await checkAndReserve(testKnex(), { profileId: user.id, contentType: kind, idempotencyKey: `lineage:${approvalId}` });
+  const reservation = await checkAndReserve(testKnex(), { workspaceId: user.id, contentType: kind, idempotencyKey: `lineage:${approvalId}` });
   const files = [`pending/${approvalId}/original`, `pending/${approvalId}/preview`, `pending/${approvalId}/thumb.webp`];
   for (const path of files) await storage.objects.put(bucket, path, Buffer.from(path));
   await activities.createPendingApproval({
     approvalId,
-    userId: user.id,
+    workspaceId: user.id,
     projectId,
     fileName: `${kind}-${jobId}`,
     aspectRatio: '16:9',
@@ -83,14 +83,14 @@ describe('the version chain from render to video', () => {
       'job-clip',
     );
     const [video] = await testKnex()('compiled_videos')
-      .insert({ project_id: projectId, user_id: user.id, file_url: '/api/files/videos/x.mp4', file_name: 'Reel', clip_ids: [clipId], editing_data: { status: 'approved' } })
+      .insert({ project_id: projectId, workspace_id: user.id, file_url: '/api/files/videos/x.mp4', file_name: 'Reel', clip_ids: [clipId], editing_data: { status: 'approved' } })
       .returning('id');
     videoId = video.id;
-    await recordLineage(testKnex(), { userId: user.id, itemKind: 'compiled_video', itemId: videoId, sources: [{ kind: 'clip', id: clipId }], workflowId: 'assembly-job-video' });
+    await recordLineage(testKnex(), { workspaceId: user.id, itemKind: 'compiled_video', itemId: videoId, sources: [{ kind: 'clip', id: clipId }], workflowId: 'assembly-job-video' });
   });
 
   it('saving an approved image or clip records what it was made from and by which run', async () => {
-    const edges = await testKnex()('content_lineage').where({ user_id: user.id }).orderBy('id');
+    const edges = await testKnex()('content_lineage').where({ workspace_id: user.id }).orderBy('id');
     expect(edges.map((e) => [e.item_kind, e.item_id, e.source_kind, e.source_id, e.workflow_id])).toEqual([
       ['image', imageId, 'render', renderId, 'image-edit-job-image'],
       ['clip', clipId, 'image', imageId, 'clip-job-clip'],
@@ -147,9 +147,9 @@ describe('the version chain from render to video', () => {
     const project = (await createProject(server.baseUrl, old, 'Before')).id;
     const render = (await uploadRender(server.baseUrl, old, project, { bytes: await pngBytes(200, 100, 8), fileName: 'old.png', type: 'image/png' })).body.render?.data.id as string;
     const renderUrl = (await testKnex()('renders').where({ id: render }).first()).file_url as string;
-    const [image] = await testKnex()('images').insert({ project_id: project, user_id: old.id, file_url: '/api/files/images/old-edit.png', file_name: 'edit', base_image_url: renderUrl }).returning('id');
-    const [clip] = await testKnex()('clips').insert({ project_id: project, user_id: old.id, file_url: '/api/files/clips/old.mp4', file_name: 'clip', image_id: image.id }).returning('id');
-    const [video] = await testKnex()('compiled_videos').insert({ project_id: project, user_id: old.id, file_url: '/api/files/videos/old.mp4', file_name: 'reel', clip_ids: [clip.id] }).returning('id');
+    const [image] = await testKnex()('images').insert({ project_id: project, workspace_id: old.id, file_url: '/api/files/images/old-edit.png', file_name: 'edit', base_image_url: renderUrl }).returning('id');
+    const [clip] = await testKnex()('clips').insert({ project_id: project, workspace_id: old.id, file_url: '/api/files/clips/old.mp4', file_name: 'clip', image_id: image.id }).returning('id');
+    const [video] = await testKnex()('compiled_videos').insert({ project_id: project, workspace_id: old.id, file_url: '/api/files/videos/old.mp4', file_name: 'reel', clip_ids: [clip.id] }).returning('id');
     await backfillLineage(testKnex());
     await backfillLineage(testKnex());
     const fromVideo = await lineage(old, video.id);

@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 function imageRow(projectId: string, name: string): Record<string, unknown> {
-  return { project_id: projectId, user_id: user.id, file_url: `/api/files/images/${user.id}/${name}.png`, file_name: name };
+  return { project_id: projectId, workspace_id: user.id, file_url: `/api/files/images/${user.id}/${name}.png`, file_name: name };
 }
 
 const names = (body: Buffer) => (JSON.parse(body.toString('utf8')) as { content: Array<{ data: { file_name: string } }> }).content.map((i) => i.data.file_name);

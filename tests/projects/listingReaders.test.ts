@@ -44,7 +44,7 @@ beforeAll(async () => {
     const path = `${user.id}/${table}-${i}-${randomUUID()}.png`;
     return {
       project_id: projectId,
-      user_id: user.id,
+      workspace_id: user.id,
       file_url: `/api/files/${bucket}/${path}`,
       file_name: `${table} ${i} "é" \u2028`,
       storage_bucket: bucket,

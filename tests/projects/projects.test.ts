@@ -151,7 +151,7 @@ describe('projects: delete', () => {
     const summary = await getCreditSummary(knex, user.id);
     expect(summary).toMatchObject({ credits: 5, reservedCredits: 1, availableCredits: 4 });
     expect((await checkLedgerInvariant(knex, user.id)).ok).toBe(true);
-    expect(await knex('credit_reservations').where({ profile_id: user.id, status: 'active' })).toHaveLength(1);
+    expect(await knex('credit_reservations').where({ workspace_id: user.id, status: 'active' })).toHaveLength(1);
   });
 
   it('bulk-deletes several projects, all or none', async () => {

@@ -117,7 +117,7 @@ describe('resumable render uploads (tus at /api/uploads/tus)', () => {
     expect(stored.status).toBe(200);
     expect(sha256(stored.bytes)).toBe(sha256(image));
     const row = await testKnex()('renders').where({ id: answer.render.data.id }).first();
-    expect(row).toMatchObject({ project_id: projectId, user_id: owner.id, file_name: 'tower.png', checksum: sha256(image), storage_size: String(image.length) });
+    expect(row).toMatchObject({ project_id: projectId, workspace_id: owner.id, file_name: 'tower.png', checksum: sha256(image), storage_size: String(image.length) });
     const upload = await testKnex()('resumable_uploads').where({ id: location.split('/').pop() }).first();
     expect(upload).toMatchObject({ status: 'completed', render_id: answer.render.data.id });
     // the tus copy is gone once the render is recorded
@@ -138,7 +138,7 @@ describe('resumable render uploads (tus at /api/uploads/tus)', () => {
     const cancel = await fetch(`${server.baseUrl}${location}`, { method: 'DELETE', headers: { ...TUS, authorization: `Bearer ${other.token}` } });
     expect(cancel.status).toBe(404);
     expect(await offsetOf(owner, location)).toEqual({ status: 200, offset: 1000 });
-    expect(await testKnex()('renders').where({ user_id: other.id })).toHaveLength(0);
+    expect(await testKnex()('renders').where({ workspace_id: other.id })).toHaveLength(0);
   });
 
   it('needs a session, a project of the user, a name and a size within 150 MB, refused before a byte is sent', async () => {
@@ -161,11 +161,11 @@ describe('resumable render uploads (tus at /api/uploads/tus)', () => {
     const video = await createUpload(owner, 100, { projectId, filename: 'clip.mp4', filetype: 'video/mp4' });
     expect(video.status).toBe(400);
     expect(JSON.parse(video.body).error).toBe('Video uploads are not supported. Please upload images only.');
-    expect(await testKnex()('resumable_uploads').where({ user_id: stranger.id })).toHaveLength(0);
+    expect(await testKnex()('resumable_uploads').where({ workspace_id: stranger.id })).toHaveLength(0);
   });
 
   it('answers a Tus-Resumable it does not speak (or none) with 412, naming its version in Tus-Version, and keeps nothing', async () => {
-    const before = (await testKnex()('resumable_uploads').where({ user_id: owner.id })).length;
+    const before = (await testKnex()('resumable_uploads').where({ workspace_id: owner.id })).length;
     for (const version of ['0.2.2', '2.0.0', null]) {
       const res = await fetch(`${server.baseUrl}/api/uploads/tus`, {
         method: 'POST',
@@ -180,7 +180,7 @@ describe('resumable render uploads (tus at /api/uploads/tus)', () => {
     expect(created.status).toBe(201);
     const head = await fetch(`${server.baseUrl}${created.location}`, { method: 'HEAD', headers: { 'tus-resumable': '0.2.2', authorization: `Bearer ${owner.token}` } });
     expect(head.status).toBe(412);
-    expect((await testKnex()('resumable_uploads').where({ user_id: owner.id })).length).toBe(before + 1);
+    expect((await testKnex()('resumable_uploads').where({ workspace_id: owner.id })).length).toBe(before + 1);
   });
 
   it('judges the type by content when the last byte arrives: a video named .png is refused and nothing is kept', async () => {
@@ -283,10 +283,10 @@ describe('limits on unfinished resumable uploads per account', () => {
     return { status: res.status, location: res.headers.get('location'), body: text ? (JSON.parse(text) as { error?: string; code?: string }) : {} };
   };
   const cancel = async (who: TestUser, location: string) => (await fetch(`${first.baseUrl}${location}`, { method: 'DELETE', headers: { ...TUS, authorization: `Bearer ${who.token}` } })).status;
-  const unfinished = async (who: TestUser) => (await testKnex()('resumable_uploads').where({ user_id: who.id, status: 'uploading' })).length;
+  const unfinished = async (who: TestUser) => (await testKnex()('resumable_uploads').where({ workspace_id: who.id, status: 'uploading' })).length;
   const refusals = async (limit: string) => (await uploadLimitRefusalsTotal.get()).values.find((v) => v.labels.limit === limit)?.value ?? 0;
   const cancelAll = async (who: TestUser) => {
-    const rows = (await testKnex()('resumable_uploads').where({ user_id: who.id, status: 'uploading' }).select('id')) as Array<{ id: string }>;
+    const rows = (await testKnex()('resumable_uploads').where({ workspace_id: who.id, status: 'uploading' }).select('id')) as Array<{ id: string }>;
     for (const { id } of rows) expect(await cancel(who, `/api/uploads/tus/${id}`)).toBe(204);
   };
 
@@ -338,7 +338,7 @@ describe('limits on unfinished resumable uploads per account', () => {
     });
     expect(overlong.status).toBeGreaterThanOrEqual(400);
     await overlong.text();
-    expect(await testKnex()('resumable_uploads').where({ user_id: user.id, file_name: 'long.png' }).first('status')).toEqual({ status: 'failed' });
+    expect(await testKnex()('resumable_uploads').where({ workspace_id: user.id, file_name: 'long.png' }).first('status')).toEqual({ status: 'failed' });
     expect(await unfinished(user)).toBe(0);
   });
 

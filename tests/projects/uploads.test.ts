@@ -67,7 +67,7 @@ describe('POST /api/upload/renders: accepted images', () => {
       checksum: createHash('sha256').update(bytes).digest('hex'),
     });
     const [row] = await renderRows(project.id);
-    expect(row).toMatchObject({ width, height, aspect_ratio: ratio, storage_mime: mime, storage_bucket: 'renders', user_id: user.id });
+    expect(row).toMatchObject({ width, height, aspect_ratio: ratio, storage_mime: mime, storage_bucket: 'renders', workspace_id: user.id });
     expect(Number(row.file_size)).toBe(bytes.length);
 
     const file = await fetchBytes(server.baseUrl, res.body.url as string);

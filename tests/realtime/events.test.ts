@@ -51,7 +51,7 @@ async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs = 5000
 }
 
 const grant = (user: TestUser, amount = 1) =>
-  addCredits(testKnex(), { profileId: user.id, amount, type: 'add', description: 'test grant', idempotencyKey: `grant:${randomUUID()}` });
+  addCredits(testKnex(), { workspaceId: user.id, amount, type: 'add', description: 'test grant', idempotencyKey: `grant:${randomUUID()}` });
 
 describe('GET /api/events', () => {
   let one: Instance;
@@ -166,9 +166,9 @@ describe('GET /api/events', () => {
   it('publishes approval created and decided, content added and the credit charge from the approval activities', async () => {
     const storage = createStorage(config);
     const activities = createApprovalActivities({ knex: testKnex(), config, storage, logger });
-    const [project] = await testKnex()('projects').insert({ user_id: ada.id, name: 'Live' }).returning<{ id: string }[]>('id');
+    const [project] = await testKnex()('projects').insert({ workspace_id: ada.id, name: 'Live' }).returning<{ id: string }[]>('id');
     const approvalId = randomUUID();
-    const reservation = await checkAndReserve(testKnex(), { profileId: ada.id, contentType: 'image', idempotencyKey: `test:${approvalId}` });
+    const reservation = await checkAndReserve(testKnex(), { workspaceId: ada.id, contentType: 'image', idempotencyKey: `test:${approvalId}` });
     const s = await stream(one, ada);
     await s.next((m) => m.event === 'ready');
 

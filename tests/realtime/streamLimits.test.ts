@@ -18,11 +18,11 @@ const MAX_QUEUED_BYTES = 64 * 1024;
 async function publishBulk(userId: string, count: number): Promise<void> {
   await testKnex().raw(
     `with e as (
-       insert into user_events (user_id, payload)
+       insert into user_events (workspace_id, payload)
        select ?, jsonb_build_object('kind', 'content', 'change', 'updated', 'contentKind', 'render', 'itemId', n::text, 'note', repeat('x', 6000))
        from generate_series(1, ?) n
-       returning id, user_id, payload)
-     select pg_notify(?, json_build_object('id', e.id::text, 'userId', e.user_id, 'event', e.payload)::text) from (select * from e order by id) e`,
+       returning id, workspace_id, payload)
+     select pg_notify(?, json_build_object('id', e.id::text, 'userId', e.workspace_id, 'event', e.payload)::text) from (select * from e order by id) e`,
     [userId, count, EVENTS_CHANNEL],
   );
 }
@@ -105,7 +105,7 @@ describe('event stream limits', () => {
     const user = await createTestUser(one.server.baseUrl);
     const slow = await ready(one, user.token);
     const droppedBefore = await streamsStopped('slow_reader');
-    const earlier = await testKnex()('user_events').where({ user_id: user.id }).max<{ id: string | null }>('id as id').first();
+    const earlier = await testKnex()('user_events').where({ workspace_id: user.id }).max<{ id: string | null }>('id as id').first();
     slow.pause();
 
     // the socket buffers take a few MB first; then the stream's own queue grows past 64 kB and it is dropped
@@ -118,7 +118,7 @@ describe('event stream limits', () => {
 
     slow.resume();
     await slow.ended;
-    const published = (await testKnex()('user_events').where({ user_id: user.id }).andWhere('id', '>', earlier?.id ?? 0).orderBy('id').select('id')).map((r: { id: string }) => String(r.id));
+    const published = (await testKnex()('user_events').where({ workspace_id: user.id }).andWhere('id', '>', earlier?.id ?? 0).orderBy('id').select('id')).map((r: { id: string }) => String(r.id));
     const received = slow.messages.filter((m) => m.id !== null).map((m) => String(m.id));
     // what arrived is the oldest part, in order, without gaps; the rest was thrown away with the connection
     expect(received).toEqual(published.slice(0, received.length));
@@ -135,8 +135,8 @@ describe('event stream limits', () => {
     expect(await streamsStopped('slow_reader')).toBe(droppedBefore + 1);
     const note = randomUUID();
     await testKnex().raw(
-      `with e as (insert into user_events (user_id, payload) values (?, jsonb_build_object('kind', 'content', 'change', 'updated', 'contentKind', 'render', 'itemId', ?::text)) returning id, user_id, payload)
-       select pg_notify(?, json_build_object('id', e.id::text, 'userId', e.user_id, 'event', e.payload)::text) from e`,
+      `with e as (insert into user_events (workspace_id, payload) values (?, jsonb_build_object('kind', 'content', 'change', 'updated', 'contentKind', 'render', 'itemId', ?::text)) returning id, workspace_id, payload)
+       select pg_notify(?, json_build_object('id', e.id::text, 'userId', e.workspace_id, 'event', e.payload)::text) from e`,
       [user.id, note, EVENTS_CHANNEL],
     );
     expect((await back.next()).data).toMatchObject({ itemId: note });

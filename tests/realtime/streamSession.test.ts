@@ -19,7 +19,7 @@ import { closeTemporalClient, getTemporalClient } from '../../services/platform/
 const ENDS_WITHIN_MS = 3000;
 
 const grant = (userId: string) =>
-  addCredits(testKnex(), { profileId: userId, amount: 1, type: 'add', description: 'test grant', idempotencyKey: `grant:${randomUUID()}` });
+  addCredits(testKnex(), { workspaceId: userId, amount: 1, type: 'add', description: 'test grant', idempotencyKey: `grant:${randomUUID()}` });
 
 describe('event streams end with their session', () => {
   let acting: Instance;

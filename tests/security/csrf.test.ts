@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 async function projectCount(userId: string): Promise<number> {
-  const [{ count }] = await knex('projects').where({ user_id: userId }).count<{ count: string }[]>('* as count');
+  const [{ count }] = await knex('projects').where({ workspace_id: userId }).count<{ count: string }[]>('* as count');
   return Number(count);
 }
 

@@ -153,7 +153,7 @@ describe.each<Unapproved>(['pending', 'rejected', 'expired'])('the original of a
     const res = await generateImage(h.baseUrl, item.user, { baseImage: h.storage.urls.sign('images', item.files.original), projectId: item.projectId, prompt: 'copy it' });
     expect(res.status).toBe(404);
     expect(res.body).toMatchObject({ code: 'BASE_IMAGE_NOT_FOUND' });
-    expect(await h.knex('pending_approvals').where({ user_id: item.user.id }).count<{ count: string }[]>('id as count')).toEqual([{ count: '1' }]);
+    expect(await h.knex('pending_approvals').where({ workspace_id: item.user.id }).count<{ count: string }[]>('id as count')).toEqual([{ count: '1' }]);
   });
 
   it('cannot be brought into an Enhance Renders draft (and so into a draft commit)', async () => {
@@ -219,7 +219,7 @@ describe("a pending assembly's compiled video (its row exists before the approva
     const [video] = await h.knex('compiled_videos')
       .insert({
         project_id: projectId,
-        user_id: user.id,
+        workspace_id: user.id,
         file_url: `/api/files/videos/${files.video}`,
         file_name: 'Reel.mp4',
         storage_bucket: 'videos',
@@ -231,7 +231,7 @@ describe("a pending assembly's compiled video (its row exists before the approva
     const approvalId = randomUUID();
     await h.knex('pending_approvals').insert({
       id: approvalId,
-      user_id: user.id,
+      workspace_id: user.id,
       project_id: projectId,
       content_type: 'assembly',
       status: 'pending',

@@ -63,9 +63,9 @@ describe.each(['local', 's3'] as const)('orphaned object sweep: %s', (kind) => {
     for (const p of [recorded, thumbOf(recorded), previewOf(recorded), legacy, orphan, orphanThumb, orphanPreview, health]) await storage.objects.put('renders', p, Buffer.from(p));
     await knex('renders').insert([
       // its thumbnail and preview were stored but not yet recorded: they belong to the render all the same
-      { project_id: project.id, user_id: user.id, file_url: `/api/files/renders/${recorded}`, file_name: 'a.png', aspect_ratio: '1:1', storage_bucket: 'renders', storage_path: recorded },
+      { project_id: project.id, workspace_id: user.id, file_url: `/api/files/renders/${recorded}`, file_name: 'a.png', aspect_ratio: '1:1', storage_bucket: 'renders', storage_path: recorded },
       // written before the storage columns: named by its URL only
-      { project_id: project.id, user_id: user.id, file_url: `/api/files/renders/${legacy}`, file_name: 'b.jpg', aspect_ratio: '1:1' },
+      { project_id: project.id, workspace_id: user.id, file_url: `/api/files/renders/${legacy}`, file_name: 'b.jpg', aspect_ratio: '1:1' },
     ]);
     const oldEnough = Date.now();
     // S3 keeps write times in whole seconds: the young object is written well after the cut-off

@@ -80,11 +80,11 @@ export async function createMatrixWorkspace(
     ...WORKSPACE_ROLES.map((role) => ({ workspace_id: workspaceId, user_id: users[role].id, role })),
     { workspace_id: workspaceId, user_id: users.target.id, role: 'member' },
   ]);
-  await addCredits(knex, { profileId: workspaceId, amount: credits, type: 'purchase', description: 'Matrix credits', idempotencyKey: `matrix:${workspaceId}` });
+  await addCredits(knex, { workspaceId, amount: credits, type: 'purchase', description: 'Matrix credits', idempotencyKey: `matrix:${workspaceId}` });
   // the workspace bought them (the spec's 'rejection requires a purchase' then holds for it)
   const purchaseSessionId = `cs_matrix_${randomUUID().replace(/-/g, '')}`;
   await knex('credit_purchases').insert({
-    user_id: workspaceId,
+    workspace_id: workspaceId,
     package_id: 'small',
     credits: 12,
     amount_cents: 25000,
@@ -93,8 +93,8 @@ export async function createMatrixWorkspace(
     completed_at: knex.fn.now(),
   });
 
-  const [{ id: projectId }] = await knex('projects').insert({ user_id: workspaceId, name: 'Matrix project', address: '1 Matrix St' }).returning('id');
-  const base = { project_id: projectId, user_id: workspaceId };
+  const [{ id: projectId }] = await knex('projects').insert({ workspace_id: workspaceId, name: 'Matrix project', address: '1 Matrix St' }).returning('id');
+  const base = { project_id: projectId, workspace_id: workspaceId };
   const prefix = `${workspaceId}/${projectId}`;
 
   const renderId = randomUUID();
@@ -125,7 +125,7 @@ export async function createMatrixWorkspace(
   const clipId = randomUUID();
   const clipPath = await store(storage, 'clips', `${prefix}/${clipId}.mp4`);
   await knex('clips').insert({ id: clipId, ...base, render_id: renderId, file_url: `/api/files/clips/${clipPath}`, file_name: 'zoom.mp4', duration: 5, credits_used: 1, storage_bucket: 'clips', storage_path: clipPath, storage_mime: 'video/mp4' });
-  await knex('content_lineage').insert({ user_id: workspaceId, item_kind: 'clip', item_id: clipId, source_kind: 'render', source_id: renderId });
+  await knex('content_lineage').insert({ workspace_id: workspaceId, item_kind: 'clip', item_id: clipId, source_kind: 'render', source_id: renderId });
 
   const assemblyJobId = randomUUID();
   await knex('assembly_jobs').insert({ id: assemblyJobId, ...base, platform: 'instagram', clip_ids: [clipId], status: 'completed', progress: 100, workflow_id: `assembly-${assemblyJobId}`, created_by: owner.id });
@@ -148,7 +148,7 @@ export async function createMatrixWorkspace(
   const [{ id: generatedId }] = await knex('generated_content')
     .insert({ ...base, render_id: renderId, content_type: 'image', file_url: `/api/files/images/${prefix}/${randomUUID()}.png`, file_name: 'older.png' })
     .returning('id');
-  await knex('aesthetic_chats').insert({ project_id: projectId, user_id: workspaceId, chat_history: JSON.stringify([]) });
+  await knex('aesthetic_chats').insert({ project_id: projectId, workspace_id: workspaceId, chat_history: JSON.stringify([]) });
 
   const clipJobId = randomUUID();
   // failed: it can be retried, and a new clip may start beside it
@@ -167,7 +167,7 @@ export async function createMatrixWorkspace(
   await knex('ai_image_edits').insert({ id: imageEditJobId, ...base, workflow_id: `image-edit-${imageEditJobId}`, original_image_url: renderUrl, edit_prompt: 'warmer light', status: 'processing', created_by: users.member.id });
 
   const approvalId = randomUUID();
-  const reservation = await reserveCredits(knex, { profileId: workspaceId, contentType: 'clip', amount: 3, idempotencyKey: `matrix:${approvalId}` });
+  const reservation = await reserveCredits(knex, { workspaceId, contentType: 'clip', amount: 3, idempotencyKey: `matrix:${approvalId}` });
   const originalPath = await store(storage, 'clips', `pending/${approvalId}/original.mp4`);
   const previewPath = await store(storage, 'clips', `pending/${approvalId}/preview.mp4`);
   await knex('pending_approvals').insert({
@@ -189,7 +189,7 @@ export async function createMatrixWorkspace(
     created_by: users.member.id,
   });
 
-  const [{ id: draftId }] = await knex('drafts').insert({ user_id: workspaceId, name: 'Matrix draft' }).returning('id');
+  const [{ id: draftId }] = await knex('drafts').insert({ workspace_id: workspaceId, name: 'Matrix draft' }).returning('id');
   const draftImagePath = await store(storage, 'drafts', `${workspaceId}/${draftId}/${randomUUID()}.png`);
   const draftImageUrl = `/api/files/drafts/${draftImagePath}`;
   const draftFile = { bucket: 'drafts', path: draftImagePath };
@@ -216,7 +216,7 @@ export async function createMatrixWorkspace(
     id: draftJobId,
     draft_id: draftId,
     draft_image_id: draftImageId,
-    user_id: workspaceId,
+    workspace_id: workspaceId,
     model_id: 'nano-banana-edit',
     mode: 'edit_render',
     prompt: 'brighter',
@@ -231,7 +231,7 @@ export async function createMatrixWorkspace(
   if (options.openUpload) uploadId = await options.openUpload(workspaceId, projectId);
   else {
     uploadId = randomBytes(16).toString('hex');
-    await knex('resumable_uploads').insert({ id: uploadId, user_id: workspaceId, project_id: projectId, file_name: 'big.png', size: 100, status: 'uploading' });
+    await knex('resumable_uploads').insert({ id: uploadId, workspace_id: workspaceId, project_id: projectId, file_name: 'big.png', size: 100, status: 'uploading' });
   }
 
   const [{ id: invitationId }] = await knex('workspace_invitations')
@@ -246,7 +246,7 @@ export async function createMatrixWorkspace(
     .returning('id');
 
   const [{ id: exportId }] = await knex('data_exports')
-    .insert({ user_id: workspaceId, sequence: 1, workflow_id: `export-${workspaceId}-1`, status: 'completed', progress: 100 })
+    .insert({ workspace_id: workspaceId, sequence: 1, workflow_id: `export-${workspaceId}-1`, status: 'completed', progress: 100 })
     .returning('id');
 
   const [{ id: webhookEndpointId }] = await knex('webhook_endpoints')
@@ -327,8 +327,8 @@ export async function snapshot(knex: Knex, storage: Storage, workspaceId: string
   const ledger = {
     balance: profile?.credits ?? -1,
     reserved: profile?.reserved_credits ?? -1,
-    ledgerSum: await sum('credit_transactions', { profile_id: workspaceId }),
-    activeReservations: await sum('credit_reservations', { profile_id: workspaceId, status: 'active' }),
+    ledgerSum: await sum('credit_transactions', { workspace_id: workspaceId }),
+    activeReservations: await sum('credit_reservations', { workspace_id: workspaceId, status: 'active' }),
   };
   const files: string[] = [];
   for (const bucket of BUCKETS) for (const o of await storage.objects.list(bucket, '')) if (!o.path.startsWith('_')) files.push(`${bucket}/${o.path} (${o.size} B)`);

@@ -10,7 +10,7 @@ export async function createFundedProfile(knex: Knex, credits: number = NEW_PROF
   const [user] = await knex('users').insert({ email, password_hash: 'not-a-real-hash' }).returning(['id']);
   await createPersonalWorkspace(knex, { id: user.id, email, name: 'Ledger Test' });
   if (credits > 0) {
-    await addCredits(knex, { profileId: user.id, amount: credits, type: 'signup_bonus', description: 'Welcome credits', idempotencyKey: `signup:${user.id}` });
+    await addCredits(knex, { workspaceId: user.id, amount: credits, type: 'signup_bonus', description: 'Welcome credits', idempotencyKey: `signup:${user.id}` });
   }
   return { id: user.id as string, email };
 }
@@ -38,11 +38,11 @@ export async function insertPendingApproval(knex: Knex, item: PendingApprovalFix
   const id = randomUUID();
   const contentType = item.contentType ?? 'image';
   const cost = item.cost ?? 0;
-  const projectId = item.projectId ?? (await knex('projects').insert({ user_id: item.userId, name: 'Approvals' }).returning<{ id: string }[]>('id'))[0].id;
-  const reservation = item.reserve ? await reserveCredits(knex, { profileId: item.userId, contentType, amount: cost, idempotencyKey: `fixture:${id}` }) : null;
+  const projectId = item.projectId ?? (await knex('projects').insert({ workspace_id: item.userId, name: 'Approvals' }).returning<{ id: string }[]>('id'))[0].id;
+  const reservation = item.reserve ? await reserveCredits(knex, { workspaceId: item.userId, contentType, amount: cost, idempotencyKey: `fixture:${id}` }) : null;
   await knex('pending_approvals').insert({
     id,
-    user_id: item.userId,
+    workspace_id: item.userId,
     project_id: projectId,
     content_type: contentType,
     status: item.status ?? 'pending',

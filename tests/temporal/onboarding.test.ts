@@ -17,7 +17,7 @@ async function createUserWithProfile(): Promise<string> {
 }
 
 async function projectsOf(userId: string): Promise<{ id: string; name: string }[]> {
-  return testKnex()('projects').where({ user_id: userId }).select('id', 'name');
+  return testKnex()('projects').where({ workspace_id: userId }).select('id', 'name');
 }
 
 describe('try-it onboarding workflow (dev server, real worker, PostgreSQL)', () => {

@@ -37,7 +37,7 @@ describe('onboarding activities', () => {
 
     expect(first).toEqual({ projectId: onboardingProjectId(user.id), projectName: 'villa', created: true });
     expect(again).toEqual({ projectId: first.projectId, projectName: 'Villa (renamed)', created: false });
-    expect(await knex('projects').where({ user_id: user.id }).count<{ count: string }[]>('* as count')).toEqual([{ count: '1' }]);
+    expect(await knex('projects').where({ workspace_id: user.id }).count<{ count: string }[]>('* as count')).toEqual([{ count: '1' }]);
   });
 
   it('refuses a user without a profile with a non-retryable failure', async () => {

@@ -81,7 +81,7 @@ describe('worker entry (workers/main.ts)', () => {
     // default task queue (TASK_QUEUES.onboarding): only the spawned worker polls it
     const result = await runTryItOnboarding(client, { userId: user.id, fileName: 'worker-entry.jpg', platform: null, effect: 'Zoom In' });
     expect(result).toMatchObject({ success: true, projectName: 'worker entry' });
-    expect(await testKnex()('projects').where({ user_id: user.id }).count<{ count: string }[]>('* as count')).toEqual([{ count: '1' }]);
+    expect(await testKnex()('projects').where({ workspace_id: user.id }).count<{ count: string }[]>('* as count')).toEqual([{ count: '1' }]);
 
     worker.child.kill('SIGTERM');
     expect(await worker.exited).toBe(0);

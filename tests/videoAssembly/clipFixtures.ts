@@ -57,7 +57,7 @@ export async function insertApprovedClips(knex: Knex, storage: Storage, owner: {
     const [row] = await knex('clips')
       .insert({
         project_id: owner.projectId,
-        user_id: owner.userId,
+        workspace_id: owner.userId,
         file_url: fileUrl('clips', filePath),
         file_name: spec.fileName,
         storage_bucket: 'clips',

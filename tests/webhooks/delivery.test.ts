@@ -221,7 +221,7 @@ it('delivers every event in order per resource through 500s and an outage, never
     const endpoint = await knex('webhook_endpoints').where({ id: endpointId }).first();
     expect(endpoint).toMatchObject({ status: 'disabled', disabled_reason: WEBHOOK_DISABLED_GONE });
     expect(await knex('webhook_deliveries').where({ event_id: gone!.eventId }).first('status', 'last_status_code', 'attempts')).toEqual({ status: 'failed', last_status_code: 410, attempts: 1 });
-    const notices = await knex('user_events').where({ user_id: workspaceId }).whereRaw(`payload->>'kind' = 'webhook' and payload->>'change' = 'disabled'`);
+    const notices = await knex('user_events').where({ workspace_id: workspaceId }).whereRaw(`payload->>'kind' = 'webhook' and payload->>'change' = 'disabled'`);
     expect(notices).toHaveLength(1);
     expect(await recordJobEvent(workspaceId, jobs[1], 4)).toBeNull();
     expect(receiver.received.filter((r) => r.answered === 410)).toHaveLength(1);

@@ -172,7 +172,7 @@ it('disables an endpoint whose every attempt failed for the disable period, e-ma
   expect(mail.subject).toBe(`A webhook endpoint of ${workspace.name} was turned off`);
   expect(mail.text).toContain(receiver.url);
   expect(mail.text).toContain(`https://studio.example.test/?view=webhooks&workspace=${workspaceId}&endpoint=${endpointId}`);
-  const notices = await knex('user_events').where({ user_id: workspaceId }).whereRaw(`payload->>'kind' = 'webhook' and payload->>'change' = 'disabled'`);
+  const notices = await knex('user_events').where({ workspace_id: workspaceId }).whereRaw(`payload->>'kind' = 'webhook' and payload->>'change' = 'disabled'`);
   expect(notices).toHaveLength(1);
   // nothing more is sent; both deliveries wait (the second behind the first of its approval)
   expect(receiver.received).toHaveLength(3);

@@ -221,7 +221,7 @@ describe('image edits and their approvals', () => {
   it('approving records approval.approved with the saved item; a balance taken from the threshold to below it records credits.low once', async () => {
     // the balance exactly at the threshold: the approval's charge takes it below
     const balance = await balanceOf(user.id);
-    await addCredits(h.knex, { profileId: user.id, amount: LOW_CREDIT_THRESHOLD - balance, type: 'purchase', description: 'Top up', idempotencyKey: `top-up:${randomUUID()}` });
+    await addCredits(h.knex, { workspaceId: user.id, amount: LOW_CREDIT_THRESHOLD - balance, type: 'purchase', description: 'Top up', idempotencyKey: `top-up:${randomUUID()}` });
     expect(await balanceOf(user.id)).toBe(LOW_CREDIT_THRESHOLD);
     expect(await events(user.id, 'credits.low')).toHaveLength(0);
 
@@ -244,15 +244,15 @@ describe('image edits and their approvals', () => {
 
   it('credits.low only on a crossing: not on later charges below the threshold, again after the balance went back up and down', async () => {
     const lowBefore = (await events(user.id, 'credits.low')).length;
-    await deductCredits(h.knex, { profileId: user.id, amount: 1, description: 'below already', idempotencyKey: `deduct:${randomUUID()}` });
+    await deductCredits(h.knex, { workspaceId: user.id, amount: 1, description: 'below already', idempotencyKey: `deduct:${randomUUID()}` });
     expect(await events(user.id, 'credits.low')).toHaveLength(lowBefore);
     const balance = await balanceOf(user.id);
-    await addCredits(h.knex, { profileId: user.id, amount: LOW_CREDIT_THRESHOLD + 5 - balance, type: 'add', description: 'back up', idempotencyKey: `add:${randomUUID()}` });
+    await addCredits(h.knex, { workspaceId: user.id, amount: LOW_CREDIT_THRESHOLD + 5 - balance, type: 'add', description: 'back up', idempotencyKey: `add:${randomUUID()}` });
     expect(await events(user.id, 'credits.low')).toHaveLength(lowBefore);
     const key = `deduct:${randomUUID()}`;
-    await deductCredits(h.knex, { profileId: user.id, amount: 10, description: 'across', idempotencyKey: key });
+    await deductCredits(h.knex, { workspaceId: user.id, amount: 10, description: 'across', idempotencyKey: key });
     // the same key again changes nothing and records nothing
-    await deductCredits(h.knex, { profileId: user.id, amount: 10, description: 'across', idempotencyKey: key });
+    await deductCredits(h.knex, { workspaceId: user.id, amount: 10, description: 'across', idempotencyKey: key });
     const lows = await events(user.id, 'credits.low');
     expect(lows).toHaveLength(lowBefore + 1);
     expect(lows.at(-1)?.payload.data).toMatchObject({ balance: LOW_CREDIT_THRESHOLD - 5, previousBalance: LOW_CREDIT_THRESHOLD + 5 });
@@ -261,9 +261,9 @@ describe('image edits and their approvals', () => {
   it('a ledger change that rolls back records nothing', async () => {
     const before = await events(user.id);
     const balance = await balanceOf(user.id);
-    await addCredits(h.knex, { profileId: user.id, amount: LOW_CREDIT_THRESHOLD - balance, type: 'add', description: 'to the line', idempotencyKey: `add:${randomUUID()}` });
+    await addCredits(h.knex, { workspaceId: user.id, amount: LOW_CREDIT_THRESHOLD - balance, type: 'add', description: 'to the line', idempotencyKey: `add:${randomUUID()}` });
     const rolledBack = h.knex.transaction(async (trx) => {
-      await deductCredits(trx, { profileId: user.id, amount: 3, description: 'rolled back', idempotencyKey: `deduct:${randomUUID()}` });
+      await deductCredits(trx, { workspaceId: user.id, amount: 3, description: 'rolled back', idempotencyKey: `deduct:${randomUUID()}` });
       expect((await trx('webhook_events').where({ workspace_id: user.id, type: 'credits.low' })).length).toBe((await events(user.id, 'credits.low')).length + 1);
       throw new Error('roll back');
     });
@@ -301,7 +301,7 @@ describe('image edits and their approvals', () => {
     const approvalsBefore = (await events(user.id, 'approval.created')).length;
     const res = await generateImage(h.baseUrl, user, { baseImage: broken.id, projectId });
     expect(res.status).toBeGreaterThanOrEqual(400);
-    const edit = (await h.knex('ai_image_edits').where({ user_id: user.id, status: 'failed' }).orderBy('created_at', 'desc').first('workflow_id', 'error')) as { workflow_id: string; error: string };
+    const edit = (await h.knex('ai_image_edits').where({ workspace_id: user.id, status: 'failed' }).orderBy('created_at', 'desc').first('workflow_id', 'error')) as { workflow_id: string; error: string };
     const failedJob = edit.workflow_id.replace(/^image-edit-/, '');
     await onlyEvent(user.id, 'job.started', failedJob);
     const failed = await onlyEvent(user.id, 'job.failed', failedJob);

@@ -77,7 +77,7 @@ async function projectWithRender(user: TestUser, workspaceId: string, name: stri
 
 /** A charge in `workspaceId` made by `actorId`: a reservation they start, consumed on their approval (one 'consume' row). */
 async function spend(workspaceId: string, actorId: string, amount: number): Promise<void> {
-  const reservation = await reserveCredits(testKnex(), { profileId: workspaceId, contentType: 'image', amount, idempotencyKey: `spend:${randomUUID()}`, actorId });
+  const reservation = await reserveCredits(testKnex(), { workspaceId, contentType: 'image', amount, idempotencyKey: `spend:${randomUUID()}`, actorId });
   await consumeReservation(testKnex(), { reservationId: reservation.id, description: 'Approved image', actorId });
 }
 
@@ -98,8 +98,8 @@ async function counts(workspaceId: string) {
   const knex = testKnex();
   const [members, projects, ledger] = await Promise.all([
     knex('workspace_members').where({ workspace_id: workspaceId }).orderBy('user_id').select('user_id', 'role'),
-    knex('projects').where({ user_id: workspaceId }).count<{ n: string }[]>({ n: '*' }),
-    knex('credit_transactions').where({ profile_id: workspaceId }).count<{ n: string }[]>({ n: '*' }),
+    knex('projects').where({ workspace_id: workspaceId }).count<{ n: string }[]>({ n: '*' }),
+    knex('credit_transactions').where({ workspace_id: workspaceId }).count<{ n: string }[]>({ n: '*' }),
   ]);
   return { members, projects: Number(projects[0].n), ledger: Number(ledger[0].n), profile: await knex('profiles').where({ id: workspaceId }).first('credits', 'reserved_credits') };
 }
@@ -184,7 +184,7 @@ describe('deleting an account after handing its workspaces over', () => {
     // a studio of Cleo's where Ann is a member and spends the studio's credits
     const studio = await createTeamWorkspace(app.baseUrl, { name: `Cleo Studio ${randomUUID().slice(0, 6)}` });
     await joinWorkspace(app.baseUrl, studio, 'member', ann);
-    await addCredits(knex, { profileId: studio.id, amount: 30, type: 'purchase', description: 'Studio purchase', idempotencyKey: `studio:${randomUUID()}` });
+    await addCredits(knex, { workspaceId: studio.id, amount: 30, type: 'purchase', description: 'Studio purchase', idempotencyKey: `studio:${randomUUID()}` });
     await spend(studio.id, ann.id, 2);
     await spend(studio.id, ann.id, 1);
     await spend(studio.id, studio.owner.id, 3);
@@ -201,7 +201,7 @@ describe('deleting an account after handing its workspaces over', () => {
     expect(started.status).toBe(200);
     const jobId = started.body.jobId as string;
     await clipRunning(ann, studio.id, jobId);
-    expect(await knex('video_generation_jobs').where({ id: jobId }).first('user_id', 'created_by')).toEqual({ user_id: studio.id, created_by: ann.id });
+    expect(await knex('video_generation_jobs').where({ id: jobId }).first('workspace_id', 'created_by')).toEqual({ workspace_id: studio.id, created_by: ann.id });
     expect((await knex('profiles').where({ id: studio.id }).first('reserved_credits')).reserved_credits).toBe(4);
 
     // the only owner of her personal workspace, which Ben is in: refused until she hands it over
@@ -225,7 +225,7 @@ describe('deleting an account after handing its workspaces over', () => {
     // the personal workspace stays, as a team workspace of Ben's, with its project, render and files
     expect(await knex('workspaces').where({ id: ann.id }).first('name', 'personal_user_id')).toEqual({ name: 'Personal', personal_user_id: null });
     expect(await knex('workspace_members').where({ workspace_id: ann.id }).select('user_id', 'role')).toEqual([{ user_id: ben.id, role: 'owner' }]);
-    expect(await knex('projects').where({ id: annProject.projectId }).first('user_id')).toEqual({ user_id: ann.id });
+    expect(await knex('projects').where({ id: annProject.projectId }).first('workspace_id')).toEqual({ workspace_id: ann.id });
     expect(await knex('profiles').where({ id: ann.id }).first('email', 'name')).toEqual({ email: ben.email, name: 'Personal' });
     expect((await storagePathsContaining(ann.id)).length).toBeGreaterThanOrEqual(2);
     const benSees = await request<{ workspaces: Array<{ id: string; role: string; personal: boolean }> }>(app.baseUrl, '/api/workspaces', { token: ben.token });
@@ -236,7 +236,7 @@ describe('deleting an account after handing its workspaces over', () => {
     expect(await knex('profiles').where({ id: studio.id }).first('credits', 'reserved_credits')).toEqual({ credits: 24, reserved_credits: 0 });
     expect(await knex('video_generation_jobs').where({ id: jobId }).first('created_by')).toEqual({ created_by: null });
     // her charges stay in the studio's ledger, by a deleted account, and spend per member still adds up
-    const rows = await knex('credit_transactions').where({ profile_id: studio.id, transaction_type: 'consume' }).orderBy('created_at').select('amount', 'created_by', 'created_by_email');
+    const rows = await knex('credit_transactions').where({ workspace_id: studio.id, transaction_type: 'consume' }).orderBy('created_at').select('amount', 'created_by', 'created_by_email');
     expect(rows).toEqual([
       { amount: -2, created_by: null, created_by_email: 'deleted account' },
       { amount: -1, created_by: null, created_by_email: 'deleted account' },

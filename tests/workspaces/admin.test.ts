@@ -53,7 +53,7 @@ async function balance(workspaceId: string): Promise<number> {
 
 async function adminRows(workspaceId: string) {
   return knex('credit_transactions')
-    .where({ profile_id: workspaceId, transaction_type: 'admin_adjust' })
+    .where({ workspace_id: workspaceId, transaction_type: 'admin_adjust' })
     .orderBy('created_at')
     .select('amount', 'description', 'created_by', 'created_by_email');
 }

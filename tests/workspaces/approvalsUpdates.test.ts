@@ -36,7 +36,7 @@ describe('approval updates checked against the workspace', () => {
   it("refuses a decision naming another workspace, even from a member of the item's workspace, and changes nothing", async () => {
     const [owner, member] = await Promise.all([createTestUser(h.baseUrl), createTestUser(h.baseUrl)]);
     const team = await createTeam(h.knex, owner, [[member, 'member']], 10);
-    await addCredits(h.knex, { profileId: team.id, amount: 12, type: 'purchase', description: 'Small Project', idempotencyKey: `buy:${team.id}`, actorId: owner.id });
+    await addCredits(h.knex, { workspaceId: team.id, amount: 12, type: 'purchase', description: 'Small Project', idempotencyKey: `buy:${team.id}`, actorId: owner.id });
     const item = await seedTeamImage(h, team.id, await teamProject(h.knex, team.id), member);
     const handle = h.client.workflow.getHandle(`approval-${item.approvalId}`);
     const before = await accountSnapshot(h.knex, team.id);
@@ -65,7 +65,7 @@ describe('approval updates checked against the workspace', () => {
 
     const result = await handle.executeUpdate(approveUpdate, { args: [{ userId: owner.id }] });
     expect(result.status).toBe('approved');
-    const consume = await h.knex('credit_transactions').where({ profile_id: owner.id, transaction_type: 'consume' }).first('amount', 'created_by', 'created_by_email');
+    const consume = await h.knex('credit_transactions').where({ workspace_id: owner.id, transaction_type: 'consume' }).first('amount', 'created_by', 'created_by_email');
     expect(consume).toEqual({ amount: -1, created_by: owner.id, created_by_email: owner.email });
     expect(await handle.result()).toBe('approved');
   });

@@ -46,7 +46,7 @@ beforeAll(async () => {
   const [row] = await knex('workspaces').insert({ name: 'Assembly Studio', created_by: people.owner.id }).returning<{ id: string }[]>('id');
   workspaceId = row.id;
   await knex('profiles').insert({ id: workspaceId, email: people.owner.email, name: 'Assembly Studio' });
-  await addCredits(knex, { profileId: workspaceId, amount: 20, type: 'signup_bonus', description: 'Team credits', idempotencyKey: `team:${workspaceId}` });
+  await addCredits(knex, { workspaceId, amount: 20, type: 'signup_bonus', description: 'Team credits', idempotencyKey: `team:${workspaceId}` });
   await knex('workspace_members').insert([
     { workspace_id: workspaceId, user_id: people.owner.id, role: 'owner' },
     { workspace_id: workspaceId, user_id: people.member.id, role: 'member' },
@@ -103,10 +103,10 @@ describe('assembly in a team workspace', () => {
     const job = await waitFor(people.member, jobId);
     expect(job).toMatchObject({ status: 'completed', projectId });
     const row = await testKnex()('assembly_jobs').where({ id: jobId }).first();
-    expect(row).toMatchObject({ user_id: workspaceId, created_by: people.member.id, project_id: projectId });
+    expect(row).toMatchObject({ workspace_id: workspaceId, created_by: people.member.id, project_id: projectId });
     expect(await assemblyFileStored(workspaceId, jobId, 'video.mp4')).toBe(true);
     const pending = await testKnex()('pending_approvals').where({ source_job_id: jobId }).first();
-    expect(pending).toMatchObject({ user_id: workspaceId, created_by: people.member.id, status: 'pending' });
+    expect(pending).toMatchObject({ workspace_id: workspaceId, created_by: people.member.id, status: 'pending' });
 
     for (const role of ['owner', 'viewer'] as const) {
       const seen = await status(people[role], jobId);

@@ -41,7 +41,7 @@ async function createTeamWorkspace(db: Knex, name: string, members: Array<{ user
   const owner = members.find((m) => m.role === 'owner')?.user as TestUser;
   const [row] = await db('workspaces').insert({ name, created_by: owner.id }).returning<{ id: string }[]>('id');
   await db('profiles').insert({ id: row.id, email: owner.email, name });
-  await addCredits(db, { profileId: row.id, amount: 20, type: 'signup_bonus', description: 'Team credits', idempotencyKey: `team:${row.id}` });
+  await addCredits(db, { workspaceId: row.id, amount: 20, type: 'signup_bonus', description: 'Team credits', idempotencyKey: `team:${row.id}` });
   await db('workspace_members').insert(members.map((m) => ({ workspace_id: row.id, user_id: m.user.id, role: m.role })));
   return row.id;
 }
@@ -73,7 +73,7 @@ async function tusFilesWithoutUpload(tusDir: string): Promise<string[]> {
 
 /** What a refused call must leave as it was: the workspace's rows, its stored files and the tus store's files. */
 async function snapshot(): Promise<Record<string, unknown>> {
-  const rows = async (table: string, key = 'id') => (await knex(table).where({ user_id: workspaceId }).orderBy(key)) as unknown[];
+  const rows = async (table: string, key = 'id') => (await knex(table).where({ workspace_id: workspaceId }).orderBy(key)) as unknown[];
   const tusDir = path.join(path.resolve(config.storageDir), '.tus-uploads');
   return {
     projects: await rows('projects'),
@@ -139,7 +139,7 @@ afterAll(async () => {
 describe('projects of a team workspace', () => {
   it('are created in the request workspace and listed for every member of it, not in their personal lists', async () => {
     const row = await knex('projects').where({ id: projectId }).first();
-    expect(row.user_id).toBe(workspaceId);
+    expect(row.workspace_id).toBe(workspaceId);
     for (const role of ['owner', 'admin', 'member', 'viewer'] as const) {
       const team = await request<{ projects: Array<{ id: string; user_id: string }> }>(server.baseUrl, '/api/projects/list', { token: people[role].token, headers: inWorkspace(workspaceId) });
       expect(team.status).toBe(200);
@@ -178,7 +178,7 @@ describe('projects of a team workspace', () => {
     const account = await knex('profiles').where({ id: workspaceId }).first('reserved_credits');
     const removed = await request(server.baseUrl, `/api/projects/${made.body.project.id}`, { method: 'DELETE', token: people.member.token });
     expect(removed.status).toBe(200);
-    const reservation = await knex('credit_reservations').where({ profile_id: workspaceId }).whereRaw("metadata->>'releaseReason' = 'project deleted'").orderBy('created_at', 'desc').first();
+    const reservation = await knex('credit_reservations').where({ workspace_id: workspaceId }).whereRaw("metadata->>'releaseReason' = 'project deleted'").orderBy('created_at', 'desc').first();
     expect(reservation).toMatchObject({ status: 'released', amount: 2 });
     expect(reservation.metadata.releasedBy).toBe(people.member.id);
     expect(await knex('pending_approvals').where({ id: pending.id }).first()).toBeUndefined();
@@ -199,13 +199,13 @@ describe('uploads into a team project', () => {
     const rows = await knex('renders').whereIn('id', [multipartId, tusId]);
     expect(rows).toHaveLength(2);
     for (const row of rows) {
-      expect(row.user_id).toBe(workspaceId);
+      expect(row.workspace_id).toBe(workspaceId);
       expect(row.project_id).toBe(projectId);
       // stored in the workspace's folder (removed with the workspace's data)
       expect(String(row.storage_path).startsWith(`${workspaceId}/`)).toBe(true);
     }
     const upload = await knex('resumable_uploads').where({ render_id: tusId }).first();
-    expect(upload).toMatchObject({ user_id: workspaceId, status: 'completed' });
+    expect(upload).toMatchObject({ workspace_id: workspaceId, status: 'completed' });
 
     for (const role of ['owner', 'admin', 'member', 'viewer'] as const) {
       const seen = await listing(people[role]);
@@ -218,7 +218,7 @@ describe('uploads into a team project', () => {
     const res = await uploadRender(server.baseUrl, people.member, projectId, { bytes: await pngBytes(40, 40, 13), fileName: 'late.png', type: 'image/png' }, { fieldsFirst: false });
     expect(res.status).toBe(200);
     const row = await knex('renders').where({ id: res.body.render?.data.id }).first();
-    expect(row.user_id).toBe(workspaceId);
+    expect(row.workspace_id).toBe(workspaceId);
     expect(String(row.storage_path).startsWith(`${workspaceId}/`)).toBe(true);
     // nothing left behind in the member's personal folder
     expect(await storedUnder('renders', people.member.id)).toEqual([]);
@@ -356,6 +356,6 @@ describe('a user who is not a member', () => {
     }
     expect(await snapshot()).toEqual(before);
     // the outsider's own workspace did not gain the project either
-    expect(await knex('projects').where({ user_id: outsider.id })).toEqual([]);
+    expect(await knex('projects').where({ workspace_id: outsider.id })).toEqual([]);
   });
 });

@@ -56,7 +56,7 @@ describe('Stripe Checkout for a team workspace', () => {
     expect(h.fake.sessionCreates.length).toBe(sessionsBefore);
     expect(await accountSnapshot(h.knex, c.team.id)).toEqual(before);
     for (const user of [c.member, c.viewer, c.outsider]) {
-      expect(await h.knex('credit_purchases').where({ user_id: user.id }).count({ n: '*' }).first()).toEqual({ n: '0' });
+      expect(await h.knex('credit_purchases').where({ workspace_id: user.id }).count({ n: '*' }).first()).toEqual({ n: '0' });
     }
     // purchases are billing too
     for (const user of [c.member, c.viewer]) expect((await request(h.baseUrl, '/api/stripe/purchases', { token: user.token, headers: inTeam(c.team.id) })).status).toBe(403);
@@ -74,7 +74,7 @@ describe('Stripe Checkout for a team workspace', () => {
     expect(sent.form.customer_email).toBe(c.admin.email);
     // the default return page opens the team workspace again
     expect(sent.form.success_url).toContain(`workspace=${c.team.id}`);
-    expect(await h.knex('credit_purchases').where({ stripe_session_id: sessionId }).first('user_id', 'status')).toEqual({ user_id: c.team.id, status: 'open' });
+    expect(await h.knex('credit_purchases').where({ stripe_session_id: sessionId }).first('workspace_id', 'status')).toEqual({ workspace_id: c.team.id, status: 'open' });
 
     const delivered = await h.fake.deliver(h.fake.event('checkout.session.completed', h.fake.pay(sessionId)));
     expect(delivered.body).toEqual({ received: true, outcome: 'credited' });
@@ -82,7 +82,7 @@ describe('Stripe Checkout for a team workspace', () => {
     expect(await h.knex('profiles').where({ id: c.team.id }).first('credits', 'total_credits_purchased')).toEqual({ credits: 30, total_credits_purchased: 30 });
     // the admin's own account is untouched: still the 5 starting credits and no purchase
     expect(await h.knex('profiles').where({ id: c.admin.id }).first('credits', 'total_credits_purchased')).toEqual({ credits: 5, total_credits_purchased: 0 });
-    const row = await h.knex('credit_transactions').where({ profile_id: c.team.id, transaction_type: 'purchase' }).first();
+    const row = await h.knex('credit_transactions').where({ workspace_id: c.team.id, transaction_type: 'purchase' }).first();
     expect(row).toMatchObject({ amount: 30, idempotency_key: sessionId, created_by: c.admin.id, created_by_email: c.admin.email });
     expect((await checkLedgerInvariant(h.knex, c.team.id)).ok).toBe(true);
 
@@ -111,7 +111,7 @@ describe('Stripe Checkout for a team workspace', () => {
     const refunded = await h.fake.deliver(h.fake.event('charge.refunded', h.fake.refundedCharge(sessionId, purchase.amount_cents)));
     expect((refunded.body as { outcome: string }).outcome).toBe('refunded');
     expect(await h.knex('profiles').where({ id: c.team.id }).first('credits', 'total_credits_purchased')).toEqual({ credits: 0, total_credits_purchased: 0 });
-    const row = await h.knex('credit_transactions').where({ profile_id: c.team.id, transaction_type: 'refund' }).first();
+    const row = await h.knex('credit_transactions').where({ workspace_id: c.team.id, transaction_type: 'refund' }).first();
     expect(row).toMatchObject({ amount: -12, created_by: null, created_by_email: 'system' });
     expect(await h.knex('profiles').where({ id: c.owner.id }).first('credits')).toEqual({ credits: 5 });
     expect((await checkLedgerInvariant(h.knex, c.team.id)).ok).toBe(true);
@@ -123,12 +123,12 @@ describe('Stripe Checkout for a team workspace', () => {
     const sessionId: string = res.body.sessionId;
     await h.knex('credit_purchases').where({ stripe_session_id: sessionId }).delete();
     expect((await h.fake.deliver(h.fake.event('checkout.session.completed', h.fake.pay(sessionId)))).body).toEqual({ received: true, outcome: 'credited' });
-    expect(await h.knex('credit_purchases').where({ stripe_session_id: sessionId }).first('user_id', 'status', 'metadata')).toEqual({
-      user_id: c.team.id,
+    expect(await h.knex('credit_purchases').where({ stripe_session_id: sessionId }).first('workspace_id', 'status', 'metadata')).toEqual({
+      workspace_id: c.team.id,
       status: 'completed',
       metadata: { buyerId: c.admin.id },
     });
-    expect(await h.knex('credit_transactions').where({ profile_id: c.team.id, transaction_type: 'purchase' }).first('amount', 'created_by')).toEqual({ amount: 12, created_by: c.admin.id });
+    expect(await h.knex('credit_transactions').where({ workspace_id: c.team.id, transaction_type: 'purchase' }).first('amount', 'created_by')).toEqual({ amount: 12, created_by: c.admin.id });
 
     // a session created before workspaces: metadata { userId, packageId, credits }, client_reference_id the user
     const solo = await request(h.baseUrl, '/api/stripe/create-checkout-session', { token: c.outsider.token, json: { packageId: 'small' } });
@@ -138,6 +138,6 @@ describe('Stripe Checkout for a team workspace', () => {
     await h.knex('credit_purchases').where({ stripe_session_id: old.id }).delete();
     expect((await h.fake.deliver(h.fake.event('checkout.session.completed', h.fake.pay(old.id)))).body).toEqual({ received: true, outcome: 'credited' });
     expect(await h.knex('profiles').where({ id: c.outsider.id }).first('credits', 'total_credits_purchased')).toEqual({ credits: 17, total_credits_purchased: 12 });
-    expect(await h.knex('credit_transactions').where({ profile_id: c.outsider.id, transaction_type: 'purchase' }).first('created_by')).toEqual({ created_by: c.outsider.id });
+    expect(await h.knex('credit_transactions').where({ workspace_id: c.outsider.id, transaction_type: 'purchase' }).first('created_by')).toEqual({ created_by: c.outsider.id });
   });
 });

@@ -33,7 +33,7 @@ export async function createTeam(knex: Knex, owner: TestUser, members: Array<[Te
     await trx('profiles').insert({ id, email: owner.email, name, credits: 0 });
   });
   if (credits > 0) {
-    await addCredits(knex, { profileId: id, amount: credits, type: 'add', description: 'Team credits', idempotencyKey: `team-fund:${id}`, actorId: owner.id });
+    await addCredits(knex, { workspaceId: id, amount: credits, type: 'add', description: 'Team credits', idempotencyKey: `team-fund:${id}`, actorId: owner.id });
   }
   return { id, owner };
 }
@@ -43,7 +43,7 @@ export function inTeam(teamId: string): Record<string, string> {
 }
 
 export async function teamProject(knex: Knex, teamId: string, name = 'Shared Listing'): Promise<string> {
-  const [row] = await knex('projects').insert({ user_id: teamId, name }).returning<{ id: string }[]>('id');
+  const [row] = await knex('projects').insert({ workspace_id: teamId, name }).returning<{ id: string }[]>('id');
   return row.id;
 }
 
@@ -58,7 +58,7 @@ export interface TeamItem {
  */
 export async function seedTeamImage(h: Harness, teamId: string, projectId: string, starter: TestUser): Promise<TeamItem> {
   const approvalId = randomUUID();
-  const reservation = await checkAndReserve(h.knex, { profileId: teamId, contentType: 'image', idempotencyKey: `team-seed:${approvalId}`, actorId: starter.id });
+  const reservation = await checkAndReserve(h.knex, { workspaceId: teamId, contentType: 'image', idempotencyKey: `team-seed:${approvalId}`, actorId: starter.id });
   const folder = `pending/${approvalId}`;
   const original = await sharp(await renderBytes(160, 160)).jpeg().toBuffer();
   const files = { original: `${folder}/original.jpg`, watermarked: `${folder}/preview.jpg`, thumbnail: `${folder}/thumb.webp` };
@@ -67,7 +67,7 @@ export async function seedTeamImage(h: Harness, teamId: string, projectId: strin
   await h.storage.objects.put('images', files.thumbnail, await sharp(original).resize(64).webp().toBuffer());
   const item: NewPendingApproval = {
     approvalId,
-    userId: teamId,
+    workspaceId: teamId,
     createdBy: starter.id,
     projectId,
     fileName: 'team - AI edit.jpg',
@@ -95,7 +95,7 @@ export async function seedTeamImage(h: Harness, teamId: string, projectId: strin
   await h.client.workflow.start(approvalWorkflow, {
     taskQueue: h.queues.approvals,
     workflowId: approvalWorkflowId(approvalId),
-    args: [{ approvalId, userId: teamId, windowMs: created.windowMs }],
+    args: [{ approvalId, workspaceId: teamId, windowMs: created.windowMs }],
   });
   return { approvalId, reservationId: reservation.id };
 }
@@ -103,9 +103,9 @@ export async function seedTeamImage(h: Harness, teamId: string, projectId: strin
 /** What a refused call must leave as it was: the balance, the ledger, the reservations and the pending rows. */
 export async function accountSnapshot(knex: Knex, accountId: string): Promise<Record<string, unknown>> {
   const profile = await knex('profiles').where({ id: accountId }).first('credits', 'reserved_credits', 'total_credits_purchased', 'rejection_streak');
-  const ledger = await knex('credit_transactions').where({ profile_id: accountId }).orderBy('id').select('id', 'amount', 'created_by');
-  const reservations = await knex('credit_reservations').where({ profile_id: accountId }).orderBy('id').select('id', 'status', 'amount');
-  const approvals = await knex('pending_approvals').where({ user_id: accountId }).orderBy('id').select('id', 'status', 'remaining_cost');
-  const purchases = await knex('credit_purchases').where({ user_id: accountId }).orderBy('id').select('id', 'status');
+  const ledger = await knex('credit_transactions').where({ workspace_id: accountId }).orderBy('id').select('id', 'amount', 'created_by');
+  const reservations = await knex('credit_reservations').where({ workspace_id: accountId }).orderBy('id').select('id', 'status', 'amount');
+  const approvals = await knex('pending_approvals').where({ workspace_id: accountId }).orderBy('id').select('id', 'status', 'remaining_cost');
+  const purchases = await knex('credit_purchases').where({ workspace_id: accountId }).orderBy('id').select('id', 'status');
   return { profile, ledger, reservations, approvals, purchases };
 }

@@ -34,8 +34,8 @@ interface Call {
 async function sqlState(accountId: string): Promise<{ credits: number; reserved: number; ledgerSum: number; activeSum: number }> {
   const { rows } = await h.knex.raw(
     `select p.credits, p.reserved_credits,
-            (select coalesce(sum(amount), 0)::int from credit_transactions where profile_id = p.id) as ledger_sum,
-            (select coalesce(sum(amount), 0)::int from credit_reservations where profile_id = p.id and status = 'active') as active_sum
+            (select coalesce(sum(amount), 0)::int from credit_transactions where workspace_id = p.id) as ledger_sum,
+            (select coalesce(sum(amount), 0)::int from credit_reservations where workspace_id = p.id and status = 'active') as active_sum
        from profiles p where p.id = ?`,
     [accountId],
   );
@@ -58,7 +58,7 @@ describe('one workspace balance under concurrent members', () => {
     const people = [owner, m1, m2, m3];
     const team = await createTeam(h.knex, owner, [[m1, 'member'], [m2, 'member'], [m3, 'admin']], 30);
     // a purchase by the workspace, so rejections are allowed
-    await addCredits(h.knex, { profileId: team.id, amount: 12, type: 'purchase', description: 'Small Project', idempotencyKey: `storm-buy:${team.id}`, actorId: m3.id });
+    await addCredits(h.knex, { workspaceId: team.id, amount: 12, type: 'purchase', description: 'Small Project', idempotencyKey: `storm-buy:${team.id}`, actorId: m3.id });
     const projectId = await teamProject(h.knex, team.id);
 
     const decide = ({ item, user, decision }: Call): Promise<JsonResponse> =>
@@ -149,7 +149,7 @@ describe('one workspace balance under concurrent members', () => {
     expect(state.credits).toBe(30 + 12 - approved);
     expect(state.reserved).toBe(0);
     // refused starts reserved nothing: every reservation of the workspace belongs to an item
-    expect(await h.knex('credit_reservations').where({ profile_id: team.id }).count({ n: '*' }).first()).toEqual({ n: String(allItems.length) });
+    expect(await h.knex('credit_reservations').where({ workspace_id: team.id }).count({ n: '*' }).first()).toEqual({ n: String(allItems.length) });
     expect(refusedStarts).toBeGreaterThan(0);
 
     // spend per member adds up to what was charged, each approver credited with their wins

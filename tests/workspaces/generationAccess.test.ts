@@ -2,7 +2,7 @@
  * Generation in a team workspace (DESIGN.md "Teams (workspaces)"; issue 27, items 2, 4 and 8), end to end on the
  * run's PostgreSQL, storage and Temporal dev server with real workers:
  *
- * - a member's image edit and clip in the workspace's project belong to the workspace (rows' user_id, the
+ * - a member's image edit and clip in the workspace's project belong to the workspace (rows' workspace_id, the
  *   workspace's credits reserved) and record the member who started them (created_by on the job rows and the
  *   pending item, the reservation's actorId), and their runs carry RsWorkspaceId (RsUserId: the member);
  * - the Activity list of the workspace shows every member the job with who started it, and the member's personal
@@ -55,7 +55,7 @@ async function createTeamWorkspace(db: Knex, name: string, members: Array<{ user
   const owner = members.find((m) => m.role === 'owner')?.user as TestUser;
   const [row] = await db('workspaces').insert({ name, created_by: owner.id }).returning<{ id: string }[]>('id');
   await db('profiles').insert({ id: row.id, email: owner.email, name });
-  await addCredits(db, { profileId: row.id, amount: TEAM_CREDITS, type: 'purchase', description: 'Team credits', idempotencyKey: `team:${row.id}` });
+  await addCredits(db, { workspaceId: row.id, amount: TEAM_CREDITS, type: 'purchase', description: 'Team credits', idempotencyKey: `team:${row.id}` });
   await db('workspace_members').insert(members.map((m) => ({ workspace_id: row.id, user_id: m.user.id, role: m.role })));
   return row.id;
 }
@@ -105,16 +105,16 @@ function starterOf(user: TestUser): ActivityJob['startedBy'] {
 
 /** What a refused call must leave as it was: the workspace's jobs, items, drafts, reservations, ledger and balance. */
 async function snapshot(): Promise<Record<string, unknown>> {
-  const rows = (table: string, column = 'user_id') => knex(table).where({ [column]: workspaceId }).orderBy('id');
+  const rows = (table: string, column = 'workspace_id') => knex(table).where({ [column]: workspaceId }).orderBy('id');
   return {
     // a running clip's progress and message move on by themselves: what a refused call could change is the rest
-    clips: await rows('video_generation_jobs').select('id', 'user_id', 'created_by', 'project_id', 'render_id', 'options', 'workflow_id', 'created_at'),
+    clips: await rows('video_generation_jobs').select('id', 'workspace_id', 'created_by', 'project_id', 'render_id', 'options', 'workflow_id', 'created_at'),
     edits: await rows('ai_image_edits'),
     approvals: await rows('pending_approvals'),
     drafts: await rows('drafts'),
     draftJobs: await rows('draft_jobs'),
-    reservations: await rows('credit_reservations', 'profile_id'),
-    ledger: await rows('credit_transactions', 'profile_id'),
+    reservations: await rows('credit_reservations', 'workspace_id'),
+    ledger: await rows('credit_transactions', 'workspace_id'),
     account: await knex('profiles').where({ id: workspaceId }).first('credits', 'reserved_credits', 'rejection_streak'),
   };
 }
@@ -187,24 +187,24 @@ afterAll(async () => {
 
 describe('generation in a team workspace', () => {
   it("a member's image edit is the workspace's: its credits, rows and run, with the member recorded as who started it", async () => {
-    expect(await knex('projects').where({ id: projectId }).first('user_id')).toEqual({ user_id: workspaceId });
+    expect(await knex('projects').where({ id: projectId }).first('workspace_id')).toEqual({ workspace_id: workspaceId });
     const res = await editImage(people.memberA);
     expect(res.status).toBe(200);
     const { jobId, workflowId } = res.body.metadata as { jobId: string; workflowId: string };
     const approvalId = res.body.result.savedImage.approvalId as string;
 
-    expect(await knex('ai_image_edits').where({ workflow_id: workflowId }).first('user_id', 'created_by', 'status')).toEqual({
-      user_id: workspaceId,
+    expect(await knex('ai_image_edits').where({ workflow_id: workflowId }).first('workspace_id', 'created_by', 'status')).toEqual({
+      workspace_id: workspaceId,
       created_by: people.memberA.id,
       status: 'completed',
     });
-    expect(await knex('pending_approvals').where({ id: approvalId }).first('user_id', 'created_by', 'status')).toEqual({
-      user_id: workspaceId,
+    expect(await knex('pending_approvals').where({ id: approvalId }).first('workspace_id', 'created_by', 'status')).toEqual({
+      workspace_id: workspaceId,
       created_by: people.memberA.id,
       status: 'pending',
     });
-    const reservation = await knex('credit_reservations').where({ idempotency_key: workflowId }).first('profile_id', 'status', 'amount', 'metadata');
-    expect(reservation).toMatchObject({ profile_id: workspaceId, status: 'active', amount: 1, metadata: { actorId: people.memberA.id } });
+    const reservation = await knex('credit_reservations').where({ idempotency_key: workflowId }).first('workspace_id', 'status', 'amount', 'metadata');
+    expect(reservation).toMatchObject({ workspace_id: workspaceId, status: 'active', amount: 1, metadata: { actorId: people.memberA.id } });
     // the workspace's credits hold it; the member's own account is untouched
     expect(await knex('profiles').where({ id: workspaceId }).first('credits', 'reserved_credits')).toEqual({ credits: TEAM_CREDITS, reserved_credits: 1 });
     expect(await knex('profiles').where({ id: people.memberA.id }).first('credits', 'reserved_credits')).toEqual({ credits: 5, reserved_credits: 0 });
@@ -243,9 +243,9 @@ describe('generation in a team workspace', () => {
     expect(started.status).toBe(200);
     const jobId = started.body.jobId as string;
     const workflowId = `clip-${jobId}`;
-    expect(await knex('video_generation_jobs').where({ id: jobId }).first('user_id', 'created_by')).toEqual({ user_id: workspaceId, created_by: people.memberA.id });
-    const reservation = await knex('credit_reservations').where({ idempotency_key: workflowId }).first('profile_id', 'status', 'amount', 'metadata');
-    expect(reservation).toMatchObject({ profile_id: workspaceId, status: 'active', amount: 4, metadata: { actorId: people.memberA.id } });
+    expect(await knex('video_generation_jobs').where({ id: jobId }).first('workspace_id', 'created_by')).toEqual({ workspace_id: workspaceId, created_by: people.memberA.id });
+    const reservation = await knex('credit_reservations').where({ idempotency_key: workflowId }).first('workspace_id', 'status', 'amount', 'metadata');
+    expect(reservation).toMatchObject({ workspace_id: workspaceId, status: 'active', amount: 4, metadata: { actorId: people.memberA.id } });
     expect(await knex('profiles').where({ id: workspaceId }).first('credits', 'reserved_credits')).toEqual({ credits: before.credits, reserved_credits: before.reserved_credits + 4 });
     const run = await h.client.workflow.getHandle(workflowId).describe();
     expect(run.typedSearchAttributes.get(RS_WORKSPACE_ID)).toBe(workspaceId);
@@ -305,7 +305,7 @@ describe('generation in a team workspace', () => {
     }
     expect(refusedToOutsider[1].body).toMatchObject({ code: 'WORKSPACE_NOT_FOUND' });
     expect(await snapshot()).toEqual(unchanged);
-    expect(await knex('video_generation_jobs').whereIn('user_id', [people.viewer.id, people.outsider.id]).count<{ count: string }[]>('id as count')).toEqual([{ count: '0' }]);
+    expect(await knex('video_generation_jobs').whereIn('workspace_id', [people.viewer.id, people.outsider.id]).count<{ count: string }[]>('id as count')).toEqual([{ count: '0' }]);
     expect(await runsStartedBy(people.viewer.id)).toEqual([]);
     expect(await runsStartedBy(people.outsider.id)).toEqual([]);
     expect(await runsStartedBy(people.memberB.id)).toEqual([]);
@@ -320,7 +320,7 @@ describe('generation in a team workspace', () => {
     // and start one of their own now: it records them
     const own = await startClip(people.memberB);
     expect(own.status).toBe(200);
-    expect(await knex('video_generation_jobs').where({ id: own.body.jobId }).first('user_id', 'created_by')).toEqual({ user_id: workspaceId, created_by: people.memberB.id });
+    expect(await knex('video_generation_jobs').where({ id: own.body.jobId }).first('workspace_id', 'created_by')).toEqual({ workspace_id: workspaceId, created_by: people.memberB.id });
     const ownRun = await h.client.workflow.getHandle(`clip-${own.body.jobId}`).describe();
     expect(ownRun.typedSearchAttributes.get(RS_USER_ID)).toBe(people.memberB.id);
     const cancelOwn = await request(h.baseUrl, `/api/jobs/clip/${own.body.jobId}/cancel`, { method: 'POST', token: people.memberA.token, headers: inTeam() });
@@ -338,7 +338,7 @@ describe('generation in a team workspace', () => {
     const created = await request<{ draft: { id: string } }>(h.baseUrl, '/api/enhance-set/drafts/create', { token: people.memberA.token, headers: inTeam(), json: { name: 'Team draft' } });
     expect(created.status).toBe(201);
     const draftId = created.body.draft.id;
-    expect(await knex('drafts').where({ id: draftId }).first('user_id')).toEqual({ user_id: workspaceId });
+    expect(await knex('drafts').where({ id: draftId }).first('workspace_id')).toEqual({ workspace_id: workspaceId });
 
     const form = new FormData();
     form.append('draftId', draftId);
@@ -384,7 +384,7 @@ describe('generation in a team workspace', () => {
     expect(dispatched.status).toBe(200);
     expect(dispatched.body).toMatchObject({ success: true, dispatched: 1 });
     const { jobId, workflowId } = dispatched.body.results[0].data as { jobId: string; workflowId: string };
-    expect(await knex('draft_jobs').where({ id: jobId }).first('user_id', 'created_by')).toEqual({ user_id: workspaceId, created_by: people.memberA.id });
+    expect(await knex('draft_jobs').where({ id: jobId }).first('workspace_id', 'created_by')).toEqual({ workspace_id: workspaceId, created_by: people.memberA.id });
     const described = await h.client.workflow.getHandle(workflowId).describe();
     expect(described.typedSearchAttributes.get(RS_WORKSPACE_ID)).toBe(workspaceId);
     expect(described.typedSearchAttributes.get(RS_USER_ID)).toBe(people.memberA.id);
@@ -395,7 +395,7 @@ describe('generation in a team workspace', () => {
 
   it('every kind of run carries RsWorkspaceId (the account); RsUserId is its starter, else the account, as before workspaces', () => {
     const pairs = (attrs: ReturnType<typeof jobSearchAttributes>) => Object.fromEntries(attrs.map((p) => [p.key.name, p.value]));
-    expect(pairs(jobSearchAttributes({ userId: workspaceId, actorId: people.memberA.id, kind: 'assembly', itemId: 'job-1', projectId }))).toEqual({
+    expect(pairs(jobSearchAttributes({ workspaceId: workspaceId, actorId: people.memberA.id, kind: 'assembly', itemId: 'job-1', projectId }))).toEqual({
       RsWorkspaceId: workspaceId,
       RsUserId: people.memberA.id,
       RsJobKind: 'assembly',
@@ -403,7 +403,7 @@ describe('generation in a team workspace', () => {
       RsProjectId: projectId,
     });
     // a personal account's own runs (export, deletion, onboarding) name no actor: the account is the user
-    expect(pairs(jobSearchAttributes({ userId: people.owner.id, kind: 'export', itemId: 'export-1' }))).toEqual({
+    expect(pairs(jobSearchAttributes({ workspaceId: people.owner.id, kind: 'export', itemId: 'export-1' }))).toEqual({
       RsWorkspaceId: people.owner.id,
       RsUserId: people.owner.id,
       RsJobKind: 'export',
@@ -412,11 +412,11 @@ describe('generation in a team workspace', () => {
   });
 
   it('a run from before workspaces (no actorId in its input) records its account as who started it when that is a user, else nobody', async () => {
-    const [personalProject] = await knex('projects').insert({ user_id: people.owner.id, name: 'Older run' }).returning<{ id: string }[]>('id');
+    const [personalProject] = await knex('projects').insert({ workspace_id: people.owner.id, name: 'Older run' }).returning<{ id: string }[]>('id');
     const record = (userId: string, project: string, workflowId: string) =>
       h.activities.recordImageEdit({
         workflowId,
-        userId,
+        workspaceId: userId,
         projectId: project,
         originalImageUrl: renderUrl,
         editPrompt: 'an older run',
@@ -427,7 +427,7 @@ describe('generation in a team workspace', () => {
       });
     await record(people.owner.id, personalProject.id, 'image-edit-older-personal');
     await record(workspaceId, projectId, 'image-edit-older-team');
-    expect(await knex('ai_image_edits').where({ workflow_id: 'image-edit-older-personal' }).first('user_id', 'created_by')).toEqual({ user_id: people.owner.id, created_by: people.owner.id });
-    expect(await knex('ai_image_edits').where({ workflow_id: 'image-edit-older-team' }).first('user_id', 'created_by')).toEqual({ user_id: workspaceId, created_by: null });
+    expect(await knex('ai_image_edits').where({ workflow_id: 'image-edit-older-personal' }).first('workspace_id', 'created_by')).toEqual({ workspace_id: people.owner.id, created_by: people.owner.id });
+    expect(await knex('ai_image_edits').where({ workflow_id: 'image-edit-older-team' }).first('workspace_id', 'created_by')).toEqual({ workspace_id: workspaceId, created_by: null });
   });
 });

@@ -80,7 +80,7 @@ describe('approvals in a team workspace', () => {
 
   it("refuses a viewer's approve and reject (403) and a non-member's (404), changing nothing", async () => {
     const c = await crew();
-    await addCredits(h.knex, { profileId: c.team.id, amount: 12, type: 'purchase', description: 'Small Project', idempotencyKey: `buy:${c.team.id}`, actorId: c.owner.id });
+    await addCredits(h.knex, { workspaceId: c.team.id, amount: 12, type: 'purchase', description: 'Small Project', idempotencyKey: `buy:${c.team.id}`, actorId: c.owner.id });
     const item = await seedTeamImage(h, c.team.id, c.projectId, c.member);
     const before = await accountSnapshot(h.knex, c.team.id);
 
@@ -112,22 +112,22 @@ describe('approvals in a team workspace', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ success: true, contentId: expect.any(String) });
 
-    const consume = await h.knex('credit_transactions').where({ profile_id: c.team.id, transaction_type: 'consume' }).first();
+    const consume = await h.knex('credit_transactions').where({ workspace_id: c.team.id, transaction_type: 'consume' }).first();
     expect(consume).toMatchObject({ amount: -1, created_by: c.member.id, created_by_email: c.member.email, reference_id: item.reservationId });
     expect(await h.knex('profiles').where({ id: c.team.id }).first('credits', 'reserved_credits')).toEqual({ credits: 19, reserved_credits: 0 });
     // nobody's personal balance moved
     for (const user of [c.member, c.member2]) {
       expect(await h.knex('profiles').where({ id: user.id }).first('credits', 'reserved_credits')).toEqual({ credits: 5, reserved_credits: 0 });
     }
-    const image = await h.knex('images').where({ id: res.body.contentId }).first('user_id', 'project_id');
-    expect(image).toEqual({ user_id: c.team.id, project_id: c.projectId });
+    const image = await h.knex('images').where({ id: res.body.contentId }).first('workspace_id', 'project_id');
+    expect(image).toEqual({ workspace_id: c.team.id, project_id: c.projectId });
     expect((await checkLedgerInvariant(h.knex, c.team.id)).ok).toBe(true);
   });
 
   it("needs a purchase by the workspace to reject (a member's own purchases do not count) and records the rejecting member", async () => {
     const c = await crew();
     // the member bought credits for their personal workspace: not the team's purchase
-    await addCredits(h.knex, { profileId: c.member.id, amount: 12, type: 'purchase', description: 'Small Project', idempotencyKey: `buy:${c.member.id}`, actorId: c.member.id });
+    await addCredits(h.knex, { workspaceId: c.member.id, amount: 12, type: 'purchase', description: 'Small Project', idempotencyKey: `buy:${c.member.id}`, actorId: c.member.id });
     const item = await seedTeamImage(h, c.team.id, c.projectId, c.member2);
     const before = await accountSnapshot(h.knex, c.team.id);
 
@@ -137,7 +137,7 @@ describe('approvals in a team workspace', () => {
     expect(await accountSnapshot(h.knex, c.team.id)).toEqual(before);
 
     // the workspace buys (an admin, through the ledger as the webhook does): now the rejection goes through
-    await addCredits(h.knex, { profileId: c.team.id, amount: 12, type: 'purchase', description: 'Small Project', idempotencyKey: `buy:${c.team.id}`, actorId: c.admin.id });
+    await addCredits(h.knex, { workspaceId: c.team.id, amount: 12, type: 'purchase', description: 'Small Project', idempotencyKey: `buy:${c.team.id}`, actorId: c.admin.id });
     const rejected = await decide(c.member, 'reject', item.approvalId, c.team.id);
     expect(rejected.status).toBe(200);
     const reservation = await h.knex('credit_reservations').where({ id: item.reservationId }).first('status', 'metadata');
@@ -182,7 +182,7 @@ describe('GET /api/credits/spend-by-member', () => {
       { userId: c.viewer.id, name: 'Vic Viewer', email: c.viewer.email, spent: 0, deleted: false, member: true },
     ]);
     const total = after.body.members.reduce((sum, m) => sum + m.spent, 0);
-    const consumed = await h.knex('credit_transactions').where({ profile_id: c.team.id, transaction_type: 'consume' }).sum({ s: 'amount' }).first();
+    const consumed = await h.knex('credit_transactions').where({ workspace_id: c.team.id, transaction_type: 'consume' }).sum({ s: 'amount' }).first();
     expect(total).toBe(-Number(consumed?.s));
   });
 

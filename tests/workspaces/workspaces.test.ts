@@ -55,7 +55,7 @@ describe('GET and POST /api/workspaces', () => {
     });
     expect(await workspaceRow(id)).toEqual({ id, name: 'Harbour Studio', personal_user_id: null });
     // no ledger row: the new workspace has no credits to account for
-    expect(await knex('credit_transactions').where({ profile_id: id }).first()).toBeUndefined();
+    expect(await knex('credit_transactions').where({ workspace_id: id }).first()).toBeUndefined();
 
     await request(server.baseUrl, '/api/workspaces', { token: user.token, json: { name: 'Alpha Team' } });
     const list = await request<{ workspaces: Array<{ name: string; personal: boolean }> }>(server.baseUrl, '/api/workspaces', { token: user.token });
@@ -157,8 +157,8 @@ describe('DELETE /api/workspaces/:id', () => {
     });
     expect(project.status).toBe(201);
     const projectId = project.body.project.id;
-    // the project belongs to the workspace (user_id = the owning account)
-    const owning = (await knex('projects').where({ id: projectId }).first('user_id')).user_id as string;
+    // the project belongs to the workspace (workspace_id = the owning account)
+    const owning = (await knex('projects').where({ id: projectId }).first('workspace_id')).workspace_id as string;
     expect(owning).toBe(team.id);
     const storage = createStorage(config);
     // a stored file the workspace's folders hold

@@ -27,7 +27,7 @@ const SLOW_MODEL = 'fake/video-slow';
 async function teamWithRender(app: ClipTestApp) {
   const knex = testKnex();
   const team = await createTeamWorkspace(app.baseUrl, { name: 'Clip Crew' });
-  await addCredits(knex, { profileId: team.id, amount: 20, type: 'purchase', description: 'Team purchase', idempotencyKey: `team-purchase:${randomUUID()}` });
+  await addCredits(knex, { workspaceId: team.id, amount: 20, type: 'purchase', description: 'Team purchase', idempotencyKey: `team-purchase:${randomUUID()}` });
   const member = await joinWorkspace(app.baseUrl, team, 'member');
   const project = await request<{ project: { id: string } }>(app.baseUrl, '/api/projects', { token: member.token, json: { name: 'Quay' }, headers: inWorkspace(team.id) });
   expect(project.status).toBe(201);
@@ -85,8 +85,8 @@ describe('running jobs when members or workspaces go', () => {
     const knex = testKnex();
     const { team, member, projectId, render } = await teamWithRender(app);
     const jobId = await startTeamClip(app, member, team.id, projectId, render);
-    const job = await knex('video_generation_jobs').where({ id: jobId }).first('user_id', 'created_by', 'status', 'workflow_id');
-    expect(job).toMatchObject({ user_id: team.id, created_by: member.id });
+    const job = await knex('video_generation_jobs').where({ id: jobId }).first('workspace_id', 'created_by', 'status', 'workflow_id');
+    expect(job).toMatchObject({ workspace_id: team.id, created_by: member.id });
     // running at the provider, 4 credits held from the workspace's balance
     const falBefore = fal.jobs.length;
     await until(() => fal.jobs.length > falBefore, 30_000);
@@ -107,7 +107,7 @@ describe('running jobs when members or workspaces go', () => {
     expect(row.status).toBe('cancelled');
     expect(await creditState(knex, team.id)).toEqual({ credits: 20, reserved: 0, available: 20 });
     await expectLedgerOk(knex, team.id);
-    expect(await knex('credit_reservations').where({ profile_id: team.id, status: 'active' }).first()).toBeUndefined();
+    expect(await knex('credit_reservations').where({ workspace_id: team.id, status: 'active' }).first()).toBeUndefined();
     // the provider's job was cancelled too
     await until(() => falJob.cancelled === true, 10_000);
     expect(falJob.cancelled).toBe(true);
@@ -136,7 +136,7 @@ describe('running jobs when members or workspaces go', () => {
     expect(falJob.cancelled).toBe(true);
     for (const table of ['workspaces', 'profiles']) expect(await knex(table).where({ id: team.id }).first()).toBeUndefined();
     for (const table of ['projects', 'renders', 'video_generation_jobs', 'credit_transactions', 'credit_reservations']) {
-      const column = table.startsWith('credit_') ? 'profile_id' : 'user_id';
+      const column = table.startsWith('credit_') ? 'workspace_id' : 'workspace_id';
       expect(await knex(table).where({ [column]: team.id }).first()).toBeUndefined();
     }
     expect(await storage.objects.list('renders', team.id)).toEqual([]);

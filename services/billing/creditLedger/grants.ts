@@ -64,7 +64,7 @@ function refuseAdjustBelowZero(amount: number) {
 }
 
 export interface AdminAdjustInput {
-  profileId: string;
+  workspaceId: string;
   /** signed change */
   amount: number;
   reason: string;
@@ -78,7 +78,7 @@ export async function adminAdjustCredits(db: Db, input: AdminAdjustInput): Promi
   return changeBalance(
     db,
     {
-      profileId: input.profileId,
+      workspaceId: input.workspaceId,
       amount: input.amount,
       type: 'admin_adjust',
       description: input.reason,

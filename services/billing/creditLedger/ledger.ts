@@ -50,10 +50,10 @@ export function assertContentType(contentType: string): asserts contentType is C
 }
 
 /** Locks the profile row for the rest of the transaction; every writer takes this lock first. */
-export async function lockProfile(trx: Knex.Transaction, profileId: string): Promise<LockedProfile> {
-  if (!UUID_RE.test(profileId)) throw new ProfileNotFoundError();
+export async function lockProfile(trx: Knex.Transaction, workspaceId: string): Promise<LockedProfile> {
+  if (!UUID_RE.test(workspaceId)) throw new ProfileNotFoundError();
   const row: { id: string; credits: number; reserved_credits: number } | undefined = await trx('profiles')
-    .where({ id: profileId })
+    .where({ id: workspaceId })
     .forUpdate()
     .first('id', 'credits', 'reserved_credits');
   if (!row) throw new ProfileNotFoundError();
@@ -63,7 +63,7 @@ export async function lockProfile(trx: Knex.Transaction, profileId: string): Pro
 export function toLedgerEntry(row: CreditTransaction, replayed: boolean): LedgerEntry {
   return {
     id: row.id,
-    profileId: row.profileId,
+    workspaceId: row.workspaceId,
     amount: row.amount,
     balanceAfter: row.balanceAfter,
     transactionType: row.transactionType,
@@ -81,7 +81,7 @@ export function toLedgerEntry(row: CreditTransaction, replayed: boolean): Ledger
 export function toReservationResult(row: CreditReservation, replayed: boolean): ReservationResult {
   return {
     id: row.id,
-    profileId: row.profileId,
+    workspaceId: row.workspaceId,
     contentType: row.contentType,
     amount: row.amount,
     status: row.status,
@@ -94,7 +94,7 @@ export function toReservationResult(row: CreditReservation, replayed: boolean): 
 
 /** What a ledger row records besides its type: whose balance, by how much, why, under which key, by whom. */
 export interface LedgerChangeFields {
-  profileId: string;
+  workspaceId: string;
   amount: number;
   description: string;
   idempotencyKey: string;
@@ -129,7 +129,7 @@ export interface BalanceChange extends LedgerChangeFields {
 export async function replayLedgerKey(db: Db, change: BalanceChange): Promise<LedgerEntry | null> {
   const existing = await CreditTransaction.query(db).findOne({ idempotency_key: change.idempotencyKey });
   if (!existing) return null;
-  if (existing.profileId !== change.profileId || existing.transactionType !== change.type || existing.amount !== change.amount) {
+  if (existing.workspaceId !== change.workspaceId || existing.transactionType !== change.type || existing.amount !== change.amount) {
     throw new IdempotencyConflictError(change.idempotencyKey);
   }
   return toLedgerEntry(existing, true);
@@ -138,7 +138,7 @@ export async function replayLedgerKey(db: Db, change: BalanceChange): Promise<Le
 export async function insertLedgerRow(trx: Knex.Transaction, change: BalanceChange, balanceAfter: number): Promise<CreditTransaction> {
   return CreditTransaction.query(trx)
     .insert({
-      profileId: change.profileId,
+      workspaceId: change.workspaceId,
       amount: change.amount,
       balanceAfter,
       transactionType: change.type,
@@ -167,7 +167,7 @@ export async function changeBalance(
   assertKey(change.idempotencyKey);
   try {
     return await db.transaction(async (trx) => {
-      const profile = await lockProfile(trx, change.profileId);
+      const profile = await lockProfile(trx, change.workspaceId);
       const earlier = await replayLedgerKey(trx, change);
       if (earlier) return earlier;
       const newCredits = profile.credits + change.amount;

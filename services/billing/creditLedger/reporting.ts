@@ -14,9 +14,9 @@ import { UUID_RE } from './ledger';
 // Reads
 
 /** The summary query alone, so the benchmark can run exactly this SQL straight on pg. */
-export function creditSummaryQuery(db: Db, profileId: string): Knex.QueryBuilder {
+export function creditSummaryQuery(db: Db, workspaceId: string): Knex.QueryBuilder {
   return db('profiles')
-    .where({ id: profileId })
+    .where({ id: workspaceId })
     .first(
       'credits',
       'reserved_credits',
@@ -51,17 +51,17 @@ export function toCreditSummary(row: CreditSummaryRow): CreditSummary {
   };
 }
 
-export async function getCreditSummary(db: Db, profileId: string): Promise<CreditSummary> {
-  if (!UUID_RE.test(profileId)) throw new ProfileNotFoundError();
-  const row: CreditSummaryRow | undefined = await creditSummaryQuery(db, profileId);
+export async function getCreditSummary(db: Db, workspaceId: string): Promise<CreditSummary> {
+  if (!UUID_RE.test(workspaceId)) throw new ProfileNotFoundError();
+  const row: CreditSummaryRow | undefined = await creditSummaryQuery(db, workspaceId);
   if (!row) throw new ProfileNotFoundError();
   return toCreditSummary(row);
 }
 
 /** clips = floor(credits / 4), images = credits. */
-export async function getUsageLimits(db: Db, profileId: string): Promise<{ clips: number; images: number }> {
-  if (!UUID_RE.test(profileId)) throw new ProfileNotFoundError();
-  const row: { credits: number } | undefined = await db('profiles').where({ id: profileId }).first('credits');
+export async function getUsageLimits(db: Db, workspaceId: string): Promise<{ clips: number; images: number }> {
+  if (!UUID_RE.test(workspaceId)) throw new ProfileNotFoundError();
+  const row: { credits: number } | undefined = await db('profiles').where({ id: workspaceId }).first('credits');
   if (!row) throw new ProfileNotFoundError();
   return usageLimits(row.credits);
 }
@@ -107,14 +107,14 @@ export class InvalidTransactionCursorError extends DomainError {
 /**
  * 50 a page, newest first, with the creator's e-mail. `page` (a number) reads by OFFSET and counts the account's rows
  * for `total`: what the first page does, and what a client asking for page N directly gets. `nextCursor` continues
- * from a page by keyset: the 50 rows after its last row on the (profile_id, created_at) index, with no offset and no
+ * from a page by keyset: the 50 rows after its last row on the (workspace_id, created_at) index, with no offset and no
  * count, so any page costs what the first does however long the ledger (docs/growth.md).
  */
-export async function listTransactions(db: Db, profileId: string, at: number | { cursor: string } = 1): Promise<TransactionPage> {
-  if (!UUID_RE.test(profileId)) throw new ProfileNotFoundError();
+export async function listTransactions(db: Db, workspaceId: string, at: number | { cursor: string } = 1): Promise<TransactionPage> {
+  if (!UUID_RE.test(workspaceId)) throw new ProfileNotFoundError();
   const pageSize = TRANSACTIONS_PAGE_SIZE;
   const query = CreditTransaction.query(db)
-    .where({ profile_id: profileId })
+    .where({ workspace_id: workspaceId })
     .orderBy([
       { column: 'created_at', order: 'desc' },
       { column: 'id', order: 'desc' },
@@ -126,13 +126,13 @@ export async function listTransactions(db: Db, profileId: string, at: number | {
     if (!Number.isSafeInteger(at) || at < 1) throw new InvalidCreditAmountError('page must be a whole number from 1');
     page = at;
     query.offset((page - 1) * pageSize);
-    const countRow = (await db('credit_transactions').where({ profile_id: profileId }).count({ n: '*' }).first()) as { n: string | number } | undefined;
+    const countRow = (await db('credit_transactions').where({ workspace_id: workspaceId }).count({ n: '*' }).first()) as { n: string | number } | undefined;
     total = Number(countRow?.n ?? 0);
   } else {
     const cursor = decodeTransactionCursor(at.cursor);
     if (!cursor) throw new InvalidTransactionCursorError();
     // the row's time as PostgreSQL's text, to the microsecond (a JavaScript Date would cut it to the millisecond)
-    const after = (await db('credit_transactions').where({ id: cursor.after, profile_id: profileId }).first(db.raw('created_at::text as at'))) as { at: string } | undefined;
+    const after = (await db('credit_transactions').where({ id: cursor.after, workspace_id: workspaceId }).first(db.raw('created_at::text as at'))) as { at: string } | undefined;
     if (!after) throw new InvalidTransactionCursorError();
     query.whereRaw('created_at <= ?::timestamptz and (created_at, id) < (?::timestamptz, ?::uuid)', [after.at, after.at, cursor.after]);
     ({ page, total } = cursor);
@@ -162,16 +162,16 @@ export async function listTransactions(db: Db, profileId: string, at: number | {
  * balance = sum of the ledger; reserved = sum of active reservations; neither negative and reserved <= balance.
  * Reads under a share lock on the profile row, so no writer moves between the reads.
  */
-export async function checkLedgerInvariant(db: Db, profileId: string): Promise<LedgerInvariant> {
-  if (!UUID_RE.test(profileId)) throw new ProfileNotFoundError();
+export async function checkLedgerInvariant(db: Db, workspaceId: string): Promise<LedgerInvariant> {
+  if (!UUID_RE.test(workspaceId)) throw new ProfileNotFoundError();
   return db.transaction(async (trx) => {
     const profile: { credits: number; reserved_credits: number } | undefined = await trx('profiles')
-      .where({ id: profileId })
+      .where({ id: workspaceId })
       .forShare()
       .first('credits', 'reserved_credits');
     if (!profile) throw new ProfileNotFoundError();
-    const ledger = (await trx('credit_transactions').where({ profile_id: profileId }).sum({ s: 'amount' }).first()) as { s: string | null } | undefined;
-    const active = (await trx('credit_reservations').where({ profile_id: profileId, status: 'active' }).sum({ s: 'amount' }).first()) as
+    const ledger = (await trx('credit_transactions').where({ workspace_id: workspaceId }).sum({ s: 'amount' }).first()) as { s: string | null } | undefined;
+    const active = (await trx('credit_reservations').where({ workspace_id: workspaceId, status: 'active' }).sum({ s: 'amount' }).first()) as
       | { s: string | null }
       | undefined;
     const ledgerSum = Number(ledger?.s ?? 0);

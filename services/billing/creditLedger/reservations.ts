@@ -16,7 +16,7 @@ import { type LockedProfile, RESERVATION_KEY_CONSTRAINT, UUID_RE, assertContentT
 // Reservations
 
 export interface ReserveCreditsInput {
-  profileId: string;
+  workspaceId: string;
   contentType: ContentType;
   /** defaults to CREDIT_COST[contentType] */
   amount?: number;
@@ -35,7 +35,7 @@ export interface ReserveCreditsInput {
 async function replayReservation(conn: Db, input: ReserveCreditsInput, amount: number): Promise<ReservationResult | null> {
   const existing = await CreditReservation.query(conn).findOne({ idempotency_key: input.idempotencyKey });
   if (!existing) return null;
-  if (existing.profileId !== input.profileId || existing.contentType !== input.contentType || existing.amount !== amount) {
+  if (existing.workspaceId !== input.workspaceId || existing.contentType !== input.contentType || existing.amount !== amount) {
     throw new IdempotencyConflictError(input.idempotencyKey);
   }
   return toReservationResult(existing, true);
@@ -50,7 +50,7 @@ async function insertReservation(trx: Knex.Transaction, profile: LockedProfile, 
   await publishEvent(trx, profile.id, { kind: 'credits' });
   const row = await CreditReservation.query(trx)
     .insert({
-      profileId: profile.id,
+      workspaceId: profile.id,
       contentType: input.contentType,
       amount,
       status: 'active',
@@ -85,7 +85,7 @@ export async function reserveUnderLock(
   const amount = reservationAmount(input);
   try {
     return await db.transaction(async (trx) => {
-      const profile = await lockProfile(trx, input.profileId);
+      const profile = await lockProfile(trx, input.workspaceId);
       const earlier = await replayReservation(trx, input, amount);
       if (earlier) return earlier;
       await judge(trx, profile);
@@ -108,9 +108,9 @@ export async function reserveCredits(db: Db, input: ReserveCreditsInput): Promis
 /** Locks the reservation's profile, then the reservation itself (the order every writer uses). */
 async function lockReservation(trx: Knex.Transaction, reservationId: string): Promise<{ profile: LockedProfile; reservation: CreditReservation }> {
   if (!UUID_RE.test(reservationId)) throw new ReservationNotFoundError();
-  const found = await CreditReservation.query(trx).findById(reservationId).select('profile_id');
+  const found = await CreditReservation.query(trx).findById(reservationId).select('workspace_id');
   if (!found) throw new ReservationNotFoundError();
-  const profile = await lockProfile(trx, found.profileId);
+  const profile = await lockProfile(trx, found.workspaceId);
   const reservation = await CreditReservation.query(trx).findById(reservationId).forUpdate();
   if (!reservation) throw new ReservationNotFoundError();
   return { profile, reservation };
@@ -204,7 +204,7 @@ export async function consumeReservation(db: Db, input: ConsumeReservationInput)
     const entry = await insertLedgerRow(
       trx,
       {
-        profileId: profile.id,
+        workspaceId: profile.id,
         amount: -reservation.amount,
         type: 'consume',
         description: input.description,

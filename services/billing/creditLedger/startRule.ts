@@ -18,8 +18,8 @@ import { type ReserveCreditsInput, reserveUnderLock } from './reservations';
  */
 function pendingUsageColumns(db: Db): Knex.Raw[] {
   const inFlight =
-    "from credit_reservations r where r.profile_id = p.id and r.status = 'active' and not exists (select 1 from pending_approvals a where a.reservation_id = r.id)";
-  const queued = "from pending_approvals a where a.user_id = p.id and a.status = 'pending' and a.approval_deadline > now()";
+    "from credit_reservations r where r.workspace_id = p.id and r.status = 'active' and not exists (select 1 from pending_approvals a where a.reservation_id = r.id)";
+  const queued = "from pending_approvals a where a.workspace_id = p.id and a.status = 'pending' and a.approval_deadline > now()";
   return [
     db.raw(`(select count(*) ${queued}) + (select count(*) ${inFlight}) as pending_count`),
     db.raw(`(select coalesce(sum(a.remaining_cost), 0) ${queued}) + (select coalesce(sum(r.amount), 0) ${inFlight}) as pending_cost`),
@@ -49,19 +49,19 @@ function applyStartRule(row: StartRuleRow, contentType: ContentType, now: Date):
   return { ...result, pendingCost };
 }
 
-async function readStartRuleRow(db: Db, profileId: string): Promise<StartRuleRow> {
-  if (!UUID_RE.test(profileId)) throw new ProfileNotFoundError();
+async function readStartRuleRow(db: Db, workspaceId: string): Promise<StartRuleRow> {
+  if (!UUID_RE.test(workspaceId)) throw new ProfileNotFoundError();
   const row: StartRuleRow | undefined = await db('profiles as p')
-    .where('p.id', profileId)
+    .where('p.id', workspaceId)
     .first('p.credits', 'p.reserved_credits', 'p.rejection_cooldown_until', ...pendingUsageColumns(db));
   if (!row) throw new ProfileNotFoundError();
   return row;
 }
 
 /** The start rule of DESIGN.md for one more item of `contentType`, from the profile and its pending approvals. */
-export async function canCreateContent(db: Db, profileId: string, contentType: ContentType, now: Date = new Date()): Promise<CanCreateContentResult> {
+export async function canCreateContent(db: Db, workspaceId: string, contentType: ContentType, now: Date = new Date()): Promise<CanCreateContentResult> {
   assertContentType(contentType);
-  return applyStartRule(await readStartRuleRow(db, profileId), contentType, now);
+  return applyStartRule(await readStartRuleRow(db, workspaceId), contentType, now);
 }
 
 export interface PendingUsage {
@@ -71,8 +71,8 @@ export interface PendingUsage {
 }
 
 /** The pending count, its cost and the limit exactly as the start rule counts them (the approval stats). */
-export async function getPendingUsage(db: Db, profileId: string): Promise<PendingUsage> {
-  const { pendingCount, pendingCost, limit } = applyStartRule(await readStartRuleRow(db, profileId), 'image', new Date());
+export async function getPendingUsage(db: Db, workspaceId: string): Promise<PendingUsage> {
+  const { pendingCount, pendingCost, limit } = applyStartRule(await readStartRuleRow(db, workspaceId), 'image', new Date());
   return { pendingCount, pendingCost, limit };
 }
 
@@ -103,11 +103,11 @@ export interface CheckAndReserveInput extends ReserveCreditsInput {
 export async function checkAndReserve(db: Db, input: CheckAndReserveInput): Promise<ReservationResult> {
   assertKey(input.idempotencyKey);
   assertContentType(input.contentType);
-  if (!UUID_RE.test(input.profileId)) throw new ProfileNotFoundError();
+  if (!UUID_RE.test(input.workspaceId)) throw new ProfileNotFoundError();
   const now = input.now ?? new Date();
   // judged only when the key is new, after the lock: a repeated key replays (or conflicts) exactly as reserveCredits does
   return reserveUnderLock(db, input, async (trx) => {
-    const row = await readStartRuleRow(trx, input.profileId);
+    const row = await readStartRuleRow(trx, input.workspaceId);
     const check = applyStartRule(row, input.contentType, now);
     if (!check.canCreate) throw startRefusal(check, row.rejection_cooldown_until);
   });

@@ -18,7 +18,7 @@ export interface CreditActor {
 
 export interface LedgerEntry {
   id: string;
-  profileId: string;
+  workspaceId: string;
   amount: number;
   balanceAfter: number;
   transactionType: CreditTransactionType;
@@ -35,7 +35,7 @@ export interface LedgerEntry {
 
 export interface ReservationResult {
   id: string;
-  profileId: string;
+  workspaceId: string;
   contentType: ContentType;
   amount: number;
   status: ReservationStatus;
