@@ -188,7 +188,8 @@ describe('credit summary cache', () => {
     // a change while the caches are (or are becoming) blind
     await addCredits(elsewhere, { workspaceId: user.id, amount: 2, type: 'add', description: 'While down', idempotencyKey: `test:${randomUUID()}` });
     expect((await expectBothCurrent(user)).credits).toBe(7);
-    for (let i = 0; i < 100 && !(cacheA.stats().listening && cacheB.stats().listening); i += 1) {
+    // until both listen again, however long reconnecting takes on a busy machine (the bound only ends a hang)
+    for (const deadline = Date.now() + 45_000; !(cacheA.stats().listening && cacheB.stats().listening) && Date.now() < deadline; ) {
       await summaryFrom(a, user);
       await summaryFrom(b, user);
       await new Promise((r) => setTimeout(r, 20));

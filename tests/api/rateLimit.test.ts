@@ -30,10 +30,24 @@ const signIn = (server: TestServer, email: string, password: string, forwardedFo
   request(server.baseUrl, '/api/auth/signin', { json: { email, password }, headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {} });
 
 const nobody = () => `nobody-${randomUUID()}@example.test`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The limiters' windows (a 1 s slot, a 5 s delay, 10 and 15 minute locks) are measured with Date.now(): each test runs
+ * on a Date that stands still unless the test moves it, so a busy machine cannot let a window lapse between two
+ * attempts, and waiting one out is a jump of the clock. Timers and I/O stay real.
+ */
+const ONLY_DATE = { doNotFake: ['hrtime', 'nextTick', 'performance', 'queueMicrotask', 'requestAnimationFrame', 'cancelAnimationFrame', 'requestIdleCallback', 'cancelIdleCallback', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] } as const;
 
 beforeAll(() => {
   knex = testKnex();
+});
+
+beforeEach(() => {
+  jest.useFakeTimers({ ...ONLY_DATE, doNotFake: [...ONLY_DATE.doNotFake], now: Date.now() });
+});
+
+afterEach(() => {
+  jest.useRealTimers();
 });
 
 afterAll(async () => {
@@ -189,7 +203,8 @@ describe('sign-in slowdown per account across addresses', () => {
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(4);
-    await sleep(retryAfter * 1000 + 100);
+    // the delay passes: the clock moves past it, no real wait
+    jest.setSystemTime(Date.now() + retryAfter * 1000 + 100);
     // the owner, from an address that never failed, signs in once the delay has passed
     expect((await signIn(server, user.email, user.password, '192.0.2.4')).status).toBe(200);
   });

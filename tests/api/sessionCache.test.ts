@@ -20,8 +20,10 @@ let b: TestServer;
 
 const databaseUrl = () => process.env.DATABASE_URL as string;
 
-async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 100; i += 1) {
+/** Polls `check` until it holds; the overall bound is generous (a reconnect on a busy machine is slow), not a timing. */
+async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 45_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
     if (await check()) return;
     await new Promise((r) => setTimeout(r, 50));
   }

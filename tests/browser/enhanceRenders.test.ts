@@ -202,11 +202,14 @@ describe.each(SIZES)('Enhance Renders at $width x $height', ({ name, width, heig
       await prompt.pressSequentially('with warm windows');
       expect(await prompt.inputValue()).toBe('a snowy winter evening\nwith warm windows');
 
-      // hold the first re-read after the dispatch a moment, to see the card processing
+      // hold the first re-read after the dispatch until the card has been seen processing (released below, not
+      // after a fixed 1.5 s that a busy machine could spend before the card shows it)
+      let releaseRead: () => void = () => undefined;
+      const readReleased = new Promise<void>((resolve) => (releaseRead = resolve));
       let held: Promise<void> | null = null;
       await page.route('**/api/enhance-set/drafts/get?*', async (route) => {
         if (!held) {
-          held = new Promise((resolve) => setTimeout(resolve, 1500)).then(() => route.continue());
+          held = readReleased.then(() => route.continue());
           await held;
         } else {
           await route.continue();
@@ -219,6 +222,7 @@ describe.each(SIZES)('Enhance Renders at $width x $height', ({ name, width, heig
       await toasts(page).getByText('Started 1 job').waitFor();
       await streetCard.getByText('Processing…').waitFor();
       await app.screenshot(`enhance-${name}-processing`, page);
+      releaseRead();
       await held;
       await page.unroute('**/api/enhance-set/drafts/get?*');
       // the job ends on the worker; the page learns of it by itself (live event or re-read) and offers Redo

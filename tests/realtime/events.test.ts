@@ -155,8 +155,10 @@ describe('GET /api/events', () => {
     const approvalId = randomUUID();
     await testKnex().transaction(async (trx) => {
       await publishEvent(trx, ada.id, { kind: 'approval', approvalId, status: 'approved' });
-      // not before the commit
-      await new Promise((r) => setTimeout(r, 200));
+      // not before the commit: an event committed meanwhile (outside this transaction) reaches the stream first, and
+      // once it is there the uncommitted one, had it been sent, would have been too
+      await publishEvent(testKnex(), ada.id, { kind: 'credits' });
+      await s.next((m) => m.event === 'credits');
       expect(s.messages.filter((m) => m.event === 'approval')).toHaveLength(0);
     });
     const delivered = await s.next((m) => m.event === 'approval');
