@@ -11,6 +11,7 @@ import { createPaymentRefundActivities } from './paymentRefund';
 import { createRenderThumbnailActivities } from './renderThumbnails';
 import { createStorageSweepActivities } from './storageSweep';
 import { createWebhookDeliveryActivities } from './webhookDelivery';
+import { acceptingLegacyWorkspaceInput } from './legacyWorkspaceInput';
 
 export type { ActivityDeps } from './deps';
 
@@ -21,13 +22,13 @@ export type { ActivityDeps } from './deps';
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createOnboardingActivities(deps),
-    ...createApprovalActivities(deps),
-    ...createImageEditActivities(deps),
-    ...createClipActivities(deps),
+    ...acceptingLegacyWorkspaceInput(createApprovalActivities(deps)),
+    ...acceptingLegacyWorkspaceInput(createImageEditActivities(deps)),
+    ...acceptingLegacyWorkspaceInput(createClipActivities(deps)),
     ...createDataExportActivities(deps),
     ...createAccountDeletionActivities(deps),
-    ...createDraftJobActivities(deps),
-    ...createAssemblyActivities(deps),
+    ...acceptingLegacyWorkspaceInput(createDraftJobActivities(deps)),
+    ...acceptingLegacyWorkspaceInput(createAssemblyActivities(deps)),
     ...createRenderThumbnailActivities(deps),
     ...createStorageSweepActivities(deps),
     ...createPaymentRefundActivities(deps),

@@ -218,12 +218,12 @@ export class RenderUploadService {
   }
 
   /**
-   * The staged file moved into another account's folder (`<accountId>/...`): for a multipart upload whose projectId
+   * The staged file moved into another account's folder (`<workspaceId>/...`): for a multipart upload whose projectId
    * came after the file and named another workspace than the one the file was staged for. The folder is the owning
    * account's, which removes it with its data.
    */
-  async restage(staged: StagedRender, accountId: string): Promise<StagedRender> {
-    const file: StoredFileRef = { bucket: staged.file.bucket, path: `${accountId}/${path.posix.basename(staged.file.path)}` };
+  async restage(staged: StagedRender, workspaceId: string): Promise<StagedRender> {
+    const file: StoredFileRef = { bucket: staged.file.bucket, path: `${workspaceId}/${path.posix.basename(staged.file.path)}` };
     const { objects } = this.deps.storage;
     try {
       await objects.put(file.bucket, file.path, await objects.read(staged.file.bucket, staged.file.path));

@@ -75,7 +75,7 @@ function megabytes(bytes: number): string {
 }
 
 /** The account (workspace) each request the API hands to the tus server acts in (ResumableUploads.handle). */
-const requestAccounts = new WeakMap<IncomingMessage, string>();
+const requestWorkspaces = new WeakMap<IncomingMessage, string>();
 /** The upload a creation request recorded, so a creation that fails after it does not keep counting. */
 const createdBy = new WeakMap<IncomingMessage, string>();
 
@@ -124,11 +124,11 @@ export class ResumableUploads {
   }
 
   /**
-   * Serves one tus request acting in the account `accountId` (the workspace), after the API checked the session and
+   * Serves one tus request acting in the account `workspaceId` (the workspace), after the API checked the session and
    * the user's right to edit in that workspace.
    */
-  async handle(req: IncomingMessage, res: ServerResponse, accountId: string): Promise<void> {
-    requestAccounts.set(req, accountId);
+  async handle(req: IncomingMessage, res: ServerResponse, workspaceId: string): Promise<void> {
+    requestWorkspaces.set(req, workspaceId);
     await this.server.handle(req, res);
   }
 
@@ -152,11 +152,11 @@ export class ResumableUploads {
   }
 
   /** The account (workspace) the request acts in. */
-  private accountOf(req: unknown): string {
+  private workspaceOf(req: unknown): string {
     const node = nodeRequestOf(req);
-    const accountId = node ? requestAccounts.get(node) : undefined;
-    if (!accountId) throw refusal(401, 'Authentication required');
-    return accountId;
+    const workspaceId = node ? requestWorkspaces.get(node) : undefined;
+    if (!workspaceId) throw refusal(401, 'Authentication required');
+    return workspaceId;
   }
 
   private createStore(): FileStore | S3Store {
@@ -208,13 +208,13 @@ export class ResumableUploads {
 
   /** Every request about an existing upload: it is found only in its workspace (the account that created it). */
   private async authorize(req: { method: string }, id: string): Promise<void> {
-    const accountId = this.accountOf(req);
+    const workspaceId = this.workspaceOf(req);
     if (req.method === 'POST') {
       await this.ensureBucket();
       return;
     }
     const row = await this.row(id);
-    if (!row || row.workspace_id !== accountId) throw refusal(404, 'Upload not found');
+    if (!row || row.workspace_id !== workspaceId) throw refusal(404, 'Upload not found');
     if (row.status !== 'uploading') throw refusal(410, row.status === 'completed' ? 'This upload has already completed' : 'This upload is no longer available');
     if (req.method === 'DELETE') {
       // cancelled before the answer, so a creation right after it finds the slot free; the bytes go next (should
@@ -225,7 +225,7 @@ export class ResumableUploads {
 
   /** A new upload: the declared size, type and name, and the project, are checked before a byte is accepted. */
   private async created(req: unknown, upload: Upload): Promise<void> {
-    const accountId = this.accountOf(req);
+    const workspaceId = this.workspaceOf(req);
     const meta = upload.metadata ?? {};
     if (upload.size === undefined) throw refusal(400, 'Upload-Length is required: the file size must be known when the upload starts');
     if (upload.size > this.maxBytes) throw new DomainError(413, 'FILE_TOO_LARGE', MSG.fileTooLarge(megabytes(upload.size)));
@@ -238,8 +238,8 @@ export class ResumableUploads {
     if (problem) throw refusal(400, `File name ${problem}`);
     const declared = (meta.filetype ?? meta.type ?? '').toLowerCase();
     if (declared.startsWith('video/')) throw new DomainError(400, 'VIDEO_NOT_SUPPORTED', MSG.videoUploadsNotSupported);
-    await this.deps.services.projects.findOwned(accountId, projectId);
-    await this.recordWithinLimits({ id: upload.id, workspace_id: accountId, project_id: projectId, file_name: fileName, size: upload.size });
+    await this.deps.services.projects.findOwned(workspaceId, projectId);
+    await this.recordWithinLimits({ id: upload.id, workspace_id: workspaceId, project_id: projectId, file_name: fileName, size: upload.size });
     const node = nodeRequestOf(req);
     if (node) createdBy.set(node, upload.id);
   }
@@ -270,16 +270,16 @@ export class ResumableUploads {
 
   /** The last byte arrived: the file goes through the render upload pipeline, then the tus copy is removed. */
   private async finished(req: unknown, upload: Upload): Promise<{ status_code: number; headers: Record<string, string>; body: string }> {
-    const accountId = this.accountOf(req);
+    const workspaceId = this.workspaceOf(req);
     const row = await this.row(upload.id);
-    if (!row || row.workspace_id !== accountId) throw refusal(404, 'Upload not found');
+    if (!row || row.workspace_id !== workspaceId) throw refusal(404, 'Upload not found');
     const { uploads } = this.deps.services;
     let result: RenderUploadResult;
     try {
       const stream = (await this.store.read(upload.id)) as Readable;
-      const staged = await uploads.stage(accountId, { stream, fileName: row.file_name, declaredMime: upload.metadata?.filetype ?? '', requestBytes: Number(row.size) }, row.project_id);
+      const staged = await uploads.stage(workspaceId, { stream, fileName: row.file_name, declaredMime: upload.metadata?.filetype ?? '', requestBytes: Number(row.size) }, row.project_id);
       try {
-        result = await uploads.complete(accountId, row.project_id, staged);
+        result = await uploads.complete(workspaceId, row.project_id, staged);
       } catch (err) {
         await uploads.discard(staged);
         throw err;

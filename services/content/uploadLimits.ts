@@ -21,8 +21,8 @@ import { uploadLimitRefusalsTotal, type UploadLimit } from '../platform/metrics'
 const LOCK_SPACES = { resumableUploads: 310_301, draftUploads: 310_302 } as const;
 
 /** Holds the account's upload lock of this kind until `trx` ends (other accounts are not held up, bar a hash collision). */
-export async function lockAccountUploads(trx: Knex.Transaction, kind: keyof typeof LOCK_SPACES, accountId: string): Promise<void> {
-  await trx.raw('select pg_advisory_xact_lock(?, hashtext(?))', [LOCK_SPACES[kind], accountId]);
+export async function lockAccountUploads(trx: Knex.Transaction, kind: keyof typeof LOCK_SPACES, workspaceId: string): Promise<void> {
+  await trx.raw('select pg_advisory_xact_lock(?, hashtext(?))', [LOCK_SPACES[kind], workspaceId]);
 }
 
 /** A refusal at a limit: its status, code and message, counted in the metric. */

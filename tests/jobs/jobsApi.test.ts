@@ -219,7 +219,7 @@ describe('jobs API and search attributes (real API, Temporal and PostgreSQL)', (
       taskQueue: `nobody-${randomUUID()}`,
       workflowId,
       typedSearchAttributes: jobSearchAttributes({ workspaceId: user.id, kind: 'image-edit', itemId: jobId, projectId: user.projectId }),
-      args: [{ jobId, userId: user.id, projectId: user.projectId } as ImageEditWorkflowInput],
+      args: [{ jobId, workspaceId: user.id, projectId: user.projectId } as ImageEditWorkflowInput],
     });
     try {
       const listed = await poll(

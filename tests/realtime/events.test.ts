@@ -178,7 +178,7 @@ describe('GET /api/events', () => {
     for (const path of files) await storage.objects.put('images', path, Buffer.from(path));
     const item: NewPendingApproval = {
       approvalId,
-      userId: ada.id,
+      workspaceId: ada.id,
       projectId: project.id,
       fileName: 'edit.jpg',
       aspectRatio: '1:1',
