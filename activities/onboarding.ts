@@ -68,6 +68,8 @@ async function createOnboardingProjectIn(knex: Knex, input: CreateOnboardingProj
   const id = onboardingProjectId(input.userId);
   const name = onboardingProjectName(input.fileName);
   try {
+    // the project goes into the user's personal workspace, whose account row (profiles) holds its credits
+    if (!(await knex('profiles').where({ id: input.userId }).first('id'))) throw profileMissing(input.userId);
     const inserted = await knex('projects')
       .insert({ id, workspace_id: input.userId, name })
       .onConflict('id')
@@ -80,15 +82,13 @@ async function createOnboardingProjectIn(knex: Knex, input: CreateOnboardingProj
   } catch (err) {
     // PostgreSQL class 22: a value it cannot take as data (bad encoding, bad uuid text ...)
     if (pgCode(err)?.startsWith('22')) throw invalidInput('The onboarding input is not valid');
-    if (pgCode(err) === PG_FOREIGN_KEY_VIOLATION) {
-      throw ApplicationFailure.create({
-        type: ONBOARDING_PROFILE_MISSING,
-        message: `No profile for user ${input.userId}`,
-        nonRetryable: true,
-      });
-    }
+    if (pgCode(err) === PG_FOREIGN_KEY_VIOLATION) throw profileMissing(input.userId);
     throw err;
   }
+}
+
+function profileMissing(userId: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: ONBOARDING_PROFILE_MISSING, message: `No profile for user ${userId}`, nonRetryable: true });
 }
 
 export function createOnboardingActivities(deps: Pick<ActivityDeps, 'knex'>) {

@@ -30,35 +30,40 @@ export async function up(knex: Knex): Promise<void> {
   await backfillLineage(knex);
 }
 
-/** Edges for items saved before the chain was recorded, from what their rows say (idempotent). */
+/**
+ * Edges for items saved before the chain was recorded, from what their rows say (idempotent). Runs on the schema of
+ * this migration (owning column `user_id`) and on the current one (`workspace_id`, 20261201000100), where operators and
+ * tests run it again.
+ */
 export async function backfillLineage(knex: Knex): Promise<void> {
+  const owner = (await knex.schema.hasColumn('content_lineage', 'workspace_id')) ? 'workspace_id' : 'user_id';
   // clips from their render or image
   await knex.raw(`
-    insert into content_lineage (user_id, item_kind, item_id, source_kind, source_id, workflow_id, created_at)
-    select c.user_id, 'clip', c.id, case when c.render_id is not null then 'render' else 'image' end, coalesce(c.render_id, c.image_id),
+    insert into content_lineage (${owner}, item_kind, item_id, source_kind, source_id, workflow_id, created_at)
+    select c.${owner}, 'clip', c.id, case when c.render_id is not null then 'render' else 'image' end, coalesce(c.render_id, c.image_id),
            (select 'clip-' || pa.source_job_id from pending_approvals pa where pa.content_id = c.id::text and pa.source_job_id is not null limit 1),
            c.created_at
     from clips c where c.render_id is not null or c.image_id is not null
     on conflict do nothing`);
   // images from the render or image whose file their base_image_url names (query string ignored)
   await knex.raw(`
-    insert into content_lineage (user_id, item_kind, item_id, source_kind, source_id, workflow_id, created_at)
-    select i.user_id, 'image', i.id, src.kind, src.id,
+    insert into content_lineage (${owner}, item_kind, item_id, source_kind, source_id, workflow_id, created_at)
+    select i.${owner}, 'image', i.id, src.kind, src.id,
            (select 'image-edit-' || pa.source_job_id from pending_approvals pa where pa.content_id = i.id::text and pa.source_job_id is not null limit 1),
            i.created_at
     from images i
     join lateral (
-      select 'render' as kind, r.id from renders r where r.user_id = i.user_id and r.file_url = split_part(i.base_image_url, '?', 1)
+      select 'render' as kind, r.id from renders r where r.${owner} = i.${owner} and r.file_url = split_part(i.base_image_url, '?', 1)
       union all
-      select 'image', b.id from images b where b.user_id = i.user_id and b.id <> i.id and b.file_url = split_part(i.base_image_url, '?', 1)
+      select 'image', b.id from images b where b.${owner} = i.${owner} and b.id <> i.id and b.file_url = split_part(i.base_image_url, '?', 1)
       limit 1
     ) src on true
     where i.base_image_url is not null
     on conflict do nothing`);
   // compiled videos from their clips, in order
   await knex.raw(`
-    insert into content_lineage (user_id, item_kind, item_id, source_kind, source_id, position, created_at)
-    select v.user_id, 'compiled_video', v.id, 'clip', u.clip_id, u.ord - 1, v.created_at
+    insert into content_lineage (${owner}, item_kind, item_id, source_kind, source_id, position, created_at)
+    select v.${owner}, 'compiled_video', v.id, 'clip', u.clip_id, u.ord - 1, v.created_at
     from compiled_videos v cross join lateral unnest(v.clip_ids) with ordinality as u(clip_id, ord)
     on conflict do nothing`);
 }

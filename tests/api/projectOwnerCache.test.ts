@@ -147,9 +147,11 @@ describe('project owner cache', () => {
     const db = knexFactory({ client: 'pg', connection: url.toString(), pool: { min: 0, max: 2 } });
     const cache = createProjectOwnerCache({ databaseUrl: url.toString(), logger, reconnectMs: 50 });
     try {
-      // just what the trigger and the read need, then the migration itself
-      await db.raw('create table projects (id uuid primary key default gen_random_uuid(), workspace_id uuid not null)');
+      // just what the trigger needs, then the migration itself, then the owner column under its current name (a rename
+      // keeps the trigger, as 20261201000100_workspace_id_columns does)
+      await db.raw('create table projects (id uuid primary key default gen_random_uuid(), user_id uuid not null)');
       await ownerNotify.up(db);
+      await db.raw('alter table projects rename column user_id to workspace_id');
       await cache.ready();
       const userId = '11111111-1111-4111-8111-111111111111';
       const ids = (await db('projects').insert([{ workspace_id: userId }, { workspace_id: userId }]).returning<Array<{ id: string }>>('id')).map((r) => r.id);
