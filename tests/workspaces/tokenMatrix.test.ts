@@ -76,7 +76,7 @@ let ownerTokens: Record<TokenScope | 'all', string>;
 let viewerTokens: Record<TokenScope, string>;
 
 beforeAll(async () => {
-  db = await createScratchDatabase('tokenmatrix');
+  db = await createScratchDatabase('tokenmatrix', { migrated: true });
   await db.knex.migrate.latest();
   const base = loadConfig();
   const tag = randomBytes(4).toString('hex');
