@@ -52,7 +52,13 @@ function assertFrontendBuilt(): void {
   }
 }
 
+/**
+ * The run's Chromium when globalSetup started one (CHROMIUM_WS_ENDPOINT): a connection of this file's own, whose
+ * browser contexts are closed when it closes; else a Chromium of its own.
+ */
 export async function launchChromium(): Promise<Browser> {
+  const shared = process.env.CHROMIUM_WS_ENDPOINT;
+  if (shared) return chromium.connect(shared);
   const executablePath = chromiumPath();
   if (!fs.existsSync(executablePath)) {
     throw new Error(`Chromium not found at ${executablePath}: install Debian's chromium package or set CHROMIUM_PATH`);
