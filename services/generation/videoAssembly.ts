@@ -38,7 +38,7 @@ import {
 import { jobSearchAttributes } from '../../workflows/searchAttributes';
 import type { AestheticChatService } from './aestheticChat';
 import { assemblyClipView, assertAssemblyMayStart, assertPlatformFits, assertSelectionSize, listOwnedClips, loadSelectedClips, timelineFor, type AssemblyClipRow } from './assemblyClips';
-import { TIMED_OUT, withTimeout } from '../platform/timeouts';
+import { TIMED_OUT, withTimeoutAborting } from '../platform/timeouts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -248,7 +248,10 @@ export class VideoAssemblyService {
     });
     let admission: AssemblyAdmission | typeof TIMED_OUT;
     try {
-      admission = await withTimeout(client.workflow.executeUpdateWithStart(assemblyAdmissionUpdate, { startWorkflowOperation: startOperation }), this.admissionTimeoutMs);
+      admission = await withTimeoutAborting(
+        (signal) => client.withAbortSignal(signal, () => client.workflow.executeUpdateWithStart(assemblyAdmissionUpdate, { startWorkflowOperation: startOperation })),
+        this.admissionTimeoutMs,
+      );
     } catch (err) {
       this.deps.logger?.error({ err, jobId }, 'assembly workflow could not start');
       throw failedToStart();

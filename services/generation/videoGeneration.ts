@@ -46,7 +46,7 @@ import { jobSearchAttributes } from '../../workflows/searchAttributes';
 import { releaseReservation } from '../billing/credits';
 import { checkClipAdmission } from './clipAdmission';
 import { storedFileOf } from '../content/storedFiles';
-import { TIMED_OUT, withTimeout } from '../platform/timeouts';
+import { TIMED_OUT, withTimeout, withTimeoutAborting } from '../platform/timeouts';
 import { recordJobEvent } from '../integrations/webhookEvents';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -241,7 +241,10 @@ export class VideoGenerationService {
     });
     let admission: ClipAdmission | typeof TIMED_OUT;
     try {
-      admission = await withTimeout(client.workflow.executeUpdateWithStart(clipAdmissionUpdate, { startWorkflowOperation: startOperation }), this.admissionTimeoutMs);
+      admission = await withTimeoutAborting(
+        (signal) => client.withAbortSignal(signal, () => client.workflow.executeUpdateWithStart(clipAdmissionUpdate, { startWorkflowOperation: startOperation })),
+        this.admissionTimeoutMs,
+      );
     } catch (err) {
       this.deps.logger?.error({ err, jobId }, 'clip workflow could not start');
       throw failedToStart();
