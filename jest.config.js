@@ -13,6 +13,8 @@ module.exports = {
   moduleNameMapper: { '^@temporalio/worker$': '<rootDir>/tests/setup/temporalWorker.ts' },
   // logReporter first: it adds a failing file's log path to the failure the default reporter then prints
   reporters: ['<rootDir>/tests/setup/logReporter.js', 'default'],
+  // the longest files first (tests/setup/testDurations.json when jest has no cache, as in CI)
+  testSequencer: '<rootDir>/tests/setup/testSequencer.js',
   globalSetup: '<rootDir>/tests/setup/globalSetup.ts',
   globalTeardown: '<rootDir>/tests/setup/globalTeardown.ts',
   testTimeout: 60000,

@@ -37,7 +37,7 @@ import {
 import { jobSearchAttributes } from '../../domain/searchAttributes';
 import type { AestheticChatService } from './aestheticChat';
 import { assemblyClipView, assertAssemblyMayStart, assertPlatformFits, assertSelectionSize, listOwnedClips, loadSelectedClips, timelineFor, type AssemblyClipRow } from './assemblyClips';
-import { TIMED_OUT, withTimeout } from '../platform/timeouts';
+import { TIMED_OUT, withTimeoutAborting } from '../platform/timeouts';
 
 /** The workflow's signature (workflows/assembly.ts), started by its type name: services do not import workflows. */
 type AssemblyWorkflow = (input: AssemblyInput) => Promise<AssemblyResultSummary>;
@@ -250,7 +250,10 @@ export class VideoAssemblyService {
     });
     let admission: AssemblyAdmission | typeof TIMED_OUT;
     try {
-      admission = await withTimeout(client.workflow.executeUpdateWithStart(assemblyAdmissionUpdate, { startWorkflowOperation: startOperation }), this.admissionTimeoutMs);
+      admission = await withTimeoutAborting(
+        (signal) => client.withAbortSignal(signal, () => client.workflow.executeUpdateWithStart(assemblyAdmissionUpdate, { startWorkflowOperation: startOperation })),
+        this.admissionTimeoutMs,
+      );
     } catch (err) {
       this.deps.logger?.error({ err, jobId }, 'assembly workflow could not start');
       throw failedToStart();

@@ -45,7 +45,7 @@ import { jobSearchAttributes } from '../../domain/searchAttributes';
 import { releaseReservation } from '../billing/credits';
 import { checkClipAdmission } from './clipAdmission';
 import { storedFileOf } from '../content/storedFiles';
-import { TIMED_OUT, withTimeout } from '../platform/timeouts';
+import { TIMED_OUT, withTimeout, withTimeoutAborting } from '../platform/timeouts';
 import { recordJobEvent } from '../integrations/webhookEvents';
 
 /** The workflow's signature (workflows/clipGeneration.ts), started by its type name: services do not import workflows. */
@@ -243,7 +243,10 @@ export class VideoGenerationService {
     });
     let admission: ClipAdmission | typeof TIMED_OUT;
     try {
-      admission = await withTimeout(client.workflow.executeUpdateWithStart(clipAdmissionUpdate, { startWorkflowOperation: startOperation }), this.admissionTimeoutMs);
+      admission = await withTimeoutAborting(
+        (signal) => client.withAbortSignal(signal, () => client.workflow.executeUpdateWithStart(clipAdmissionUpdate, { startWorkflowOperation: startOperation })),
+        this.admissionTimeoutMs,
+      );
     } catch (err) {
       this.deps.logger?.error({ err, jobId }, 'clip workflow could not start');
       throw failedToStart();

@@ -1,7 +1,6 @@
-import fs from 'node:fs';
 import sharp from 'sharp';
 import { createTestUser, type TestUser } from '../support/accounts';
-import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
+import { downloadedBytes, startBrowserApp, useSession, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { storedObjectExists } from '../support/objectStorage';
 
@@ -123,8 +122,7 @@ describe('content library in the browser', () => {
     const download = await downloadPromise;
     await page.getByText('Download started').waitFor();
     expect(download.suggestedFilename()).toBe('facade.png');
-    const saved = await download.path();
-    expect(fs.readFileSync(saved).equals(small)).toBe(true);
+    expect((await downloadedBytes(download)).equals(small)).toBe(true);
 
     // delete after the confirmation text; the file leaves storage
     expect(await storedObjectExists('renders', aerial.storage_path)).toBe(true);

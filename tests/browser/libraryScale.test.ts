@@ -11,6 +11,7 @@ import { startBrowserApp, useSession, type BrowserApp } from '../support/browser
 import { closeTestKnex, testKnex } from '../support/db';
 import { houseStill, streetStill } from '../support/stills';
 import { createProject, uploadRender } from '../projects/fixtures';
+import { testNote } from '../support/testNotes';
 
 const DESKTOP = { width: 1440, height: 900 };
 const PHONE = { width: 390, height: 844 };
@@ -130,7 +131,7 @@ interface Scroll {
 function expectSmooth(scroll: Scroll, label: string): void {
   const { frames, steps, maxTiles, longFrames } = scroll;
   const summary = `${label} scroll: ${steps} steps, ${frames.length} frames, p50 ${percentile(frames, 50).toFixed(1)} ms, p95 ${percentile(frames, 95).toFixed(1)} ms, worst ${Math.max(...frames).toFixed(1)} ms; ${longFrames.length} long animation frames (worst ${Math.max(0, ...longFrames).toFixed(0)} ms); at most ${maxTiles} tiles in the page`;
-  process.stdout.write(`${summary}\n`);
+  testNote(summary);
   expect(frames.length).toBeGreaterThan(0);
 }
 
@@ -193,7 +194,7 @@ describe('Content Library with 1000 items', () => {
     const { page } = app;
     // the first opening loads the view's code as well; the second is the view as a returning user sees it
     const times = [await openProjectTimed(page), await openProjectTimed(page)];
-    process.stdout.write(`library first tile: ${times.map((t) => `${t.toFixed(0)} ms`).join(', ')} after opening the project\n`);
+    testNote(`library first tile: ${times.map((t) => `${t.toFixed(0)} ms`).join(', ')} after opening the project`);
     await page.getByText(`${ITEMS * 0.4} renders`).waitFor();
     await page.getByRole('button', { name: openLabel(0) }).waitFor();
     expect(await tileCount(page)).toBeLessThan(120);
@@ -303,7 +304,7 @@ describe('Content Library with 1000 items', () => {
       const errors: string[] = [];
       page.on('pageerror', (err) => errors.push(err.message));
       const ms = await openProjectTimed(page);
-      process.stdout.write(`library first tile at phone size: ${ms.toFixed(0)} ms after opening the project\n`);
+      testNote(`library first tile at phone size: ${ms.toFixed(0)} ms after opening the project`);
       await page.getByRole('button', { name: openLabel(0) }).waitFor();
       expect(await columnLefts(page)).toHaveLength(1);
       expect(await tileCount(page)).toBeLessThan(60);

@@ -7,12 +7,11 @@
  * worker), never the original; its Download action gets the original's bytes. The AI editor says that it works on a
  * 2048 px copy of the 6000x4000 render.
  */
-import fs from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
 import sharp from 'sharp';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { seriousAxeFindings } from '../support/axe';
-import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
+import { downloadedBytes, startBrowserApp, useSession, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { uniqueTaskQueue, withWorker } from '../support/temporal';
 import { logger } from '../../config/logger';
@@ -130,8 +129,7 @@ async function dialogShowsPreviews(viewport: { width: number; height: number }):
     // its Download action still gets the original's bytes
     const downloading = page.waitForEvent('download');
     await dialog.getByRole('button', { name: 'Download' }).click();
-    const saved = await (await downloading).path();
-    expect(sha256(fs.readFileSync(saved))).toBe(sha256(file.buffer));
+    expect(sha256(await downloadedBytes(await downloading))).toBe(sha256(file.buffer));
     // an AI edit works on a 2048 px copy: the editor says so near its action
     await dialog.getByRole('button', { name: 'Edit with AI' }).click();
     await page.getByRole('heading', { name: 'Enhanced AI Editor', level: 1 }).waitFor();

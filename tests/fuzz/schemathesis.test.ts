@@ -24,6 +24,7 @@ import { FAKE_STRIPE_SECRET_KEY, startFakeStripe, type FakeStripe } from '../sup
 import { request, serve, type TestServer } from '../support/http';
 import { startWorkers, renderBytes, generateImage, type RunningWorkers } from '../imageEdit/harness';
 import { uniqueTaskQueue } from '../support/temporal';
+import { testNote } from '../support/testNotes';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const tools = require('../../scripts/lib/tools');
@@ -157,7 +158,7 @@ describe('the API under Schemathesis', () => {
     const logFile = path.join(RUN_DIR, `schemathesis-${process.pid}.log`);
     fs.writeFileSync(logFile, output);
     const summary = output.split('\n').filter((line) => /operations|test cases|passed|failed|errors?/i.test(line)).slice(-12).join('\n');
-    process.stdout.write(`\n[fuzz] schemathesis finished in ${seconds}s with exit code ${code}\n${summary}\n`);
+    testNote(`[fuzz] schemathesis finished in ${seconds}s with exit code ${code}\n${summary}`);
     if (code !== 0) throw new Error(`Schemathesis found problems (exit ${code}; the whole report: ${logFile}):\n${output.slice(-20_000)}`);
   });
 });

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { uniqueTaskQueue } from '../support/temporal';
 
@@ -63,6 +64,23 @@ describe('Temporal and webpack output in a test', () => {
     expect(readLog()).toContain('Workflow bundle created');
     expect(printed).not.toContain('webpack');
   }, 90_000);
+
+  test("a mocked activity's failure (MockActivityEnvironment) goes to the log, not the console", async () => {
+    const consoleError = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const printed = await stderrDuring(async () => {
+        const failing = async () => {
+          throw new Error('quiet-logs mocked activity failure');
+        };
+        await expect(new MockActivityEnvironment().run(failing)).rejects.toThrow('quiet-logs mocked activity failure');
+      });
+      expect(readLog()).toMatch(/\[WARN\] Activity failed /);
+      expect(printed).not.toContain('Activity failed');
+      expect(consoleError).not.toHaveBeenCalled();
+    } finally {
+      consoleError.mockRestore();
+    }
+  });
 });
 
 describe('logReporter', () => {

@@ -54,7 +54,7 @@ async function put(bucket: Bucket, objectPath: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  db = await createScratchDatabase('invariants');
+  db = await createScratchDatabase('invariants', { migrated: true });
   await db.knex.migrate.latest();
   const s3 = runS3Server();
   if (s3) storage = createStorage({ storageDir: '', signingSecret: 'x'.repeat(32), signedUrlTtlSeconds: 60, storageBackend: 's3', s3: s3ConfigFor(s3, 'inv') }).objects;

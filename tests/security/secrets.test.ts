@@ -12,7 +12,7 @@ import { createApp } from '../../api/app';
 import { ConfigError, MIN_SECRET_LENGTH, loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { UrlSigner, createStorage } from '../../storage';
-import { testKnex } from '../support/db';
+import { closeTestKnex, testKnex } from '../support/db';
 import { serve, type TestServer } from '../support/http';
 
 // plain CommonJS shared with npm start
@@ -188,6 +188,8 @@ describe('file links signed with the former built-in value', () => {
   });
   afterAll(async () => {
     await server?.close();
+    // the pool's idle connections would keep the jest worker alive after the run
+    await closeTestKnex();
   });
 
   it('are refused with 403 even with an expiry in 2100, while the app\'s own links open', async () => {

@@ -27,12 +27,54 @@ export interface TestServices {
   postgresDir: string | null;
   adminUrl: string;
   database: string;
+  /** The migrated copy scratch databases are created from (tests/support/scratchDatabase.ts), dropped at the end. */
+  templateDatabase: string;
+  /** The run's one Chromium (a playwright browser server), shared by the browser test files over its WebSocket. */
+  stopChromium: (() => Promise<void>) | null;
 }
 
 function withDatabase(url: string, database: string): string {
   const u = new URL(url);
   u.pathname = `/${database}`;
   return u.toString();
+}
+
+/** `create database to template from`, again while something (autovacuum) is still connected to `from`. */
+async function copyDatabase(adminUrl: string, from: string, to: string): Promise<void> {
+  const { Client } = await import('pg');
+  const admin = new Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await admin.query(`create database "${to}" template "${from}"`);
+        return;
+      } catch (err) {
+        if (attempt >= 20 || !/being accessed by other users/.test((err as Error).message)) throw err;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+  } finally {
+    await admin.end();
+  }
+}
+
+/**
+ * Starts Chromium as a playwright browser server and puts its address in CHROMIUM_WS_ENDPOINT
+ * (tests/support/browser.ts connects to it). Without Chromium on this machine, nothing: browser tests then say so.
+ */
+async function startSharedChromium(): Promise<(() => Promise<void>) | null> {
+  if (process.env.CHROMIUM_WS_ENDPOINT) return null;
+  const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+  if (!fs.existsSync(executablePath)) return null;
+  const { chromium } = await import('playwright-core');
+  const server = await chromium.launchServer({
+    executablePath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
+  });
+  process.env.CHROMIUM_WS_ENDPOINT = server.wsEndpoint();
+  return () => server.close();
 }
 
 export default async function globalSetup(): Promise<void> {
@@ -67,6 +109,14 @@ export default async function globalSetup(): Promise<void> {
     env: { ...process.env, DATABASE_URL: databaseUrl },
     stdio: 'pipe',
   });
+  // a migrated template: a test file that needs a database of its own (an exact "nothing changed" check) copies it
+  // (`create database ... template`, a file copy) instead of running every migration again
+  const templateDatabase = `${database}_template`;
+  await copyDatabase(adminUrl, database, templateDatabase);
+
+  // one Chromium for the whole run: a browser test file connects to it and works in browser contexts of its own
+  // (isolated like separate browsers: cookies, storage, pages), instead of launching and closing Chromium itself
+  const stopChromium = await startSharedChromium();
 
   const temporal = await services.startTemporalDevServer({
     cli: tools.ensureTemporalCli(),
@@ -105,6 +155,7 @@ export default async function globalSetup(): Promise<void> {
   // SIGNING_SECRET has no built-in value: every run signs file links with a random key of its own
   process.env.SIGNING_SECRET = randomBytes(32).toString('hex');
   process.env.DATABASE_URL = databaseUrl;
+  process.env.TEST_TEMPLATE_DATABASE = templateDatabase;
   process.env.TEMPORAL_ADDRESS = temporal.address;
   process.env.TEMPORAL_CLI_PATH = tools.ensureTemporalCli();
   process.env.TEMPORAL_TEST_SERVER_PATH = tools.ensureTemporalTestServer();
@@ -114,7 +165,7 @@ export default async function globalSetup(): Promise<void> {
   // Enhance Renders has no built-in access code: the tests (API and browser) unlock it with this one
   process.env.ENHANCE_ACCESS_CODE = process.env.ENHANCE_ACCESS_CODE || 'RENDERS-BETA';
 
-  const handles: TestServices = { stopTemporal: temporal.stop, stopPostgres, stopS3, s3Dir, postgresDir, adminUrl, database };
+  const handles: TestServices = { stopTemporal: temporal.stop, stopPostgres, stopS3, s3Dir, postgresDir, adminUrl, database, templateDatabase, stopChromium };
   (globalThis as { __testServices?: TestServices }).__testServices = handles;
   process.stdout.write(`\n[test setup] postgres db ${database}, temporal ${temporal.address}${process.env.STORAGE_BACKEND === 's3' ? `, S3 storage ${process.env.S3_ENDPOINT}` : ''}, ready in ${Date.now() - started} ms\n`);
 }

@@ -4,7 +4,8 @@
  * results rather than thousands of worker lines:
  * - the Temporal Runtime, when something first needs it, logs the SDK's lines (worker state changes, and the Rust
  *   core's warnings, forwarded) to this test file's log (tests/setup/testLogs.js), also when a test installs its own;
- * - bundleWorkflowCode's default logger (webpack's bundle report) writes there too.
+ * - bundleWorkflowCode's default logger (webpack's bundle report) writes there too, and so does a DefaultLogger made
+ *   without a log function (MockActivityEnvironment's: its activities' failures).
  * When a test fails, tests/setup/logReporter.js prints the log's path and its last warnings and errors.
  */
 import fs from 'node:fs';
@@ -59,4 +60,14 @@ real.Runtime.install = (options: TemporalWorker.RuntimeOptions = {}) =>
 
 const bundleWorkflowCode: typeof real.bundleWorkflowCode = (options) => real.bundleWorkflowCode({ logger: testLogger, ...options });
 
-module.exports = { ...real, bundleWorkflowCode };
+/**
+ * A DefaultLogger made without a log function (e.g. @temporalio/testing's MockActivityEnvironment, whose activity
+ * failures are logged at WARN) writes to the test file's log instead of console.error.
+ */
+class DefaultLogger extends real.DefaultLogger {
+  constructor(level?: TemporalWorker.LogLevel, logFunction?: ConstructorParameters<typeof real.DefaultLogger>[1]) {
+    super(level, logFunction ?? (({ level: l, message, meta }) => write(l, message, meta as Record<string, unknown> | undefined)));
+  }
+}
+
+module.exports = { ...real, DefaultLogger, bundleWorkflowCode };

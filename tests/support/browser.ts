@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Download, type Page } from 'playwright-core';
 import { createApp } from '../../api/app';
 import type { AppDeps } from '../../api/deps';
 import { loadConfig, type AppConfig } from '../../config/env';
@@ -52,7 +52,13 @@ function assertFrontendBuilt(): void {
   }
 }
 
+/**
+ * The run's Chromium when globalSetup started one (CHROMIUM_WS_ENDPOINT): a connection of this file's own, whose
+ * browser contexts are closed when it closes; else a Chromium of its own.
+ */
 export async function launchChromium(): Promise<Browser> {
+  const shared = process.env.CHROMIUM_WS_ENDPOINT;
+  if (shared) return chromium.connect(shared);
   const executablePath = chromiumPath();
   if (!fs.existsSync(executablePath)) {
     throw new Error(`Chromium not found at ${executablePath}: install Debian's chromium package or set CHROMIUM_PATH`);
@@ -62,6 +68,13 @@ export async function launchChromium(): Promise<Browser> {
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
   });
+}
+
+/** A download's bytes (download.path() is not available on the run's shared Chromium, a remote browser). */
+export async function downloadedBytes(download: Download): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await download.createReadStream()) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
 
 /** Signs the browser context in with a session token (e.g. from createTestUser), as the sign-in form would. */

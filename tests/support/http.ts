@@ -7,21 +7,42 @@ export interface TestServer {
   close: () => Promise<void>;
 }
 
-/** Serves a Koa app on 127.0.0.1 for the duration of a test file: on `port`, or an ephemeral one by default. */
+/** Apps this file serves that are not closed yet. */
+let serving = 0;
+
+/**
+ * Serves a Koa app on 127.0.0.1 for the duration of a test file: on `port`, or an ephemeral one by default. Closing
+ * the last one the file serves also closes the app's Temporal client (services/platform/temporalClient.ts, connected
+ * on the app's first workflow call): its channel would otherwise keep the jest worker alive past the run's end.
+ */
 export async function serve(app: Koa, port = 0): Promise<TestServer> {
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', resolve);
   });
+  serving += 1;
   const { port: bound } = server.address() as AddressInfo;
+  let closed: Promise<void> | null = null;
   return {
     baseUrl: `http://127.0.0.1:${bound}`,
     close: () =>
-      new Promise((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((err) => (err ? reject(err) : resolve()));
-      }),
+      (closed ??= (async () => {
+        try {
+          await new Promise<void>((resolve, reject) => {
+            server.closeAllConnections();
+            server.close((err) => (err ? reject(err) : resolve()));
+          });
+        } finally {
+          serving -= 1;
+          if (serving === 0) {
+            // already loaded with the app (api/middleware/errors.ts imports it)
+            // eslint-disable-next-line @typescript-eslint/no-require-imports
+            const { closeTemporalClient } = require('../../services/platform/temporalClient') as typeof import('../../services/platform/temporalClient');
+            await closeTemporalClient();
+          }
+        }
+      })()),
   };
 }
 

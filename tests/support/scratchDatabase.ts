@@ -23,12 +23,25 @@ export interface ScratchDatabase {
   drop: () => Promise<void>;
 }
 
-/** Creates `rs_<label>_<time>_<pid>` (empty: migrate it with `knex.migrate`). */
-export async function createScratchDatabase(label: string): Promise<ScratchDatabase> {
+/**
+ * Creates `rs_<label>_<time>_<pid>`: empty (migrate it with `knex.migrate`), or with `{ migrated: true }` a copy of the
+ * run's migrated template (globalSetup's TEST_TEMPLATE_DATABASE; `knex.migrate.latest()` then has nothing to do).
+ */
+export async function createScratchDatabase(label: string, options: { migrated?: boolean } = {}): Promise<ScratchDatabase> {
   const name = `rs_${label}_${Date.now()}_${process.pid}`;
+  const template = options.migrated ? process.env.TEST_TEMPLATE_DATABASE : undefined;
   const admin = knexFactory({ client: 'pg', connection: adminDatabaseUrl(), pool: { min: 0, max: 1 } });
   try {
-    await admin.raw(`create database "${name}"`);
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await admin.raw(template ? `create database "${name}" template "${template}"` : `create database "${name}"`);
+        break;
+      } catch (err) {
+        // a template is copied only while nobody is connected to it: another file's copy (or autovacuum) is a moment
+        if (!template || attempt >= 40 || !/being accessed by other users/.test((err as Error).message)) throw err;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
   } finally {
     await admin.destroy();
   }

@@ -29,3 +29,27 @@ export async function withWorker<T>(
     await connection.close();
   }
 }
+
+/**
+ * Terminates the workflows still running on some task queues (tests that start workflows nobody runs): one
+ * visibility query for all the queues, on one connection opened at first use and kept until `close()`.
+ */
+export function workflowTerminator(reason: string): { terminateRunning: (taskQueues: string[]) => Promise<void>; close: () => Promise<void> } {
+  let opened: Promise<{ client: Client; close: () => Promise<void> }> | null = null;
+  return {
+    async terminateRunning(taskQueues) {
+      if (taskQueues.length === 0) return;
+      opened ??= testClient();
+      const { client } = await opened;
+      const query = `TaskQueue IN (${taskQueues.map((q) => `'${q}'`).join(', ')}) AND ExecutionStatus = 'Running'`;
+      for await (const wf of client.workflow.list({ query })) {
+        await client.workflow.getHandle(wf.workflowId, wf.runId).terminate(reason).catch(() => undefined);
+      }
+    },
+    async close() {
+      const pending = opened;
+      opened = null;
+      if (pending) await (await pending).close();
+    },
+  };
+}
