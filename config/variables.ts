@@ -667,6 +667,8 @@ export const INTERNAL_VARIABLES: readonly string[] = [
   // set by tests/setup/globalSetup.ts for the test files
   'WORKFLOW_BUNDLE_PATH',
   'TEST_LOG_DIR',
+  'CHROMIUM_WS_ENDPOINT',
+  'TEST_TEMPLATE_DATABASE',
   // jest's own
   'JEST_WORKER_ID',
   // silences the AWS SDK's Node version notice in tests and benchmarks
