@@ -335,7 +335,7 @@ async function main(): Promise<void> {
       const ids = seededUsers.map((u) => u.userId);
       try {
         for (const table of ['draft_jobs', 'video_generation_jobs', 'pending_approvals', 'credit_transactions', 'renders']) {
-          await bulk(table).whereIn(table === 'credit_transactions' ? 'workspace_id' : 'workspace_id', ids).delete();
+          await bulk(table).whereIn('workspace_id', ids).delete();
         }
       } finally {
         await bulk.destroy();

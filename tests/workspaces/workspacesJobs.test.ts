@@ -136,8 +136,7 @@ describe('running jobs when members or workspaces go', () => {
     expect(falJob.cancelled).toBe(true);
     for (const table of ['workspaces', 'profiles']) expect(await knex(table).where({ id: team.id }).first()).toBeUndefined();
     for (const table of ['projects', 'renders', 'video_generation_jobs', 'credit_transactions', 'credit_reservations']) {
-      const column = table.startsWith('credit_') ? 'workspace_id' : 'workspace_id';
-      expect(await knex(table).where({ [column]: team.id }).first()).toBeUndefined();
+      expect(await knex(table).where({ workspace_id: team.id }).first()).toBeUndefined();
     }
     expect(await storage.objects.list('renders', team.id)).toEqual([]);
   });
