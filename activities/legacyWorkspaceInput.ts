@@ -3,19 +3,15 @@
  * run still going, carries it as `userId` (it always held the workspace's id); its next attempt gets it under the new
  * name too, so the run finishes. The workflows do the same for their own inputs (domain/workflowContracts/workspaceInput.ts).
  */
+import { withLegacyWorkspaceId } from '../domain/workflowContracts/workspaceInput';
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type ActivityFunctions = Record<string, (...args: any[]) => Promise<unknown>>;
-
-function withWorkspaceId(input: unknown): unknown {
-  if (input === null || typeof input !== 'object' || Array.isArray(input) || 'workspaceId' in input) return input;
-  const legacy = (input as { userId?: unknown }).userId;
-  return typeof legacy === 'string' ? { ...input, workspaceId: legacy } : input;
-}
 
 export function acceptingLegacyWorkspaceInput<T extends ActivityFunctions>(activities: T): T {
   const wrapped: ActivityFunctions = {};
   for (const [name, activity] of Object.entries(activities)) {
-    wrapped[name] = (input: unknown, ...rest: unknown[]) => activity(withWorkspaceId(input), ...rest);
+    wrapped[name] = (input: unknown, ...rest: unknown[]) => activity(withLegacyWorkspaceId(input), ...rest);
   }
   return wrapped as T;
 }

@@ -14,3 +14,13 @@ export function workspaceIdOf(input: WorkspaceInput): string {
   if (!id) throw new TypeError('workflow input names no workspace');
   return id;
 }
+
+/**
+ * An activity's input with `workspaceId` set from the old `userId` where only that is there (an activity scheduled
+ * before the rename); any other value as given.
+ */
+export function withLegacyWorkspaceId(input: unknown): unknown {
+  if (input === null || typeof input !== 'object' || Array.isArray(input) || 'workspaceId' in input) return input;
+  const legacy = (input as { userId?: unknown }).userId;
+  return typeof legacy === 'string' ? { ...input, workspaceId: legacy } : input;
+}
