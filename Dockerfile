@@ -5,7 +5,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
-RUN npm run build:frontend
+RUN npm run build:frontend && npm run build:workflows -- /app/dist/workflow-bundle.js
 
 # Runtime: production dependencies only (tsx runs the TypeScript sources), ffmpeg for clips and assembly.
 FROM node:20-bookworm-slim
@@ -13,11 +13,13 @@ RUN apt-get update \
   && apt-get install -y --no-install-recommends ffmpeg ca-certificates \
   && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 STORAGE_DIR=/data/storage FRONTEND_DIST=/app/frontend/dist
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 STORAGE_DIR=/data/storage FRONTEND_DIST=/app/frontend/dist WORKFLOW_BUNDLE_PATH=/app/dist/workflow-bundle.js
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY . .
 COPY --from=build /app/frontend/dist ./frontend/dist
+# the worker's workflow code bundled at build time: a worker (re)start loads it instead of running webpack
+COPY --from=build /app/dist/workflow-bundle.js ./dist/workflow-bundle.js
 RUN mkdir -p /data/storage && chown -R node:node /data
 USER node
 EXPOSE 3000

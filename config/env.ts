@@ -66,6 +66,8 @@ export interface AppConfig {
   workerActivityConcurrency: number;
   /** Workflows each of the worker's queues keeps in its sticky cache (WORKFLOW_CACHE_SIZE); null: the SDK's default, from the heap size. */
   workflowCacheSize: number | null;
+  /** a workflow bundle built beforehand (`npm run build:workflows`), loaded instead of bundling at start */
+  workflowBundlePath: string | null;
   /** The worker process's PostgreSQL pool (WORKER_DATABASE_POOL_MAX, 10). */
   workerDatabasePoolMax: number;
   /** Hosted (fal) status polls: of a clip, by the clip workflow's timer (FAL_VIDEO_POLL_INTERVAL_MS, 15000), and of an image job (FAL_IMAGE_POLL_INTERVAL_MS, 1000). */
@@ -359,6 +361,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     mediaActivityConcurrency: int(env.MEDIA_ACTIVITY_CONCURRENCY, provider === 'local' ? Math.max(2, os.cpus().length * 2) : 100),
     workerActivityConcurrency: positiveInt('WORKER_ACTIVITY_CONCURRENCY', env.WORKER_ACTIVITY_CONCURRENCY, 100),
     workflowCacheSize: env.WORKFLOW_CACHE_SIZE ? positiveInt('WORKFLOW_CACHE_SIZE', env.WORKFLOW_CACHE_SIZE, 1) : null,
+    workflowBundlePath: env.WORKFLOW_BUNDLE_PATH || null,
     workerDatabasePoolMax: positiveInt('WORKER_DATABASE_POOL_MAX', env.WORKER_DATABASE_POOL_MAX, 10),
     falVideoPollIntervalMs: positiveInt('FAL_VIDEO_POLL_INTERVAL_MS', env.FAL_VIDEO_POLL_INTERVAL_MS, 15_000),
     falImagePollIntervalMs: positiveInt('FAL_IMAGE_POLL_INTERVAL_MS', env.FAL_IMAGE_POLL_INTERVAL_MS, 1000),

@@ -466,6 +466,13 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         loaded: { value: (c) => c.workflowCacheSize, is: null },
       },
       {
+        names: ['WORKFLOW_BUNDLE_PATH'],
+        default: 'unset: the worker bundles the workflow code at start',
+        meaning:
+          'a workflow bundle built beforehand from the same checkout (`npm run build:workflows -- <file>`; the Docker image has one): the worker loads it instead of running webpack at every start, which makes a restart take seconds. Rebuild it with the code',
+        loaded: { value: (c) => c.workflowBundlePath, is: null },
+      },
+      {
         names: ['WORKER_DATABASE_POOL_MAX'],
         default: '`10`',
         meaning: 'PostgreSQL connections of one worker process (its activities\' queries wait for a free one)',
@@ -665,7 +672,7 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
  */
 export const INTERNAL_VARIABLES: readonly string[] = [
   // set by tests/setup/globalSetup.ts for the test files
-  'WORKFLOW_BUNDLE_PATH',
+  'TEST_WORKFLOW_BUNDLE_PATH',
   'TEST_LOG_DIR',
   'CHROMIUM_WS_ENDPOINT',
   'TEST_TEMPLATE_DATABASE',

@@ -3,12 +3,13 @@
  * sharing one connection and the real dependencies. SIGINT/SIGTERM drain in-flight tasks, then exit 0.
  * Scale out by running more copies of this process.
  */
+import fs from 'node:fs';
 import { Client } from '@temporalio/client';
 import sharp from 'sharp';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { ImageThread } from '../activities/imageThread';
-import { exitOnConfigError, loadConfig } from '../config/env';
+import { ConfigError, exitOnConfigError, loadConfig } from '../config/env';
 import { logger } from '../config/logger';
 import { connectDatabase } from '../db/connection';
 import { createProviders } from '../providers';
@@ -16,10 +17,10 @@ import { ensureStorageMaintenanceSchedule } from '../services/content/renderThum
 import { webhookDeliverySettings } from '../services/integrations/webhookDeliverySettings';
 import { ensureWebhookPruneSchedule, startWebhookRelay } from '../services/integrations/webhookRelay';
 import { createStorage } from '../storage';
-import { JOB_METRICS_INTERCEPTOR_MODULE, jobMetricsSinks, startWorkerMetricsServer, temporalTelemetryOptions } from './metrics';
+import { jobMetricsSinks, startWorkerMetricsServer, temporalTelemetryOptions } from './metrics';
 import { TASK_QUEUES } from '../domain/taskQueues';
 import { connectWhenReachable } from './temporalConnection';
-import { bundleWorkflowsInThread } from './workflowBundle';
+import { bundleWorkflowsInThread, workerBundleSource } from './workflowBundle';
 
 async function main(): Promise<void> {
   // libvips' operation cache (50 MB by default) only pays off for the same operation on the same input again, which a
@@ -32,6 +33,9 @@ async function main(): Promise<void> {
     logger[pinoLevel]({ sdk: 'temporal', ...meta }, message);
   });
   const config = loadConfig();
+  if (config.workflowBundlePath && !fs.existsSync(config.workflowBundlePath)) {
+    throw new ConfigError(`WORKFLOW_BUNDLE_PATH names ${config.workflowBundlePath}, which does not exist: build it with \`npm run build:workflows -- ${config.workflowBundlePath}\` or unset it`);
+  }
   Runtime.install({ shutdownSignals: ['SIGINT', 'SIGTERM'], logger: sdkLogger, ...temporalTelemetryOptions(config) });
   const metricsServer = await startWorkerMetricsServer(config);
   if (metricsServer || config.temporalMetricsPort !== null) {
@@ -67,13 +71,11 @@ async function main(): Promise<void> {
       imagePollIntervalMs: config.falImagePollIntervalMs,
     });
     const activities = createActivities({ knex, config, logger, storage: createStorage(config), providers, imageWork: imageThread ?? undefined });
-    // bundled once and shared, instead of once per queue; in a thread, so webpack leaves nothing on this heap
-    const workflowBundle = await bundleWorkflowsInThread({
-      workflowsPath: require.resolve('../workflows'),
-      workflowInterceptorModules: [JOB_METRICS_INTERCEPTOR_MODULE],
-      logLevel: sdkLevel,
-      logger: sdkLogger,
-    });
+    // bundled once and shared, instead of once per queue; in a thread, so webpack leaves nothing on this heap. A bundle
+    // built beforehand (WORKFLOW_BUNDLE_PATH, `npm run build:workflows`) is loaded as it is: a start without webpack
+    const workflowBundle = config.workflowBundlePath
+      ? { codePath: config.workflowBundlePath }
+      : await bundleWorkflowsInThread({ ...workerBundleSource(), logLevel: sdkLevel, logger: sdkLogger });
     const workers = await Promise.all(
       Object.values(TASK_QUEUES).map((taskQueue) =>
         Worker.create({
@@ -90,7 +92,7 @@ async function main(): Promise<void> {
         }),
       ),
     );
-    logger.info({ taskQueues: Object.values(TASK_QUEUES), address: config.temporalAddress, imageThread: config.imageThread }, 'worker running');
+    logger.info({ taskQueues: Object.values(TASK_QUEUES), address: config.temporalAddress, imageThread: config.imageThread, workflowBundle: config.workflowBundlePath ?? 'bundled at start' }, 'worker running');
     // the hourly storage maintenance (missing thumbnails, objects without a row), and one run now
     const client = new Client({ connection, namespace: config.temporalNamespace });
     ensureStorageMaintenanceSchedule(client).catch((err: unknown) => logger.warn({ err }, 'could not create or trigger the storage maintenance schedule'));

@@ -8,6 +8,12 @@
  */
 import { Worker as Thread } from 'node:worker_threads';
 import type { LogLevel, Logger } from '@temporalio/worker';
+import { JOB_METRICS_INTERCEPTOR_MODULE } from './metrics';
+
+/** What the worker bundles: the app's workflows with the job metrics interceptor (workers/metrics.ts). */
+export function workerBundleSource(): { workflowsPath: string; workflowInterceptorModules: string[] } {
+  return { workflowsPath: require.resolve('../workflows'), workflowInterceptorModules: [JOB_METRICS_INTERCEPTOR_MODULE] };
+}
 
 // plain JavaScript: webpack compiles the TypeScript workflows itself, so the thread needs no loader
 const THREAD_BOOT = `

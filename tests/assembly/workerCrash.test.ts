@@ -2,16 +2,16 @@ import type { Client } from '@temporalio/client';
 import { assemblyWorkflowId } from '../../workflows/assembly';
 import { closeTestKnex, testKnex } from '../support/db';
 import { testClient } from '../support/temporal';
-import { shortHeartbeatBundle } from '../support/crashBundle';
+import { shortHeartbeatBundle } from '../support/workflowBundles';
 import { killGroup, spawnClipWorker, type ChildWorker } from '../clips/support/clipWorkerProcess';
 import { assemble, assemblyUser, probeOutput, removeFixtures, startAssemblyApp, storeClip, waitForAssembly, withAssemblyFile, type AssemblyTestApp } from './fixtures';
 
 /**
  * The app's worker in a process group of its own; the production preset: a 5 s render at 1080p runs long enough to be
- * killed in the middle of it. Its heartbeat timeouts are short (tests/support/crashBundle.ts), so the render is retried soon.
+ * killed in the middle of it. Its heartbeat timeouts are short (tests/support/workflowBundles.ts), so the render is retried soon.
  */
 const spawnWorker = async (taskQueue: string, storageDir: string): Promise<ChildWorker> =>
-  spawnClipWorker(taskQueue, { STORAGE_DIR: storageDir, VIDEO_PRESET: 'veryfast', WORKFLOW_BUNDLE_PATH: await shortHeartbeatBundle() });
+  spawnClipWorker(taskQueue, { STORAGE_DIR: storageDir, VIDEO_PRESET: 'veryfast', TEST_WORKFLOW_BUNDLE_PATH: await shortHeartbeatBundle() });
 
 describe('a worker killed during an assembly (SIGKILL, then a new worker)', () => {
   let app: AssemblyTestApp;

@@ -34,7 +34,7 @@ beforeAll(async () => {
   worker = await Worker.create({
     connection,
     taskQueue: queue,
-    workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! },
+    workflowBundle: { codePath: process.env.TEST_WORKFLOW_BUNDLE_PATH! },
     activities: createPaymentRefundActivities({ knex: h.knex, config: h.config, logger }),
   });
   running = worker.run();

@@ -60,7 +60,7 @@ beforeAll(async () => {
   };
   // a fresh install: no Stripe configuration at all, nothing generated yet (the run's PostgreSQL is used as it is)
   for (const name of Object.keys(env)) if (/^(STRIPE_|LOCAL_STRIPE)/.test(name)) delete env[name];
-  for (const name of ['TEMPORAL_ADDRESS', 'STORAGE_DIR', 'WORKFLOW_BUNDLE_PATH', 'PUBLIC_URL', 'SIGNING_SECRET']) delete env[name];
+  for (const name of ['TEMPORAL_ADDRESS', 'STORAGE_DIR', 'TEST_WORKFLOW_BUNDLE_PATH', 'PUBLIC_URL', 'SIGNING_SECRET']) delete env[name];
   const child = spawn(process.execPath, ['scripts/start.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let out = '';
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));

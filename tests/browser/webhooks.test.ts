@@ -95,7 +95,7 @@ describe('Webhooks page in the browser', () => {
     const worker = await Worker.create({
       connection,
       taskQueue: queue,
-      workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH as string },
+      workflowBundle: { codePath: process.env.TEST_WORKFLOW_BUNDLE_PATH as string },
       activities: createWebhookDeliveryActivities({ knex, config: loadConfig(), logger }, DEFAULT_WEBHOOK_DELIVERY_SETTINGS),
     });
     const running = worker.run();

@@ -55,8 +55,8 @@ export async function startClipWorker(
   taskQueue: string,
   options: { providers?: Providers; providerOptions?: ProviderOptions; config?: AppConfig } = {},
 ): Promise<RunningWorker> {
-  const bundlePath = process.env.WORKFLOW_BUNDLE_PATH;
-  if (!bundlePath) throw new Error('WORKFLOW_BUNDLE_PATH is not set: globalSetup builds it from workflows/index.ts');
+  const bundlePath = process.env.TEST_WORKFLOW_BUNDLE_PATH;
+  if (!bundlePath) throw new Error('TEST_WORKFLOW_BUNDLE_PATH is not set: globalSetup builds it from workflows/index.ts');
   const config = options.config ?? clipTestConfig();
   const providers = options.providers ?? createProviders(config, { videoPreset: config.videoPreset, ...options.providerOptions });
   const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS });

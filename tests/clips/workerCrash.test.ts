@@ -9,15 +9,15 @@ import { startFakeFal } from '../support/fakeFal';
 import { testClient } from '../support/temporal';
 import { killGroup, spawnClipWorker, type ChildWorker } from './support/clipWorkerProcess';
 import { withStoredFile } from '../support/objectStorage';
-import { shortHeartbeatBundle } from '../support/crashBundle';
+import { shortHeartbeatBundle } from '../support/workflowBundles';
 import { approveByWorkflow, clipUser, creditState, expectLedgerOk, probe, startClip, startClipApp, waitForJob, type ClipTestApp } from './fixtures';
 
 /**
  * The app's worker in a process group of its own, rendering at a slow preset so it can be killed mid-render; its
- * heartbeat timeouts are short (tests/support/crashBundle.ts), so the killed worker's activity is retried soon.
+ * heartbeat timeouts are short (tests/support/workflowBundles.ts), so the killed worker's activity is retried soon.
  */
 const spawnWorker = async (taskQueue: string, workDir: string, env: Record<string, string> = {}): Promise<ChildWorker> =>
-  spawnClipWorker(taskQueue, { CLIP_PROVIDER_WORK_DIR: workDir, VIDEO_PRESET: 'slow', WORKFLOW_BUNDLE_PATH: await shortHeartbeatBundle(), ...env });
+  spawnClipWorker(taskQueue, { CLIP_PROVIDER_WORK_DIR: workDir, VIDEO_PRESET: 'slow', TEST_WORKFLOW_BUNDLE_PATH: await shortHeartbeatBundle(), ...env });
 
 describe('a worker killed during a clip (SIGKILL, then a new worker)', () => {
   let app: ClipTestApp;

@@ -54,8 +54,8 @@ export function quietRuntime(): void {
 
 /** One real worker per queue (the bundle globalSetup built), all with the same activities, until stop(). */
 export async function startWorkers(queues: TestQueues, activities: ReturnType<typeof createActivities>, connection?: NativeConnection): Promise<RunningWorkers> {
-  const bundlePath = process.env.WORKFLOW_BUNDLE_PATH;
-  if (!bundlePath) throw new Error('WORKFLOW_BUNDLE_PATH is not set: globalSetup builds it from workflows/index.ts');
+  const bundlePath = process.env.TEST_WORKFLOW_BUNDLE_PATH;
+  if (!bundlePath) throw new Error('TEST_WORKFLOW_BUNDLE_PATH is not set: globalSetup builds it from workflows/index.ts');
   quietRuntime();
   const own = connection ? null : await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS });
   const conn = connection ?? own!;

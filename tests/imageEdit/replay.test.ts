@@ -21,8 +21,8 @@ const FIXTURE = path.join(__dirname, 'fixtures', 'imageEdit-three-media-steps.hi
 const CHILD_FIXTURE = path.join(__dirname, 'fixtures', 'imageEdit-approval-child.history.json');
 
 function bundle(): { workflowBundle: { codePath: string } } {
-  const codePath = process.env.WORKFLOW_BUNDLE_PATH;
-  if (!codePath) throw new Error('WORKFLOW_BUNDLE_PATH is not set: globalSetup builds it from workflows/index.ts');
+  const codePath = process.env.TEST_WORKFLOW_BUNDLE_PATH;
+  if (!codePath) throw new Error('TEST_WORKFLOW_BUNDLE_PATH is not set: globalSetup builds it from workflows/index.ts');
   return { workflowBundle: { codePath } };
 }
 

@@ -43,7 +43,7 @@ describe('Temporal and webpack output in a test', () => {
     const printed = await stderrDuring(async () => {
       const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS });
       try {
-        const worker = await Worker.create({ connection, taskQueue, workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! } });
+        const worker = await Worker.create({ connection, taskQueue, workflowBundle: { codePath: process.env.TEST_WORKFLOW_BUNDLE_PATH! } });
         await worker.runUntil(new Promise((resolve) => setTimeout(resolve, 300)));
       } finally {
         await connection.close();

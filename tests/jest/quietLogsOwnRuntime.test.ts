@@ -15,7 +15,7 @@ test("a Runtime a test installs itself logs to the test file's log", async () =>
   const taskQueue = uniqueTaskQueue('quiet-logs-own-runtime');
   const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS });
   try {
-    const worker = await Worker.create({ connection, taskQueue, workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! } });
+    const worker = await Worker.create({ connection, taskQueue, workflowBundle: { codePath: process.env.TEST_WORKFLOW_BUNDLE_PATH! } });
     await worker.runUntil(new Promise((resolve) => setTimeout(resolve, 300)));
   } finally {
     await connection.close();

@@ -19,6 +19,7 @@ import { CREDIT_COST } from '../../domain/constants';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { request, type JsonResponse } from '../support/http';
 import { createProject, pngBytes, uploadForm } from '../projects/fixtures';
+import { workerBundle } from '../support/workflowBundles';
 
 interface ServerHandle {
   pid: number;
@@ -113,6 +114,8 @@ describe('the scaled-out stack through faults (SIGKILLed API and worker, Postgre
       LOG_LEVEL: 'warn',
       NODE_ENV: 'development',
       AI_PROVIDER: 'local',
+      // the worker's bundle built beforehand: the SIGKILLed worker comes back without running webpack again
+      WORKFLOW_BUNDLE_PATH: await workerBundle(),
     };
     for (const name of ['STORAGE_DIR', 'STORAGE_BACKEND', 'S3_ENDPOINT', 'S3_PUBLIC_URL', 'PORT', 'TRUST_PROXY', 'PUBLIC_URL', 'WORKER_METRICS_PORT', 'TEMPORAL_METRICS_PORT']) delete env[name];
     const child = spawn(process.execPath, ['scripts/scaleOut.js', '--apis', '2', '--workers', '1', '--storage', 'local', '--port', String(ports[0]), '--api-ports', `${ports[1]},${ports[2]}`], {

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { clipWorkflowId } from '../../workflows/clipGeneration';
 import { createScratchDatabase, type ScratchDatabase } from '../support/scratchDatabase';
+import { workerBundle } from '../support/workflowBundles';
 import { approveByWorkflow, clipUser, creditState, expectLedgerOk, startClip, waitForJob } from '../clips/fixtures';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -121,7 +122,11 @@ describe('npm start (scripts/start.js)', () => {
     fs.mkdirSync(dist);
     fs.writeFileSync(path.join(dist, 'index.html'), '<!doctype html><div id="root"></div>');
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', TEMPORAL_PORT: String(temporalPort), TEMPORAL_UI_PORT: String(uiPort), DATA_DIR: dataDir, FRONTEND_DIST: dist, LOG_LEVEL: 'info', NODE_ENV: 'development', VIDEO_PRESET: 'slow' };
-    for (const name of ['TEMPORAL_ADDRESS', 'STORAGE_DIR', 'WORKFLOW_BUNDLE_PATH']) delete env[name];
+    for (const name of ['TEMPORAL_ADDRESS', 'STORAGE_DIR', 'TEST_WORKFLOW_BUNDLE_PATH']) delete env[name];
+    // the worker's bundle built beforehand, with heartbeat timeouts of 15 s (tests/support/workflows/shortHeartbeats.ts):
+    // the killed worker's clip is retried on the restarted one after that, not after the app's minute. The second
+    // test starts without one, so bundling at start is run there
+    env.WORKFLOW_BUNDLE_PATH = await workerBundle({ shortHeartbeats: true });
     // empty: npm start migrates it
     scratch = await createScratchDatabase('start');
     env.DATABASE_URL = scratch.url;
@@ -182,7 +187,7 @@ describe('npm start (scripts/start.js)', () => {
     const ports = { PORT: await services.freePort(), TEMPORAL_PORT: await services.freePort(), TEMPORAL_UI_PORT: await services.freePort(), EMBEDDED_PG_PORT: await services.freePort() };
     const env: NodeJS.ProcessEnv = { ...process.env, ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])), HOST: '127.0.0.1', DATA_DIR: embeddedDir, FRONTEND_DIST: dist, LOG_LEVEL: 'info', NODE_ENV: 'development' };
     // no SIGNING_SECRET either: npm start generates one into DATA_DIR/secrets.json on the first start and reuses it
-    for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'STORAGE_DIR', 'WORKFLOW_BUNDLE_PATH', 'SIGNING_SECRET']) delete env[name];
+    for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'STORAGE_DIR', 'TEST_WORKFLOW_BUNDLE_PATH', 'WORKFLOW_BUNDLE_PATH', 'SIGNING_SECRET']) delete env[name];
     const secretsFile = path.join(embeddedDir, 'secrets.json');
     let firstSecrets = '';
     for (const round of [1, 2]) {

@@ -148,7 +148,7 @@ export default async function globalSetup(): Promise<void> {
     const { bundleWorkflowCode } = await import('@temporalio/worker');
     const { code } = await bundleWorkflowCode({ workflowsPath: workflowsIndex, logger: { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} } as never });
     fs.writeFileSync(bundlePath, code);
-    process.env.WORKFLOW_BUNDLE_PATH = bundlePath;
+    process.env.TEST_WORKFLOW_BUNDLE_PATH = bundlePath;
   }
 
   process.env.NODE_ENV = 'test';

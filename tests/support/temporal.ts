@@ -19,8 +19,8 @@ export async function withWorker<T>(
   options: Omit<WorkerOptions, 'connection' | 'workflowBundle' | 'workflowsPath'>,
   fn: () => Promise<T>,
 ): Promise<T> {
-  const bundlePath = process.env.WORKFLOW_BUNDLE_PATH;
-  if (!bundlePath) throw new Error('WORKFLOW_BUNDLE_PATH is not set: globalSetup builds it from workflows/index.ts');
+  const bundlePath = process.env.TEST_WORKFLOW_BUNDLE_PATH;
+  if (!bundlePath) throw new Error('TEST_WORKFLOW_BUNDLE_PATH is not set: globalSetup builds it from workflows/index.ts');
   const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS });
   try {
     const worker = await Worker.create({ connection, workflowBundle: { codePath: bundlePath }, ...options });

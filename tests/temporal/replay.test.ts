@@ -25,8 +25,8 @@ const FIXTURE = path.join(__dirname, 'fixtures', 'tryItOnboarding.history.json')
 const FIXTURE_WORKFLOW_ID = 'onboarding-fixture';
 
 function currentCode(): ReplayWorkerOptions {
-  const codePath = process.env.WORKFLOW_BUNDLE_PATH;
-  if (!codePath) throw new Error('WORKFLOW_BUNDLE_PATH is not set: globalSetup builds it from workflows/index.ts');
+  const codePath = process.env.TEST_WORKFLOW_BUNDLE_PATH;
+  if (!codePath) throw new Error('TEST_WORKFLOW_BUNDLE_PATH is not set: globalSetup builds it from workflows/index.ts');
   return { workflowBundle: { codePath } };
 }
 

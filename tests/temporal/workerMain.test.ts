@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { runTryItOnboarding } from '../../services/accounts/onboarding';
 import { closeTestKnex, testKnex } from '../support/db';
 import { closedPort } from '../support/http';
 import { testClient } from '../support/temporal';
+import { workerBundle } from '../support/workflowBundles';
 import { createPersonalWorkspace } from '../../services/workspaces/personalWorkspace';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -68,12 +70,14 @@ describe('worker entry (workers/main.ts)', () => {
     await closeTestKnex();
   });
 
-  it('polls the app task queues, runs onboarding against PostgreSQL, and exits 0 after SIGTERM', async () => {
-    const worker = startWorkerProcess({});
+  it('polls the app task queues with a bundle built beforehand (WORKFLOW_BUNDLE_PATH), runs onboarding against PostgreSQL, and exits 0 after SIGTERM', async () => {
+    const bundle = await workerBundle();
+    const worker = startWorkerProcess({ WORKFLOW_BUNDLE_PATH: bundle });
     started.push(worker);
     const running = JSON.parse(await worker.waitForLine(/"msg":"worker running"/, 90_000)) as Record<string, unknown>;
     // image jobs' sharp work goes to the image thread unless IMAGE_THREAD=off
     expect(running.imageThread).toBe(true);
+    expect(running.workflowBundle).toBe(bundle);
 
     const email = `worker-${randomUUID()}@example.com`;
     const [user] = await testKnex()('users').insert({ email, password_hash: 'x' }).returning<{ id: string }[]>('id');
@@ -105,7 +109,8 @@ describe('worker entry (workers/main.ts)', () => {
     const server = await services.startTemporalDevServer({ cli: process.env.TEMPORAL_CLI_PATH as string, port, uiPort: 0 });
     try {
       await worker.waitForLine(/"msg":"reached Temporal"/, 90_000);
-      await worker.waitForLine(/"msg":"worker running"/, 90_000);
+      // without WORKFLOW_BUNDLE_PATH, the workflow code is bundled at start
+      expect(JSON.parse(await worker.waitForLine(/"msg":"worker running"/, 90_000))).toMatchObject({ workflowBundle: 'bundled at start' });
       expect(worker.child.exitCode).toBeNull();
       worker.child.kill('SIGTERM');
       expect(await worker.exited).toBe(0);
@@ -113,6 +118,14 @@ describe('worker entry (workers/main.ts)', () => {
       await server.stop();
     }
   }, 240_000);
+
+  it('stops at once with one line when WORKFLOW_BUNDLE_PATH names no file', async () => {
+    const missing = path.join(os.tmpdir(), `no-bundle-${randomUUID()}.js`);
+    const worker = startWorkerProcess({ WORKFLOW_BUNDLE_PATH: missing });
+    started.push(worker);
+    expect(await worker.exited).toBe(1);
+    expect(worker.lines).toEqual([`Configuration error: WORKFLOW_BUNDLE_PATH names ${missing}, which does not exist: build it with \`npm run build:workflows -- ${missing}\` or unset it`]);
+  }, 60_000);
 
   it('stops at once on SIGTERM while it waits for Temporal', async () => {
     const worker = startWorkerProcess({ TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}` });

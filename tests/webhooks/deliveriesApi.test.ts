@@ -89,7 +89,7 @@ beforeAll(async () => {
   const w = await Worker.create({
     connection,
     taskQueue: queue,
-    workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH as string },
+    workflowBundle: { codePath: process.env.TEST_WORKFLOW_BUNDLE_PATH as string },
     activities: createWebhookDeliveryActivities({ knex, config: loadConfig(), logger }, settings),
   });
   const running = w.run();

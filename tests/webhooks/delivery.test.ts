@@ -48,7 +48,7 @@ async function startWorker(): Promise<RunningWorker> {
   const worker = await Worker.create({
     connection,
     taskQueue: queue,
-    workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH as string },
+    workflowBundle: { codePath: process.env.TEST_WORKFLOW_BUNDLE_PATH as string },
     activities: createWebhookDeliveryActivities({ knex, config: loadConfig(), logger }, settings),
     // a stop does not wait for the send under way: it is cancelled in the middle, as a crash would leave it
     shutdownGraceTime: '50 ms',

@@ -47,7 +47,7 @@ async function deliveryStack(overrides: Partial<WebhookDeliverySettings>): Promi
   const worker = await Worker.create({
     connection,
     taskQueue: queue,
-    workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH as string },
+    workflowBundle: { codePath: process.env.TEST_WORKFLOW_BUNDLE_PATH as string },
     activities: createWebhookDeliveryActivities({ knex, config: { ...loadConfig(), smtpUrl: smtp.url, publicUrl: 'https://studio.example.test' }, logger }, settings),
   });
   const running = worker.run();

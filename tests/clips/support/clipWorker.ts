@@ -14,8 +14,8 @@ import { createStorage } from '../../../storage';
 
 async function main(): Promise<void> {
   const taskQueue = process.env.CLIP_WORKER_QUEUE;
-  const bundlePath = process.env.WORKFLOW_BUNDLE_PATH;
-  if (!taskQueue || !bundlePath) throw new Error('CLIP_WORKER_QUEUE and WORKFLOW_BUNDLE_PATH are required');
+  const bundlePath = process.env.TEST_WORKFLOW_BUNDLE_PATH;
+  if (!taskQueue || !bundlePath) throw new Error('CLIP_WORKER_QUEUE and TEST_WORKFLOW_BUNDLE_PATH are required');
   const config = loadConfig();
   const knex = connectDatabase(config.databaseUrl);
   const connection = await NativeConnection.connect({ address: config.temporalAddress });

@@ -34,8 +34,8 @@ function holding(providers: Providers, hold: string | undefined, delayMs: number
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR'), shutdownSignals: ['SIGTERM', 'SIGINT'] });
   const queues = JSON.parse(process.env.TEST_QUEUES ?? '{}') as Record<string, string>;
-  const bundlePath = process.env.WORKFLOW_BUNDLE_PATH;
-  if (!bundlePath || Object.keys(queues).length === 0) throw new Error('TEST_QUEUES and WORKFLOW_BUNDLE_PATH are required');
+  const bundlePath = process.env.TEST_WORKFLOW_BUNDLE_PATH;
+  if (!bundlePath || Object.keys(queues).length === 0) throw new Error('TEST_QUEUES and TEST_WORKFLOW_BUNDLE_PATH are required');
   const config = loadConfig();
   const knex = connectDatabase(config.databaseUrl);
   // the image work in its own thread, as workers/main.ts runs it: a SIGKILL takes the thread down with the process

@@ -1,5 +1,5 @@
 /**
- * A workflow interceptor for the worker-crash tests (tests/support/crashBundle.ts bundles it in): every activity
+ * A workflow interceptor for the worker-crash tests (tests/support/workflowBundles.ts bundles it in): every activity
  * that heartbeats is scheduled with a heartbeat timeout of CRASH_TEST_HEARTBEAT instead of the workflow's (a minute),
  * and the one-look status call of a hosted clip (checkClipVideo, a single HTTP request) with that start-to-close
  * timeout instead of a minute. A SIGKILLed worker's activity is given up, and retried on the new worker, after that
