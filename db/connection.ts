@@ -1,6 +1,7 @@
 import knexFactory, { Knex } from 'knex';
 import path from 'node:path';
 import { Model } from 'objection';
+import { logger } from '../config/logger';
 import { attachGuard, builderSql, createDatabaseGuard, DATABASE_TIMEOUTS, type DatabaseGuard, type DatabaseResilienceOptions } from './resilience';
 
 export const MIGRATIONS_DIR = path.join(__dirname, 'migrations');
@@ -22,8 +23,17 @@ export function knexConfig(databaseUrl: string, pool = { min: 0, max: 10 }, opti
     acquireConnectionTimeout: connectionTimeoutMs,
     pool,
     migrations: { directory: MIGRATIONS_DIR, loadExtensions: ['.ts'], tableName: 'knex_migrations' },
+    log: KNEX_LOG,
   };
 }
+
+/** knex's own warnings (a connection that could not be had, a pool being torn down) as log lines, not console output. */
+const KNEX_LOG: Knex.Config['log'] = {
+  warn: (message: unknown) => logger.warn({ component: 'knex' }, String(message)),
+  error: (message: unknown) => logger.error({ component: 'knex' }, String(message)),
+  deprecate: (method: string, alternative: string) => logger.warn({ component: 'knex' }, `${method} is deprecated, use ${alternative}`),
+  debug: (message: unknown) => logger.debug({ component: 'knex' }, String(message)),
+};
 
 type RunnerLike = { run: () => Promise<unknown> };
 type PgClientClass = new (config: Knex.Config) => { runner(builder: unknown): RunnerLike };

@@ -29,6 +29,8 @@ tools.ensureTemporalCli();
 tools.ensureTemporalTestServer();
 // the API fuzz test (tests/fuzz) runs Schemathesis from PyPI
 tools.ensureSchemathesis();
+// the invitation e-mail tests' SMTP server (tests/support/smtpServer.ts), here so pip's lines come before jest's
+tools.ensureAiosmtpd();
 tools.ensureFfmpeg();
 const chromium = tools.ensureChromium();
 if (storage === 's3') tools.ensureSeaweedfs();

@@ -60,7 +60,8 @@ describe('a worker killed during a clip (SIGKILL, then a new worker)', () => {
     const during = await waitForJob(app.baseUrl, user, jobId, { intervalMs: 500, until: (j) => j.status === 'processing' });
     expect(during.job.progress).toBeGreaterThanOrEqual(before.job.progress);
 
-    workers.push(await spawnWorker(app.taskQueue, workDir));
+    // the restarted worker renders at the usual test preset: only the killed one had to be slow
+    workers.push(await spawnWorker(app.taskQueue, workDir, { VIDEO_PRESET: 'ultrafast' }));
     const after = await waitForJob(app.baseUrl, user, jobId, { intervalMs: 500, timeoutMs: 240_000 });
     expect(after.job).toMatchObject({ status: 'completed', progress: 100 });
     const progress = [...before.seen, ...during.seen, ...after.seen].map((s) => s.progress);
