@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { workerBundleSource } from '../workers/workflowBundle';
+import { workerBundleSource } from './workflowBundle';
 
 async function main(): Promise<void> {
   const out = path.resolve(process.argv[2] ?? path.join(__dirname, '..', '.data', 'workflow-bundle.js'));
