@@ -3,20 +3,13 @@
  * written to <file> (default .data/workflow-bundle.js). A worker started with WORKFLOW_BUNDLE_PATH=<file> loads it
  * instead of running webpack at start. Build it from the same checkout as the worker runs, again after any change.
  */
-import fs from 'node:fs';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { workerBundleSource } from './workflowBundle';
+import { workerBundleSource, writeWorkflowBundle } from './workflowBundle';
 
 async function main(): Promise<void> {
   const out = path.resolve(process.argv[2] ?? path.join(__dirname, '..', '.data', 'workflow-bundle.js'));
-  const { code } = await bundleWorkflowCode({ ...workerBundleSource(), logger: { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error } });
-  fs.mkdirSync(path.dirname(out), { recursive: true });
-  // written beside and renamed: a worker starting meanwhile reads the old bundle or the new one, never half of one
-  const partial = `${out}.${process.pid}.partial`;
-  fs.writeFileSync(partial, code);
-  fs.renameSync(partial, out);
-  process.stdout.write(`workflow bundle: ${out} (${Math.round(code.length / 1024)} KiB)\n`);
+  const bytes = await writeWorkflowBundle(out, workerBundleSource(), { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error });
+  process.stdout.write(`workflow bundle: ${out} (${Math.round(bytes / 1024)} KiB)\n`);
 }
 
 main().catch((err: unknown) => {

@@ -6,13 +6,33 @@
  * thread ends; the main thread keeps the bundle's code, a string of about 4 MB on the heap (a heap snapshot's
  * figure) that every worker shares.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { Worker as Thread } from 'node:worker_threads';
-import type { LogLevel, Logger } from '@temporalio/worker';
+import { bundleWorkflowCode, type LogLevel, type Logger } from '@temporalio/worker';
 import { JOB_METRICS_INTERCEPTOR_MODULE } from './metrics';
 
+export interface WorkflowBundleSource {
+  workflowsPath: string;
+  workflowInterceptorModules: string[];
+}
+
 /** What the worker bundles: the app's workflows with the job metrics interceptor (workers/metrics.ts). */
-export function workerBundleSource(): { workflowsPath: string; workflowInterceptorModules: string[] } {
+export function workerBundleSource(): WorkflowBundleSource {
   return { workflowsPath: require.resolve('../workflows'), workflowInterceptorModules: [JOB_METRICS_INTERCEPTOR_MODULE] };
+}
+
+/**
+ * Bundles `source` into `file` (for WORKFLOW_BUNDLE_PATH), written beside and renamed: a worker starting meanwhile
+ * reads the old bundle or the new one, never half of one. Returns the code's size in bytes.
+ */
+export async function writeWorkflowBundle(file: string, source: WorkflowBundleSource, logger?: Logger): Promise<number> {
+  const { code } = await bundleWorkflowCode({ ...source, ...(logger ? { logger } : {}) });
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const partial = `${file}.${process.pid}.partial`;
+  fs.writeFileSync(partial, code);
+  fs.renameSync(partial, file);
+  return code.length;
 }
 
 // plain JavaScript: webpack compiles the TypeScript workflows itself, so the thread needs no loader

@@ -11,14 +11,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { workerBundleSource } from '../../workers/workflowBundle';
+import { workerBundleSource, writeWorkflowBundle, type WorkflowBundleSource } from '../../workers/workflowBundle';
 
 const SHORT_HEARTBEATS = require.resolve('./workflows/shortHeartbeats');
 
 const building = new Map<string, Promise<string>>();
 
-function runBundle(name: string, source: { workflowsPath: string; workflowInterceptorModules: string[] }): Promise<string> {
+function runBundle(name: string, source: WorkflowBundleSource): Promise<string> {
   let built = building.get(name);
   if (!built) {
     built = (async () => {
@@ -27,13 +26,7 @@ function runBundle(name: string, source: { workflowsPath: string; workflowInterc
       // in the run's log folder (tests/setup/testLogs.js removes it with the run's logs)
       const dir = process.env.TEST_LOG_DIR ?? path.dirname(main);
       const file = path.join(dir, `workflow-bundle-${name}.js`);
-      if (fs.existsSync(file)) return file;
-      const { code } = await bundleWorkflowCode(source);
-      fs.mkdirSync(dir, { recursive: true });
-      // written beside and renamed: a file reading it meanwhile sees all of a bundle or none
-      const partial = `${file}.${process.pid}.partial`;
-      fs.writeFileSync(partial, code);
-      fs.renameSync(partial, file);
+      if (!fs.existsSync(file)) await writeWorkflowBundle(file, source);
       return file;
     })();
     building.set(name, built);
