@@ -21,5 +21,10 @@ module.exports = {
   // one more worker than cores: the files wait on Temporal, PostgreSQL, ffmpeg and Chromium for about a fifth of their
   // time, which the extra worker fills (CHANGELOG.md has the measurement)
   maxWorkers: require('node:os').availableParallelism() + 1,
+  // a worker's JavaScript is done within ~50 ms of jest's end message (no open handle is left), but the process then
+  // frees its native state (a heap of 0.5-2 GB, libvips and Temporal core threads) for another 150-350 ms on a quiet
+  // machine and longer on a busy one: past jest's default 500 ms grace, which killed it and printed "failed to exit
+  // gracefully". jest waits for the natural exit up to this bound, and kills only a worker that really hangs.
+  workerGracefulExitTimeout: 10_000,
   forceExit: false,
 };

