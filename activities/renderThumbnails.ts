@@ -2,7 +2,7 @@
  * Activities of the render thumbnail workflow (workflows/renderThumbnail.ts) and of the maintenance run that makes
  * the thumbnails still missing (workflows/storageMaintenance.ts). The work itself is services/content/renderThumbnails.ts.
  */
-import type { RenderThumbnailInput } from '../domain/workflowContracts/storage';
+import type { RenderThumbnailInput, StorageMaintenanceInput } from '../domain/workflowContracts/storage';
 import { addRenderThumbnail, rendersMissingThumbnails, type ThumbnailOutcome } from '../services/content/renderThumbnails';
 import type { ActivityDeps } from './deps';
 
@@ -13,9 +13,12 @@ export function createRenderThumbnailActivities(deps: Pick<ActivityDeps, 'knex' 
       return addRenderThumbnail(deps, input.renderId);
     },
 
-    /** Renders uploaded a while ago (not within the last minutes: their own workflow is on it) still without a thumbnail or preview. */
-    async rendersMissingThumbnailIds(): Promise<string[]> {
-      return rendersMissingThumbnails(deps.knex);
+    /**
+     * Renders uploaded a while ago (not within the last minutes: their own workflow is on it) still without a thumbnail
+     * or preview; with `workspaceId`, that workspace's only.
+     */
+    async rendersMissingThumbnailIds(scope: StorageMaintenanceInput = {}): Promise<string[]> {
+      return rendersMissingThumbnails(deps.knex, { workspaceId: scope.workspaceId });
     },
   };
 }

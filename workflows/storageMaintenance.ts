@@ -6,7 +6,7 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import type { StorageMaintenanceResult } from '../domain/workflowContracts/storage';
+import type { StorageMaintenanceInput, StorageMaintenanceResult } from '../domain/workflowContracts/storage';
 
 const { rendersMissingThumbnailIds, makeRenderThumbnail } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '5 minutes',
@@ -19,13 +19,15 @@ const { sweepOrphanedObjects } = proxyActivities<ReturnType<typeof createActivit
   retry: { initialInterval: '10 seconds', maximumInterval: '2 minutes', maximumAttempts: 3 },
 });
 
-export async function storageMaintenanceWorkflow(): Promise<StorageMaintenanceResult> {
+/** With `workspaceId`, only that workspace's renders and stored objects (StorageMaintenanceInput); the schedule passes none. */
+export async function storageMaintenanceWorkflow(input: StorageMaintenanceInput = {}): Promise<StorageMaintenanceResult> {
+  const scope = { workspaceId: input.workspaceId };
   let thumbnailsMade = 0;
-  for (const renderId of await rendersMissingThumbnailIds()) {
+  for (const renderId of await rendersMissingThumbnailIds(scope)) {
     // one image that cannot be read does not stop the others (it is tried again next hour, for a week)
     const outcome = await makeRenderThumbnail({ renderId }).catch(() => 'failed');
     if (outcome === 'made') thumbnailsMade += 1;
   }
-  const { removed } = await sweepOrphanedObjects();
+  const { removed } = await sweepOrphanedObjects(scope);
   return { thumbnailsMade, orphansRemoved: removed };
 }

@@ -16,6 +16,14 @@ export interface RenderThumbnailInput {
 export const STORAGE_MAINTENANCE_SCHEDULE_ID = 'storage-maintenance';
 export const STORAGE_MAINTENANCE_EVERY = '1 hour';
 
+/**
+ * What one maintenance run covers: everything (the hourly schedule passes no input), or only the renders and stored
+ * objects of one workspace (a fix-up of one workspace's library, without the cost of a run over every workspace).
+ */
+export interface StorageMaintenanceInput {
+  workspaceId?: string;
+}
+
 export interface StorageMaintenanceResult {
   /** Thumbnails made for renders a crash or a failed start left without one. */
   thumbnailsMade: number;

@@ -26,6 +26,8 @@ const DERIVED_FOLDERS = ['thumbs', 'previews'] as const;
 export interface OrphanSweepOptions {
   now?: number;
   minAgeMs?: number;
+  /** Only this workspace's objects: its render files, thumbnails and previews (the three folders named by its id). */
+  workspaceId?: string;
   /** Called between lookups (the activity heartbeats). */
   progress?: () => void;
 }
@@ -80,11 +82,21 @@ async function referencedRenderObjects(knex: Knex, candidates: readonly string[]
   return referenced;
 }
 
+const WORKSPACE_ID = new RegExp(`^${UUID}$`);
+
+/** The renders bucket's objects: all of them, or those of one workspace (`<id>/`, `thumbs/<id>/`, `previews/<id>/`). */
+async function listRenderObjects(storage: Storage, workspaceId: string | undefined): Promise<ListedObject[]> {
+  if (workspaceId === undefined) return storage.objects.list('renders', '');
+  if (!WORKSPACE_ID.test(workspaceId)) throw new Error(`not a workspace id: ${workspaceId}`);
+  const folders = [workspaceId, ...DERIVED_FOLDERS.map((folder) => `${folder}/${workspaceId}`)];
+  return (await Promise.all(folders.map((folder) => storage.objects.list('renders', folder)))).flat();
+}
+
 /** Removes the renders bucket's files, thumbnails and previews that no render row refers to and that are older than the safe age. */
 export async function sweepOrphanedRenderObjects(deps: { knex: Knex; storage: Storage; logger?: Logger }, options: OrphanSweepOptions = {}): Promise<OrphanSweepResult> {
   const bucket: Bucket = 'renders';
   const cutoff = (options.now ?? Date.now()) - (options.minAgeMs ?? ORPHAN_MIN_AGE_MS);
-  const listed = await deps.storage.objects.list(bucket, '');
+  const listed = await listRenderObjects(deps.storage, options.workspaceId);
   const old = listed.filter((o: ListedObject) => o.modifiedAt.getTime() < cutoff && (RENDER_FILE.test(o.path) || RENDER_THUMBNAIL.test(o.path) || RENDER_PREVIEW.test(o.path)));
   const removed: string[] = [];
   for (let i = 0; i < old.length; i += LOOKUP_BATCH) {

@@ -175,10 +175,16 @@ export async function addRenderThumbnail(deps: RenderThumbnailDeps, renderId: st
 /**
  * Ids of renders still without their thumbnail or preview, oldest first: those uploaded between
  * MISSING_THUMBNAIL_MAX_AGE_MS and MISSING_THUMBNAIL_GRACE_MS ago without a thumbnail, and, whatever their age, those
- * with a thumbnail but no preview (stored before previews existed: their image was readable once).
+ * with a thumbnail but no preview (stored before previews existed: their image was readable once). With `workspaceId`,
+ * that workspace's only.
  */
-export async function rendersMissingThumbnails(knex: Knex, limit = 500, now = Date.now()): Promise<string[]> {
-  const rows = await knex<RenderRow>('renders')
+export async function rendersMissingThumbnails(
+  knex: Knex,
+  options: { workspaceId?: string; limit?: number; now?: number } = {},
+): Promise<string[]> {
+  const { workspaceId, limit = 500, now = Date.now() } = options;
+  const renders = workspaceId === undefined ? knex<RenderRow>('renders') : knex<RenderRow>('renders').where({ workspace_id: workspaceId });
+  const rows = await renders
     .select('id')
     .whereNotNull('storage_path')
     .where('created_at', '<', new Date(now - MISSING_THUMBNAIL_GRACE_MS))

@@ -5,9 +5,12 @@ import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { createRenderThumbnailActivities } from '../../activities/renderThumbnails';
 import { createStorageSweepActivities } from '../../activities/storageSweep';
-import { renderThumbnailWorkflowId, type StorageMaintenanceResult } from '../../domain/workflowContracts/storage';
+import { renderThumbnailWorkflowId } from '../../domain/workflowContracts/storage';
 import { closeTemporalClient } from '../../services/platform/temporalClient';
+import { ORPHAN_MIN_AGE_MS, sweepOrphanedRenderObjects } from '../../services/content/orphanedObjects';
 import { PREVIEW_SIDE, THUMBNAIL_SIDE } from '../../services/content/renderThumbnails';
+import { storageMaintenanceWorkflow } from '../../workflows';
+import type { TestUser } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, serve, type TestServer } from '../support/http';
 import { runStorage } from '../support/objectStorage';
@@ -135,24 +138,72 @@ it('a small upload gets its preview in the request (no larger than the image), a
   expect(await stored(row.preview_path)).toBe(false);
 });
 
+/** Uploads a render and makes it look stored before previews existed, a month ago: a thumbnail, no preview. */
+async function renderFromBeforePreviews(user: TestUser, projectId: string, width: number, height: number) {
+  const res = await uploadRender(server.baseUrl, user, projectId, { bytes: await pngBytes(width, height), fileName: 'old.png', type: 'image/png' });
+  const renderId = res.body.render!.data.id as string;
+  const before = await testKnex()('renders').where({ id: renderId }).first();
+  await runStorage().objects.remove('renders', [before.preview_path]);
+  await testKnex()('renders').where({ id: renderId }).update({ preview_path: null, created_at: new Date(Date.now() - 30 * 24 * 60 * 60 * 1000) });
+  return { renderId, before };
+}
+
 it('a render stored before previews (a thumbnail, no preview) gets its preview from the maintenance run, whatever its age; the thumbnail is kept', async () => {
   const user = await newUser(server.baseUrl);
   const project = await createProject(server.baseUrl, user);
-  const res = await uploadRender(server.baseUrl, user, project.id, { bytes: await pngBytes(3000, 1000), fileName: 'old.png', type: 'image/png' });
-  const renderId = res.body.render!.data.id as string;
-  const before = await testKnex()('renders').where({ id: renderId }).first();
-  // as stored before this column existed, a month ago
-  await runStorage().objects.remove('renders', [before.preview_path]);
-  await testKnex()('renders').where({ id: renderId }).update({ preview_path: null, created_at: new Date(Date.now() - 30 * 24 * 60 * 60 * 1000) });
+  const { renderId, before } = await renderFromBeforePreviews(user, project.id, 3000, 1000);
   expect((await listed(user, project.id, renderId)).data.preview_url).toBeNull();
+  // another workspace's render just like it, which a run for this workspace leaves alone
+  const neighbour = await newUser(server.baseUrl);
+  const neighbourProject = await createProject(server.baseUrl, neighbour);
+  const untouched = await renderFromBeforePreviews(neighbour, neighbourProject.id, 600, 200);
 
-  const outcome = (await withWorker({ taskQueue: queue, activities: activities() }, () =>
-    temporal.client.workflow.execute('storageMaintenanceWorkflow', { taskQueue: queue, workflowId: `storage-maintenance-test-${randomUUID()}` }),
-  )) as StorageMaintenanceResult;
-  expect(outcome.thumbnailsMade).toBeGreaterThanOrEqual(1);
+  // the maintenance run over this test's workspace only (StorageMaintenanceInput): the shared test database holds the
+  // renders of every other test file, which are not this test's business (tests/projects/deferredThumbnails.test.ts
+  // runs the schedule's unscoped run)
+  const outcome = await withWorker({ taskQueue: queue, activities: activities() }, () =>
+    temporal.client.workflow.execute(storageMaintenanceWorkflow, {
+      taskQueue: queue,
+      workflowId: `storage-maintenance-test-${randomUUID()}`,
+      args: [{ workspaceId: before.workspace_id }],
+    }),
+  );
+  // this render's preview made (its thumbnail was there), nothing of the workspace removed
+  expect(outcome).toEqual({ thumbnailsMade: 1, orphansRemoved: 0 });
   const after = await testKnex()('renders').where({ id: renderId }).first();
   expect(after).toMatchObject({ thumbnail_path: before.thumbnail_path, preview_path: before.preview_path });
   await expectCopy((await listed(user, project.id, renderId)).data.preview_url!, PREVIEW_SIDE, 3000, 1000);
   const thumbs = createRenderThumbnailActivities({ knex: testKnex(), storage: runStorage(), logger });
   expect(await thumbs.makeRenderThumbnail({ renderId })).toBe('present');
+  expect(await testKnex()('renders').where({ id: untouched.renderId }).first('thumbnail_path', 'preview_path')).toEqual({
+    thumbnail_path: untouched.before.thumbnail_path,
+    preview_path: null,
+  });
+  const removed = await request(server.baseUrl, `/api/projects/${neighbourProject.id}/content/renders/${untouched.renderId}`, { method: 'DELETE', token: neighbour.token });
+  expect(removed.status).toBe(200);
 }, 180_000);
+
+it('the orphan sweep for one workspace removes its old files, thumbnails and previews that no row names, and looks at nothing of another workspace', async () => {
+  const storage = runStorage();
+  const user = await newUser(server.baseUrl);
+  const project = await createProject(server.baseUrl, user);
+  const res = await uploadRender(server.baseUrl, user, project.id, { bytes: await pngBytes(120, 80), fileName: 'kept.png', type: 'image/png' });
+  const kept = await testKnex()('renders').where({ id: res.body.render!.data.id }).first();
+  const other = await newUser(server.baseUrl);
+  const orphansOf = (workspaceId: string) => {
+    const stem = `${workspaceId}/${randomUUID()}`;
+    return [`${stem}.png`, `thumbs/${workspaceId}/${randomUUID()}.webp`, `previews/${workspaceId}/${randomUUID()}.webp`];
+  };
+  const own = orphansOf(kept.workspace_id);
+  const others = orphansOf(other.id);
+  for (const path of [...own, ...others]) await storage.objects.put('renders', path, await pngBytes(8, 8));
+  // a day on, when every object here is past the safe age
+  const swept = await sweepOrphanedRenderObjects({ knex: testKnex(), storage, logger }, { workspaceId: kept.workspace_id, now: Date.now() + ORPHAN_MIN_AGE_MS + 60_000 });
+  expect(swept.removed.sort()).toEqual(own.map((p) => `renders/${p}`).sort());
+  // the render, its thumbnail and preview, and the three orphans were looked at; nothing else
+  expect(swept.checked).toBe(6);
+  for (const path of own) expect(await stored(path)).toBe(false);
+  for (const path of [kept.storage_path, kept.thumbnail_path, kept.preview_path, ...others]) expect(await stored(path)).toBe(true);
+  await storage.objects.remove('renders', others);
+  await expect(sweepOrphanedRenderObjects({ knex: testKnex(), storage, logger }, { workspaceId: '../x' })).rejects.toThrow('not a workspace id');
+});
