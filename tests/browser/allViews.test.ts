@@ -14,12 +14,24 @@ import { uniqueTaskQueue } from '../support/temporal';
 import { clipUser, startClip, startClipWorker, waitForJob, type ClipUser, type RunningWorker } from '../clips/fixtures';
 
 
-/** Runs in the page before its own scripts (the root tsconfig has no DOM types, so page code is given as text). */
+/**
+ * Runs in the page before its own scripts (the root tsconfig has no DOM types, so page code is given as text): records
+ * CSP violations, and counts the page's requests in flight (settle() waits for none).
+ */
 const RECORD_CSP_VIOLATIONS = `
   window.__cspViolations = [];
   document.addEventListener('securitypolicyviolation', (event) => {
     window.__cspViolations.push(event.violatedDirective + ' blocked ' + (event.blockedURI || 'inline') + ' at ' + event.sourceFile + ':' + event.lineNumber);
   });
+  window.__requestsInFlight = 0;
+  const pageFetch = window.fetch;
+  window.fetch = function (...args) {
+    window.__requestsInFlight++;
+    const response = pageFetch.apply(this, args);
+    const done = () => { window.__requestsInFlight--; };
+    response.then(done, done);
+    return response;
+  };
 `;
 
 const VIEWPORTS = [
@@ -139,14 +151,42 @@ async function overflowProblems(page: Page): Promise<string[]> {
   })()`);
 }
 
+/** The CSP violations recorded since the page loaded or the last call (each is reported once, where it was seen). */
 async function cspProblems(page: Page): Promise<string[]> {
-  return (await page.evaluate('window.__cspViolations || []')) as string[];
+  return (await page.evaluate('(window.__cspViolations || []).splice(0)')) as string[];
 }
 
-/** Waits for images to settle and transitions (the slide-in menu, dialogs) to end before measuring. */
-async function settle(page: Page): Promise<void> {
+/**
+ * Waits until the page is still before measuring: loaded, no request of its own in flight, the pictures and videos in
+ * the window loaded (or failed), and no finite animation or transition (the slide-in menu, dialogs) running, for three
+ * frames in a row (an endless animation, a spinner, is not waited for). Answers what was still busy after 15 s, the
+ * page's timeout for everything else here, or null.
+ */
+async function settle(page: Page): Promise<string | null> {
   await page.waitForLoadState('load');
-  await page.waitForTimeout(350);
+  // page.evaluate, not waitForFunction: the latter evaluates its text with eval(), which the app's CSP forbids
+  return (await page.evaluate(`new Promise((resolve) => {
+    const inWindow = (el) => {
+      const r = el.getBoundingClientRect();
+      return r.width > 0 && r.bottom > 0 && r.top < innerHeight && r.right > 0 && r.left < innerWidth;
+    };
+    const started = performance.now();
+    let quiet = 0;
+    const check = () => {
+      const busy = [];
+      if (window.__requestsInFlight > 0) busy.push(window.__requestsInFlight + ' requests');
+      for (const img of document.images) if (!img.complete && (img.loading !== 'lazy' || inWindow(img))) busy.push('picture ' + img.src);
+      for (const v of document.querySelectorAll('video')) if (v.preload !== 'none' && v.currentSrc && !v.error && v.readyState < 1 && inWindow(v)) busy.push('video ' + v.currentSrc);
+      for (const a of document.getAnimations()) {
+        if (a.playState === 'running' && a.effect && Number.isFinite(a.effect.getComputedTiming().endTime)) busy.push('animation ' + (a.animationName || a.transitionProperty || ''));
+      }
+      quiet = busy.length ? 0 : quiet + 1;
+      if (quiet >= 3) resolve(null);
+      else if (performance.now() - started > 15000) resolve(busy.join(', '));
+      else requestAnimationFrame(check);
+    };
+    requestAnimationFrame(check);
+  })`)) as string | null;
 }
 
 let app: BrowserApp;
@@ -216,7 +256,8 @@ async function contextFor(who: Who, viewport: { width: number; height: number })
 }
 
 async function audit(page: Page, where: string, findings: Finding[]): Promise<void> {
-  await settle(page);
+  const busy = await settle(page);
+  if (busy) findings.push({ where, problem: `still busy after 15 s: ${busy}` });
   for (const problem of await overflowProblems(page)) findings.push({ where, problem });
   for (const problem of await seriousAxeFindings(page)) findings.push({ where, problem });
   for (const problem of await cspProblems(page)) findings.push({ where, problem: `CSP: ${problem}` });
@@ -224,16 +265,28 @@ async function audit(page: Page, where: string, findings: Finding[]): Promise<vo
 
 describe.each(VIEWPORTS)('every view and dialog at $name size ($width x $height)', (viewport) => {
   const contexts = new Map<Who, BrowserContext>();
+  /** Each visitor's one page, and its uncaught errors since the last look (pageErrors() hands them over). */
+  const pages = new Map<Who, { page: Page; errors: string[] }>();
   async function pageFor(who: Who = 'user'): Promise<Page> {
     let context = contexts.get(who);
     if (!context) {
       context = await contextFor(who, viewport);
       contexts.set(who, context);
     }
-    for (const open of context.pages()) await open.close();
-    const page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    return page;
+    let open = pages.get(who);
+    if (!open) {
+      const page = await context.newPage();
+      page.setDefaultTimeout(15_000);
+      open = { page, errors: [] };
+      const { errors } = open;
+      page.on('pageerror', (err) => errors.push(err.message));
+      pages.set(who, open);
+    }
+    return open.page;
+  }
+  function pageErrors(who: Who = 'user'): string[] {
+    const open = pages.get(who);
+    return open ? open.errors.splice(0) : [];
   }
 
   afterAll(async () => {
@@ -243,9 +296,9 @@ describe.each(VIEWPORTS)('every view and dialog at $name size ($width x $height)
   it('shows every view without sideways scrolling, serious axe violations or CSP violations', async () => {
     const findings: Finding[] = [];
     for (const view of VIEWS) {
+      // each view loaded afresh from its address, in its visitor's one page
       const page = await pageFor(view.who);
-      const errors: string[] = [];
-      page.on('pageerror', (err) => errors.push(err.message));
+      pageErrors(view.who);
       await page.goto(view.path(seed));
       try {
         await view.ready(page);
@@ -259,26 +312,42 @@ describe.each(VIEWPORTS)('every view and dialog at $name size ($width x $height)
         await page.getByRole('button', { name: 'Open menu' }).click();
         await audit(page, `${view.name} (menu open)`, findings);
       }
-      for (const error of errors) findings.push({ where: view.name, problem: `page error: ${error}` });
+      for (const error of pageErrors(view.who)) findings.push({ where: view.name, problem: `page error: ${error}` });
     }
     expect(findings).toEqual([]);
   }, 600_000);
 
   it('opens every dialog with its content inside its box, no serious axe violations and no CSP violations', async () => {
     const findings: Finding[] = [];
+    // dialogs opened from the same address share one load: each is closed (Escape) before the next is opened there
+    let shown: string | null = null;
     for (const dialog of DIALOGS) {
-      const page = await pageFor(dialog.who);
-      await page.goto(dialog.path(seed));
+      const who = dialog.who ?? 'user';
+      const at = `${who} ${dialog.path(seed)}`;
+      const page = await pageFor(who);
       try {
-        await page.locator('main h1, .landing h1').first().waitFor();
+        if (shown !== at) {
+          shown = null;
+          await page.goto(dialog.path(seed));
+          await page.locator('main h1, .landing h1').first().waitFor();
+          shown = at;
+        }
         await dialog.open(page);
         const open: Locator = page.locator('dialog[open]');
         await open.first().waitFor();
       } catch (error) {
+        shown = null;
         findings.push({ where: `${dialog.name} dialog`, problem: `not opened: ${(error as Error).message.split('\n')[0]}` });
         continue;
       }
       await audit(page, `${dialog.name} dialog`, findings);
+      try {
+        await page.keyboard.press('Escape');
+        await page.locator('dialog[open]').first().waitFor({ state: 'detached' });
+      } catch {
+        // still open: the next dialog gets a fresh load of its address
+        shown = null;
+      }
     }
     expect(findings).toEqual([]);
   }, 600_000);
