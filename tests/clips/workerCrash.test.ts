@@ -7,17 +7,34 @@ import { clipWorkflowId } from '../../workflows/clipGeneration';
 import { closeTestKnex, testKnex } from '../support/db';
 import { startFakeFal } from '../support/fakeFal';
 import { testClient } from '../support/temporal';
-import { killGroup, spawnClipWorker, type ChildWorker } from './support/clipWorkerProcess';
+import { killGroup, spawnClipWorker, spawnHeldClipWorker, type ChildWorker, type HeldWorker } from './support/clipWorkerProcess';
 import { withStoredFile } from '../support/objectStorage';
 import { shortHeartbeatBundle } from '../support/workflowBundles';
 import { approveByWorkflow, clipUser, creditState, expectLedgerOk, probe, startClip, startClipApp, waitForJob, type ClipTestApp } from './fixtures';
 
 /**
- * The app's worker in a process group of its own, rendering at a slow preset so it can be killed mid-render; its
- * heartbeat timeouts are short (tests/support/workflowBundles.ts), so the killed worker's activity is retried soon.
+ * The app's worker in a process group of its own; its heartbeat timeouts are short (tests/support/workflowBundles.ts),
+ * so the killed worker's activity is retried soon, and a workflow task the server put on the killed worker's sticky
+ * queue goes back to the normal queue after a second (CLIP_WORKER_STICKY_TIMEOUT_MS) instead of the SDK's 10 s.
  */
-const spawnWorker = async (taskQueue: string, workDir: string, env: Record<string, string> = {}): Promise<ChildWorker> =>
-  spawnClipWorker(taskQueue, { CLIP_PROVIDER_WORK_DIR: workDir, VIDEO_PRESET: 'slow', TEST_WORKFLOW_BUNDLE_PATH: await shortHeartbeatBundle(), ...env });
+const workerEnv = async (workDir: string, env: Record<string, string>): Promise<Record<string, string>> => ({
+  CLIP_PROVIDER_WORK_DIR: workDir,
+  VIDEO_PRESET: 'ultrafast',
+  CLIP_WORKER_STICKY_TIMEOUT_MS: '1000',
+  TEST_WORKFLOW_BUNDLE_PATH: await shortHeartbeatBundle(),
+  ...env,
+});
+const spawnWorker = async (taskQueue: string, workDir: string, env: Record<string, string> = {}): Promise<ChildWorker> => spawnClipWorker(taskQueue, await workerEnv(workDir, env));
+/** A replacement worker, started beside the one to be killed but polling only once released (after the kill). */
+const spawnHeldWorker = async (taskQueue: string, workDir: string, env: Record<string, string> = {}): Promise<HeldWorker> =>
+  spawnHeldClipWorker(taskQueue, await workerEnv(workDir, env));
+
+/**
+ * The worker killed mid-render renders through tests/clips/support/pacedFfmpeg.sh: the real ffmpeg render, paced by
+ * ffmpeg's realtime filter to a fifth of real time (the 5 s clip would take 25 s), so it is still running, whatever
+ * the machine's speed, when the test sees its progress and kills it, and it costs next to no CPU meanwhile.
+ */
+const PACED_RENDER = { FFMPEG_PATH: path.join(__dirname, 'support', 'pacedFfmpeg.sh'), PACED_FFMPEG_SPEED: '0.2' };
 
 describe('a worker killed during a clip (SIGKILL, then a new worker)', () => {
   let app: ClipTestApp;
@@ -25,6 +42,8 @@ describe('a worker killed during a clip (SIGKILL, then a new worker)', () => {
   let closeClient: () => Promise<void>;
   let workDir: string;
   const workers: ChildWorker[] = [];
+  /** Kept for afterEach's kill as soon as it has started, even when something started beside it fails. */
+  const tracked = <T extends ChildWorker>(spawning: Promise<T>): Promise<T> => spawning.then((worker) => (workers.push(worker), worker));
 
   beforeAll(async () => {
     app = await startClipApp();
@@ -45,8 +64,8 @@ describe('a worker killed during a clip (SIGKILL, then a new worker)', () => {
   });
 
   it('finishes the clip after the restart, with one reservation, one provider job and one charge', async () => {
-    workers.push(await spawnWorker(app.taskQueue, workDir));
-    const user = await clipUser(app.baseUrl);
+    // the user and their upload need no worker: made while the worker starts
+    const [worker, user] = await Promise.all([tracked(spawnWorker(app.taskQueue, workDir, PACED_RENDER)), clipUser(app.baseUrl)]);
     const res = await startClip(app.baseUrl, user, { movement: 'Pan Right', platform: 'Facebook' });
     expect(res.status).toBe(200);
     const jobId = res.body.jobId as string;
@@ -55,13 +74,13 @@ describe('a worker killed during a clip (SIGKILL, then a new worker)', () => {
     const providerJobId = (await testKnex()('video_generation_jobs').where({ id: jobId }).first('provider_job_id')).provider_job_id as string;
     expect(providerJobId).toMatch(/^local-/);
 
-    await killGroup(workers[0], 'SIGKILL');
+    await killGroup(worker, 'SIGKILL');
     // with no worker the status call still answers, from the job row
     const during = await waitForJob(app.baseUrl, user, jobId, { intervalMs: 500, until: (j) => j.status === 'processing' });
     expect(during.job.progress).toBeGreaterThanOrEqual(before.job.progress);
 
-    // the restarted worker renders at the usual test preset: only the killed one had to be slow
-    workers.push(await spawnWorker(app.taskQueue, workDir, { VIDEO_PRESET: 'ultrafast' }));
+    // the restarted worker renders at full speed: only the killed one had to be slow
+    workers.push(await spawnWorker(app.taskQueue, workDir));
     const after = await waitForJob(app.baseUrl, user, jobId, { intervalMs: 500, timeoutMs: 240_000 });
     expect(after.job).toMatchObject({ status: 'completed', progress: 100 });
     const progress = [...before.seen, ...during.seen, ...after.seen].map((s) => s.progress);
@@ -96,20 +115,31 @@ describe('a worker killed during a clip (SIGKILL, then a new worker)', () => {
   }, 300_000);
 
   it('resumes polling the same hosted job after the restart: the provider is paid once', async () => {
-    const fal = await startFakeFal({ apiKey: 'crash-key', models: { 'fake/video-crash': { kind: 'video', behaviour: 'succeed', queuedPolls: 2, runningPolls: 40 } } });
+    // IN_QUEUE twice, then IN_PROGRESS four times: the job completes on the 7th status poll, so killed after the 4th it
+    // is still running, and only the restarted worker can see it complete
+    const fal = await startFakeFal({ apiKey: 'crash-key', models: { 'fake/video-crash': { kind: 'video', behaviour: 'succeed', queuedPolls: 2, runningPolls: 4 } } });
     try {
       const hosted = { AI_PROVIDER: 'fal', FAL_BASE_URL: fal.baseUrl, FAL_KEY: 'crash-key', FAL_VIDEO_MODEL: 'fake/video-crash', CLIP_VIDEO_POLL_MS: '250' };
-      workers.push(await spawnWorker(app.taskQueue, workDir, hosted));
-      const user = await clipUser(app.baseUrl);
+      // the replacement starts now, beside the first, but polls only once released after the kill
+      const [first, replacement, user] = await Promise.all([
+        tracked(spawnWorker(app.taskQueue, workDir, hosted)),
+        tracked(spawnHeldWorker(app.taskQueue, workDir, hosted)),
+        clipUser(app.baseUrl),
+      ]);
       const res = await startClip(app.baseUrl, user, { movement: 'Bring to Life', platform: 'YouTube' });
       const jobId = res.body.jobId as string;
+      // killed between two looks at the job: after the 4th status poll, once the workflow waits on its timer with no
+      // activity in flight (a look killed in flight would only be retried after its start-to-close timeout)
+      const handle = client.workflow.getHandle(clipWorkflowId(jobId));
+      const betweenLooks = async () => (fal.jobs[0]?.statusPolls ?? 0) >= 4 && ((await handle.describe()).raw.pendingActivities ?? []).length === 0;
       const deadline = Date.now() + 60_000;
-      while ((fal.jobs[0]?.statusPolls ?? 0) < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      while (!(await betweenLooks()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       expect(fal.jobs).toHaveLength(1);
 
-      await killGroup(workers[0], 'SIGKILL');
+      await killGroup(first, 'SIGKILL');
       const pollsAtKill = fal.jobs[0].statusPolls;
-      workers.push(await spawnWorker(app.taskQueue, workDir, hosted));
+      expect(fal.jobs[0].completed).toBe(false);
+      await replacement.release();
       const { job } = await waitForJob(app.baseUrl, user, jobId, { intervalMs: 500, timeoutMs: 240_000 });
       expect(job).toMatchObject({ status: 'completed', progress: 100 });
       // the same request was polled on after the restart; nothing was submitted again

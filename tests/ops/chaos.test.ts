@@ -87,15 +87,25 @@ describe('the scaled-out stack through faults (SIGKILLed API and worker, Postgre
     fs.chmodSync(dir, 0o755);
     const pgDir = path.join(dir, 'postgres');
     const pgPort = await services.freePort();
-    pg = await services.startEmbeddedPostgres({ dataDir: pgDir, port: pgPort });
-    await pg.ensureDatabase('render_studio');
-    databaseUrl = `${pg.url}/render_studio`;
     const cli = tools.ensureTemporalCli();
     const temporalPort = await services.freePort();
     fs.mkdirSync(path.join(dir, 'temporal'));
     const startTemporal = () =>
       services.startTemporalDevServer({ cli, port: temporalPort, uiPort: 0, dbFile: path.join(dir, 'temporal', 'temporal.db'), logFile: path.join(dir, 'temporal', 'server.log') });
-    temporal = await startTemporal();
+    // PostgreSQL, the Temporal dev server and the worker's bundle at once (none needs another); each kept as soon as it
+    // is up, and all settled before a failure is thrown, so afterAll stops whatever did start
+    let workflowBundlePath = '';
+    const started = await Promise.allSettled([
+      services.startEmbeddedPostgres({ dataDir: pgDir, port: pgPort }).then(async (server) => {
+        pg = server;
+        await server.ensureDatabase('render_studio');
+      }),
+      startTemporal().then((server) => (temporal = server)),
+      workerBundle().then((bundle) => (workflowBundlePath = bundle)),
+    ]);
+    for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
+    if (!pg || !temporal) throw new Error('PostgreSQL or Temporal did not start');
+    databaseUrl = `${pg.url}/render_studio`;
 
     const dist = path.join(dir, 'dist');
     fs.mkdirSync(dist);
@@ -115,7 +125,7 @@ describe('the scaled-out stack through faults (SIGKILLed API and worker, Postgre
       NODE_ENV: 'development',
       AI_PROVIDER: 'local',
       // the worker's bundle built beforehand: the SIGKILLed worker comes back without running webpack again
-      WORKFLOW_BUNDLE_PATH: await workerBundle(),
+      WORKFLOW_BUNDLE_PATH: workflowBundlePath,
     };
     for (const name of ['STORAGE_DIR', 'STORAGE_BACKEND', 'S3_ENDPOINT', 'S3_PUBLIC_URL', 'PORT', 'TRUST_PROXY', 'PUBLIC_URL', 'WORKER_METRICS_PORT', 'TEMPORAL_METRICS_PORT']) delete env[name];
     const child = spawn(process.execPath, ['scripts/scaleOut.js', '--apis', '2', '--workers', '1', '--storage', 'local', '--port', String(ports[0]), '--api-ports', `${ports[1]},${ports[2]}`], {
@@ -164,11 +174,13 @@ describe('the scaled-out stack through faults (SIGKILLed API and worker, Postgre
     await knex?.destroy();
     if (stack && stack.exitCode === null && stack.signalCode === null) {
       process.kill(stack.pid as number, 'SIGTERM');
-      await Promise.race([stackExited, new Promise((r) => setTimeout(r, 60_000))]);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([stackExited, new Promise((r) => (timer = setTimeout(r, 60_000)))]);
+      clearTimeout(timer);
       if (stack.exitCode === null && stack.signalCode === null) process.kill(-(stack.pid as number), 'SIGKILL');
     }
-    await temporal?.stop();
-    await pg?.stop();
+    // the stack is down: neither server needs the other any more
+    await Promise.all([temporal?.stop(), pg?.stop()]);
     fs.rmSync(dir, { recursive: true, force: true });
   }, 120_000);
 

@@ -109,7 +109,9 @@ describe('npm start (scripts/start.js)', () => {
     // after a failure: stop what is still running
     if (start && start.child.exitCode === null && start.child.signalCode === null) {
       process.kill(start.child.pid as number, 'SIGTERM');
-      await Promise.race([start.exited, new Promise((r) => setTimeout(r, 30_000))]);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([start.exited, new Promise((r) => (timer = setTimeout(r, 30_000)))]);
+      clearTimeout(timer);
     }
     for (const { pid } of await allGone(seen, 30_000)) process.kill(pid, 'SIGKILL');
     await scratch?.drop();
@@ -121,11 +123,17 @@ describe('npm start (scripts/start.js)', () => {
     const dist = path.join(dataDir, 'dist');
     fs.mkdirSync(dist);
     fs.writeFileSync(path.join(dist, 'index.html'), '<!doctype html><div id="root"></div>');
-    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', TEMPORAL_PORT: String(temporalPort), TEMPORAL_UI_PORT: String(uiPort), DATA_DIR: dataDir, FRONTEND_DIST: dist, LOG_LEVEL: 'info', NODE_ENV: 'development', VIDEO_PRESET: 'slow' };
+    // the clip's render is paced (tests/clips/support/pacedFfmpeg.sh: the real render at a fifth of real time, next to
+    // no CPU) while `paceFile` exists, so the worker is killed mid-render whatever the machine's speed; the file goes
+    // with the kill, and the restarted worker renders at full speed, at the tests' preset
+    const paceFile = path.join(dataDir, 'pace-renders');
+    fs.writeFileSync(paceFile, '');
+    const paced = { FFMPEG_PATH: path.join(ROOT, 'tests/clips/support/pacedFfmpeg.sh'), PACED_FFMPEG_WHILE: paceFile, PACED_FFMPEG_SPEED: '0.2' };
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', TEMPORAL_PORT: String(temporalPort), TEMPORAL_UI_PORT: String(uiPort), DATA_DIR: dataDir, FRONTEND_DIST: dist, LOG_LEVEL: 'info', NODE_ENV: 'development', VIDEO_PRESET: 'ultrafast', ...paced };
     for (const name of ['TEMPORAL_ADDRESS', 'STORAGE_DIR', 'TEST_WORKFLOW_BUNDLE_PATH']) delete env[name];
     // the worker's bundle built beforehand, with heartbeat timeouts of 15 s (tests/support/workflows/shortHeartbeats.ts):
     // the killed worker's clip is retried on the restarted one after that, not after the app's minute. The second
-    // test starts without one, so bundling at start is run there
+    // test's first start runs without one, so bundling at start is run there
     env.WORKFLOW_BUNDLE_PATH = await workerBundle({ shortHeartbeats: true });
     // empty: npm start migrates it
     scratch = await createScratchDatabase('start');
@@ -146,6 +154,7 @@ describe('npm start (scripts/start.js)', () => {
     const worker = descendants(start.child.pid as number).find((p) => p.cmd.includes('workers/main.ts'));
     expect(worker).toBeDefined();
     process.kill(worker!.pid, 'SIGKILL');
+    fs.rmSync(paceFile);
     await start.waitForOutput(/\[start\] worker was killed by SIGKILL after [\d.]+s; restarting it in 1s/, 10_000);
     await start.waitForOutput(/\[start\] worker restarted \(pid \d+, restart 1\)/, 10_000);
     // the stack keeps serving while the worker is down and coming back
@@ -192,6 +201,9 @@ describe('npm start (scripts/start.js)', () => {
     let firstSecrets = '';
     for (const round of [1, 2]) {
       // round 2 through npm: its SIGTERM kills npm's shell, never start.js, which must notice and stop all the same
+      // round 1 bundles the workflows at start (no WORKFLOW_BUNDLE_PATH) and waits for the worker; round 2 is stopped
+      // before its worker is up, so it is given the bundle built beforehand rather than start a webpack run for nothing
+      if (round === 2) env.WORKFLOW_BUNDLE_PATH = await workerBundle();
       start = startNpmStart(env, round === 1 ? 'node' : 'npm');
       await start.waitForOutput(/Render studio: {2}http:\/\/127\.0\.0\.1:\d+/, 180_000);
       expect((await fetch(`http://127.0.0.1:${ports.PORT}/health/ready`)).status).toBe(200);
