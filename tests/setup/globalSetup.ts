@@ -83,7 +83,8 @@ export default async function globalSetup(): Promise<void> {
   fs.mkdirSync(runDir, { recursive: true });
   // the Temporal SDK's and webpack's lines of each test file (tests/setup/temporalWorker.ts), one folder per run
   testLogs.pruneOldRuns();
-  process.env.TEST_LOG_DIR = path.join(testLogs.LOGS_ROOT, `run-${process.pid}`);
+  const logDir = path.join(testLogs.LOGS_ROOT, `run-${process.pid}`);
+  process.env.TEST_LOG_DIR = logDir;
 
   let adminUrl = process.env.DATABASE_URL;
   let stopPostgres: (() => Promise<void>) | null = null;
@@ -143,11 +144,12 @@ export default async function globalSetup(): Promise<void> {
   }
 
   const workflowsIndex = path.join(ROOT, 'workflows', 'index.ts');
-  const bundlePath = path.join(runDir, 'workflow-bundle.js');
+  // in this run's own folder: two jest runs at once (a developer's and an agent's) must not rewrite each other's bundle
+  const bundlePath = path.join(logDir, 'workflow-bundle.js');
   if (fs.existsSync(workflowsIndex)) {
-    const { bundleWorkflowCode } = await import('@temporalio/worker');
-    const { code } = await bundleWorkflowCode({ workflowsPath: workflowsIndex, logger: { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} } as never });
-    fs.writeFileSync(bundlePath, code);
+    const { writeWorkflowBundle } = await import('../../workers/workflowBundle');
+    const quiet = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} };
+    await writeWorkflowBundle(bundlePath, { workflowsPath: workflowsIndex, workflowInterceptorModules: [] }, quiet);
     process.env.TEST_WORKFLOW_BUNDLE_PATH = bundlePath;
   }
 
