@@ -2,12 +2,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { ACCOUNT_DATA_MESSAGES, accountDeletionWorkflowId, type DataExportView } from '../../domain/accountData';
+import { CLIP_PROGRESS } from '../../domain/clipGeneration';
 import { logger } from '../../config/logger';
 import { AccountDataService } from '../../services/accounts/accountData';
 import { accountDeletionWorkflow, approvalWorkflow, type AccountDeletionResult } from '../../workflows';
-import { clipUser, startClip, startClipWorker, waitForJob, renderJpeg, type ClipUser, type RunningWorker } from '../clips/fixtures';
+import { createProviders } from '../../providers';
+import { clipTestConfig, clipUser, startClip, startClipWorker, waitForJob, renderJpeg, type ClipUser, type RunningWorker } from '../clips/fixtures';
 import { insertPendingApproval } from '../support/credits';
 import { closeTestKnex, testKnex } from '../support/db';
+import { holdRenders, type HeldRenders } from '../support/heldRenders';
 import { request } from '../support/http';
 import { testClient, uniqueTaskQueue } from '../support/temporal';
 import { shortHeartbeatBundle } from '../support/workflowBundles';
@@ -73,11 +76,16 @@ async function snapshot(app: AccountDataApp, user: ClipUser & { approvalId: stri
 describe('account deletion (POST /api/account/delete, workflow account-deletion-<userId>)', () => {
   let app: AccountDataApp;
   let worker: RunningWorker;
+  let renders: HeldRenders;
 
   beforeAll(async () => {
     app = await startAccountDataApp();
-    // a slow encode keeps the clip running while the account is deleted
-    worker = await startClipWorker(app.taskQueue, { providerOptions: { videoPreset: 'slow' } });
+    // a clip's render is held once it has finished, before its activity stores it (tests/support/heldRenders.ts): the
+    // clip is still running when the account is deleted, however fast the encode; nothing here releases it
+    const config = clipTestConfig();
+    const providers = createProviders(config, { videoPreset: config.videoPreset });
+    renders = holdRenders(providers.imageToVideo);
+    worker = await startClipWorker(app.taskQueue, { config, providers: { ...providers, imageToVideo: renders.provider } });
   });
 
   afterAll(async () => {
@@ -114,14 +122,19 @@ describe('account deletion (POST /api/account/delete, workflow account-deletion-
     const started = await startClip(app.baseUrl, user, { movement: 'Pan Left', platform: 'YouTube' });
     expect(started.body).toEqual({ success: true, jobId: expect.any(String) });
     const jobId = started.body.jobId as string;
-    // stops at a final state too: a clip that ended before the deletion (a failed render) fails here with its reason,
-    // instead of waiting for a progress that never comes into the test's timeout
+    // until its render has run and is held in the clip's render step; stops at a final state too: a clip that ended
+    // before the deletion (a failed render) fails here with its reason, instead of waiting into the test's timeout
     const { job } = await waitForJob(app.baseUrl, user, jobId, {
       intervalMs: 200,
       timeoutMs: 120_000,
-      until: (j) => (j.status === 'processing' && j.progress > 12) || ['completed', 'failed', 'cancelled'].includes(j.status),
+      until: (j) => (j.status === 'processing' && renders.held.size > 0) || ['completed', 'failed', 'cancelled'].includes(j.status),
     });
     if (job.status !== 'processing') throw new Error(`the clip ended before the deletion: ${JSON.stringify(job)}`);
+    // the held render is this clip's, and the clip is in its render step (past its submission, not stored)
+    const { provider_job_id: providerJobId } = (await testKnex()('video_generation_jobs').where({ id: jobId }).first('provider_job_id')) as { provider_job_id: string };
+    expect([...renders.held]).toEqual([providerJobId]);
+    expect(job.progress).toBeGreaterThanOrEqual(CLIP_PROGRESS.renderStart);
+    expect(job.progress).toBeLessThanOrEqual(CLIP_PROGRESS.renderEnd);
     // the running clip holds its 4 credits, the pending item its 1
     expect(await testKnex()('profiles').where({ id: user.id }).first('reserved_credits')).toEqual({ reserved_credits: 5 });
     const before = await snapshot(app, other);

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { assemblyWorkflowId } from '../../workflows/assembly';
 import { closeTestKnex, testKnex } from '../support/db';
@@ -7,11 +8,19 @@ import { killGroup, spawnClipWorker, type ChildWorker } from '../clips/support/c
 import { assemble, assemblyUser, probeOutput, removeFixtures, startAssemblyApp, storeClip, waitForAssembly, withAssemblyFile, type AssemblyTestApp } from './fixtures';
 
 /**
- * The app's worker in a process group of its own; the production preset: a 5 s render at 1080p runs long enough to be
- * killed in the middle of it. Its heartbeat timeouts are short (tests/support/workflowBundles.ts), so the render is retried soon.
+ * The app's worker in a process group of its own, at the production preset. Its heartbeat timeouts are short
+ * (tests/support/workflowBundles.ts), so the render is retried soon.
  */
-const spawnWorker = async (taskQueue: string, storageDir: string): Promise<ChildWorker> =>
-  spawnClipWorker(taskQueue, { STORAGE_DIR: storageDir, VIDEO_PRESET: 'veryfast', TEST_WORKFLOW_BUNDLE_PATH: await shortHeartbeatBundle() });
+const spawnWorker = async (taskQueue: string, storageDir: string, env: Record<string, string> = {}): Promise<ChildWorker> =>
+  spawnClipWorker(taskQueue, { STORAGE_DIR: storageDir, VIDEO_PRESET: 'veryfast', TEST_WORKFLOW_BUNDLE_PATH: await shortHeartbeatBundle(), ...env });
+
+/**
+ * The worker killed mid-render renders through tests/clips/support/pacedFfmpeg.sh: the real ffmpeg render of the
+ * assembly's graph (video and preview), paced by ffmpeg's realtime filter to a tenth of real time (the 5 s video would
+ * take 50 s), so it is still running, whatever the machine's speed, when the test sees its progress and kills it, and
+ * it costs next to no CPU meanwhile. The restarted worker renders at full speed.
+ */
+const PACED_RENDER = { FFMPEG_PATH: path.join(__dirname, '..', 'clips', 'support', 'pacedFfmpeg.sh'), PACED_FFMPEG_SPEED: '0.1' };
 
 describe('a worker killed during an assembly (SIGKILL, then a new worker)', () => {
   let app: AssemblyTestApp;
@@ -33,7 +42,7 @@ describe('a worker killed during an assembly (SIGKILL, then a new worker)', () =
   });
 
   it('finishes the assembly once after the restart: one render stored, one compiled video, one approval', async () => {
-    workers.push(await spawnWorker(app.taskQueue, app.config.storageDir));
+    workers.push(await spawnWorker(app.taskQueue, app.config.storageDir, PACED_RENDER));
     const user = await assemblyUser(app.baseUrl);
     const clipIds: string[] = [];
     for (let i = 0; i < 3; i += 1) clipIds.push((await storeClip(app.config, user, { seconds: 2, index: i })).id);
@@ -41,13 +50,14 @@ describe('a worker killed during an assembly (SIGKILL, then a new worker)', () =
     expect(res.status).toBe(200);
     const jobId = res.body.jobId as string;
 
-    // killed while ffmpeg renders (progress past the render's start)
+    // killed while ffmpeg renders (progress past the render's start, 50 s before the paced render could end)
     const before = await waitForAssembly(app.baseUrl, user, jobId, { intervalMs: 100, timeoutMs: 240_000, until: (j) => j.progress > 15 || j.status !== 'pending' && j.status !== 'processing' });
     expect(before.job.status).toBe('processing');
     await killGroup(workers[0], 'SIGKILL');
     const during = await waitForAssembly(app.baseUrl, user, jobId, { intervalMs: 500, until: (j) => j.status === 'processing' });
     expect(during.job.progress).toBeGreaterThanOrEqual(before.job.progress);
 
+    // the restarted worker renders at full speed: only the killed one had to be slow
     workers.push(await spawnWorker(app.taskQueue, app.config.storageDir));
     const after = await waitForAssembly(app.baseUrl, user, jobId, { intervalMs: 500, timeoutMs: 400_000 });
     expect(after.job).toMatchObject({ status: 'completed', progress: 100 });

@@ -197,11 +197,41 @@ describe('LocalImageToVideoProvider', () => {
 
   it('lets a second waiter follow the render instead of starting another', async () => {
     const { jobId } = await provider.submit({ image, effect: 'Drone Shot', platform: 'Facebook', aspectRatio: '16:9', durationSeconds: 5 });
+    // the owner is held at its first 'running' report, which the provider awaits after claiming the job and before it
+    // starts ffmpeg: the follower comes while the owner holds the job whatever the machine's speed, and the owner goes
+    // on only once the follower has looked at the job (and reported what it saw)
     const ownerProgress: VideoProgress[] = [];
-    const owner = provider.wait(jobId, { onProgress: (p) => void ownerProgress.push(p) });
-    while (ownerProgress.length === 0) await new Promise((r) => setTimeout(r, 10));
+    let ownerClaimed!: () => void;
+    const claimed = new Promise<void>((resolve) => (ownerClaimed = resolve));
+    let releaseOwner!: () => void;
+    const ownerHeld = new Promise<void>((resolve) => (releaseOwner = resolve));
+    let holding = false;
+    const owner = provider.wait(jobId, {
+      onProgress: (p) => {
+        ownerProgress.push(p);
+        if (holding || p.state !== 'running') return undefined;
+        holding = true;
+        ownerClaimed();
+        return ownerHeld;
+      },
+    });
+    // an owner that failed before its first report settles the race instead
+    await Promise.race([claimed, owner]);
     const followerProgress: VideoProgress[] = [];
-    const follower = provider.wait(jobId, { onProgress: (p) => void followerProgress.push(p) });
+    let followerLooked!: () => void;
+    const looked = new Promise<void>((resolve) => (followerLooked = resolve));
+    const follower = provider.wait(jobId, {
+      onProgress: (p) => {
+        followerProgress.push(p);
+        followerLooked();
+      },
+    });
+    try {
+      // a follower that ended without looking (a second render, a failure) settles the race instead
+      await Promise.race([looked, follower]);
+    } finally {
+      releaseOwner();
+    }
     const [a, b] = await Promise.all([owner, follower]);
     expect(b).toEqual(a);
     expect(followerProgress.length).toBeGreaterThan(0);
