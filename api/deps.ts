@@ -11,6 +11,8 @@ import { createProjectOwnerCache, type ProjectOwnerCache } from '../services/con
 import { createMembershipCache, type MembershipCache } from '../services/workspaces/membershipCache';
 import { createSessionCache, type SessionCache } from '../services/accounts/sessionCache';
 import { closeTemporalClient } from '../services/platform/temporalClient';
+import { PeriodicSweep } from '../services/platform/periodicSweep';
+import { EXPIRED_ATTEMPT_COUNTERS_SWEEP_EVERY_MS, removeExpiredAttemptCounters } from '../services/accounts/attemptCounters';
 import { storageConfigOf } from '../storage';
 import type { TaskQueueName } from '../domain/taskQueues';
 import type { EnhanceAccessLimits } from '../services/generation/enhanceAccess';
@@ -96,6 +98,16 @@ export function buildAppDeps(config: AppConfig = loadConfig(), logger: Logger = 
       })
     : undefined;
   const background = new BackgroundWork();
+  const expiredAttemptCounters = new PeriodicSweep({
+    everyMs: EXPIRED_ATTEMPT_COUNTERS_SWEEP_EVERY_MS,
+    run: () => removeExpiredAttemptCounters(knex),
+    what: 'expired sign-in and access-code attempt counters',
+    logger,
+    // the database is opened on first use, not when the process starts
+    runAtStart: false,
+  });
+  expiredAttemptCounters.start();
+  background.onClose(() => expiredAttemptCounters.stop());
   return {
     deps: { config, knex, logger, events, sessions, creditSummaries, projectOwners, memberships, contentChanges, listingReaders, background },
     close: async () => {

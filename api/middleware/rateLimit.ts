@@ -5,6 +5,7 @@ import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { InvalidCredentialsError, normalizeEmail } from '../../services/accounts/accounts';
 import { countText } from '../../domain/plural';
 import { RequestError } from '../validation';
+import { ATTEMPT_COUNTERS_TABLE } from '../../services/accounts/attemptCounters';
 
 export interface AttemptWindow {
   /** failures allowed in the window */
@@ -45,7 +46,7 @@ const HOUR = 60 * 60;
 const DAY = 24 * HOUR;
 
 export const DEFAULT_SIGN_IN_LIMITS: SignInLimits = {
-  tableName: 'auth_rate_limits',
+  tableName: ATTEMPT_COUNTERS_TABLE,
   keyPrefix: 'signin',
   perAccountAndIp: { points: 10, durationSeconds: 90 * DAY, blockSeconds: HOUR },
   perIp: { points: 100, durationSeconds: DAY, blockSeconds: DAY },
@@ -81,6 +82,8 @@ function createLimiter(knex: Knex, tableName: string, keyPrefix: string, window:
         points: window.points,
         duration: window.durationSeconds,
         blockDuration: window.blockSeconds,
+        // expired rows are removed by the API process's background work (services/accounts/attemptCounters.ts)
+        clearExpiredByTimeout: false,
       },
       (err?: Error) => (err ? reject(err) : resolve(limiter)),
     );

@@ -12,6 +12,7 @@ import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { ENHANCE_MSG } from '../../domain/enhanceRenders';
 import { DomainError } from '../../domain/errors';
 import { countText } from '../../domain/plural';
+import { ATTEMPT_COUNTERS_TABLE } from '../accounts/attemptCounters';
 
 export interface AttemptWindow {
   /** wrong guesses allowed in the window */
@@ -35,7 +36,7 @@ const DAY = 24 * HOUR;
 
 /** 10 wrong codes an hour per account, then an hour's pause; 50 a day per address, then a day's. */
 export const DEFAULT_ENHANCE_ACCESS_LIMITS: EnhanceAccessLimits = {
-  tableName: 'auth_rate_limits',
+  tableName: ATTEMPT_COUNTERS_TABLE,
   keyPrefix: 'enhance_code',
   perAccount: { points: 10, durationSeconds: HOUR, blockSeconds: HOUR },
   perIp: { points: 50, durationSeconds: DAY, blockSeconds: DAY },
@@ -67,7 +68,8 @@ function digest(code: string): Buffer {
 function createLimiter(knex: Knex, tableName: string, keyPrefix: string, window: AttemptWindow): Promise<RateLimiterPostgres> {
   return new Promise((resolve, reject) => {
     const limiter: RateLimiterPostgres = new RateLimiterPostgres(
-      { storeClient: knex, storeType: 'knex', tableName, keyPrefix, points: window.points, duration: window.durationSeconds, blockDuration: window.blockSeconds },
+      // expired rows are removed by the API process's background work (services/accounts/attemptCounters.ts)
+      { storeClient: knex, storeType: 'knex', tableName, keyPrefix, points: window.points, duration: window.durationSeconds, blockDuration: window.blockSeconds, clearExpiredByTimeout: false },
       (err?: Error) => (err ? reject(err) : resolve(limiter)),
     );
   });

@@ -1,5 +1,5 @@
 /**
- * A clean-up that runs once at start and then every `everyMs` in this process, never two at once, on a timer that
+ * A clean-up that runs once at start (unless `runAtStart` is false) and then every `everyMs` in this process, never two at once, on a timer that
  * does not keep the process alive. Stopping waits for a run under way. The resumable-upload and draft-upload sweeps
  * use it; what a run removes and how it is counted stay with its owner.
  */
@@ -12,6 +12,8 @@ export interface PeriodicSweepOptions {
   /** What a run removes, for the log line ("removed abandoned resumable uploads"). */
   what: string;
   logger?: Pick<Logger, 'warn' | 'info'>;
+  /** Whether start() runs it at once (default) or first after `everyMs`. */
+  runAtStart?: boolean;
 }
 
 export class PeriodicSweep {
@@ -24,7 +26,7 @@ export class PeriodicSweep {
     if (this.timer) return;
     this.timer = setInterval(() => this.runOnce(), this.options.everyMs);
     this.timer.unref();
-    this.runOnce();
+    if (this.options.runAtStart !== false) this.runOnce();
   }
 
   async stop(): Promise<void> {
