@@ -9,7 +9,7 @@ import { createStorageSweepActivities } from '../../activities/storageSweep';
 import { renderThumbnailWorkflowId, type StorageMaintenanceResult } from '../../domain/workflowContracts/storage';
 import { createContentServices } from '../../services/content/contentServices';
 import { closeTemporalClient } from '../../services/platform/temporalClient';
-import { INLINE_THUMBNAIL_MAX_PIXELS, THUMBNAIL_SIDE } from '../../services/content/renderThumbnails';
+import { INLINE_THUMBNAIL_MAX_PIXELS, rendersMissingThumbnails, THUMBNAIL_SIDE } from '../../services/content/renderThumbnails';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, serve, type TestServer } from '../support/http';
 import { runStorage } from '../support/objectStorage';
@@ -108,9 +108,15 @@ it('a render left without a thumbnail (the process died before the workflow star
   await testKnex()('renders').where({ id: renderId }).update({ created_at: new Date(Date.now() - 10 * 60 * 1000) });
 
   const outcome = await withWorker({ taskQueue: queue, activities: activities() }, () =>
-    temporal.client.workflow.execute('storageMaintenanceWorkflow', { taskQueue: queue, workflowId: `storage-maintenance-test-${randomUUID()}` }),
+    // for this workspace: unscoped, the run would make thumbnails and previews for every test file's renders in the
+    // shared database (its unscoped listing is checked below, without making anything)
+    temporal.client.workflow.execute('storageMaintenanceWorkflow', {
+      taskQueue: queue,
+      workflowId: `storage-maintenance-test-${randomUUID()}`,
+      args: [{ workspaceId: user.id }],
+    }),
   ) as StorageMaintenanceResult;
-  expect(outcome.thumbnailsMade).toBeGreaterThanOrEqual(1);
+  expect(outcome.thumbnailsMade).toBe(1);
   const row = await testKnex()('renders').where({ id: renderId }).first();
   expect(row.thumbnail_path).toBe(`thumbs/${row.storage_path.replace(/\.png$/, '')}.webp`);
   await checkThumbnail(runStorage().urls.sign('renders', row.thumbnail_path), width, height);
@@ -120,3 +126,19 @@ it('a render left without a thumbnail (the process died before the workflow star
   expect(await thumbs.makeRenderThumbnail({ renderId })).toBe('present');
   expect(await thumbs.makeRenderThumbnail({ renderId: randomUUID() })).toBe('gone');
 }, 180_000);
+
+it("the hourly run's listing (no workspace) takes renders without a thumbnail from every workspace", async () => {
+  const services = createContentServices({ config: loadConfig(), logger });
+  const { bytes } = await bigFlatPng();
+  const renderIds: string[] = [];
+  for (const name of ['first', 'second']) {
+    const user = await newUser(server.baseUrl);
+    const project = await createProject(server.baseUrl, user);
+    const staged = await services.uploads.stage(user.id, { stream: Readable.from([bytes]), fileName: `${name}.png`, declaredMime: 'image/png' });
+    renderIds.push((await services.uploads.complete(user.id, project.id, staged)).render.data.id as string);
+  }
+  await testKnex()('renders').whereIn('id', renderIds).update({ created_at: new Date(Date.now() - 10 * 60 * 1000) });
+  const listed = await rendersMissingThumbnails(testKnex(), { limit: 1_000_000 });
+  expect(renderIds.filter((id) => listed.includes(id))).toEqual(renderIds);
+  await testKnex()('renders').whereIn('id', renderIds).delete();
+});
