@@ -197,7 +197,10 @@ describe('npm run start:scaled -- --apis 2 --workers 0 (scripts/scaleOut.js)', (
     for (const s of streams) s.close();
     if (child && child.exitCode === null && child.signalCode === null) {
       process.kill(child.pid as number, 'SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 30_000))]);
+      // a bound that is cleared once the stack is down: left pending, it kept the jest worker alive 30 s after the file
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, 30_000)))]);
+      clearTimeout(timer);
     }
     for (const { pid } of seen) if (alive(pid)) process.kill(pid, 'SIGKILL');
     await db?.drop();
