@@ -5,15 +5,9 @@ import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { InvalidCredentialsError, normalizeEmail } from '../../services/accounts/accounts';
 import { countText } from '../../domain/plural';
 import { RequestError } from '../validation';
-import { ATTEMPT_COUNTERS_TABLE } from '../../services/accounts/attemptCounters';
+import { ATTEMPT_COUNTERS_TABLE, createAttemptLimiter, type AttemptWindow } from '../../services/accounts/attemptCounters';
 
-export interface AttemptWindow {
-  /** failures allowed in the window */
-  points: number;
-  durationSeconds: number;
-  /** how long a key stays refused once it went over */
-  blockSeconds: number;
-}
+export type { AttemptWindow };
 
 /**
  * Across every address, failures on one account slow it down instead of locking it: once `freeFailures` failed
@@ -69,26 +63,6 @@ function tooManyAttempts(msBeforeNext: number): RequestError {
   });
 }
 
-function createLimiter(knex: Knex, tableName: string, keyPrefix: string, window: AttemptWindow): Promise<RateLimiterPostgres> {
-  return new Promise((resolve, reject) => {
-    // the table comes from the migrations; the library's CREATE TABLE IF NOT EXISTS is then a no-op, and its
-    // callback (run after that check) also starts its hourly removal of expired rows
-    const limiter: RateLimiterPostgres = new RateLimiterPostgres(
-      {
-        storeClient: knex,
-        storeType: 'knex',
-        tableName,
-        keyPrefix,
-        points: window.points,
-        duration: window.durationSeconds,
-        blockDuration: window.blockSeconds,
-        // expired rows are removed by the API process's background work (services/accounts/attemptCounters.ts)
-        clearExpiredByTimeout: false,
-      },
-      (err?: Error) => (err ? reject(err) : resolve(limiter)),
-    );
-  });
-}
 
 interface Limiters {
   pair: RateLimiterPostgres;
@@ -127,14 +101,14 @@ export class SignInLimiter {
     const { tableName, keyPrefix, perIp, perAccountAndIp, perAccount } = this.limits;
     this.limiters ??= (async () => {
       // one after the other: each may create the same table on first use
-      const pair = await createLimiter(this.knex, tableName, `${keyPrefix}_pair`, perAccountAndIp);
-      const ip = await createLimiter(this.knex, tableName, `${keyPrefix}_ip`, perIp);
-      const accountFailures = await createLimiter(this.knex, tableName, `${keyPrefix}_acct`, {
+      const pair = await createAttemptLimiter(this.knex, tableName, `${keyPrefix}_pair`, perAccountAndIp);
+      const ip = await createAttemptLimiter(this.knex, tableName, `${keyPrefix}_ip`, perIp);
+      const accountFailures = await createAttemptLimiter(this.knex, tableName, `${keyPrefix}_acct`, {
         points: Number.MAX_SAFE_INTEGER,
         durationSeconds: perAccount.windowSeconds,
         blockSeconds: 0,
       });
-      const accountGate = await createLimiter(this.knex, tableName, `${keyPrefix}_gate`, { points: 1, durationSeconds: 1, blockSeconds: 0 });
+      const accountGate = await createAttemptLimiter(this.knex, tableName, `${keyPrefix}_gate`, { points: 1, durationSeconds: 1, blockSeconds: 0 });
       return { pair, ip, accountFailures, accountGate };
     })().catch((err: unknown) => {
       this.limiters = null;

@@ -12,15 +12,9 @@ import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { ENHANCE_MSG } from '../../domain/enhanceRenders';
 import { DomainError } from '../../domain/errors';
 import { countText } from '../../domain/plural';
-import { ATTEMPT_COUNTERS_TABLE } from '../accounts/attemptCounters';
+import { ATTEMPT_COUNTERS_TABLE, createAttemptLimiter, type AttemptWindow } from '../accounts/attemptCounters';
 
-export interface AttemptWindow {
-  /** wrong guesses allowed in the window */
-  points: number;
-  durationSeconds: number;
-  /** how long a key stays refused once it went over */
-  blockSeconds: number;
-}
+export type { AttemptWindow };
 
 export interface EnhanceAccessLimits {
   tableName: string;
@@ -65,15 +59,6 @@ function digest(code: string): Buffer {
   return createHash('sha256').update(code.trim().toLowerCase()).digest();
 }
 
-function createLimiter(knex: Knex, tableName: string, keyPrefix: string, window: AttemptWindow): Promise<RateLimiterPostgres> {
-  return new Promise((resolve, reject) => {
-    const limiter: RateLimiterPostgres = new RateLimiterPostgres(
-      // expired rows are removed by the API process's background work (services/accounts/attemptCounters.ts)
-      { storeClient: knex, storeType: 'knex', tableName, keyPrefix, points: window.points, duration: window.durationSeconds, blockDuration: window.blockSeconds, clearExpiredByTimeout: false },
-      (err?: Error) => (err ? reject(err) : resolve(limiter)),
-    );
-  });
-}
 
 export class EnhanceAccessService {
   private limiters: Promise<{ account: RateLimiterPostgres; ip: RateLimiterPostgres }> | null = null;
@@ -91,8 +76,8 @@ export class EnhanceAccessService {
   private ready() {
     const { tableName, keyPrefix, perAccount, perIp } = this.limits;
     this.limiters ??= (async () => {
-      const account = await createLimiter(this.knex, tableName, `${keyPrefix}_acct`, perAccount);
-      const ip = await createLimiter(this.knex, tableName, `${keyPrefix}_ip`, perIp);
+      const account = await createAttemptLimiter(this.knex, tableName, `${keyPrefix}_acct`, perAccount);
+      const ip = await createAttemptLimiter(this.knex, tableName, `${keyPrefix}_ip`, perIp);
       return { account, ip };
     })().catch((err: unknown) => {
       this.limiters = null;
