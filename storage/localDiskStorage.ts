@@ -17,6 +17,9 @@ import {
   type StoredObject,
 } from './objectStorage';
 
+/** How often a write links its file after making its folder: a concurrent removal can prune the folder between the two. */
+const LINK_ATTEMPTS = 5;
+
 function isErrno(err: unknown, code: string): boolean {
   return (err as NodeJS.ErrnoException | null)?.code === code;
 }
@@ -49,13 +52,7 @@ export class LocalDiskStorage implements ObjectStorage {
       // a buffer in one write; a stream piped with 1 MB writes
       if (Buffer.isBuffer(body)) await fsp.writeFile(temp, body, { flag: 'wx' });
       else await pipeline(body, fs.createWriteStream(temp, { flags: 'wx', highWaterMark: 1024 * 1024 }));
-      await fsp.mkdir(path.dirname(target), { recursive: true });
-      try {
-        await fsp.link(temp, target);
-      } catch (err) {
-        if (isErrno(err, 'EEXIST')) throw new ObjectExistsError(bucket, objectPath);
-        throw err;
-      }
+      await this.linkInPlace(temp, target, bucket, objectPath);
       const { size } = await fsp.stat(target);
       return { bucket, path: objectPath, size };
     } finally {
@@ -91,12 +88,56 @@ export class LocalDiskStorage implements ObjectStorage {
     return { path: file, release: async () => {} };
   }
 
+  /**
+   * Links the finished temp file to its place, making its folders. A folder that a concurrent remove() pruned between
+   * the mkdir and the link (it was empty then) is made again.
+   */
+  private async linkInPlace(temp: string, target: string, bucket: Bucket, objectPath: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      await fsp.mkdir(path.dirname(target), { recursive: true });
+      try {
+        await fsp.link(temp, target);
+        return;
+      } catch (err) {
+        if (isErrno(err, 'EEXIST')) throw new ObjectExistsError(bucket, objectPath);
+        if (isErrno(err, 'ENOENT') && attempt < LINK_ATTEMPTS) continue;
+        throw err;
+      }
+    }
+  }
+
   async remove(bucket: Bucket, paths: readonly string[]): Promise<void> {
-    await Promise.all(paths.map((p) => fsp.rm(this.filePath(bucket, p), { force: true })));
+    const files = paths.map((p) => this.filePath(bucket, p));
+    await Promise.all(files.map((file) => fsp.rm(file, { force: true })));
+    await this.pruneEmptyFolders(bucket, files.map((file) => path.dirname(file)));
   }
 
   async removePrefix(bucket: Bucket, prefix: string): Promise<void> {
-    await fsp.rm(this.filePath(bucket, prefix), { recursive: true, force: true });
+    const target = this.filePath(bucket, prefix);
+    await fsp.rm(target, { recursive: true, force: true });
+    await this.pruneEmptyFolders(bucket, [path.dirname(target)]);
+  }
+
+  /**
+   * Removes the folders a removal left empty, up to the bucket's own: a bucket is a flat set of keys, as in S3, so
+   * its folders exist only while they hold objects, and listing it never walks what was deleted. rmdir removes only
+   * an empty folder, so a folder that another write has just filled stays.
+   */
+  private async pruneEmptyFolders(bucket: Bucket, folders: readonly string[]): Promise<void> {
+    const bucketRoot = path.join(this.root, bucket);
+    // deepest first, each once
+    for (const folder of [...new Set(folders)].sort((a, b) => b.length - a.length)) {
+      for (let dir = folder; dir.startsWith(bucketRoot + path.sep); dir = path.dirname(dir)) {
+        try {
+          await fsp.rmdir(dir);
+        } catch (err) {
+          // gone already (a sibling's removal took it): its parent may be empty now
+          if (isErrno(err, 'ENOENT')) continue;
+          // ENOTEMPTY, EEXIST: it still holds something, and so do its parents
+          break;
+        }
+      }
+    }
   }
 
   async list(bucket: Bucket, prefix: string): Promise<ListedObject[]> {

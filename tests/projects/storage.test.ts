@@ -68,6 +68,32 @@ describe('LocalDiskStorage', () => {
     await expect(storage.read('clips', 'same/path.mp4')).rejects.toBeInstanceOf(ObjectNotFoundError);
   });
 
+  it('removes the folders a removal leaves empty, and only those (a bucket is flat, as in S3)', async () => {
+    await storage.put('renders', 'w1/p1/a.png', Buffer.from('a'));
+    await storage.put('renders', 'w1/p1/b.png', Buffer.from('b'));
+    await storage.put('renders', 'w1/p2/c.png', Buffer.from('c'));
+    await storage.put('renders', 'w2/d.png', Buffer.from('d'));
+    await storage.remove('renders', ['w1/p1/a.png']);
+    expect(fs.existsSync(path.join(root, 'renders', 'w1', 'p1'))).toBe(true);
+    await storage.remove('renders', ['w1/p1/b.png', 'w2/d.png']);
+    expect(fs.readdirSync(path.join(root, 'renders')).sort()).toEqual(['w1']);
+    expect(fs.readdirSync(path.join(root, 'renders', 'w1'))).toEqual(['p2']);
+    await storage.removePrefix('renders', 'w1/p2');
+    expect(fs.readdirSync(path.join(root, 'renders'))).toEqual([]);
+    expect(await storage.list('renders', '')).toEqual([]);
+  });
+
+  it('writes into a folder that removals keep emptying and pruning', async () => {
+    // each round: a write and a removal in the same folder at once; the write may find its folder pruned in between
+    for (let round = 0; round < 50; round++) {
+      await storage.put('clips', `w/p/old-${round}.mp4`, Buffer.from('old'));
+      await Promise.all([storage.put('clips', `w/p/new-${round}.mp4`, Buffer.from('new')), storage.remove('clips', [`w/p/old-${round}.mp4`])]);
+      expect(await text(await storage.read('clips', `w/p/new-${round}.mp4`))).toBe('new');
+      await storage.remove('clips', [`w/p/new-${round}.mp4`]);
+    }
+    expect(fs.readdirSync(path.join(root, 'clips'))).toEqual([]);
+  });
+
   it.each(['../escape.png', 'a/../../b.png', '/abs.png', 'a//b.png', '', 'a/.hidden', 'a/b\\c.png', 'a/b c.png', 'a/\u0000.png'])(
     'refuses the path %j',
     async (bad) => {
