@@ -50,9 +50,12 @@ async function noHorizontalScroll(page: Page): Promise<void> {
 
 /**
  * A PNG of noise over the house drawing: over the spec's 4,718,592-byte compression threshold, and wider than the
- * 4096 px the draft models work at.
+ * 4096 px the draft models work at. Made once for both screen sizes (each uploads it as a user of its own).
  */
-async function largeRender(): Promise<Buffer> {
+let largeRenderMade: Promise<Buffer> | null = null;
+const largeRender = (): Promise<Buffer> => (largeRenderMade ??= makeLargeRender());
+
+async function makeLargeRender(): Promise<Buffer> {
   const width = 4800;
   const height = 1800;
   const noise = Buffer.alloc(width * height * 3);

@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import { gaussianNoise } from '../support/stills';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { downloadedBytes, startBrowserApp, useSession, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
@@ -11,7 +11,7 @@ let user: TestUser;
 const SPEC_COMPRESSION_THRESHOLD = 4718592;
 
 function noise(width: number, height: number, mean = 128) {
-  return sharp({ create: { width, height, channels: 3, background: { r: 0, g: 0, b: 0 }, noise: { type: 'gaussian', mean, sigma: 45 } } });
+  return gaussianNoise(width, height, { mean, sigma: 45, background: { r: 0, g: 0, b: 0 } });
 }
 
 beforeAll(async () => {
@@ -43,9 +43,9 @@ async function rendersOf(projectId: string): Promise<RenderRow[]> {
 describe('content library in the browser', () => {
   it('creates a project, uploads three renders (a large one kept as it is), renames, deletes and downloads', async () => {
     const { page } = app;
-    const small = await noise(800, 450).png().toBuffer(); // 16:9
-    const portrait = await noise(640, 800, 110).jpeg({ quality: 85 }).toBuffer(); // 4:5
-    const large = await noise(2400, 1800, 140).png().toBuffer(); // 4:3, well above the specs' 4.5 MB compression threshold
+    const small = await (await noise(800, 450)).png().toBuffer(); // 16:9
+    const portrait = await (await noise(640, 800, 110)).jpeg({ quality: 85 }).toBuffer(); // 4:5
+    const large = await (await noise(2400, 1800, 140)).png().toBuffer(); // 4:3, well above the specs' 4.5 MB compression threshold
     expect(large.length).toBeGreaterThan(SPEC_COMPRESSION_THRESHOLD);
 
     await page.goto('/');

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import sharp from 'sharp';
+import { gaussianNoise } from '../support/stills';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
@@ -16,7 +16,7 @@ const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 /** A noise PNG of about 1.5-3 MB: over the 1 MB resumable threshold, under the compression threshold. */
 async function render(file: string, width: number, mean: number): Promise<Buffer> {
-  const bytes = await sharp({ create: { width, height: 700, channels: 3, background: { r: 0, g: 0, b: 0 }, noise: { type: 'gaussian', mean, sigma: 45 } } })
+  const bytes = await (await gaussianNoise(width, 700, { mean, sigma: 45, background: { r: 0, g: 0, b: 0 } }))
     .png()
     .toBuffer();
   fs.writeFileSync(file, bytes);

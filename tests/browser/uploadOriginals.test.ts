@@ -8,6 +8,7 @@
  * 2048 px copy of the 6000x4000 render.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { gaussianNoise } from '../support/stills';
 import sharp from 'sharp';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { seriousAxeFindings } from '../support/axe';
@@ -40,7 +41,7 @@ beforeAll(async () => {
   // random pixels do not compress: sizes follow the pixel counts
   const png = await sharp(randomBytes(1150 * 1200 * 3), { raw: { width: 1150, height: 1200, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer();
   const gif = await sharp(randomBytes(2000 * 1700), { raw: { width: 2000, height: 1700, channels: 1 } }).gif({ effort: 1, dither: 0 }).toBuffer();
-  const jpeg = await sharp({ create: { width: 6000, height: 4000, channels: 3, background: { r: 150, g: 160, b: 175 }, noise: { type: 'gaussian', mean: 128, sigma: 20 } } })
+  const jpeg = await (await gaussianNoise(6000, 4000, { sigma: 20, background: { r: 150, g: 160, b: 175 } }))
     .jpeg({ quality: 85 })
     .toBuffer();
   files = [

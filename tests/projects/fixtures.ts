@@ -1,4 +1,5 @@
-import sharp, { type Sharp } from 'sharp';
+import { gaussianNoise } from '../support/stills';
+import type { Sharp } from 'sharp';
 import { createApp } from '../../api/app';
 import { loadConfig, type AppConfig } from '../../config/env';
 import { logger } from '../../config/logger';
@@ -28,24 +29,24 @@ export async function createProject(baseUrl: string, user: TestUser, name = 'Har
 }
 
 /** Noise does not compress, so the encoded size tracks the pixel count (a realistic large render). */
-export function noiseImage(width: number, height: number, seedShift = 0): Sharp {
-  return sharp({ create: { width, height, channels: 3, background: { r: 128, g: 128, b: 128 }, noise: { type: 'gaussian', mean: 128 + seedShift, sigma: 40 } } });
+export function noiseImage(width: number, height: number, seedShift = 0): Promise<Sharp> {
+  return gaussianNoise(width, height, { mean: 128 + seedShift, sigma: 40 });
 }
 
 export async function pngBytes(width = 64, height = 36, seedShift = 0): Promise<Buffer> {
-  return noiseImage(width, height, seedShift).png().toBuffer();
+  return (await noiseImage(width, height, seedShift)).png().toBuffer();
 }
 
 export async function jpegBytes(width = 64, height = 48): Promise<Buffer> {
-  return noiseImage(width, height).jpeg({ quality: 80 }).toBuffer();
+  return (await noiseImage(width, height)).jpeg({ quality: 80 }).toBuffer();
 }
 
 export async function gifBytes(width = 40, height = 40): Promise<Buffer> {
-  return noiseImage(width, height).gif().toBuffer();
+  return (await noiseImage(width, height)).gif().toBuffer();
 }
 
 export async function webpBytes(width = 90, height = 160): Promise<Buffer> {
-  return noiseImage(width, height).webp().toBuffer();
+  return (await noiseImage(width, height)).webp().toBuffer();
 }
 
 /** The first bytes of an MP4 (ISO base media 'ftyp' box, brand isom) followed by filler. */

@@ -12,6 +12,7 @@ import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { gaussianNoise } from '../support/stills';
 import sharp from 'sharp';
 import type { TestUser } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';
@@ -53,13 +54,13 @@ async function describeFile(file: string, type: string): Promise<Original> {
 
 /**
  * The largest noise PNG under the upload limit at 7680 px wide: stored (level 0) deflate, so its size is the pixel
- * bytes plus a little framing. libvips makes the noise and writes the file in strips.
+ * bytes plus a little framing. libvips repeats a band of noise (tests/support/stills.ts) and writes the file in strips.
  */
 async function pngNearTheLimit(file: string): Promise<void> {
   const width = 7680;
   const rowBytes = width * 3 + 1;
   const height = Math.floor((MAX_UPLOAD_BYTES - 512 * 1024) / rowBytes);
-  await sharp({ create: { width, height, channels: 3, background: { r: 120, g: 130, b: 140 }, noise: { type: 'gaussian', mean: 128, sigma: 60 } } })
+  await (await gaussianNoise(width, height, { sigma: 60, background: { r: 120, g: 130, b: 140 } }))
     .png({ compressionLevel: 0, adaptiveFiltering: false })
     .toFile(file);
 }
@@ -199,7 +200,7 @@ async function expectKept(answer: { status: number; body: UploadAnswer }, origin
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'rs-originals-'));
   const jpegFile = path.join(dir, 'tower-6000x4000.jpg');
-  await sharp({ create: { width: 6000, height: 4000, channels: 3, background: { r: 150, g: 160, b: 175 }, noise: { type: 'gaussian', mean: 128, sigma: 24 } } })
+  await (await gaussianNoise(6000, 4000, { sigma: 24, background: { r: 150, g: 160, b: 175 } }))
     .jpeg({ quality: 88 })
     .toFile(jpegFile);
   jpeg = await describeFile(jpegFile, 'image/jpeg');

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { gaussianNoise } from '../support/stills';
 import sharp from 'sharp';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../config/env';
@@ -83,7 +84,7 @@ afterAll(async () => {
 it('a 6000x4000 upload gets a 2048 px preview from the worker; the listing carries its URL, not the original; the preview goes with the render', async () => {
   const user = await newUser(server.baseUrl);
   const project = await createProject(server.baseUrl, user);
-  const bytes = await sharp({ create: { width: 6000, height: 4000, channels: 3, background: { r: 150, g: 160, b: 175 }, noise: { type: 'gaussian', mean: 128, sigma: 24 } } })
+  const bytes = await (await gaussianNoise(6000, 4000, { sigma: 24, background: { r: 150, g: 160, b: 175 } }))
     .jpeg({ quality: 88 })
     .toBuffer();
   const res = await uploadRender(server.baseUrl, user, project.id, { bytes, fileName: 'tower.jpg', type: 'image/jpeg' });

@@ -28,7 +28,7 @@ beforeAll(async () => {
   owner = await newUser(server.baseUrl);
   projectId = (await createProject(server.baseUrl, owner, 'Resumable')).id;
   // about 3.6 MB of noise: several network writes, so a cut really lands mid-file
-  image = await noiseImage(1100, 1100).png({ compressionLevel: 0 }).toBuffer();
+  image = await (await noiseImage(1100, 1100)).png({ compressionLevel: 0 }).toBuffer();
 });
 
 afterAll(async () => {
