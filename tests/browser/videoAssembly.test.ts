@@ -255,6 +255,8 @@ describe('Video Assembly end to end', () => {
     await page.getByRole('button', { name: 'Assemble Video' }).click();
     await page.getByRole('heading', { name: 'Video Assembly', level: 1 }).waitFor();
     expect(new URL(page.url()).searchParams.get('view')).toBe('video-assembly');
+    // the select shows the project once the project list has loaded (until then it has no option to show it by)
+    await page.locator(`#assembly-project option[value="${harbourId}"]`).waitFor({ state: 'attached' });
     expect(await page.getByLabel('Save to project').inputValue()).toBe(harbourId);
 
     for (const name of ['lobby.mp4', 'terrace.mp4', 'pool.mp4']) await page.getByRole('button', { name: `Select ${name}` }).click();
