@@ -1,8 +1,8 @@
-import { gaussianNoise } from '../support/stills';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { downloadedBytes, startBrowserApp, useSession, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { storedObjectExists } from '../support/objectStorage';
+import { gaussianNoise } from '../support/stills';
 
 let app: BrowserApp;
 let user: TestUser;

@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { gaussianNoise } from '../support/stills';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
+import { gaussianNoise } from '../support/stills';
 
 let app: BrowserApp;
 let user: TestUser;

@@ -8,8 +8,8 @@
  * 2048 px copy of the 6000x4000 render.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { gaussianNoise } from '../support/stills';
 import sharp from 'sharp';
+import { gaussianNoise } from '../support/stills';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { seriousAxeFindings } from '../support/axe';
 import { downloadedBytes, startBrowserApp, useSession, type BrowserApp } from '../support/browser';

@@ -1,5 +1,5 @@
-import { gaussianNoise } from '../support/stills';
 import type { Sharp } from 'sharp';
+import { gaussianNoise } from '../support/stills';
 import { createApp } from '../../api/app';
 import { loadConfig, type AppConfig } from '../../config/env';
 import { logger } from '../../config/logger';

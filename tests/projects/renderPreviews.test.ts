@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { gaussianNoise } from '../support/stills';
 import sharp from 'sharp';
+import { gaussianNoise } from '../support/stills';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
