@@ -617,8 +617,8 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
       },
       {
         names: ['BROWSER_SCREENSHOTS_DIR'],
-        default: '`<tmp>/render-studio-screenshots`',
-        meaning: 'where browser tests save the screenshots they take',
+        default: 'unset: no screenshots',
+        meaning: 'browser tests save a full-page screenshot of each screen they check into this folder (for a look by eye; each costs Chromium about a quarter of a second)',
       },
     ],
   },

@@ -3,7 +3,6 @@
  * headless Debian Chromium driven by playwright-core. `npm test` builds frontend/dist before jest runs.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Download, type Page } from 'playwright-core';
 import { createApp } from '../../api/app';
@@ -25,8 +24,8 @@ export interface BrowserApp {
   pageErrors: string[];
   /** console.error output and failed resource loads (an expected 404 shows up here too). */
   consoleErrors: string[];
-  /** Saves a full-page PNG of `page` (default: the app's page) under BROWSER_SCREENSHOTS_DIR (default: <tmp>/render-studio-screenshots); returns its path. */
-  screenshot: (name: string, of?: Page) => Promise<string>;
+  /** Saves a full-page PNG of `page` (default: the app's page) under BROWSER_SCREENSHOTS_DIR and returns its path; takes none when that is unset. */
+  screenshot: (name: string, of?: Page) => Promise<string | null>;
   /** Closes the browser, then the server. Safe to call twice. */
   close: () => Promise<void>;
 }
@@ -107,7 +106,8 @@ export async function startBrowserApp(options: BrowserAppOptions = {}): Promise<
     if (msg.type() === 'error') consoleErrors.push(msg.text());
   });
   const screenshot = async (name: string, of: Page = page) => {
-    const dir = process.env.BROWSER_SCREENSHOTS_DIR ?? path.join(os.tmpdir(), 'render-studio-screenshots');
+    const dir = process.env.BROWSER_SCREENSHOTS_DIR;
+    if (!dir) return null;
     fs.mkdirSync(dir, { recursive: true });
     const file = path.join(dir, `${name}.png`);
     await of.screenshot({ path: file, fullPage: true });
