@@ -1,6 +1,7 @@
 /** @type {import('jest').Config} */
 module.exports = {
-  testEnvironment: 'node',
+  // jest's node environment with V8's code cache kept per worker (tests/setup/testEnvironment.js)
+  testEnvironment: '<rootDir>/tests/setup/testEnvironment.js',
   roots: ['<rootDir>'],
   testMatch: ['**/?(*.)test.ts', '**/?(*.)test.tsx'],
   testPathIgnorePatterns: ['/node_modules/', '/.data/', '/.tools/', '/frontend/dist/'],
