@@ -145,6 +145,8 @@ export function createEventHub(options: EventHubOptions): EventHub {
   let connecting: Promise<pg.Client> | null = null;
   let pruneTimer: ReturnType<typeof setInterval> | null = null;
   let closed = false;
+  /** Counts releases: a connect that a release overtook (the hub closed, or its last stream left) ends its client. */
+  let releases = 0;
 
   const count = () => [...byUser.values()].reduce((n, set) => n + set.size, 0);
 
@@ -156,6 +158,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
   };
 
   const release = async (broken: boolean) => {
+    releases += 1;
     const c = client;
     client = null;
     slots?.drop();
@@ -177,6 +180,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
   const connect = (): Promise<pg.Client> => {
     if (client) return Promise.resolve(client);
     connecting ??= (async () => {
+      const opening = releases;
       const c = new pg.Client({ connectionString: options.databaseUrl, application_name: options.applicationName ?? 'render-studio events', keepAlive: true });
       c.on('error', (err) => {
         if (client !== c) return;
@@ -218,9 +222,14 @@ export function createEventHub(options: EventHubOptions): EventHub {
         await c.query(`LISTEN ${AUTH_CHANGED_CHANNEL}`);
         await c.query(`LISTEN ${MEMBERS_CHANGED_CHANNEL}`);
       } catch (err) {
-        connecting = null;
+        if (releases === opening) connecting = null;
         await c.end().catch(() => undefined);
         throw err;
+      }
+      if (closed || releases !== opening) {
+        // released while it opened: nobody would end this connection, and it would keep the process alive
+        await c.end().catch(() => undefined);
+        throw new Error(closed ? 'event hub closed' : 'the realtime LISTEN connection was released while it opened');
       }
       client = c;
       slots = createStreamSlots(c, (err) => logger.warn({ err }, 'could not give back an event stream slot'));

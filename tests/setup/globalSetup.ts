@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { CHROMIUM_ARGS } from '../support/chromiumArgs';
 
 // plain JS modules shared with npm start
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -71,7 +72,7 @@ async function startSharedChromium(): Promise<(() => Promise<void>) | null> {
   const server = await chromium.launchServer({
     executablePath,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
+    args: CHROMIUM_ARGS,
   });
   process.env.CHROMIUM_WS_ENDPOINT = server.wsEndpoint();
   return () => server.close();

@@ -9,6 +9,7 @@ import { createApp } from '../../api/app';
 import type { AppDeps } from '../../api/deps';
 import { loadConfig, type AppConfig } from '../../config/env';
 import { logger } from '../../config/logger';
+import { CHROMIUM_ARGS } from './chromiumArgs';
 import { testKnex } from './db';
 import { closedPort, serve } from './http';
 
@@ -65,7 +66,7 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
+    args: CHROMIUM_ARGS,
   });
 }
 
