@@ -27,19 +27,4 @@ describe('the test sequencer', () => {
     const { order } = sequencerKnowing({ 'tests/a/long.test.ts': { seconds: 60 }, 'tests/a/failed.test.ts': { seconds: 3, failed: true } });
     expect(order()[0]).toBe('tests/a/failed.test.ts');
   });
-
-  it('spreads the browser files over the run instead of starting the long ones together', () => {
-    const known: Record<string, { seconds: number }> = {};
-    for (let i = 0; i < 4; i++) known[`tests/browser/page${i}.test.ts`] = { seconds: 50 };
-    for (let i = 0; i < 12; i++) known[`tests/api/route${i}.test.ts`] = { seconds: 30 - i };
-    const order = sequencerKnowing(known).order();
-    // a third of the file time is in browser files: about every third file started is one, never two in a row
-    const browserAt = order.flatMap((file, i) => (file.startsWith('tests/browser/') ? [i] : []));
-    expect(browserAt).toHaveLength(4);
-    for (let k = 1; k < browserAt.length; k++) expect(browserAt[k] - browserAt[k - 1]).toBeGreaterThan(1);
-    expect(browserAt[browserAt.length - 1]).toBeGreaterThan(order.length / 2);
-    // each group still longest first
-    const api = order.filter((file) => file.startsWith('tests/api/'));
-    expect(api).toEqual(Object.keys(known).filter((file) => file.startsWith('tests/api/')));
-  });
 });
