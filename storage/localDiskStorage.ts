@@ -17,7 +17,7 @@ import {
   type StoredObject,
 } from './objectStorage';
 
-/** How often a write links its file after making its folder: a concurrent removal can prune the folder between the two. */
+/** How often a write makes its folders and links its file: a concurrent removal can prune a folder while it does. */
 const LINK_ATTEMPTS = 5;
 
 function isErrno(err: unknown, code: string): boolean {
@@ -89,13 +89,14 @@ export class LocalDiskStorage implements ObjectStorage {
   }
 
   /**
-   * Links the finished temp file to its place, making its folders. A folder that a concurrent remove() pruned between
-   * the mkdir and the link (it was empty then) is made again.
+   * Links the finished temp file to its place, making its folders. A concurrent remove() can prune a folder (it was
+   * empty then) between the mkdir and the link, or between two levels of the recursive mkdir itself, which then fails
+   * with ENOENT; either way the folders are made again.
    */
   private async linkInPlace(temp: string, target: string, bucket: Bucket, objectPath: string): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      await fsp.mkdir(path.dirname(target), { recursive: true });
       try {
+        await fsp.mkdir(path.dirname(target), { recursive: true });
         await fsp.link(temp, target);
         return;
       } catch (err) {

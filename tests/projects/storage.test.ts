@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -92,6 +93,30 @@ describe('LocalDiskStorage', () => {
       await storage.remove('clips', [`w/p/new-${round}.mp4`]);
     }
     expect(fs.readdirSync(path.join(root, 'clips'))).toEqual([]);
+  });
+
+  it('makes its folders again when a removal prunes one while the recursive mkdir is making them', async () => {
+    // what a concurrent remove() does at the worst moment: the parent the mkdir has just made is pruned before the child
+    const realMkdir = fsp.mkdir;
+    const parent = path.join(root, 'clips', 'race');
+    let pruned = 0;
+    const mkdir = jest.spyOn(fsp, 'mkdir').mockImplementation(async (dir, options) => {
+      if (pruned === 0 && dir === path.join(parent, 'p')) {
+        pruned++;
+        await realMkdir(parent, { recursive: true });
+        await fsp.rmdir(parent);
+        const gone = Object.assign(new Error(`ENOENT: no such file or directory, mkdir '${String(dir)}'`), { code: 'ENOENT' });
+        throw gone;
+      }
+      return realMkdir(dir, options);
+    });
+    try {
+      await storage.put('clips', 'race/p/a.mp4', Buffer.from('a'));
+    } finally {
+      mkdir.mockRestore();
+    }
+    expect(pruned).toBe(1);
+    expect(await text(await storage.read('clips', 'race/p/a.mp4'))).toBe('a');
   });
 
   it.each(['../escape.png', 'a/../../b.png', '/abs.png', 'a//b.png', '', 'a/.hidden', 'a/b\\c.png', 'a/b c.png', 'a/\u0000.png'])(
