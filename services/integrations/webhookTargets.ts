@@ -8,13 +8,16 @@
  *   and only when NODE_ENV is not `production` (a receiver on the developer's machine).
  * - No credentials in the URL (they would be sent to every hop and shown in the delivery log).
  * - Every address the host name resolves to must be public: loopback, private, link-local (the cloud metadata
- *   service), unique-local, CGNAT, multicast, documentation and reserved ranges are refused, unless the operator
- *   allows them (WEBHOOK_ALLOW_PRIVATE_TARGETS=on). A loopback literal outside production is the one exception above.
+ *   service), unique-local, CGNAT, multicast, documentation and reserved ranges are refused, and so is an IPv6 form
+ *   that carries such an IPv4 address (mapped, translated, compatible, NAT64, 6to4) or tunnels (6to4, Teredo); the
+ *   ranges are ipaddr.js's. The operator may allow private targets (WEBHOOK_ALLOW_PRIVATE_TARGETS=on). A loopback
+ *   literal outside production is the one exception above.
  *
  * The messages are the user's: they say what is wrong with the URL and what to do.
  */
 import { lookup } from 'node:dns/promises';
 import net from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { AppConfig } from '../../config/env';
 
 export interface WebhookTargetPolicy {
@@ -61,69 +64,54 @@ export function webhookTargetPolicy(config: Pick<AppConfig, 'nodeEnv' | 'webhook
   return { nodeEnv: config.nodeEnv, allowPrivateTargets: config.webhookAllowPrivateTargets };
 }
 
-/** Address ranges that are not the public internet, each with the words the refusal uses. */
-const RANGES: ReadonlyArray<{ cidr: string; kind: string }> = [
-  { cidr: '0.0.0.0/8', kind: 'a reserved address' },
-  { cidr: '10.0.0.0/8', kind: 'a private network address' },
-  { cidr: '100.64.0.0/10', kind: 'a carrier-grade NAT address' },
-  { cidr: '127.0.0.0/8', kind: 'a loopback address' },
-  { cidr: '169.254.0.0/16', kind: 'a link-local address' },
-  { cidr: '172.16.0.0/12', kind: 'a private network address' },
-  { cidr: '192.0.0.0/24', kind: 'a reserved address' },
-  { cidr: '192.0.2.0/24', kind: 'a documentation address' },
-  { cidr: '192.88.99.0/24', kind: 'a reserved address' },
-  { cidr: '192.168.0.0/16', kind: 'a private network address' },
-  { cidr: '198.18.0.0/15', kind: 'a benchmarking address' },
-  { cidr: '198.51.100.0/24', kind: 'a documentation address' },
-  { cidr: '203.0.113.0/24', kind: 'a documentation address' },
-  { cidr: '224.0.0.0/4', kind: 'a multicast address' },
-  { cidr: '240.0.0.0/4', kind: 'a reserved address' },
-  { cidr: '::/128', kind: 'a reserved address' },
-  { cidr: '::1/128', kind: 'a loopback address' },
-  { cidr: '64:ff9b:1::/48', kind: 'a reserved address' },
-  { cidr: '100::/64', kind: 'a reserved address' },
-  { cidr: '2001:db8::/32', kind: 'a documentation address' },
-  { cidr: '2001::/23', kind: 'a reserved address' },
-  { cidr: 'fc00::/7', kind: 'a unique-local (private network) address' },
-  { cidr: 'fe80::/10', kind: 'a link-local address' },
-  { cidr: 'fec0::/10', kind: 'a reserved address' },
-  { cidr: 'ff00::/8', kind: 'a multicast address' },
-];
+/** The words a refusal uses for each of ipaddr.js's ranges; a range not named here is 'a reserved address'. */
+const RANGE_WORDS: Readonly<Record<string, string>> = {
+  private: 'a private network address',
+  loopback: 'a loopback address',
+  linkLocal: 'a link-local address',
+  carrierGradeNat: 'a carrier-grade NAT address',
+  multicast: 'a multicast address',
+  broadcast: 'a broadcast address',
+  uniqueLocal: 'a unique-local (private network) address',
+  teredo: 'a Teredo tunnel address',
+};
 
-const blockLists = RANGES.map(({ cidr, kind }) => {
-  const [network, prefix] = cidr.split('/');
-  const list = new net.BlockList();
-  list.addSubnet(network, Number(prefix), net.isIPv6(network) ? 'ipv6' : 'ipv4');
-  return { list, kind, family: net.isIPv6(network) ? ('ipv6' as const) : ('ipv4' as const) };
-});
+/** NAT64's well-known prefix (RFC 6052): its last 32 bits are the IPv4 address a translator connects to. */
+const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96');
 
 /**
- * The IPv4 address an IPv6 address carries (IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible `::a.b.c.d`, NAT64
- * `64:ff9b::a.b.c.d`), which is where a connection to it really goes; null for other addresses.
+ * The IPv4 address an IPv6 address stands for, which is where a connection to it really goes: IPv4-mapped
+ * (`::ffff:a.b.c.d`), IPv4-translated (`::ffff:0:a.b.c.d`), IPv4-compatible (`::a.b.c.d`, deprecated but still
+ * routed by some stacks), NAT64 (`64:ff9b::a.b.c.d`) and 6to4 (`2002:AABB:CCDD::`); null for other addresses.
  */
-function embeddedIpv4(address: string): string | null {
-  const lower = address.toLowerCase();
-  const dotted = /^(?:::ffff:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted && net.isIPv4(dotted[1])) return dotted[1];
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (hex) {
-    const high = parseInt(hex[1], 16);
-    const low = parseInt(hex[2], 16);
-    return [high >> 8, high & 255, low >> 8, low & 255].join('.');
-  }
+function carriedIpv4(address: ipaddr.IPv6): ipaddr.IPv4 | null {
+  const bytes = address.toByteArray();
+  const lastFour = () => new ipaddr.IPv4(bytes.slice(12, 16));
+  const range = address.range();
+  if (range === 'ipv4Mapped' || range === 'rfc6145') return lastFour();
+  if (range === 'rfc6052') return address.match(NAT64_WELL_KNOWN) ? lastFour() : null;
+  if (range === '6to4') return new ipaddr.IPv4(bytes.slice(2, 6));
+  // ::/96 other than :: and ::1 (ipaddr.js reads `::a.b.c.d` as mapped, and `::7f00:1` as unicast)
+  if (bytes.slice(0, 12).every((b) => b === 0) && !(bytes[12] === 0 && bytes[13] === 0 && bytes[14] === 0 && bytes[15] <= 1)) return lastFour();
   return null;
 }
 
-/** What kind of non-public address `address` is ('a loopback address' ...), or null for a public one. */
+/**
+ * What kind of non-public address `address` is ('a loopback address' ...), or null for a public one. The ranges are
+ * ipaddr.js's (IANA's special-purpose registries): only its `unicast` is public. An IPv6 form that carries an IPv4
+ * address is judged by that address; a 6to4 address of a public one is refused all the same (6to4 is deprecated,
+ * RFC 7526, and which relay carries it is not ours to know), and so is Teredo.
+ */
 export function nonPublicKind(address: string): string | null {
-  const family = net.isIPv6(address) ? 'ipv6' : net.isIPv4(address) ? 'ipv4' : null;
-  if (!family) return 'not an IP address';
-  if (family === 'ipv6') {
-    const v4 = embeddedIpv4(address);
-    if (v4) return nonPublicKind(v4);
+  if (!net.isIP(address)) return 'not an IP address';
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    const carried = carriedIpv4(v6);
+    if (carried) return nonPublicKind(carried.toString()) ?? (v6.range() === '6to4' ? 'a 6to4 tunnel address' : null);
   }
-  for (const { list, kind, family: rangeFamily } of blockLists) if (rangeFamily === family && list.check(address, family)) return kind;
-  return null;
+  const range = parsed.range();
+  return range === 'unicast' ? null : (RANGE_WORDS[range] ?? 'a reserved address');
 }
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);

@@ -248,6 +248,11 @@ describe('private targets', () => {
     }
     expect((await post('https://127.0.0.1/x')).body.code).toBe('WEBHOOK_TARGET_PRIVATE');
     expect((await post('https://localhost/x')).body.code).toBe('WEBHOOK_TARGET_PRIVATE');
+    // IPv6 forms that carry a loopback or link-local IPv4 address (tests/webhooks/webhookTargets.test.ts has them all)
+    for (const url of ['https://[::127.0.0.1]/', 'https://[::169.254.169.254]/', 'https://[::ffff:0:127.0.0.1]/', 'https://[2002:7f00:1::]/', 'https://[2002:a9fe:a9fe::]/']) {
+      const res = await post(url);
+      expect({ url, status: res.status, code: res.body.code }).toEqual({ url, status: 400, code: 'WEBHOOK_TARGET_PRIVATE' });
+    }
     expect((await post('https://public.example.test/x')).status).toBe(201);
   });
 
