@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { findTextInputProblem, textInputProblem } from '../domain/textInput';
+import { WORKSPACE_PARAM } from '../domain/workspaceRoles';
 
 /** A client mistake: the error middleware answers it with `status` and `{ success: false, error, code }`. */
 export class RequestError extends Error {
@@ -50,8 +51,20 @@ export function parseBody<T extends z.ZodType>(ctx: Context, schema: T): z.infer
   return parse(schema, (ctx.request as { body?: unknown }).body ?? {});
 }
 
+/**
+ * A route's query without the workspace parameter, unless the route's schema names it: api/workspace.ts reads
+ * `?workspaceId=` for every route as it reads the X-Workspace-Id header (docs/api.md "Workspaces"), so the links in
+ * webhook payloads and the docs work on routes whose own parameters are strict.
+ */
+function routeQuery(schema: z.ZodType, query: Context['query']): Context['query'] {
+  if (!(WORKSPACE_PARAM in query)) return query;
+  if (schema instanceof z.ZodObject && WORKSPACE_PARAM in schema.shape) return query;
+  const { [WORKSPACE_PARAM]: _readByWorkspaceAccess, ...rest } = query;
+  return rest;
+}
+
 export function parseQuery<T extends z.ZodType>(ctx: Context, schema: T): z.infer<T> {
-  return parse(schema, ctx.query);
+  return parse(schema, routeQuery(schema, ctx.query));
 }
 
 export const uuid = z.uuid({ message: 'Invalid id' });

@@ -50,6 +50,8 @@ let user: TestUser;
 let projectId: string;
 /** every workspace this file subscribed, for the schema test at the end */
 const subscribed = new Set<string>();
+/** who may read each subscribed workspace, for following the events' links */
+const readers = new Map<string, TestUser>();
 
 /** An enabled endpoint of the workspace subscribed to every event type, as ENDPOINTS' API writes one. */
 async function subscribeAll(workspaceId: string, eventTypes: readonly string[] = WEBHOOK_EVENT_TYPES): Promise<string> {
@@ -120,6 +122,7 @@ beforeAll(async () => {
   projectId = project.body.project.id;
   // the personal workspace's id is the user's
   await subscribeAll(user.id);
+  readers.set(user.id, user);
 }, 120_000);
 
 afterAll(async () => {
@@ -497,6 +500,7 @@ describe('members, rollbacks and workspaces without endpoints', () => {
   beforeAll(async () => {
     team = await createTeamWorkspace(h.baseUrl);
     await subscribeAll(team.id);
+    readers.set(team.id, team.owner);
   });
 
   it('accepting an invitation records member.joined once; opening the used link again records nothing', async () => {
@@ -563,5 +567,26 @@ describe('schemas (the OpenAPI document’s webhooks section)', () => {
       seen.add(row.type);
     }
     expect([...seen].sort()).toEqual([...WEBHOOK_EVENT_TYPES].sort());
+  });
+
+  it("every event's link opens with a read-only access token (read, billing:read): 200, whatever route it names (?workspaceId= included)", async () => {
+    const rows = (await h.knex('webhook_events').whereIn('workspace_id', [...subscribed]).select('workspace_id', 'type', 'payload')) as Array<Pick<EventRow, 'workspace_id' | 'type' | 'payload'>>;
+    const readTokens = new Map<string, string>();
+    for (const [workspaceId, reader] of readers) {
+      const res = await request<{ token: string }>(h.baseUrl, '/api/account/tokens', { token: reader.token, json: { name: 'webhook links', scopes: ['read', 'billing:read'] } });
+      expect(res.status).toBe(201);
+      readTokens.set(workspaceId, res.body.token);
+    }
+    // each distinct link once (events of several types share one, such as the approvals list)
+    const statusOf = new Map<string, number>();
+    const refused: Array<{ type: string; href: string; status: number }> = [];
+    for (const row of rows) {
+      const href = row.payload.data.href as string;
+      expect(href).toMatch(/^\/api\//);
+      if (!statusOf.has(href)) statusOf.set(href, (await request(h.baseUrl, href, { token: readTokens.get(row.workspace_id) })).status);
+      if (statusOf.get(href) !== 200) refused.push({ type: row.type, href, status: statusOf.get(href) as number });
+    }
+    expect(refused).toEqual([]);
+    expect(new Set(rows.map((row) => row.type))).toEqual(new Set(WEBHOOK_EVENT_TYPES));
   });
 });
