@@ -11,9 +11,19 @@ export interface TemporalClientHandle {
   close: () => Promise<void>;
 }
 
-/** A new connection and client for TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE; the caller closes it. */
+/**
+ * A new connection and client for TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE; the caller closes it. A connection that
+ * fails to connect is closed here: `Connection.connect` leaves its gRPC channel open and reconnecting when it
+ * throws, one more for every request that asks while Temporal is down.
+ */
 export async function createTemporalClient(config: TemporalClientConfig = loadConfig()): Promise<TemporalClientHandle> {
-  const connection = await Connection.connect({ address: config.temporalAddress });
+  const connection = Connection.lazy({ address: config.temporalAddress });
+  try {
+    await connection.ensureConnected();
+  } catch (err) {
+    await connection.close();
+    throw err;
+  }
   const client = new Client({ connection, namespace: config.temporalNamespace });
   // every start carries the custom search attributes: a server without them would refuse each one
   await ensureSearchAttributes(connection, config.temporalNamespace).then(

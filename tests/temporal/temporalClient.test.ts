@@ -1,3 +1,4 @@
+import { Connection } from '@temporalio/client';
 import { closeTemporalClient, createTemporalClient, getTemporalClient } from '../../services/platform/temporalClient';
 import { closedPort } from '../support/http';
 
@@ -28,10 +29,17 @@ describe('Temporal client factory', () => {
     await expect(fresh.workflowService.getSystemInfo({})).resolves.toBeDefined();
   });
 
-  it('does not keep a failed connection: the next call connects again', async () => {
+  it('does not keep a failed connection: it is closed, and the next call connects again', async () => {
     const unreachable = { temporalAddress: `127.0.0.1:${await closedPort()}`, temporalNamespace: 'default' };
 
-    await expect(getTemporalClient(unreachable)).rejects.toThrow();
+    const closes = jest.spyOn(Connection.prototype, 'close');
+    try {
+      await expect(getTemporalClient(unreachable)).rejects.toThrow();
+      // its gRPC channel would otherwise go on reconnecting for the life of the process
+      expect(closes).toHaveBeenCalledTimes(1);
+    } finally {
+      closes.mockRestore();
+    }
     const client = await getTemporalClient(config());
     await expect(client.workflowService.getSystemInfo({})).resolves.toBeDefined();
   }, 30_000);
