@@ -17,6 +17,7 @@ import { storageConfigOf } from '../storage';
 import type { TaskQueueName } from '../domain/taskQueues';
 import type { EnhanceAccessLimits } from '../services/generation/enhanceAccess';
 import type { SignInLimits } from './middleware/rateLimit';
+import type { ActionLimiterOptions } from '../services/platform/actionLimiter';
 import type { HostResolver } from '../services/integrations/webhookTargets';
 
 /** What the API's routers may use. Each router takes only the parts it needs. */
@@ -28,6 +29,8 @@ export interface AppDeps {
   signInLimits?: SignInLimits;
   /** Enhance Renders access-code guess budgets; DEFAULT_ENHANCE_ACCESS_LIMITS unless a test passes small ones. */
   enhanceAccessLimits?: EnhanceAccessLimits;
+  /** Budgets of invitations, test events and new workspaces (domain/actionLimits.ts); tests pass small ones or a key prefix of their own. */
+  actionLimits?: ActionLimiterOptions;
   /** Task queues the API starts workflows on (and routes their media work and approvals to); TASK_QUEUES unless a test runs its own worker. */
   taskQueues?: Partial<Record<TaskQueueName, string>>;
   /** The process's realtime hub (one LISTEN connection); createApp makes one when absent. */

@@ -73,6 +73,7 @@ export const ACCESS_TOKEN_MSG = {
   neverAccount: 'Access tokens cannot change your account, its sessions, tokens or data exports; sign in to do that',
   neverAdmin: 'Access tokens cannot be used for site administration',
   notAccepted: 'This route does not accept access tokens; sign in to use it',
+  notSignedOut: 'An access token is not a session and cannot be signed out; revoke it on the Security page of your account',
 } as const;
 
 /** The codes of the guard's refusals (403). */

@@ -13,3 +13,10 @@ export function pluralWord(count: number, singular: string, plural = `${singular
 export function countText(count: number, singular: string, plural = `${singular}s`): string {
   return `${count} ${pluralWord(count, singular, plural)}`;
 }
+
+/** '42 seconds', '9 minutes', '3 hours': a wait as a refusal words it (seconds up to a minute, minutes up to two hours). */
+export function waitText(seconds: number): string {
+  const hour = 60 * 60;
+  const [n, unit] = seconds < 60 ? [seconds, 'second'] : seconds <= 2 * hour ? [Math.ceil(seconds / 60), 'minute'] : [Math.ceil(seconds / hour), 'hour'];
+  return countText(n, unit);
+}

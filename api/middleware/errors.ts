@@ -3,6 +3,7 @@ import type { Logger } from '../../config/logger';
 import { UniqueViolationError, ValidationError as ObjectionValidationError, NotFoundError, CheckViolationError, ForeignKeyViolationError, DataError } from 'objection';
 import { DatabaseError } from 'pg';
 import { RequestError } from '../validation';
+import { ActionLimitedError } from '../../domain/actionLimits';
 import { DomainError, UnavailableHereError } from '../../domain/errors';
 import { MSG } from '../../domain/messages';
 import { DatabaseUnavailableError, isDatabaseFailure } from '../../db/resilience';
@@ -41,6 +42,7 @@ function toResponse(err: unknown): { status: number; body: ErrorBody; retryAfter
   if (err instanceof RequestError) {
     return { status: err.status, body: { success: false, error: err.message, ...(err.code ? { code: err.code } : {}), ...err.extra } };
   }
+  if (err instanceof ActionLimitedError) return { status: 429, body: { success: false, error: err.message, code: err.code }, retryAfter: err.retryAfterSeconds };
   if (err instanceof DomainError) return { status: err.status, body: { success: false, error: err.message, code: err.code } };
   if (err instanceof ObjectionValidationError) return { status: 400, body: { success: false, error: err.message, code: 'VALIDATION_ERROR' } };
   if (isDataError(err)) return { status: 400, body: { success: false, error: 'The request contains a value that is not valid input', code: 'INVALID_INPUT' } };

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { Middleware } from 'koa';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { InvalidCredentialsError, normalizeEmail } from '../../services/accounts/accounts';
-import { countText } from '../../domain/plural';
+import { waitText } from '../../domain/plural';
 import { RequestError } from '../validation';
 import { ATTEMPT_COUNTERS_TABLE, createAttemptLimiter, type AttemptWindow } from '../../services/accounts/attemptCounters';
 
@@ -51,10 +51,7 @@ export const RATE_LIMITED_CODE = 'RATE_LIMITED';
 
 /** "Too many sign-in attempts. Please try again in N seconds|minutes|hours." — always says when. */
 export function tooManyAttemptsMessage(msBeforeNext: number): string {
-  const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
-  const [n, unit] =
-    seconds < 60 ? [seconds, 'second'] : seconds <= 2 * HOUR ? [Math.ceil(seconds / 60), 'minute'] : [Math.ceil(seconds / HOUR), 'hour'];
-  return `Too many sign-in attempts. Please try again in ${countText(n, unit)}.`;
+  return `Too many sign-in attempts. Please try again in ${waitText(Math.max(1, Math.ceil(msBeforeNext / 1000)))}.`;
 }
 
 function tooManyAttempts(msBeforeNext: number): RequestError {

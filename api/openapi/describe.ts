@@ -106,6 +106,13 @@ export const errorBody = z
 /** An ISO 8601 timestamp as JSON carries a Date. */
 export const timestamp = z.string().meta({ format: 'date-time' });
 
+/** A 429 of domain/actionLimits.ts: the message says what and when; Retry-After in seconds. */
+export const actionLimited = {
+  description: 'Over a budget of this action (RATE_LIMITED): the message says when to try again',
+  schema: z.object({ success: z.literal(false), error: z.string(), code: z.literal('RATE_LIMITED') }),
+  headers: { 'Retry-After': { description: 'Seconds until the budget has room again', schema: z.string() } },
+};
+
 export const okBody = z.object({ success: z.literal(true) });
 
 /**

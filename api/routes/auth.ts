@@ -4,9 +4,10 @@ import { z } from 'zod';
 import { getAccount, signIn, signUp, type Account, type SignedIn } from '../../services/accounts/accounts';
 import { endSession } from '../../services/accounts/sessions';
 import type { AppDeps } from '../deps';
-import { clearSessionCookie, currentUser, lookupSession, requireAuth, sessionToken, setSessionCookie } from '../middleware/auth';
+import { bearerAccessToken, clearSessionCookie, currentUser, lookupSession, requireAuth, sessionToken, setSessionCookie } from '../middleware/auth';
 import { DEFAULT_SIGN_IN_LIMITS, SignInLimiter, signInRateLimit } from '../middleware/rateLimit';
-import { parseBody, requiredString, singleLine } from '../validation';
+import { parseBody, RequestError, requiredString, singleLine } from '../validation';
+import { ACCESS_TOKEN_MSG } from '../../domain/accessTokens';
 import { answers, describeRoute, errorBody, okBody, timestamp } from '../openapi/describe';
 
 const email = singleLine(requiredString('Email').trim(), 'Email').max(254).pipe(z.email({ error: 'Please enter a valid email address' }));
@@ -78,10 +79,12 @@ export function authRouter(deps: AppDeps): Router {
     summary: 'End the session (the Bearer token or the cookie) and clear the cookie',
     access: 'public',
     body: { contentType: 'application/json', schema: signOutBody, required: false },
-    responses: { 200: okBody, 403: { description: 'A cookie-authenticated request from another site (CSRF)', schema: errorBody } },
+    responses: { 200: okBody, 400: { description: 'The bearer is a personal access token (ACCESS_TOKEN_NOT_SIGNED_OUT): tokens are revoked, not signed out', schema: errorBody }, 403: { description: 'A cookie-authenticated request from another site (CSRF)', schema: errorBody } },
   });
   router.post('/api/auth/signout', async (ctx) => {
     parseBody(ctx, signOutBody);
+    // a token would answer 200 and keep working: say what ends it instead
+    if (bearerAccessToken(ctx)) throw new RequestError(400, ACCESS_TOKEN_MSG.notSignedOut, 'ACCESS_TOKEN_NOT_SIGNED_OUT');
     const token = sessionToken(ctx);
     if (token) await endSession(deps.knex, token);
     clearSessionCookie(ctx, deps.config);

@@ -15,7 +15,8 @@ import {
 } from '../../services/integrations/webhookDeliveries';
 import { WorkspaceNotFoundError } from '../../services/workspaces/access';
 import type { AppDeps } from '../deps';
-import { answers, describeRoute, errorBody, orNull, timestamp } from '../openapi/describe';
+import { actionLimited, answers, describeRoute, errorBody, orNull, timestamp } from '../openapi/describe';
+import { ActionLimiter } from '../../services/platform/actionLimiter';
 import { requireAuth } from '../middleware/auth';
 import { parse } from '../validation';
 import { workspaceGrant } from '../workspace';
@@ -96,6 +97,7 @@ async function webhooksGrant(ctx: Context, deps: AppDeps) {
 export function webhookDeliveriesRouter(deps: AppDeps): Router {
   const router = new Router();
   const auth = requireAuth(deps);
+  const limiter = new ActionLimiter(deps.knex, deps.actionLimits);
 
   describeRoute(router, {
     method: 'get',
@@ -160,11 +162,12 @@ export function webhookDeliveriesRouter(deps: AppDeps): Router {
     access: 'session',
     workspace: 'webhooks',
     params: endpointParams,
-    responses: { 202: deliveryAnswer, 404: notFound, 409: disabled },
+    responses: { 202: deliveryAnswer, 404: notFound, 409: disabled, 429: actionLimited },
   });
   router.post('/api/workspaces/:id/webhooks/:endpointId/test', auth, async (ctx) => {
     const grant = await webhooksGrant(ctx, deps);
     const { endpointId } = parse(endpointParams, ctx.params);
+    await limiter.take('webhookTest', { workspace: grant.workspaceId });
     ctx.status = 202;
     ctx.body = { success: true, delivery: await sendTestEvent(deps.knex, { workspaceId: grant.workspaceId, endpointId }) };
   });

@@ -11,7 +11,8 @@ import { changeMemberRole, listMembers, removeMember, transferOwnership } from '
 import { TEAM_CODES, TEAM_MSG } from '../../services/workspaces/messages';
 import { createWorkspace, deleteWorkspace, listWorkspaces, renameWorkspace } from '../../services/workspaces/workspaces';
 import type { AppDeps } from '../deps';
-import { describeRoute, errorBody, okBody } from '../openapi/describe';
+import { actionLimited, describeRoute, errorBody, okBody } from '../openapi/describe';
+import { ActionLimiter } from '../../services/platform/actionLimiter';
 import { currentUser, requireAuth } from '../middleware/auth';
 import { parse, parseBody, requiredString, RequestError, singleLine } from '../validation';
 import { workspaceGrant } from '../workspace';
@@ -89,6 +90,7 @@ export function workspacesRouter(deps: AppDeps): Router {
   const router = new Router();
   const auth = requireAuth(deps);
   const client = () => getTemporalClient(deps.config);
+  const limiter = new ActionLimiter(deps.knex, deps.actionLimits);
 
   describeRoute(router, {
     method: 'get',
@@ -112,11 +114,12 @@ export function workspacesRouter(deps: AppDeps): Router {
     access: 'session',
     workspace: 'self',
     body: nameBody,
-    responses: { 201: workspaceAnswer },
+    responses: { 201: workspaceAnswer, 429: actionLimited },
   });
   router.post('/api/workspaces', auth, async (ctx) => {
     const { name } = parseBody(ctx, nameBody);
     const user = currentUser(ctx);
+    await limiter.take('workspaceCreate', { person: user.id });
     const workspace = await createWorkspace(deps.knex, { id: user.id, email: user.email }, name);
     ctx.status = 201;
     ctx.body = { success: true, workspace };
@@ -268,12 +271,14 @@ export function workspacesRouter(deps: AppDeps): Router {
       201: z.object({ success: z.literal(true), invitation: invitationView, link: z.string(), emailed: z.boolean() }),
       404: notFound,
       409: { description: 'The address is already a member (ALREADY_MEMBER)', schema: errorBody },
+      429: actionLimited,
     },
   });
   router.post('/api/workspaces/:id/invitations', auth, async (ctx) => {
     const workspaceId = workspaceIdOf(ctx);
     const body = parseBody(ctx, inviteBody);
     const grant = await grantFor(ctx, deps, workspaceId, 'manageMembers');
+    await limiter.take('invite', { person: grant.userId, workspace: grant.workspaceId });
     const created = await createInvitation(deps.knex, { workspaceId: grant.workspaceId, actorId: grant.userId, email: body.email, role: body.role });
     const link = invitationLink(deps.config.publicUrl, created.token);
     const emailed = await sendInvitationMail(
@@ -318,11 +323,13 @@ export function workspacesRouter(deps: AppDeps): Router {
       }),
       404: { description: 'No such invitation', schema: errorBody },
       410: gone,
+      429: actionLimited,
     },
   });
   router.get('/api/invitations/:token', async (ctx) => {
     const { token } = parse(tokenParams, ctx.params);
     ctx.set('Cache-Control', 'no-store');
+    await limiter.take('invitationLookup', { address: ctx.ip || 'unknown' });
     ctx.body = { success: true, invitation: await lookupInvitation(deps.knex, token) };
   });
 
@@ -339,11 +346,13 @@ export function workspacesRouter(deps: AppDeps): Router {
       403: { description: "The session's e-mail is not the invited one (INVITATION_WRONG_EMAIL); the text names the invited address", schema: errorBody },
       404: { description: 'No such invitation', schema: errorBody },
       410: gone,
+      429: actionLimited,
     },
   });
   router.post('/api/invitations/:token/accept', auth, async (ctx) => {
     const { token } = parse(tokenParams, ctx.params);
     const user = currentUser(ctx);
+    await limiter.take('invitationAccept', { person: user.id });
     const accepted = await acceptInvitation(deps.knex, { token, user: { id: user.id, email: user.email } });
     ctx.body = { success: true, workspaceId: accepted.workspaceId };
   });

@@ -11,7 +11,7 @@ import type { Knex } from 'knex';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { ENHANCE_MSG } from '../../domain/enhanceRenders';
 import { DomainError } from '../../domain/errors';
-import { countText } from '../../domain/plural';
+import { waitText } from '../../domain/plural';
 import { ATTEMPT_COUNTERS_TABLE, createAttemptLimiter, type AttemptWindow } from '../accounts/attemptCounters';
 
 export type { AttemptWindow };
@@ -49,8 +49,7 @@ export class AccessCodeRateLimitedError extends DomainError {
   }
 
   static when(seconds: number): string {
-    const [n, unit] = seconds < 60 ? [seconds, 'second'] : seconds <= 2 * HOUR ? [Math.ceil(seconds / 60), 'minute'] : [Math.ceil(seconds / HOUR), 'hour'];
-    return countText(n, unit);
+    return waitText(seconds);
   }
 }
 

@@ -208,12 +208,13 @@ export class JobService {
 
   /**
    * Starts a failed or cancelled clip again with the same inputs, for its workspace and started by the actor; a member
-   * of its workspace or a site admin may (a site admin's retry of another account's job is recorded as its owner's).
+   * of its workspace or a site admin may. A site admin's retry of another account's job is recorded as the admin's
+   * (created_by), so the Activity list says who started it (docs/security.md "Admins").
    */
   async retry(actor: JobActor, kind: string, id: string): Promise<{ kind: ActivityJobKind; id: string; retriedFrom: string; warning?: string; code?: string }> {
     const ownerId = await this.ownerOf(actor, kind, id);
     if (kind !== 'clip') throw new DomainError(409, JOB_ERROR_CODES.notRetryable, JOB_MESSAGES.notRetryable);
-    const answer = await this.deps.clips.retry(ownerId, id, ownerId === workspaceOf(actor) ? actor.id : ownerId);
+    const answer = await this.deps.clips.retry(ownerId, id, actor.id);
     return {
       kind: 'clip',
       id: answer.jobId,

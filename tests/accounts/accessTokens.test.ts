@@ -131,6 +131,15 @@ describe('creating, listing and revoking tokens', () => {
     expect((await request(server.baseUrl, '/api/account/tokens/not-an-id', { method: 'DELETE', token: user.token })).status).toBe(400);
   });
 
+  it('signing out with a token is refused (400, saying tokens are revoked on the Security page), and the token and the session keep working', async () => {
+    const user = await createTestUser(server.baseUrl);
+    const { token } = await newToken(user, ['read']);
+    const signOut = await request(server.baseUrl, '/api/auth/signout', { token, json: {} });
+    expect({ status: signOut.status, body: signOut.body }).toEqual({ status: 400, body: { success: false, error: ACCESS_TOKEN_MSG.notSignedOut, code: 'ACCESS_TOKEN_NOT_SIGNED_OUT' } });
+    expect((await withToken(token, '/api/projects/list')).status).toBe(200);
+    expect((await request(server.baseUrl, '/api/auth/me', { token: user.token })).status).toBe(200);
+  });
+
   it('a token cannot list, create or revoke tokens', async () => {
     const user = await createTestUser(server.baseUrl);
     const { token, id } = await newToken(user, ['read', 'generate', 'approve', 'billing:read']);

@@ -207,6 +207,14 @@ describe('jobs API and search attributes (real API, Temporal and PostgreSQL)', (
       expect((await creditState(testKnex(), user.id)).reserved).toBe(0);
       await expectLedgerOk(testKnex(), user.id);
     }
+
+    // a site admin's retry of another account's job is recorded as the admin's (docs/security.md "Admins")
+    const adminRetry = await request<{ job: { id: string } }>(app.baseUrl, `/api/jobs/clip/${otherStart.body.jobId}/retry`, { method: 'POST', token: admin.token });
+    expect(adminRetry.status).toBe(200);
+    expect(await testKnex()('video_generation_jobs').where({ id: adminRetry.body.job.id }).first('workspace_id', 'created_by')).toEqual({ workspace_id: other.id, created_by: admin.id });
+    expect((await request(app.baseUrl, `/api/jobs/clip/${adminRetry.body.job.id}/cancel`, { method: 'POST', token: admin.token })).status).toBe(200);
+    expect((await creditState(testKnex(), other.id)).reserved).toBe(0);
+    await expectLedgerOk(testKnex(), other.id);
   });
 
   it('lists a running image edit (no row until it ends) from visibility by its search attributes, and refuses to cancel it', async () => {
