@@ -290,7 +290,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
           let warning: string | null = null;
           let code: string | null = null;
           if (!existing) {
-            const check = await checkClipAdmission(trx, input.workspaceId, input.jobId);
+            const check = await checkClipAdmission(trx, input.workspaceId, actorOf(input), input.jobId);
             if (!check.ok) throw ApplicationFailure.create({ type: check.code, message: check.error, nonRetryable: true, details: [{ status: check.status }] });
             ({ warning, code } = check);
             await trx('video_generation_jobs').insert({

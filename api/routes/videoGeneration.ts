@@ -235,7 +235,7 @@ export function videoGenerationRouter(deps: AppDeps): Router {
     method: 'get',
     path: '/api/video-generation/active',
     tag: 'Generation',
-    summary: "The workspace's running clip job, if any (one at a time per workspace)",
+    summary: "The caller's running clip job in the workspace, if any (one at a time per member)",
     access: 'session',
     workspace: 'read',
     responses: { 200: z.object({ success: z.literal(true), job: orNull(clipJobView) }) },
@@ -243,7 +243,7 @@ export function videoGenerationRouter(deps: AppDeps): Router {
   router.get('/api/video-generation/active', async (ctx) => {
     const grant = await workspaceGrant(ctx, deps, 'read');
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { success: true, job: await service.active(grant.workspaceId) };
+    ctx.body = { success: true, job: await service.active(grant.workspaceId, grant.userId) };
   });
 
   describeRoute(router, {

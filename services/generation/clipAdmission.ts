@@ -12,24 +12,36 @@ export type ClipAdmissionCheck =
   | { ok: true; warning: string | null; code: string | null }
   | { ok: false; status: number; code: string; error: string };
 
-export async function activeClipJobId(db: Db, workspaceId: string, exceptJobId?: string): Promise<string | null> {
-  const query = db('video_generation_jobs').where({ workspace_id: workspaceId }).whereIn('status', CLIP_JOB_ACTIVE_STATUSES).first('id');
+/**
+ * The clip `actorId` has pending or processing in the workspace, if any: the specs' "a user restricted to one clip"
+ * is a person, so in a team each member has one at a time (the workspace's credits bound how many run together). A
+ * row from before workspaces records nobody; in a personal workspace its owner (whose id the workspace's is) made it.
+ */
+export async function activeClipJobId(db: Db, workspaceId: string, actorId: string, exceptJobId?: string): Promise<string | null> {
+  const query = db('video_generation_jobs')
+    .where({ workspace_id: workspaceId })
+    .where((mine) => {
+      mine.where({ created_by: actorId });
+      if (actorId === workspaceId) mine.orWhereNull('created_by');
+    })
+    .whereIn('status', CLIP_JOB_ACTIVE_STATUSES)
+    .first('id');
   if (exceptJobId) query.whereNot({ id: exceptJobId });
   const row = (await query) as { id: string } | undefined;
   return row?.id ?? null;
 }
 
 /**
- * The refusals in the order the user can act on them: the cooldown, a clip already running (one at a time),
+ * The refusals in the order the user can act on them: the cooldown, a clip of the actor's already running (one at a time),
  * then the credit rules of canCreate (available < 4, told apart by whether pending items hold the missing
  * credits, then the pending-approval limit). A pass carries the warning when the last 4 decisions were rejections.
  */
-export async function checkClipAdmission(db: Db, workspaceId: string, exceptJobId?: string, now: Date = new Date()): Promise<ClipAdmissionCheck> {
+export async function checkClipAdmission(db: Db, workspaceId: string, actorId: string, exceptJobId?: string, now: Date = new Date()): Promise<ClipAdmissionCheck> {
   const credit = await canCreateContent(db, workspaceId, 'clip', now);
   if (credit.reason === 'cooldown') {
     return { ok: false, status: 429, code: ERROR_CODES.rejectionStreakCooldown, error: MSG.rejectionStreakCooldown };
   }
-  if (await activeClipJobId(db, workspaceId, exceptJobId)) {
+  if (await activeClipJobId(db, workspaceId, actorId, exceptJobId)) {
     return { ok: false, status: 409, code: ERROR_CODES.singleClipRestriction, error: MSG.waitForCurrentGeneration };
   }
   switch (credit.reason) {

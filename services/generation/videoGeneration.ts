@@ -43,7 +43,7 @@ import {
 } from '../../domain/workflowContracts/clipGeneration';
 import { jobSearchAttributes } from '../../domain/searchAttributes';
 import { releaseReservation } from '../billing/credits';
-import { checkClipAdmission } from './clipAdmission';
+import { activeClipJobId, checkClipAdmission } from './clipAdmission';
 import { storedFileOf } from '../content/storedFiles';
 import { TIMED_OUT, withTimeout, withTimeoutAborting } from '../platform/timeouts';
 import { recordJobEvent } from '../integrations/webhookEvents';
@@ -214,7 +214,7 @@ export class VideoGenerationService {
 
   private async startJob(workspaceId: string, actorId: string, projectId: string, source: ClipSource, options: ClipJobOptions): Promise<StartClipAnswer> {
     // answered here for the common case; the workflow's admission, under the profile lock, is the one that counts
-    const check = await checkClipAdmission(this.deps.knex, workspaceId);
+    const check = await checkClipAdmission(this.deps.knex, workspaceId, actorId);
     if (!check.ok) throw new DomainError(check.status, check.code, check.error);
 
     const jobId = randomUUID();
@@ -281,13 +281,13 @@ export class VideoGenerationService {
     return toView(row);
   }
 
-  /** The account's pending or processing job, if any: what a reload, a second browser or another member picks up. */
-  async active(workspaceId: string): Promise<ClipJobView | null> {
-    const row = await VideoGenerationJob.query(this.deps.knex)
-      .where({ workspace_id: workspaceId })
-      .whereIn('status', CLIP_JOB_ACTIVE_STATUSES)
-      .orderBy('created_at', 'desc')
-      .first();
+  /**
+   * The actor's pending or processing clip in the workspace, if any: what a reload or a second browser of theirs
+   * picks up (one at a time per member, services/generation/clipAdmission.ts; other members' clips are in Activity).
+   */
+  async active(workspaceId: string, actorId: string): Promise<ClipJobView | null> {
+    const id = await activeClipJobId(this.deps.knex, workspaceId, actorId);
+    const row = id ? await VideoGenerationJob.query(this.deps.knex).findById(id) : undefined;
     return row ? toView(row) : null;
   }
 

@@ -237,7 +237,7 @@ describe('generation in a team workspace', () => {
     expect(personal.body.jobs.map((j) => j.workflowId)).not.toContain(workflowId);
   });
 
-  it("one clip at a time per workspace: member A's clip runs on the workspace's credits, member B is told to wait, a viewer and a non-member change nothing", async () => {
+  it("one clip at a time per member: member A's clip runs on the workspace's credits, A's second is told to wait, member B's runs beside it, a viewer and a non-member change nothing", async () => {
     const before = await knex('profiles').where({ id: workspaceId }).first('credits', 'reserved_credits');
     const started = await startClip(people.memberA);
     expect(started.status).toBe(200);
@@ -257,15 +257,16 @@ describe('generation in a team workspace', () => {
       (s) => s === 'processing',
     );
 
-    // member B, in the same workspace: the spec's single-clip answer, and nothing written
+    // member A again: the spec's single-clip answer ("a user restricted to one clip"), and nothing written
     const unchanged = await snapshot();
-    const second = await startClip(people.memberB);
+    const second = await startClip(people.memberA);
     expect(second.status).toBe(409);
     expect(second.body).toEqual({ success: false, error: MSG.waitForCurrentGeneration, code: ERROR_CODES.singleClipRestriction });
     expect(await snapshot()).toEqual(unchanged);
-    // the workspace's running clip is member B's to see (a reload, another member's browser)
-    const active = await request(h.baseUrl, '/api/video-generation/active', { token: people.memberB.token, headers: inTeam() });
-    expect(active.body.job).toMatchObject({ id: jobId, status: 'processing' });
+    // A's running clip is what A's reload picks up; member B has none of their own (A's is in Activity for them)
+    const activeFor = async (who: typeof people.memberA) => (await request(h.baseUrl, '/api/video-generation/active', { token: who.token, headers: inTeam() })).body.job;
+    expect(await activeFor(people.memberA)).toMatchObject({ id: jobId, status: 'processing' });
+    expect(await activeFor(people.memberB)).toBeNull();
     const list = await activity(people.memberB);
     expect(list.body.jobs.find((j) => j.id === jobId)).toMatchObject({ kind: 'clip', userId: workspaceId, state: 'processing', startedBy: starterOf(people.memberA), canCancel: true });
 
@@ -310,19 +311,20 @@ describe('generation in a team workspace', () => {
     expect(await runsStartedBy(people.outsider.id)).toEqual([]);
     expect(await runsStartedBy(people.memberB.id)).toEqual([]);
 
-    // member B may cancel the workspace's clip: the reservation goes back to the workspace
-    const cancelled = await request(h.baseUrl, `/api/video-generation/cancel/${jobId}`, { method: 'POST', token: people.memberB.token, headers: inTeam() });
-    expect(cancelled.status).toBe(200);
-    expect(cancelled.body.job).toMatchObject({ id: jobId, status: 'cancelled' });
-    expect(await knex('credit_reservations').where({ idempotency_key: workflowId }).first('status')).toEqual({ status: 'released' });
-    expect(await knex('profiles').where({ id: workspaceId }).first('credits', 'reserved_credits')).toEqual(before);
-
-    // and start one of their own now: it records them
+    // member B starts one of their own while A's runs: it records them, and both hold the workspace's credits
     const own = await startClip(people.memberB);
     expect(own.status).toBe(200);
     expect(await knex('video_generation_jobs').where({ id: own.body.jobId }).first('workspace_id', 'created_by')).toEqual({ workspace_id: workspaceId, created_by: people.memberB.id });
     const ownRun = await h.client.workflow.getHandle(`clip-${own.body.jobId}`).describe();
     expect(ownRun.typedSearchAttributes.get(RS_USER_ID)).toBe(people.memberB.id);
+    expect(await knex('profiles').where({ id: workspaceId }).first('credits', 'reserved_credits')).toEqual({ credits: before.credits, reserved_credits: before.reserved_credits + 8 });
+    expect(await activeFor(people.memberB)).toMatchObject({ id: own.body.jobId });
+
+    // member B may cancel A's clip: its reservation goes back to the workspace
+    const cancelled = await request(h.baseUrl, `/api/video-generation/cancel/${jobId}`, { method: 'POST', token: people.memberB.token, headers: inTeam() });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.job).toMatchObject({ id: jobId, status: 'cancelled' });
+    expect(await knex('credit_reservations').where({ idempotency_key: workflowId }).first('status')).toEqual({ status: 'released' });
     const cancelOwn = await request(h.baseUrl, `/api/jobs/clip/${own.body.jobId}/cancel`, { method: 'POST', token: people.memberA.token, headers: inTeam() });
     expect(cancelOwn.status).toBe(200);
     expect(cancelOwn.body.job).toMatchObject({ id: own.body.jobId, state: 'cancelled', startedBy: starterOf(people.memberB) });
