@@ -4,7 +4,8 @@
  * anything; the decision itself is services/workspaces/access.ts.
  *
  * The workspace is
- * - the project's, for a route that names a project the user is a member of;
+ * - the project's, for a route that names a project the user is a member of, and the job's, for a job status route
+ *   that names a job of a workspace the user is a member of (the start needed no workspace either);
  * - otherwise the `workspaceId` query parameter, else the `X-Workspace-Id` header, else the user's personal
  *   workspace (whose id is the user's id), so the specs' call shapes keep working for a person on their own.
  *
@@ -59,14 +60,13 @@ export async function workspaceGrant(
   ctx: Context,
   deps: WorkspaceAccessDeps,
   action: WorkspaceAction,
-  target: { projectId?: string | null } = {},
+  target: { projectId?: string | null; jobWorkspace?: () => Promise<string | null> } = {},
 ): Promise<RequestGrant> {
   const user = currentUser(ctx);
   let workspaceId = requestedWorkspaceId(ctx);
-  if (target.projectId) {
-    const owner = await projectWorkspace(deps, target.projectId);
-    if (owner && owner !== workspaceId.toLowerCase() && (await roleIn(deps, owner, user.id))) workspaceId = owner;
-  }
+  // the named project's or job's workspace, when the user is a member of it
+  const owner = target.projectId ? await projectWorkspace(deps, target.projectId) : target.jobWorkspace ? await target.jobWorkspace() : null;
+  if (owner && owner !== workspaceId.toLowerCase() && (await roleIn(deps, owner, user.id))) workspaceId = owner;
   const grant = await authorize(deps.knex, { userId: user.id, workspaceId, action }, { memberships: deps.memberships });
   return { ...grant, user };
 }

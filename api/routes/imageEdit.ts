@@ -16,6 +16,7 @@ import { MSG } from '../../domain/messages';
 import { contentServicesFor } from '../../services/content/contentServices';
 import { ImageEditService } from '../../services/generation/imageEdit';
 import { getTemporalClient } from '../../services/platform/temporalClient';
+import { jobWorkspaceOf } from '../../services/generation/jobs';
 import { TASK_QUEUES } from '../../domain/taskQueues';
 import type { ImageEditResponse } from '../../domain/imageEdit';
 import type { ImageEditJobState } from '../../services/generation/imageEdit';
@@ -138,6 +139,8 @@ const imageEditJob = answers<ImageEditJobState>()(
 
 /** POST /api/ai-image-simple (start and wait for an image edit) and its status call. */
 export function imageEditRouter(deps: AppDeps): Router {
+  // where a job status route finds a job named without its workspace (api/workspace.ts)
+  const jobLookup = { knex: deps.knex, client: () => getTemporalClient(deps.config) };
   const { projects, storage } = contentServicesFor(deps);
   const service = new ImageEditService({
     knex: deps.knex,
@@ -202,7 +205,7 @@ export function imageEditRouter(deps: AppDeps): Router {
   });
   router.get('/api/ai-image-simple/status/:jobId', requireAuth(deps), async (ctx) => {
     const { jobId } = parse(jobParams, ctx.params);
-    const grant = await workspaceGrant(ctx, deps, 'read');
+    const grant = await workspaceGrant(ctx, deps, 'read', { jobWorkspace: () => jobWorkspaceOf(jobLookup, 'image-edit', jobId) });
     ctx.body = { success: true, job: await service.state(grant.workspaceId, jobId) };
   });
 

@@ -11,6 +11,7 @@ import { createChatProvider } from '../../providers';
 import { AestheticChatService } from '../../services/generation/aestheticChat';
 import { contentServicesFor } from '../../services/content/contentServices';
 import { getTemporalClient } from '../../services/platform/temporalClient';
+import { jobWorkspaceOf } from '../../services/generation/jobs';
 import { VideoAssemblyService, defaultAssemblyQueues } from '../../services/generation/videoAssembly';
 import { describeRoute, errorBody, type RouteDoc } from '../openapi/describe';
 
@@ -108,6 +109,8 @@ function orderedClipIds(items: Array<{ id: string; type?: string }>, clipOrder: 
  * and the project's AI editing chat.
  */
 export function videoAssemblyRouter(deps: AppDeps): Router {
+  // where a job status route finds a job named without its workspace (api/workspace.ts)
+  const jobLookup = { knex: deps.knex, client: () => getTemporalClient(deps.config) };
   const { projects, storage } = contentServicesFor(deps);
   const chat = new AestheticChatService({ knex: deps.knex, chat: deps.chat ?? createChatProvider(deps.config), projects, logger: deps.logger });
   const service = new VideoAssemblyService({
@@ -176,7 +179,7 @@ export function videoAssemblyRouter(deps: AppDeps): Router {
   router.get('/api/video/assemble', signedIn, async (ctx) => {
     const { jobId } = parseQuery(ctx, statusQuery);
     ctx.set('Cache-Control', 'no-store');
-    const grant = await workspaceGrant(ctx, deps, 'read');
+    const grant = await workspaceGrant(ctx, deps, 'read', { jobWorkspace: () => jobWorkspaceOf(jobLookup, 'assembly', jobId) });
     ctx.body = { success: true, job: await service.status(grant.workspaceId, jobId) };
   });
 

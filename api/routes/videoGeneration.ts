@@ -8,6 +8,7 @@ import { CLIP_DURATION_SECONDS, PLATFORM_ASPECT, VIDEO_EFFECTS, type Platform } 
 import { PORTRAIT_PLATFORMS, parsePlatform, parseVideoEffect, type ClipAspectRatio } from '../../domain/clipGeneration';
 import { contentServicesFor } from '../../services/content/contentServices';
 import { getTemporalClient } from '../../services/platform/temporalClient';
+import { jobWorkspaceOf } from '../../services/generation/jobs';
 import { VideoGenerationService, defaultClipQueues, type StartClipAnswer, type StartClipRequest } from '../../services/generation/videoGeneration';
 import { PLATFORMS } from '../../domain/constants';
 import type { ClipJobView } from '../../domain/clipGeneration';
@@ -140,6 +141,8 @@ function blankToNull(value: string | null | undefined): string | null {
 
 /** /api/video-generation/*: start (main and portrait), status, the active job, cancel and retry. */
 export function videoGenerationRouter(deps: AppDeps): Router {
+  // where a job status route finds a job named without its workspace (api/workspace.ts)
+  const jobLookup = { knex: deps.knex, client: () => getTemporalClient(deps.config) };
   const service = new VideoGenerationService({
     knex: deps.knex,
     logger: deps.logger,
@@ -226,7 +229,7 @@ export function videoGenerationRouter(deps: AppDeps): Router {
   });
   router.get('/api/video-generation/status/:jobId', async (ctx) => {
     const { jobId } = parse(jobParams, ctx.params);
-    const grant = await workspaceGrant(ctx, deps, 'read');
+    const grant = await workspaceGrant(ctx, deps, 'read', { jobWorkspace: () => jobWorkspaceOf(jobLookup, 'clip', jobId) });
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { success: true, job: await service.status(grant.workspaceId, jobId) };
   });

@@ -82,6 +82,27 @@ function workspaceOf(actor: JobActor): string {
   return actor.workspaceId ?? actor.id;
 }
 
+/**
+ * The workspace a job belongs to, whoever asks (the caller decides what the asker may see), or null for no such job:
+ * its row's, or for a running image edit, which has no row yet, the RsWorkspaceId it was started with (RsUserId
+ * before workspaces).
+ */
+export async function jobWorkspaceOf(deps: { knex: Knex; client: () => Promise<Client> }, kind: string, id: string): Promise<string | null> {
+  if (!(JOB_KINDS as readonly string[]).includes(kind) || !UUID.test(id)) return null;
+  const table = kind === 'clip' ? 'video_generation_jobs' : kind === 'export' ? 'data_exports' : kind === 'assembly' ? 'assembly_jobs' : kind === 'draft' ? 'draft_jobs' : null;
+  const row = table
+    ? ((await deps.knex(table).where({ id }).first('workspace_id')) as { workspace_id: string } | undefined)
+    : ((await deps.knex('ai_image_edits').where({ workflow_id: imageEditWorkflowId(id) }).first('workspace_id')) as { workspace_id: string } | undefined);
+  if (row) return row.workspace_id;
+  if (kind !== 'image-edit') return null;
+  try {
+    const described = await (await deps.client()).workflow.getHandle(imageEditWorkflowId(id)).describe();
+    return described.typedSearchAttributes.get(RS_WORKSPACE_ID) ?? described.typedSearchAttributes.get(RS_USER_ID) ?? null;
+  } catch {
+    return null;
+  }
+}
+
 function notFound(): DomainError {
   return new DomainError(404, JOB_ERROR_CODES.notFound, JOB_MESSAGES.notFound);
 }
@@ -226,25 +247,9 @@ export class JobService {
 
   /** The job's account when the actor may act on it: another workspace's job is not found unless the actor is a site admin. */
   private async ownerOf(actor: JobActor, kind: string, id: string): Promise<string> {
-    if (!(JOB_KINDS as readonly string[]).includes(kind) || !UUID.test(id)) throw notFound();
-    const table = kind === 'clip' ? 'video_generation_jobs' : kind === 'export' ? 'data_exports' : kind === 'assembly' ? 'assembly_jobs' : kind === 'draft' ? 'draft_jobs' : null;
-    const row = table
-      ? ((await this.deps.knex(table).where({ id }).first('workspace_id')) as { workspace_id: string } | undefined)
-      : ((await this.deps.knex('ai_image_edits').where({ workflow_id: imageEditWorkflowId(id) }).first('workspace_id')) as { workspace_id: string } | undefined);
-    const ownerId = row?.workspace_id ?? (kind === 'image-edit' ? await this.runningImageEditOwner(id) : null);
+    const ownerId = await jobWorkspaceOf({ knex: this.deps.knex, client: this.deps.client }, kind, id);
     if (!ownerId || (ownerId !== workspaceOf(actor) && actor.role !== 'admin')) throw notFound();
     return ownerId;
-  }
-
-  /** A running image edit has no row yet: its account is the RsWorkspaceId it was started with (RsUserId before workspaces). */
-  private async runningImageEditOwner(id: string): Promise<string | null> {
-    try {
-      const client = await this.deps.client();
-      const described = await client.workflow.getHandle(imageEditWorkflowId(id)).describe();
-      return described.typedSearchAttributes.get(RS_WORKSPACE_ID) ?? described.typedSearchAttributes.get(RS_USER_ID) ?? null;
-    } catch {
-      return null;
-    }
   }
 
   private async clipJob(ownerId: string, id: string, actor: JobActor): Promise<ActivityJob> {

@@ -218,11 +218,13 @@ describe('generation in a team workspace', () => {
     expect(approval.typedSearchAttributes.get(RS_WORKSPACE_ID)).toBe(workspaceId);
     expect(approval.typedSearchAttributes.get(RS_USER_ID)).toBe(people.memberA.id);
 
-    // another member reads its status in the workspace; the starter's personal workspace has no such job
+    // another member reads its status in the workspace, and a member finds it without naming the workspace (the start
+    // needed none either: the workspace came from the project); a non-member does not
     const status = await request(h.baseUrl, `/api/ai-image-simple/status/${jobId}`, { token: people.memberB.token, headers: inTeam() });
     expect(status.status).toBe(200);
     expect(status.body.job).toMatchObject({ jobId, status: 'completed' });
-    expect((await request(h.baseUrl, `/api/ai-image-simple/status/${jobId}`, { token: people.memberA.token })).status).toBe(404);
+    expect((await request(h.baseUrl, `/api/ai-image-simple/status/${jobId}`, { token: people.memberA.token })).body.job).toMatchObject({ jobId, status: 'completed' });
+    expect((await request(h.baseUrl, `/api/ai-image-simple/status/${jobId}`, { token: people.outsider.token })).status).toBe(404);
 
     // every member's Activity shows it with who started it (a viewer reads it too); the personal one does not
     for (const reader of [people.memberB, people.viewer, people.owner]) {
@@ -267,6 +269,8 @@ describe('generation in a team workspace', () => {
     const activeFor = async (who: typeof people.memberA) => (await request(h.baseUrl, '/api/video-generation/active', { token: who.token, headers: inTeam() })).body.job;
     expect(await activeFor(people.memberA)).toMatchObject({ id: jobId, status: 'processing' });
     expect(await activeFor(people.memberB)).toBeNull();
+    // the status route finds the team's job without a workspace hint, as the start needed none
+    expect((await request(h.baseUrl, `/api/video-generation/status/${jobId}`, { token: people.memberB.token })).body.job).toMatchObject({ id: jobId, status: 'processing' });
     const list = await activity(people.memberB);
     expect(list.body.jobs.find((j) => j.id === jobId)).toMatchObject({ kind: 'clip', userId: workspaceId, state: 'processing', startedBy: starterOf(people.memberA), canCancel: true });
 
