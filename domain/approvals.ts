@@ -87,11 +87,22 @@ export interface ApprovalListItem {
   prompt: string | null;
 }
 
-/** GET /api/approvals/stats: what the badge and the pending cap show. */
+/**
+ * GET /api/approvals/stats: what the badge and the pending cap show. `pending_count` and `total_pending_cost` are the
+ * queue's (the specs' fields: the badge counts what the queue shows); the start rule also counts the generations
+ * still running, given apart, so the cap is reached at `pending_count + in_progress_count >= limit` (atPendingCap).
+ */
 export interface ApprovalStats {
   pending_count: number;
   limit: number;
   total_pending_cost: number;
+  in_progress_count: number;
+  in_progress_cost: number;
+}
+
+/** What the start rule counts towards the cap: the queue and the generations in flight (older answers lack the latter). */
+export function countedTowardsCap(stats: Pick<ApprovalStats, 'pending_count'> & Partial<Pick<ApprovalStats, 'in_progress_count'>>): number {
+  return stats.pending_count + (stats.in_progress_count ?? 0);
 }
 
 /** What approve and reject answer. */

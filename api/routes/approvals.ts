@@ -38,7 +38,15 @@ const approvalItem = answers<ApprovalListItem>()(
     prompt: z.string().nullable(),
   }),
 );
-const approvalStats = answers<ApprovalStats>()(z.object({ pending_count: z.number().int(), limit: z.number().int(), total_pending_cost: z.number() }));
+const approvalStats = answers<ApprovalStats>()(
+  z.object({
+    pending_count: z.number().int().meta({ description: 'Items waiting in the approval queue (what GET /api/approvals/list holds)' }),
+    limit: z.number().int(),
+    total_pending_cost: z.number().meta({ description: "The queue's remaining cost" }),
+    in_progress_count: z.number().int().meta({ description: 'Generations still running, which the pending cap counts too' }),
+    in_progress_cost: z.number().meta({ description: 'Credits those running generations hold' }),
+  }),
+);
 const decisionAnswer = answers<ApprovalDecisionResponse>()(
   z.object({ success: z.literal(true), error: z.null(), code: z.string().nullable(), contentId: z.string().nullable(), warning: z.string().nullable() }),
 );

@@ -104,12 +104,19 @@ export class ApprovalService {
   }
 
   /**
-   * What the start rule counts (services/billing/credits.ts getPendingUsage): the list above plus generations still
-   * running, so the cap overlay shows exactly when the server would refuse a start.
+   * The queue (what the list above holds, and the badge counts) and, apart, the generations still running: the start
+   * rule (services/billing/credits.ts getPendingUsage) counts both, so the cap overlay adds them up to show exactly
+   * when the server would refuse a start.
    */
   async stats(workspaceId: string): Promise<ApprovalStats> {
     const usage = await getPendingUsage(this.deps.knex, workspaceId);
-    return { pending_count: usage.pendingCount, limit: usage.limit, total_pending_cost: usage.pendingCost };
+    return {
+      pending_count: usage.queuedCount,
+      limit: usage.limit,
+      total_pending_cost: usage.queuedCost,
+      in_progress_count: usage.pendingCount - usage.queuedCount,
+      in_progress_cost: usage.pendingCost - usage.queuedCost,
+    };
   }
 
   /** `actorId` defaults to the account: a person on their own is both (their personal workspace's id is theirs). */

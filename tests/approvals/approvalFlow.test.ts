@@ -71,7 +71,7 @@ describe('approval queue, end to end (API, dev server, workers, PostgreSQL)', ()
     const original = await fetch(new URL(h.storage.urls.sign(pendingRow.original_bucket, pendingRow.original_path), h.baseUrl));
     expect(original.status).toBe(403);
     const originalBytes = await buffer(await h.storage.objects.read(pendingRow.original_bucket, pendingRow.original_path));
-    expect(await stats(user.token)).toEqual({ pending_count: 1, limit: 5, total_pending_cost: 1 });
+    expect(await stats(user.token)).toEqual({ pending_count: 1, limit: 5, total_pending_cost: 1, in_progress_count: 0, in_progress_cost: 0 });
 
     // the API's short listing cache holds the library from before the approval
     const before = await request(h.baseUrl, `/api/projects/${projectId}/content`, { token: user.token });
@@ -91,7 +91,7 @@ describe('approval queue, end to end (API, dev server, workers, PostgreSQL)', ()
       { transaction_type: 'consume', amount: -1 },
     ]);
     expect(await list(user.token)).toEqual([]);
-    expect(await stats(user.token)).toEqual({ pending_count: 0, limit: 4, total_pending_cost: 0 });
+    expect(await stats(user.token)).toEqual({ pending_count: 0, limit: 4, total_pending_cost: 0, in_progress_count: 0, in_progress_cost: 0 });
 
     // the library shows the original (not the watermark) as an AI image of the project
     const library = await request(h.baseUrl, `/api/projects/${projectId}/content?refresh=1`, { token: user.token });
@@ -203,7 +203,7 @@ describe('approval queue, end to end (API, dev server, workers, PostgreSQL)', ()
     expect((await decide(h, other, 'approve', 'not-an-id')).status).toBe(404);
     expect((await request(h.baseUrl, '/api/approvals/approve', { token: other.token, json: {} })).status).toBe(400);
     expect(await list(other.token)).toEqual([]);
-    expect(await stats(other.token)).toEqual({ pending_count: 0, limit: 5, total_pending_cost: 0 });
+    expect(await stats(other.token)).toEqual({ pending_count: 0, limit: 5, total_pending_cost: 0, in_progress_count: 0, in_progress_cost: 0 });
     expect((await request(h.baseUrl, `/api/approvals/list?userId=${owner.user.id}`, { token: other.token })).status).toBe(403);
     expect((await request(h.baseUrl, `/api/approvals/stats?userId=${owner.user.id}`, { token: other.token })).status).toBe(403);
     expect((await request(h.baseUrl, '/api/approvals/approve', { token: other.token, json: { approvalId: item.approvalId, userId: owner.user.id } })).status).toBe(403);
@@ -223,6 +223,6 @@ describe('approval queue, end to end (API, dev server, workers, PostgreSQL)', ()
 
     expect((await list(user.token)).map((i) => i.id)).toEqual([third.approvalId, second.approvalId]);
     // 5 credits, 3 reserved (the expired item's until its workflow releases it): 2 available + 2 pending = limit 4
-    expect(await stats(user.token)).toEqual({ pending_count: 2, limit: 4, total_pending_cost: 2 });
+    expect(await stats(user.token)).toEqual({ pending_count: 2, limit: 4, total_pending_cost: 2, in_progress_count: 0, in_progress_cost: 0 });
   });
 });

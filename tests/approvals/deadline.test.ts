@@ -107,7 +107,7 @@ describe('approval deadline (time-skipping test server)', () => {
     expect(await knex('credit_transactions').where({ workspace_id: user.id, transaction_type: 'consume' })).toEqual([]);
     for (const path of files) expect(await storage.objects.stat('images', path)).toBeNull();
     expect((await request(server.baseUrl, '/api/approvals/list', { token: user.token })).body.data).toEqual([]);
-    expect((await request(server.baseUrl, '/api/approvals/stats', { token: user.token })).body.data).toEqual({ pending_count: 0, limit: 5, total_pending_cost: 0 });
+    expect((await request(server.baseUrl, '/api/approvals/stats', { token: user.token })).body.data).toEqual({ pending_count: 0, limit: 5, total_pending_cost: 0, in_progress_count: 0, in_progress_cost: 0 });
     expect(await knex('images').where({ project_id: projectId })).toEqual([]);
   });
 });

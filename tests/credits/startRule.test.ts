@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
+import { countedTowardsCap, type ApprovalStats } from '../../domain/approvals';
 import { InsufficientCreditsError, checkAndReserve, reserveCredits } from '../../services/billing/credits';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { insertPendingApproval } from '../support/credits';
@@ -47,7 +48,7 @@ describe('the start rule counts each pending approval once', () => {
     }
     expect(await canCreate(user, 'image')).toMatchObject({ canCreate: false, reason: 'pending_cost', limit: 5, pendingCount: 5, available: 0 });
     await expect(checkAndReserve(knex, { workspaceId: user.id, contentType: 'image', idempotencyKey: `five:${user.id}:6` })).rejects.toBeInstanceOf(InsufficientCreditsError);
-    expect(await stats(user)).toEqual({ pending_count: 5, limit: 5, total_pending_cost: 5 });
+    expect(await stats(user)).toEqual({ pending_count: 5, limit: 5, total_pending_cost: 5, in_progress_count: 0, in_progress_cost: 0 });
   });
 
   it('allows a clip on 5 credits with one pending image', async () => {
@@ -72,17 +73,20 @@ describe('the start rule counts each pending approval once', () => {
     await pendingImage(user);
     await knex('pending_approvals').where({ id: expired.id }).update({ approval_deadline: new Date(Date.now() - 1000) });
     expect(await canCreate(user, 'image')).toMatchObject({ pendingCount: 1, pendingCost: 1, limit: 5 });
-    expect(await stats(user)).toEqual({ pending_count: 1, limit: 5, total_pending_cost: 1 });
+    expect(await stats(user)).toEqual({ pending_count: 1, limit: 5, total_pending_cost: 1, in_progress_count: 0, in_progress_cost: 0 });
   });
 
-  it('gives the approval stats the numbers the rule uses while a generation is still running', async () => {
+  it('gives the approval stats the queue (the badge) and, apart, the generations still running, which the rule counts too', async () => {
     const user = await createTestUser(server.baseUrl);
     await pendingImage(user);
     // a clip rendering: its reservation is out, no approval holds it yet
     await reserveCredits(knex, { workspaceId: user.id, contentType: 'clip', idempotencyKey: `running:${user.id}` });
     const rule = await canCreate(user, 'image');
     expect(rule).toMatchObject({ canCreate: false, reason: 'pending_cost', available: 0, pendingCount: 2, pendingCost: 5 });
-    expect(await stats(user)).toEqual({ pending_count: rule.pendingCount, limit: rule.limit, total_pending_cost: rule.pendingCost });
+    // the queue holds one image (the badge says 1); the running clip is counted apart
+    expect(await stats(user)).toEqual({ pending_count: 1, limit: rule.limit, total_pending_cost: 1, in_progress_count: 1, in_progress_cost: 4 });
+    const s0 = await stats(user);
+    expect({ count: s0.pending_count + s0.in_progress_count, cost: s0.total_pending_cost + s0.in_progress_cost }).toEqual({ count: rule.pendingCount, cost: rule.pendingCost });
 
     // on a bigger balance the running clip still counts towards the cap, so the overlay shows when the server refuses
     const rich = await createTestUser(server.baseUrl);
@@ -91,7 +95,7 @@ describe('the start rule counts each pending approval once', () => {
     const capped = await canCreate(rich, 'image');
     expect(capped).toMatchObject({ canCreate: false, reason: 'pending_limit', pendingCount: 5, limit: 5 });
     const s = await stats(rich);
-    expect(s).toEqual({ pending_count: 5, limit: 5, total_pending_cost: 1 });
-    expect(s.pending_count >= s.limit).toBe(true);
+    expect(s).toEqual({ pending_count: 4, limit: 5, total_pending_cost: 0, in_progress_count: 1, in_progress_cost: 1 });
+    expect(countedTowardsCap(s as unknown as ApprovalStats) >= s.limit).toBe(true);
   });
 });

@@ -23,6 +23,8 @@ function pendingUsageColumns(db: Db): Knex.Raw[] {
   return [
     db.raw(`(select count(*) ${queued}) + (select count(*) ${inFlight}) as pending_count`),
     db.raw(`(select coalesce(sum(a.remaining_cost), 0) ${queued}) + (select coalesce(sum(r.amount), 0) ${inFlight}) as pending_cost`),
+    db.raw(`(select count(*) ${queued}) as queued_count`),
+    db.raw(`(select coalesce(sum(a.remaining_cost), 0) ${queued}) as queued_cost`),
   ];
 }
 
@@ -32,6 +34,8 @@ interface StartRuleRow {
   rejection_cooldown_until: Date | null;
   pending_count: string;
   pending_cost: string;
+  queued_count: string;
+  queued_cost: string;
 }
 
 function applyStartRule(row: StartRuleRow, contentType: ContentType, now: Date): CanCreateContentResult {
@@ -65,15 +69,20 @@ export async function canCreateContent(db: Db, workspaceId: string, contentType:
 }
 
 export interface PendingUsage {
+  /** what the start rule counts: the queue and the generations in flight */
   pendingCount: number;
   pendingCost: number;
   limit: number;
+  /** the approval queue alone (what the Approvals view lists, and the badge counts) */
+  queuedCount: number;
+  queuedCost: number;
 }
 
-/** The pending count, its cost and the limit exactly as the start rule counts them (the approval stats). */
+/** The pending count, its cost and the limit exactly as the start rule counts them, and the queue's part (the approval stats). */
 export async function getPendingUsage(db: Db, workspaceId: string): Promise<PendingUsage> {
-  const { pendingCount, pendingCost, limit } = applyStartRule(await readStartRuleRow(db, workspaceId), 'image', new Date());
-  return { pendingCount, pendingCost, limit };
+  const row = await readStartRuleRow(db, workspaceId);
+  const { pendingCount, pendingCost, limit } = applyStartRule(row, 'image', new Date());
+  return { pendingCount, pendingCost, limit, queuedCount: Number(row.queued_count), queuedCost: Number(row.queued_cost) };
 }
 
 /** The refusal a failed start rule answers with. */

@@ -3,6 +3,7 @@ import { useEffect, useId, useRef, useState, type FormEvent, type ReactElement }
 import { IMAGE_EDIT_DEFAULTS, IMAGE_PROMPT_MAX_LENGTH, imageEditOutcomeNote, sourceReductionNote, type ImageEditFormat } from '../../../../domain/imageEdit';
 import { CREDIT_COST, PENDING_LIMIT_DEFAULT } from '../../../../domain/constants';
 import type { CanCreateContentResult } from '../../../../domain/creditMath';
+import { countedTowardsCap } from '../../../../domain/approvals';
 import { MSG } from '../../../../domain/messages';
 import { announceApprovalsChanged } from '../../api/approvals';
 import { isApiHttpError } from '../../api/client';
@@ -147,7 +148,7 @@ function ImageEditor({
 
   const checking = stats === undefined;
   const counts = stats?.ok && stats.data ? stats.data : null;
-  const atCap = capHit || (counts !== null && counts.pending_count >= counts.limit);
+  const atCap = capHit || (counts !== null && countedTowardsCap(counts) >= counts.limit);
   const heldByPending = !atCap && check?.reason === 'pending_cost';
 
   async function submit(event: FormEvent): Promise<void> {
@@ -305,7 +306,7 @@ function ImageEditor({
           )}
           {atCap && phase.kind !== 'sent' && (
             <PendingCapOverlay
-              pendingCount={counts?.pending_count ?? PENDING_LIMIT_DEFAULT}
+              pendingCount={counts ? countedTowardsCap(counts) : PENDING_LIMIT_DEFAULT}
               limit={counts?.limit ?? PENDING_LIMIT_DEFAULT}
               onOpenApprovals={openApprovals}
               onBack={onBack}

@@ -23,6 +23,7 @@ import { PendingCapOverlay } from '../../components/PendingCapOverlay';
 import { LoadingState } from '../../components/Spinner';
 import { ASSEMBLY_MESSAGES, ASSEMBLY_OUTPUTS, platformForOrientation } from '../../../../domain/assembly';
 import type { Orientation } from '../../../../domain/orientation';
+import { countedTowardsCap } from '../../../../domain/approvals';
 import { durationText } from '../ContentLibrary/libraryItems';
 import { AssemblyChat } from './AssemblyChat';
 import { ClipPreviewDialog } from './ClipPreviewDialog';
@@ -294,7 +295,7 @@ export function VideoAssemblyView({ user }: { user: User }): ReactElement {
 
   // ---------- pending cap ----------
   const statsData = stats?.ok ? stats.data : null;
-  const atCap = statsData !== null && statsData.limit > 0 && statsData.pending_count >= statsData.limit && !running;
+  const atCap = statsData !== null && statsData.limit > 0 && countedTowardsCap(statsData) >= statsData.limit && !running;
 
   const tabClips = (clips ?? []).filter((c) => families.get(c.id) === tab);
   const counts = { landscape: 0, portrait: 0 };
@@ -473,7 +474,7 @@ export function VideoAssemblyView({ user }: { user: User }): ReactElement {
 
         {atCap && statsData && (
           <PendingCapOverlay
-            pendingCount={statsData.pending_count}
+            pendingCount={countedTowardsCap(statsData)}
             limit={statsData.limit}
             backLabel={projectId ? 'Back to Project' : 'Back to Projects'}
             onOpenApprovals={() => openApprovals()}
