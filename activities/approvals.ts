@@ -121,7 +121,8 @@ async function saveApprovedContent(trx: Knex.Transaction, row: PendingApproval):
           prompt_used: meta.promptUsed,
           movement: meta.effect,
           camera_movement: meta.effect,
-          credits_used: row.cost,
+          // the specs' clip row records 0: what the clip cost is the ledger's consume row, charged at approval
+          credits_used: 0,
           thumbnail_url: row.thumbnailPath ? fileUrl(row.originalBucket as 'clips', row.thumbnailPath) : null,
           file_size: meta.fileSize,
           analysis_data: JSON.stringify({ aspectRatio: meta.aspectRatio, platform: meta.platform, fileSize: meta.fileSize }),

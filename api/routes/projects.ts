@@ -86,9 +86,10 @@ export const contentItem = answers<ContentItem>()(
     })
     .meta({ id: 'ContentItem' }),
 );
-const contentListing = z.object({ success: z.literal(true), content: z.array(contentItem) });
+const contentListing = z.object({ success: z.literal(true), error: z.null(), content: z.array(contentItem) });
 const contentPage = z.object({
   success: z.literal(true),
+  error: z.null(),
   content: z.array(contentItem),
   nextCursor: z.string().nullable().meta({ description: 'Pass back as cursor for the next page; null on the last page' }),
 });

@@ -24,15 +24,46 @@ function processAlive(pid) {
   }
 }
 
-async function freePort() {
+/** Whether `port` (0: any) can be listened on at 127.0.0.1 now; resolves to the port, or null when it is taken. */
+function tryListen(port) {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
+    server.once('error', (err) => (err.code === 'EADDRINUSE' || err.code === 'EACCES' ? resolve(null) : reject(err)));
+    server.listen(port, '127.0.0.1', () => {
+      const bound = server.address().port;
+      server.close(() => resolve(bound));
     });
-    server.once('error', reject);
   });
+}
+
+/** The first port the kernel hands to outgoing connections (Linux's ip_local_port_range), or null where unknown. */
+function ephemeralPortsStart() {
+  try {
+    const low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 2048 ? low : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A port free at 127.0.0.1, for a service started a moment later. Picked below the kernel's ephemeral range where
+ * there is one: a port the kernel handed out (listen on 0) can be taken, before the service binds it, as the local
+ * port of any outgoing connection on the machine (a database pool's, say), which then holds it for as long as the
+ * connection lives; a port outside that range is only ever taken by another listener.
+ */
+async function freePort() {
+  const start = ephemeralPortsStart();
+  const low = 15000;
+  if (start !== null && start - low > 1000) {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const port = await tryListen(low + Math.floor(Math.random() * (start - low)));
+      if (port !== null) return port;
+    }
+  }
+  const port = await tryListen(0);
+  if (port === null) throw new Error('no free port at 127.0.0.1');
+  return port;
 }
 
 async function waitFor(check, what, timeoutMs = 60000) {

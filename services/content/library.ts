@@ -38,14 +38,17 @@ const LABEL: Record<ContentSource, string> = {
   generated_content: 'Item',
 };
 
+/** `error: null` as every other success reply carries it (spec 000's response shape). */
 export interface ContentListing {
   success: true;
+  error: null;
   content: ContentItem[];
 }
 
 /** One page of the paged listing; `nextCursor` is null on the last page. */
 export interface ContentPage {
   success: true;
+  error: null;
   content: ContentItem[];
   nextCursor: string | null;
 }
@@ -168,7 +171,7 @@ export async function listingItems(knex: Knex, storage: Storage, projectId: stri
 
 /** The whole listing as the JSON bytes the API answers (read afresh: the reuse is the service's). */
 export async function listingBody(knex: Knex, storage: Storage, projectId: string): Promise<Buffer> {
-  return Buffer.from(JSON.stringify({ success: true, content: await listingItems(knex, storage, projectId) } satisfies ContentListing));
+  return Buffer.from(JSON.stringify({ success: true, error: null, content: await listingItems(knex, storage, projectId) } satisfies ContentListing));
 }
 
 /**
@@ -190,6 +193,7 @@ export async function pageBody(knex: Knex, storage: Storage, projectId: string, 
   const last = page[page.length - 1];
   const body: ContentPage = {
     success: true,
+    error: null,
     content: page.map((c) => c.item(c.values)),
     nextCursor: candidates.length > limit && last ? encodeContentCursor({ at: last.at, id: last.id }) : null,
   };

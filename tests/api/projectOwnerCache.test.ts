@@ -213,7 +213,7 @@ describe('project owner cache', () => {
     const path = `/api/projects/${projectId}/content`;
     const first = await request<{ success: boolean; content: unknown[] }>(app.baseUrl, path, { token: user.token });
     expect(first.status).toBe(200);
-    expect(first.body).toEqual({ success: true, content: [] });
+    expect(first.body).toEqual({ success: true, error: null, content: [] });
     const before = owners.stats();
     for (let i = 0; i < 3; i += 1) expect((await request(app.baseUrl, path, { token: user.token })).status).toBe(200);
     // two lookups per request, both from memory: the workspace the project names (api/workspace.ts) and the

@@ -62,7 +62,8 @@ beforeAll(async () => {
   };
   const storage = createStorage(config);
   workers = await startWorkers(taskQueues, createActivities({ knex, config, logger, storage, providers: createProviders(config) }));
-  server = await serve(createApp({ config, knex, logger, taskQueues }));
+  // its invitation look-ups and new workspaces are counted apart from the rest of the run's (domain/actionLimits.ts)
+  server = await serve(createApp({ config, knex, logger, taskQueues, actionLimits: { keyPrefix: `fuzz${process.pid}` } }));
 
   // the fuzz user: an admin (so admin routes are reached too) with a project, a render and a pending AI image
   user = await createTestUser(server.baseUrl, { name: 'Fuzz User' });

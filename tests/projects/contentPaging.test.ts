@@ -205,7 +205,7 @@ describe('GET /api/projects/:id/content?limit=&cursor= (paged listing)', () => {
     const project = await createProject(server.baseUrl, user, 'Empty paged');
     const res = await page(project.id, 'limit=100');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ success: true, content: [], nextCursor: null });
+    expect(res.body).toEqual({ success: true, error: null, content: [], nextCursor: null });
   });
 
   it('reuses the first page for a few seconds like the whole listing; refresh=1 and deletes through the API read afresh', async () => {
@@ -254,7 +254,7 @@ describe('GET /api/projects/:id/content?limit=&cursor= (paged listing)', () => {
     // a well-formed cursor past every item is an empty last page
     const past = await page(project.id, `cursor=${encode(['1970-01-01T00:00:00.000Z', randomUUID()])}`);
     expect(past.status).toBe(200);
-    expect(past.body).toEqual({ success: true, content: [], nextCursor: null });
+    expect(past.body).toEqual({ success: true, error: null, content: [], nextCursor: null });
   });
 
   it("answers another user's or a missing project exactly as the whole listing does", async () => {
