@@ -11,7 +11,7 @@ const services = require('../../scripts/lib/services') as { freePort(): Promise<
 const ephemeralStart = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
 
 it('picks distinct free ports below the ephemeral range, each one listenable', async () => {
-  const ports = [];
+  const ports: number[] = [];
   for (let i = 0; i < 20; i += 1) ports.push(await services.freePort());
   for (const port of ports) {
     expect(port).toBeGreaterThanOrEqual(15000);
