@@ -5,7 +5,8 @@ import { workspaceGrant } from '../workspace';
 import { contentServicesFor } from '../../services/content/contentServices';
 import { ResumableUploads, TUS_PATH } from '../../services/content/resumableUploads';
 import { z } from 'zod';
-import { describeRoute, type ResponseDoc, type RouteDoc } from '../openapi/describe';
+import { describeRoute, errorBody, type ResponseDoc, type RouteDoc } from '../openapi/describe';
+import { parseQuery, uuid } from '../validation';
 
 const TUS_VERSION = '1.0.0';
 const tusVersion = z.literal(TUS_VERSION).meta({ description: 'The tus protocol version' });
@@ -40,6 +41,16 @@ const tusDoc = (method: RouteDoc['method'], path: string, summary: string, rest:
   responses: { ...tusRefusals, ...rest.responses },
   // tus refuses in plain text, not with the API's JSON error body
   omit: [400, 403, 404, 410, 413, 503],
+});
+
+const unfinishedQuery = z.object({ projectId: uuid }).strict();
+const unfinishedUpload = z.object({
+  id: z.string(),
+  fileName: z.string(),
+  size: z.number().int(),
+  received: z.number().int().meta({ description: 'Bytes the server holds' }),
+  startedAt: z.string(),
+  expiresAt: z.string().meta({ description: 'After this the upload and its bytes are removed' }),
 });
 
 const perApp = new WeakMap<object, ResumableUploads>();
@@ -136,5 +147,23 @@ export function resumableUploadsRouter(deps: AppDeps): Router {
   // no OPTIONS: the app's own pages are same-origin (no preflight), and the session guard lets OPTIONS through
   router.post(TUS_PATH, handle);
   for (const method of ['head', 'patch', 'delete'] as const) router[method](item, handle);
+
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/uploads/unfinished',
+    tag: 'Projects',
+    summary: "The project's unfinished resumable uploads (a closed tab or a reload mid-upload): resume one by picking the same file again, cancel one with DELETE /api/uploads/tus/{id}",
+    access: 'session',
+    workspace: 'read',
+    query: unfinishedQuery,
+    responses: { 200: z.object({ success: z.literal(true), error: z.null(), uploads: z.array(unfinishedUpload) }), 404: { description: 'No such project in this workspace', schema: errorBody } },
+  });
+  router.get('/api/uploads/unfinished', async (ctx) => {
+    const { projectId } = parseQuery(ctx, unfinishedQuery);
+    const grant = await workspaceGrant(ctx, deps, 'read', { projectId });
+    await contentServicesFor(deps).projects.findOwned(grant.workspaceId, projectId);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { success: true, error: null, uploads: await uploads().unfinished(grant.workspaceId, projectId) };
+  });
   return router;
 }

@@ -65,6 +65,18 @@ interface UploadRow {
   status: 'uploading' | 'completed' | 'failed' | 'expired' | 'cancelled';
 }
 
+/** An upload that has not finished, as the project's upload area lists it (resume by picking the file again, or cancel). */
+export interface UnfinishedUpload {
+  /** its tus id: DELETE /api/uploads/tus/{id} cancels it */
+  id: string;
+  fileName: string;
+  size: number;
+  /** bytes the server holds */
+  received: number;
+  startedAt: string;
+  expiresAt: string;
+}
+
 /** A refusal in the tus server's own shape, with the API's JSON body. */
 function refusal(status: number, error: string, code?: string): { status_code: number; body: string } {
   return { status_code: status, body: JSON.stringify({ success: false, error, ...(code ? { code } : {}) }) };
@@ -130,6 +142,32 @@ export class ResumableUploads {
   async handle(req: IncomingMessage, res: ServerResponse, workspaceId: string): Promise<void> {
     requestWorkspaces.set(req, workspaceId);
     await this.server.handle(req, res);
+  }
+
+  /**
+   * The project's unfinished uploads that have not expired, oldest first, each with the bytes the store holds (a
+   * store that has lost an upload's bytes answers 0: picking the file again starts it over).
+   */
+  async unfinished(workspaceId: string, projectId: string): Promise<UnfinishedUpload[]> {
+    const { knex } = this.deps;
+    const rows = (await knex('resumable_uploads')
+      .where({ workspace_id: workspaceId, project_id: projectId, status: 'uploading' })
+      .andWhere('created_at', '>', knex.raw("now() - ? * interval '1 millisecond'", [this.expirationMs]))
+      .orderBy('created_at', 'asc')
+      .select('id', 'file_name', 'size', 'created_at')) as Array<{ id: string; file_name: string; size: string | number; created_at: Date }>;
+    return Promise.all(
+      rows.map(async (row) => ({
+        id: row.id,
+        fileName: row.file_name,
+        size: Number(row.size),
+        received: await this.store.getUpload(row.id).then(
+          (upload) => upload.offset,
+          () => 0,
+        ),
+        startedAt: row.created_at.toISOString(),
+        expiresAt: new Date(row.created_at.getTime() + this.expirationMs).toISOString(),
+      })),
+    );
   }
 
   /** The project an upload was created for (which names its workspace), or undefined for no such upload. */

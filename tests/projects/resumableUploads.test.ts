@@ -141,6 +141,31 @@ describe('resumable render uploads (tus at /api/uploads/tus)', () => {
     expect(await testKnex()('renders').where({ workspace_id: other.id })).toHaveLength(0);
   });
 
+  it("lists the project's unfinished uploads with the bytes held (a reload's way back), for its workspace only; a cancel or the last byte takes one off", async () => {
+    const listed = async (user: TestUser, project = listProject) => request<{ uploads: Array<Record<string, unknown>> }>(server.baseUrl, `/api/uploads/unfinished?projectId=${project}`, { token: user.token });
+    const listProject = (await createProject(server.baseUrl, owner, 'Unfinished')).id;
+    const bytes = await pngBytes(300, 200, 5);
+    expect((await listed(owner)).body).toEqual({ success: true, error: null, uploads: [] });
+    const kept = await createUpload(owner, bytes.length, { projectId: listProject, filename: 'kept.png', filetype: 'image/png' });
+    expect((await patch(owner, kept.location as string, 0, bytes.subarray(0, 1500))).status).toBe(204);
+    const dropped = await createUpload(owner, bytes.length, { projectId: listProject, filename: 'dropped.png', filetype: 'image/png' });
+    const list = await listed(owner);
+    expect(list.status).toBe(200);
+    expect(list.body.uploads).toEqual([
+      { id: (kept.location as string).split('/').pop(), fileName: 'kept.png', size: bytes.length, received: 1500, startedAt: expect.any(String), expiresAt: expect.any(String) },
+      { id: (dropped.location as string).split('/').pop(), fileName: 'dropped.png', size: bytes.length, received: 0, startedAt: expect.any(String), expiresAt: expect.any(String) },
+    ]);
+    const first = list.body.uploads[0] as { startedAt: string; expiresAt: string };
+    expect(Date.parse(first.expiresAt) - Date.parse(first.startedAt)).toBe(24 * 60 * 60 * 1000);
+    // another project's list holds none of them; a stranger finds no such project
+    expect((await listed(owner, projectId)).body.uploads.map((u) => u.fileName)).not.toContain('kept.png');
+    expect((await listed(await newUser(server.baseUrl))).status).toBe(404);
+    // cancelled (the list's Cancel) and finished: both leave the list
+    expect((await fetch(`${server.baseUrl}${dropped.location}`, { method: 'DELETE', headers: { ...TUS, authorization: `Bearer ${owner.token}` } })).status).toBe(204);
+    expect((await patch(owner, kept.location as string, 1500, bytes.subarray(1500))).status).toBe(200);
+    expect((await listed(owner)).body.uploads).toEqual([]);
+  });
+
   it('needs a session, a project of the user, a name and a size within 150 MB, refused before a byte is sent', async () => {
     const anonymous = await fetch(`${server.baseUrl}/api/uploads/tus`, { method: 'POST', headers: { ...TUS, 'upload-length': '10', 'upload-metadata': metadata({ projectId, filename: 'a.png' }) } });
     expect(anonymous.status).toBe(401);
