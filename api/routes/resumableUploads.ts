@@ -43,9 +43,11 @@ const tusDoc = (method: RouteDoc['method'], path: string, summary: string, rest:
   omit: [400, 403, 404, 410, 413, 503],
 });
 
-const unfinishedQuery = z.object({ projectId: uuid }).strict();
+const unfinishedQuery = z.object({ projectId: uuid.optional() }).strict();
 const unfinishedUpload = z.object({
   id: z.string(),
+  projectId: z.string(),
+  projectName: z.string(),
   fileName: z.string(),
   size: z.number().int(),
   received: z.number().int().meta({ description: 'Bytes the server holds' }),
@@ -152,7 +154,8 @@ export function resumableUploadsRouter(deps: AppDeps): Router {
     method: 'get',
     path: '/api/uploads/unfinished',
     tag: 'Projects',
-    summary: "The project's unfinished resumable uploads (a closed tab or a reload mid-upload): resume one by picking the same file again, cancel one with DELETE /api/uploads/tus/{id}",
+    summary:
+      "The workspace's unfinished resumable uploads (a closed tab or a reload mid-upload), or one project's with projectId: those that count towards TUS_MAX_UNFINISHED_UPLOADS. Resume one by picking the same file again in its project, cancel one with DELETE /api/uploads/tus/{id}",
     access: 'session',
     workspace: 'read',
     query: unfinishedQuery,
@@ -161,7 +164,7 @@ export function resumableUploadsRouter(deps: AppDeps): Router {
   router.get('/api/uploads/unfinished', async (ctx) => {
     const { projectId } = parseQuery(ctx, unfinishedQuery);
     const grant = await workspaceGrant(ctx, deps, 'read', { projectId });
-    await contentServicesFor(deps).projects.findOwned(grant.workspaceId, projectId);
+    if (projectId) await contentServicesFor(deps).projects.findOwned(grant.workspaceId, projectId);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { success: true, error: null, uploads: await uploads().unfinished(grant.workspaceId, projectId) };
   });

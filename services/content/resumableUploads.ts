@@ -69,6 +69,8 @@ interface UploadRow {
 export interface UnfinishedUpload {
   /** its tus id: DELETE /api/uploads/tus/{id} cancels it */
   id: string;
+  projectId: string;
+  projectName: string;
   fileName: string;
   size: number;
   /** bytes the server holds */
@@ -145,19 +147,25 @@ export class ResumableUploads {
   }
 
   /**
-   * The project's unfinished uploads that have not expired, oldest first, each with the bytes the store holds (a
-   * store that has lost an upload's bytes answers 0: picking the file again starts it over).
+   * The workspace's unfinished uploads that have not expired (those that count towards its limits), or one project's,
+   * oldest first, each with the bytes the store holds (a store that has lost an upload's bytes answers 0: picking the
+   * file again starts it over).
    */
-  async unfinished(workspaceId: string, projectId: string): Promise<UnfinishedUpload[]> {
+  async unfinished(workspaceId: string, projectId?: string): Promise<UnfinishedUpload[]> {
     const { knex } = this.deps;
-    const rows = (await knex('resumable_uploads')
-      .where({ workspace_id: workspaceId, project_id: projectId, status: 'uploading' })
-      .andWhere('created_at', '>', knex.raw("now() - ? * interval '1 millisecond'", [this.expirationMs]))
-      .orderBy('created_at', 'asc')
-      .select('id', 'file_name', 'size', 'created_at')) as Array<{ id: string; file_name: string; size: string | number; created_at: Date }>;
+    const query = knex('resumable_uploads as u')
+      .join('projects as p', 'p.id', 'u.project_id')
+      .where({ 'u.workspace_id': workspaceId, 'u.status': 'uploading' })
+      .andWhere('u.created_at', '>', knex.raw("now() - ? * interval '1 millisecond'", [this.expirationMs]))
+      .orderBy('u.created_at', 'asc')
+      .select('u.id', 'u.project_id', 'p.name as project_name', 'u.file_name', 'u.size', 'u.created_at');
+    if (projectId) query.where('u.project_id', projectId);
+    const rows = (await query) as Array<{ id: string; project_id: string; project_name: string; file_name: string; size: string | number; created_at: Date }>;
     return Promise.all(
       rows.map(async (row) => ({
         id: row.id,
+        projectId: row.project_id,
+        projectName: row.project_name,
         fileName: row.file_name,
         size: Number(row.size),
         received: await this.store.getUpload(row.id).then(

@@ -13,7 +13,7 @@
  * one account can hold open in storage, and a workspace's storage is one account's. The lock is keyed the same way.
  */
 import type { Knex } from 'knex';
-import { ENHANCE_MODEL_OPTIONS, ENHANCE_MSG } from '../../domain/enhanceRenders';
+import { ENHANCE_MODEL_OPTIONS } from '../../domain/enhanceRenders';
 import { DomainError } from '../../domain/errors';
 import { uploadLimitRefusalsTotal, type UploadLimit } from '../platform/metrics';
 
@@ -31,25 +31,7 @@ export function uploadLimitReached(limit: UploadLimit, status: number, code: str
   return new DomainError(status, code, message);
 }
 
-function megabytes(bytes: number): string {
-  return (bytes / (1024 * 1024)).toFixed(2);
-}
-
-function hoursText(hours: number): string {
-  return hours === 1 ? '1 hour' : `${hours} hours`;
-}
-
-export const UPLOAD_LIMIT_MSG = {
-  tusUploads: (max: number, expirationHours: number) =>
-    `Too many unfinished uploads: at most ${max} at once. Finish or cancel one before starting another (an unfinished upload is removed ${hoursText(expirationHours)} after it starts).`,
-  tusBytes: (maxBytes: number, heldBytes: number, size: number, expirationHours: number) =>
-    `Unfinished uploads may hold at most ${megabytes(maxBytes)}MB at once: ${megabytes(heldBytes)}MB are in unfinished uploads and this file is ${megabytes(size)}MB. Finish or cancel one first (an unfinished upload is removed ${hoursText(expirationHours)} after it starts).`,
-  draftImages: ENHANCE_MSG.limitReached,
-  draftReferences: (max: number, minutes: number) =>
-    `Limit reached: maximum ${max} attachments waiting in a draft. Run a job with them, or upload more once unused ones are removed (${minutes} minutes after upload).`,
-  draftWaiting: (max: number, minutes: number) =>
-    `Too many draft uploads not yet added to a draft: at most ${max} at once. Add them to their draft, or upload more once unused ones are removed (${minutes} minutes after upload).`,
-};
+export { UPLOAD_LIMIT_MSG } from '../../domain/uploadLimits';
 
 /** The most attachments any model takes in one job (the spec's Style Transfer 6): a draft keeps at most this many waiting. */
 export const DRAFT_WAITING_REFERENCES_MAX = Math.max(...ENHANCE_MODEL_OPTIONS.map((o) => o.maxReferences));

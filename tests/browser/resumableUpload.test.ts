@@ -98,10 +98,21 @@ describe.each([
     await page.reload();
     await page.getByText('No content yet').waitFor();
     await page.unroute('**/api/uploads/tus/*');
+    // the project says what stopped: the file, how far it got, and the ways on
+    const unfinished = page.getByRole('region', { name: 'Unfinished uploads' });
+    await unfinished.getByText(path.basename(file)).waitFor();
+    await unfinished.getByText(/of \d+(\.\d)? MB \(\d+ %\), started/).waitFor();
+    await unfinished.getByRole('button', { name: 'Cancel upload' }).waitFor();
+    const overflowed = await page.evaluate('document.documentElement.scrollWidth > document.documentElement.clientWidth');
+    expect(overflowed).toBe(false);
     const resumed = page.waitForRequest((req) => req.method() === 'HEAD' && req.url().includes('/api/uploads/tus/'));
-    await page.locator('input[type="file"]').setInputFiles(file);
+    // Resume opens the file picker: picking the same file continues it
+    const chooser = page.waitForEvent('filechooser');
+    await unfinished.getByRole('button', { name: 'Resume' }).click();
+    await (await chooser).setFiles(file);
     await resumed;
     await page.getByText('1 file uploaded successfully!').waitFor({ timeout: 30_000 });
+    await unfinished.waitFor({ state: 'detached' });
     // the upload the browser remembered was resumed: no second creation
     expect(creations).toHaveLength(1);
     const uploads = await testKnex()('resumable_uploads').where({ project_id: projectId });
@@ -109,5 +120,26 @@ describe.each([
     expect(uploads[0]).toMatchObject({ status: 'completed' });
     const [row] = await testKnex()('renders').where({ project_id: projectId });
     expect(row.checksum).toBe(sha256(bytes));
+  });
+  it('an unfinished upload can be cancelled from the list: it leaves the list and frees its slot', async () => {
+    const { page } = app;
+    await page.setViewportSize(viewport);
+    const projectId = await newProject(`Cancel ${viewport.width}`);
+    const file = path.join(dir, `quay-${viewport.width}.png`);
+    await render(file, 1000, 60 + (viewport.width % 3));
+    await page.route('**/api/uploads/tus/*', (route) => (route.request().method() === 'PATCH' ? route.abort('connectionreset') : route.continue()));
+    await page.goto(`/?project=${projectId}`);
+    await page.getByText('No content yet').waitFor();
+    const tried = page.waitForRequest((req) => req.method() === 'PATCH' && req.url().includes('/api/uploads/tus/'));
+    await page.locator('input[type="file"]').setInputFiles(file);
+    await tried;
+    await page.reload();
+    await page.unroute('**/api/uploads/tus/*');
+    const unfinished = page.getByRole('region', { name: 'Unfinished uploads' });
+    const row = unfinished.getByRole('listitem').filter({ hasText: path.basename(file) });
+    await row.getByRole('button', { name: 'Cancel upload' }).click();
+    await page.getByText(`Cancelled the upload of ${path.basename(file)}`).waitFor();
+    await row.waitFor({ state: 'detached' });
+    expect(await testKnex()('resumable_uploads').where({ project_id: projectId }).select('status')).toEqual([{ status: 'cancelled' }]);
   });
 });

@@ -152,13 +152,15 @@ describe('resumable render uploads (tus at /api/uploads/tus)', () => {
     const list = await listed(owner);
     expect(list.status).toBe(200);
     expect(list.body.uploads).toEqual([
-      { id: (kept.location as string).split('/').pop(), fileName: 'kept.png', size: bytes.length, received: 1500, startedAt: expect.any(String), expiresAt: expect.any(String) },
-      { id: (dropped.location as string).split('/').pop(), fileName: 'dropped.png', size: bytes.length, received: 0, startedAt: expect.any(String), expiresAt: expect.any(String) },
+      { id: (kept.location as string).split('/').pop(), projectId: listProject, projectName: 'Unfinished', fileName: 'kept.png', size: bytes.length, received: 1500, startedAt: expect.any(String), expiresAt: expect.any(String) },
+      { id: (dropped.location as string).split('/').pop(), projectId: listProject, projectName: 'Unfinished', fileName: 'dropped.png', size: bytes.length, received: 0, startedAt: expect.any(String), expiresAt: expect.any(String) },
     ]);
     const first = list.body.uploads[0] as { startedAt: string; expiresAt: string };
     expect(Date.parse(first.expiresAt) - Date.parse(first.startedAt)).toBe(24 * 60 * 60 * 1000);
-    // another project's list holds none of them; a stranger finds no such project
+    // another project's list holds none of them, the workspace's holds both; a stranger finds no such project
     expect((await listed(owner, projectId)).body.uploads.map((u) => u.fileName)).not.toContain('kept.png');
+    const all = await request<{ uploads: Array<{ fileName: string }> }>(server.baseUrl, '/api/uploads/unfinished', { token: owner.token });
+    expect(all.body.uploads.map((u) => u.fileName)).toEqual(expect.arrayContaining(['kept.png', 'dropped.png']));
     expect((await listed(await newUser(server.baseUrl))).status).toBe(404);
     // cancelled (the list's Cancel) and finished: both leave the list
     expect((await fetch(`${server.baseUrl}${dropped.location}`, { method: 'DELETE', headers: { ...TUS, authorization: `Bearer ${owner.token}` } })).status).toBe(204);

@@ -1,9 +1,20 @@
 import type { ReactElement } from 'react';
 import type { ContentItem } from '../api/projects';
 import { countText } from './countText';
+import { isUnfinishedUploadLimit } from '../../../domain/uploadLimits';
 import { duplicateText, type UploadReport } from '../upload/uploadReport';
 import { Icon } from './Icon';
 import './UploadZone.css';
+
+/** The id of the upload area's list of unfinished uploads (views/ContentLibrary/UnfinishedUploads.tsx). */
+export const UNFINISHED_UPLOADS_ID = 'unfinished-uploads';
+
+/** Brings that list into view. */
+function showUnfinishedUploads(): void {
+  const list = document.getElementById(UNFINISHED_UPLOADS_ID);
+  list?.scrollIntoView({ block: 'start' });
+  list?.focus();
+}
 
 interface UploadReportPanelProps {
   report: UploadReport;
@@ -49,6 +60,14 @@ export function UploadReportPanel({ report, onOpenItem, onDismiss }: UploadRepor
             {report.failed.map((f, i) => (
               <li key={`${f.name}:${i}`}>
                 <strong>{f.name}</strong>: {f.message}
+                {isUnfinishedUploadLimit(f.message) && (
+                  <>
+                    {' '}
+                    <button type="button" className="link-button" onClick={showUnfinishedUploads}>
+                      Show unfinished uploads
+                    </button>
+                  </>
+                )}
               </li>
             ))}
           </ul>

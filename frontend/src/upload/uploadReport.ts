@@ -51,3 +51,4 @@ export function uploadReportToasts(report: UploadReport): UploadToast[] {
   if (report.failed.length) toasts.push({ kind: 'error', message: `${countText(report.failed.length, 'file')} failed to upload` });
   return toasts;
 }
+

@@ -21,6 +21,8 @@ export interface RenderUpload {
   /** the last run's files that were not added (already in the project, or refused and why), until dismissed */
   report: UploadReport | null;
   dismissReport: () => void;
+  /** counts the finished upload runs (what was unfinished may have finished, or stopped) */
+  runs: number;
 }
 
 export function useRenderUpload(projectId: string, onUploaded: () => void): RenderUpload {
@@ -28,6 +30,7 @@ export function useRenderUpload(projectId: string, onUploaded: () => void): Rend
   const toast = useSetAtom(showToastAtom);
   const [progress, setProgress] = useState<UploadProgress | null>(null);
   const [report, setReport] = useState<UploadReport | null>(null);
+  const [runs, setRuns] = useState(0);
   const dismissReport = useCallback(() => setReport(null), []);
   useEffect(() => setReport(null), [projectId]);
 
@@ -61,10 +64,11 @@ export function useRenderUpload(projectId: string, onUploaded: () => void): Rend
         }
       } finally {
         setProgress(null);
+        setRuns((n) => n + 1);
       }
     },
     [user, projectId, toast, onUploaded],
   );
 
-  return { progress, upload, report, dismissReport };
+  return { progress, upload, report, dismissReport, runs };
 }

@@ -15,6 +15,7 @@ import { LoadingState } from '../../components/Spinner';
 import { UploadReportPanel } from '../../components/UploadReportPanel';
 import { UploadZone } from '../../components/UploadZone';
 import { useRenderUpload } from '../../upload/useRenderUpload';
+import { UnfinishedUploads } from './UnfinishedUploads';
 import { AssembledVideoDialog } from './AssembledVideoDialog';
 import { ItemPreviewDialog } from './ItemPreviewDialog';
 import { LibraryGrid } from './LibraryGrid';
@@ -89,7 +90,7 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
     refreshContent({ fresh: true });
     refreshProjects();
   }, [refreshContent, refreshProjects]);
-  const { progress, upload, report: uploadReport, dismissReport } = useRenderUpload(projectId, onUploaded);
+  const { progress, upload, report: uploadReport, dismissReport, runs: uploadRuns } = useRenderUpload(projectId, onUploaded);
 
   // the tiles' actions stay the same functions across renders (the memoised tiles are not drawn again for them)
   const latest = useRef({ download, rename });
@@ -236,6 +237,7 @@ export function ContentLibraryView({ projectId }: { projectId: string }): ReactE
 
       {tabAllowsUpload(tab) && canEdit && <UploadZone onFiles={(files) => void upload(files)} progress={progress} inputRef={fileInput} />}
       {!canEdit && <RoleNote what="upload, generate, approve or assemble" />}
+      <UnfinishedUploads projectId={projectId} version={uploadRuns} canEdit={canEdit} onPickFile={() => fileInput.current?.click()} />
       {uploadReport && (
         <UploadReportPanel
           report={uploadReport}
