@@ -62,6 +62,27 @@ describe('pending approvals holding the credits', () => {
     await page.getByRole('heading', { name: 'Content Approvals', level: 1 }).waitFor();
   });
 
+  it.each([
+    { width: 1440, height: 900 },
+    { width: 390, height: 844 },
+  ])('follows the live balance at $width px: credits added elsewhere clear the notice and enable Generate without a reload', async (viewport) => {
+    const { user, projectId, renderId } = await userWithRender();
+    await pending(user, projectId, 'image', 1);
+    await pending(user, projectId, 'image', 1);
+    const { page } = app;
+    await page.setViewportSize(viewport);
+    await page.goto(`/?view=clip-generation&project=${projectId}&render=${renderId}`);
+    const notice = page.getByRole('status').filter({ hasText: 'Your pending approvals reserve 2 credits' });
+    await notice.waitFor();
+    await page.getByText('Drone Shot', { exact: true }).click();
+    await page.getByText('YouTube', { exact: true }).click();
+    expect(await page.getByRole('button', { name: 'Generate Video' }).isEnabled()).toBe(false);
+    // a purchase made in another browser (or by a teammate): the realtime credits event reaches this page
+    await addCredits(testKnex(), { workspaceId: user.id, amount: 4, type: 'purchase', description: 'Small Project', idempotencyKey: `live-balance:${randomUUID()}` });
+    await notice.waitFor({ state: 'detached' });
+    await page.locator('button:not([disabled])', { hasText: 'Generate Video' }).waitFor();
+  });
+
   it('starts a clip after one pending image on 5 credits: no notice, the button is enabled', async () => {
     const { user, projectId, renderId } = await userWithRender();
     await pending(user, projectId, 'image', 1);

@@ -15,3 +15,13 @@ export const creditSummaryAtom = atom(async (get) => {
 export const creditSummaryStateAtom = settledAtom(creditSummaryAtom);
 
 export const refreshCreditsAtom = atom(null, (_get, set) => set(creditsVersionAtom, (v) => v + 1));
+
+/**
+ * What the balance is now, as one value that changes when it does ('credits/reserved'), or null before the first
+ * answer: a page that judges a paid action (the start rule) reads that again when this changes, so it follows a
+ * purchase, a teammate's charge or a release as the sidebar does (the realtime `credits` event refreshes the summary).
+ */
+export const balanceKeyAtom = atom((get) => {
+  const summary = get(creditSummaryStateAtom);
+  return summary?.ok && summary.data ? `${summary.data.credits}/${summary.data.reservedCredits}` : null;
+});

@@ -18,7 +18,7 @@ import {
 } from '../../api/videoGeneration';
 import { refreshApprovalStatsAtom } from '../../atoms/approvals';
 import { backToProjectAtom, clipLocationAtom, openApprovalsAtom, openBillingAtom } from '../../atoms/clipGeneration';
-import { refreshCreditsAtom } from '../../atoms/credits';
+import { balanceKeyAtom, refreshCreditsAtom } from '../../atoms/credits';
 import { jobEventsAtom, realtimeResyncAtom } from '../../atoms/realtime';
 import { sessionAtom } from '../../atoms/session';
 import { clipPresetAtom } from '../../atoms/tryIt';
@@ -115,6 +115,19 @@ function ClipGenerator({ projectId, item }: { projectId: string; item: ContentIt
       live = false;
     };
   }, [loadCheck]);
+
+  // the start rule again whenever the balance moves (a purchase, a teammate's charge or release): Generate follows it
+  const balanceKey = useAtomValue(balanceKeyAtom);
+  const firstBalance = useRef(true);
+  useEffect(() => {
+    if (balanceKey === null) return;
+    // the first answer arrives with the page: the check above has just been read
+    if (firstBalance.current) {
+      firstBalance.current = false;
+      return;
+    }
+    loadCheck();
+  }, [balanceKey, loadCheck]);
 
   const running = job !== null && !FINAL.includes(job.status);
   const jobId = job?.id ?? null;

@@ -12,7 +12,7 @@ import { generateImageEdit, type ImageEditResponse } from '../../api/imageEdit';
 import type { ContentItem } from '../../api/projects';
 import { approvalStatsStateAtom, refreshApprovalStatsAtom, refreshApprovalsListAtom } from '../../atoms/approvals';
 import { openBillingAtom } from '../../atoms/clipGeneration';
-import { refreshCreditsAtom } from '../../atoms/credits';
+import { balanceKeyAtom, refreshCreditsAtom } from '../../atoms/credits';
 import { currentUserAtom } from '../../atoms/session';
 import { imageEditorLocationAtom, leaveImageEditorAtom } from '../../atoms/imageGeneration';
 import { Icon } from '../../components/Icon';
@@ -113,7 +113,9 @@ function ImageEditor({
     },
     [],
   );
-  // the start rule, read again whenever the approval count moves: pending items may hold the credit an image needs
+  // the start rule, read again whenever the approval count or the balance moves: pending items may hold the credit an
+  // image needs, and a purchase or a teammate's charge changes what is available
+  const balanceKey = useAtomValue(balanceKeyAtom);
   useEffect(() => {
     let live = true;
     fetchCanCreate('image').then(
@@ -123,7 +125,7 @@ function ImageEditor({
     return () => {
       live = false;
     };
-  }, [stats]);
+  }, [stats, balanceKey]);
 
   const openApprovals = onOpenApprovals;
 
