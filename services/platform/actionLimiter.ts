@@ -4,6 +4,7 @@
  * `take` spends one point of every rule the action has, atomically per rule; over any of them it gives back what it
  * took and throws ActionLimitedError saying when the fullest budget has room again.
  */
+import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { RateLimiterRes, type RateLimiterPostgres } from 'rate-limiter-flexible';
 import { ACTION_LIMITS, ActionLimitedError, type ActionLimit, type LimitedAction, type LimitSubject } from '../../domain/actionLimits';
@@ -51,8 +52,11 @@ export class ActionLimiter {
     const taken: Array<() => Promise<unknown>> = [];
     let refusedFor = 0;
     for (const subject of rules) {
-      const key = subjects[subject];
-      if (!key) continue;
+      const subjectId = subjects[subject];
+      if (!subjectId) continue;
+      // a digest, not the id or the address itself: the counters name nobody (an account's deletion leaves no row
+      // that mentions it, and the table holds no client addresses)
+      const key = createHash('sha256').update(subjectId).digest('base64url');
       const counter = await this.counter(action, subject);
       try {
         await counter.consume(key);
