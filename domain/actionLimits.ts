@@ -8,7 +8,7 @@
 import { DomainError } from './errors';
 import { waitText } from './plural';
 
-export type LimitedAction = 'invite' | 'invitationLookup' | 'invitationAccept' | 'webhookTest' | 'workspaceCreate';
+export type LimitedAction = 'invite' | 'invitationLookup' | 'invitationAccept' | 'webhookTest' | 'workspaceCreate' | 'creditRequest';
 
 /** Whose budget a rule counts: the signed-in person, the workspace acted in, or the client's address. */
 export type LimitSubject = 'person' | 'workspace' | 'address';
@@ -35,6 +35,7 @@ export const ACTION_LIMITS: Readonly<Record<LimitedAction, ActionLimit>> = {
   invitationAccept: { what: 'invitation accepts', rules: { person: { points: 20, durationSeconds: HOUR } } },
   webhookTest: { what: 'test events sent', rules: { workspace: { points: 10, durationSeconds: 10 * MINUTE } } },
   workspaceCreate: { what: 'workspaces created', rules: { person: { points: 10, durationSeconds: DAY } } },
+  creditRequest: { what: 'requests for credits', rules: { person: { points: 3, durationSeconds: HOUR } } },
 };
 
 export const ACTION_LIMITED_CODE = 'RATE_LIMITED';

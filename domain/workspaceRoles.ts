@@ -60,8 +60,25 @@ export function roleAllows(role: WorkspaceRole, action: WorkspaceAction): boolea
 /** Labels the UI shows. */
 export const ROLE_LABELS: Record<WorkspaceRole, string> = { owner: 'Owner', admin: 'Admin', member: 'Member', viewer: 'Viewer' };
 
+const listFormat = (type: 'conjunction' | 'disjunction') => new Intl.ListFormat('en', { style: 'long', type });
+/** 'Olivia', 'Olivia or Adam', 'Olivia, Adam, or Ben' */
+function orList(names: readonly string[]): string {
+  return listFormat('disjunction').format(names);
+}
+/** 'Olivia', 'Olivia and Adam', 'Olivia, Adam, and Ben' */
+function andList(names: readonly string[]): string {
+  return listFormat('conjunction').format(names);
+}
+
 export const WORKSPACE_MSG = {
   notFound: 'Workspace not found',
+  /** "Ask Olivia Owner or Adam Admin to buy credits for Harbour Team." */
+  askBuyers: (names: readonly string[], workspaceName: string) => `Ask ${orList(names)} to buy credits for ${workspaceName}.`,
+  /** what a member reads once the owners and admins were told */
+  buyersAsked: (names: readonly string[], emailed: boolean) => `We let ${andList(names)} know in the app${emailed ? ' and by e-mail' : ''}.`,
+  /** what an owner or admin sees when a member asks */
+  creditsAsked: (who: string, workspaceName: string) => `${who} asks for credits in ${workspaceName}.`,
+  canBuyYourself: 'You can buy credits for this workspace yourself, on the Billing page.',
   forbidden: (role: WorkspaceRole, _action: WorkspaceAction) =>
     `Your role in this workspace (${ROLE_LABELS[role]}) does not allow this. Ask an admin of the workspace.`,
   lastOwner: 'A workspace must keep at least one owner. Make another member owner first.',

@@ -7,6 +7,7 @@ import { contentServicesFor } from '../../services/content/contentServices';
 import { WorkspaceNotFoundError } from '../../services/workspaces/access';
 import { acceptInvitation, createInvitation, invitationLink, listInvitations, lookupInvitation, revokeInvitation } from '../../services/workspaces/invitations';
 import { sendInvitationMail } from '../../services/workspaces/invitationMail';
+import { requestCredits } from '../../services/workspaces/creditRequests';
 import { changeMemberRole, listMembers, removeMember, transferOwnership } from '../../services/workspaces/members';
 import { TEAM_CODES, TEAM_MSG } from '../../services/workspaces/messages';
 import { createWorkspace, deleteWorkspace, listWorkspaces, renameWorkspace } from '../../services/workspaces/workspaces';
@@ -176,6 +177,34 @@ export function workspacesRouter(deps: AppDeps): Router {
     const grant = await grantFor(ctx, deps, workspaceId, 'read');
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { success: true, members: await listMembers(deps.knex, grant.workspaceId) };
+  });
+
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/workspaces/:id/credit-requests',
+    tag: TAG,
+    summary: "Ask the workspace's owners and admins for credits (a member who cannot buy): told in their open apps and, with SMTP set up, by e-mail",
+    access: 'session',
+    workspace: 'read',
+    params: workspaceParams,
+    responses: {
+      200: z.object({ success: z.literal(true), askedOf: z.array(z.object({ name: z.string(), role: z.enum(WORKSPACE_ROLES) })), emailed: z.boolean(), message: z.string() }),
+      404: notFound,
+      409: { description: 'The caller can buy credits here themselves (CAN_BUY_YOURSELF)', schema: errorBody },
+      429: actionLimited,
+    },
+  });
+  router.post('/api/workspaces/:id/credit-requests', auth, async (ctx) => {
+    const workspaceId = workspaceIdOf(ctx);
+    const grant = await grantFor(ctx, deps, workspaceId, 'read');
+    const user = currentUser(ctx);
+    await limiter.take('creditRequest', { person: user.id });
+    const workspace = (await deps.knex('workspaces').where({ id: grant.workspaceId }).first('name')) as { name: string };
+    const answer = await requestCredits(
+      { knex: deps.knex, config: deps.config, logger: ctx.state.log ?? deps.logger },
+      { workspaceId: grant.workspaceId, workspaceName: workspace.name, requester: { id: user.id, name: user.name, email: user.email } },
+    );
+    ctx.body = { success: true, ...answer, message: WORKSPACE_MSG.buyersAsked(answer.askedOf.map((a) => a.name), answer.emailed) };
   });
 
   describeRoute(router, {

@@ -3,14 +3,11 @@
  * SMTP_FROM. Without SMTP_URL nothing is sent and the inviter copies the link from the Members page. A failed send
  * never fails the invitation: it is logged and the API answers `emailed: false`, so the link is copied instead.
  */
-import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from '../../config/logger';
 import { ROLE_LABELS, type InvitableRole } from '../../domain/workspaceRoles';
+import { sendMail, type MailConfig } from '../platform/mailer';
 
-export interface InvitationMailConfig {
-  smtpUrl: string;
-  smtpFrom: string;
-}
+export type InvitationMailConfig = MailConfig;
 
 export interface InvitationMail {
   to: string;
@@ -38,28 +35,9 @@ export function invitationMessage(mail: InvitationMail): { subject: string; text
   return { subject, text };
 }
 
-const transports = new Map<string, Transporter>();
-
-function transportFor(smtpUrl: string): Transporter {
-  let transport = transports.get(smtpUrl);
-  if (!transport) {
-    // bounded waits: an SMTP server that does not answer must not hold the invitation request for minutes
-    transport = nodemailer.createTransport({ url: smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 });
-    transports.set(smtpUrl, transport);
-  }
-  return transport;
-}
-
 /** Sends the invitation when SMTP_URL is set; true when the server accepted it, false when not sent (logged). */
 export async function sendInvitationMail(config: InvitationMailConfig, mail: InvitationMail, logger: Pick<Logger, 'warn' | 'info'>): Promise<boolean> {
-  if (!config.smtpUrl) return false;
-  const { subject, text } = invitationMessage(mail);
-  try {
-    const info = await transportFor(config.smtpUrl).sendMail({ from: config.smtpFrom, to: mail.to, subject, text });
-    logger.info({ messageId: info.messageId, workspace: mail.workspaceName }, 'invitation e-mail sent');
-    return true;
-  } catch (err) {
-    logger.warn({ err, workspace: mail.workspaceName }, 'could not send the invitation e-mail; the link can be copied from the Members page');
-    return false;
-  }
+  const sent = await sendMail(config, { to: mail.to, ...invitationMessage(mail) }, logger, 'invitation');
+  if (!sent && config.smtpUrl) logger.warn({ workspace: mail.workspaceName }, 'the invitation link can be copied from the Members page');
+  return sent;
 }

@@ -244,10 +244,14 @@ describe('Teams in the browser', () => {
       await spend.getByRole('row', { name: `Olive Owner ${CLIP_COST}` }).waitFor();
       await spend.getByRole('row', { name: 'Cleo Colleague 0' }).waitFor();
       await spend.getByRole('row', { name: 'Vic Viewer 0' }).waitFor();
-      // the colleague (a member) is not offered to buy, and is told whom to ask
+      // the colleague (a member) is not offered to buy, is told whom to ask by name, and asks in one click: the
+      // owner, looking at the app, is told at once
       await colleague.page.goto(`/?workspace=${workspaceId}&view=account&tab=billing`);
-      await colleague.page.getByText(`Ask an admin of ${teamName} to buy credits.`).waitFor();
+      await colleague.page.getByText(`Ask Olive Owner to buy credits for ${teamName}.`).waitFor();
       expect(await colleague.page.getByRole('button', { name: /^Buy credits/ }).count()).toBe(0);
+      await colleague.page.getByRole('button', { name: 'Ask them for credits' }).click();
+      await colleague.page.getByRole('status').filter({ hasText: 'We let Olive Owner know in the app.' }).waitFor();
+      await owner.page.getByText(`Cleo Colleague asks for credits in ${teamName}.`).waitFor();
 
       expect([...owner.errors, ...colleague.errors, ...viewer.errors]).toEqual([]);
     }, 420_000);

@@ -61,6 +61,12 @@ export async function fetchMembers(workspaceId: string): Promise<WorkspaceMember
   return body.members;
 }
 
+/** Asks the workspace's owners and admins for credits; answers the sentence that says whom it told. */
+export async function requestCredits(workspaceId: string): Promise<string> {
+  const body = await api.post(path(workspaceId, 'credit-requests'), { retry: 0 }).json<{ success: true; message: string }>();
+  return body.message;
+}
+
 export async function changeMemberRole(workspaceId: string, userId: string, role: WorkspaceRole): Promise<WorkspaceMember> {
   const body = await api.patch(path(workspaceId, 'members', userId), { json: { role } }).json<{ success: true; member: WorkspaceMember }>();
   return body.member;

@@ -18,6 +18,7 @@ import { checkoutReturnUrl } from './checkoutReturn';
 import { CreditTransactions } from './CreditTransactions';
 import { PurchaseHistory } from './PurchaseHistory';
 import { PurchaseReturnNotice } from './PurchaseReturnNotice';
+import { AskForCredits } from './AskForCredits';
 import { pluralWord } from '../../components/countText';
 import './billing.css';
 
@@ -231,7 +232,7 @@ export function BillingTab(): ReactElement {
           Credit packages
         </h2>
         {user && canBuy && <PackagePurchase user={user} />}
-        {workspace?.role && !canBuy && <p className="notice-info">Ask an admin of {workspaceName} to buy credits.</p>}
+        {workspace?.role && !canBuy && <AskForCredits workspaceId={workspace.id} workspaceName={workspaceName} />}
       </section>
       <Suspense fallback={<LoadingState label="Loading usage..." />}>
         <CreditUsageChart />

@@ -9,7 +9,9 @@ import { refreshCreditsAtom } from '../../atoms/credits';
 import { refreshProjectsAtom } from '../../atoms/project';
 import { realtimeConnectedAtom, realtimeResyncAtom, recordJobEventAtom } from '../../atoms/realtime';
 import { currentUserAtom, sessionEndedAtom } from '../../atoms/session';
-import { refreshWorkspacesAtom, workspaceChangedAtom } from '../../atoms/workspace';
+import { currentWorkspaceAtom, refreshWorkspacesAtom, workspaceAllowsAtom, workspaceChangedAtom } from '../../atoms/workspace';
+import { showToastAtom } from '../../atoms/toast';
+import { WORKSPACE_MSG } from '../../../../domain/workspaceRoles';
 import { webhookChangedAtom } from '../../atoms/webhooks';
 import { workspaceParamAtom } from '../../atoms/view';
 
@@ -55,10 +57,17 @@ export function RealtimeSync(): null {
   const workspaceChanged = useSetAtom(workspaceChangedAtom);
   const webhookChanged = useSetAtom(webhookChangedAtom);
   const userId = useAtomValue(currentUserAtom)?.id;
+  const allows = useAtomValue(workspaceAllowsAtom);
+  const workspaceName = useAtomValue(currentWorkspaceAtom)?.name;
+  const toast = useSetAtom(showToastAtom);
+  // a member asked for credits: the owners and admins looking at the app are told (services/workspaces/creditRequests.ts)
+  const creditAsked = (who: string) => {
+    if (allows('billing')) toast({ kind: 'info', message: WORKSPACE_MSG.creditsAsked(who, workspaceName ?? 'this workspace') });
+  };
   // the current workspace's events only; a switch ends this stream and opens the other workspace's
   const workspaceId = useAtomValue(workspaceParamAtom);
-  const actions = useRef({ requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, webhookChanged, userId });
-  actions.current = { requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, webhookChanged, userId };
+  const actions = useRef({ requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, webhookChanged, creditAsked, userId });
+  actions.current = { requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, webhookChanged, creditAsked, userId };
 
   useEffect(() => {
     const a = () => actions.current;
@@ -96,7 +105,8 @@ export function RealtimeSync(): null {
           if (event.job === 'export') a().refreshExport();
           break;
         case 'workspace':
-          a().workspaceChanged();
+          if (event.change === 'credit-request') a().creditAsked(event.requestedBy);
+          else a().workspaceChanged();
           break;
         case 'webhook':
           a().webhookChanged({ endpointId: event.endpointId, change: event.change });
