@@ -86,6 +86,8 @@ describe('LocalImageToVideoProvider', () => {
     await fs.rm(workDir, { recursive: true, force: true });
   });
 
+  // seven renders one after another: on a machine busy with other work that takes minutes, so the bound only guards
+  // against a hang (the render's speed is a benchmark's business, docs/benchmarks.md)
   it('renders all seven effects as playable 5 s, 30 fps H.264 MP4s at 1280x720, reporting progress', async () => {
     for (const effect of VIDEO_EFFECTS) {
       const { jobId } = await provider.submit({ image, effect, platform: 'YouTube', aspectRatio: '16:9', durationSeconds: 5 });
@@ -103,7 +105,7 @@ describe('LocalImageToVideoProvider', () => {
       expect(Math.max(...values)).toBeGreaterThanOrEqual(90);
       expect(progress.every((p) => p.state === 'running' && p.message.startsWith(`Rendering ${effect}`))).toBe(true);
     }
-  });
+  }, 600_000);
 
   it('gives each effect its own motion', () => {
     const effects = [...clips.keys()];
