@@ -176,8 +176,15 @@ export function eventsRouter(deps: Pick<AppDeps, 'knex' | 'logger' | 'config'> &
       finish();
     };
 
+    // a reader that leaves while the stream is being set up (a browser tab closed at once) ends it as well: the slot
+    // and the subscription taken meanwhile are given back, not held until the process ends
+    res.on('close', finish);
+    res.on('error', finish);
+    // or left before this handler ran (during the session and membership checks): no 'close' comes any more
+    if (req.socket.destroyed) finish();
+
     try {
-      unsubscribe = await deps.events.subscribe(
+      const subscribed = await deps.events.subscribe(
         user.id,
         {
           onEvent: (event) => (replaying ? hold(event) : send(event)),
@@ -186,6 +193,8 @@ export function eventsRouter(deps: Pick<AppDeps, 'knex' | 'logger' | 'config'> &
         },
         { maxStreamsPerUser: streamLimit, accountId: workspaceId },
       );
+      if (open) unsubscribe = subscribed;
+      else subscribed();
     } catch (err) {
       open = false;
       if (err instanceof EventStreamLimitReached) {
@@ -252,9 +261,6 @@ export function eventsRouter(deps: Pick<AppDeps, 'knex' | 'logger' | 'config'> &
       Connection: 'keep-alive',
       'X-Accel-Buffering': 'no',
     });
-    res.on('close', finish);
-    res.on('error', finish);
-
     write(`retry: ${RECONNECT_HINT_MS}\n\n`);
     if (after !== null) {
       try {

@@ -3,6 +3,7 @@
  * streams over every API process (the next is refused with 429), and a reader that stops reading is dropped once
  * EVENT_STREAM_MAX_QUEUED_BYTES wait for it, then replays what it missed from its Last-Event-ID.
  */
+import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { tooManyStreamsMessage } from '../../api/routes/events';
 import { EVENTS_CHANNEL } from '../../services/platform/events';
@@ -90,6 +91,37 @@ describe('event stream limits', () => {
     });
     expect(reopened).not.toBeNull();
     expect((await stream(one, user.token)).status).toBe(429);
+  });
+
+  it('gives back the slot of a reader that leaves while its stream is being set up (a tab closed at once)', async () => {
+    const user = await createTestUser(one.server.baseUrl);
+    const realSubscribe = one.hub.subscribe;
+    let entered!: () => void;
+    const inSubscribe = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    // the route is held inside its subscribe until the reader has gone, so the reader's close comes before the stream starts
+    const spy = jest.spyOn(one.hub, 'subscribe').mockImplementationOnce(async (...args) => {
+      entered();
+      await gate;
+      return realSubscribe(...args);
+    });
+    try {
+      const url = new URL('/api/events', one.server.baseUrl);
+      const req = http.get(url, { headers: { cookie: `rs_session=${user.token}`, accept: 'text/event-stream' } });
+      req.on('error', () => undefined);
+      await inSubscribe;
+      const gone = new Promise((resolve) => req.on('close', resolve));
+      req.destroy();
+      await gone;
+      // the server shares this process's event loop: its side of the socket closes within a few turns
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      release();
+      await waitFor(() => one.hub.clientCount() === 0);
+    } finally {
+      spy.mockRestore();
+    }
+    for (let i = 0; i < LIMIT; i += 1) await ready(one, user.token);
   });
 
   it('gives back the slots of a process whose LISTEN connection dies (a crashed API process)', async () => {

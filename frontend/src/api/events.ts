@@ -14,7 +14,8 @@ export function reconnectDelay(attempt: number): number {
 }
 
 export interface EventStreamHandlers {
-  onEvent: (event: DeliveredEvent) => void;
+  /** An event, with its stream id (the stream resumes after it). */
+  onEvent: (event: DeliveredEvent, id: string | null) => void;
   /** The stream is open; `reconnected` after an earlier one had failed. */
   onOpen: (reconnected: boolean) => void;
   /** The stream failed; a reconnect is scheduled. */
@@ -48,14 +49,21 @@ export function eventStreamUrl(workspaceId: string | null, lastEventId: string |
   return query ? `/api/events?${query}` : '/api/events';
 }
 
+/** A running subscription: `close` ends it; `retryNow` reconnects at once instead of after the backoff. */
+export interface EventSubscription {
+  close: () => void;
+  retryNow: () => void;
+}
+
 /**
  * The signed-in user's event stream (/api/events) in one workspace (null: the personal one). The app reconnects
  * itself, with backoff, instead of EventSource's fixed retry, and passes the last event id so the server replays
- * what was missed. Returns the unsubscribe; another workspace is another subscription.
+ * what was missed (`fromEventId`: the first connect already resumes after it). Another workspace is another
+ * subscription. One tab per browser holds it (api/sharedEvents.ts).
  */
-export function subscribeToEvents(workspaceId: string | null, handlers: EventStreamHandlers): () => void {
+export function subscribeToEvents(workspaceId: string | null, handlers: EventStreamHandlers, fromEventId: string | null = null): EventSubscription {
   let source: EventSource | null = null;
-  let lastEventId: string | null = null;
+  let lastEventId: string | null = fromEventId;
   let attempt = 0;
   let failedBefore = false;
   let retryTimer: number | undefined;
@@ -89,7 +97,7 @@ export function subscribeToEvents(workspaceId: string | null, handlers: EventStr
       current.addEventListener(kind, (message: MessageEvent<string>) => {
         if (message.lastEventId) lastEventId = message.lastEventId;
         try {
-          handlers.onEvent(JSON.parse(message.data) as DeliveredEvent);
+          handlers.onEvent(JSON.parse(message.data) as DeliveredEvent, message.lastEventId || null);
         } catch (error) {
           console.warn('unreadable realtime event', error);
         }
@@ -109,10 +117,18 @@ export function subscribeToEvents(workspaceId: string | null, handlers: EventStr
   };
 
   connect();
-  return () => {
-    stopped = true;
-    window.clearTimeout(retryTimer);
-    source?.close();
-    source = null;
+  return {
+    close: () => {
+      stopped = true;
+      window.clearTimeout(retryTimer);
+      source?.close();
+      source = null;
+    },
+    retryNow: () => {
+      // only while waiting to reconnect: an open or opening stream is left alone
+      if (stopped || source) return;
+      window.clearTimeout(retryTimer);
+      connect();
+    },
   };
 }

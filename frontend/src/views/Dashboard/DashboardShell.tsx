@@ -11,6 +11,7 @@ import { authTabFromSearch, hrefWithAuthTab } from '../../atoms/viewUrl';
 import { Icon } from '../../components/Icon';
 import { LoadingState } from '../../components/Spinner';
 import { ApprovalsSync } from './ApprovalsSync';
+import { LiveUpdatesNotice } from './LiveUpdatesNotice';
 import { RealtimeSync } from './RealtimeSync';
 import { Sidebar } from './Sidebar';
 import { TryItSetup } from './TryItSetup';
@@ -112,6 +113,7 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
       <div className="sidebar-backdrop" aria-hidden="true" onClick={() => setMenuOpen(false)} />
 
       <main className="main" id="main">
+        <LiveUpdatesNotice />
         <Suspense fallback={<LoadingState label="Loading..." />}>
           {refused && (
             <section className="view" aria-labelledby="refused-title">

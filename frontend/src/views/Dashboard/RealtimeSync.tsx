@@ -1,13 +1,14 @@
 import { useAtomValue, useSetAtom } from 'jotai';
 import { useEffect, useRef } from 'react';
 import { fetchCurrentUser } from '../../api/auth';
-import { subscribeToEvents, type DeliveredEvent } from '../../api/events';
+import type { DeliveredEvent } from '../../api/events';
+import { subscribeToSharedEvents } from '../../api/sharedEvents';
 import { announceContentRefresh } from '../../api/projects';
 import { refreshExportAtom } from '../../atoms/accountData';
 import { refreshApprovalsListAtom, requestApprovalStatsRefreshAtom } from '../../atoms/approvals';
 import { refreshCreditsAtom } from '../../atoms/credits';
 import { refreshProjectsAtom } from '../../atoms/project';
-import { realtimeConnectedAtom, realtimeResyncAtom, recordJobEventAtom } from '../../atoms/realtime';
+import { realtimeConnectedAtom, realtimePausedAtom, realtimeResyncAtom, realtimeRetryAtom, recordJobEventAtom } from '../../atoms/realtime';
 import { currentUserAtom, sessionEndedAtom } from '../../atoms/session';
 import { currentWorkspaceAtom, refreshWorkspacesAtom, workspaceAllowsAtom, workspaceChangedAtom } from '../../atoms/workspace';
 import { showToastAtom } from '../../atoms/toast';
@@ -50,6 +51,8 @@ export function RealtimeSync(): null {
   const refreshProjects = useSetAtom(refreshProjectsAtom);
   const refreshExport = useSetAtom(refreshExportAtom);
   const setConnected = useSetAtom(realtimeConnectedAtom);
+  const setPaused = useSetAtom(realtimePausedAtom);
+  const setRetry = useSetAtom(realtimeRetryAtom);
   const bumpResync = useSetAtom(realtimeResyncAtom);
   const recordJobEvent = useSetAtom(recordJobEventAtom);
   const sessionEnded = useSetAtom(sessionEndedAtom);
@@ -66,8 +69,8 @@ export function RealtimeSync(): null {
   };
   // the current workspace's events only; a switch ends this stream and opens the other workspace's
   const workspaceId = useAtomValue(workspaceParamAtom);
-  const actions = useRef({ requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, webhookChanged, creditAsked, userId });
-  actions.current = { requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, webhookChanged, creditAsked, userId };
+  const actions = useRef({ requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, setPaused, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, webhookChanged, creditAsked, userId });
+  actions.current = { requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, setPaused, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, webhookChanged, creditAsked, userId };
 
   useEffect(() => {
     const a = () => actions.current;
@@ -131,7 +134,8 @@ export function RealtimeSync(): null {
         .finally(() => (checkingSession = false));
     };
 
-    const unsubscribe = subscribeToEvents(workspaceId, {
+    // one stream per browser: the tabs of this account in this workspace share it (api/sharedEvents.ts)
+    const subscription = subscribeToSharedEvents(userId ?? 'unknown', workspaceId, {
       onEvent,
       onSessionEnded: () => void a().sessionEnded(),
       // removed from the workspace (or it was deleted): the list no longer has it, and the app leaves it
@@ -141,10 +145,12 @@ export function RealtimeSync(): null {
         window.clearInterval(fallback);
         fallback = undefined;
         a().setConnected(true);
+        a().setPaused(false);
         if (reconnected) resyncAll();
       },
       onDown: () => {
         a().setConnected(false);
+        a().setPaused(true);
         if (fallback !== undefined) return;
         fallback = window.setInterval(() => {
           if (document.visibilityState !== 'visible') return;
@@ -153,15 +159,18 @@ export function RealtimeSync(): null {
         }, FALLBACK_POLL_MS);
       },
     });
+    setRetry({ run: subscription.retryNow });
     return () => {
-      unsubscribe();
+      subscription.close();
+      setRetry(null);
       window.clearInterval(fallback);
       approvalsList.cancel();
       credits.cancel();
       projects.cancel();
       a().setConnected(false);
+      a().setPaused(false);
     };
-  }, [workspaceId]);
+  }, [workspaceId, userId, setRetry]);
 
   return null;
 }
