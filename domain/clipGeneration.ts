@@ -73,6 +73,8 @@ export function retryWaitMs(retry: { initialIntervalMs: number; backoffCoefficie
 }
 
 export const CLIP_MESSAGES = {
+  workspaceClipCap: (cap: number) =>
+    `This workspace runs at most ${cap} ${cap === 1 ? 'clip' : 'clips'} at a time. Please wait for one to finish, or ask an admin to raise the limit.`,
   queued: 'Queued',
   checking: 'Checking credit availability...',
   preparing: 'Preparing your image',
@@ -99,7 +101,11 @@ export const CLIP_ERROR_CODES = {
   jobNotFound: 'VIDEO_JOB_NOT_FOUND',
   jobFinished: 'VIDEO_JOB_FINISHED',
   jobNotRetryable: 'VIDEO_JOB_NOT_RETRYABLE',
+  workspaceClipCap: 'WORKSPACE_CLIP_CAP',
 } as const;
+
+/** The most a workspace's clips-in-flight cap may be set to (it is off when unset). */
+export const MAX_CLIPS_IN_FLIGHT_CAP = 100;
 
 /**
  * Progress 0-100 through the job: the admission and source steps take the first few percent, the provider's

@@ -14,7 +14,7 @@ export type RealtimeEvent =
   | { kind: 'credits' }
   | { kind: 'content'; change: 'added' | 'updated' | 'removed'; contentKind: ContentKind; projectId?: string; itemId?: string }
   /** the workspace's members, roles, invitations or name changed (the Members page and the switcher re-read) */
-  | { kind: 'workspace'; change: 'members' | 'invitations' | 'renamed'; workspaceId: string }
+  | { kind: 'workspace'; change: 'members' | 'invitations' | 'renamed' | 'settings'; workspaceId: string }
   /** a member who cannot buy asks the workspace's owners and admins for credits (their open apps say so) */
   | { kind: 'workspace'; change: 'credit-request'; workspaceId: string; requestedBy: string }
   /** an endpoint's delivery log changed (an attempt was recorded), or the endpoint was disabled for failing (410, 3 days) */

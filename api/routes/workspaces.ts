@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { INVITABLE_ROLES, WORKSPACE_MSG, WORKSPACE_ROLES } from '../../domain/workspaceRoles';
+import { MAX_CLIPS_IN_FLIGHT_CAP } from '../../domain/clipGeneration';
 import { getTemporalClient } from '../../services/platform/temporalClient';
 import { contentServicesFor } from '../../services/content/contentServices';
 import { WorkspaceNotFoundError } from '../../services/workspaces/access';
@@ -10,7 +11,7 @@ import { sendInvitationMail } from '../../services/workspaces/invitationMail';
 import { requestCredits } from '../../services/workspaces/creditRequests';
 import { changeMemberRole, listMembers, removeMember, transferOwnership } from '../../services/workspaces/members';
 import { TEAM_CODES, TEAM_MSG } from '../../services/workspaces/messages';
-import { createWorkspace, deleteWorkspace, listWorkspaces, renameWorkspace } from '../../services/workspaces/workspaces';
+import { createWorkspace, deleteWorkspace, listWorkspaces, renameWorkspace, setClipCap } from '../../services/workspaces/workspaces';
 import type { AppDeps } from '../deps';
 import { actionLimited, describeRoute, errorBody, okBody } from '../openapi/describe';
 import { ActionLimiter } from '../../services/platform/actionLimiter';
@@ -25,6 +26,15 @@ const workspaceName = singleLine(z.string({ error: WORKSPACE_MSG.nameRequired })
   .min(1, { error: WORKSPACE_MSG.nameRequired })
   .max(100, { error: WORKSPACE_MSG.nameTooLong });
 const nameBody = z.object({ name: workspaceName });
+const CLIP_CAP_MSG = `maxClipsInFlight must be a whole number from 1 to ${MAX_CLIPS_IN_FLIGHT_CAP}, or null for no cap`;
+const clipCapBody = z.object({
+  maxClipsInFlight: z
+    .number({ error: CLIP_CAP_MSG })
+    .int({ error: CLIP_CAP_MSG })
+    .min(1, { error: CLIP_CAP_MSG })
+    .max(MAX_CLIPS_IN_FLIGHT_CAP, { error: CLIP_CAP_MSG })
+    .nullable(),
+});
 const roleBody = z.object({ role: z.enum(WORKSPACE_ROLES, { error: TEAM_MSG.memberRoleInvalid }) });
 const transferBody = z.object({ userId: requiredString('userId') });
 const inviteBody = z.object({
@@ -42,7 +52,14 @@ const tokenParams = z.object({ token: z.string() });
 
 const roleSchema = z.enum(WORKSPACE_ROLES);
 const workspaceView = z
-  .object({ id: z.string(), name: z.string(), personal: z.boolean(), role: roleSchema, memberCount: z.number().int() })
+  .object({
+    id: z.string(),
+    name: z.string(),
+    personal: z.boolean(),
+    role: roleSchema,
+    memberCount: z.number().int(),
+    maxClipsInFlight: z.number().int().nullable().meta({ description: 'The most clips its members may have pending or processing together; null: no cap beyond the credits' }),
+  })
   .meta({ id: 'Workspace' });
 const memberView = z
   .object({ userId: z.string(), email: z.string(), name: z.string(), role: roleSchema, joinedAt: z.string() })
@@ -142,6 +159,26 @@ export function workspacesRouter(deps: AppDeps): Router {
     const { name } = parseBody(ctx, nameBody);
     const grant = await grantFor(ctx, deps, workspaceId, 'own');
     ctx.body = { success: true, workspace: await renameWorkspace(deps.knex, { workspaceId: grant.workspaceId, userId: grant.userId, name }) };
+  });
+
+  describeRoute(router, {
+    method: 'put',
+    path: '/api/workspaces/:id/clip-cap',
+    tag: TAG,
+    summary: "Set or clear the workspace's cap on clips in flight (owners and admins)",
+    description:
+      'One clip at a time is per member (the specs); with a cap, a start that would make more than `maxClipsInFlight` clips pending or processing in the workspace is refused with 409 WORKSPACE_CLIP_CAP. Running clips are never stopped by a lower cap.',
+    access: 'session',
+    workspace: 'billing',
+    params: workspaceParams,
+    body: clipCapBody,
+    responses: { 200: workspaceAnswer, 404: notFound },
+  });
+  router.put('/api/workspaces/:id/clip-cap', auth, async (ctx) => {
+    const workspaceId = workspaceIdOf(ctx);
+    const { maxClipsInFlight } = parseBody(ctx, clipCapBody);
+    const grant = await grantFor(ctx, deps, workspaceId, 'billing');
+    ctx.body = { success: true, workspace: await setClipCap(deps.knex, { workspaceId: grant.workspaceId, userId: grant.userId, maxClipsInFlight }) };
   });
 
   describeRoute(router, {

@@ -31,9 +31,20 @@ export async function activeClipJobId(db: Db, workspaceId: string, actorId: stri
   return row?.id ?? null;
 }
 
+/** The workspace's cap on its clips in flight when it has one and every place is taken, else null. */
+export async function workspaceClipCapReached(db: Db, workspaceId: string, exceptJobId?: string): Promise<number | null> {
+  const row = (await db('workspaces').where({ id: workspaceId }).first('max_clips_in_flight')) as { max_clips_in_flight: number | null } | undefined;
+  const cap = row?.max_clips_in_flight ?? null;
+  if (cap === null) return null;
+  const query = db('video_generation_jobs').where({ workspace_id: workspaceId }).whereIn('status', CLIP_JOB_ACTIVE_STATUSES).count<{ n: string }[]>({ n: '*' });
+  if (exceptJobId) query.whereNot({ id: exceptJobId });
+  const [{ n }] = await query;
+  return Number(n) >= cap ? cap : null;
+}
+
 /**
  * The refusals in the order the user can act on them: the cooldown, a clip of the actor's already running (one at a time),
- * then the credit rules of canCreate (available < 4, told apart by whether pending items hold the missing
+ * then the workspace's cap on its clips in flight when it set one, then the credit rules of canCreate (available < 4, told apart by whether pending items hold the missing
  * credits, then the pending-approval limit). A pass carries the warning when the last 4 decisions were rejections.
  */
 export async function checkClipAdmission(db: Db, workspaceId: string, actorId: string, exceptJobId?: string, now: Date = new Date()): Promise<ClipAdmissionCheck> {
@@ -43,6 +54,10 @@ export async function checkClipAdmission(db: Db, workspaceId: string, actorId: s
   }
   if (await activeClipJobId(db, workspaceId, actorId, exceptJobId)) {
     return { ok: false, status: 409, code: ERROR_CODES.singleClipRestriction, error: MSG.waitForCurrentGeneration };
+  }
+  const cap = await workspaceClipCapReached(db, workspaceId, exceptJobId);
+  if (cap !== null) {
+    return { ok: false, status: 409, code: CLIP_ERROR_CODES.workspaceClipCap, error: CLIP_MESSAGES.workspaceClipCap(cap) };
   }
   switch (credit.reason) {
     case 'insufficient_credits':

@@ -31,6 +31,8 @@ export interface WorkspaceSummary {
   /** the caller's role in it */
   role: WorkspaceRole;
   memberCount: number;
+  /** the most clips its members may have pending or processing together; null: no cap beyond the credits */
+  maxClipsInFlight: number | null;
 }
 
 interface SummaryRow {
@@ -39,6 +41,7 @@ interface SummaryRow {
   personal_user_id: string | null;
   role: WorkspaceRole;
   member_count: number;
+  max_clips_in_flight: number | null;
   owner_name: string | null;
   owner_email: string | null;
   created_at: Date | string;
@@ -65,6 +68,7 @@ function toSummary(row: SummaryRow, viewerId: string): WorkspaceSummary {
     personal: row.personal_user_id === viewerId,
     role: row.role,
     memberCount: Number(row.member_count),
+    maxClipsInFlight: row.max_clips_in_flight === null ? null : Number(row.max_clips_in_flight),
   };
 }
 
@@ -81,7 +85,7 @@ function summaryQuery(db: Db, userId: string) {
     db('workspace_members as m')
       .join('workspaces as w', 'w.id', 'm.workspace_id')
       .where('m.user_id', userId)
-      .select('w.id', 'w.name', 'w.personal_user_id', 'w.created_at', 'm.role', db.raw('(select count(*) from workspace_members c where c.workspace_id = w.id)::int as member_count')),
+      .select('w.id', 'w.name', 'w.personal_user_id', 'w.created_at', 'w.max_clips_in_flight', 'm.role', db.raw('(select count(*) from workspace_members c where c.workspace_id = w.id)::int as member_count')),
   );
 }
 
@@ -145,6 +149,20 @@ export async function renameWorkspace(knex: Knex, input: { workspaceId: string; 
     await trx('workspaces').where({ id: row.id }).update({ name: input.name, updated_at: trx.fn.now() });
     if (row.personal_user_id === null) await trx('profiles').where({ id: row.id }).update({ name: input.name, updated_at: trx.fn.now() });
     await publishEvent(trx, row.id, { kind: 'workspace', change: 'renamed', workspaceId: row.id });
+    return workspaceSummary(trx, row.id, input.userId);
+  });
+}
+
+/**
+ * Sets or clears (null) the workspace's cap on clips in flight (owners and admins, who manage its spending). A
+ * lower cap than the clips already running stops none of them; it refuses new starts until they are under it.
+ */
+export async function setClipCap(knex: Knex, input: { workspaceId: string; userId: string; maxClipsInFlight: number | null }): Promise<WorkspaceSummary> {
+  return knex.transaction(async (trx) => {
+    const row = await lockWorkspace(trx, input.workspaceId);
+    await authorize(trx, { userId: input.userId, workspaceId: input.workspaceId, action: 'billing' });
+    await trx('workspaces').where({ id: row.id }).update({ max_clips_in_flight: input.maxClipsInFlight, updated_at: trx.fn.now() });
+    await publishEvent(trx, row.id, { kind: 'workspace', change: 'settings', workspaceId: row.id });
     return workspaceSummary(trx, row.id, input.userId);
   });
 }

@@ -7,7 +7,8 @@
  *   pending item, the reservation's actorId), and their runs carry RsWorkspaceId (RsUserId: the member);
  * - the Activity list of the workspace shows every member the job with who started it, and the member's personal
  *   workspace does not list it;
- * - one clip at a time holds per workspace: while member A's clip runs, member B is told the single-clip text;
+ * - one clip at a time holds per member (member A's second is told the single-clip text, member B's runs beside
+ *   it), and a workspace's cap on its clips in flight, when set, refuses B while A's runs;
  * - a viewer's starts, retries and cancels are 403 and a non-member's 404, and neither changes anything (no row, no
  *   reservation, no run);
  * - Enhance Renders: drafts are the workspace's; a viewer who entered the access code may read them, not change them.
@@ -314,6 +315,30 @@ describe('generation in a team workspace', () => {
     expect(await runsStartedBy(people.viewer.id)).toEqual([]);
     expect(await runsStartedBy(people.outsider.id)).toEqual([]);
     expect(await runsStartedBy(people.memberB.id)).toEqual([]);
+
+    // a workspace may cap its clips in flight (owners and admins set it): at 1, A's running clip refuses B's start
+    const capTo = (who: TestUser, maxClipsInFlight: unknown) =>
+      request(h.baseUrl, `/api/workspaces/${workspaceId}/clip-cap`, { method: 'PUT', token: who.token, json: { maxClipsInFlight } });
+    expect((await capTo(people.memberA, 1)).status).toBe(403);
+    for (const wrong of [0, 101, 1.5, '2', undefined]) {
+      const refused = await capTo(people.owner, wrong);
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({ success: false });
+    }
+    const capped = await capTo(people.owner, 1);
+    expect(capped.status).toBe(200);
+    expect(capped.body.workspace).toMatchObject({ id: workspaceId, maxClipsInFlight: 1 });
+    const atCap = await startClip(people.memberB);
+    expect(atCap.status).toBe(409);
+    expect(atCap.body).toEqual({
+      success: false,
+      error: 'This workspace runs at most 1 clip at a time. Please wait for one to finish, or ask an admin to raise the limit.',
+      code: 'WORKSPACE_CLIP_CAP',
+    });
+    expect(await snapshot()).toEqual(unchanged);
+    // at 2 there is room again; cleared (null), the credits are the only bound
+    expect((await capTo(people.owner, 2)).body.workspace).toMatchObject({ maxClipsInFlight: 2 });
+    expect((await capTo(people.owner, null)).body.workspace).toMatchObject({ maxClipsInFlight: null });
 
     // member B starts one of their own while A's runs: it records them, and both hold the workspace's credits
     const own = await startClip(people.memberB);

@@ -8,6 +8,8 @@ export interface Workspace {
   personal: boolean;
   role: WorkspaceRole;
   memberCount: number;
+  /** the most clips its members may have pending or processing together; null: no cap */
+  maxClipsInFlight: number | null;
 }
 
 export interface WorkspaceMember {
@@ -49,6 +51,12 @@ export async function createWorkspace(name: string): Promise<Workspace> {
 
 export async function renameWorkspace(workspaceId: string, name: string): Promise<Workspace> {
   const body = await api.patch(path(workspaceId), { json: { name } }).json<{ success: true; workspace: Workspace }>();
+  return body.workspace;
+}
+
+/** Sets (1 to 100) or clears (null) the workspace's cap on clips in flight: owners and admins. */
+export async function setClipCap(workspaceId: string, maxClipsInFlight: number | null): Promise<Workspace> {
+  const body = await api.put(path(workspaceId, 'clip-cap'), { json: { maxClipsInFlight } }).json<{ success: true; workspace: Workspace }>();
   return body.workspace;
 }
 

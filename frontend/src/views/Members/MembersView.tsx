@@ -23,6 +23,7 @@ import { ConfirmDeleteDialog } from '../../components/ConfirmDeleteDialog';
 import { LoadingState } from '../../components/Spinner';
 import { TextField } from '../../components/TextField';
 import { SOMETHING_WENT_WRONG, useLoad } from '../../components/useLoad';
+import { ClipCapPanel } from './ClipCapPanel';
 import './members.css';
 
 const DATE_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
@@ -207,6 +208,8 @@ function Members({ user, workspace }: { user: User; workspace: CurrentWorkspace 
         {isOwner && members.status === 'done' && others.length > 0 && (
           <TransferPanel members={others} onTransfer={(member) => setConfirm({ kind: 'transfer', member })} />
         )}
+
+        {roleAllows(workspace.role, 'billing') && !workspace.personal && <ClipCapPanel workspaceId={workspace.id} />}
 
         {isOwner && !workspace.personal && <WorkspaceSettings workspace={workspace} onDelete={() => setConfirm({ kind: 'delete' })} />}
       </div>
