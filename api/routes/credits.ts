@@ -101,9 +101,11 @@ const memberSpend = answers<MemberSpend>()(
     userId: z.string().nullable().meta({ description: "null for the line gathering deleted accounts' spending" }),
     name: z.string(),
     email: z.string().nullable(),
-    spent: count.meta({ description: 'Credits charged on the approvals this user made in the workspace' }),
+    generated: count.meta({ description: 'Credits charged in the workspace for the items this user generated (started)' }),
+    approved: count.meta({ description: 'Credits charged on the approvals this user made in the workspace' }),
+    spent: count.meta({ description: 'The same as approved (kept for older clients)' }),
     deleted: z.boolean().meta({ description: "true for the one 'deleted account' line" }),
-    member: z.boolean().meta({ description: 'Whether the user is a member of the workspace now (former members who spent are listed too)' }),
+    member: z.boolean().meta({ description: 'Whether the user is a member of the workspace now (former members who generated or approved are listed too)' }),
   }),
 );
 const data = <S extends z.ZodType>(schema: S) => z.object({ success: z.literal(true), data: schema });
@@ -215,7 +217,7 @@ export function creditsRouter(deps: Pick<AppDeps, 'knex' | 'creditSummaries' | '
     method: 'get',
     path: '/api/credits/spend-by-member',
     tag: 'Credits',
-    summary: "Credits spent per member of the workspace (approvals' charges by the approving user), deleted accounts as one line",
+    summary: 'Credits charged per member of the workspace, by who generated and by who approved each item; former members kept, deleted accounts as one line',
     access: 'session',
     workspace: 'billing',
     query: selfQuery,

@@ -1,7 +1,8 @@
 /**
  * One credit balance per workspace (issue 27, acceptance 4): the queue, approve and reject act in the request's
  * workspace by role, the ledger records the acting member, 'rejection requires a purchase' reads the workspace's
- * purchases, and spend per member adds up the approvals by who made them (former members and deleted accounts too).
+ * purchases, and spend per member adds up the charges by who generated and by who approved each item (former members
+ * and deleted accounts too).
  * Real API, Temporal dev server, workers and PostgreSQL.
  */
 import { ERROR_CODES } from '../../domain/messages';
@@ -46,12 +47,33 @@ function decide(user: TestUser, decision: 'approve' | 'reject', approvalId: stri
   return request(h.baseUrl, `/api/approvals/${decision}`, { token: user.token, json: { approvalId }, headers: workspaceId ? inTeam(workspaceId) : {} });
 }
 
+interface SpendLine {
+  userId: string | null;
+  name: string;
+  email: string | null;
+  generated: number;
+  approved: number;
+  spent: number;
+  deleted: boolean;
+  member: boolean;
+}
+
 async function spend(user: TestUser, teamId: string) {
-  return request<{ success: boolean; members: Array<{ userId: string | null; name: string; email: string | null; spent: number; deleted: boolean; member: boolean }> }>(
-    h.baseUrl,
-    '/api/credits/spend-by-member',
-    { token: user.token, headers: inTeam(teamId) },
-  );
+  return request<{ success: boolean; members: SpendLine[] }>(h.baseUrl, '/api/credits/spend-by-member', { token: user.token, headers: inTeam(teamId) });
+}
+
+/** A spend line of a person with an account: `approved` is also the older `spent`. */
+function line(user: TestUser, name: string, generated: number, approved: number, member = true): SpendLine {
+  return { userId: user.id, name, email: user.email, generated, approved, spent: approved, deleted: false, member };
+}
+
+/** Each column adds up to what the workspace was charged. */
+async function expectColumnsAddUp(teamId: string, members: SpendLine[]): Promise<void> {
+  const consumed = await h.knex('credit_transactions').where({ workspace_id: teamId, transaction_type: 'consume' }).sum({ s: 'amount' }).first();
+  const charged = -Number(consumed?.s);
+  expect(charged).toBeGreaterThan(0);
+  expect(members.reduce((sum, m) => sum + m.generated, 0)).toBe(charged);
+  expect(members.reduce((sum, m) => sum + m.approved, 0)).toBe(charged);
 }
 
 describe('approvals in a team workspace', () => {
@@ -150,9 +172,10 @@ describe('approvals in a team workspace', () => {
 });
 
 describe('GET /api/credits/spend-by-member', () => {
-  it('sums the approvals per approving user, lists every member, former members, and deleted accounts as one line', async () => {
+  it('sums the charges per generating and per approving user, lists every member, former members, and deleted accounts as one line', async () => {
     const c = await crew(30);
-    // member approves 3, member2 approves 2, the owner 1 (each item started by the other member: spend is by approver)
+    // member approves 3, member2 approves 2, the owner 1; each item started by the other member (member2 starts the
+    // member's 3, the member starts the other 3)
     const approvers = [c.member, c.member, c.member, c.member2, c.member2, c.owner];
     for (const approver of approvers) {
       const item = await seedTeamImage(h, c.team.id, c.projectId, approver === c.member ? c.member2 : c.member);
@@ -162,28 +185,72 @@ describe('GET /api/credits/spend-by-member', () => {
     const res = await spend(c.admin, c.team.id);
     expect(res.status).toBe(200);
     expect(res.body.members).toEqual([
-      { userId: c.member.id, name: 'Mia Member', email: c.member.email, spent: 3, deleted: false, member: true },
-      { userId: c.member2.id, name: 'Max Member', email: c.member2.email, spent: 2, deleted: false, member: true },
-      { userId: c.owner.id, name: 'Olive Owner', email: c.owner.email, spent: 1, deleted: false, member: true },
-      { userId: c.admin.id, name: 'Adam Admin', email: c.admin.email, spent: 0, deleted: false, member: true },
-      { userId: c.viewer.id, name: 'Vic Viewer', email: c.viewer.email, spent: 0, deleted: false, member: true },
+      line(c.member, 'Mia Member', 3, 3),
+      line(c.member2, 'Max Member', 3, 2),
+      line(c.owner, 'Olive Owner', 0, 1),
+      line(c.admin, 'Adam Admin', 0, 0),
+      line(c.viewer, 'Vic Viewer', 0, 0),
     ]);
+    await expectColumnsAddUp(c.team.id, res.body.members);
 
-    // member2 leaves the workspace: still listed with what they spent; member's account is deleted: 'deleted account'
+    // member2 leaves the workspace: still listed with what they generated and approved; member's account is
+    // deleted: 'deleted account', both columns
     await h.knex('workspace_members').where({ workspace_id: c.team.id, user_id: c.member2.id }).delete();
     await h.knex('users').where({ id: c.member.id }).delete();
     const after = await spend(c.owner, c.team.id);
     expect(after.status).toBe(200);
     expect(after.body.members).toEqual([
-      { userId: null, name: 'deleted account', email: null, spent: 3, deleted: true, member: false },
-      { userId: c.member2.id, name: 'Max Member', email: c.member2.email, spent: 2, deleted: false, member: false },
-      { userId: c.owner.id, name: 'Olive Owner', email: c.owner.email, spent: 1, deleted: false, member: true },
-      { userId: c.admin.id, name: 'Adam Admin', email: c.admin.email, spent: 0, deleted: false, member: true },
-      { userId: c.viewer.id, name: 'Vic Viewer', email: c.viewer.email, spent: 0, deleted: false, member: true },
+      { userId: null, name: 'deleted account', email: null, generated: 3, approved: 3, spent: 3, deleted: true, member: false },
+      line(c.member2, 'Max Member', 3, 2, false),
+      line(c.owner, 'Olive Owner', 0, 1),
+      line(c.admin, 'Adam Admin', 0, 0),
+      line(c.viewer, 'Vic Viewer', 0, 0),
     ]);
-    const total = after.body.members.reduce((sum, m) => sum + m.spent, 0);
-    const consumed = await h.knex('credit_transactions').where({ workspace_id: c.team.id, transaction_type: 'consume' }).sum({ s: 'amount' }).first();
-    expect(total).toBe(-Number(consumed?.s));
+    await expectColumnsAddUp(c.team.id, after.body.members);
+  });
+
+  it("credits the member who generated and the one who approved, and keeps a removed member's row as a former member", async () => {
+    const c = await crew(30);
+    // member2 generates two images, the member approves them; the member generates one, the admin approves it
+    for (const [starter, approver] of [[c.member2, c.member], [c.member2, c.member], [c.member, c.admin]] as const) {
+      const item = await seedTeamImage(h, c.team.id, c.projectId, starter);
+      expect((await decide(approver, 'approve', item.approvalId, c.team.id)).status).toBe(200);
+    }
+    const before = await spend(c.owner, c.team.id);
+    expect(before.body.members).toEqual([
+      line(c.member2, 'Max Member', 2, 0),
+      line(c.member, 'Mia Member', 1, 2),
+      line(c.admin, 'Adam Admin', 0, 1),
+      line(c.owner, 'Olive Owner', 0, 0),
+      line(c.viewer, 'Vic Viewer', 0, 0),
+    ]);
+
+    // the owner removes member2, who generated but approved nothing: their row stays, as a former member
+    const removed = await request(h.baseUrl, `/api/workspaces/${c.team.id}/members/${c.member2.id}`, { method: 'DELETE', token: c.owner.token });
+    expect(removed.status).toBe(200);
+    const after = await spend(c.owner, c.team.id);
+    expect(after.status).toBe(200);
+    const expected = [
+      line(c.member2, 'Max Member', 2, 0, false),
+      line(c.member, 'Mia Member', 1, 2),
+      line(c.admin, 'Adam Admin', 0, 1),
+      line(c.owner, 'Olive Owner', 0, 0),
+      line(c.viewer, 'Vic Viewer', 0, 0),
+    ];
+    expect(after.body.members).toEqual(expected);
+    await expectColumnsAddUp(c.team.id, after.body.members);
+
+    // the approved items' queue rows gone (their project deleted): who generated is read from the reservations
+    await h.knex('pending_approvals').where({ workspace_id: c.team.id }).delete();
+    expect((await spend(c.owner, c.team.id)).body.members).toEqual(expected);
+    // charges from before starters were recorded at all: the approver was the starter then
+    await h.knex('credit_reservations').where({ workspace_id: c.team.id }).update({ metadata: h.knex.raw("metadata - 'actorId'") });
+    expect((await spend(c.owner, c.team.id)).body.members).toEqual([
+      line(c.member, 'Mia Member', 2, 2),
+      line(c.admin, 'Adam Admin', 1, 1),
+      line(c.owner, 'Olive Owner', 0, 0),
+      line(c.viewer, 'Vic Viewer', 0, 0),
+    ]);
   });
 
   it('is for owners and admins: a member or viewer gets 403, a non-member 404', async () => {
@@ -199,6 +266,6 @@ describe('GET /api/credits/spend-by-member', () => {
     // alone in the personal workspace, the owner sees their own spend
     const own = await request(h.baseUrl, '/api/credits/spend-by-member', { token: c.outsider.token });
     expect(own.status).toBe(200);
-    expect(own.body.members).toEqual([{ userId: c.outsider.id, name: 'Oscar Outsider', email: c.outsider.email, spent: 0, deleted: false, member: true }]);
+    expect(own.body.members).toEqual([line(c.outsider, 'Oscar Outsider', 0, 0)]);
   });
 });

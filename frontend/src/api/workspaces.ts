@@ -25,15 +25,20 @@ import type { InvitationLookup as InvitationPreview, InvitationView as Workspace
 export type { InvitationStatus } from '../../../domain/workspaces';
 export type { InvitationPreview, WorkspaceInvitation };
 
-/** Credits charged on approvals, by the member who approved (GET /api/credits/spend-by-member). */
+/** Credits charged on approvals, by who generated and by who approved each item (GET /api/credits/spend-by-member). */
 export interface MemberSpend {
   /** null for the one 'deleted account' line */
   userId: string | null;
   name: string;
   email: string | null;
+  /** charged for items this person generated */
+  generated: number;
+  /** charged on approvals this person made */
+  approved: number;
+  /** the same as `approved` */
   spent: number;
   deleted: boolean;
-  /** whether the user is a member now (someone who left still shows what they spent) */
+  /** whether the user is a member now (someone who left still shows what they generated and approved) */
   member: boolean;
 }
 

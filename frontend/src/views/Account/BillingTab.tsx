@@ -156,9 +156,26 @@ function PackagePurchase({ user }: { user: User }): ReactElement {
 
 type SpendState = { status: 'loading' } | { status: 'done'; members: MemberSpend[] } | { status: 'error'; message: string };
 
+/** "Ada Lovelace" for a member, "Ada Lovelace (former member)" for someone who left, one line for deleted accounts. */
+function SpenderName({ member }: { member: MemberSpend }): ReactElement {
+  if (member.deleted) {
+    return (
+      <>
+        Former member<span className="muted"> (deleted account)</span>
+      </>
+    );
+  }
+  return (
+    <>
+      {member.name.trim() || member.email}
+      {!member.member && <span className="muted"> (former member)</span>}
+    </>
+  );
+}
+
 /**
- * Admins and owners of a shared workspace: credits charged per member who approved them (a deleted account's rows
- * stay, so named).
+ * Admins and owners of a shared workspace: the credits charged on approvals, per person, twice: for the items they
+ * generated and for the items they approved. People who left (or whose account is gone) keep their row.
  */
 function SpendByMember(): ReactElement {
   const credits = useAtomValue(creditSummaryStateAtom);
@@ -187,25 +204,36 @@ function SpendByMember(): ReactElement {
       )}
       {state.status === 'done' && state.members.length === 0 && <p className="muted">No credits spent yet.</p>}
       {state.status === 'done' && state.members.length > 0 && (
-        <table className="spend-table">
-          <thead>
-            <tr>
-              <th scope="col">Member</th>
-              <th scope="col">Credits spent</th>
-            </tr>
-          </thead>
-          <tbody>
-            {state.members.map((member, index) => (
-              <tr key={member.userId ?? `deleted-${index}`}>
-                <td>
-                  {member.deleted ? 'deleted account' : member.name.trim() || member.email}
-                  {!member.deleted && !member.member && <span className="muted"> (former member)</span>}
-                </td>
-                <td>{member.spent}</td>
+        <>
+          <p className="muted" id="spend-explainer">
+            Credits are charged when an item is approved. Generated: credits for the items each person generated.
+            Approved: credits for the items each person approved.
+          </p>
+          <table className="spend-table" aria-describedby="spend-explainer">
+            <thead>
+              <tr>
+                <th scope="col">Member</th>
+                <th scope="col" className="spend-credits">
+                  Generated
+                </th>
+                <th scope="col" className="spend-credits">
+                  Approved
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {state.members.map((member, index) => (
+                <tr key={member.userId ?? `deleted-${index}`}>
+                  <th scope="row" className="spend-member">
+                    <SpenderName member={member} />
+                  </th>
+                  <td className="spend-credits">{member.generated}</td>
+                  <td className="spend-credits">{member.approved}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
       )}
     </section>
   );
