@@ -213,7 +213,8 @@ export function createAccountDeletionActivities(deps: Pick<ActivityDeps, 'knex' 
      * ledger, reservations, purchases, drafts and exports. A personal workspace whose ownership was transferred is
      * handed over first (personal_user_id cleared), so the cascade leaves it and its content; the user's exports in
      * it go. Ledger rows the user wrote in workspaces that stay keep their amounts, without the name of who wrote
-     * them ('deleted account'); jobs and items they started there lose their `created_by` (set null).
+     * them ('deleted account'); jobs and items they started there lose their `created_by` (set null), and their
+     * reservations there the `actorId` and `releasedBy` in their metadata (kept as null).
      */
     async deleteUserRows({ userId }: { userId: string }): Promise<{ deleted: boolean; keptPersonalWorkspace: boolean }> {
       return knex.transaction(async (trx) => {
@@ -258,6 +259,14 @@ export function createAccountDeletionActivities(deps: Pick<ActivityDeps, 'knex' 
             if (going.length) q.whereNotIn('workspace_id', going);
           })
           .update({ created_by: null, created_by_email: 'deleted account' });
+        // reservations of workspaces that stay keep who started their job in their metadata (the consume's fallback
+        // for the ledger row, spend per member's "generated"): the id goes, as the ledger's and the jobs' do, and
+        // the key stays with null, so the charge still counts for a deleted account rather than its approver
+        for (const key of ['actorId', 'releasedBy']) {
+          await trx('credit_reservations')
+            .whereRaw('metadata->>? = ?', [key, userId])
+            .update({ metadata: trx.raw(`jsonb_set(metadata, array[?], 'null'::jsonb)`, [key]) });
+        }
         // the invitations the user accepted name their e-mail: they go with the account (the membership they made
         // goes anyway); open invitations to the address stay the inviting workspace's
         await trx('workspace_invitations').where({ accepted_by: userId }).delete();

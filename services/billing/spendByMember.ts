@@ -6,7 +6,7 @@
  *
  * Who approved is the consume row's `created_by` (the acting user the ledger records). Who generated is the item's
  * starter: its pending approval's `created_by` (found through the reservation the row charged), else the
- * reservation's `actorId` (an approval row gone with its project), else, for rows recorded before either existed,
+ * reservation's `actorId` (an approval row gone with its project; null once its user was deleted), else, for rows recorded before either existed,
  * the row's own `created_by` (the approver was then the starter).
  *
  * Every current member is listed, 0 included. Users who generated or approved in the workspace and are no longer
@@ -79,7 +79,7 @@ async function generatedBy(db: Knex | Knex.Transaction, workspaceId: string): Pr
        cross join lateral (
          select case
                   when pa.created_by is not null then pa.created_by
-                  when r.metadata->>'actorId' is not null then actor.id
+                  when r.metadata -> 'actorId' is not null then actor.id
                   when pa.found is null then t.created_by
                 end as user_id
        ) starter

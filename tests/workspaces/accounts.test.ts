@@ -76,9 +76,9 @@ async function projectWithRender(user: TestUser, workspaceId: string, name: stri
 }
 
 /** A charge in `workspaceId` made by `actorId`: a reservation they start, consumed on their approval (one 'consume' row). */
-async function spend(workspaceId: string, actorId: string, amount: number): Promise<void> {
+async function spend(workspaceId: string, actorId: string, amount: number, approverId: string = actorId): Promise<void> {
   const reservation = await reserveCredits(testKnex(), { workspaceId, contentType: 'image', amount, idempotencyKey: `spend:${randomUUID()}`, actorId });
-  await consumeReservation(testKnex(), { reservationId: reservation.id, description: 'Approved image', actorId });
+  await consumeReservation(testKnex(), { reservationId: reservation.id, description: 'Approved image', actorId: approverId });
 }
 
 /** Polls the clip's status in `workspaceId` until it renders (past 12 %); fails on a final state or after 120 s. */
@@ -188,6 +188,8 @@ describe('deleting an account after handing its workspaces over', () => {
     await spend(studio.id, ann.id, 2);
     await spend(studio.id, ann.id, 1);
     await spend(studio.id, studio.owner.id, 3);
+    // an image Ann generated that the owner approved
+    await spend(studio.id, ann.id, 5, studio.owner.id);
 
     // Ann's clip in the studio, running while she deletes her account
     const studioProject = await projectWithRender(ann, studio.id, 'Studio Tower');
@@ -233,23 +235,28 @@ describe('deleting an account after handing its workspaces over', () => {
 
     // her running clip in the studio was cancelled and gave its 4 credits back; the studio's balance is whole
     expect((await client.workflow.getHandle(`clip-${jobId}`).describe()).status.name).toBe('CANCELLED');
-    expect(await knex('profiles').where({ id: studio.id }).first('credits', 'reserved_credits')).toEqual({ credits: 24, reserved_credits: 0 });
+    expect(await knex('profiles').where({ id: studio.id }).first('credits', 'reserved_credits')).toEqual({ credits: 19, reserved_credits: 0 });
     expect(await knex('video_generation_jobs').where({ id: jobId }).first('created_by')).toEqual({ created_by: null });
+    // the reservations of her jobs in the studio no longer name her either
+    expect(await knex('credit_reservations').where({ workspace_id: studio.id }).count<{ count: string }[]>({ count: '*' })).not.toEqual([{ count: '0' }]);
+    expect(await knex('credit_reservations').whereRaw('metadata::text like ?', [`%${ann.id}%`]).select('id', 'metadata')).toEqual([]);
+    // and her charges there still count as a deleted account's in spend per member, not as the approver's
     // her charges stay in the studio's ledger, by a deleted account, and spend per member still adds up
     const rows = await knex('credit_transactions').where({ workspace_id: studio.id, transaction_type: 'consume' }).orderBy('created_at').select('amount', 'created_by', 'created_by_email');
     expect(rows).toEqual([
       { amount: -2, created_by: null, created_by_email: 'deleted account' },
       { amount: -1, created_by: null, created_by_email: 'deleted account' },
       { amount: -3, created_by: studio.owner.id, created_by_email: studio.owner.email },
+      { amount: -5, created_by: studio.owner.id, created_by_email: studio.owner.email },
     ]);
     const spendRes = await request<{ members: Array<{ userId: string | null; spent: number; deleted: boolean; name: string }> }>(app.baseUrl, '/api/credits/spend-by-member', {
       token: studio.owner.token,
       headers: inWorkspace(studio.id),
     });
     expect(spendRes.status).toBe(200);
-    expect(spendRes.body.members.reduce((sum, m) => sum + m.spent, 0)).toBe(6);
-    expect(spendRes.body.members).toContainEqual(expect.objectContaining({ userId: null, deleted: true, spent: 3 }));
-    expect(spendRes.body.members).toContainEqual(expect.objectContaining({ userId: studio.owner.id, spent: 3 }));
+    expect(spendRes.body.members.reduce((sum, m) => sum + m.spent, 0)).toBe(11);
+    expect(spendRes.body.members).toContainEqual(expect.objectContaining({ userId: null, deleted: true, spent: 3, generated: 8 }));
+    expect(spendRes.body.members).toContainEqual(expect.objectContaining({ userId: studio.owner.id, spent: 8, generated: 3 }));
     expect(spendRes.body.members.some((m) => m.userId === ann.id)).toBe(false);
   }, 180_000);
 
