@@ -72,6 +72,19 @@ export function retryWaitMs(retry: { initialIntervalMs: number; backoffCoefficie
   return total;
 }
 
+/** Who makes the clips: the hosted provider (AI_PROVIDER=fal) or this server's own ffmpeg (AI_PROVIDER=local). */
+export type ClipMaker = 'hosted' | 'local';
+
+/**
+ * How long a clip typically takes from start to its preview, by who makes it: a hosted provider 7 to 15 minutes
+ * (spec 000 sections 1 and 9); this server's ffmpeg about 10 to 25 s on a quiet machine (issue 41 measured 10-22 s),
+ * up to a minute with other jobs on the worker. GET /api/video-generation/timing answers it; Generate Clip says it.
+ */
+export const CLIP_TYPICAL_SECONDS: Record<ClipMaker, { min: number; max: number }> = {
+  hosted: { min: 7 * 60, max: 15 * 60 },
+  local: { min: 10, max: 60 },
+};
+
 export const CLIP_MESSAGES = {
   workspaceClipCap: (cap: number) =>
     `This workspace runs at most ${cap} ${cap === 1 ? 'clip' : 'clips'} at a time. Please wait for one to finish, or ask an admin to raise the limit.`,

@@ -5,7 +5,7 @@ import { assertSelf, requireAuth } from '../middleware/auth';
 import { workspaceGrant } from '../workspace';
 import { RequestError, parse, parseBody, singleLine } from '../validation';
 import { CLIP_DURATION_SECONDS, PLATFORM_ASPECT, VIDEO_EFFECTS, type Platform } from '../../domain/constants';
-import { PORTRAIT_PLATFORMS, parsePlatform, parseVideoEffect, type ClipAspectRatio } from '../../domain/clipGeneration';
+import { CLIP_TYPICAL_SECONDS, PORTRAIT_PLATFORMS, parsePlatform, parseVideoEffect, type ClipAspectRatio, type ClipMaker } from '../../domain/clipGeneration';
 import { contentServicesFor } from '../../services/content/contentServices';
 import { getTemporalClient } from '../../services/platform/temporalClient';
 import { jobWorkspaceOf } from '../../services/generation/jobs';
@@ -139,7 +139,15 @@ function blankToNull(value: string | null | undefined): string | null {
   return value && value.trim() ? value.trim() : null;
 }
 
-/** /api/video-generation/*: start (main and portrait), status, the active job, cancel and retry. */
+const timingAnswer = z.object({
+  success: z.literal(true),
+  data: z.object({
+    maker: z.enum(['hosted', 'local']).meta({ description: 'hosted: the AI provider (AI_PROVIDER=fal); local: this server makes clips itself with ffmpeg' }),
+    typicalSeconds: z.object({ min: z.number(), max: z.number() }),
+  }),
+});
+
+/** /api/video-generation/*: start (main and portrait), status, the active job, cancel and retry, and how long a clip takes. */
 export function videoGenerationRouter(deps: AppDeps): Router {
   // where a job status route finds a job named without its workspace (api/workspace.ts)
   const jobLookup = { knex: deps.knex, client: () => getTemporalClient(deps.config) };
@@ -152,6 +160,20 @@ export function videoGenerationRouter(deps: AppDeps): Router {
   });
   const router = new Router();
   router.use(requireAuth(deps));
+
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/video-generation/timing',
+    tag: 'Generation',
+    summary: 'Who makes clips on this server and how long one typically takes, start to preview',
+    access: 'session',
+    workspace: 'self',
+    responses: { 200: timingAnswer },
+  });
+  router.get('/api/video-generation/timing', (ctx) => {
+    const maker: ClipMaker = deps.config.providerKind === 'local' ? 'local' : 'hosted';
+    ctx.body = { success: true, data: { maker, typicalSeconds: CLIP_TYPICAL_SECONDS[maker] } };
+  });
 
   describeRoute(router, {
     method: 'post',

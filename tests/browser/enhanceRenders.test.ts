@@ -196,10 +196,13 @@ describe.each(SIZES)('Enhance Renders at $width x $height', ({ name, width, heig
       const bar = page.getByRole('form', { name: 'Prompt bar' });
       const prompt = bar.getByLabel('Prompt', { exact: true });
       await bar.getByRole('button', { name: 'Run' }).click();
-      await toasts(page).getByText('Select at least one image to transform').waitFor();
+      // said beside Run (a toast sits over it), until the selection changes
+      await bar.getByRole('alert').getByText('Select at least one image to transform').waitFor();
+      expect(await toasts(page).getByText('Select at least one image to transform').count()).toBe(0);
 
       const streetCard = grid.getByRole('listitem', { name: 'street.png' });
       await streetCard.getByLabel('Select street.png').check();
+      await bar.getByRole('alert').waitFor({ state: 'detached' });
       await prompt.fill('a snowy winter evening');
       await prompt.press('Shift+Enter');
       await prompt.pressSequentially('with warm windows');

@@ -1,4 +1,4 @@
-import type { ClipJobView } from '../../../domain/clipGeneration';
+import type { ClipJobView, ClipMaker } from '../../../domain/clipGeneration';
 import type { Platform, VideoEffect } from '../../../domain/constants';
 import type { CanCreateContentResult } from '../../../domain/creditMath';
 import { api } from './client';
@@ -77,5 +77,16 @@ export type CanCreateClip = CanCreateContentResult;
 
 export async function fetchCanCreateClip(): Promise<CanCreateClip> {
   const body = await api.get('credits/can-create', { searchParams: { type: 'clip' } }).json<{ success: true; data: CanCreateClip }>();
+  return body.data;
+}
+
+/** Who makes clips on this server and how long one typically takes (GET /api/video-generation/timing). */
+export interface ClipTiming {
+  maker: ClipMaker;
+  typicalSeconds: { min: number; max: number };
+}
+
+export async function fetchClipTiming(): Promise<ClipTiming> {
+  const body = await api.get('video-generation/timing').json<{ success: true; data: ClipTiming }>();
   return body.data;
 }

@@ -10,10 +10,12 @@ import {
   fetchActiveClip,
   fetchCanCreateClip,
   fetchClipStatus,
+  fetchClipTiming,
   retryClip,
   startClip,
   type CanCreateClip,
   type ClipJobView,
+  type ClipTiming,
   type StartClipAnswer,
 } from '../../api/videoGeneration';
 import { refreshApprovalStatsAtom } from '../../atoms/approvals';
@@ -29,7 +31,7 @@ import { PendingCostNotice } from '../../components/PendingCostNotice';
 import { LoadingState } from '../../components/Spinner';
 import { useSourceItem } from '../../components/useSourceItem';
 import { choicesWith, presetForSource } from '../../tryIt/clipPreset';
-import { CLIP_COST, EFFECT_CHOICES, EFFECT_DESCRIPTIONS, PLATFORM_CHOICES, aspectLabel, clampProgress, clipOriginalPrompt, clipStatusPollMs, creditNotice } from './clipChoices';
+import { CLIP_COST, EFFECT_CHOICES, EFFECT_DESCRIPTIONS, PLATFORM_CHOICES, aspectLabel, clampProgress, clipOriginalPrompt, clipStatusPollMs, clipWaitText, creditNotice } from './clipChoices';
 import { tilePicture } from '../ContentLibrary/libraryItems';
 import './clipGeneration.css';
 
@@ -88,6 +90,19 @@ function ClipGenerator({ projectId, item }: { projectId: string; item: ContentIt
   const [error, setError] = useState<string | null>(null);
   const [warning, setWarning] = useState<string | null>(null);
   const announced = useRef<string | null>(null);
+  // who makes clips here decides the wait said before Generate (undefined while asked, null when unknown)
+  const [timing, setTiming] = useState<ClipTiming | null | undefined>(undefined);
+
+  useEffect(() => {
+    let live = true;
+    fetchClipTiming().then(
+      (answer) => live && setTiming(answer),
+      () => live && setTiming(null),
+    );
+    return () => {
+      live = false;
+    };
+  }, []);
 
   const loadCheck = useCallback(() => {
     fetchCanCreateClip().then(
@@ -363,7 +378,7 @@ function ClipGenerator({ projectId, item }: { projectId: string; item: ContentIt
                 </div>
               </dl>
               <p className="muted">
-                Uses {CLIP_COST} creation credits, charged only when you approve the clip. Generation typically takes 7 to 15 minutes.
+                Uses {CLIP_COST} creation credits, charged only when you approve the clip.{timing !== undefined && ` ${clipWaitText(timing)}`}
               </p>
               <button type="button" className="button button-primary button-large" disabled={!effect || !platform || blocked || starting} onClick={() => void generate()}>
                 <Icon name="film" size={18} /> {starting ? 'Starting...' : 'Generate Video'}

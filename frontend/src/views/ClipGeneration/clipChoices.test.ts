@@ -3,7 +3,7 @@ import { clipSourceFromSearch, projectFromSearch } from '../../atoms/clipUrl';
 import { hrefWithParams } from '../../atoms/viewUrl';
 import { durationText } from '../ContentLibrary/libraryItems';
 import { canCreate } from '../../../../domain/creditMath';
-import { EFFECT_CHOICES, PLATFORM_CHOICES, aspectLabel, clampProgress, clipOriginalPrompt, clipStatusPollMs, creditNotice } from './clipChoices';
+import { EFFECT_CHOICES, PLATFORM_CHOICES, aspectLabel, clampProgress, clipOriginalPrompt, clipStatusPollMs, clipWaitText, creditNotice } from './clipChoices';
 
 const ID = '0f8fad5b-d9cb-469f-a165-70867728950e';
 const check = { canCreate: false, cost: 4, available: 5, limit: 5, pendingCount: 0, pendingCost: 0 };
@@ -68,5 +68,12 @@ describe('Generate Clip address', () => {
     expect(clipStatusPollMs('9:16')).toBe(60_000);
     expect(clipStatusPollMs('1:1')).toBe(60_000);
     expect(clipStatusPollMs('16:9')).toBe(90_000);
+  });
+
+  it('says the spec’s 7 to 15 minutes for a hosted provider or an unknown one, and this server’s own time when it makes clips itself', () => {
+    expect(clipWaitText({ maker: 'hosted', typicalSeconds: { min: 420, max: 900 } })).toBe('Generation typically takes 7 to 15 minutes.');
+    expect(clipWaitText(null)).toBe('Generation typically takes 7 to 15 minutes.');
+    expect(clipWaitText({ maker: 'local', typicalSeconds: { min: 10, max: 60 } })).toBe('Generation typically takes under a minute on this server.');
+    expect(clipWaitText({ maker: 'local', typicalSeconds: { min: 20, max: 90 } })).toBe('Generation typically takes 20 to 90 seconds on this server.');
   });
 });

@@ -1,6 +1,7 @@
 /** The Generate Clip screen's choices and notices as pure rules (spec 000 sections 2 and 9). */
 import { CREDIT_COST, MAIN_SCREEN_EFFECTS, PLATFORM_ASPECT, type Platform, type VideoEffect } from '../../../../domain/constants';
-import type { CanCreateClip } from '../../api/videoGeneration';
+import { CLIP_TYPICAL_SECONDS } from '../../../../domain/clipGeneration';
+import type { CanCreateClip, ClipTiming } from '../../api/videoGeneration';
 
 export const EFFECT_DESCRIPTIONS: Record<VideoEffect, string> = {
   'Bring to Life': 'Subtle living motion: light breathes and the scene comes alive',
@@ -66,4 +67,16 @@ export function clipStatusPollMs(aspectRatio: string): number {
 
 export function clampProgress(value: number): number {
   return Math.max(0, Math.min(100, Math.round(Number.isFinite(value) ? value : 0)));
+}
+
+/**
+ * The wait said before Generate: the spec's "Generation typically takes 7 to 15 minutes." for a hosted provider (and
+ * when the server's answer is not known), and this server's own, much shorter, time when it makes clips itself.
+ */
+export function clipWaitText(timing: ClipTiming | null): string {
+  const { min, max } = timing?.typicalSeconds ?? CLIP_TYPICAL_SECONDS.hosted;
+  if (max >= 120) return `Generation typically takes ${Math.round(min / 60)} to ${Math.round(max / 60)} minutes.`;
+  const where = timing?.maker === 'local' ? ' on this server' : '';
+  if (max <= 60) return `Generation typically takes under a minute${where}.`;
+  return `Generation typically takes ${min} to ${max} seconds${where}.`;
 }

@@ -7,7 +7,7 @@ import { Icon } from '../../components/Icon';
 import { LoadingState } from '../../components/Spinner';
 import { ACCEPT_ATTRIBUTE } from '../../upload/fileChecks';
 import { downloadFile } from '../ContentLibrary/download';
-import { attachmentBlock, attachmentRoom, referencesToSend } from './attachmentRules';
+import { attachmentBlock, attachmentRoom, missingReference, referencesToSend } from './attachmentRules';
 import { BetaNotice } from './BetaNotice';
 import { runTargets } from './dispatchRules';
 import { scopedSelection, type WorkspaceImage } from './draftImages';
@@ -40,6 +40,8 @@ export function DraftWorkspaceView({ draftId, onBack, onLocked }: DraftWorkspace
   const [running, setRunning] = useState(false);
   const [enhancing, setEnhancing] = useState(false);
   const [attaching, setAttaching] = useState(false);
+  // why the last Run did not start, said beside Run until the choices change
+  const [runRefusal, setRunRefusal] = useState<string | null>(null);
   const fileInput = useRef<HTMLInputElement>(null);
   const [dragging, setDragging] = useState(false);
   const model = modelById(modelId);
@@ -79,6 +81,9 @@ export function DraftWorkspaceView({ draftId, onBack, onLocked }: DraftWorkspace
 
   const selected = useMemo(() => new Set(local.images.filter((i) => i.selected && i.id !== pinnedId).map((i) => i.id)), [local.images, pinnedId]);
   const pinned = images.find((i) => i.id === pinnedId) ?? null;
+  // Style Transfer without a reference cannot run: Run waits, and says why beside it
+  const runBlock = missingReference(model, syncOn, local.attachments);
+  useEffect(() => setRunRefusal(null), [selected, local.scope, modelId, syncOn, pinnedId]);
 
   function toggleSelect(id: string): void {
     setLocal((current) => ({ ...current, images: current.images.map((i) => (i.id === id ? { ...i, selected: !i.selected } : i)) }));
@@ -149,15 +154,17 @@ export function DraftWorkspaceView({ draftId, onBack, onLocked }: DraftWorkspace
   }
 
   async function run(): Promise<void> {
+    if (runBlock) return;
     const targets = runTargets(scopedSelection(local.scope, images, selected, pinnedId));
     if (!targets.ok) {
-      toast({ kind: 'error', message: targets.message });
+      setRunRefusal(targets.message);
       return;
     }
     if (syncOn && !pinned) {
-      toast({ kind: 'error', message: ENHANCE_MSG.syncNeedsPinned });
+      setRunRefusal(ENHANCE_MSG.syncNeedsPinned);
       return;
     }
+    setRunRefusal(null);
     setRunning(true);
     try {
       await workspace.dispatch({
@@ -321,6 +328,8 @@ export function DraftWorkspaceView({ draftId, onBack, onLocked }: DraftWorkspace
         onEnhance={() => void enhance()}
         running={running}
         onRun={() => void run()}
+        runBlock={runBlock}
+        runRefusal={runRefusal}
         workingCopyNote={reducesAnImage ? workingCopyNote(model) : null}
       />
 

@@ -34,6 +34,8 @@ function useOpenDraft(): [string | null, (id: string | null) => void] {
  */
 export function EnhanceRendersView(): ReactElement {
   const [unlocked, setUnlocked] = useState(() => accessFlag.read(window.localStorage));
+  // false when the server has no access code configured: the gate says so instead of taking guesses
+  const [configured, setConfigured] = useState(true);
   const [draftId, openDraft] = useOpenDraft();
   const [intro, setIntro] = useState(false);
   const [creating, setCreating] = useState(false);
@@ -55,6 +57,7 @@ export function EnhanceRendersView(): ReactElement {
         if (!current) return;
         accessFlag.write(window.localStorage, access.unlocked);
         setUnlocked(access.unlocked);
+        setConfigured(access.configured);
       },
       () => undefined,
     );
@@ -74,6 +77,7 @@ export function EnhanceRendersView(): ReactElement {
   if (!unlocked) {
     return (
       <AccessGate
+        configured={configured}
         onUnlocked={() => {
           accessFlag.write(window.localStorage, true);
           setUnlocked(true);

@@ -31,6 +31,10 @@ interface PromptBarProps {
   onEnhance: () => void;
   running: boolean;
   onRun: () => void;
+  /** Why Run cannot start yet (Style Transfer without a reference): said beside Run, which stays disabled. */
+  runBlock?: string | null;
+  /** Why the last Run did not start (no image selected, none saved yet, no pinned style): said beside Run. */
+  runRefusal?: string | null;
   /** Said near Run when the model will work on a reduced copy of an image of the draft (its size limit), else null. */
   workingCopyNote?: string | null;
 }
@@ -55,11 +59,14 @@ export function PromptBar(props: PromptBarProps): ReactElement {
   const promptEnabled = model.promptEnabled;
   const models = modelsForMode(props.mode);
   const ids = useId();
+  const runBlock = props.runBlock ?? null;
+  const runNote = runBlock ?? props.runRefusal ?? null;
+  const canRun = !props.running && runBlock === null;
 
   function onKeyDown(event: KeyboardEvent<HTMLTextAreaElement>): void {
     if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
       event.preventDefault();
-      if (!props.running) props.onRun();
+      if (canRun) props.onRun();
     }
   }
 
@@ -83,7 +90,7 @@ export function PromptBar(props: PromptBarProps): ReactElement {
       aria-label="Prompt bar"
       onSubmit={(e) => {
         e.preventDefault();
-        if (!props.running) props.onRun();
+        if (canRun) props.onRun();
       }}
       onDragOver={(e) => {
         if (Array.from(e.dataTransfer.types).includes('Files')) {
@@ -184,11 +191,17 @@ export function PromptBar(props: PromptBarProps): ReactElement {
           <button type="button" className="button button-secondary" onClick={props.onEnhance} disabled={!promptEnabled || props.enhancing || !props.prompt.trim()}>
             <Icon name="sparkles" size={18} /> {props.enhancing ? 'Enhancing...' : 'Enhance prompt'}
           </button>
-          <button type="submit" className="button button-primary" disabled={props.running}>
+          <button type="submit" className="button button-primary" disabled={!canRun} aria-describedby={runNote ? `${ids}-run-note` : undefined}>
             {props.running ? 'Starting...' : 'Run'}
           </button>
         </div>
       </div>
+      {/* beside Run, not in a toast over it: a standing reason (Run disabled) or why the last Run did not start */}
+      {runNote && (
+        <p id={`${ids}-run-note`} className={`prompt-run-note${runBlock ? '' : ' prompt-run-refused'}`} role={runBlock ? 'status' : 'alert'}>
+          {runBlock && <Icon name="paperclip" size={16} />} {runNote}
+        </p>
+      )}
       {!promptEnabled && (
         <p id="enhance-no-prompt" className="muted prompt-note">
           {ENHANCE_MSG.noPrompt}

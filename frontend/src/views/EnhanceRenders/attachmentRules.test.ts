@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { modelOption } from '../../../../domain/enhanceRenders';
-import { attachmentBlock, attachmentRoom, isAttachableFile, referencesToSend } from './attachmentRules';
+import { attachmentBlock, attachmentRoom, isAttachableFile, missingReference, referencesToSend } from './attachmentRules';
 
 const nano = modelOption('nano-banana-edit')!;
 const style = modelOption('style-transfer')!;
@@ -40,5 +40,16 @@ describe('attachment rules', () => {
     expect(referencesToSend(nano, false, [{ url: '/a.png', useForLook: false }, { url: '/b.png', useForLook: true }])).toEqual(['/b.png']);
     expect(referencesToSend(nano, true, refs(2))).toEqual([]);
     expect(referencesToSend(flux, false, refs(2))).toEqual([]);
+  });
+
+  it('holds a Style Transfer run until a reference is used for the look, with the server’s words for a missing one', () => {
+    expect(missingReference(style, false, [])).toBe('Attach at least one reference image for Style Transfer');
+    expect(missingReference(style, false, [{ url: '/files/drafts/ref-0.png', useForLook: false }])).toBe('Tick “Use for look” on a reference image for Style Transfer');
+    expect(missingReference(style, false, refs(1))).toBeNull();
+  });
+
+  it('asks no reference of the other models, nor in Sync Images (the pinned image is the reference)', () => {
+    for (const model of [nano, flux, esrgan]) expect(missingReference(model, false, [])).toBeNull();
+    expect(missingReference(style, true, [])).toBeNull();
   });
 });

@@ -48,3 +48,17 @@ export function referencesToSend(model: AttachmentModel, syncOn: boolean, attach
     .map((a) => a.url)
     .slice(0, Math.min(model.maxReferences, DRAFT_LIMITS.maxReferencesSent));
 }
+
+/** Said near Run when Style Transfer has references but none of them is used for the look. */
+export const NO_REFERENCE_FOR_LOOK = 'Tick “Use for look” on a reference image for Style Transfer';
+
+/**
+ * Why Run waits for a reference, or null when it need not: Style Transfer takes its look only from references, so a
+ * run without one the look is taken from would be refused by the server (STYLE_NEEDS_REFERENCE). Said beside Run,
+ * which stays disabled until a reference is there.
+ */
+export function missingReference(model: AttachmentModel & { mode: string }, syncOn: boolean, attachments: ReadonlyArray<{ url: string; useForLook: boolean }>): string | null {
+  if (syncOn || model.mode !== 'style_transfer') return null;
+  if (referencesToSend(model, syncOn, attachments).length > 0) return null;
+  return attachments.length > 0 ? NO_REFERENCE_FOR_LOOK : ENHANCE_MSG.styleNeedsReference;
+}

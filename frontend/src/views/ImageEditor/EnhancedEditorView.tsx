@@ -21,6 +21,7 @@ import { PendingCostNotice } from '../../components/PendingCostNotice';
 import { LoadingState } from '../../components/Spinner';
 import { useSourceItem } from '../../components/useSourceItem';
 import { dialogPicture } from '../ContentLibrary/libraryItems';
+import { initialFormat } from './formatChoice';
 import './imageEditor.css';
 
 /** The screen moves on to Approvals this long after a result was sent for approval (000 section 2). */
@@ -95,7 +96,8 @@ function ImageEditor({
   const openBilling = useSetAtom(openBillingAtom);
   const [check, setCheck] = useState<CanCreateContentResult | null>(null);
   const [prompt, setPrompt] = useState('');
-  const [format, setFormat] = useState<ImageEditFormat>(IMAGE_EDIT_DEFAULTS.format);
+  // the framing that keeps the whole render (formatChoice.ts); the user may choose a cropping one
+  const [format, setFormat] = useState<ImageEditFormat>(() => initialFormat(source?.data.width, source?.data.height));
   const [promptError, setPromptError] = useState<string | null>(null);
   const [phase, setPhase] = useState<Phase>({ kind: 'idle' });
   const [capHit, setCapHit] = useState(false);
