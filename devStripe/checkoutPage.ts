@@ -15,6 +15,15 @@ function money(session: Stripe.Checkout.Session): string {
   return `${(session.currency ?? '').toUpperCase()} ${((session.amount_total ?? 0) / 100).toFixed(2)}`;
 }
 
+/**
+ * The page's icon: the app's mark in the test-mode banner's amber. Linked as a data: URL, so the browser asks this
+ * server for no /favicon.ico (which would be a 404); the server still answers that path for its other responses.
+ */
+export const CHECKOUT_FAVICON_SVG =
+  "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 32 32'><rect width='32' height='32' rx='8' fill='#b45309'/>" +
+  "<path d='M9 22V10h7a4 4 0 0 1 0 8h-3m3 0 4 4' stroke='white' stroke-width='2.5' fill='none' stroke-linecap='round' stroke-linejoin='round'/></svg>";
+const FAVICON_LINK = `<link rel="icon" type="image/svg+xml" href="data:image/svg+xml,${encodeURIComponent(CHECKOUT_FAVICON_SVG)}">`;
+
 const STYLE = `
 *{box-sizing:border-box}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2937;background:#f3f4f6}
@@ -48,7 +57,7 @@ export function checkoutPageHtml(session: Stripe.Checkout.Session, productName: 
 <form method="post" action="/checkout/${id}?method=bank_debit"><button type="submit" class="debit">Pay by bank debit (clears later)</button></form>
 <p><a href="/checkout/${id}/cancel">Cancel and return to the app</a></p>`;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Checkout (${TEST_MODE_LABEL})</title><style>${STYLE}</style></head>
+<title>Checkout (${TEST_MODE_LABEL})</title>${FAVICON_LINK}<style>${STYLE}</style></head>
 <body><main>
 <div class="banner" role="note"><strong>${TEST_MODE_LABEL}</strong>This checkout runs beside the app in place of Stripe's, so the app can be tried without a Stripe account.</div>
 <div class="card"><h1>Test-mode checkout</h1>

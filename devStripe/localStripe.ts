@@ -12,6 +12,8 @@
  *   generateTestHeaderString, with the webhook secret) is delivered to the app's webhook, and the browser is
  *   redirected to success_url;
  * - GET /checkout/:id/cancel sends the browser to cancel_url;
+ * - GET /favicon.ico answers the checkout page's icon (the page links it inline; a browser asks here for any other
+ *   page it shows, such as the text of an unknown checkout);
  * - POST /v1/refunds (payment_intent, optional amount) answers a Refund object; an Idempotency-Key seen before
  *   answers the first answer again (a different request under the same key is refused, as Stripe does);
  * - GET /v1/prices/:id answers the Price (type, currency, unit_amount, active) the options describe.
@@ -21,7 +23,7 @@ import { randomBytes } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
-import { checkoutPageHtml } from './checkoutPage';
+import { CHECKOUT_FAVICON_SVG, checkoutPageHtml } from './checkoutPage';
 
 type FormValue = string | FormObject | FormValue[];
 export interface FormObject {
@@ -257,6 +259,11 @@ export class LocalStripe {
         return session ? json(res, 200, session) : stripeError(res, 404, `No such checkout.session: '${found[1]}'`);
       }
       return stripeError(res, 404, `Unrecognized request URL (${req.method}: ${url.pathname}).`);
+    }
+    if (req.method === 'GET' && url.pathname === '/favicon.ico') {
+      res.writeHead(200, { 'content-type': 'image/svg+xml', 'cache-control': 'public, max-age=86400' });
+      res.end(CHECKOUT_FAVICON_SVG);
+      return;
     }
     const page = /^\/checkout\/([^/]+)(\/cancel)?$/.exec(url.pathname);
     const session = page ? this.sessions.get(page[1]) : undefined;

@@ -100,6 +100,11 @@ export interface DeliveryView {
   requestBody: string | null;
   /** the last answer's body (cut to the log's size) */
   responseBody: string | null;
+  /**
+   * Made by "Send again": the delivery this one sends again (its id, and when that one was made), so the log tells a
+   * re-send from the original; null for the delivery the event itself made.
+   */
+  redeliveryOf: { id: string; createdAt: string } | null;
 }
 
 export interface AttemptView {

@@ -34,6 +34,25 @@ export interface WebhookEndpointView {
   createdBy: { name: string; email: string } | null;
 }
 
+/**
+ * Which URLs this server sends webhooks to (services/integrations/webhookTargets.ts decides; the endpoints list answers
+ * it so the form can say it): https:// to public addresses always.
+ */
+export interface WebhookTargetRule {
+  /** plain http:// (and https://) to a loopback address named literally (localhost, 127.0.0.1, [::1]): NODE_ENV is not production */
+  loopback: boolean;
+  /** private, loopback and link-local addresses over https:// (WEBHOOK_ALLOW_PRIVATE_TARGETS=on) */
+  privateAddresses: boolean;
+}
+
+/** The endpoint form's hint for the URL: what the server accepts, in the user's words. */
+export function webhookUrlHint(rule: WebhookTargetRule): string {
+  const https = rule.privateAddresses ? 'An https:// address' : 'A public https:// address';
+  const loopback = rule.loopback ? ' or, while developing, http:// to localhost, 127.0.0.1 or [::1]' : '';
+  const privateNote = rule.privateAddresses ? ' Private network addresses are allowed on this server.' : '';
+  return `${https} your receiver answers on${loopback}.${privateNote}`;
+}
+
 export const WEBHOOK_MSG = {
   endpointNotFound: 'That webhook endpoint does not exist in this workspace.',
   urlRequired: 'URL is required',

@@ -22,4 +22,9 @@ export interface InvitationLookup {
   role: InvitableRole;
   inviterName: string;
   expiresAt: string;
+  /**
+   * The workspace's id when the signed-in user already accepted this invitation and is a member: the page says they
+   * joined and opens the workspace. Null otherwise (signed out, another account, or an open invitation).
+   */
+  joinedWorkspaceId: string | null;
 }

@@ -59,6 +59,10 @@ const deliveryView = answers<DeliveryView>()(
       deliveredAt: orNull(timestamp),
       requestBody: body,
       responseBody: body,
+      redeliveryOf: z
+        .object({ id: z.string(), createdAt: timestamp })
+        .nullable()
+        .meta({ description: 'made by "Send again": the delivery it sends again, and when that one was made; null for the delivery the event itself made' }),
     })
     .meta({ id: 'WebhookDelivery' }),
 );
@@ -141,7 +145,8 @@ export function webhookDeliveriesRouter(deps: AppDeps): Router {
     path: '/api/workspaces/:id/webhooks/:endpointId/deliveries/:deliveryId/redeliver',
     tag: TAG,
     summary: '"Send again": a new delivery of the same event to this endpoint (admins and owners)',
-    description: 'The new delivery carries the same `webhook-id`, so a receiver that de-duplicates by it can tell. Sent moments later; the answer is the new delivery, pending.',
+    description:
+      'The new delivery carries the same `webhook-id`, so a receiver that de-duplicates by it can tell, and `redeliveryOf` names the delivery it sends again. Sent moments later; the answer is the new delivery, pending.',
     access: 'session',
     workspace: 'webhooks',
     params: deliveryParams,

@@ -6,6 +6,7 @@ import {
   WEBHOOK_MSG,
   WEBHOOK_URL_MAX_LENGTH,
   type WebhookEndpointView,
+  type WebhookTargetRule,
 } from '../../domain/webhookEndpoints';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/webhooks';
 import {
@@ -17,7 +18,7 @@ import {
   updateEndpoint,
   type WebhookTargetCheck,
 } from '../../services/integrations/webhookEndpoints';
-import { webhookTargetPolicy } from '../../services/integrations/webhookTargets';
+import { webhookTargetPolicy, webhookTargetRule } from '../../services/integrations/webhookTargets';
 import { WorkspaceNotFoundError } from '../../services/workspaces/access';
 import type { AppDeps } from '../deps';
 import { answers, describeRoute, errorBody, orNull, timestamp } from '../openapi/describe';
@@ -75,6 +76,14 @@ const endpointView = answers<WebhookEndpointView>()(
     })
     .meta({ id: 'WebhookEndpoint' }),
 );
+const targetRule = answers<WebhookTargetRule>()(
+  z
+    .object({
+      loopback: z.boolean().meta({ description: 'http:// (and https://) to localhost, 127.0.0.1 or [::1] is accepted: NODE_ENV is not production' }),
+      privateAddresses: z.boolean().meta({ description: 'private, loopback and link-local addresses are accepted (WEBHOOK_ALLOW_PRIVATE_TARGETS=on)' }),
+    })
+    .meta({ id: 'WebhookTargetRule', description: 'Which URLs this server sends webhooks to, besides https:// to public addresses' }),
+);
 const endpointAnswer = z.object({ success: z.literal(true), endpoint: endpointView });
 const secret = z.string().meta({ description: 'the signing secret (`whsec_` + base64), shown this once', example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' });
 const notFound = { description: 'Not a member of the workspace, or no such endpoint in it (WEBHOOK_ENDPOINT_NOT_FOUND)', schema: errorBody };
@@ -116,12 +125,12 @@ export function webhooksRouter(deps: AppDeps): Router {
     access: 'session',
     workspace: 'webhooks',
     params: workspaceParams,
-    responses: { 200: z.object({ success: z.literal(true), endpoints: z.array(endpointView) }), 404: notFound },
+    responses: { 200: z.object({ success: z.literal(true), endpoints: z.array(endpointView), targetRule }), 404: notFound },
   });
   router.get('/api/workspaces/:id/webhooks', auth, async (ctx) => {
     const grant = await webhooksGrant(ctx, deps);
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { success: true, endpoints: await listEndpoints(deps.knex, grant.workspaceId) };
+    ctx.body = { success: true, endpoints: await listEndpoints(deps.knex, grant.workspaceId), targetRule: webhookTargetRule(webhookTargetPolicy(deps.config)) };
   });
 
   describeRoute(router, {

@@ -15,7 +15,7 @@ import { createWorkspace, deleteWorkspace, listWorkspaces, renameWorkspace, setC
 import type { AppDeps } from '../deps';
 import { actionLimited, describeRoute, errorBody, okBody } from '../openapi/describe';
 import { ActionLimiter } from '../../services/platform/actionLimiter';
-import { currentUser, requireAuth } from '../middleware/auth';
+import { currentUser, lookupSession, requireAuth } from '../middleware/auth';
 import { parse, parseBody, requiredString, RequestError, singleLine } from '../validation';
 import { workspaceGrant } from '../workspace';
 
@@ -380,12 +380,25 @@ export function workspacesRouter(deps: AppDeps): Router {
     path: '/api/invitations/:token',
     tag: TAG,
     summary: 'What an invitation link is for: workspace, invited e-mail, role, inviter and expiry (no session needed)',
+    description:
+      'With the session of the account that accepted it (and is still a member), a used invitation answers 200 with `joinedWorkspaceId`, the workspace to open; ' +
+      'for anyone else it is 410 INVITATION_USED.',
     access: 'public',
     params: tokenParams,
     responses: {
       200: z.object({
         success: z.literal(true),
-        invitation: z.object({ workspaceName: z.string(), email: z.string(), role: z.enum(INVITABLE_ROLES), inviterName: z.string(), expiresAt: z.string() }),
+        invitation: z.object({
+          workspaceName: z.string(),
+          email: z.string(),
+          role: z.enum(INVITABLE_ROLES),
+          inviterName: z.string(),
+          expiresAt: z.string(),
+          joinedWorkspaceId: z
+            .string()
+            .nullable()
+            .meta({ description: 'set when the signed-in user already accepted this invitation and is a member: the workspace joined' }),
+        }),
       }),
       404: { description: 'No such invitation', schema: errorBody },
       410: gone,
@@ -396,7 +409,9 @@ export function workspacesRouter(deps: AppDeps): Router {
     const { token } = parse(tokenParams, ctx.params);
     ctx.set('Cache-Control', 'no-store');
     await limiter.take('invitationLookup', { address: ctx.ip || 'unknown' });
-    ctx.body = { success: true, invitation: await lookupInvitation(deps.knex, token) };
+    // public, but a signed-in visitor who accepted it already is told so (the answer varies by session: no-store)
+    const viewer = await lookupSession(deps, ctx);
+    ctx.body = { success: true, invitation: await lookupInvitation(deps.knex, token, viewer?.id ?? null) };
   });
 
   describeRoute(router, {

@@ -352,6 +352,8 @@ interface DeliveryRow {
   payload: unknown;
   response_body: string | null;
   request_body: string | null;
+  redelivery_of: string | null;
+  redelivery_of_created_at: Date | null;
 }
 
 function deliveryView(row: DeliveryRow): DeliveryView {
@@ -370,12 +372,14 @@ function deliveryView(row: DeliveryRow): DeliveryView {
     deliveredAt: iso(row.delivered_at),
     requestBody: row.request_body ?? (row.payload === null || row.payload === undefined ? null : JSON.stringify(row.payload).slice(0, 4096)),
     responseBody: row.response_body,
+    redeliveryOf: row.redelivery_of ? { id: row.redelivery_of, createdAt: iso(row.redelivery_of_created_at) as string } : null,
   };
 }
 
 function deliveryQuery(db: Db, endpointId: string) {
   return db('webhook_deliveries as d')
     .join('webhook_events as e', 'e.id', 'd.event_id')
+    .leftJoin('webhook_deliveries as original', 'original.id', 'd.redelivery_of')
     .joinRaw(
       `left join lateral (select a.request_body, a.response_body from webhook_delivery_attempts a where a.delivery_id = d.id order by a.id desc limit 1) last on true`,
     )
@@ -397,6 +401,8 @@ function deliveryQuery(db: Db, endpointId: string) {
       'e.payload',
       'last.request_body',
       'last.response_body',
+      'd.redelivery_of',
+      'original.created_at as redelivery_of_created_at',
     );
 }
 
@@ -453,14 +459,17 @@ export async function getDelivery(db: Db, input: { workspaceId: string; endpoint
 
 /**
  * "Send again": a new delivery of the same event to the same endpoint (same `webhook-id`, so the receiver can tell),
- * whatever became of the first. The insert's NOTIFY wakes the relay.
+ * whatever became of the first, marked as a re-send of it (`redelivery_of`) in the log. The insert's NOTIFY wakes
+ * the relay.
  */
 export async function redeliver(knex: Knex, input: { workspaceId: string; endpointId: string; deliveryId: string }): Promise<DeliveryView> {
   return knex.transaction(async (trx) => {
     const endpoint = await requireEndpoint(trx, input.workspaceId, input.endpointId);
     if (endpoint.status !== 'enabled') throw new WebhookEndpointDisabledError();
     const original = await requireDelivery(trx, endpoint.id, input.deliveryId);
-    const [added] = await trx('webhook_deliveries').insert({ endpoint_id: endpoint.id, event_id: original.event_id }).returning<Array<{ id: string }>>('id');
+    const [added] = await trx('webhook_deliveries')
+      .insert({ endpoint_id: endpoint.id, event_id: original.event_id, redelivery_of: original.id })
+      .returning<Array<{ id: string }>>('id');
     return deliveryView(await requireDelivery(trx, endpoint.id, added.id));
   });
 }
@@ -481,8 +490,8 @@ export async function sendTestEvent(knex: Knex, input: { workspaceId: string; en
 const PRUNE_BATCH = 5000;
 
 /**
- * Removes delivery log rows older than `retentionDays`: attempts, settled deliveries, and events none of whose
- * deliveries is still pending (their deliveries and attempts go with them). In batches, so no statement holds many
+ * Removes delivery log rows older than `retentionDays`: attempts, settled deliveries (not one a kept re-send names),
+ * and events none of whose deliveries is still pending (their deliveries and attempts go with them). In batches, so no statement holds many
  * locks for long. Returns the events removed.
  */
 export async function pruneWebhookLog(knex: Knex, retentionDays: number): Promise<{ events: number; deliveries: number; attempts: number }> {
@@ -500,7 +509,11 @@ export async function pruneWebhookLog(knex: Knex, retentionDays: number): Promis
   }
   for (;;) {
     const n = await knex.raw<{ rowCount: number }>(
-      `delete from webhook_deliveries where id in (select id from webhook_deliveries where created_at < ? and status <> 'pending' limit ${PRUNE_BATCH})`,
+      // a delivery that was sent again stays while its re-send does: the log keeps saying what the re-send re-sent
+      `delete from webhook_deliveries where id in (
+         select d.id from webhook_deliveries d where d.created_at < ? and d.status <> 'pending'
+            and not exists (select 1 from webhook_deliveries r where r.redelivery_of = d.id)
+          limit ${PRUNE_BATCH})`,
       [cutoff],
     );
     deliveries += n.rowCount;

@@ -19,6 +19,7 @@ import { lookup } from 'node:dns/promises';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { AppConfig } from '../../config/env';
+import type { WebhookTargetRule } from '../../domain/webhookEndpoints';
 
 export interface WebhookTargetPolicy {
   nodeEnv: string;
@@ -62,6 +63,11 @@ export class WebhookTargetError extends Error {
 
 export function webhookTargetPolicy(config: Pick<AppConfig, 'nodeEnv' | 'webhookAllowPrivateTargets'>): WebhookTargetPolicy {
   return { nodeEnv: config.nodeEnv, allowPrivateTargets: config.webhookAllowPrivateTargets };
+}
+
+/** The rule below as the endpoint form states it (domain/webhookEndpoints.ts webhookUrlHint). */
+export function webhookTargetRule(policy: WebhookTargetPolicy): WebhookTargetRule {
+  return { loopback: policy.nodeEnv !== 'production', privateAddresses: policy.allowPrivateTargets };
 }
 
 /** The words a refusal uses for each of ipaddr.js's ranges; a range not named here is 'a reserved address'. */

@@ -164,12 +164,30 @@ async function rowByToken(db: Db, token: string, lock = false): Promise<Invitati
   return row;
 }
 
-/** What an open invitation is for (public: the token is the credential); 404 unknown, 410 used, revoked or expired. */
-export async function lookupInvitation(db: Db, token: string): Promise<InvitationLookup> {
+/**
+ * What an open invitation is for (public: the token is the credential); 404 unknown, 410 used, revoked or expired.
+ * `viewerId`, the signed-in user when there is one: the account that accepted a used invitation and is a member
+ * learns that (`joinedWorkspaceId`) instead of 410, and one that is no member any more is told so.
+ */
+export async function lookupInvitation(db: Db, token: string, viewerId: string | null = null): Promise<InvitationLookup> {
   const row = await rowByToken(db, token);
-  const closed = closedError(row);
-  if (closed) throw closed;
-  return { workspaceName: await workspaceNameForOthers(db, row.workspace_id), email: row.email, role: row.role, inviterName: row.inviter_name || row.inviter_email || '', expiresAt: new Date(row.expires_at).toISOString() };
+  let joinedWorkspaceId: string | null = null;
+  if (statusOf(row) === 'accepted' && viewerId !== null && row.accepted_by === viewerId) {
+    const member = await db('workspace_members').where({ workspace_id: row.workspace_id, user_id: viewerId }).first('user_id');
+    if (!member) throw new DomainError(410, TEAM_CODES.invitationUsed, TEAM_MSG.invitationUsedNoLongerMember);
+    joinedWorkspaceId = row.workspace_id;
+  } else {
+    const closed = closedError(row);
+    if (closed) throw closed;
+  }
+  return {
+    workspaceName: await workspaceNameForOthers(db, row.workspace_id),
+    email: row.email,
+    role: row.role,
+    inviterName: row.inviter_name || row.inviter_email || '',
+    expiresAt: new Date(row.expires_at).toISOString(),
+    joinedWorkspaceId,
+  };
 }
 
 /**

@@ -11,6 +11,8 @@ export const TEAM_MSG = {
   invitationExpired: 'This invitation has expired. Ask an admin of the workspace to invite you again.',
   invitationRevoked: 'This invitation was withdrawn. Ask an admin of the workspace to invite you again.',
   invitationUsed: 'This invitation has already been used. Sign in with the invited account to open the workspace.',
+  /** the account that accepted it opens it again after it was removed from the workspace */
+  invitationUsedNoLongerMember: 'You joined with this invitation before, but you are no longer a member of the workspace. Ask an admin of the workspace to invite you again.',
   invitationWrongEmail: (email: string) => `This invitation is for ${email}. Sign in with that e-mail address to accept it.`,
   invitationNotOpen: 'This invitation is no longer pending.',
   emailRequired: 'E-mail is required',

@@ -12,6 +12,8 @@ import { startBrowserApp, useSession, type BrowserApp } from '../support/browser
 import { closeTestKnex } from '../support/db';
 import { request } from '../support/http';
 
+const NO_TOKENS = 'You have no access tokens. Create one above when a script or another tool needs to call the API.';
+
 async function noHorizontalOverflow(page: Page): Promise<void> {
   const widths = await page.locator('html').evaluate((root: { scrollWidth: number; clientWidth: number }) => ({ scroll: root.scrollWidth, client: root.clientWidth }));
   expect(widths.scroll).toBeLessThanOrEqual(widths.client);
@@ -40,7 +42,7 @@ describe.each([
     await page.goto('/?view=account&tab=security');
     const section = page.getByRole('region', { name: 'Access tokens' });
     await section.waitFor();
-    await page.getByText('No access tokens yet.').waitFor();
+    await page.getByText(NO_TOKENS).waitFor();
     expect(await seriousAxeFindings(page)).toEqual([]);
     await noHorizontalOverflow(page);
 
@@ -102,7 +104,11 @@ describe.each([
     expect(await seriousAxeFindings(page)).toEqual([]);
     await dialog.getByRole('button', { name: 'Revoke' }).click();
     await page.getByText('The token "Listing site" was revoked.').waitFor();
-    await page.getByText('No access tokens yet.').waitFor();
+    // the list is empty again, and says so without "yet": the user just had a token
+    await page.getByRole('region', { name: 'Your tokens' }).getByText(NO_TOKENS).waitFor();
+    expect(await page.getByText(/No access tokens yet/).count()).toBe(0);
+    expect(await list.count()).toBe(0);
+    await app.screenshot(`access-tokens-revoked-${name}`);
 
     const refused = await request(app.baseUrl, '/api/projects/list', { token: copied });
     expect(refused.status).toBe(401);

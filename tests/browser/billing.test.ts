@@ -86,7 +86,7 @@ describe('buying credits in the browser', () => {
     expect(returned.searchParams.get('purchase')).toBe('success');
     expect(returned.searchParams.get('session_id')).toMatch(/^cs_test_/);
     await page.getByText('Purchase complete: +30 credits (Medium Project).').waitFor({ timeout: 20_000 });
-    await page.getByText('Your balance is now 34 credits.').waitFor();
+    await page.getByText('You now have 34 credits available: 35 in total, 1 reserved for items waiting for approval.').waitFor();
     await page.locator('.balance-amount').getByText('34').waitFor();
     expect(await fake.pendingDelivery).toEqual({ status: 200, body: { received: true, outcome: 'credited' } });
     expect(await credits()).toEqual({ credits: 35, reserved_credits: 1, total_credits_purchased: 30 });

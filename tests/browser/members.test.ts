@@ -1,13 +1,15 @@
 /**
  * The Members page and the workspace switcher in the browser (issue 27, items 5 and 6): switching keeps the
  * workspace in the address and the event stream, and drops the previous workspace's screens; an owner changes a
- * role, revokes an invitation and removes a member, whose open page leaves the workspace at once; an invitation
- * for another e-mail, and a revoked one, say what the API says.
+ * role, revokes an invitation and removes a member, whose open page leaves the workspace at once with a notice that
+ * names it and stays until dismissed (desktop and phone); an invitation for another e-mail, and a revoked one, say
+ * what the API says; a used one opened by the account that used it says it joined and opens the workspace.
  */
 import { randomUUID } from 'node:crypto';
 import type { BrowserContext, Page, Response } from 'playwright-core';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { openSidebar, startBrowserApp, type BrowserApp } from '../support/browser';
+import { seriousAxeFindings } from '../support/axe';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
 
@@ -153,8 +155,52 @@ describe('Members page and workspace switching in the browser', () => {
     expect([...errors, ...strangerPage.errors]).toEqual([]);
   });
 
-  it("removes a member after a confirmation; the member's open page leaves the workspace at once", async () => {
-    const removed = await pageAs(member);
+  it.each([
+    { size: 'desktop', viewport: { width: 1280, height: 800 } },
+    { size: 'phone', viewport: { width: 390, height: 844 } },
+  ])('a used link opened by the account that used it says it joined and opens the workspace; signed out, it offers that sign-in ($size)', async ({ viewport }) => {
+    const joiner = await createTestUser(app.baseUrl, { name: 'Jo Joiner' });
+    const link = await invite(joiner.email, 'viewer');
+    const token = new URL(link).searchParams.get('token')!;
+    expect((await request(app.baseUrl, `/api/invitations/${token}/accept`, { method: 'POST', token: joiner.token })).status).toBe(200);
+
+    // signed out: the used link's words, and Sign in, after which the page knows this account joined
+    const context = await app.browser.newContext({ baseURL: app.baseUrl, viewport });
+    contexts.push(context);
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (err) => errors.push(err.message));
+    await page.goto(link);
+    await page.getByRole('alert').getByText('This invitation has already been used. Sign in with the invited account to open the workspace.').waitFor();
+    expect(await seriousAxeFindings(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Email').fill(joiner.email);
+    await dialog.getByLabel('Password').fill(joiner.password);
+    await dialog.getByRole('button', { name: 'Sign in', exact: true }).click();
+
+    const panel = page.getByRole('region', { name: `You already joined ${teamName}` });
+    await panel.waitFor();
+    await panel.getByText(`This invitation was accepted with your account (${joiner.email}), so you are a member of ${teamName}.`).waitFor();
+    expect(await page.getByText('already been used').count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Accept invitation' }).count()).toBe(0);
+    expect(await seriousAxeFindings(page)).toEqual([]);
+    expect(await page.evaluate<boolean>('document.documentElement.scrollWidth <= document.documentElement.clientWidth')).toBe(true);
+    await app.screenshot(`invitation-joined-${viewport.width}`, page);
+
+    // the same link again, signed in: at once; Open goes to the workspace
+    await page.goto(link);
+    await panel.waitFor();
+    await panel.getByRole('button', { name: `Open ${teamName}` }).click();
+    await page.waitForURL((url) => url.searchParams.get('workspace') === workspaceId && !url.searchParams.has('token'));
+    await page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
+    expect(errors).toEqual([]);
+  });
+
+  it("removes a member after a confirmation; the member's open page leaves the workspace at once, saying which, until dismissed", async () => {
+    const removed = await pageAs(member, { width: 1280, height: 800 });
+    // the page's timers run on a clock the test moves: the notice must outlast a toast's 4 s
+    await removed.page.clock.install();
     await removed.page.goto(`/?workspace=${workspaceId}&view=approvals`);
     await removed.page.getByRole('heading', { name: 'Content Approvals', level: 1 }).waitFor();
 
@@ -168,10 +214,41 @@ describe('Members page and workspace switching in the browser', () => {
     await page.getByRole('combobox', { name: 'Role of Max Member' }).waitFor({ state: 'detached' });
     expect(await testKnex()('workspace_members').where({ workspace_id: workspaceId, user_id: member.id }).count<{ count: string }[]>('* as count')).toEqual([{ count: '0' }]);
 
-    // the removed member's page: told, and back in their personal workspace without a reload
-    await removed.page.getByText('You are not a member of that workspace (any more), so your personal workspace is shown.').waitFor({ timeout: 20_000 });
-    await removed.page.waitForURL((url) => !url.searchParams.has('workspace'));
-    await removed.page.getByRole('heading', { name: 'Content Approvals', level: 1 }).waitFor();
+    // the removed member's page: told which workspace, and back in their personal workspace without a reload
+    await expectRemovalNotice(removed.page, 'removed-member-desktop');
     expect([...errors, ...removed.errors]).toEqual([]);
   });
+
+  it('tells a member removed while on a phone which workspace they lost, until dismissed', async () => {
+    const link = await invite(member.email, 'member');
+    const accepted = await request(app.baseUrl, `/api/invitations/${new URL(link).searchParams.get('token')}/accept`, { method: 'POST', token: member.token });
+    expect(accepted.status).toBe(200);
+    const removed = await pageAs(member, { width: 390, height: 844 });
+    await removed.page.clock.install();
+    await removed.page.goto(`/?workspace=${workspaceId}&view=approvals`);
+    await removed.page.getByRole('heading', { name: 'Content Approvals', level: 1 }).waitFor();
+    await eventually(() => removed.streams.length > 0);
+
+    const gone = await request(app.baseUrl, `/api/workspaces/${workspaceId}/members/${member.id}`, { method: 'DELETE', token: owner.token });
+    expect(gone.status).toBe(200);
+    await expectRemovalNotice(removed.page, 'removed-member-phone');
+    expect(removed.errors).toEqual([]);
+  });
+
+  /** The removed member's page names the workspace in a notice that stays (past a toast's 4 s) until Dismiss. */
+  async function expectRemovalNotice(removedPage: Page, screenshot: string): Promise<void> {
+    const notice = removedPage.getByRole('alert').filter({ hasText: `You are no longer a member of ${teamName}.` });
+    await notice.waitFor({ timeout: 20_000 });
+    await notice.getByText('You were removed from it, or it was deleted. Your personal workspace is shown.').waitFor();
+    await removedPage.waitForURL((url) => !url.searchParams.has('workspace'));
+    await removedPage.getByRole('heading', { name: 'Content Approvals', level: 1 }).waitFor();
+    expect(await removedPage.getByText('You are not a member of that workspace').count()).toBe(0);
+    expect(await seriousAxeFindings(removedPage)).toEqual([]);
+    expect(await removedPage.evaluate<boolean>('document.documentElement.scrollWidth <= document.documentElement.clientWidth')).toBe(true);
+    await app.screenshot(screenshot, removedPage);
+    await removedPage.clock.runFor(30_000);
+    expect(await notice.isVisible()).toBe(true);
+    await notice.getByRole('button', { name: 'Dismiss' }).click();
+    await notice.waitFor({ state: 'detached' });
+  }
 });

@@ -3,12 +3,16 @@
  * method) keeps the page saying the payment is being confirmed, past the minute the page used to give up after and
  * across a reload, until the payment clears and the webhook credits it; then it shows the new balance, a reload too.
  * 'Failed to process credit purchase' only for an expired checkout or a failed payment. No serious axe finding.
+ * The balance it states is the Credit Balance card's (available, and in total with what pending items reserve), and
+ * follows the card when the balance moves; the test-mode checkout page loads without a failed request (its icon).
  */
+import type { Response } from 'playwright-core';
 import { BILLING_MSG } from '../../domain/billing';
+import { releaseReservation, reserveCredits } from '../../services/billing/credits';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { seriousAxeFindings } from '../support/axe';
 import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
-import { closeTestKnex } from '../support/db';
+import { closeTestKnex, testKnex } from '../support/db';
 import { FAKE_STRIPE_SECRET_KEY, startFakeStripe, type FakeStripe } from '../support/fakeStripe';
 import { request } from '../support/http';
 
@@ -97,13 +101,13 @@ describe('the purchase return page', () => {
     expect(await fake.deliver(fake.event('checkout.session.async_payment_succeeded', paid))).toEqual({ status: 200, body: { received: true, outcome: 'credited' } });
     await nextStatusPoll();
     await page.getByText('Purchase complete: +12 credits (Small Project).').waitFor();
-    await page.getByText('Your balance is now 17 credits.').waitFor();
+    await page.getByText('You now have 17 credits available.').waitFor();
     await page.locator('.balance-amount').getByText('17').waitFor();
     await checkedAtBothSizes('purchase-return-credited');
 
     await page.reload();
     await page.getByText('Purchase complete: +12 credits (Small Project).').waitFor();
-    await page.getByText('Your balance is now 17 credits.').waitFor();
+    await page.getByText('You now have 17 credits available.').waitFor();
     expect(app.pageErrors).toEqual([]);
   }, 120_000);
 
@@ -137,4 +141,72 @@ describe('the purchase return page', () => {
     expect(await seriousAxeFindings(page)).toEqual([]);
     expect(app.pageErrors).toEqual([]);
   });
+
+  it('states the balance as the Credit Balance card does, available and in total, and follows the card; the checkout page loads cleanly', async () => {
+    const buyer = await createTestUser(app.baseUrl, { name: 'Reserved Buyer' });
+    // an item waiting for approval holds 2 of the 5 starting credits
+    const held = await reserveCredits(testKnex(), { workspaceId: buyer.id, contentType: 'image', amount: 2, idempotencyKey: `purchase-return:${buyer.id}` });
+    const context = await app.browser.newContext({ baseURL: app.baseUrl, viewport: { width: 1280, height: 800 } });
+    try {
+      await useSession({ context, baseUrl: app.baseUrl }, buyer.token);
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (err) => errors.push(err.message));
+      // what the browser asks the test-mode checkout server for, and does not get (the app's own event stream is cut
+      // by each navigation, as any page's is)
+      const failed: string[] = [];
+      const checkoutOrigin = new URL(fake.baseUrl).origin;
+      page.on('response', (res: Response) => {
+        if (res.status() >= 400) failed.push(`${res.status()} ${res.url()}`);
+      });
+      page.on('requestfailed', (req) => {
+        if (new URL(req.url()).origin === checkoutOrigin) failed.push(`failed ${req.url()}`);
+      });
+
+      await page.goto('/?view=account&tab=billing');
+      await page.locator('.balance-amount').getByText('3').waitFor();
+      await page.getByRole('button', { name: 'Buy credits: Small Project' }).click();
+      await page.getByRole('heading', { name: 'Test-mode checkout' }).waitFor();
+      await page.waitForLoadState('load');
+      // the page's icon: a browser asks for the one the page links, else /favicon.ico of the page's server (headless
+      // Chromium asks for none, so the test asks as a browser would); it is inline, and /favicon.ico answers too, for
+      // the server's pages that are not HTML
+      const iconUrl = await page.evaluate<string>(`document.querySelector('link[rel~="icon"]')?.href ?? new URL('/favicon.ico', location.href).href`);
+      if (!iconUrl.startsWith('data:')) expect({ iconUrl, status: (await page.request.get(iconUrl)).status() }).toEqual({ iconUrl, status: 200 });
+      expect(iconUrl).toMatch(/^data:image\/svg\+xml,/);
+      const fallbackIcon = await page.request.get(`${checkoutOrigin}/favicon.ico`);
+      expect(fallbackIcon.status()).toBe(200);
+      expect(fallbackIcon.headers()['content-type']).toBe('image/svg+xml');
+      expect(failed).toEqual([]);
+      await page.getByRole('button', { name: 'Pay', exact: true }).click();
+
+      // 5 + 12 = 17 in total, 2 of them reserved: the notice and the card say the same
+      const notice = page.locator('.purchase-notice');
+      await notice.getByText('Purchase complete: +12 credits (Small Project).').waitFor({ timeout: 20_000 });
+      await notice.getByText('You now have 15 credits available: 17 in total, 2 reserved for items waiting for approval.').waitFor();
+      const card = page.locator('.balance-panel');
+      await card.locator('.balance-amount').getByText('15').waitFor();
+      await card.getByText('17 in total, 2 reserved for items waiting for approval.').waitFor();
+      expect(await notice.textContent()).not.toContain('balance is now');
+      for (const [width, height] of [
+        [1280, 800],
+        [390, 844],
+      ]) {
+        await page.setViewportSize({ width, height });
+        expect(await page.evaluate<boolean>('document.documentElement.scrollWidth <= document.documentElement.clientWidth')).toBe(true);
+        expect(await seriousAxeFindings(page)).toEqual([]);
+        await app.screenshot(`purchase-return-reserved-${width}`, page);
+      }
+
+      // the item is rejected elsewhere: its 2 credits are free again, and the notice follows the card
+      await releaseReservation(testKnex(), { reservationId: held.id, reason: 'rejected' });
+      await card.locator('.balance-amount').getByText('17').waitFor();
+      await notice.getByText('You now have 17 credits available.').waitFor();
+      expect(await card.getByText('reserved for items waiting for approval').count()).toBe(0);
+      expect(failed).toEqual([]);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 60_000);
 });

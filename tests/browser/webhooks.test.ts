@@ -3,7 +3,8 @@
  * workspace registers an endpoint pointing at a receiver this test runs on 127.0.0.1, copies the signing secret
  * shown once, sends a test event from the page, and a member uploads a render and makes a clip of it; the
  * receiver verifies every request with the `standardwebhooks` library and the secret the page showed, and the page's
- * delivery log shows each delivery with its 2xx answer and, expanded by keyboard, the attempt with its bodies.
+ * delivery log shows each delivery with its 2xx answer and, expanded by keyboard, the attempt with its bodies; a
+ * delivery sent again is marked "Re-sent" and names what it re-sent. The URL hint says what the server accepts.
  * Deliveries go through the real relay, the per-endpoint workflow and its activities on a task queue of this file.
  * A member sees no Webhooks entry and gets the role note on the page's address.
  */
@@ -164,7 +165,13 @@ describe('Webhooks page in the browser', () => {
       // register: the URL, two event types by their checkboxes
       await page.getByRole('button', { name: 'Add endpoint' }).click();
       const form = page.getByRole('dialog', { name: 'Add endpoint' });
-      await form.getByLabel('Endpoint URL').fill('https://10.0.0.1/hooks');
+      // the hint says what this (development) server accepts: public https://, and http:// to loopback, which the receiver below uses
+      const urlField = form.getByLabel('Endpoint URL');
+      const hintId = (await urlField.getAttribute('aria-describedby'))!.split(' ')[0];
+      await expect(form.locator(`[id="${hintId}"]`).textContent()).resolves.toBe(
+        'A public https:// address your receiver answers on or, while developing, http:// to localhost, 127.0.0.1 or [::1].',
+      );
+      await urlField.fill('https://10.0.0.1/hooks');
       await form.getByRole('checkbox', { name: /render\.uploaded/ }).check();
       await form.getByRole('checkbox', { name: /job\.completed/ }).check();
       await form.getByRole('button', { name: 'Add endpoint' }).click();
@@ -236,9 +243,19 @@ describe('Webhooks page in the browser', () => {
       await expect(attempts.getByLabel('Request body').first().textContent()).resolves.toContain('"job.completed"');
       expect(await seriousAxeFindings(page)).toEqual([]);
       await noHorizontalScroll(page);
+      expect(await log.getByText('Re-sent', { exact: true }).count()).toBe(0);
       await log.getByRole('button', { name: 'Send again' }).click();
       await eventually('the event sent again', () => receiver.received.filter((r) => r.id === change.id).length === 2);
       expect(receiver.received.every((r) => r.verified)).toBe(true);
+      // the log marks the re-send, and only it: the original stays as it was
+      const resentRow = log.getByRole('button', { name: /job\.completed/ }).filter({ hasText: 'Re-sent' });
+      await resentRow.filter({ hasText: 'Delivered (HTTP 204)' }).waitFor({ timeout: 30_000 });
+      expect(await log.getByRole('button', { name: /job\.completed/ }).count()).toBe(2);
+      expect(await log.getByText('Re-sent', { exact: true }).count()).toBe(1);
+      await resentRow.click();
+      await log.getByText(/^A re-send \("Send again"\) of the delivery of .+, with the same event id\.$/).waitFor();
+      expect(await seriousAxeFindings(page)).toEqual([]);
+      await noHorizontalScroll(page);
       expect(errors).toEqual([]);
       await app.screenshot(`webhooks-${viewport.name}`, page);
       await page.context().close();

@@ -1,7 +1,8 @@
 /**
  * The delivery log API (issue 29, item 5) over real deliveries: an endpoint registered through the API pointing at a
  * local receiver, events delivered by the relay, workflow and activities on the run's Temporal dev server; the log
- * newest first in pages, one delivery with its attempts, "Send again" (the same event again, same webhook-id) and
+ * newest first in pages, one delivery with its attempts, "Send again" (the same event again, same webhook-id, marked
+ * as a re-send of the delivery it sends again) and
  * "Send test event" arriving verified at the receiver; admins and owners only; bad input a clear 4xx; 409 while the
  * endpoint is off. Then the daily pruning: rows past the retention go, an event with a pending delivery stays.
  */
@@ -151,6 +152,13 @@ it('lists the log newest first in pages, shows attempts, sends again and sends a
   expect(again.status).toBe(202);
   expect(again.body.delivery).toMatchObject({ eventId: eventIds[0], status: 'pending', attempts: 0 });
   expect(again.body.delivery.id).not.toBe(deliveryId);
+  // the log tells the re-send from the original: it names the delivery it sends again
+  expect(again.body.delivery.redeliveryOf).toEqual({ id: deliveryId, createdAt: second.body.deliveries[0].createdAt });
+  expect(second.body.deliveries[0].redeliveryOf).toBeNull();
+  const relisted = await request<{ deliveries: DeliveryView[] }>(server.baseUrl, `${base()}/deliveries?limit=1`, { token: team.admin.token });
+  expect(relisted.body.deliveries[0]).toMatchObject({ id: again.body.delivery.id, redeliveryOf: { id: deliveryId } });
+  const originalAgain = await request<{ delivery: DeliveryView }>(server.baseUrl, `${base()}/deliveries/${deliveryId}`, { token: team.admin.token });
+  expect(originalAgain.body.delivery.redeliveryOf).toBeNull();
   await waitFor('the redelivery', async () => (await knex('webhook_deliveries').where({ id: again.body.delivery.id }).first('status')).status === 'succeeded');
   expect(receiver.received.filter((r) => r.id === eventIds[0] && r.answered === 200)).toHaveLength(2);
 
@@ -199,7 +207,7 @@ it('refuses Send again and Send test event while the endpoint is off', async () 
   await request(server.baseUrl, base(), { method: 'PATCH', token: team.admin.token, json: { enabled: true } });
 });
 
-it('prunes log rows past the retention, keeping events that still have a pending delivery', async () => {
+it('prunes log rows past the retention, keeping events that still have a pending delivery and deliveries a kept re-send names', async () => {
   const old = new Date(Date.now() - 31 * 86_400_000);
   const recent = new Date(Date.now() - 29 * 86_400_000);
   const addEvent = async (at: Date, status: 'succeeded' | 'pending') => {
@@ -215,6 +223,16 @@ it('prunes log rows past the retention, keeping events that still have a pending
   const gone = await addEvent(old, 'succeeded');
   const stillPending = await addEvent(old, 'pending');
   const kept = await addEvent(recent, 'succeeded');
+  // an old delivery sent again: kept while its re-send (still pending, so its event stays) is, so the log names it
+  const resentOriginal = await addEvent(old, 'succeeded');
+  const [resend] = await knex('webhook_deliveries')
+    .insert({ endpoint_id: endpointId, event_id: resentOriginal.eventId, status: 'pending', redelivery_of: resentOriginal.deliveryId, next_attempt_at: new Date(Date.now() + 86_400_000) })
+    .returning<Array<{ id: string }>>('id');
+  // an old event sent again long ago: the original and its re-send go together with the event
+  const resentLongAgo = await addEvent(old, 'succeeded');
+  const [oldResend] = await knex('webhook_deliveries')
+    .insert({ endpoint_id: endpointId, event_id: resentLongAgo.eventId, status: 'succeeded', created_at: old, redelivery_of: resentLongAgo.deliveryId })
+    .returning<Array<{ id: string }>>('id');
 
   const removed = await pruneWebhookLog(knex, 30);
   expect(removed.events).toBeGreaterThanOrEqual(1);
@@ -226,6 +244,10 @@ it('prunes log rows past the retention, keeping events that still have a pending
   expect(await knex('webhook_delivery_attempts').where({ delivery_id: stillPending.deliveryId }).first()).toBeUndefined();
   expect(await knex('webhook_delivery_attempts').where({ delivery_id: kept.deliveryId }).count<Array<{ count: string }>>('* as count')).toEqual([{ count: '1' }]);
   expect(await knex('webhook_events').where({ id: kept.eventId }).first('id')).toEqual({ id: kept.eventId });
-  // the future-dated pending delivery is not sent by this test's worker before it ends: it is a month-old event
-  await knex('webhook_deliveries').where({ id: stillPending.deliveryId }).delete();
+  expect(await knex('webhook_deliveries').where({ id: resentOriginal.deliveryId }).first('id')).toEqual({ id: resentOriginal.deliveryId });
+  expect(await knex('webhook_deliveries').where({ id: resend.id }).first('redelivery_of')).toEqual({ redelivery_of: resentOriginal.deliveryId });
+  expect(await knex('webhook_deliveries').whereIn('id', [resentLongAgo.deliveryId, oldResend.id]).count<Array<{ count: string }>>('* as count')).toEqual([{ count: '0' }]);
+  expect(await knex('webhook_events').where({ id: resentLongAgo.eventId }).first()).toBeUndefined();
+  // the future-dated pending deliveries are not sent by this test's worker before it ends: they are of month-old events
+  await knex('webhook_deliveries').whereIn('id', [stillPending.deliveryId, resend.id]).delete();
 });

@@ -10,7 +10,7 @@ import { Webhook } from 'standardwebhooks';
 import { createApp } from '../../api/app';
 import { loadConfig, type AppConfig } from '../../config/env';
 import { logger } from '../../config/logger';
-import { MAX_WEBHOOK_ENDPOINTS_PER_WORKSPACE, WEBHOOK_MSG, type WebhookEndpointView } from '../../domain/webhookEndpoints';
+import { MAX_WEBHOOK_ENDPOINTS_PER_WORKSPACE, WEBHOOK_MSG, type WebhookEndpointView, type WebhookTargetRule } from '../../domain/webhookEndpoints';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/webhooks';
 import { closeTemporalClient } from '../../services/platform/temporalClient';
 import { signingSecrets, signWebhook } from '../../services/integrations/webhookSigning';
@@ -59,7 +59,16 @@ afterAll(async () => {
   await closeTestKnex();
 });
 
-type Answer = { success: boolean; error?: string; code?: string; endpoint: WebhookEndpointView; endpoints: WebhookEndpointView[]; secret: string; previousSecretExpiresAt: string };
+type Answer = {
+  success: boolean;
+  error?: string;
+  code?: string;
+  endpoint: WebhookEndpointView;
+  endpoints: WebhookEndpointView[];
+  targetRule: WebhookTargetRule;
+  secret: string;
+  previousSecretExpiresAt: string;
+};
 
 const path = (workspaceId: string, rest = '') => `/api/workspaces/${workspaceId}/webhooks${rest}`;
 const create = (token: string, body: unknown, workspaceId = team.id, base = server.baseUrl) => request<Answer>(base, path(workspaceId), { token, json: body });
@@ -238,6 +247,8 @@ describe('private targets', () => {
     for (const url of ['http://127.0.0.1:8080/x', 'http://localhost:8080/x', 'http://[::1]:8080/x']) {
       expect({ url, status: (await create(team.owner.token, { url, eventTypes: ['job.completed'] })).status }).toEqual({ url, status: 201 });
     }
+    // the list says so, for the form's hint
+    expect((await request<Answer>(server.baseUrl, path(team.id), { token: team.owner.token })).body.targetRule).toEqual({ loopback: true, privateAddresses: false });
   });
 
   it('in production refuses plain http even to loopback, and loopback over https', async () => {
@@ -254,6 +265,7 @@ describe('private targets', () => {
       expect({ url, status: res.status, code: res.body.code }).toEqual({ url, status: 400, code: 'WEBHOOK_TARGET_PRIVATE' });
     }
     expect((await post('https://public.example.test/x')).status).toBe(201);
+    expect((await request<Answer>(production.baseUrl, path(team.id), { token: team.owner.token })).body.targetRule).toEqual({ loopback: false, privateAddresses: false });
   });
 
   it('allows private targets when the operator says so (WEBHOOK_ALLOW_PRIVATE_TARGETS=on), never plain http in production', async () => {
@@ -262,6 +274,7 @@ describe('private targets', () => {
     expect((await post('https://ten.example.test/x')).status).toBe(201);
     expect((await post('https://[fc00::1]/x')).status).toBe(201);
     expect((await post('http://10.0.0.1/x')).body.code).toBe('WEBHOOK_URL_NOT_HTTPS');
+    expect((await request<Answer>(allowing.baseUrl, path(team.id), { token: team.owner.token })).body.targetRule).toEqual({ loopback: false, privateAddresses: true });
     expect(loadConfig({ ...process.env, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'on' }).webhookAllowPrivateTargets).toBe(true);
     expect(() => loadConfig({ ...process.env, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' })).toThrow('WEBHOOK_ALLOW_PRIVATE_TARGETS must be "on" or "off", got "yes"');
   });

@@ -1,9 +1,17 @@
 /**
  * The address check behind every webhook registration and send (services/integrations/webhookTargets.ts): which
  * addresses count as public, including the IPv6 forms that carry or tunnel an IPv4 address (issue 41, item 5: an
- * audit registered `https://[::127.0.0.1]/` and four other such forms in production).
+ * audit registered `https://[::127.0.0.1]/` and four other such forms in production), and the endpoint form's hint,
+ * which says what the check accepts (issue 41, item 4: it said https:// only while http:// to localhost was accepted).
  */
-import { nonPublicKind, resolveWebhookTarget, WEBHOOK_TARGET_CODES, type WebhookTargetPolicy } from '../../services/integrations/webhookTargets';
+import { webhookUrlHint } from '../../domain/webhookEndpoints';
+import {
+  nonPublicKind,
+  resolveWebhookTarget,
+  webhookTargetRule,
+  WEBHOOK_TARGET_CODES,
+  type WebhookTargetPolicy,
+} from '../../services/integrations/webhookTargets';
 
 const production: WebhookTargetPolicy = { nodeEnv: 'production', allowPrivateTargets: false };
 const noDns = async () => {
@@ -88,5 +96,33 @@ describe('resolveWebhookTarget in production', () => {
       message: 'Webhooks can only be sent to public addresses: sneaky.example.test resolves to ::ffff:0:a9fe:a9fe, a link-local address.',
     });
     await expect(resolveWebhookTarget('https://public.example.test/x', production, resolver)).resolves.toMatchObject({ address: '2001:4860:4860::8888', family: 6 });
+  });
+});
+
+describe('the endpoint form hint (webhookUrlHint of webhookTargetRule)', () => {
+  const accepts = async (url: string, policy: WebhookTargetPolicy): Promise<boolean> =>
+    resolveWebhookTarget(url, policy, async () => [{ address: '10.0.0.7', family: 4 }]).then(
+      () => true,
+      () => false,
+    );
+
+  it.each([
+    [{ nodeEnv: 'production', allowPrivateTargets: false }, 'A public https:// address your receiver answers on.'],
+    [{ nodeEnv: 'production', allowPrivateTargets: true }, 'An https:// address your receiver answers on. Private network addresses are allowed on this server.'],
+    [{ nodeEnv: 'development', allowPrivateTargets: false }, 'A public https:// address your receiver answers on or, while developing, http:// to localhost, 127.0.0.1 or [::1].'],
+    [
+      { nodeEnv: 'test', allowPrivateTargets: true },
+      'An https:// address your receiver answers on or, while developing, http:// to localhost, 127.0.0.1 or [::1]. Private network addresses are allowed on this server.',
+    ],
+  ] as Array<[WebhookTargetPolicy, string]>)('%o: "%s", and the check accepts what it says', async (policy, hint) => {
+    expect(webhookUrlHint(webhookTargetRule(policy))).toBe(hint);
+    const saysLoopbackHttp = hint.includes('http:// to localhost, 127.0.0.1 or [::1]');
+    for (const url of ['http://localhost:8080/hooks', 'http://127.0.0.1/hooks', 'http://[::1]/hooks']) expect(await accepts(url, policy)).toBe(saysLoopbackHttp);
+    // http:// anywhere else is never accepted
+    expect(await accepts('http://example.com/hooks', policy)).toBe(false);
+    const saysPrivate = hint.includes('Private network addresses are allowed');
+    expect(await accepts('https://intranet.example/hooks', policy)).toBe(saysPrivate);
+    expect(await accepts('https://10.0.0.7/hooks', policy)).toBe(saysPrivate);
+    expect(hint.startsWith('A public https://')).toBe(!saysPrivate);
   });
 });

@@ -2,7 +2,8 @@
  * Invitations: created by admins and owners with a copyable link (a 32-byte token, only its sha256 stored, 7 days),
  * listed with their status, looked up without a session, accepted only by a session with the invited e-mail (sign-up
  * from the link works), single use, replaced when the address is invited again, withdrawn by revoking; expired,
- * withdrawn and used links give distinct 410 texts. Without SMTP_URL nothing is e-mailed (`emailed: false`).
+ * withdrawn and used links give distinct 410 texts, except to the account that used the link, which is told it joined.
+ * Without SMTP_URL nothing is e-mailed (`emailed: false`).
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -32,7 +33,7 @@ afterAll(async () => {
 });
 
 const accept = (token: string, sessionToken?: string) => request(server.baseUrl, `/api/invitations/${token}/accept`, { method: 'POST', token: sessionToken });
-const lookup = (token: string) => request(server.baseUrl, `/api/invitations/${token}`);
+const lookup = (token: string, sessionToken?: string) => request(server.baseUrl, `/api/invitations/${token}`, { token: sessionToken });
 
 async function invitationCount(workspaceId: string): Promise<number> {
   return Number((await knex('workspace_invitations').where({ workspace_id: workspaceId }).count<{ n: string }[]>('* as n'))[0].n);
@@ -76,7 +77,7 @@ describe('invitations', () => {
     expect(shown.status).toBe(200);
     expect(shown.body).toEqual({
       success: true,
-      invitation: { workspaceName: 'Lakeside Lettings', email, role: 'member', inviterName: expect.any(String), expiresAt: new Date(row.expires_at).toISOString() },
+      invitation: { workspaceName: 'Lakeside Lettings', email, role: 'member', inviterName: expect.any(String), expiresAt: new Date(row.expires_at).toISOString(), joinedWorkspaceId: null },
     });
   });
 
@@ -135,6 +136,32 @@ describe('invitations', () => {
     expect(shown.body.error).toBe(TEAM_MSG.invitationUsed);
     const list = await request<{ invitations: Array<{ email: string; status: string }> }>(server.baseUrl, `/api/workspaces/${team.id}/invitations`, { token: team.admin.token });
     expect(list.body.invitations.find((i) => i.email === invitee.email)?.status).toBe('accepted');
+  });
+
+  it('a used link looked up by the account that used it says it joined (the workspace to open); anyone else, or after a removal, gets 410', async () => {
+    const invitee = await createTestUser(server.baseUrl);
+    const { token } = await invite(server.baseUrl, team.id, team.owner, invitee.email, 'member');
+    // open: the invitee's session sees the invitation, not a joined one
+    expect((await lookup(token, invitee.token)).body.invitation.joinedWorkspaceId).toBeNull();
+    expect((await accept(token, invitee.token)).status).toBe(200);
+
+    const mine = await lookup(token, invitee.token);
+    expect(mine.status).toBe(200);
+    expect(mine.body).toEqual({
+      success: true,
+      invitation: { workspaceName: 'Lakeside Lettings', email: invitee.email, role: 'member', inviterName: expect.any(String), expiresAt: expect.any(String), joinedWorkspaceId: team.id },
+    });
+    // signed out, or another account (a member of the workspace too): used, with the sign-in hint
+    for (const session of [undefined, team.outsider.token, team.admin.token]) {
+      const other = await lookup(token, session);
+      expect(other.status).toBe(410);
+      expect(other.body).toEqual({ success: false, error: TEAM_MSG.invitationUsed, code: 'INVITATION_USED' });
+    }
+    // removed since: the account that used it is told it is no longer a member, not to sign in with itself
+    expect((await request(server.baseUrl, `/api/workspaces/${team.id}/members/${invitee.id}`, { method: 'DELETE', token: team.owner.token })).status).toBe(200);
+    const removed = await lookup(token, invitee.token);
+    expect(removed.status).toBe(410);
+    expect(removed.body).toEqual({ success: false, error: TEAM_MSG.invitationUsedNoLongerMember, code: 'INVITATION_USED' });
   });
 
   it('two accepts of one link at once add one membership', async () => {

@@ -1,9 +1,9 @@
 import type { AttemptView as WebhookAttempt, DeliveryView as WebhookDelivery } from '../../../domain/webhookDelivery';
-import type { WebhookEndpointView } from '../../../domain/webhookEndpoints';
+import type { WebhookEndpointView, WebhookTargetRule } from '../../../domain/webhookEndpoints';
 import type { WebhookEventType } from '../../../domain/webhooks';
 import { api } from './client';
 
-export type { WebhookEndpointView };
+export type { WebhookEndpointView, WebhookTargetRule };
 
 /** One event sent to one endpoint, and one attempt of it, as the server answers them. */
 export type { WebhookAttempt, WebhookDelivery };
@@ -16,9 +16,10 @@ export interface EndpointInput {
 
 const path = (workspaceId: string, ...rest: string[]) => ['workspaces', encodeURIComponent(workspaceId), 'webhooks', ...rest.map(encodeURIComponent)].join('/');
 
-export async function fetchEndpoints(workspaceId: string): Promise<WebhookEndpointView[]> {
-  const body = await api.get(path(workspaceId)).json<{ success: true; endpoints: WebhookEndpointView[] }>();
-  return body.endpoints;
+/** The workspace's endpoints, and which URLs this server sends to (the form's hint says it). */
+export async function fetchEndpoints(workspaceId: string): Promise<{ endpoints: WebhookEndpointView[]; targetRule: WebhookTargetRule }> {
+  const body = await api.get(path(workspaceId)).json<{ success: true; endpoints: WebhookEndpointView[]; targetRule: WebhookTargetRule }>();
+  return { endpoints: body.endpoints, targetRule: body.targetRule };
 }
 
 /** Registers an endpoint; the secret is answered this once. */

@@ -55,6 +55,13 @@ export const currentWorkspaceAtom = atom((get): CurrentWorkspace | null | undefi
   return { id, personal: false, name: undefined, role: undefined, memberCount: undefined };
 });
 
+/**
+ * The app left a workspace the address named because the user is no member of it (removed while working there, or a
+ * link to one they never joined): what the notice says until it is dismissed. Kept here, not in the shell's state,
+ * because the switch to the personal workspace suspends and remounts the views; `userId` keeps it to that account.
+ */
+export const workspaceEndedNoticeAtom = atom<{ userId: string; workspaceName: string | null } | null>(null);
+
 /** Whether the user's role in the current workspace allows `action`; false while it is not known yet. */
 export const workspaceAllowsAtom = atom((get) => {
   const role = get(currentWorkspaceAtom)?.role;

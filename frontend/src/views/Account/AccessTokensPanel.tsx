@@ -10,6 +10,8 @@ import { TextField } from '../../components/TextField';
 import './accessTokens.css';
 
 const SOMETHING_WENT_WRONG = 'Something went wrong. Please try again.';
+/** The empty list, before the first token and after the last one was revoked alike (revoked tokens are not listed). */
+export const NO_ACCESS_TOKENS = 'You have no access tokens. Create one above when a script or another tool needs to call the API.';
 const DATE_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
 const DATE_TIME_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
@@ -193,7 +195,7 @@ export function AccessTokensPanel(): ReactElement {
             </button>
           </div>
         )}
-        {load.status === 'done' && tokens.length === 0 && <p className="muted">No access tokens yet.</p>}
+        {load.status === 'done' && tokens.length === 0 && <p className="muted">{NO_ACCESS_TOKENS}</p>}
         {tokens.length > 0 && (
           <ul className="token-list" aria-label="Access tokens">
             {tokens.map((token) => (

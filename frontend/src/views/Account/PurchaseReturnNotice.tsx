@@ -1,8 +1,9 @@
-import { useSetAtom } from 'jotai';
-import { useEffect, useState, type ReactElement } from 'react';
+import { useAtomValue, useSetAtom } from 'jotai';
+import { useEffect, useRef, useState, type ReactElement } from 'react';
 import { HTTPError } from 'ky';
 import { fetchPurchaseStatus, type PurchaseStatusReply } from '../../api/billing';
 import { refreshBillingAtom } from '../../atoms/billing';
+import { balanceKeyAtom, creditSummaryStateAtom } from '../../atoms/credits';
 import { hrefWithParams } from '../../atoms/viewUrl';
 import { BILLING_MSG } from '../../../../domain/billing';
 import { purchaseReturnFromSearch, type PurchaseReturn } from './checkoutReturn';
@@ -22,9 +23,25 @@ type Confirmation =
   | { state: 'confirming' }
   /** Stripe reports the session open, or complete with the payment still processing (a delayed method) */
   | { state: 'processing' }
-  | { state: 'completed'; credits: number; packageName: string; availableCredits: number }
+  | { state: 'completed'; credits: number; packageName: string; balance: Balance }
   | { state: 'failed' }
   | { state: 'cancelled' };
+
+/** The workspace's credits as the Credit Balance card shows them: in total, and available (the total less what is reserved). */
+export interface Balance {
+  credits: number;
+  availableCredits: number;
+}
+
+/**
+ * The balance after a purchase, in the Credit Balance card's words: the available figure the card shows large, and
+ * while items wait for approval, the total and what they reserve, as the card says below it.
+ */
+export function balanceText({ credits, availableCredits }: Balance): string {
+  const available = `You now have ${countText(availableCredits, 'credit')} available`;
+  const reserved = credits - availableCredits;
+  return reserved > 0 ? `${available}: ${credits} in total, ${reserved} reserved for items waiting for approval.` : `${available}.`;
+}
 
 function initial(ret: PurchaseReturn | null): Confirmation | null {
   if (!ret) return null;
@@ -35,7 +52,9 @@ function initial(ret: PurchaseReturn | null): Confirmation | null {
 /** What the page says for a status reply: only a failed or expired checkout is a failure; anything unsettled waits. */
 export function confirmationOf(reply: PurchaseStatusReply): Confirmation {
   const { purchase, checkout } = reply;
-  if (checkout.state === 'credited') return { state: 'completed', credits: purchase.credits, packageName: purchase.packageName, availableCredits: reply.availableCredits };
+  if (checkout.state === 'credited') {
+    return { state: 'completed', credits: purchase.credits, packageName: purchase.packageName, balance: { credits: reply.credits, availableCredits: reply.availableCredits } };
+  }
   if (checkout.state === 'failed' || checkout.state === 'expired') return { state: 'failed' };
   return checkout.state === 'confirming' ? { state: 'confirming' } : { state: 'processing' };
 }
@@ -51,11 +70,19 @@ function finalRefusal(err: unknown): boolean {
  * its payment processing, and until the webhook has credited it (read from the purchase-status endpoint, which asks
  * Stripe), then shows the new balance; the spec's failure text only for a failed or expired checkout (or a session
  * that is not the user's); after a cancel, that nothing was charged. A reload asks again and shows the same.
+ * The balance it states is the Credit Balance card's: the status reply's figures until the card has read the balance
+ * again, then the card's own (a credit event, a charge or a release afterwards change both alike).
  */
 export function PurchaseReturnNotice(): ReactElement | null {
   const [ret] = useState(() => purchaseReturnFromSearch(window.location.search));
   const [confirmation, setConfirmation] = useState<Confirmation | null>(() => initial(ret));
   const refreshBilling = useSetAtom(refreshBillingAtom);
+  const summary = useAtomValue(creditSummaryStateAtom);
+  const balanceKey = useAtomValue(balanceKeyAtom);
+  // the card's balance when the purchase was confirmed: once it reads anything else, the card is the newer figure
+  const keyAtCompletion = useRef<string | null>(null);
+  const latestKey = useRef(balanceKey);
+  latestKey.current = balanceKey;
 
   useEffect(() => {
     if (ret?.outcome !== 'success' || !ret.sessionId) return undefined;
@@ -68,6 +95,7 @@ export function PurchaseReturnNotice(): ReactElement | null {
       try {
         const next = confirmationOf(await fetchPurchaseStatus(sessionId));
         if (cancelled) return;
+        if (next.state === 'completed') keyAtCompletion.current = latestKey.current;
         setConfirmation(next);
         if (next.state === 'completed') refreshBilling();
         if (next.state === 'completed' || next.state === 'failed') return;
@@ -115,18 +143,20 @@ export function PurchaseReturnNotice(): ReactElement | null {
           <p>Your payment is being confirmed. Some payment methods take a while to clear; your credits are added as soon as Stripe confirms the payment.</p>
         </div>
       );
-    case 'completed':
+    case 'completed': {
+      const card = summary?.ok && summary.data && balanceKey !== keyAtCompletion.current ? summary.data : null;
       return (
         <div className="purchase-notice purchase-notice-success" role="status" aria-live="polite">
           <p>
             <strong>
               Purchase complete: +{confirmation.credits} credits ({confirmation.packageName}).
             </strong>{' '}
-            Your balance is now {countText(confirmation.availableCredits, 'credit')}.
+            {balanceText(card ?? confirmation.balance)}
           </p>
           {dismissButton}
         </div>
       );
+    }
     case 'failed':
       return (
         <div className="purchase-notice purchase-notice-error" role="alert">

@@ -1,9 +1,8 @@
-import { useAtomValue, useSetAtom } from 'jotai';
-import { lazy, Suspense, useEffect, useState, type ReactElement } from 'react';
+import { useAtom, useAtomValue, useSetAtom } from 'jotai';
+import { lazy, Suspense, useEffect, useRef, useState, type ReactElement } from 'react';
 import type { User } from '../../api/auth';
-import { showToastAtom } from '../../atoms/toast';
-import { resetViewAtom, viewAtom } from '../../atoms/view';
-import { currentWorkspaceAtom, switchWorkspaceAtom, workspaceAllowsAtom } from '../../atoms/workspace';
+import { resetViewAtom, viewAtom, workspaceParamAtom } from '../../atoms/view';
+import { currentWorkspaceAtom, switchWorkspaceAtom, workspaceAllowsAtom, workspaceEndedNoticeAtom } from '../../atoms/workspace';
 import type { DashboardView } from '../../atoms/viewUrl';
 import type { WorkspaceAction } from '../../../../domain/workspaceRoles';
 import { RoleNote } from '../../components/RoleNote';
@@ -15,6 +14,7 @@ import { LiveUpdatesNotice } from './LiveUpdatesNotice';
 import { RealtimeSync } from './RealtimeSync';
 import { Sidebar } from './Sidebar';
 import { TryItSetup } from './TryItSetup';
+import { WorkspaceEndedNotice } from './WorkspaceEndedNotice';
 
 const SIDEBAR_ID = 'app-sidebar';
 
@@ -40,9 +40,6 @@ const VIEW_ACTION: Partial<Record<DashboardView, { action: WorkspaceAction; titl
   'enhance-set': { action: 'generate', title: 'Enhance Renders', what: 'use Enhance Renders' },
 };
 
-/** A link to a workspace the user is no member of (never was, left, or was removed). */
-const NOT_A_MEMBER_TEXT = 'You are not a member of that workspace (any more), so your personal workspace is shown.';
-
 /** The signed-in layout: sidebar (a slide-in menu under 768 px) and the current view. */
 export function DashboardShell({ user }: { user: User }): ReactElement {
   const requestedView = useAtomValue(viewAtom);
@@ -56,18 +53,26 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
     if (requestedView === 'admin' && !isAdmin) resetView();
   }, [requestedView, isAdmin, resetView]);
 
-  // the address names a workspace the user is not in: say so once, and show the personal one
+  // the address names a workspace the user is not in (any more): say so until dismissed, and show the personal one
   const workspace = useAtomValue(currentWorkspaceAtom);
+  const requestedWorkspaceId = useAtomValue(workspaceParamAtom);
   const switchWorkspace = useSetAtom(switchWorkspaceAtom);
-  const showToast = useSetAtom(showToastAtom);
   const allows = useAtomValue(workspaceAllowsAtom);
   const gate = VIEW_ACTION[view];
   const refused = gate && workspace?.role !== undefined && !allows(gate.action) ? gate : null;
+  // the last workspace shown with its name: the one a removal (the event stream's workspace-ended) takes away
+  const lastNamed = useRef<{ id: string; name: string } | null>(null);
+  useEffect(() => {
+    if (workspace?.name) lastNamed.current = { id: workspace.id, name: workspace.name };
+  }, [workspace]);
+  const [endedNotice, setEndedNotice] = useAtom(workspaceEndedNoticeAtom);
+  const ended = endedNotice?.userId === user.id ? endedNotice : null;
   useEffect(() => {
     if (workspace !== null) return;
-    showToast({ kind: 'error', message: NOT_A_MEMBER_TEXT });
+    const known = lastNamed.current;
+    setEndedNotice({ userId: user.id, workspaceName: known && known.id === requestedWorkspaceId ? known.name : null });
     switchWorkspace(null, { replace: true });
-  }, [workspace, switchWorkspace, showToast]);
+  }, [workspace, requestedWorkspaceId, switchWorkspace, setEndedNotice, user.id]);
 
   // a signed-in visit to a landing link (/?auth=signup) has no auth form to open: drop the parameter
   useEffect(() => {
@@ -113,6 +118,7 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
       <div className="sidebar-backdrop" aria-hidden="true" onClick={() => setMenuOpen(false)} />
 
       <main className="main" id="main">
+        {ended && <WorkspaceEndedNotice workspaceName={ended.workspaceName} onDismiss={() => setEndedNotice(null)} />}
         <LiveUpdatesNotice />
         <Suspense fallback={<LoadingState label="Loading..." />}>
           {refused && (

@@ -138,7 +138,7 @@ export function RealtimeSync(): null {
     const subscription = subscribeToSharedEvents(userId ?? 'unknown', workspaceId, {
       onEvent,
       onSessionEnded: () => void a().sessionEnded(),
-      // removed from the workspace (or it was deleted): the list no longer has it, and the app leaves it
+      // removed from the workspace (or it was deleted): the list no longer has it, and the app leaves it with a notice naming it (DashboardShell)
       onWorkspaceEnded: () => a().refreshWorkspaces(),
       onRefused: checkSession,
       onOpen: (reconnected) => {

@@ -2,7 +2,7 @@ import { useSetAtom } from 'jotai';
 import { useEffect, useState, type ReactElement } from 'react';
 import { ROLE_LABELS } from '../../../../domain/workspaceRoles';
 import type { User } from '../../api/auth';
-import { apiErrorMessage } from '../../api/client';
+import { apiErrorMessage, isApiHttpError } from '../../api/client';
 import { acceptInvitation, fetchInvitation, type InvitationPreview } from '../../api/workspaces';
 import { leaveInvitationAtom } from '../../atoms/invite';
 import { signOutAtom } from '../../atoms/session';
@@ -15,13 +15,17 @@ import './invitation.css';
 const SOMETHING_WENT_WRONG = 'Something went wrong. Please try again.';
 const DATE_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
 
-type Preview = { status: 'loading' } | { status: 'done'; invitation: InvitationPreview } | { status: 'error'; message: string };
+type Preview = { status: 'loading' } | { status: 'done'; invitation: InvitationPreview } | { status: 'error'; message: string; used: boolean };
+
+/** The API's code for a link already used: signing in with the account that used it shows that it joined. */
+const INVITATION_USED = 'INVITATION_USED';
 
 /**
  * An invitation link (`?view=invite&token=...`), signed in or out: which workspace, who invited and with what role.
  * Signed out it offers sign-up (the invited e-mail filled in) and sign-in; signed in, Accept, which joins the
  * workspace and opens it. Unknown, expired, revoked or used links and a session with another e-mail get the API's
- * own words.
+ * own words; a used link opened by the account that used it says it joined already and opens the workspace (signed
+ * out, the used link offers that sign-in).
  */
 export function InvitationPage({ token, user }: { token: string; user: User | null }): ReactElement {
   const leave = useSetAtom(leaveInvitationAtom);
@@ -32,15 +36,21 @@ export function InvitationPage({ token, user }: { token: string; user: User | nu
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
 
+  // read again after a sign-in here: the account that used the link already is told it joined
+  const userId = user?.id ?? null;
   useEffect(() => {
     let current = true;
+    setPreview({ status: 'loading' });
     fetchInvitation(token)
       .then((invitation) => current && setPreview({ status: 'done', invitation }))
-      .catch((err: unknown) => current && setPreview({ status: 'error', message: apiErrorMessage(err, SOMETHING_WENT_WRONG) }));
+      .catch(
+        (err: unknown) =>
+          current && setPreview({ status: 'error', message: apiErrorMessage(err, SOMETHING_WENT_WRONG), used: isApiHttpError(err) && err.code === INVITATION_USED }),
+      );
     return () => {
       current = false;
     };
-  }, [token]);
+  }, [token, userId]);
 
   async function accept(invitation: InvitationPreview) {
     setBusy(true);
@@ -65,9 +75,37 @@ export function InvitationPage({ token, user }: { token: string; user: User | nu
         <p className="form-error" role="alert">
           {preview.message}
         </p>
-        <button type="button" className="button button-primary" onClick={() => leave(null)}>
-          {user ? 'Go to your dashboard' : 'Go to Render Studio'}
-        </button>
+        <div className="form-actions invitation-actions">
+          {!user && preview.used && (
+            <button type="button" className="button button-secondary" onClick={() => setAuth('signin')}>
+              Sign in
+            </button>
+          )}
+          <button type="button" className="button button-primary" onClick={() => leave(null)}>
+            {user ? 'Go to your dashboard' : 'Go to Render Studio'}
+          </button>
+        </div>
+        {auth && !user && <AuthDialog tab={auth} onTabChange={setAuth} onClose={() => setAuth(null)} onAuthenticated={() => setAuth(null)} />}
+      </>
+    );
+  } else if (preview.invitation.joinedWorkspaceId) {
+    const { invitation } = preview;
+    const workspaceId = preview.invitation.joinedWorkspaceId;
+    body = (
+      <>
+        <h1 id="invitation-title">You already joined {invitation.workspaceName}</h1>
+        <p>
+          This invitation was accepted with your account ({invitation.email}), so you are a member of <strong>{invitation.workspaceName}</strong>. There is
+          nothing more to do here.
+        </p>
+        <div className="form-actions invitation-actions">
+          <button type="button" className="button button-secondary" onClick={() => leave(null)}>
+            Go to your dashboard
+          </button>
+          <button type="button" className="button button-primary" onClick={() => leave(workspaceId)}>
+            Open {invitation.workspaceName}
+          </button>
+        </div>
       </>
     );
   } else {

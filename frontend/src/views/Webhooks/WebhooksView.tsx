@@ -1,5 +1,6 @@
 import { useAtomValue, useSetAtom } from 'jotai';
 import { useCallback, useEffect, useState, type FormEvent, type ReactElement } from 'react';
+import { webhookUrlHint } from '../../../../domain/webhookEndpoints';
 import { WEBHOOK_EVENT_DESCRIPTIONS, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../../../domain/webhooks';
 import { ROLE_LABELS, roleAllows, type WorkspaceRole } from '../../../../domain/workspaceRoles';
 import { apiErrorMessage } from '../../api/client';
@@ -16,6 +17,7 @@ import {
   type WebhookAttempt,
   type WebhookDelivery,
   type WebhookEndpointView,
+  type WebhookTargetRule,
 } from '../../api/webhooks';
 import { showToastAtom } from '../../atoms/toast';
 import { webhookChangeAtom } from '../../atoms/webhooks';
@@ -85,7 +87,9 @@ function Webhooks({ workspace }: { workspace: CurrentWorkspace & { role: Workspa
   const disabledSeen = useAtomValue(webhookChangeAtom);
   const disabledEvents = disabledSeen.change === 'disabled' ? disabledSeen.n : 0;
   const readEndpoints = useCallback(() => fetchEndpoints(workspace.id), [workspace.id, disabledEvents]);
-  const [endpoints, reload] = useLoad(readEndpoints);
+  const [listed, reload] = useLoad(readEndpoints);
+  const endpoints: Load<WebhookEndpointView[]> = listed.status === 'done' ? { status: 'done', data: listed.data.endpoints } : listed;
+  const targetRule = listed.status === 'done' ? listed.data.targetRule : null;
   const [editing, setEditing] = useState<WebhookEndpointView | 'new' | null>(null);
   const [secret, setSecret] = useState<{ title: string; secret: string; note: string } | null>(null);
   const [confirm, setConfirm] = useState<Confirm | null>(null);
@@ -198,6 +202,7 @@ function Webhooks({ workspace }: { workspace: CurrentWorkspace & { role: Workspa
       {editing && (
         <EndpointDialog
           workspaceId={workspace.id}
+          targetRule={targetRule}
           endpoint={editing === 'new' ? null : editing}
           onClose={() => setEditing(null)}
           onSaved={(created) => {
@@ -228,11 +233,14 @@ function Webhooks({ workspace }: { workspace: CurrentWorkspace & { role: Workspa
 
 function EndpointDialog({
   workspaceId,
+  targetRule,
   endpoint,
   onClose,
   onSaved,
 }: {
   workspaceId: string;
+  /** null until the list answered: the hint then says only what every server accepts */
+  targetRule: WebhookTargetRule | null;
   endpoint: WebhookEndpointView | null;
   onClose: () => void;
   onSaved: (created: { endpoint: WebhookEndpointView; secret: string } | null) => void;
@@ -271,7 +279,7 @@ function EndpointDialog({
           autoComplete="off"
           required
           placeholder="https://example.com/webhooks"
-          hint="An https:// address your receiver answers on."
+          hint={webhookUrlHint(targetRule ?? { loopback: false, privateAddresses: false })}
           value={url}
           onChange={(e) => setUrl(e.target.value)}
         />
@@ -435,6 +443,7 @@ function DeliveryLog({ workspaceId, endpoint }: { workspaceId: string; endpoint:
                 onClick={() => setExpanded(expanded === delivery.id ? null : delivery.id)}
               >
                 <code className="delivery-event">{delivery.eventType}</code>
+                {delivery.redeliveryOf && <span className="delivery-resent">Re-sent</span>}
                 <span className="delivery-status">{statusText(delivery)}</span>
                 <span className="delivery-facts muted">
                   {delivery.attempts} {delivery.attempts === 1 ? 'attempt' : 'attempts'}
@@ -484,6 +493,11 @@ function DeliveryDetail({
   const [detail, reload] = useLoad(read);
   return (
     <div id={id} className="delivery-detail">
+      {delivery.redeliveryOf && (
+        <p className="delivery-resent-note">
+          A re-send (&quot;Send again&quot;) of the delivery of {TIME_FORMAT.format(new Date(delivery.redeliveryOf.createdAt))}, with the same event id.
+        </p>
+      )}
       <p className="muted">
         Event id <code>{delivery.eventId}</code> (the <code>webhook-id</code> header)
       </p>
