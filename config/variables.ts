@@ -226,7 +226,8 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
     title: 'Live updates',
     intro:
       'The Server-Sent Events stream `GET /api/events` (api/routes/events.ts). A stream past the account\'s limit is refused with 429 ' +
-      '(`TOO_MANY_EVENT_STREAMS`, `Retry-After: 30`); no open stream is closed to make room, so one more tab cannot push the others off in turn. ' +
+      '(`TOO_MANY_EVENT_STREAMS`, `Retry-After: 30`); no open stream is closed to make room, so one more browser cannot push the others off in turn. ' +
+      'The tabs of one browser share one stream, so the limit counts browsers (per workspace open in them); a refused browser says "Live updates paused" and keeps retrying. ' +
       'The count holds over every API process (advisory locks in PostgreSQL, freed when a stream or its process ends). ' +
       'A stream also ends when its session does (sign-out, expiry, revocation, a password change, account deletion). ' +
       'Each refusal or drop counts in `sse_streams_stopped_total{reason}` (`limit`, `slow_reader`, `session_ended`); see [Security](security.md).',
