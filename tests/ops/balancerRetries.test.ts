@@ -145,7 +145,7 @@ describe('the balancer in front of two APIs (haproxy, ops/haproxy/haproxy.cfg.te
     await new Promise((r) => dropping.server.close(r));
     const killedAt = Date.now();
     // the runtime API asked every 20 ms meanwhile: when haproxy took the server out
-    let outAfterMs: number | null = null;
+    let outAfterMs = null as number | null;
     const watching = (async () => {
       while (outAfterMs === null && Date.now() - killedAt < 3_000) {
         if ((await serverStates(socket)).get('api-1') === 0) outAfterMs = Date.now() - killedAt;
