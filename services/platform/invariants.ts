@@ -301,8 +301,8 @@ const JOB_TABLES = [
   { table: 'draft_jobs', running: ['pending', 'processing'], since: 'updated_at' },
   { table: 'data_exports', running: ['pending', 'processing'], since: 'updated_at' },
   { table: 'pending_approvals', running: ['pending'], since: 'coalesce(decided_at, created_at)' },
-  // written when the run ends: never unfinished
-  { table: 'ai_image_edits', running: [], since: 'created_at' },
+  // written pending when the run starts (before that, only when it ended), kept current by the run
+  { table: 'ai_image_edits', running: ['pending', 'processing'], since: 'updated_at' },
 ] as const;
 
 interface JobRow {
@@ -342,7 +342,6 @@ async function workflowAgreement(knex: Knex, client: Client, cutoff: Date): Prom
 
   const nonTerminalStale: string[] = [];
   for (const { table, running, since } of JOB_TABLES) {
-    if (running.length === 0) continue;
     const rows = (await knex(table)
       .whereIn('status', running as readonly string[])
       .whereRaw(`${since} < ?`, [cutoff])
