@@ -14,7 +14,8 @@
  * its row), rows finished or changed within it neither (a run closes a moment after its last activity wrote the row),
  * and each candidate is confirmed against storage, the database and Temporal before it is reported.
  *
- * What each row claims in storage follows the writers: content rows their file, thumbnail and (renders) preview
+ * What each row claims in storage follows the writers: an upload's claim (upload_intents) its object, thumbnail and
+ * preview until the abandoned-upload sweep is overdue; content rows their file, thumbnail and (renders) preview
  * (services/content/storedFiles.ts; derived render copies as the hourly sweep, services/content/orphanedObjects.ts,
  * counts them); a pending item its original, watermarked preview and thumbnail; a finished export its zip; a draft
  * image its current file and its version history; a job still running (or just finished) the folder it writes in.
@@ -27,6 +28,7 @@ import { EXPORT_BUCKET, exportFolder } from '../../domain/accountData';
 import { draftFolder, type DraftImageMetadata } from '../../domain/enhanceRenders';
 import { BUCKETS, isBucket, parseFileUrl, type Bucket, type ObjectStorage } from '../../storage';
 import { derivedRenderPaths } from '../content/orphanedObjects';
+import { pathsClaimedByUploads } from '../content/uploadIntents';
 import { storedFilesOf, type StoredFileRef } from '../content/storedFiles';
 
 /** Objects this young, and rows finished or changed this recently, are not judged (see the header). */
@@ -171,6 +173,10 @@ async function storageClaims(db: Knex | Knex.Transaction, cutoff: Date): Promise
       if (row.thumbnail_url) name(parseFileUrl(row.thumbnail_url));
     }
   }
+
+  // an upload's claim on the object it stores (services/content/uploadIntents.ts): killed before its row, the object is
+  // the abandoned-upload sweep's within minutes; past that, it is reported
+  for (const ref of await pathsClaimedByUploads(db, cutoff)) name(ref);
 
   // a pending item needs its files; a decided one's go with its decision (approved: the original became a content
   // row above), which removes them just after it commits: named for the grace window, not needed
