@@ -151,7 +151,13 @@ export class RenderUploadService {
       await releaseUpload(knex, file).catch((e: unknown) => this.deps.logger?.warn({ err: e }, 'could not give up the claim of an upload that stored nothing'));
       throw err;
     }
-    await markUploadStored(knex, file);
+    try {
+      await markUploadStored(knex, file);
+    } catch (err) {
+      // not recorded as stored, the sweep would wait a day: the upload fails and its file goes now
+      await removeStoredFiles(this.deps.storage.objects, [file], this.deps.logger);
+      throw err;
+    }
   }
 
   /** Records a staged upload in the user's project; the same bytes already in the project answer as a duplicate. */
