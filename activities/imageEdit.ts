@@ -4,6 +4,7 @@
  * Every step is safe to run again: files of a job live under images/pending/<approvalId>/ with fixed names and a
  * retry replaces what an interrupted attempt left; rows are keyed by the workflow id.
  */
+import { randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import sharp from 'sharp';
@@ -18,6 +19,7 @@ import {
   pendingImageFolder,
   type ImageEditFormat,
   type ImageEditQuality,
+  type ImageEditResult,
   type ImageEditSource,
   type PromptRefinementResult,
   type StoredImage,
@@ -168,10 +170,32 @@ export interface RecordImageEditInput {
   projectId: string;
   originalImageUrl: string;
   editPrompt: string;
-  status: 'completed' | 'failed';
+  status: 'completed' | 'failed' | 'cancelled';
   editedImage: StoredFile | null;
   editData: Record<string, unknown>;
   error: string | null;
+  /** What the status call answers with (runs from before the status row leave them out: defaults below). */
+  /** The completed run's answer; its editId is the row's own id, added here. */
+  result?: Omit<ImageEditResult, 'editId'> | null;
+  errorCode?: string | null;
+  message?: string | null;
+  /** The progress it ended at (a failure's step); 100 when absent. */
+  progress?: number;
+  /** false for a run refused before its reservation: it never started, so no job.failed event either. */
+  started?: boolean;
+}
+
+/** A running edit's step on its row (workflows/imageEdit.ts writes one at each step; the status call reads it). */
+export interface ImageEditProgressInput {
+  workflowId: string;
+  workspaceId: string;
+  actorId?: string | null;
+  projectId: string;
+  originalImageUrl: string;
+  editPrompt: string;
+  jobId: string;
+  progress: number;
+  message: string;
 }
 
 /** The job id an image edit's workflow id carries (`image-edit-<jobId>`), as the Activity list and status call name it. */
@@ -310,9 +334,39 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
         }),
       ),
 
+    /**
+     * The running edit's step on its row (the API wrote it pending at the start; written here too when it did not):
+     * never over a row that has ended. A row its project took with it (deleted meanwhile) is not written: the next
+     * step fails for that reason.
+     */
+    markImageEditProgress: (input: ImageEditProgressInput): Promise<void> =>
+      reportingRefusals(async () => {
+        await deps
+          .knex('ai_image_edits')
+          .insert({
+            workspace_id: input.workspaceId,
+            project_id: input.projectId,
+            workflow_id: input.workflowId,
+            original_image_url: input.originalImageUrl,
+            edit_prompt: input.editPrompt,
+            edit_data: JSON.stringify({ jobId: input.jobId }),
+            status: 'processing',
+            progress: input.progress,
+            message: input.message,
+            created_by: createdByValue(deps.knex, actorOf(input)),
+          })
+          .onConflict('workflow_id')
+          .merge({ status: 'processing', progress: input.progress, message: input.message, updated_at: deps.knex.fn.now() })
+          .whereIn('ai_image_edits.status', ['pending', 'processing'])
+          .catch((err: unknown) => {
+            if ((err as { code?: unknown }).code !== PG_FOREIGN_KEY_VIOLATION) throw err;
+          });
+      }),
+
     /** The job's ai_image_edits row (one per workflow id: a retry or a later failure updates it). */
     recordImageEdit: (input: RecordImageEditInput): Promise<{ editId: string }> =>
       reportingRefusals(async () => {
+        const completed = input.status === 'completed';
         const row = {
           workspace_id: input.workspaceId,
           project_id: input.projectId,
@@ -323,19 +377,38 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
           edit_data: JSON.stringify(input.editData),
           status: input.status,
           error: input.error,
+          progress: completed ? 100 : (input.progress ?? 100),
+          message: input.message ?? (completed ? IMAGE_EDIT_MESSAGES.sentForApproval : input.error),
+          error_code: input.errorCode ?? null,
           created_by: createdByValue(deps.knex, actorOf(input)),
         };
         const saved = await deps.knex
           .transaction(async (trx) => {
             // the status it had (none before the first record): job.completed or job.failed only when it changes
-            const before = (await trx('ai_image_edits').where({ workflow_id: input.workflowId }).forUpdate().first('status')) as { status: string } | undefined;
+            const before = (await trx('ai_image_edits').where({ workflow_id: input.workflowId }).forUpdate().first('id', 'status')) as { id: string; status: string } | undefined;
+            // the row's id is the result's editId: the existing row's, or chosen here for a new one
+            const id = before?.id ?? randomUUID();
+            const ended = input.result;
+            const result = ended
+              ? JSON.stringify({ jobId: ended.jobId, editId: id, promptRefinement: ended.promptRefinement, generatedImage: ended.generatedImage, upscaledImage: ended.upscaledImage, savedImage: ended.savedImage })
+              : null;
             const [edit] = await trx('ai_image_edits')
-              .insert(row)
+              .insert({ ...row, id, result })
               .onConflict('workflow_id')
-              .merge(['edited_image_url', 'edit_data', 'status', 'error'])
+              .merge({
+                edited_image_url: row.edited_image_url,
+                edit_data: row.edit_data,
+                status: row.status,
+                error: row.error,
+                progress: row.progress,
+                message: row.message,
+                error_code: row.error_code,
+                result,
+                updated_at: trx.fn.now(),
+              })
               .returning<{ id: string }[]>('id');
             await publishEvent(trx, input.workspaceId, { kind: 'job', job: 'image-edit', jobId: input.workflowId, status: input.status, projectId: input.projectId });
-            if (before?.status !== input.status) {
+            if (before?.status !== input.status && input.started !== false) {
               const approvalId = typeof input.editData.approvalId === 'string' ? input.editData.approvalId : null;
               await recordJobEvent(trx, {
                 workspaceId: input.workspaceId,

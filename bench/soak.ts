@@ -302,7 +302,7 @@ async function main(): Promise<void> {
     out.push(`  delivery lag (probe upload answered -> its event): p50 ${events.lag.p50} / p95 ${events.lag.p95} / p99 ${events.lag.p99} / max ${events.lag.max} ms over ${events.lag.samples} probes, ${events.lag.missed} missed`);
     out.push(`\nPostgreSQL: peak ${peakConnections} connections (${connections.length ? Object.entries(connections[connections.length - 1].byApplication).map(([a, n]) => `${a} ${n}`).join(', ') : 'no sample'})`);
     if (slow) for (const s of slow.slice(0, 6)) out.push(`  ${s.totalMs.toFixed(0).padStart(7)} ms total, ${s.calls} calls, mean ${s.meanMs.toFixed(1)} ms, max ${s.maxMs.toFixed(0)} ms: ${s.query}`);
-    else out.push(`  pg_stat_statements not loaded; statements over 100 ms logged: ${loggedSlowStatements(path.join(topology.dataDir, 'postgres', 'server.log')).join(' | ') || 'none'}`);
+    else out.push(`  pg_stat_statements not loaded; statements over 100 ms logged: ${loggedSlowStatements(path.join(topology.postgresDataDir, 'server.log')).join(' | ') || 'none'}`);
     out.push('\nTemporal schedule-to-start (measured window, all workers):');
     for (const { name, stats } of scheduleToStart) out.push(`  ${name}: ${stats ? `${stats.count} tasks, mean ${(stats.mean * 1000).toFixed(0)} ms, p50 <= ${fmtS(stats.p50)}, p95 <= ${fmtS(stats.p95)}, p99 <= ${fmtS(stats.p99)}` : 'no tasks'}`);
     out.push('\nProcesses (RSS / heap MB at warm-up end -> at the end; CPU cores used over the measured window):');

@@ -98,6 +98,10 @@ export interface DatabaseResilienceOptions {
   breaker?: Partial<Pick<CircuitBreakerOptions, 'now' | 'resetTimeoutMs' | 'failureThreshold' | 'callTimeoutMs' | 'onStateChange'>>;
   /** false: no breakers (migrations, which must see the real error). */
   breakers?: boolean;
+  /** The connections' application_name (default SERVICE_NAME, else render-studio). */
+  applicationName?: string;
+  /** Longest a new connection waits for a server that is not taking connections yet (db/reconnect.ts; default 5 s). */
+  reconnectWaitMs?: number;
 }
 
 export interface DatabaseGuard {

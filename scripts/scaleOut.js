@@ -7,7 +7,7 @@
  * TEMPORAL_ADDRESS is set, then runs the migrations; storage is S3 on SeaweedFS as in production (unless S3_ENDPOINT
  * names one, or --storage local). Then, under one supervisor, N API processes on 127.0.0.1 at ports of their own,
  * M worker processes, and haproxy (Debian's package, installed on first use) on the public port balancing the APIs
- * (health checks on /api/health, event streams passed through; ops/haproxy/haproxy.cfg.template). A child that dies
+ * (health checks on /health/live, event streams passed through; ops/haproxy/haproxy.cfg.template). A child that dies
  * is restarted with backoff; one that crash-loops stops everything. Ctrl-C or SIGTERM stops the children, then
  * SeaweedFS, Temporal and PostgreSQL. Data lives in DATA_DIR (default .data/scaled: its own database, Temporal
  * history, objects and secrets, apart from `npm start`'s local files). docs/operations.md "Scaled out on one machine".

@@ -7,6 +7,8 @@ import { editedImageFileName } from '../domain/itemNames';
 import {
   ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
+  isCancellation,
   ParentClosePolicy,
   patched,
   proxyActivities,
@@ -66,6 +68,13 @@ export const IMAGE_EDIT_ONE_MEDIA_STEP = 'image-edit-one-media-step';
  */
 export const IMAGE_EDIT_SUBMIT_FOR_APPROVAL = 'image-edit-submit-for-approval';
 
+/**
+ * Version marker: workflows started before it kept their state in memory only (the status call asked them by query)
+ * and wrote their row at the end; from it, each step is written on the row (the API writes it pending at the start),
+ * the row closes with the result or the refusal's code, and a cancelled run still closes it.
+ */
+export const IMAGE_EDIT_STATUS_ROW = 'image-edit-status-row';
+
 // giving credits back must happen eventually: retried until it does
 const compensations = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -102,10 +111,16 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
   const workspaceId = workspaceIdOf(input);
   const state: ImageEditState = { status: 'pending', progress: 0, message: 'Queued', error: null, errorCode: null, result: null };
   setHandler(imageEditStateQuery, () => state);
-  const step = (progress: number, message: string): void => {
+  const { workflowId } = workflowInfo();
+  // who started it (a run from before workspaces names none: its account was its starter's personal workspace)
+  const actorId = input.actorId || workspaceId;
+  const statusRow = patched(IMAGE_EDIT_STATUS_ROW);
+  const rowOf = { workflowId, workspaceId, actorId, projectId: input.projectId, originalImageUrl: input.source.fileUrl, editPrompt: input.prompt };
+  const step = async (progress: number, message: string): Promise<void> => {
     state.status = 'processing';
     state.progress = progress;
     state.message = message;
+    if (statusRow) await localRecords.markImageEditProgress({ ...rowOf, jobId: input.jobId, progress, message });
   };
 
   const media = proxyActivities<Activities>({
@@ -115,9 +130,6 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
     retry: { initialInterval: '1 second', maximumInterval: '20 seconds', maximumAttempts: 3 },
   });
 
-  const { workflowId } = workflowInfo();
-  // who started it (a run from before workspaces names none: its account was its starter's personal workspace)
-  const actorId = input.actorId || workspaceId;
   // chosen here, so a replay picks the same one: it names the files and the approval workflow
   const approvalId = uuid4();
   let reservationId: string | null = null;
@@ -127,17 +139,17 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
     const oneMediaStep = patched(IMAGE_EDIT_ONE_MEDIA_STEP);
     const db = oneMediaStep ? localRecords : records;
 
-    step(5, 'Checking credits');
+    await step(5, 'Checking credits');
     ({ reservationId } = await db.reserveImageEditCredits({ workspaceId, actorId, workflowId, projectId: input.projectId }));
 
-    step(15, 'Refining your prompt');
+    await step(15, 'Refining your prompt');
     const promptRefinement = await db.refineImagePrompt({
       prompt: input.prompt,
       imageDescription: input.imageDescription,
       validateRefinement: input.validateRefinement,
     });
 
-    step(30, 'Generating image');
+    await step(30, 'Generating image');
     let generated: Omit<StoredImage, 'file'>;
     let original: StoredImage;
     let previews: ImagePreviews;
@@ -160,14 +172,14 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
       });
       generated = stored;
 
-      step(60, 'Upscaling');
+      await step(60, 'Upscaling');
       original = await media.upscaleEditedImage({ approvalId, generated: stored, scale: input.upscaleScale });
 
-      step(80, 'Creating preview');
+      await step(80, 'Creating preview');
       previews = await media.renderImagePreviews({ approvalId, original, generated: stored.file, format: input.format });
     }
 
-    step(88, 'Saving');
+    await step(88, 'Saving');
     // what was asked tells the edits of one render apart; a counter is added when the item is recorded
     const fileName = editedImageFileName(input.source.fileName, input.prompt, original.file.path.split('.').pop() ?? 'jpg');
     const record: RecordImageEditInput = {
@@ -232,39 +244,9 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
       projectId: input.projectId,
     });
 
-    let editId: string;
-    let approval: CreatedPendingApproval;
-    if (patched(IMAGE_EDIT_SUBMIT_FOR_APPROVAL)) {
-      // the record and the pending item side by side; the step that stores the item also starts its approval
-      // workflow. Set first: a step that failed may still have stored the item, and expiring an absent one is a no-op.
-      approvalCreated = true;
-      step(94, 'Sending for approval');
-      // both settle before either failure counts, so the compensation never runs beside a step still storing the item
-      const [recorded, submitted] = await Promise.allSettled([
-        db.recordImageEdit(record),
-        db.submitForApproval({ ...item, approvalWorkflow: { taskQueue: input.queues.approvals, searchAttributes: approvalSearchAttributes } }),
-      ]);
-      if (recorded.status === 'rejected') throw recorded.reason;
-      if (submitted.status === 'rejected') throw submitted.reason;
-      ({ editId } = recorded.value);
-      approval = submitted.value;
-    } else {
-      ({ editId } = await db.recordImageEdit(record));
-      step(94, 'Sending for approval');
-      approval = await db.createPendingApproval(item);
-      approvalCreated = true;
-      await startChild(approvalWorkflow, {
-        workflowId: approvalWorkflowId(approvalId),
-        taskQueue: input.queues.approvals,
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-        typedSearchAttributes: approvalSearchAttributes,
-        args: [{ approvalId, workspaceId, windowMs: approval.windowMs }],
-      });
-    }
-
-    const result: ImageEditResult = {
+    /** What the run answers with, once its pending item exists (the record's id added when it is known). */
+    const resultOf = (approval: CreatedPendingApproval): Omit<ImageEditResult, 'editId'> => ({
       jobId: input.jobId,
-      editId,
       promptRefinement,
       generatedImage: { width: generated.width, height: generated.height, mime: generated.mime, model: generated.model, description: generated.description },
       upscaledImage: { width: original.width, height: original.height, mime: original.mime, model: original.model, scale: input.upscaleScale, fileSize: original.fileSize },
@@ -279,6 +261,53 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
         aspectRatio: previews.aspectRatio,
         watermarked: previews.watermarked,
       },
+    });
+
+    let editId: string;
+    let approval: CreatedPendingApproval;
+    if (statusRow && patched(IMAGE_EDIT_SUBMIT_FOR_APPROVAL)) {
+      // the pending item first (its step also starts its approval workflow), then the row closes with the result the
+      // status call answers with. Set first: a step that failed may still have stored the item.
+      approvalCreated = true;
+      await step(94, 'Sending for approval');
+      approval = await db.submitForApproval({ ...item, approvalWorkflow: { taskQueue: input.queues.approvals, searchAttributes: approvalSearchAttributes } });
+      ({ editId } = await db.recordImageEdit({ ...record, result: resultOf(approval), message: IMAGE_EDIT_MESSAGES.sentForApproval }));
+    } else if (patched(IMAGE_EDIT_SUBMIT_FOR_APPROVAL)) {
+      // the record and the pending item side by side; the step that stores the item also starts its approval
+      // workflow. Set first: a step that failed may still have stored the item, and expiring an absent one is a no-op.
+      approvalCreated = true;
+      await step(94, 'Sending for approval');
+      // both settle before either failure counts, so the compensation never runs beside a step still storing the item
+      const [recorded, submitted] = await Promise.allSettled([
+        db.recordImageEdit(record),
+        db.submitForApproval({ ...item, approvalWorkflow: { taskQueue: input.queues.approvals, searchAttributes: approvalSearchAttributes } }),
+      ]);
+      if (recorded.status === 'rejected') throw recorded.reason;
+      if (submitted.status === 'rejected') throw submitted.reason;
+      ({ editId } = recorded.value);
+      approval = submitted.value;
+    } else {
+      ({ editId } = await db.recordImageEdit(record));
+      await step(94, 'Sending for approval');
+      approval = await db.createPendingApproval(item);
+      approvalCreated = true;
+      await startChild(approvalWorkflow, {
+        workflowId: approvalWorkflowId(approvalId),
+        taskQueue: input.queues.approvals,
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        typedSearchAttributes: approvalSearchAttributes,
+        args: [{ approvalId, workspaceId, windowMs: approval.windowMs }],
+      });
+    }
+
+    const ended = resultOf(approval);
+    const result: ImageEditResult = {
+      jobId: ended.jobId,
+      editId,
+      promptRefinement: ended.promptRefinement,
+      generatedImage: ended.generatedImage,
+      upscaledImage: ended.upscaledImage,
+      savedImage: ended.savedImage,
     };
     state.status = 'completed';
     state.progress = 100;
@@ -291,6 +320,33 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
     state.message = failure.message;
     state.error = failure.message;
     state.errorCode = failure.type ?? null;
+    if (statusRow) {
+      // a cancelled run too: its clean-up and its row's close must run (a cancelled scope would refuse them)
+      const cancelled = isCancellation(err);
+      await CancellationScope.nonCancellable(async () => {
+        if (approvalCreated) await compensations.expirePendingItem({ approvalId });
+        if (reservationId) {
+          await compensations.releaseImageEditCredits({ reservationId, actorId });
+          await compensations.discardImageEditFiles({ approvalId });
+        }
+        // the row says how it ended, a refusal before the reservation included (the status call answers from it); its
+        // own failure (say, the project was deleted, taking the row with it) must not hide the first
+        await records
+          .recordImageEdit({
+            ...rowOf,
+            status: cancelled ? 'cancelled' : 'failed',
+            editedImage: null,
+            editData: { jobId: input.jobId, approvalId, errorCode: failure.type ?? null },
+            error: failure.message,
+            errorCode: failure.type ?? null,
+            message: failure.message,
+            progress: state.progress,
+            started: reservationId !== null,
+          })
+          .catch(() => undefined);
+      });
+      throw failure;
+    }
     // compensation: the item never reached the queue, so nothing of it may stay reserved or stored
     if (approvalCreated) await compensations.expirePendingItem({ approvalId });
     if (reservationId) {

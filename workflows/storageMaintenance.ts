@@ -31,3 +31,17 @@ export async function storageMaintenanceWorkflow(input: StorageMaintenanceInput 
   const { removed } = await sweepOrphanedObjects(scope);
   return { thumbnailsMade, orphansRemoved: removed };
 }
+
+const { sweepAbandonedUploads } = proxyActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '10 seconds', maximumInterval: '1 minute', maximumAttempts: 3 },
+});
+
+/**
+ * Every 5 minutes, by the Temporal schedule `abandoned-uploads`: removes the objects of uploads that were stored and
+ * never recorded (a process killed between the put and the row; services/content/uploadIntents.ts), within minutes
+ * rather than the hourly sweep's day.
+ */
+export async function abandonedUploadsWorkflow(): Promise<{ removed: number; released: number }> {
+  return sweepAbandonedUploads();
+}

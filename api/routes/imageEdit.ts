@@ -152,6 +152,7 @@ export function imageEditRouter(deps: AppDeps): Router {
       media: deps.taskQueues?.media ?? TASK_QUEUES.media,
       approvals: deps.taskQueues?.approvals ?? TASK_QUEUES.approvals,
     },
+    logger: deps.logger,
   });
   const router = new Router();
 

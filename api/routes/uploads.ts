@@ -58,6 +58,7 @@ export function uploadsRouter(deps: AppDeps): Router {
       400: { description: "A file that is not an image, a video ('Video uploads are not supported...'), or an image that cannot be read; error names the file and the reason", schema: errorBody },
       403: { description: "The user's role in the project's workspace does not allow uploads (a viewer): nothing is stored", schema: errorBody },
       404: { description: 'No such project in this workspace (or the workspace is not one of the user\'s)', schema: errorBody },
+      409: { description: 'The file was stored but not saved within 10 minutes and was removed as abandoned (UPLOAD_EXPIRED): upload it again', schema: errorBody },
       413: { description: "File too large: <n>MB. Maximum size is 150MB.", schema: errorBody },
     },
   });

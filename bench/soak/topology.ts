@@ -4,7 +4,8 @@
  * of the soak's own. Those two are started here, not by scaleOut.js, so that the chaos mode (bench/soak/chaos.ts) can
  * restart them in place: same data folder or history file, same port, while the APIs and workers keep running and
  * reconnect. Everything lives in `.data/soak` (wiped at each start, so runs are comparable) on ports chosen free at
- * start, apart from the machine's 5432/7233 and the tests'.
+ * start, apart from the machine's 5432/7233 and the tests'; PostgreSQL's data folder may have to live elsewhere (out
+ * of a mode-700 clone), so its database is also dropped and created empty at each start.
  *
  * The supervised children's pids are read from /proc (the scaleOut process's children, named by their SERVICE_NAME),
  * so a child restarted after a kill is found under its new pid.
@@ -45,6 +46,8 @@ export interface SoakTopology {
   /** where the stack's own output goes */
   logFile: string;
   dataDir: string;
+  /** PostgreSQL's data folder: `<dataDir>/postgres`, or where it had to live (see scripts/lib/services.js placeCluster) */
+  postgresDataDir: string;
   /** the pids of PostgreSQL's postmaster, the Temporal dev server and the scaleOut.js process (parent of APIs, workers, haproxy, SeaweedFS) */
   servicePids(): { postgres: number | null; temporal: number | null; stack: number | null };
   stop(): Promise<void>;
@@ -67,7 +70,8 @@ interface ServerHandle {
 }
 interface EmbeddedPostgres extends ServerHandle {
   url: string;
-  ensureDatabase(name: string): Promise<void>;
+  /** where its data is: the folder asked for, or one the postgres user can reach when that one is out of its reach */
+  dataDir: string;
 }
 interface TemporalDevServer extends ServerHandle {
   address: string;
@@ -131,9 +135,11 @@ export async function startSoakTopology(options: SoakTopologyOptions = {}): Prom
   try {
     const pgPort = await services.freePort();
     const pgDir = path.join(dataDir, 'postgres');
-    log(`PostgreSQL on 127.0.0.1:${pgPort} (data in ${path.relative(ROOT, pgDir)})`);
     let pg = await services.startEmbeddedPostgres({ dataDir: pgDir, port: pgPort, log });
-    await pg.ensureDatabase(DATABASE);
+    log(`PostgreSQL on 127.0.0.1:${pgPort} (data in ${pg.dataDir}; database ${DATABASE} created empty)`);
+    // the data folder may live outside .data/soak (the postgres user cannot enter a mode-700 clone: then it is under
+    // a reachable home, kept across runs), so wiping .data/soak is not enough: the database itself starts empty
+    await freshDatabase(pg.url, DATABASE);
     // slow statements: pg_stat_statements when the server can load it (the embedded build may lack it), else the log
     await configurePostgres(pg.url);
     await pg.stop();
@@ -244,6 +250,7 @@ export async function startSoakTopology(options: SoakTopologyOptions = {}): Prom
       env,
       logFile,
       dataDir,
+      postgresDataDir: pg.dataDir,
       processes,
       servicePids: () => ({ postgres: pg.pid ?? null, temporal: temporal.pid ?? null, stack: stack.pid ?? null }),
       async restartPostgres() {
@@ -259,6 +266,23 @@ export async function startSoakTopology(options: SoakTopologyOptions = {}): Prom
   } catch (err) {
     await stopAll();
     throw err;
+  }
+}
+
+/**
+ * Drops the database `name` on the server at `serverUrl` (closing its connections) and creates it empty: every soak run
+ * starts from no rows, wherever the server keeps its data.
+ */
+export async function freshDatabase(serverUrl: string, name: string): Promise<void> {
+  const { Client } = await import('pg');
+  const client = new Client({ connectionString: `${serverUrl}/postgres` });
+  await client.connect();
+  try {
+    const quoted = `"${name.replace(/"/g, '""')}"`;
+    await client.query(`drop database if exists ${quoted} with (force)`);
+    await client.query(`create database ${quoted}`);
+  } finally {
+    await client.end();
   }
 }
 

@@ -2,10 +2,14 @@ import type { JSONSchema, RelationMappings } from 'objection';
 import { BaseModel, JobStatus, schema } from './BaseModel';
 import { Project } from './Project';
 
-/** History of AI image edits (prompt, source and result), one row per image-edit workflow. */
+/**
+ * One row per image-edit workflow: its status while it runs (written pending at the start, kept current by the
+ * workflow at each step) and its history once it ended (prompt, source, result or refusal).
+ */
 export class AiImageEdit extends BaseModel {
   static override tableName = 'ai_image_edits';
-  static override jsonAttributes = ['editData'];
+  static override jsonAttributes = ['editData', 'result'];
+  static override touchesUpdatedAt = true;
 
   id!: string;
   /** the owning workspace (its account) */
@@ -19,8 +23,17 @@ export class AiImageEdit extends BaseModel {
   editPrompt!: string;
   editData!: Record<string, unknown>;
   status!: JobStatus;
+  /** 0-100 while it runs; 100 once it completed */
+  progress!: number;
+  /** the step it is at ('Generating image' ...), the approval notice, or the failure's words */
+  message!: string | null;
   error!: string | null;
+  /** the refusal's code when the start rule or a step said no (INSUFFICIENT_CREDITS ...) */
+  errorCode!: string | null;
+  /** the completed run's ImageEditResult (domain/imageEdit.ts) */
+  result!: Record<string, unknown> | null;
   createdAt!: Date;
+  updatedAt!: Date;
 
   project?: Project | null;
 
@@ -38,7 +51,11 @@ export class AiImageEdit extends BaseModel {
       editPrompt: schema.nonBlank,
       editData: schema.jsonObject,
       status: schema.jobStatus,
+      progress: { type: 'integer', minimum: 0, maximum: 100 },
+      message: schema.nullableText,
       error: schema.nullableText,
+      errorCode: schema.nullableText,
+      result: { type: ['object', 'null'] },
     },
   };
 

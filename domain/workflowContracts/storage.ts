@@ -16,6 +16,10 @@ export interface RenderThumbnailInput {
 export const STORAGE_MAINTENANCE_SCHEDULE_ID = 'storage-maintenance';
 export const STORAGE_MAINTENANCE_EVERY = '1 hour';
 
+/** The Temporal schedule that runs abandonedUploadsWorkflow every 5 minutes (services/content/uploadIntents.ts). */
+export const ABANDONED_UPLOADS_SCHEDULE_ID = 'abandoned-uploads';
+export const ABANDONED_UPLOADS_EVERY = '5 minutes';
+
 /**
  * What one maintenance run covers: everything (the hourly schedule passes no input), or only the renders and stored
  * objects of one workspace (a fix-up of one workspace's library, without the cost of a run over every workspace).

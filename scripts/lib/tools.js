@@ -183,7 +183,7 @@ function ensureWrk() {
 
 /**
  * haproxy (Debian's package), the load balancer of the scaled-out topology (scripts/scaleOut.js, `npm run
- * start:scaled`): one public port in front of N API processes, health-checked on /api/health, SSE passed through.
+ * start:scaled`): one public port in front of N API processes, health-checked on /health/live, SSE passed through.
  * HAPROXY_PATH wins; installed on first use like wrk (as root, from Debian's packages); a clear error otherwise.
  */
 function ensureHaproxy() {

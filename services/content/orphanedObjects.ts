@@ -1,6 +1,7 @@
 /**
- * Stored objects without a row: what a process killed between the put and the row insert leaves behind (an upload
- * writes its file first, then records it). Found by listing the bucket and looking each object up, and removed only
+ * Stored objects without any row: an upload claims its object first (services/content/uploadIntents.ts, whose sweep
+ * removes what a killed upload left within minutes), so what is left here is older: objects stored before claims, or
+ * by hand. Found by listing the bucket and looking each object up, and removed only
  * once older than ORPHAN_MIN_AGE_MS, so an upload still in flight (stored, not yet recorded) is never touched.
  *
  * The renders bucket: uploads at `<workspaceId>/<uuid>.<ext>`, thumbnails at `thumbs/<workspaceId>/<uuid>.webp`, previews at

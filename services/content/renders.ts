@@ -17,6 +17,7 @@ import { ProjectService } from './projects';
 import { publishEventQuietly } from '../platform/events';
 import { removeStoredFiles, type StoredFileRef } from './storedFiles';
 import { UploadInspector } from './uploadInspector';
+import { claimUpload, markUploadStored, releaseUpload } from './uploadIntents';
 import { IMAGE_HEADER_BYTES, imageDimensions, makeRenderCopies, previewPathOf, thumbnailInline, thumbnailPathOf, type ImageDimensions, type RenderCopies } from './renderThumbnails';
 import { webhookLinks } from '../integrations/webhookEvents';
 import { recordWebhookEvent } from '../integrations/webhookOutbox';
@@ -44,6 +45,8 @@ export interface StagedRender {
   checksum: string;
   /** The file's first IMAGE_HEADER_BYTES (its header: dimensions, orientation), kept while it streamed. */
   header: Buffer;
+  /** Its upload intent was written (services/content/uploadIntents.ts): recording it gives the claim up. */
+  claimed?: boolean;
 }
 
 export interface ProcessingInfo {
@@ -129,9 +132,32 @@ export class RenderUploadService {
     const kind = await inspector.detected;
     if (kind.kind !== 'image') throw new Error('unreachable: refused kinds fail the inspector');
     const file: StoredFileRef = { bucket: RENDERS_BUCKET, path: `${workspaceId}/${randomUUID()}.${kind.extension}` };
-    await this.deps.storage.objects.put(file.bucket, file.path, inspector);
+    await this.storeClaimed(workspaceId, file, inspector);
     uploadBytesTotal.inc({ kind: 'render' }, inspector.size);
-    return { file, fileName: displayName(incoming.fileName, kind.extension), mime: kind.mime, size: inspector.size, checksum: inspector.checksum(), header: inspector.header() };
+    return { file, fileName: displayName(incoming.fileName, kind.extension), mime: kind.mime, size: inspector.size, checksum: inspector.checksum(), header: inspector.header(), claimed: true };
+  }
+
+  /**
+   * Stores `body` at `file` under an upload intent: claimed before the put, marked stored once the object is visible
+   * (a process killed before the row leaves the claim, which the abandoned-upload sweep acts on). A put that failed
+   * stored nothing: its claim goes.
+   */
+  private async storeClaimed(workspaceId: string, file: StoredFileRef, body: Readable | Buffer): Promise<void> {
+    const knex = Render.knex();
+    await claimUpload(knex, file, workspaceId);
+    try {
+      await this.deps.storage.objects.put(file.bucket, file.path, body);
+    } catch (err) {
+      await releaseUpload(knex, file).catch((e: unknown) => this.deps.logger?.warn({ err: e }, 'could not give up the claim of an upload that stored nothing'));
+      throw err;
+    }
+    try {
+      await markUploadStored(knex, file);
+    } catch (err) {
+      // not recorded as stored, the sweep would wait a day: the upload fails and its file goes now
+      await removeStoredFiles(this.deps.storage.objects, [file], this.deps.logger);
+      throw err;
+    }
   }
 
   /** Records a staged upload in the user's project; the same bytes already in the project answer as a duplicate. */
@@ -177,8 +203,9 @@ export class RenderUploadService {
         stored.push({ bucket: staged.file.bucket, path: previewPath });
         await this.deps.storage.objects.put(staged.file.bucket, previewPath, copies.preview);
       }
-      // the row and its render.uploaded event in one transaction
+      // the row, its render.uploaded event and the end of the upload's claim in one transaction
       const render = await Render.transaction(async (trx) => {
+        if (staged.claimed) await releaseUpload(trx, staged.file, { recording: true });
         const row = await Render.query(trx).insertAndFetch({
           projectId,
           workspaceId,
@@ -225,18 +252,20 @@ export class RenderUploadService {
   async restage(staged: StagedRender, workspaceId: string): Promise<StagedRender> {
     const file: StoredFileRef = { bucket: staged.file.bucket, path: `${workspaceId}/${path.posix.basename(staged.file.path)}` };
     const { objects } = this.deps.storage;
-    try {
-      await objects.put(file.bucket, file.path, await objects.read(staged.file.bucket, staged.file.path));
-    } catch (err) {
-      await removeStoredFiles(objects, [file], this.deps.logger);
-      throw err;
-    }
+    await this.storeClaimed(workspaceId, file, await objects.read(staged.file.bucket, staged.file.path));
     await this.discard(staged);
-    return { ...staged, file };
+    return { ...staged, file, claimed: true };
   }
 
+  /** Removes a staged upload's file; its claim goes once the file is gone (else the abandoned-upload sweep removes it). */
   async discard(staged: StagedRender): Promise<void> {
-    await removeStoredFiles(this.deps.storage.objects, [staged.file], this.deps.logger);
+    try {
+      await this.deps.storage.objects.remove(staged.file.bucket, [staged.file.path]);
+    } catch (err) {
+      this.deps.logger?.warn({ err, bucket: staged.file.bucket }, 'could not remove a staged upload; the abandoned-upload sweep will');
+      return;
+    }
+    if (staged.claimed) await releaseUpload(Render.knex(), staged.file).catch((err: unknown) => this.deps.logger?.warn({ err }, 'could not give up the claim of a removed upload'));
   }
 
   private refusal(kind: SniffedKind, incoming: IncomingFile): Error | null {

@@ -1,8 +1,10 @@
 /**
  * POST /api/ai-image-simple (spec 000 section 7): resolves the base image among the user's own renders and AI
  * images, starts the image edit workflow and waits for it, then answers the spec's shape with signed links to
- * the watermarked preview. The status call answers from the workflow's query, or from the ai_image_edits row
- * once the workflow is gone.
+ * the watermarked preview. The status call answers from the job's ai_image_edits row, written pending here when the
+ * run starts and kept current by the workflow at each step: a read never waits on a worker (under load, a query's
+ * wait for one was the slowest status read of the soak). Only a run started before rows were written at the start
+ * (or whose row could not be written) is asked by query.
  */
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
@@ -30,6 +32,8 @@ import { jobSearchAttributes } from '../../domain/searchAttributes';
 import type { ProjectService } from '../content/projects';
 import { storedFileOf } from '../content/storedFiles';
 import { queryWorkflowOrNull } from '../platform/workflowQuery';
+import { createdByValue } from './actor';
+import type { Logger } from '../../config/logger';
 
 /** The workflow's signature (workflows/imageEdit.ts), started by its type name: services do not import workflows. */
 type ImageEditWorkflow = (input: ImageEditWorkflowInput) => Promise<ImageEditResult>;
@@ -65,8 +69,9 @@ export interface ImageEditServiceDeps {
   /** The workflow runs on `generation`; its media steps and approval child go to the other two. */
   queues: ImageEditQueues & { generation: string };
   waitMs?: number;
-  /** How long the status call waits for the run's own answer before reporting it from what Temporal says (2 s). */
+  /** How long the status call waits for a run's own answer (one without a row) before reporting it from what Temporal says (2 s). */
   queryTimeoutMs?: number;
+  logger?: Logger;
 }
 
 function baseImageNotFound(): DomainError {
@@ -77,6 +82,34 @@ function baseImageNotFound(): DomainError {
 function refusalOf(err: unknown): DomainError | null {
   if (!(err instanceof WorkflowFailedError) || !(err.cause instanceof ApplicationFailure) || !err.cause.type) return null;
   return new DomainError(failureStatus(err.cause) ?? 500, err.cause.type, err.cause.message);
+}
+
+const QUEUED = 'Queued';
+
+interface StatusRow {
+  id: string;
+  status: string;
+  progress: number;
+  message: string | null;
+  error: string | null;
+  error_code: string | null;
+  result: ImageEditResult | null;
+}
+
+/**
+ * The status call's state from the job's row. A cancelled run reads as failed (the status shape has no cancelled);
+ * a row finished before rows carried their message and result reads as it did then (no result, the usual words).
+ */
+function stateOfRow(row: StatusRow): ImageEditState {
+  if (row.status === 'pending' || row.status === 'processing') {
+    return { status: row.status, progress: row.progress, message: row.message ?? QUEUED, error: null, errorCode: null, result: null };
+  }
+  if (row.status === 'completed') {
+    const result = row.result ? { ...row.result, editId: row.id } : null;
+    return { status: 'completed', progress: 100, message: row.message ?? IMAGE_EDIT_MESSAGES.sentForApproval, error: null, errorCode: null, result };
+  }
+  const error = row.error ?? MSG.somethingWentWrong;
+  return { status: 'failed', progress: row.progress, message: row.message ?? error, error, errorCode: row.error_code, result: null };
 }
 
 export class ImageEditService {
@@ -158,6 +191,8 @@ export class ImageEditService {
       ],
     });
 
+    await this.recordStart(workspaceId, actorId, jobId, source, request.prompt);
+
     // read while the workflow runs (the run does not change the streak); awaited only when the answer is written
     const warning = this.streakWarning(workspaceId);
     warning.catch(() => undefined);
@@ -221,11 +256,49 @@ export class ImageEditService {
     };
   }
 
-  /** A job's state from its workflow, or from its ai_image_edits row once the workflow is gone; another user's job is not found. */
+  /**
+   * The job's row, pending, written once its run has started (the run writes each step on it, and writes it itself if
+   * this did not happen: the insert never replaces what the run wrote). A failure here is logged, not answered: the
+   * run goes on, and the status call asks it by query until it writes its row.
+   */
+  private async recordStart(workspaceId: string, actorId: string, jobId: string, source: ImageEditSource, prompt: string): Promise<void> {
+    try {
+      await this.deps
+        .knex('ai_image_edits')
+        .insert({
+          workspace_id: workspaceId,
+          project_id: source.projectId,
+          workflow_id: imageEditWorkflowId(jobId),
+          original_image_url: source.fileUrl,
+          edit_prompt: prompt,
+          edit_data: JSON.stringify({ jobId }),
+          status: 'pending',
+          progress: 0,
+          message: QUEUED,
+          created_by: createdByValue(this.deps.knex, actorId),
+        })
+        .onConflict('workflow_id')
+        .ignore();
+    } catch (err) {
+      this.deps.logger?.warn({ err, jobId }, 'could not write the image edit row at its start; its status is asked of the run until the run writes it');
+    }
+  }
+
+  /** A job's state from its ai_image_edits row (its workflow's query only for a run without one); another workspace's job is not found. */
   async state(workspaceId: string, jobId: string): Promise<ImageEditJobState> {
     const notFound = new DomainError(404, 'IMAGE_EDIT_NOT_FOUND', 'Image generation job not found');
     if (!UUID.test(jobId)) throw notFound;
     const workflowId = imageEditWorkflowId(jobId);
+    const row = (await this.deps.knex('ai_image_edits').where({ workflow_id: workflowId }).first('id', 'workspace_id', 'status', 'progress', 'message', 'error', 'error_code', 'result')) as
+      | (StatusRow & { workspace_id: string })
+      | undefined;
+    if (row && row.workspace_id !== workspaceId) throw notFound;
+    if (row) return { jobId, workflowId, ...stateOfRow(row) };
+    return this.stateOfRun(workspaceId, jobId, workflowId, notFound);
+  }
+
+  /** A run without a row (started before rows were written at the start): its query, else what Temporal says of it. */
+  private async stateOfRun(workspaceId: string, jobId: string, workflowId: string, notFound: DomainError): Promise<ImageEditJobState> {
     const client = await this.deps.temporal();
     const handle = client.workflow.getHandle(workflowId);
     try {
@@ -235,25 +308,16 @@ export class ImageEditService {
       // queued rather than as a 500 (the soak met that under load); a closed one is answered from its row below
       const live = await queryWorkflowOrNull(client, workflowId, imageEditStateQuery, { timeoutMs: this.queryTimeoutMs, what: 'image edit' });
       if (live) return { jobId, workflowId, ...live };
-      if (description.status.name === 'RUNNING') return { jobId, workflowId, status: 'pending', progress: 0, message: 'Queued', error: null, errorCode: null, result: null };
+      if (description.status.name === 'RUNNING') return { jobId, workflowId, status: 'pending', progress: 0, message: QUEUED, error: null, errorCode: null, result: null };
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
     }
-    const row = (await this.deps.knex('ai_image_edits').where({ workflow_id: workflowId, workspace_id: workspaceId }).first('status', 'error')) as
-      | { status: string; error: string | null }
+    // the run may have written its row meanwhile
+    const row = (await this.deps.knex('ai_image_edits').where({ workflow_id: workflowId, workspace_id: workspaceId }).first('id', 'status', 'progress', 'message', 'error', 'error_code', 'result')) as
+      | StatusRow
       | undefined;
     if (!row) throw notFound;
-    const failed = row.status === 'failed';
-    return {
-      jobId,
-      workflowId,
-      status: failed ? 'failed' : 'completed',
-      progress: 100,
-      message: failed ? (row.error ?? MSG.somethingWentWrong) : IMAGE_EDIT_MESSAGES.sentForApproval,
-      error: failed ? row.error : null,
-      errorCode: null,
-      result: null,
-    };
+    return { jobId, workflowId, ...stateOfRow(row) };
   }
 
   private async streakWarning(workspaceId: string): Promise<string | null> {

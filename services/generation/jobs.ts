@@ -2,10 +2,10 @@
  * The Activity view: a workspace's running and recent jobs (clips, image edits, data exports, assemblies, Enhance
  * Renders' draft jobs), each with the member who started it, or every account's for a site admin, with cancel and
  * retry. The account a job belongs to is its workspace (DESIGN.md "Teams (workspaces)"): the job tables' `workspace_id`
- * names it, their `created_by` the member who started it. Nothing here keeps a copy of a job's state: finished jobs
- * come from their job tables, running ones from their workflow's query (the row may lag), and running image edits,
- * which have no row until they end, from Temporal's visibility by their search attributes (RsWorkspaceId, and RsUserId
- * for who started it).
+ * names it, their `created_by` the member who started it. Nothing here keeps a copy of a job's state: jobs come from
+ * their job tables (image edits too: their row is written when they start and kept current by their run), and only a
+ * running image edit started before that, which has no row until it ends, from Temporal's visibility by its search
+ * attributes (RsWorkspaceId, and RsUserId for who started it).
  */
 import type { Client, QueryDefinition } from '@temporalio/client';
 import type { Knex } from 'knex';
@@ -84,8 +84,8 @@ function workspaceOf(actor: JobActor): string {
 
 /**
  * The workspace a job belongs to, whoever asks (the caller decides what the asker may see), or null for no such job:
- * its row's, or for a running image edit, which has no row yet, the RsWorkspaceId it was started with (RsUserId
- * before workspaces).
+ * its row's, or for a running image edit without a row (started before rows were written at the start), the
+ * RsWorkspaceId it was started with (RsUserId before workspaces).
  */
 export async function jobWorkspaceOf(deps: { knex: Knex; client: () => Promise<Client> }, kind: string, id: string): Promise<string | null> {
   if (!(JOB_KINDS as readonly string[]).includes(kind) || !UUID.test(id)) return null;
@@ -145,8 +145,11 @@ interface ImageEditRow {
   workflow_id: string | null;
   edit_prompt: string;
   status: ActivityJobState;
+  progress: number;
+  message: string | null;
   error: string | null;
   created_at: Date;
+  updated_at: Date;
 }
 
 interface ExportRow {
@@ -178,10 +181,10 @@ export class JobService {
     const userId = all ? null : workspaceOf(actor);
     const limit = all ? ADMIN_JOB_LIST_LIMIT : JOB_LIST_LIMIT;
     const now = Date.now();
-    const [clips, edits, runningEdits, exports, assemblies, drafts] = await Promise.all([
+    const [clips, [edits, runningEdits], exports, assemblies, drafts] = await Promise.all([
       this.clipJobs(userId, limit, now),
-      this.imageEditJobs(userId, limit),
-      this.runningImageEdits(userId, now),
+      // runs without a row (started before rows were written at the start) are asked of Temporal
+      this.imageEditJobs(userId, limit, now).then(async (rows) => [rows, await this.runningImageEdits(userId, now, new Set(rows.map((job) => job.workflowId)))] as const),
       this.exportJobs(userId, limit, now),
       this.assemblyJobs(userId, limit, now),
       this.draftJobs(userId, limit, now),
@@ -314,19 +317,39 @@ export class JobService {
     );
   }
 
-  /** Finished image edits: their row is written when the run ends, so it has no start time of its own. */
-  private async imageEditJobs(userId: string | null, limit: number): Promise<ListedJob[]> {
+  /**
+   * Image edits from their rows, which the run keeps current from its start (a row written before that was written when
+   * its run ended: its start and end are that moment).
+   */
+  private async imageEditJobs(userId: string | null, limit: number, now: number): Promise<ListedJob[]> {
     const query = this.deps.knex('ai_image_edits as e')
       .leftJoin('users as u', 'u.id', 'e.workspace_id')
       .leftJoin('projects as p', 'p.id', 'e.project_id')
-      .select('e.id', 'e.workspace_id', 'u.email', 'e.project_id', 'p.name as project_name', 'e.workflow_id', 'e.edit_prompt', 'e.status', 'e.error', 'e.created_at', 'e.created_by')
+      .select(
+        'e.id',
+        'e.workspace_id',
+        'u.email',
+        'e.project_id',
+        'p.name as project_name',
+        'e.workflow_id',
+        'e.edit_prompt',
+        'e.status',
+        'e.progress',
+        'e.message',
+        'e.error',
+        'e.created_at',
+        'e.updated_at',
+        'e.created_by',
+      )
       .whereNotNull('e.workflow_id')
       .orderBy('e.created_at', 'desc')
       .limit(limit);
     if (userId) query.where('e.workspace_id', userId);
     const rows = (await query) as ImageEditRow[];
     return rows.map((row) => {
-      const at = iso(row.created_at) as string;
+      const startedAt = iso(row.created_at) as string;
+      const running = isRunningJobState(row.status);
+      const finishedAt = running ? null : (iso(row.updated_at) as string);
       const workflowId = row.workflow_id as string;
       return {
         kind: 'image-edit' as const,
@@ -340,12 +363,12 @@ export class JobService {
         projectName: row.project_name,
         item: shortPrompt(row.edit_prompt),
         state: row.status,
-        progress: row.status === 'completed' ? 100 : 0,
-        message: row.status === 'completed' ? 'Sent for approval' : (row.error ?? ''),
+        progress: running ? row.progress : row.status === 'completed' ? 100 : 0,
+        message: running ? (row.message ?? '') : row.status === 'completed' ? 'Sent for approval' : (row.error ?? ''),
         error: row.error,
-        startedAt: at,
-        finishedAt: at,
-        durationMs: null,
+        startedAt,
+        finishedAt,
+        durationMs: finishedAt === startedAt ? null : durationOf(startedAt, finishedAt, row.status, now),
         cost: CREDIT_COST.image,
         canCancel: false,
         canRetry: false,
@@ -358,7 +381,7 @@ export class JobService {
    * account is RsWorkspaceId, the starter RsUserId. A run started before workspaces has no RsWorkspaceId: its RsUserId
    * was its account (a personal workspace), so it is looked for under both and kept only when its account matches.
    */
-  private async runningImageEdits(userId: string | null, now: number): Promise<ListedJob[]> {
+  private async runningImageEdits(userId: string | null, now: number, recorded: ReadonlySet<string> = new Set()): Promise<ListedJob[]> {
     let client: Client;
     try {
       client = await this.deps.client();
@@ -374,7 +397,7 @@ export class JobService {
       for await (const run of client.workflow.list({ query, pageSize: 20 })) {
         const starter = run.typedSearchAttributes.get(RS_USER_ID) ?? null;
         const owner = run.typedSearchAttributes.get(RS_WORKSPACE_ID) ?? starter;
-        if (!owner || (userId && owner !== userId)) continue;
+        if (!owner || (userId && owner !== userId) || recorded.has(run.workflowId)) continue;
         found.push({ workflowId: run.workflowId, userId: owner, starterId: starter, projectId: run.typedSearchAttributes.get(RS_PROJECT_ID) ?? null, startedAt: run.startTime.toISOString() });
         if (found.length >= 20) break;
       }

@@ -14,7 +14,8 @@
  * its row), rows finished or changed within it neither (a run closes a moment after its last activity wrote the row),
  * and each candidate is confirmed against storage, the database and Temporal before it is reported.
  *
- * What each row claims in storage follows the writers: content rows their file, thumbnail and (renders) preview
+ * What each row claims in storage follows the writers: an upload's claim (upload_intents) its object, thumbnail and
+ * preview until the abandoned-upload sweep is overdue; content rows their file, thumbnail and (renders) preview
  * (services/content/storedFiles.ts; derived render copies as the hourly sweep, services/content/orphanedObjects.ts,
  * counts them); a pending item its original, watermarked preview and thumbnail; a finished export its zip; a draft
  * image its current file and its version history; a job still running (or just finished) the folder it writes in.
@@ -27,6 +28,7 @@ import { EXPORT_BUCKET, exportFolder } from '../../domain/accountData';
 import { draftFolder, type DraftImageMetadata } from '../../domain/enhanceRenders';
 import { BUCKETS, isBucket, parseFileUrl, type Bucket, type ObjectStorage } from '../../storage';
 import { derivedRenderPaths } from '../content/orphanedObjects';
+import { pathsClaimedByUploads } from '../content/uploadIntents';
 import { storedFilesOf, type StoredFileRef } from '../content/storedFiles';
 
 /** Objects this young, and rows finished or changed this recently, are not judged (see the header). */
@@ -172,6 +174,10 @@ async function storageClaims(db: Knex | Knex.Transaction, cutoff: Date): Promise
     }
   }
 
+  // an upload's claim on the object it stores (services/content/uploadIntents.ts): killed before its row, the object is
+  // the abandoned-upload sweep's within minutes; past that, it is reported
+  for (const ref of await pathsClaimedByUploads(db, cutoff)) name(ref);
+
   // a pending item needs its files; a decided one's go with its decision (approved: the original became a content
   // row above), which removes them just after it commits: named for the grace window, not needed
   const approvals = (await db('pending_approvals')
@@ -301,8 +307,8 @@ const JOB_TABLES = [
   { table: 'draft_jobs', running: ['pending', 'processing'], since: 'updated_at' },
   { table: 'data_exports', running: ['pending', 'processing'], since: 'updated_at' },
   { table: 'pending_approvals', running: ['pending'], since: 'coalesce(decided_at, created_at)' },
-  // written when the run ends: never unfinished
-  { table: 'ai_image_edits', running: [], since: 'created_at' },
+  // written pending when the run starts (before that, only when it ended), kept current by the run
+  { table: 'ai_image_edits', running: ['pending', 'processing'], since: 'updated_at' },
 ] as const;
 
 interface JobRow {
@@ -342,7 +348,6 @@ async function workflowAgreement(knex: Knex, client: Client, cutoff: Date): Prom
 
   const nonTerminalStale: string[] = [];
   for (const { table, running, since } of JOB_TABLES) {
-    if (running.length === 0) continue;
     const rows = (await knex(table)
       .whereIn('status', running as readonly string[])
       .whereRaw(`${since} < ?`, [cutoff])

@@ -232,6 +232,52 @@ describe('POST /api/ai-image-simple', () => {
     expect(await creditState(h.knex, user.id)).toEqual({ credits: 5, reserved: 1 });
   });
 
+  it("answers the status from the job's row, never asking the run: the same answer while Temporal cannot be reached", async () => {
+    const { user, renderId } = await userWithRender(h.baseUrl);
+    const deps = { knex: h.knex, storage: h.storage, projects: new ProjectService({ storage: h.storage }), queues: h.queues, waitMs: 1 };
+    const service = new ImageEditService({ ...deps, temporal: async () => h.client });
+    // the status call of an API whose Temporal client cannot connect (a query would need it, and a worker)
+    const offline = new ImageEditService({
+      ...deps,
+      temporal: async () => {
+        throw new Error('Temporal is not reachable');
+      },
+    });
+    const request = { projectId: null, userIntent: null, platform: 'web', prompt: 'bright', baseImage: renderId, imageDescription: null, validateRefinement: true, format: 'square', quality: 'hd', upscaleScale: 2 } as const;
+
+    const answer = await service.run(user.id, request);
+    expect(answer.status).toBe(202);
+    const jobId = answer.body.metadata.jobId;
+    // written when the run started, so it answers at once
+    const first = await offline.state(user.id, jobId);
+    expect(first).toMatchObject({ jobId, workflowId: imageEditWorkflowId(jobId), error: null, errorCode: null, result: null });
+    expect(['pending', 'processing']).toContain(first.status);
+    const seen = new Set<string>([`${first.status} ${first.progress} ${first.message}`]);
+    let state = first;
+    for (let i = 0; i < 200 && state.status !== 'completed'; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      state = await offline.state(user.id, jobId);
+      seen.add(`${state.status} ${state.progress} ${state.message}`);
+    }
+    // the run's own answer, as its workflow returned it
+    const result = await h.client.workflow.getHandle(imageEditWorkflowId(jobId)).result();
+    expect(state).toEqual({ jobId, workflowId: imageEditWorkflowId(jobId), status: 'completed', progress: 100, message: 'Your image was sent for approval.', error: null, errorCode: null, result });
+    // the steps went by on the row: every state read was one the run wrote
+    for (const s of seen) expect(s).toMatch(/^(pending 0 Queued|processing \d+ \S.*|completed 100 Your image was sent for approval\.)$/);
+    await expect(offline.state(randomUUID(), jobId)).rejects.toMatchObject({ status: 404 });
+
+    // a refusal of the run (no credits left) reads from the row too, with its code
+    await h.knex('profiles').where({ id: user.id }).update({ reserved_credits: 5 });
+    const refused = await service.run(user.id, request);
+    const refusedId = refused.body.metadata.jobId;
+    let failed = await offline.state(user.id, refusedId);
+    for (let i = 0; i < 200 && failed.status !== 'failed'; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      failed = await offline.state(user.id, refusedId);
+    }
+    expect(failed).toMatchObject({ status: 'failed', error: MSG.insufficientCreditsImage, message: MSG.insufficientCreditsImage, errorCode: 'INSUFFICIENT_CREDITS', result: null });
+  });
+
   it('answers a running edit that no worker can answer for as queued, not as a 500', async () => {
     const { user, renderId } = await userWithRender(h.baseUrl);
     // its workflow task queue has no worker: the run stays open and its state query cannot be answered

@@ -1,9 +1,10 @@
 /**
  * The image edit workflow's versions replay: a history recorded just now (one media activity, local record
  * activities, the approval workflow started by the step that stores the item) and two committed histories: one
- * recorded before the `image-edit-submit-for-approval` patch (the approval started as a child) and one before
- * the `image-edit-one-media-step` patch (three media activities, regular record activities), so an edit running
- * during a deploy finishes on the new code.
+ * recorded before the `image-edit-status-row` patch (state in memory only, record and item side by side), one
+ * before the `image-edit-submit-for-approval` patch (the approval started as a child) and one before the
+ * `image-edit-one-media-step` patch (three media activities, regular record activities), so an edit running during a
+ * deploy finishes on the new code.
  * Re-record an old fixture only from the old code: IMAGE_EDIT_RECORD_HISTORY=<file> writes this run's history.
  */
 import fs from 'node:fs';
@@ -19,6 +20,7 @@ import { generateImage, startHarness, userWithRender, type Harness } from './har
 type History = temporal.api.history.v1.IHistory;
 const FIXTURE = path.join(__dirname, 'fixtures', 'imageEdit-three-media-steps.history.json');
 const CHILD_FIXTURE = path.join(__dirname, 'fixtures', 'imageEdit-approval-child.history.json');
+const STATUS_ROW_FIXTURE = path.join(__dirname, 'fixtures', 'imageEdit-before-status-row.history.json');
 
 function bundle(): { workflowBundle: { codePath: string } } {
   const codePath = process.env.TEST_WORKFLOW_BUNDLE_PATH;
@@ -66,7 +68,18 @@ describe('replaying image edit histories', () => {
     if (process.env.IMAGE_EDIT_RECORD_HISTORY) fs.writeFileSync(process.env.IMAGE_EDIT_RECORD_HISTORY, `${historyToJSON(history)}\n`);
 
     expect(activityTypes(history)).toEqual(['makeEditedImage']);
-    expect([...localActivityTypes(history)].sort()).toEqual(['recordImageEdit', 'refineImagePrompt', 'reserveImageEditCredits', 'submitForApproval']);
+    // each step written on the job's row (the status call reads it), then the item stored, then the row closed
+    expect(localActivityTypes(history)).toEqual([
+      'markImageEditProgress',
+      'reserveImageEditCredits',
+      'markImageEditProgress',
+      'refineImagePrompt',
+      'markImageEditProgress',
+      'markImageEditProgress',
+      'markImageEditProgress',
+      'submitForApproval',
+      'recordImageEdit',
+    ]);
     expect(childStarts(history)).toBe(0);
     // the approval workflow runs all the same, with the item's id, and is not a child
     const approval = await h.client.workflow.getHandle(`approval-${res.body.result.savedImage.approvalId}`).describe();
@@ -80,6 +93,13 @@ describe('replaying image edit histories', () => {
     expect(approval.typedSearchAttributes.get(RS_USER_ID)).toBe(user.id);
     await expect(Worker.runReplayHistory(bundle(), history, workflowId)).resolves.toBeUndefined();
   }, 120_000);
+
+  it('replays a history recorded before the status row (state kept in memory, record and item side by side)', async () => {
+    const history = historyFromJSON(JSON.parse(fs.readFileSync(STATUS_ROW_FIXTURE, 'utf8')));
+    expect(activityTypes(history)).toEqual(['makeEditedImage']);
+    expect([...localActivityTypes(history)].sort()).toEqual(['recordImageEdit', 'refineImagePrompt', 'reserveImageEditCredits', 'submitForApproval']);
+    await expect(Worker.runReplayHistory(bundle(), history, 'image-edit-status-row-fixture')).resolves.toBeUndefined();
+  }, 60_000);
 
   it('replays a history recorded before the approval was started by its step (a child workflow)', async () => {
     const history = historyFromJSON(JSON.parse(fs.readFileSync(CHILD_FIXTURE, 'utf8')));

@@ -98,7 +98,12 @@ describe('the haproxy configuration (ops/haproxy/haproxy.cfg.template)', () => {
     const text = scaleOut.renderHaproxyConfig({ bind: '127.0.0.1:3000', apiPorts: [3001, 3002, 3003] });
     expect(text).toContain('bind 127.0.0.1:3000');
     expect(text.match(/^\s+server api-\d 127\.0\.0\.1:\d+$/gm)).toEqual(['    server api-1 127.0.0.1:3001', '    server api-2 127.0.0.1:3002', '    server api-3 127.0.0.1:3003']);
-    expect(text).toMatch(/http-check send meth GET uri \/api\/health/);
+    expect(text).toMatch(/http-check send meth GET uri \/health\/live/);
+    // reads are retried on another API, other methods only when their connection failed (tests/ops/balancerRetries.test.ts)
+    expect(text).toMatch(/^\s+retry-on conn-failure empty-response junk-response response-timeout/m);
+    expect(text).toMatch(/^\s+option redispatch 1$/m);
+    expect(text).toMatch(/^\s+http-request disable-l7-retry if !METH_GET !METH_HEAD$/m);
+    expect(text).toMatch(/^\s+default-server check inter 1s .*observe layer4 error-limit 1 on-error mark-down$/m);
     expect(text).toMatch(/timeout tunnel 1h/);
     expect(text).not.toMatch(/resolvers|\{\{/);
     const r = check(text);
