@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
  * An upload's claim on the object it is about to store (services/content/uploadIntents.ts): written before the object
  * is put, removed in the transaction that records the render (or once a refused upload's object is removed). What a
  * process killed between the put and the row leaves is one of these with its object: the invariant checker counts the
- * object as claimed, and the abandoned-upload sweep removes both within minutes (issue 41 item 9).
+ * object as claimed, and the abandoned-upload sweep removes both within minutes (issue 41 item 8).
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('upload_intents', (t) => {

@@ -34,3 +34,4 @@ export { WebhookEndpoint } from './WebhookEndpoint';
 export { WebhookEvent } from './WebhookEvent';
 export { WebhookDelivery } from './WebhookDelivery';
 export { WebhookDeliveryAttempt } from './WebhookDeliveryAttempt';
+export { UploadIntent } from './UploadIntent';
