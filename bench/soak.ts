@@ -13,9 +13,10 @@
  * MISSED; the figures go to `--json` like every bench. The whole report is also written to .data/soak/report.json,
  * the request lines to .data/soak/requests.jsonl.
  *
- * The default rate (--rate or BENCH_SOAK_RATE, 3 user actions a second, with up to 100 virtual users) is meant to keep
- * the 2 cores about 70 % busy: the stack costs about 0.44 CPU-seconds per action of this mix (docs/benchmarks.md
- * "Sizing"), so 3 a second asks for about 1.3 cores; at 4 a second the cores were 88 % busy.
+ * The default rate (unless --rate or BENCH_SOAK_RATE says otherwise; up to 100 virtual users) is what this machine
+ * sustains, derived from measured capacity (bench/soak/sustainableRate.ts): the stack's CPU per user action, from this
+ * machine's last soak without faults or docs/benchmarks.md, against a little over half of the cores. The report marks
+ * the run MISSED when the jobs waiting kept growing through the measured window all the same.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -30,6 +31,7 @@ import { figure, recordResults, type BenchMeasure } from './support/results';
 import { watchEvents, type EventWatchReport } from './soak/eventWatchers';
 import { CpuMeter, treeCpuSeconds, loggedSlowStatements, readMemory, resetStatements, sampleConnections, scheduleToStartNames, scrapeWorkers, slowStatements, type ConnectionSample, type MemoryReading } from './soak/probes';
 import {
+  backlogTrend,
   difference,
   evaluateTargets,
   faultImpacts,
@@ -39,11 +41,13 @@ import {
   parseRequestLines,
   READ_P99_TARGET_MS,
   summarizeRequests,
+  type BacklogSample,
   type FaultRecord,
   type JobOutcomes,
   type ProcessMemory,
 } from './soak/report';
 import { parseSoakArgs } from './soak/options';
+import { readMeasuredCapacity, saveMeasuredCapacity, sustainableRate } from './soak/sustainableRate';
 import { seedUsers, writeSoakImages } from './soak/seed';
 import { ROOT, startSoakTopology, type SoakTopology } from './soak/topology';
 
@@ -126,9 +130,11 @@ function runK6(k6: string, env: Record<string, string>, consoleFile: string): Pr
 }
 
 async function main(): Promise<void> {
-  const options = parseSoakArgs(process.argv.slice(2));
+  const capacity = readMeasuredCapacity(ROOT);
+  const options = parseSoakArgs(process.argv.slice(2), process.env, sustainableRate(capacity));
   const k6 = tools.ensureK6();
-  log(`${options.durationS}s at ${options.rate} user actions/s (up to ${options.vus} virtual users, ${options.users} seeded users), warm-up ${options.warmupS}s${options.chaos ? ', with chaos' : ''}`);
+  const rateSource = process.argv.some((a) => a.startsWith('--rate')) || process.env.BENCH_SOAK_RATE ? 'as asked' : capacity ? `what this machine sustains: ${capacity.stackCpuSPerAction} CPU-s per action from ${capacity.source}` : 'no capacity measured yet';
+  log(`${options.durationS}s at ${options.rate} user actions/s (${rateSource}; up to ${options.vus} virtual users, ${options.users} seeded users), warm-up ${options.warmupS}s${options.chaos ? ', with chaos' : ''}`);
   const loadBefore = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   const topology = await startSoakTopology({ log });
   const knex = connectDatabase(topology.databaseUrl, { min: 0, max: 3 });
@@ -160,6 +166,7 @@ async function main(): Promise<void> {
     const cpu = new CpuMeter();
     const cpuSamples: Array<{ at: number; busy: number }> = [];
     const connections: ConnectionSample[] = [];
+    const backlog: BacklogSample[] = [];
     const startedAt = new Date();
     const warmupEnd = startedAt.getTime() + options.warmupS * 1000;
     let warm: { at: number; memory: MemoryReading[]; cpu: Map<string, number | null>; stackCpu: number | null; workers: Awaited<ReturnType<typeof scrapeWorkers>> } | null = null;
@@ -168,6 +175,10 @@ async function main(): Promise<void> {
       if (busy !== null && Date.now() >= warmupEnd) cpuSamples.push({ at: Date.now(), busy });
       void sampleConnections(knex)
         .then((s) => connections.push(s))
+        .catch(() => undefined);
+      const at = Date.now();
+      void runningJobs(knex)
+        .then((waiting) => backlog.push({ at, waiting }))
         .catch(() => undefined);
     }, 10_000);
     const warmupTimer = setTimeout(() => {
@@ -217,7 +228,7 @@ async function main(): Promise<void> {
     // open by a backlog of workflow tasks (an overloaded machine queues them for minutes). Up to 5 minutes; what is
     // still unsettled then is reported as it is.
     const lines = parseRequestLines(fs.readFileSync(requestsFile, 'utf8'));
-    const requests = summarizeRequests(lines, warmupEnd);
+    const requests = summarizeRequests(lines, warmupEnd, faults);
     let invariants: InvariantReport | null = null;
     let jobs: JobOutcomes = await jobOutcomes(knex, startedAt, requests.admittedJobs);
     const drainStarted = Date.now();
@@ -253,7 +264,8 @@ async function main(): Promise<void> {
       const before = warmMemory.find((w) => w.name === end.name);
       return { name: end.name, rssWarm: before?.rssMb ?? null, rssEnd: end.rssMb, heapWarm: before?.heapMb ?? null, heapEnd: end.heapMb, restarted: (before !== undefined && before.pid !== end.pid) || killed.has(end.name), app: /^(api|worker)-\d+$/.test(end.name) };
     });
-    const targets = evaluateTargets({ requests, jobs, invariants, memory });
+    const backlogSeen = backlogTrend(backlog, warmupEnd);
+    const targets = evaluateTargets({ requests, jobs, invariants, memory, backlog: backlogSeen });
 
     // Temporal schedule-to-start over the measured window (end scrape minus the warm-up scrape)
     const temporalWindow = warm ? difference(endWorkers.temporal, (warm as { workers: { temporal: typeof endWorkers.temporal } }).workers.temporal) : endWorkers.temporal;
@@ -323,15 +335,18 @@ async function main(): Promise<void> {
     out.push(formatTargets(targets));
     process.stdout.write(`${out.join('\n')}\n`);
 
-    const report = { options, startedAt: startedAt.toISOString(), drainS, loadBefore, machineBusy, stackCores, k6: k6Summary, perUnit: { apiCpuMsPerRequest, workerCpuSPerJob, stackCpuSPerAction, actionsPerS }, requests: { ...requests, admittedJobs: requests.admittedJobs.length }, jobs, events, connections, slow, scheduleToStart, memory, cpuByProcess, invariants, faults: impacts, targets };
+    // what this run measured sets the next run's default rate (a run with faults spends CPU on restarts: not a measure)
+    if (!options.chaos && stackCpuSPerAction !== null && Number.isFinite(stackCpuSPerAction) && stackCpuSPerAction > 0) saveMeasuredCapacity(ROOT, Number(stackCpuSPerAction.toFixed(3)));
+
+    const report = { options, backlog, backlogTrend: backlogSeen, startedAt: startedAt.toISOString(), drainS, loadBefore, machineBusy, stackCores, k6: k6Summary, perUnit: { apiCpuMsPerRequest, workerCpuSPerJob, stackCpuSPerAction, actionsPerS }, requests: { ...requests, admittedJobs: requests.admittedJobs.length }, jobs, events, connections, slow, scheduleToStart, memory, cpuByProcess, invariants, faults: impacts, targets };
     fs.writeFileSync(path.join(topology.dataDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
     log(`full report in ${path.relative(ROOT, path.join(topology.dataDir, 'report.json'))}`);
 
     const measures: BenchMeasure[] = [
-      figure('read_p99_ms', requests.reads.p99, 'ms', 'lower', 'p99 of every GET/HEAD after warm-up, through haproxy', READ_P99_TARGET_MS),
+      figure('read_p99_ms', requests.reads.p99, 'ms', 'lower', `p99 of every GET/HEAD after warm-up, through haproxy${options.chaos ? ", outside the faults' windows" : ''}`, READ_P99_TARGET_MS),
       figure('read_p50_ms', requests.reads.p50, 'ms', 'lower', 'p50 of every GET/HEAD after warm-up'),
       figure('requests_per_s', requests.throughput, 'req/s', 'higher', 'requests per second over the measured window (2 APIs)'),
-      figure('server_errors', requests.totals.serverErrors, 'count', 'lower', 'answers 5xx over the run', 0),
+      figure('server_errors', requests.serverErrorsOutsideFaults, 'count', 'lower', options.chaos ? "answers 5xx outside the faults' windows" : 'answers 5xx over the run', 0),
       figure('unexpected_4xx', requests.totals.unexpected4xx, 'count', 'lower', '4xx the calls did not expect', 0),
       figure('jobs_completed_per_min', completedPerMinute, 'jobs/min', 'higher', 'image edits, clips and assemblies completed per minute (2 workers)'),
       figure('jobs_not_ended_once', jobs.notTerminal.length + jobs.missingRows.length + jobs.severalTerminalStates.length, 'count', 'lower', 'admitted jobs not ending in exactly one terminal state', 0),

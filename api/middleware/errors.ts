@@ -25,6 +25,9 @@ function isDataError(err: unknown): boolean {
   return err instanceof DatabaseError && typeof err.code === 'string' && err.code.startsWith('22');
 }
 
+/** Retry-After of a service's 503 refusal (a job start that no worker admitted in time). */
+export const DOMAIN_RETRY_AFTER_SECONDS = 5;
+
 function toResponse(err: unknown): { status: number; body: ErrorBody; retryAfter?: number } {
   // a statement timeout, no connection, or an open database breaker: the client may try again shortly
   if (err instanceof DatabaseUnavailableError) {
@@ -43,7 +46,12 @@ function toResponse(err: unknown): { status: number; body: ErrorBody; retryAfter
     return { status: err.status, body: { success: false, error: err.message, ...(err.code ? { code: err.code } : {}), ...err.extra } };
   }
   if (err instanceof ActionLimitedError) return { status: 429, body: { success: false, error: err.message, code: err.code }, retryAfter: err.retryAfterSeconds };
-  if (err instanceof DomainError) return { status: err.status, body: { success: false, error: err.message, code: err.code } };
+  // a 503 refusal is a moment's unavailability (a start no worker took in time): the client is told when to try again;
+  // a service this server is not configured for is no better in a minute
+  if (err instanceof DomainError) {
+    const temporary = err.status === 503 && !(err instanceof UnavailableHereError);
+    return { status: err.status, body: { success: false, error: err.message, code: err.code }, ...(temporary ? { retryAfter: DOMAIN_RETRY_AFTER_SECONDS } : {}) };
+  }
   if (err instanceof ObjectionValidationError) return { status: 400, body: { success: false, error: err.message, code: 'VALIDATION_ERROR' } };
   if (isDataError(err)) return { status: 400, body: { success: false, error: 'The request contains a value that is not valid input', code: 'INVALID_INPUT' } };
   if (err instanceof NotFoundError) return { status: 404, body: { success: false, error: 'Not found' } };

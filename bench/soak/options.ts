@@ -1,4 +1,4 @@
-/** The soak's knobs: `npm run bench -- soak [--duration 10m] [--rate N] [--vus N] [--users N] [--warmup 2m] [--chaos]`. */
+/** The soak's knobs: `npm run bench -- soak [--duration 10m] [--rate N] [--vus N] [--users N] [--warmup 2m] [--chaos]`; the rate defaults to what this machine sustains. */
 
 export interface SoakOptions {
   durationS: number;
@@ -17,7 +17,8 @@ export function parseDuration(text: string): number {
   return Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0);
 }
 
-export function parseSoakArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): SoakOptions {
+/** `defaultRate`: the rate when neither --rate nor BENCH_SOAK_RATE is given (bench/soak/sustainableRate.ts derives it). */
+export function parseSoakArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, defaultRate = 2): SoakOptions {
   const given: Record<string, string> = {};
   let chaos = false;
   for (let i = 0; i < argv.length; i++) {
@@ -44,7 +45,7 @@ export function parseSoakArgs(argv: readonly string[], env: NodeJS.ProcessEnv = 
   return {
     durationS,
     warmupS,
-    rate: number('rate', Number(env.BENCH_SOAK_RATE ?? 3), 0.1, 200),
+    rate: number('rate', Number(env.BENCH_SOAK_RATE ?? defaultRate), 0.1, 200),
     vus: Math.round(number('vus', Number(env.BENCH_SOAK_VUS ?? 100), 1, 2000)),
     users: Math.round(number('users', Number(env.BENCH_SOAK_USERS ?? 30), 1, 1000)),
     chaos,

@@ -81,10 +81,29 @@ function latency(durations: number[]): LatencyStats {
   return { requests: sorted.length, p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] };
 }
 
+/** What the clients met while faults were injected (chaos mode; null without faults). */
+export interface AtFaults {
+  /** attempts that overlapped a fault's window */
+  requests: number;
+  /** 5xx answers there (each one must be a clear answer: a code the client can act on) */
+  serverErrors: number;
+  /** writes that got no answer at all and were not tried again (the user cannot know what happened) */
+  unansweredWrites: number;
+  /** 5xx answers without an error code (a bare proxy page, or a crash), not followed by a successful retry */
+  uncodedServerErrors: number;
+  /** reads that still failed after the front end's retries (reads must survive a fault) */
+  failedReads: number;
+  /** read latency of the answered reads there (not part of the read target) */
+  reads: LatencyStats;
+}
+
 export interface RequestSummary {
   groups: GroupStats[];
-  /** every read (GET/HEAD) after warm-up, all groups together */
+  /** every read (GET/HEAD) after warm-up, all groups together; with faults, those outside every fault's window */
   reads: LatencyStats;
+  /** 5xx answers outside every fault's window (all of them when there were no faults) */
+  serverErrorsOutsideFaults: number;
+  atFaults: AtFaults | null;
   /** the slowest read routes by p99 (after warm-up) */
   slowestReads: Array<{ route: string } & LatencyStats>;
   totals: { attempts: number; serverErrors: number; unexpected4xx: number; networkErrors: number; failedCalls: number; expectedRefusals: number };
@@ -95,21 +114,44 @@ export interface RequestSummary {
   admittedJobs: Array<{ kind: string; id: string }>;
 }
 
+/** A fault's window: from the fault to 5 s after its recovery (30 s when it did not recover), epoch ms. */
+export interface FaultWindow {
+  from: number;
+  to: number;
+}
+
+export function faultWindows(faults: readonly FaultRecord[]): FaultWindow[] {
+  return faults.map((fault) => {
+    const from = Date.parse(fault.at);
+    return { from, to: from + (fault.recoveredAfterMs ?? 30_000) + 5000 };
+  });
+}
+
+/** Whether a request attempt overlapped a fault's window. */
+export function duringFault(line: Pick<RequestLine, 't' | 'd'>, windows: readonly FaultWindow[]): boolean {
+  return windows.some((w) => line.t + line.d >= w.from && line.t <= w.to);
+}
+
 /**
  * Latency counts requests that started at or after `measuredFrom` (the end of warm-up); errors count over the whole
  * run. A call that the front end would retry and that then worked is not a failed call, but its 5xx still counts.
+ * With `faults` (chaos mode), what happened inside their windows is counted apart (`atFaults`): there a write may fail,
+ * but only with a clear answer, and a read must still succeed after the retries; the read latency target and the
+ * 5xx count are about the rest of the run.
  */
-export function summarizeRequests(lines: readonly RequestLine[], measuredFrom = 0): RequestSummary {
+export function summarizeRequests(lines: readonly RequestLine[], measuredFrom = 0, faults: readonly FaultRecord[] = []): RequestSummary {
   const byGroup = new Map<string, RequestLine[]>();
   for (const line of lines) {
     const list = byGroup.get(line.g) ?? [];
     list.push(line);
     byGroup.set(line.g, list);
   }
+  const failedCalls = new Set<RequestLine>();
   const isFailedCall = (line: RequestLine, all: readonly RequestLine[], index: number): boolean => {
     if (line.ok) return false;
     // the call failed for the user when no later attempt of the same call (same VU and route, next attempt number) followed
     const next = all.slice(index + 1, index + 40).find((l) => l.vu === line.vu && l.r === line.r && l.a === line.a + 1);
+    if (next === undefined) failedCalls.add(line);
     return next === undefined;
   };
   const groups: GroupStats[] = [];
@@ -125,7 +167,9 @@ export function summarizeRequests(lines: readonly RequestLine[], measuredFrom = 
       failedCalls: list.filter((l, i) => isFailedCall(l, list, i)).length,
     });
   }
-  const measuredReads = lines.filter((l) => l.t >= measuredFrom && isRead(l) && l.s !== 0);
+  const windows = faultWindows(faults);
+  const atFault = (l: RequestLine) => windows.length > 0 && duringFault(l, windows);
+  const measuredReads = lines.filter((l) => l.t >= measuredFrom && isRead(l) && l.s !== 0 && !atFault(l));
   const byRoute = new Map<string, number[]>();
   for (const l of measuredReads) byRoute.set(`${l.m} ${l.r}`, [...(byRoute.get(`${l.m} ${l.r}`) ?? []), l.d]);
   const slowestReads = [...byRoute.entries()]
@@ -145,9 +189,22 @@ export function summarizeRequests(lines: readonly RequestLine[], measuredFrom = 
   const sum = (key: keyof GroupStats) => groups.reduce((total, g) => total + (g[key] as number), 0);
   const admitted = new Map<string, { kind: string; id: string }>();
   for (const l of lines) if (l.job) admitted.set(`${l.job.kind}:${l.job.id}`, l.job);
+  const inWindows = windows.length ? lines.filter(atFault) : [];
+  const atFaults: AtFaults | null = windows.length
+    ? {
+        requests: inWindows.length,
+        serverErrors: inWindows.filter((l) => l.s >= 500).length,
+        unansweredWrites: inWindows.filter((l) => !isRead(l) && l.s === 0 && failedCalls.has(l)).length,
+        uncodedServerErrors: inWindows.filter((l) => l.s >= 500 && !l.c && failedCalls.has(l)).length,
+        failedReads: inWindows.filter((l) => isRead(l) && failedCalls.has(l)).length,
+        reads: latency(inWindows.filter((l) => l.t >= measuredFrom && isRead(l) && l.s !== 0).map((l) => l.d)),
+      }
+    : null;
   return {
     groups,
     reads: latency(measuredReads.map((l) => l.d)),
+    serverErrorsOutsideFaults: lines.filter((l) => l.s >= 500 && !atFault(l)).length,
+    atFaults,
     slowestReads,
     totals: {
       attempts: lines.length,
@@ -186,10 +243,11 @@ export interface FaultImpact {
 
 /** What the clients saw around each fault: the requests that started from the fault until 5 s after its recovery. */
 export function faultImpacts(lines: readonly RequestLine[], faults: readonly FaultRecord[]): FaultImpact[] {
-  return faults.map((fault) => {
-    const from = Date.parse(fault.at);
-    const windowMs = (fault.recoveredAfterMs ?? 30_000) + 5000;
-    const inWindow = lines.filter((l) => l.t + l.d >= from && l.t <= from + windowMs);
+  const windows = faultWindows(faults);
+  return faults.map((fault, index) => {
+    const window = windows[index];
+    const windowMs = window.to - window.from;
+    const inWindow = lines.filter((l) => duringFault(l, [window]));
     const statuses: Record<string, number> = {};
     for (const l of inWindow) statuses[String(l.s)] = (statuses[String(l.s)] ?? 0) + 1;
     const failed = (l: RequestLine) => l.s === 0 || l.s >= 500;
@@ -282,7 +340,7 @@ export interface ProcessMemory {
   heapEnd: number | null;
   /** whether the process was restarted between the two readings (a chaos kill): its growth says nothing then */
   restarted: boolean;
-  /** an API or worker (the product's processes, which the RSS target is about), not PostgreSQL or Temporal */
+  /** an API or worker (the product's own processes), not PostgreSQL or Temporal; the RSS target is about every one */
   app: boolean;
 }
 
@@ -301,6 +359,38 @@ export interface JobOutcomes {
   severalTerminalStates: string[];
 }
 
+/** How many jobs were waiting or running at a moment (rows pending or processing), sampled through the run. */
+export interface BacklogSample {
+  at: number;
+  waiting: number;
+}
+
+export interface BacklogTrend {
+  samples: number;
+  /** mean jobs waiting or running over the first, middle and last third of the measured window */
+  first: number;
+  middle: number;
+  last: number;
+  /** the backlog kept growing: the machine does not sustain this rate (each third above the one before, and the last at least half again the first and 5 jobs more) */
+  growing: boolean;
+}
+
+/**
+ * Whether work piles up faster than the workers finish it, over the measured window (samples from `from` on; at
+ * least 6 needed). A steady backlog goes up and down around a level; a growing one climbs third after third.
+ */
+export function backlogTrend(samples: readonly BacklogSample[], from = 0): BacklogTrend | null {
+  const measured = samples.filter((s) => s.at >= from).sort((a, b) => a.at - b.at);
+  if (measured.length < 6) return null;
+  const third = Math.floor(measured.length / 3);
+  const mean = (list: readonly BacklogSample[]) => list.reduce((n, s) => n + s.waiting, 0) / list.length;
+  const first = mean(measured.slice(0, third));
+  const middle = mean(measured.slice(third, measured.length - third));
+  const last = mean(measured.slice(measured.length - third));
+  const growing = middle > first && last > middle && last >= first * 1.5 && last - first >= 5;
+  return { samples: measured.length, first, middle, last, growing };
+}
+
 export interface TargetResult {
   name: string;
   met: boolean | null;
@@ -316,11 +406,23 @@ export function evaluateTargets(input: {
   jobs: JobOutcomes;
   invariants: { ok: boolean; ledger: { accountsChecked: number; violations: unknown[] }; storage: { objectsChecked: number; objectsWithoutRow: string[]; rowsWithoutObject: string[] }; workflows: { openForFinishedJobs: string[] }; jobs: { nonTerminalStale: string[] } } | null;
   memory: readonly ProcessMemory[];
+  /** jobs waiting or running through the measured window (omitted: not judged) */
+  backlog?: BacklogTrend | null;
 }): TargetResult[] {
   const { requests, jobs, invariants, memory } = input;
   const results: TargetResult[] = [];
   const { serverErrors, unexpected4xx } = requests.totals;
-  results.push({ name: 'zero 5xx', met: serverErrors === 0, detail: `${serverErrors} answers 5xx` });
+  const faults = requests.atFaults;
+  if (!faults) results.push({ name: 'zero 5xx', met: serverErrors === 0, detail: `${serverErrors} answers 5xx` });
+  else {
+    results.push({ name: 'zero 5xx outside faults', met: requests.serverErrorsOutsideFaults === 0, detail: `${requests.serverErrorsOutsideFaults} answers 5xx outside the faults' windows, ${faults.serverErrors} within them` });
+    const unclear = faults.unansweredWrites + faults.uncodedServerErrors + faults.failedReads;
+    results.push({
+      name: 'faults met with clear answers',
+      met: unclear === 0,
+      detail: `${faults.requests} requests during faults: ${faults.failedReads} reads failed after retries, ${faults.unansweredWrites} writes unanswered, ${faults.uncodedServerErrors} 5xx without a code`,
+    });
+  }
   results.push({ name: 'zero unexpected 4xx', met: unexpected4xx === 0, detail: `${unexpected4xx} unexpected 4xx (${requests.totals.expectedRefusals} refusals of normal use)` });
   const jobProblems = jobs.notTerminal.length + jobs.missingRows.length + jobs.severalTerminalStates.length + (invariants ? invariants.workflows.openForFinishedJobs.length + invariants.jobs.nonTerminalStale.length : 0);
   const admitted = jobs.byKind.reduce((n, k) => n + k.started, 0);
@@ -341,15 +443,25 @@ export function evaluateTargets(input: {
     results.push({ name: 'ledger invariant per account', met: null, detail: 'not checked (no invariant checker)' });
     results.push({ name: 'storage and database agree', met: null, detail: 'not checked (no invariant checker)' });
   }
-  results.push({ name: `read routes p99 < ${READ_P99_TARGET_MS} ms`, met: requests.reads.requests > 0 ? requests.reads.p99 < READ_P99_TARGET_MS : null, detail: `p99 ${requests.reads.p99.toFixed(0)} ms over ${requests.reads.requests} reads` });
-  const growths = memory
-    .filter((p) => p.app)
-    .map((p) => ({ p, growth: rssGrowth(p) })).filter((g): g is { p: ProcessMemory; growth: number } => g.growth !== null);
+  results.push({
+    name: `read routes p99 < ${READ_P99_TARGET_MS} ms`,
+    met: requests.reads.requests > 0 ? requests.reads.p99 < READ_P99_TARGET_MS : null,
+    detail: `p99 ${requests.reads.p99.toFixed(0)} ms over ${requests.reads.requests} reads${faults ? ` outside the faults (p99 ${faults.reads.p99.toFixed(0)} ms over ${faults.reads.requests} reads during them)` : ''}`,
+  });
+  if (input.backlog !== undefined) {
+    const b = input.backlog;
+    results.push({
+      name: 'backlog steady',
+      met: b ? !b.growing : null,
+      detail: b ? `jobs waiting or running: ${b.first.toFixed(1)} -> ${b.middle.toFixed(1)} -> ${b.last.toFixed(1)} (means of the thirds of the measured window, ${b.samples} samples)` : 'too few samples',
+    });
+  }
+  const growths = memory.map((p) => ({ p, growth: rssGrowth(p) })).filter((g): g is { p: ProcessMemory; growth: number } => g.growth !== null);
   const worst = growths.sort((a, b) => b.growth - a.growth)[0];
   results.push({
     name: `RSS growth < ${RSS_GROWTH_TARGET * 100}%`,
     met: worst ? worst.growth < RSS_GROWTH_TARGET : null,
-    detail: worst ? `largest ${(worst.growth * 100).toFixed(1)}% (${worst.p.name}; APIs and workers)` : 'no API or worker measured at both ends',
+    detail: worst ? `largest ${(worst.growth * 100).toFixed(1)}% (${worst.p.name}; every process not restarted: APIs, workers, PostgreSQL, the Temporal dev server)` : 'no process measured at both ends',
   });
   return results;
 }

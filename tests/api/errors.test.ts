@@ -3,6 +3,8 @@ import knexFactory, { type Knex } from 'knex';
 import pino from 'pino';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../config/env';
+import { DomainError, UnavailableHereError } from '../../domain/errors';
+import { MSG } from '../../domain/messages';
 import { createTestUser } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, serve, type TestServer } from '../support/http';
@@ -33,6 +35,8 @@ beforeAll(async () => {
   // an internal failure deep in a request, with internals in its message
   app.use(async (ctx, next) => {
     if (ctx.path === '/api/test/explode') throw new Error('connect ECONNREFUSED 10.0.0.7:5432 password=hunter2');
+    if (ctx.path === '/api/test/not-admitted') throw new DomainError(503, 'VIDEO_START_FAILED', MSG.failedToStartVideo);
+    if (ctx.path === '/api/test/not-configured') throw new UnavailableHereError(503, 'PAYMENTS_UNAVAILABLE', 'Payments are not set up on this server');
     await next();
   });
   server = await serve(app);
@@ -90,6 +94,19 @@ describe('client mistakes answer 400 with a clear message', () => {
     expect([missing.status, missing.body]).toEqual([404, { success: false, error: 'Not found' }]);
     const wrongMethod = await request(server.baseUrl, '/api/profile', { method: 'DELETE', token: user.token });
     expect([wrongMethod.status, wrongMethod.body]).toEqual([405, { success: false, error: 'Method not allowed' }]);
+  });
+});
+
+describe('a refusal for a moment says when to try again', () => {
+  it('a 503 of a service (a start no worker admitted in time) carries Retry-After; one of configuration does not', async () => {
+    const user = await createTestUser(server.baseUrl);
+    const moment = await request(server.baseUrl, '/api/test/not-admitted', { token: user.token });
+    expect(moment.status).toBe(503);
+    expect(moment.body).toEqual({ success: false, error: MSG.failedToStartVideo, code: 'VIDEO_START_FAILED' });
+    expect(moment.headers.get('retry-after')).toBe('5');
+    const configured = await request(server.baseUrl, '/api/test/not-configured', { token: user.token });
+    expect(configured.status).toBe(503);
+    expect(configured.headers.get('retry-after')).toBeNull();
   });
 });
 

@@ -2,7 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseDuration, parseSoakArgs } from '../../bench/soak/options';
+import { capacityFromBenchmarksDoc, readMeasuredCapacity, saveMeasuredCapacity, sustainableRate } from '../../bench/soak/sustainableRate';
 import {
+  backlogTrend,
   difference,
   evaluateTargets,
   faultImpacts,
@@ -117,17 +119,69 @@ describe('soak report: targets', () => {
     expect(verdict(results, /RSS/)).toBe(false);
   });
 
-  it('judges RSS growth on APIs and workers that were not restarted, and says when the checker did not run', () => {
-    const results = evaluateTargets({
-      requests: clean,
-      jobs,
-      invariants: null,
-      memory: [memory({ name: 'temporal dev server', app: false, rssWarm: 100, rssEnd: 200 }), memory({ name: 'worker-1', restarted: true, rssWarm: 600, rssEnd: 100 }), memory({ name: 'api-2', rssWarm: 300, rssEnd: 310 })],
-    });
+  it('judges RSS growth on every process that was not restarted, the Temporal dev server too, and says when the checker did not run', () => {
+    const steady = [memory({ name: 'worker-1', restarted: true, rssWarm: 600, rssEnd: 100 }), memory({ name: 'api-2', rssWarm: 300, rssEnd: 310 }), memory({ name: 'temporal dev server', app: false, rssWarm: 100, rssEnd: 105 })];
+    const results = evaluateTargets({ requests: clean, jobs, invariants: null, memory: steady });
     expect(verdict(results, /RSS/)).toBe(true);
-    expect(results.find((r) => /RSS/.test(r.name))!.detail).toContain('api-2');
+    expect(results.find((r) => /RSS/.test(r.name))!.detail).toContain('temporal dev server');
     expect(verdict(results, /ledger/)).toBeNull();
     expect(verdict(results, /storage/)).toBeNull();
+    const temporalGrew = evaluateTargets({ requests: clean, jobs, invariants: null, memory: [...steady.slice(0, 2), memory({ name: 'temporal dev server', app: false, rssWarm: 100, rssEnd: 126 })] });
+    expect(verdict(temporalGrew, /RSS/)).toBe(false);
+  });
+
+  it('marks the run MISSED when the jobs waiting keep growing, not when they go up and down around a level', () => {
+    const at = (i: number) => T0 + i * 10_000;
+    const steady = [4, 9, 5, 8, 3, 10, 6, 7, 5, 9, 4, 8].map((waiting, i) => ({ at: at(i), waiting }));
+    const growing = [4, 6, 9, 11, 14, 18, 21, 25, 28, 33, 37, 40].map((waiting, i) => ({ at: at(i), waiting }));
+    expect(backlogTrend(steady, T0)!.growing).toBe(false);
+    expect(backlogTrend(growing, T0)).toMatchObject({ samples: 12, growing: true });
+    // warm-up samples are left out; fewer than six is no verdict
+    expect(backlogTrend(growing, at(8))).toBeNull();
+    expect(verdict(evaluateTargets({ requests: clean, jobs, invariants, memory: [memory({})], backlog: backlogTrend(steady, T0) }), /backlog/)).toBe(true);
+    expect(verdict(evaluateTargets({ requests: clean, jobs, invariants, memory: [memory({})], backlog: backlogTrend(growing, T0) }), /backlog/)).toBe(false);
+  });
+});
+
+describe('soak report: targets under faults', () => {
+  const jobs: JobOutcomes = { byKind: [], notTerminal: [], missingRows: [], severalTerminalStates: [] };
+  const memory: ProcessMemory[] = [{ name: 'api-2', rssWarm: 300, rssEnd: 300, heapWarm: 50, heapEnd: 50, restarted: false, app: true }];
+  const kill = { at: new Date(T0 + 10_000).toISOString(), kind: 'kill-api' as const, target: 'api-1', pid: 42, recoveredAfterMs: 2000 };
+  const verdict = (results: ReturnType<typeof evaluateTargets>, name: RegExp) => results.find((r) => name.test(r.name))!.met;
+  // outside the fault: quick reads; inside it (T0+10 s to T0+17 s): what a killed API leaves behind
+  const calm = [line({ g: 'projects', r: '/api/projects/list', s: 200, d: 20, t: T0 + 1000 }), line({ g: 'projects', r: '/api/projects/list', s: 200, d: 30, t: T0 + 30_000, vu: 2 })];
+  const clear = [
+    // a write the killed API was handling: the balancer's 502 with a code and Retry-After
+    line({ g: 'clips', r: '/api/video-generation/start', m: 'POST', s: 502, c: 'REQUEST_INTERRUPTED', t: T0 + 10_500, vu: 3 }),
+    // a read that met the database restart, retried by the front end, then fine; a slow one
+    line({ g: 'credits', r: '/api/credits/summary', s: 503, c: 'DATABASE_UNAVAILABLE', t: T0 + 11_000, vu: 4 }),
+    line({ g: 'credits', r: '/api/credits/summary', s: 200, d: 2500, t: T0 + 11_500, a: 2, vu: 4 }),
+  ];
+
+  it('counts 5xx and read latency outside the faults, and accepts clear answers within them', () => {
+    const summary = summarizeRequests(parseRequestLines([...calm, ...clear].join('\n')), T0, [kill]);
+    expect(summary.serverErrorsOutsideFaults).toBe(0);
+    expect(summary.reads).toMatchObject({ requests: 2, max: 30 });
+    expect(summary.atFaults).toMatchObject({ requests: 3, serverErrors: 2, unansweredWrites: 0, uncodedServerErrors: 0, failedReads: 0 });
+    const results = evaluateTargets({ requests: summary, jobs, invariants: null, memory });
+    expect(results.find((r) => r.name === 'zero 5xx')).toBeUndefined();
+    expect(verdict(results, /zero 5xx outside faults/)).toBe(true);
+    expect(verdict(results, /clear answers/)).toBe(true);
+    expect(verdict(results, /p99/)).toBe(true);
+  });
+
+  it('misses when a write went unanswered, a 5xx had no code, a read failed for good, or a 5xx came outside the faults', () => {
+    const unclear = [
+      line({ g: 'approvals', r: '/api/approvals/approve', m: 'POST', s: 0, t: T0 + 10_200, vu: 5 }),
+      line({ g: 'uploads', r: '/api/projects/:id/upload', m: 'POST', s: 502, t: T0 + 10_300, vu: 6 }),
+      ...[1, 2, 3].map((a) => line({ g: 'library', r: '/api/projects/:id/content', s: 503, c: 'DATABASE_UNAVAILABLE', t: T0 + 11_000 + a * 300, a, vu: 7 })),
+    ];
+    const later = line({ g: 'projects', r: '/api/projects/list', s: 500, t: T0 + 40_000, vu: 8 });
+    const summary = summarizeRequests(parseRequestLines([...calm, ...clear, ...unclear, later].join('\n')), T0, [kill]);
+    expect(summary.atFaults).toMatchObject({ unansweredWrites: 1, uncodedServerErrors: 1, failedReads: 1 });
+    const results = evaluateTargets({ requests: summary, jobs, invariants: null, memory });
+    expect(verdict(results, /clear answers/)).toBe(false);
+    expect(verdict(results, /zero 5xx outside faults/)).toBe(false);
   });
 });
 
@@ -166,8 +220,9 @@ describe('soak report: faults and metrics', () => {
 });
 
 describe('soak options', () => {
-  it('defaults to 10 minutes with a fifth of it (at most 2 minutes) as warm-up', () => {
-    expect(parseSoakArgs([], {})).toEqual({ durationS: 600, warmupS: 120, rate: 3, vus: 100, users: 30, chaos: false });
+  it('defaults to 10 minutes with a fifth of it (at most 2 minutes) as warm-up, at the rate the machine sustains', () => {
+    expect(parseSoakArgs([], {}, 2.2)).toEqual({ durationS: 600, warmupS: 120, rate: 2.2, vus: 100, users: 30, chaos: false });
+    expect(parseSoakArgs([], { BENCH_SOAK_RATE: '3' }, 2.2)).toMatchObject({ rate: 3 });
     expect(parseSoakArgs(['--duration', '1m', '--rate=4', '--chaos'], {})).toMatchObject({ durationS: 60, warmupS: 12, rate: 4, chaos: true });
   });
 
@@ -178,6 +233,29 @@ describe('soak options', () => {
     expect(() => parseSoakArgs(['--rate', '0'], {})).toThrow(/--rate must be a number/);
     expect(() => parseDuration('ten minutes')).toThrow(/not a duration/);
     expect(parseDuration('1h30m')).toBe(5400);
+  });
+});
+
+describe('the default rate, from measured capacity', () => {
+  let root: string;
+  beforeEach(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'soak-capacity-'));
+  });
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  it("reads the stack's CPU per action from the benchmark table, and this machine's own last soak before it", () => {
+    expect(readMeasuredCapacity(root)).toBeNull();
+    expect(sustainableRate(null, 2)).toBe(1);
+    fs.mkdirSync(path.join(root, 'docs'));
+    fs.writeFileSync(path.join(root, 'docs', 'benchmarks.md'), '| bench | measure |\n|---|---|\n| `soak` | `stack_cpu_s_per_action` | figure | 0.49 s |  | CPU of the whole stack per user action of the mix |\n');
+    expect(readMeasuredCapacity(root)).toEqual({ stackCpuSPerAction: 0.49, source: 'docs/benchmarks.md' });
+    // 2 cores × 0.55 / 0.49 s = 2.24 actions a second, down to a tenth
+    expect(sustainableRate(readMeasuredCapacity(root), 2)).toBe(2.2);
+    saveMeasuredCapacity(root, 0.61, new Date(T0));
+    expect(readMeasuredCapacity(root)).toMatchObject({ stackCpuSPerAction: 0.61 });
+    expect(sustainableRate(readMeasuredCapacity(root), 2)).toBe(1.8);
+    expect(sustainableRate(readMeasuredCapacity(root), 8)).toBe(7.2);
+    expect(capacityFromBenchmarksDoc('no table here')).toBeNull();
   });
 });
 
