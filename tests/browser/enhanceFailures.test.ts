@@ -6,21 +6,16 @@
  * critical axe findings with the notice shown and in Activity.
  */
 import type { Page } from 'playwright-core';
-import { createActivities } from '../../activities';
 import { loadConfig } from '../../config/env';
-import { logger } from '../../config/logger';
 import { ENHANCE_MSG } from '../../domain/enhanceRenders';
-import { createProviders } from '../../providers';
 import { createStorage } from '../../storage';
 import { seriousAxeFindings } from '../support/axe';
-import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
-import { closeTestKnex, testKnex } from '../support/db';
-import { startWorkers, uniqueQueues, type RunningWorkers } from '../imageEdit/harness';
+import { useSession, type BrowserApp } from '../support/browser';
+import { startEnhanceBrowserApp, type EnhanceBrowserApp } from '../enhanceRenders/browserApp';
 import { addImage, createDraft, dispatch, getDraft, renderPng, unlockedUser, waitForJobs } from '../enhanceRenders/support';
 
 let app: BrowserApp;
-let workers: RunningWorkers;
-const queues = uniqueQueues('browser-enhance-failures');
+let enhance: EnhanceBrowserApp;
 const config = loadConfig();
 const storage = createStorage(config);
 
@@ -30,14 +25,12 @@ const SIZES = [
 ] as const;
 
 beforeAll(async () => {
-  workers = await startWorkers(queues, createActivities({ knex: testKnex(), config, logger, storage, providers: createProviders(config) }));
-  app = await startBrowserApp({ taskQueues: queues });
+  enhance = await startEnhanceBrowserApp('browser-enhance-failures');
+  app = enhance.app;
 });
 
 afterAll(async () => {
-  await app?.close();
-  await workers?.stop();
-  await closeTestKnex();
+  await enhance?.stop();
 });
 
 async function readAll(bucket: 'drafts', path: string): Promise<Buffer> {

@@ -7,22 +7,15 @@
 import { createHash } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import sharp from 'sharp';
-import { createActivities } from '../../activities';
-import { loadConfig } from '../../config/env';
-import { logger } from '../../config/logger';
-import { createProviders } from '../../providers';
-import { createStorage } from '../../storage';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { seriousAxeFindings } from '../support/axe';
-import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
-import { closeTestKnex, testKnex } from '../support/db';
+import { useSession, type BrowserApp } from '../support/browser';
 import { houseStill, streetStill } from '../support/stills';
-import { startWorkers, uniqueQueues, type RunningWorkers } from '../imageEdit/harness';
+import { startEnhanceBrowserApp, type EnhanceBrowserApp } from '../enhanceRenders/browserApp';
 import { ACCESS_CODE, download, getDraft } from '../enhanceRenders/support';
 
 let app: BrowserApp;
-let workers: RunningWorkers;
-const queues = uniqueQueues('browser-enhance');
+let enhance: EnhanceBrowserApp;
 
 const SIZES = [
   { name: 'desktop', width: 1440, height: 900 },
@@ -30,15 +23,12 @@ const SIZES = [
 ] as const;
 
 beforeAll(async () => {
-  const config = loadConfig();
-  workers = await startWorkers(queues, createActivities({ knex: testKnex(), config, logger, storage: createStorage(config), providers: createProviders(config) }));
-  app = await startBrowserApp({ taskQueues: queues });
+  enhance = await startEnhanceBrowserApp('browser-enhance');
+  app = enhance.app;
 });
 
 afterAll(async () => {
-  await app?.close();
-  await workers?.stop();
-  await closeTestKnex();
+  await enhance?.stop();
 });
 
 async function noHorizontalScroll(page: Page): Promise<void> {

@@ -5,57 +5,26 @@
  * Sync Images run, 'Restore failed', and Delete after confirmation.
  */
 import type { Page } from 'playwright-core';
-import { createActivities } from '../../activities';
-import { loadConfig } from '../../config/env';
-import { logger } from '../../config/logger';
-import { createProviders } from '../../providers';
-import { createStorage } from '../../storage';
 import type { TestUser } from '../support/accounts';
-import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
-import { closeTestKnex, testKnex } from '../support/db';
+import { dropImageFile, useSession, type BrowserApp } from '../support/browser';
 import { streetStill } from '../support/stills';
-import { startWorkers, uniqueQueues, type RunningWorkers } from '../imageEdit/harness';
+import { startEnhanceBrowserApp, type EnhanceBrowserApp } from '../enhanceRenders/browserApp';
 import { addImage, createDraft, getDraft, renderPng, unlockedUser, waitForJobs } from '../enhanceRenders/support';
 
 let app: BrowserApp;
-let workers: RunningWorkers;
-const queues = uniqueQueues('browser-enhance-rules');
+let enhance: EnhanceBrowserApp;
 
 beforeAll(async () => {
-  const config = loadConfig();
-  workers = await startWorkers(queues, createActivities({ knex: testKnex(), config, logger, storage: createStorage(config), providers: createProviders(config) }));
-  app = await startBrowserApp({ taskQueues: queues, viewport: { width: 1440, height: 900 } });
+  enhance = await startEnhanceBrowserApp('browser-enhance-rules', { viewport: { width: 1440, height: 900 } });
+  app = enhance.app;
 });
 
 afterAll(async () => {
-  await app?.close();
-  await workers?.stop();
-  await closeTestKnex();
+  await enhance?.stop();
 });
 
 function toasts(page: Page) {
   return page.getByRole('status', { name: 'Notifications' });
-}
-
-/** Drops one image file on `selector` as a user dragging it from their desktop would. */
-async function dropImage(page: Page, selector: string, name: string, bytes: Buffer): Promise<void> {
-  const dataTransfer = await page.evaluateHandle(
-    ([fileName, base64]) => {
-      const g = globalThis as unknown as {
-        DataTransfer: new () => { items: { add(file: unknown): void } };
-        File: new (parts: unknown[], name: string, options: { type: string }) => unknown;
-        atob(text: string): string;
-      };
-      const binary = g.atob(base64);
-      const data = new Uint8Array(binary.length);
-      for (let i = 0; i < binary.length; i++) data[i] = binary.charCodeAt(i);
-      const transfer = new g.DataTransfer();
-      transfer.items.add(new g.File([data], fileName, { type: 'image/png' }));
-      return transfer;
-    },
-    [name, bytes.toString('base64')] as const,
-  );
-  await page.locator(selector).dispatchEvent('drop', { dataTransfer });
 }
 
 describe('Enhance Renders rules in the browser', () => {
@@ -236,7 +205,7 @@ describe('Enhance Renders rules in the browser', () => {
     const prompt = bar.getByLabel('Prompt', { exact: true });
 
     // a dropped image file becomes an attachment (uploaded as a reference) and goes with the run
-    await dropImage(page, 'form.prompt-bar', 'palette.png', await renderPng(200, 150, { r: 255, g: 160, b: 60 }));
+    await dropImageFile(page, 'form.prompt-bar', 'palette.png', await renderPng(200, 150, { r: 255, g: 160, b: 60 }));
     await bar.getByRole('button', { name: 'Reference palette.png', exact: true }).waitFor();
     await prompt.fill('match the palette of the reference');
     const sentBodies: Array<Record<string, unknown>> = [];

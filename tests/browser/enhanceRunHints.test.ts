@@ -9,16 +9,10 @@
  */
 import type { Page } from 'playwright-core';
 import { ENHANCE_MSG } from '../../domain/enhanceRenders';
-import { createActivities } from '../../activities';
-import { loadConfig } from '../../config/env';
-import { logger } from '../../config/logger';
-import { createProviders } from '../../providers';
-import { createStorage } from '../../storage';
 import { createTestUser } from '../support/accounts';
 import { seriousAxeFindings } from '../support/axe';
-import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
-import { closeTestKnex, testKnex } from '../support/db';
-import { startWorkers, uniqueQueues, type RunningWorkers } from '../imageEdit/harness';
+import { dropImageFile, useSession, type BrowserApp } from '../support/browser';
+import { startEnhanceBrowserApp, type EnhanceBrowserApp } from '../enhanceRenders/browserApp';
 import { ACCESS_CODE, addImage, createDraft, renderPng, unlockedUser, waitForJobs } from '../enhanceRenders/support';
 
 const SIZES = [
@@ -29,19 +23,15 @@ const SIZES = [
 const ACCESS_HINT = 'The tool opens as soon as the code is accepted. A code that is not accepted leaves this page as it is: check the code you were given and try again.';
 
 let app: BrowserApp;
-let workers: RunningWorkers;
-const queues = uniqueQueues('browser-enhance-hints');
+let enhance: EnhanceBrowserApp;
 
 beforeAll(async () => {
-  const config = loadConfig();
-  workers = await startWorkers(queues, createActivities({ knex: testKnex(), config, logger, storage: createStorage(config), providers: createProviders(config) }));
-  app = await startBrowserApp({ taskQueues: queues });
+  enhance = await startEnhanceBrowserApp('browser-enhance-hints');
+  app = enhance.app;
 });
 
 afterAll(async () => {
-  await app?.close();
-  await workers?.stop();
-  await closeTestKnex();
+  await enhance?.stop();
 });
 
 function toasts(page: Page) {
@@ -52,27 +42,6 @@ async function box(locator: ReturnType<Page['locator']>): Promise<{ x: number; y
   const found = await locator.boundingBox();
   if (!found) throw new Error('expected the element to be laid out');
   return found;
-}
-
-/** Drops one image file on the prompt bar as a user dragging it from their desktop would. */
-async function dropImage(page: Page, name: string, bytes: Buffer): Promise<void> {
-  const dataTransfer = await page.evaluateHandle(
-    ([fileName, base64]) => {
-      const g = globalThis as unknown as {
-        DataTransfer: new () => { items: { add(file: unknown): void } };
-        File: new (parts: unknown[], name: string, options: { type: string }) => unknown;
-        atob(text: string): string;
-      };
-      const binary = g.atob(base64);
-      const data = new Uint8Array(binary.length);
-      for (let i = 0; i < binary.length; i++) data[i] = binary.charCodeAt(i);
-      const transfer = new g.DataTransfer();
-      transfer.items.add(new g.File([data], fileName, { type: 'image/png' }));
-      return transfer;
-    },
-    [name, bytes.toString('base64')] as const,
-  );
-  await page.locator('form.prompt-bar').dispatchEvent('drop', { dataTransfer });
 }
 
 describe.each(SIZES)('Enhance Renders at $width x $height', ({ name, width, height }) => {
@@ -184,7 +153,7 @@ describe.each(SIZES)('Enhance Renders at $width x $height', ({ name, width, heig
       expect(await seriousAxeFindings(page)).toEqual([]);
 
       // a reference dropped on the bar: Run is free; unticked "Use for look", it waits again
-      await dropImage(page, 'palette.png', await renderPng(200, 150, { r: 255, g: 160, b: 60 }));
+      await dropImageFile(page, 'form.prompt-bar', 'palette.png', await renderPng(200, 150, { r: 255, g: 160, b: 60 }));
       await bar.getByRole('button', { name: 'Reference palette.png', exact: true }).waitFor();
       await note.waitFor({ state: 'detached' });
       expect(await run.isDisabled()).toBe(false);

@@ -167,3 +167,24 @@ export async function inviteFromMembersPage(page: Page, email: string, role: 'vi
   await field.waitFor();
   return field.inputValue();
 }
+
+/** Drops one image file on `selector` as a user dragging it from their desktop would (a DataTransfer with a File). */
+export async function dropImageFile(page: Page, selector: string, name: string, bytes: Buffer, type = 'image/png'): Promise<void> {
+  const dataTransfer = await page.evaluateHandle(
+    ([fileName, base64, mime]) => {
+      const g = globalThis as unknown as {
+        DataTransfer: new () => { items: { add(file: unknown): void } };
+        File: new (parts: unknown[], name: string, options: { type: string }) => unknown;
+        atob(text: string): string;
+      };
+      const binary = g.atob(base64);
+      const data = new Uint8Array(binary.length);
+      for (let i = 0; i < binary.length; i++) data[i] = binary.charCodeAt(i);
+      const transfer = new g.DataTransfer();
+      transfer.items.add(new g.File([data], fileName, { type: mime }));
+      return transfer;
+    },
+    [name, bytes.toString('base64'), type] as const,
+  );
+  await page.locator(selector).dispatchEvent('drop', { dataTransfer });
+}

@@ -7,6 +7,7 @@
  */
 import { ERROR_CODES } from '../../domain/messages';
 import { addCredits, checkLedgerInvariant } from '../../services/billing/credits';
+import type { MemberSpend } from '../../services/billing/spendByMember';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { closeTestKnex } from '../support/db';
 import { request } from '../support/http';
@@ -47,28 +48,17 @@ function decide(user: TestUser, decision: 'approve' | 'reject', approvalId: stri
   return request(h.baseUrl, `/api/approvals/${decision}`, { token: user.token, json: { approvalId }, headers: workspaceId ? inTeam(workspaceId) : {} });
 }
 
-interface SpendLine {
-  userId: string | null;
-  name: string;
-  email: string | null;
-  generated: number;
-  approved: number;
-  spent: number;
-  deleted: boolean;
-  member: boolean;
-}
-
 async function spend(user: TestUser, teamId: string) {
-  return request<{ success: boolean; members: SpendLine[] }>(h.baseUrl, '/api/credits/spend-by-member', { token: user.token, headers: inTeam(teamId) });
+  return request<{ success: boolean; members: MemberSpend[] }>(h.baseUrl, '/api/credits/spend-by-member', { token: user.token, headers: inTeam(teamId) });
 }
 
 /** A spend line of a person with an account: `approved` is also the older `spent`. */
-function line(user: TestUser, name: string, generated: number, approved: number, member = true): SpendLine {
+function line(user: TestUser, name: string, generated: number, approved: number, member = true): MemberSpend {
   return { userId: user.id, name, email: user.email, generated, approved, spent: approved, deleted: false, member };
 }
 
 /** Each column adds up to what the workspace was charged. */
-async function expectColumnsAddUp(teamId: string, members: SpendLine[]): Promise<void> {
+async function expectColumnsAddUp(teamId: string, members: MemberSpend[]): Promise<void> {
   const consumed = await h.knex('credit_transactions').where({ workspace_id: teamId, transaction_type: 'consume' }).sum({ s: 'amount' }).first();
   const charged = -Number(consumed?.s);
   expect(charged).toBeGreaterThan(0);

@@ -1,12 +1,11 @@
 import { useAtomValue, useSetAtom } from 'jotai';
-import { useEffect, useState, type FormEvent, type ReactElement } from 'react';
+import { useEffect, useState, type ReactElement } from 'react';
 import { MAX_CLIPS_IN_FLIGHT_CAP } from '../../../../domain/clipGeneration';
-import { apiErrorMessage } from '../../api/client';
 import { setClipCap } from '../../api/workspaces';
 import { showToastAtom } from '../../atoms/toast';
 import { refreshWorkspacesAtom, workspacesStateAtom } from '../../atoms/workspace';
 import { TextField } from '../../components/TextField';
-import { SOMETHING_WENT_WRONG } from '../../components/useLoad';
+import { useFormSubmit } from '../../components/useFormSubmit';
 
 export const CLIP_CAP_HINT = `Each member runs one clip at a time. Leave empty for no workspace limit, or enter 1 to ${MAX_CLIPS_IN_FLIGHT_CAP}; running clips are never stopped.`;
 
@@ -20,38 +19,27 @@ export function ClipCapPanel({ workspaceId }: { workspaceId: string }): ReactEle
   const toast = useSetAtom(showToastAtom);
   const current = listed?.ok ? (listed.data.find((w) => w.id === workspaceId)?.maxClipsInFlight ?? null) : null;
   const [value, setValue] = useState(current === null ? '' : String(current));
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-
   // another admin's change (a workspace event re-reads the list) shows here
   useEffect(() => setValue(current === null ? '' : String(current)), [current]);
 
   const wanted = value.trim() === '' ? null : Number(value.trim());
   const valid = wanted === null || (Number.isInteger(wanted) && wanted >= 1 && wanted <= MAX_CLIPS_IN_FLIGHT_CAP);
 
-  async function save(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    if (!valid) return;
-    setBusy(true);
-    setError(null);
-    try {
-      const saved = await setClipCap(workspaceId, wanted);
+  const { busy, error, submit } = useFormSubmit(
+    () => setClipCap(workspaceId, wanted),
+    (saved) => {
       toast({
         kind: 'success',
         message: saved.maxClipsInFlight === null ? 'No workspace limit on clips at a time.' : `At most ${saved.maxClipsInFlight} ${saved.maxClipsInFlight === 1 ? 'clip' : 'clips'} at a time in this workspace.`,
       });
       refreshWorkspaces();
-    } catch (err) {
-      setError(apiErrorMessage(err, SOMETHING_WENT_WRONG));
-    } finally {
-      setBusy(false);
-    }
-  }
+    },
+  );
 
   return (
     <section className="panel form-panel" aria-labelledby="clip-cap-title">
       <h2 id="clip-cap-title">Clips at a time</h2>
-      <form onSubmit={(e) => void save(e)} aria-label="Clips at a time">
+      <form onSubmit={(e) => (valid ? submit(e) : e.preventDefault())} aria-label="Clips at a time">
         <TextField
           label="Most clips generating at once"
           name="max-clips-in-flight"

@@ -22,6 +22,7 @@ import { currentWorkspaceAtom, refreshWorkspacesAtom, switchWorkspaceAtom, works
 import { ConfirmDeleteDialog } from '../../components/ConfirmDeleteDialog';
 import { LoadingState } from '../../components/Spinner';
 import { TextField } from '../../components/TextField';
+import { useFormSubmit } from '../../components/useFormSubmit';
 import { SOMETHING_WENT_WRONG, useLoad } from '../../components/useLoad';
 import { ClipCapPanel } from './ClipCapPanel';
 import './members.css';
@@ -410,28 +411,18 @@ function WorkspaceSettings({ workspace, onDelete }: { workspace: CurrentWorkspac
   const refreshWorkspaces = useSetAtom(refreshWorkspacesAtom);
   const toast = useSetAtom(showToastAtom);
   const [name, setName] = useState(workspace.name ?? '');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-
-  async function rename(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const renamed = await renameWorkspace(workspace.id, name.trim());
+  const { busy, error, submit } = useFormSubmit(
+    () => renameWorkspace(workspace.id, name.trim()),
+    (renamed) => {
       toast({ kind: 'success', message: `Renamed to ${renamed.name}.` });
       refreshWorkspaces();
-    } catch (err) {
-      setError(apiErrorMessage(err, SOMETHING_WENT_WRONG));
-    } finally {
-      setBusy(false);
-    }
-  }
+    },
+  );
 
   return (
     <section className="panel form-panel" aria-labelledby="workspace-settings-title">
       <h2 id="workspace-settings-title">Workspace</h2>
-      <form onSubmit={(e) => void rename(e)} aria-label="Rename workspace">
+      <form onSubmit={submit} aria-label="Rename workspace">
         <TextField label="Workspace name" name="workspace-name" required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
         <ActionError message={error} />
         <button type="submit" className="button button-secondary" disabled={busy || !name.trim() || name.trim() === workspace.name}>
