@@ -195,6 +195,11 @@ async function main(): Promise<void> {
         log('warm-up over: memory, CPU and worker metrics read; measuring from here');
       })();
     }, options.warmupS * 1000);
+    // a reading halfway through the measured window: whether a process that grew kept growing or levelled off
+    let midMemory: MemoryReading[] = [];
+    const midTimer = setTimeout(() => {
+      void readMemory(topology).then((m) => (midMemory = m));
+    }, (options.warmupS + (options.durationS - options.warmupS) / 2) * 1000);
 
     log(`k6: ${options.rate}/s for ${options.durationS}s (request lines in ${path.relative(ROOT, requestsFile)})`);
     const k6Code = await runK6(
@@ -212,6 +217,7 @@ async function main(): Promise<void> {
       requestsFile,
     );
     clearTimeout(warmupTimer);
+    clearTimeout(midTimer);
     clearInterval(sampler);
     const endedAt = Date.now();
     const endProcesses = topology.processes();
@@ -317,10 +323,11 @@ async function main(): Promise<void> {
     else out.push(`  pg_stat_statements not loaded; statements over 100 ms logged: ${loggedSlowStatements(path.join(topology.postgresDataDir, 'server.log')).join(' | ') || 'none'}`);
     out.push('\nTemporal schedule-to-start (measured window, all workers):');
     for (const { name, stats } of scheduleToStart) out.push(`  ${name}: ${stats ? `${stats.count} tasks, mean ${(stats.mean * 1000).toFixed(0)} ms, p50 <= ${fmtS(stats.p50)}, p95 <= ${fmtS(stats.p95)}, p99 <= ${fmtS(stats.p99)}` : 'no tasks'}`);
-    out.push('\nProcesses (RSS / heap MB at warm-up end -> at the end; CPU cores used over the measured window):');
+    out.push('\nProcesses (RSS MB at warm-up end -> halfway -> at the end, heap MB at warm-up end -> at the end; CPU cores used over the measured window):');
     for (const m of memory) {
       const c = cpuByProcess.find((p) => p.name === m.name);
-      out.push(`  ${m.name.padEnd(22)} RSS ${fmt(m.rssWarm)} -> ${fmt(m.rssEnd)}  heap ${fmt(m.heapWarm)} -> ${fmt(m.heapEnd)}${c && c.cores !== null ? `  CPU ${c.cores.toFixed(2)} cores` : ''}${m.restarted ? '  (restarted)' : ''}`);
+      const mid = midMemory.find((r) => r.name === m.name && !m.restarted);
+      out.push(`  ${m.name.padEnd(22)} RSS ${fmt(m.rssWarm)} -> ${mid ? `${fmt(mid.rssMb)} -> ` : ''}${fmt(m.rssEnd)}  heap ${fmt(m.heapWarm)} -> ${fmt(m.heapEnd)}${c && c.cores !== null ? `  CPU ${c.cores.toFixed(2)} cores` : ''}${m.restarted ? '  (restarted)' : ''}`);
     }
     if (invariants) out.push(`\nInvariant checker: ${invariants.ok ? 'ok' : 'NOT ok'} (${invariants.ledger.accountsChecked} accounts, ${invariants.storage.objectsChecked} objects, ${invariants.workflows.checked} runs${invariants.skipped.length ? `; skipped: ${invariants.skipped.join(', ')}` : ''})`);
     if (invariants && !invariants.ok) out.push(`  ${JSON.stringify({ ledger: invariants.ledger.violations.slice(0, 5), storage: { objectsWithoutRow: invariants.storage.objectsWithoutRow.slice(0, 5), rowsWithoutObject: invariants.storage.rowsWithoutObject.slice(0, 5) }, workflows: invariants.workflows.openForFinishedJobs.slice(0, 5), jobs: invariants.jobs.nonTerminalStale.slice(0, 5) })}`);
@@ -338,7 +345,7 @@ async function main(): Promise<void> {
     // what this run measured sets the next run's default rate (a run with faults spends CPU on restarts: not a measure)
     if (!options.chaos && stackCpuSPerAction !== null && Number.isFinite(stackCpuSPerAction) && stackCpuSPerAction > 0) saveMeasuredCapacity(ROOT, Number(stackCpuSPerAction.toFixed(3)));
 
-    const report = { options, backlog, backlogTrend: backlogSeen, startedAt: startedAt.toISOString(), drainS, loadBefore, machineBusy, stackCores, k6: k6Summary, perUnit: { apiCpuMsPerRequest, workerCpuSPerJob, stackCpuSPerAction, actionsPerS }, requests: { ...requests, admittedJobs: requests.admittedJobs.length }, jobs, events, connections, slow, scheduleToStart, memory, cpuByProcess, invariants, faults: impacts, targets };
+    const report = { options, midMemory, backlog, backlogTrend: backlogSeen, startedAt: startedAt.toISOString(), drainS, loadBefore, machineBusy, stackCores, k6: k6Summary, perUnit: { apiCpuMsPerRequest, workerCpuSPerJob, stackCpuSPerAction, actionsPerS }, requests: { ...requests, admittedJobs: requests.admittedJobs.length }, jobs, events, connections, slow, scheduleToStart, memory, cpuByProcess, invariants, faults: impacts, targets };
     fs.writeFileSync(path.join(topology.dataDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
     log(`full report in ${path.relative(ROOT, path.join(topology.dataDir, 'report.json'))}`);
 
@@ -365,7 +372,7 @@ async function main(): Promise<void> {
     for (const m of memory) {
       const key = m.name.replace(/[^a-z0-9]+/gi, '_').replace(/_+$/, '').toLowerCase();
       if (m.rssEnd !== null) measures.push(figure(`${key}_rss_mb`, m.rssEnd, 'MB', 'lower', `RSS of ${m.name} at the end`));
-      if (!m.restarted && m.rssWarm && m.rssEnd !== null) measures.push(figure(`${key}_rss_growth_pct`, ((m.rssEnd - m.rssWarm) / m.rssWarm) * 100, '%', 'lower', `RSS growth of ${m.name} from warm-up end to the end`, m.app ? 10 : undefined));
+      if (!m.restarted && m.rssWarm && m.rssEnd !== null) measures.push(figure(`${key}_rss_growth_pct`, ((m.rssEnd - m.rssWarm) / m.rssWarm) * 100, '%', 'lower', `RSS growth of ${m.name} from warm-up end to the end`, 10));
     }
     const ledgerOk = invariants ? (invariants.ledger.violations.length === 0 ? 1 : 0) : null;
     if (ledgerOk !== null) measures.push(figure('invariants_ok', invariants!.ok ? 1 : 0, 'bool', 'higher', 'the invariant checker found nothing (ledger, storage, runs)', 1));
