@@ -6,6 +6,7 @@ import { connectDatabase } from '../../db/connection';
 import { createContentChanges, type ContentChanges } from '../../services/content/contentChanges';
 import { listenApplicationName } from '../../services/platform/listenConnection';
 import { createTestUser, type TestUser } from '../support/accounts';
+import { standStillDate } from '../support/clock';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, serve, type TestServer } from '../support/http';
 
@@ -13,7 +14,8 @@ import { request, serve, type TestServer } from '../support/http';
  * Two API "processes" (two apps, each with its own library, so its own reused listings, and its own LISTEN connection
  * for content changes) on one database, and a third pool that stands for a worker or psql. A listing is reused for a
  * few seconds; a change committed through the other app or anywhere else is listed by the very next request of
- * either app, whole listing and first page alike, with no waiting.
+ * either app, whole listing and first page alike, with no waiting. The reuse period is measured with Date.now(),
+ * which stands still here (tests/support/clock.ts): a busy machine cannot let it lapse between two steps.
  */
 let knex: Knex;
 let elsewhere: Knex;
@@ -71,6 +73,8 @@ async function addImage(projectId: string, name: string): Promise<string> {
 }
 
 beforeAll(async () => {
+  // before the apps are made: their libraries read the clock they find
+  standStillDate();
   elsewhere = connectDatabase(databaseUrl(), { min: 0, max: 4 });
   // opened last, so the objection models (what the library reads through) use this pool
   knex = testKnex();
@@ -87,6 +91,7 @@ afterAll(async () => {
   await b.close();
   await Promise.all([changesA.close(), changesB.close(), elsewhere.destroy()]);
   await closeTestKnex();
+  jest.useRealTimers();
 });
 
 describe('the content listing reuse across API processes', () => {

@@ -5,6 +5,7 @@ import { DEFAULT_SIGN_IN_LIMITS, tooManyAttemptsMessage, type SignInLimits } fro
 import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { createTestUser } from '../support/accounts';
+import { standStillDate } from '../support/clock';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, serve, type TestServer } from '../support/http';
 
@@ -36,14 +37,12 @@ const nobody = () => `nobody-${randomUUID()}@example.test`;
  * on a Date that stands still unless the test moves it, so a busy machine cannot let a window lapse between two
  * attempts, and waiting one out is a jump of the clock. Timers and I/O stay real.
  */
-const ONLY_DATE = { doNotFake: ['hrtime', 'nextTick', 'performance', 'queueMicrotask', 'requestAnimationFrame', 'cancelAnimationFrame', 'requestIdleCallback', 'cancelIdleCallback', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] } as const;
-
 beforeAll(() => {
   knex = testKnex();
 });
 
 beforeEach(() => {
-  jest.useFakeTimers({ ...ONLY_DATE, doNotFake: [...ONLY_DATE.doNotFake], now: Date.now() });
+  standStillDate();
 });
 
 afterEach(() => {

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { seriousAxeFindings } from '../support/axe';
-import { FRONTEND_DIST, launchChromium } from '../support/browser';
+import { FRONTEND_DIST, launchChromium, watchForText } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { renderBytes } from '../imageEdit/harness';
 
@@ -129,8 +129,9 @@ async function generateImage(page: Page, projectId: string, renderId: string, pr
   await page.goto(`/?view=image-generation&project=${projectId}&render=${renderId}`);
   await page.getByRole('heading', { name: 'Enhanced AI Editor', level: 1 }).waitFor();
   await page.getByLabel('Describe how you want to transform the image').fill(prompt);
+  const sent = await watchForText(page, 'Your image was sent for approval.', 90_000);
   await page.getByRole('button', { name: 'Generate Preview' }).click();
-  await page.getByText('Your image was sent for approval.').waitFor({ timeout: 90_000 });
+  await sent();
   await page.getByRole('heading', { name: 'Content Approvals', level: 1 }).waitFor();
 }
 

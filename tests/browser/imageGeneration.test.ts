@@ -9,7 +9,7 @@ import { MSG } from '../../domain/messages';
 import { createProviders } from '../../providers';
 import { createStorage } from '../../storage';
 import { createTestUser, type TestUser } from '../support/accounts';
-import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
+import { startBrowserApp, useSession, watchForText, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
 import { renderBytes, startWorkers, uniqueQueues, type RunningWorkers } from '../imageEdit/harness';
@@ -61,8 +61,10 @@ describe('image generation in the browser', () => {
     await app.screenshot('image-editor');
 
     await page.getByLabel('Describe how you want to transform the image').fill('a snowy winter evening with warm windows');
+    // shown for a moment before the screen moves on: watched for from before the click
+    const sent = await watchForText(page, 'Your image was sent for approval.');
     await page.getByRole('button', { name: 'Generate Preview' }).click();
-    await page.getByText('Your image was sent for approval.').waitFor({ timeout: 60_000 });
+    await sent();
 
     // on to Approvals by itself
     await page.getByRole('heading', { name: 'Content Approvals', level: 1 }).waitFor();

@@ -188,3 +188,33 @@ export async function dropImageFile(page: Page, selector: string, name: string, 
   );
   await page.locator(selector).dispatchEvent('drop', { dataTransfer });
 }
+
+/**
+ * Starts watching for `text` to be shown, before the action that shows it, and answers a function that waits for it:
+ * a message the app shows only for a moment (the editor's "sent for approval" before it moves on to Approvals) is
+ * seen however slowly the test process gets to look, since the page itself checks on every change of its DOM (a
+ * MutationObserver runs before any timer of the app that would take the message away).
+ */
+export async function watchForText(page: Page, text: string, timeoutMs = 60_000): Promise<() => Promise<void>> {
+  const flag = `__shown_${Math.random().toString(36).slice(2)}`;
+  await page.evaluate(
+    ([key, wanted]) => {
+      const g = globalThis as unknown as Record<string, unknown> & {
+        document: { body: { innerText: string } };
+        MutationObserver: new (callback: () => void) => { observe(target: unknown, options: Record<string, boolean>): void; disconnect(): void };
+      };
+      g[key] = false;
+      const observer = new g.MutationObserver(() => check());
+      const check = () => {
+        if (g.document.body.innerText.includes(wanted)) {
+          g[key] = true;
+          observer.disconnect();
+        }
+      };
+      observer.observe(g.document.body, { childList: true, subtree: true, characterData: true });
+      check();
+    },
+    [flag, text] as const,
+  );
+  return () => page.waitForFunction((key) => (globalThis as unknown as Record<string, unknown>)[key] === true, flag, { timeout: timeoutMs }).then(() => undefined);
+}
