@@ -140,7 +140,9 @@ describe('a clip from start to Approvals', () => {
     await page.getByRole('alert').filter({ hasText: reason }).waitFor();
     expect(await page.getByText(/package\.\.\./).count()).toBe(0);
     await page.getByRole('heading', { name: 'Account Settings', level: 1 }).waitFor();
-    await page.unroute('**/api/credits/summary');
+    // a balance re-read may be half way through the handler (a live credits event): wait for it rather than leave it
+    // to fulfil a request the page has since let go (an unhandled "Route is already handled!" fails every later test)
+    await page.unrouteAll({ behavior: 'wait' });
 
     // bought: Reject is there to use
     await addCredits(testKnex(), { workspaceId: user.id, amount: 12, type: 'purchase', description: 'Small Project', idempotencyKey: `test-purchase:${randomUUID()}` });
