@@ -2,8 +2,8 @@
  * The soak's default rate, derived from measured capacity: what the whole stack costs per user action of the mix
  * (CPU seconds, `stack_cpu_s_per_action`) and how many cores the machine has. The stack may use a share of the cores
  * (SUSTAINED_SHARE); the rest is k6, the event watchers and headroom for the backlog to drain after a burst. At 82 %
- * of 2 cores for 20 minutes the workers fell behind (schedule-to-start climbed to 100 s); at 73 % for 10 minutes the
- * backlog did not settle either, so the share is a little over half.
+ * of 2 cores for 20 minutes the workers fell behind (schedule-to-start climbed to 100 s), and 73 % held for 10 minutes
+ * only: the share is a little over half, well below both.
  *
  * The cost comes from this machine's last soak without faults (.data/soak-capacity.json, written at the end of each)
  * or else from the soak rows of docs/benchmarks.md (a measured run, written by `npm run docs:bench`).
