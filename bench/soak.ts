@@ -268,7 +268,7 @@ async function main(): Promise<void> {
     const killed = new Set(faults.filter((f) => f.kind === 'kill-api' || f.kind === 'kill-worker').map((f) => f.target));
     const memory: ProcessMemory[] = endMemory.map((end) => {
       const before = warmMemory.find((w) => w.name === end.name);
-      return { name: end.name, rssWarm: before?.rssMb ?? null, rssEnd: end.rssMb, heapWarm: before?.heapMb ?? null, heapEnd: end.heapMb, restarted: (before !== undefined && before.pid !== end.pid) || killed.has(end.name), app: /^(api|worker)-\d+$/.test(end.name) };
+      return { name: end.name, rssWarm: before?.rssMb ?? null, rssEnd: end.rssMb, heapWarm: before?.heapMb ?? null, heapEnd: end.heapMb, restarted: (before !== undefined && before.pid !== end.pid) || killed.has(end.name) };
     });
     const backlogSeen = backlogTrend(backlog, warmupEnd);
     const targets = evaluateTargets({ requests, jobs, invariants, memory, backlog: backlogSeen });

@@ -340,8 +340,6 @@ export interface ProcessMemory {
   heapEnd: number | null;
   /** whether the process was restarted between the two readings (a chaos kill): its growth says nothing then */
   restarted: boolean;
-  /** an API or worker (the product's own processes), not PostgreSQL or Temporal; the RSS target is about every one */
-  app: boolean;
 }
 
 export function rssGrowth(p: ProcessMemory): number | null {

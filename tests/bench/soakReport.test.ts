@@ -92,7 +92,7 @@ describe('soak report: targets', () => {
     workflows: { openForFinishedJobs: [] },
     jobs: { nonTerminalStale: [] },
   };
-  const memory = (over: Partial<ProcessMemory>): ProcessMemory => ({ name: 'api-1', rssWarm: 200, rssEnd: 210, heapWarm: 50, heapEnd: 55, restarted: false, app: true, ...over });
+  const memory = (over: Partial<ProcessMemory>): ProcessMemory => ({ name: 'api-1', rssWarm: 200, rssEnd: 210, heapWarm: 50, heapEnd: 55, restarted: false, ...over });
   const clean = summarizeRequests(parseRequestLines([line({ g: 'projects', r: '/api/projects/list', s: 200, d: 20, t: T0 }), line({ g: 'projects', r: '/api/projects/list', s: 200, d: 30, t: T0 })].join('\n')), T0);
   const verdict = (results: ReturnType<typeof evaluateTargets>, name: RegExp) => results.find((r) => name.test(r.name))!.met;
 
@@ -120,13 +120,13 @@ describe('soak report: targets', () => {
   });
 
   it('judges RSS growth on every process that was not restarted, the Temporal dev server too, and says when the checker did not run', () => {
-    const steady = [memory({ name: 'worker-1', restarted: true, rssWarm: 600, rssEnd: 100 }), memory({ name: 'api-2', rssWarm: 300, rssEnd: 310 }), memory({ name: 'temporal dev server', app: false, rssWarm: 100, rssEnd: 105 })];
+    const steady = [memory({ name: 'worker-1', restarted: true, rssWarm: 600, rssEnd: 100 }), memory({ name: 'api-2', rssWarm: 300, rssEnd: 310 }), memory({ name: 'temporal dev server', rssWarm: 100, rssEnd: 105 })];
     const results = evaluateTargets({ requests: clean, jobs, invariants: null, memory: steady });
     expect(verdict(results, /RSS/)).toBe(true);
     expect(results.find((r) => /RSS/.test(r.name))!.detail).toContain('temporal dev server');
     expect(verdict(results, /ledger/)).toBeNull();
     expect(verdict(results, /storage/)).toBeNull();
-    const temporalGrew = evaluateTargets({ requests: clean, jobs, invariants: null, memory: [...steady.slice(0, 2), memory({ name: 'temporal dev server', app: false, rssWarm: 100, rssEnd: 126 })] });
+    const temporalGrew = evaluateTargets({ requests: clean, jobs, invariants: null, memory: [...steady.slice(0, 2), memory({ name: 'temporal dev server', rssWarm: 100, rssEnd: 126 })] });
     expect(verdict(temporalGrew, /RSS/)).toBe(false);
   });
 
@@ -145,7 +145,7 @@ describe('soak report: targets', () => {
 
 describe('soak report: targets under faults', () => {
   const jobs: JobOutcomes = { byKind: [], notTerminal: [], missingRows: [], severalTerminalStates: [] };
-  const memory: ProcessMemory[] = [{ name: 'api-2', rssWarm: 300, rssEnd: 300, heapWarm: 50, heapEnd: 50, restarted: false, app: true }];
+  const memory: ProcessMemory[] = [{ name: 'api-2', rssWarm: 300, rssEnd: 300, heapWarm: 50, heapEnd: 50, restarted: false }];
   const kill = { at: new Date(T0 + 10_000).toISOString(), kind: 'kill-api' as const, target: 'api-1', pid: 42, recoveredAfterMs: 2000 };
   const verdict = (results: ReturnType<typeof evaluateTargets>, name: RegExp) => results.find((r) => name.test(r.name))!.met;
   // outside the fault: quick reads; inside it (T0+10 s to T0+17 s): what a killed API leaves behind
