@@ -21,6 +21,7 @@ import { reportingRefusals } from './failures';
 import { imageEditWorkflowId } from '../domain/imageEdit';
 import { clipWorkflowId } from '../domain/workflowContracts/clipGeneration';
 import { recordLineage, sourceFromFileUrl } from '../services/content/lineage';
+import { moveThreadsToSavedItem } from '../services/review/commentItems';
 
 /** The approval workflow's type, for starting it by name (activities never import workflow code). */
 type ApprovalWorkflow = (input: ApprovalWorkflowInput) => Promise<ApprovalStatus>;
@@ -297,6 +298,8 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
             });
           }
           const saved = await saveApprovedContent(trx, row);
+          // the pending item's comment threads go with it to the saved item
+          await moveThreadsToSavedItem(trx, row, saved);
           await trx('pending_approvals')
             .where({ id: row.id })
             .update({ status: 'approved', remaining_cost: 0, content_id: saved, decided_at: trx.fn.now() });

@@ -11,6 +11,7 @@
  * | `generate`     | edit, generate, assemble (upload, start images and clips, assemble videos)     |
  * | `approve`      | approve (approve or reject pending items)                                      |
  * | `billing:read` | billing, reads only (purchases, spend per member)                              |
+ * | `comment`      | comment (comment on items and renders, reply, resolve, edit own comments)      |
  *
  * Never, whatever the scopes: managing members or invitations, buying credits, webhooks, renaming, deleting or
  * transferring a workspace, site administration, and the user's own account beyond reading it (tokens, sessions,
@@ -19,7 +20,7 @@
  */
 import type { WorkspaceAction } from './workspaceRoles';
 
-export const TOKEN_SCOPES = ['read', 'generate', 'approve', 'billing:read'] as const;
+export const TOKEN_SCOPES = ['read', 'generate', 'approve', 'billing:read', 'comment'] as const;
 export type TokenScope = (typeof TOKEN_SCOPES)[number];
 
 /** Every token starts with it, so a secret scanner (and the API) tells a token from a session token at a glance. */
@@ -37,6 +38,7 @@ export const TOKEN_SCOPE_LABELS: Record<TokenScope, { label: string; description
   generate: { label: 'Generate', description: 'Upload renders, start images and clips, assemble videos (spends credits)' },
   approve: { label: 'Approve', description: 'Approve or reject pending items (spends credits)' },
   'billing:read': { label: 'Billing (read)', description: 'Purchases and spend per member' },
+  comment: { label: 'Comment', description: 'Comment on items and renders, reply and resolve threads' },
 };
 
 export function isTokenScope(value: unknown): value is TokenScope {
@@ -47,6 +49,7 @@ export function isTokenScope(value: unknown): value is TokenScope {
 export const TOKEN_SCOPE_OF_ACTION = {
   read: 'read',
   download: 'read',
+  comment: 'comment',
   edit: 'generate',
   generate: 'generate',
   assemble: 'generate',

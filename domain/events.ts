@@ -17,6 +17,8 @@ export type RealtimeEvent =
   | { kind: 'workspace'; change: 'members' | 'invitations' | 'renamed' | 'settings'; workspaceId: string }
   /** a member who cannot buy asks the workspace's owners and admins for credits (their open apps say so) */
   | { kind: 'workspace'; change: 'credit-request'; workspaceId: string; requestedBy: string }
+  /** an item's comment threads changed (a thread or reply added, a comment edited or deleted, a thread resolved or reopened) */
+  | { kind: 'comments'; itemId: string; threadId: string; change: 'created' | 'updated' | 'deleted' | 'resolved' | 'reopened' }
   /** an endpoint's delivery log changed (an attempt was recorded), or the endpoint was disabled for failing (410, 3 days) */
   | { kind: 'webhook'; change: 'deliveries' | 'disabled'; workspaceId: string; endpointId: string };
 

@@ -23,6 +23,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'credits.low',
   'purchase.completed',
   'member.joined',
+  'comment.created',
+  'comment.resolved',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
@@ -47,6 +49,8 @@ export const WEBHOOK_EVENT_DESCRIPTIONS: Record<AnyWebhookEventType, string> = {
   'credits.low': "The workspace's balance fell below the low-credit threshold",
   'purchase.completed': 'A credit purchase was paid and credited',
   'member.joined': 'Someone accepted an invitation and joined the workspace',
+  'comment.created': 'Someone commented on an item or a render, or replied to a comment',
+  'comment.resolved': 'A comment thread on an item or a render was resolved',
   'webhook.test': 'A test event sent from the endpoint page',
 };
 
@@ -154,6 +158,29 @@ export interface MemberJoinedData {
   href: string;
 }
 
+/** What a comment event is about: the item, the thread, and (comment.created) the new comment. */
+export interface CommentEventData {
+  workspaceId: string;
+  /** render, image, clip, compiled_video, generated; approval for an item still waiting for approval */
+  itemKind: string;
+  itemId: string;
+  threadId: string;
+  /** comment.created: the new comment (the thread's opening one, or a reply); comment.resolved: null */
+  commentId: string | null;
+  /** comment.created: whether it opened the thread (false: a reply) */
+  opensThread: boolean;
+  /** who wrote it (comment.created) or resolved the thread (comment.resolved); null once the account is deleted */
+  by: string | null;
+  /** the comment's text, at most the first 280 characters (comment.created; null for comment.resolved) */
+  excerpt: string | null;
+  /** the thread's pin in fractions of the picture and/or seconds, or null */
+  pin: { x?: number; y?: number; w?: number; h?: number; t?: number } | null;
+  /** the members the comment mentions */
+  mentions: string[];
+  /** the item's threads: GET /api/content/{itemId}/comments */
+  href: string;
+}
+
 export interface WebhookTestData {
   workspaceId: string;
   endpointId: string;
@@ -172,6 +199,8 @@ export interface WebhookEventDataByType {
   'credits.low': CreditsLowData;
   'purchase.completed': PurchaseCompletedData;
   'member.joined': MemberJoinedData;
+  'comment.created': CommentEventData;
+  'comment.resolved': CommentEventData;
   'webhook.test': WebhookTestData;
 }
 

@@ -3,7 +3,7 @@
  *
  * | role   | may                                                                                   |
  * |--------|---------------------------------------------------------------------------------------|
- * | viewer | read the workspace's projects, library, approvals, activity and credits; download approved items |
+ * | viewer | read the workspace's projects, library, approvals, activity and credits; download approved items; comment |
  * | member | also upload, generate (images, clips, Enhance Renders), approve, reject and assemble videos |
  * | admin  | also manage members and invitations, buy credits and read billing, manage webhooks     |
  * | owner  | also rename or delete the workspace and transfer its ownership                         |
@@ -25,6 +25,8 @@ export const WORKSPACE_ACTIONS = {
   read: 'viewer',
   /** download an approved item or an export of it */
   download: 'viewer',
+  /** comment on items and renders, reply, and edit or delete their own comments */
+  comment: 'viewer',
   /** create, rename or delete projects; upload renders; edit or delete library items */
   edit: 'member',
   /** start image edits, clips and Enhance Renders runs (spends the workspace's credits) */

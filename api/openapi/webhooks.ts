@@ -91,6 +91,23 @@ const memberJoined = z.object({
   href: link("The workspace's members"),
 });
 
+const comment = z.object({
+  workspaceId: id('The workspace'),
+  itemKind: z.enum(['render', 'image', 'clip', 'compiled_video', 'generated', 'approval']).meta({ description: 'What the thread is about; approval: an item still waiting for approval' }),
+  itemId: id('The item (for approval: the pending item, as the approval queue names it)'),
+  threadId: id('The thread'),
+  commentId: z.string().uuid().nullable().meta({ description: 'comment.created: the new comment; comment.resolved: null' }),
+  opensThread: z.boolean().meta({ description: 'comment.created: whether the comment opened the thread (false: a reply)' }),
+  by: person('Who wrote the comment, or resolved the thread'),
+  excerpt: z.string().max(280).nullable().meta({ description: "comment.created: the comment's first 280 characters" }),
+  pin: z
+    .object({ x: z.number().optional(), y: z.number().optional(), w: z.number().optional(), h: z.number().optional(), t: z.number().optional() })
+    .nullable()
+    .meta({ description: 'A point or rectangle in fractions of the picture, and/or a time in seconds' }),
+  mentions: z.array(z.string().uuid()).meta({ description: 'The members the comment mentions' }),
+  href: link("The item's comment threads"),
+});
+
 const webhookTest = z.object({
   workspaceId: id('The workspace'),
   endpointId: id('The endpoint the test was sent to'),
@@ -109,6 +126,8 @@ const DATA_SCHEMAS: Record<AnyWebhookEventType, z.ZodObject> = {
   'credits.low': creditsLow,
   'purchase.completed': purchaseCompleted,
   'member.joined': memberJoined,
+  'comment.created': comment,
+  'comment.resolved': comment,
   [WEBHOOK_TEST_EVENT_TYPE]: webhookTest,
 };
 

@@ -8,6 +8,7 @@ import { accessTokensRouter } from './accessTokens';
 import { accountRouter } from './account';
 import { adminRouter } from './admin';
 import { approvalsRouter } from './approvals';
+import { commentsRouter } from './comments';
 import { authRouter } from './auth';
 import { creditsRouter } from './credits';
 import { enhanceSetRouter } from './enhanceSet';
@@ -51,6 +52,7 @@ export function buildRouters(deps: AppDeps): Router[] {
     lineageRouter(deps),
     imageEditRouter(deps),
     approvalsRouter(deps),
+    commentsRouter(deps),
     videoGenerationRouter(deps),
     videoAssemblyRouter(deps),
     onboardingRouter(deps),

@@ -29,12 +29,14 @@ const USER_TABLES = [
   'draft_jobs',
   'credit_purchases',
   'data_exports',
+  'comment_threads',
+  'comments',
 ] as const;
 
 export interface UserDataRows {
   profile: Row | null;
   projects: Row[];
-  items: Record<Exclude<(typeof USER_TABLES)[number], 'projects'> | 'draft_images' | 'credit_reservations', Row[]>;
+  items: Record<Exclude<(typeof USER_TABLES)[number], 'projects'> | 'draft_images' | 'credit_reservations' | 'comments_in_other_workspaces', Row[]>;
   ledger: Row[];
 }
 
@@ -70,6 +72,8 @@ export async function collectUserRows(db: Db, userId: string): Promise<UserDataR
     .orderBy('draft_images.created_at')
     .select('draft_images.*');
   byTable.credit_reservations = await db('credit_reservations').where({ workspace_id: userId }).orderBy('created_at');
+  // what the user wrote in team workspaces (their text; the threads themselves are the team's)
+  byTable.comments_in_other_workspaces = await db('comments').where({ created_by: userId }).whereNot({ workspace_id: userId }).orderBy('created_at');
   const ledger = await db('credit_transactions').where({ workspace_id: userId }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
   const { projects, ...items } = byTable;
   return { profile: (account as Row | undefined) ?? null, projects, items: items as UserDataRows['items'], ledger };

@@ -9,7 +9,7 @@
  */
 import type { Knex } from 'knex';
 import { LOW_CREDIT_THRESHOLD } from '../../domain/billing';
-import type { JobEventData, WebhookItemKind, WebhookJobKind, WebhookJobStatus } from '../../domain/webhooks';
+import type { CommentEventData, JobEventData, WebhookItemKind, WebhookJobKind, WebhookJobStatus } from '../../domain/webhooks';
 import { recordWebhookEvent } from './webhookOutbox';
 
 type Db = Knex | Knex.Transaction;
@@ -32,6 +32,7 @@ export const webhookLinks = {
   credits: (workspaceId: string) => inWorkspace('/api/credits/summary', workspaceId),
   purchase: (workspaceId: string, sessionId: string) => inWorkspace(`/api/stripe/purchases/${encodeURIComponent(sessionId)}`, workspaceId),
   members: (workspaceId: string) => `/api/workspaces/${workspaceId}/members`,
+  comments: (workspaceId: string, itemId: string) => inWorkspace(`/api/content/${itemId}/comments`, workspaceId),
   job(workspaceId: string, kind: WebhookJobKind, jobId: string, draftId: string | null): string {
     switch (kind) {
       case 'image':
@@ -141,6 +142,51 @@ export async function recordCreditsLowIfCrossed(trx: Db, change: { workspaceId: 
       reserved: change.reserved,
       threshold: LOW_CREDIT_THRESHOLD,
       href: webhookLinks.credits(change.workspaceId),
+    },
+  });
+}
+
+/** The comment or thread a comment event is about. */
+export interface CommentEventInput {
+  workspaceId: string;
+  itemKind: string;
+  itemId: string;
+  threadId: string;
+  pin: CommentEventData['pin'];
+  by: string | null;
+  /** comment.created: the new comment */
+  comment?: { id: string; body: string; opensThread: boolean; mentions: string[] };
+}
+
+/** The text's start, at most 280 UTF-16 units, never cutting a character in two. */
+function excerptOf(body: string): string {
+  let out = '';
+  for (const ch of body) {
+    if (out.length + ch.length > 280) break;
+    out += ch;
+  }
+  return out;
+}
+
+/** comment.created (a comment given) or comment.resolved (none); the resource is the thread, so its events stay in order. */
+export async function recordCommentEvent(trx: Db, input: CommentEventInput): Promise<void> {
+  const c = input.comment;
+  await recordWebhookEvent(trx, {
+    workspaceId: input.workspaceId,
+    type: c ? 'comment.created' : 'comment.resolved',
+    resourceId: input.threadId,
+    data: {
+      workspaceId: input.workspaceId,
+      itemKind: input.itemKind,
+      itemId: input.itemId,
+      threadId: input.threadId,
+      commentId: c?.id ?? null,
+      opensThread: c?.opensThread ?? false,
+      by: personOrNull(input.by),
+      excerpt: c ? excerptOf(c.body) : null,
+      pin: input.pin,
+      mentions: c?.mentions ?? [],
+      href: webhookLinks.comments(input.workspaceId, input.itemId),
     },
   });
 }

@@ -12,11 +12,12 @@ import { navigateAtom } from '../../atoms/view';
 import { workspaceAllowsAtom } from '../../atoms/workspace';
 import { RoleNote } from '../../components/RoleNote';
 import { Dialog } from '../../components/Dialog';
+import { ItemReview } from '../Comments/ItemReview';
 import { Icon } from '../../components/Icon';
 import { LoadingState } from '../../components/Spinner';
 import { rejectionLockText } from '../../components/purchasingText';
 import { ApprovalActions, ApprovalCard, ApprovalMedia, type Decision } from './ApprovalCard';
-import { approvalTypeBadge, deadlineBadge } from './approvalBadges';
+import { approvalTypeBadge, deadlineBadge, isVideoItem } from './approvalBadges';
 import './approvals.css';
 
 /** Deadline badges are re-read this often, and the list asked to refresh (it re-reads at most once a minute). */
@@ -179,10 +180,17 @@ export function ApprovalsView(): ReactElement {
       )}
       {body}
       {expanded && (
-        <Dialog title={expanded.file_name} onClose={() => setExpandedId(null)} className="dialog-wide approval-dialog">
-          <div className="approval-large">
-            <ApprovalMedia item={expanded} large />
-          </div>
+        <Dialog title={expanded.file_name} onClose={() => setExpandedId(null)} className="dialog-wide dialog-review approval-dialog">
+          {/* the watermarked preview with the item's comment threads (pay on approval: never the original) */}
+          <ItemReview
+            itemId={expanded.id}
+            media={{ type: isVideoItem(expanded) ? 'video' : 'image', src: expanded.watermarked_file_url, alt: `Preview of ${expanded.file_name}` }}
+            fallback={
+              <div className="approval-large">
+                <ApprovalMedia item={expanded} large />
+              </div>
+            }
+          />
           <p className="muted">
             {[approvalTypeBadge(expanded), deadlineBadge(expanded.approval_deadline, now), expanded.project_name].filter(Boolean).join(' · ')}
           </p>

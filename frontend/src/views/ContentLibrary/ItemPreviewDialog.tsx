@@ -4,6 +4,7 @@ import { Dialog } from '../../components/Dialog';
 import { Icon } from '../../components/Icon';
 import type { LineageNode } from '../../api/lineage';
 import { LineageStrip } from './LineageStrip';
+import { ItemReview } from '../Comments/ItemReview';
 import { aspectBadge, dialogPicture, isVideo, typeBadge } from './libraryItems';
 
 function sizeText(bytes: unknown): string | null {
@@ -41,16 +42,17 @@ export function ItemPreviewDialog({
   // a derived copy, never a large original: Download gets the original's bytes
   const picture = isVideo(item) ? null : dialogPicture(item);
   return (
-    <Dialog title={item.data.name} onClose={onClose} className="dialog-wide">
-      {isVideo(item) ? (
-        item.signed_url && <video className="library-preview-media" src={item.signed_url} controls playsInline preload="metadata" />
-      ) : picture ? (
-        <img className="library-preview-media" src={picture} alt={item.data.name} />
-      ) : (
-        <p className="muted" role="status">
-          The preview is being made. Download gets the original.
-        </p>
-      )}
+    <Dialog title={item.data.name} onClose={onClose} className="dialog-wide dialog-review">
+      {/* the picture with its comment threads (pins on it, the threads beside it) */}
+      <ItemReview
+        itemId={item.data.id}
+        media={isVideo(item) ? { type: 'video', src: item.signed_url ?? null, alt: item.data.name } : { type: 'image', src: picture, alt: item.data.name }}
+        fallback={
+          <p className="muted review-fallback" role="status">
+            The preview is being made. Download gets the original.
+          </p>
+        }
+      />
       <p className="muted">{facts.join(' · ')}</p>
       <LineageStrip itemId={item.data.id} onOpen={onOpenLineage} />
       <div className="form-actions">

@@ -14,6 +14,7 @@ import { currentWorkspaceAtom, refreshWorkspacesAtom, workspaceAllowsAtom, works
 import { showToastAtom } from '../../atoms/toast';
 import { WORKSPACE_MSG } from '../../../../domain/workspaceRoles';
 import { webhookChangedAtom } from '../../atoms/webhooks';
+import { commentsChangedAtom } from '../../atoms/comments';
 import { workspaceParamAtom } from '../../atoms/view';
 
 /** Folds a burst of credit events (a reservation, then its charge) into one read. */
@@ -59,6 +60,7 @@ export function RealtimeSync(): null {
   const refreshWorkspaces = useSetAtom(refreshWorkspacesAtom);
   const workspaceChanged = useSetAtom(workspaceChangedAtom);
   const webhookChanged = useSetAtom(webhookChangedAtom);
+  const commentsChanged = useSetAtom(commentsChangedAtom);
   const userId = useAtomValue(currentUserAtom)?.id;
   const allows = useAtomValue(workspaceAllowsAtom);
   const workspaceName = useAtomValue(currentWorkspaceAtom)?.name;
@@ -69,8 +71,8 @@ export function RealtimeSync(): null {
   };
   // the current workspace's events only; a switch ends this stream and opens the other workspace's
   const workspaceId = useAtomValue(workspaceParamAtom);
-  const actions = useRef({ requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, setPaused, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, webhookChanged, creditAsked, userId });
-  actions.current = { requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, setPaused, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, webhookChanged, creditAsked, userId };
+  const actions = useRef({ requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, setPaused, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, webhookChanged, commentsChanged, creditAsked, userId });
+  actions.current = { requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, setPaused, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, webhookChanged, commentsChanged, creditAsked, userId };
 
   useEffect(() => {
     const a = () => actions.current;
@@ -113,6 +115,9 @@ export function RealtimeSync(): null {
           break;
         case 'webhook':
           a().webhookChanged({ endpointId: event.endpointId, change: event.change });
+          break;
+        case 'comments':
+          a().commentsChanged({ itemId: event.itemId });
           break;
       }
     };
