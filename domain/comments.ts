@@ -48,6 +48,7 @@ export const COMMENT_ERROR_CODES = {
   itemNotFound: 'COMMENT_ITEM_NOT_FOUND',
   threadNotFound: 'COMMENT_NOT_FOUND',
   notYours: 'COMMENT_NOT_YOURS',
+  resolveNotAllowed: 'COMMENT_RESOLVE_NOT_ALLOWED',
   pinInvalid: 'COMMENT_PIN_INVALID',
   limit: 'COMMENT_LIMIT_REACHED',
 } as const;

@@ -281,7 +281,7 @@ export class CommentService {
     await this.db.transaction(async (trx) => {
       const thread = await this.thread(trx, actor.workspaceId, threadId, true);
       if (thread.created_by !== actor.userId && !roleAllows(actor.role, 'approve')) {
-        throw new DomainError(403, 'WORKSPACE_FORBIDDEN', COMMENT_MSG.resolveNotAllowed);
+        throw new DomainError(403, COMMENT_ERROR_CODES.resolveNotAllowed, COMMENT_MSG.resolveNotAllowed);
       }
       // resolving a resolved thread (or reopening an open one) changes nothing and announces nothing
       if ((thread.resolved_at !== null) === resolved) return;

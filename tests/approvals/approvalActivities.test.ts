@@ -9,6 +9,7 @@ import type { NewPendingApproval } from '../../domain/approvals';
 import { MSG } from '../../domain/messages';
 import { addCredits, checkAndReserve, checkLedgerInvariant, releaseReservation } from '../../services/billing/credits';
 import { createStorage } from '../../storage';
+import { CommentService } from '../../services/review/comments';
 import { createFundedProfile } from '../support/credits';
 import { testClient, uniqueTaskQueue } from '../support/temporal';
 import { closeTestKnex, testKnex } from '../support/db';
@@ -187,6 +188,19 @@ describe('approvePendingItem', () => {
     expect(await knex('credit_transactions').where({ workspace_id: o.userId, transaction_type: 'consume' })).toHaveLength(1);
     expect([await exists(item.files[0]), await exists(item.files[1]), await exists(item.files[2])]).toEqual([true, false, true]);
     expect((await checkLedgerInvariant(knex, o.userId)).ok).toBe(true);
+  });
+
+  it("moves the pending item's comment threads to the saved image, in the approval's transaction", async () => {
+    const o = await owner();
+    const item = await pendingItem(o);
+    const actor = { workspaceId: o.userId, userId: o.userId, role: 'owner' as const };
+    const thread = await new CommentService(knex).open(actor, item.approvalId, { body: 'Keep the warm light', pin: { x: 0.5, y: 0.5 } });
+    expect(thread.itemKind).toBe('approval');
+    const { contentId } = await activities.approvePendingItem({ approvalId: item.approvalId });
+    expect(await knex('comment_threads').where({ id: thread.id }).first('item_kind', 'item_id')).toEqual({ item_kind: 'image', item_id: contentId });
+    // the pending item's id still finds them: a comment sent a moment after the approval lands on the same list
+    const list = await new CommentService(knex).list(o.userId, item.approvalId);
+    expect([list.item, list.threads.map((t) => t.id)]).toEqual([{ kind: 'image', id: contentId }, [thread.id]]);
   });
 
   it('refuses an item that is no longer pending, without retry', async () => {

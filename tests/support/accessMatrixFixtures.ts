@@ -46,6 +46,9 @@ export interface MatrixResources {
   /** a webhook endpoint with one delivered event (its delivery and attempt in the log) */
   webhookEndpointId: string;
   webhookDeliveryId: string;
+  /** a comment thread on the clip, opened by the target member, with its opening comment */
+  commentThreadId: string;
+  commentId: string;
   /** a member who never calls: the one member management calls act on (a caller naming themselves would be leaving) */
   targetUserId: string;
 }
@@ -259,6 +262,10 @@ export async function createMatrixWorkspace(
     .insert({ endpoint_id: webhookEndpointId, event_id: webhookEventId, status: 'succeeded', attempts: 1, last_status_code: 200, last_latency_ms: 12, delivered_at: knex.fn.now() })
     .returning('id');
   await knex('webhook_delivery_attempts').insert({ delivery_id: webhookDeliveryId, status_code: 200, latency_ms: 12, request_body: '{}', response_body: 'ok' });
+  const [{ id: commentThreadId }] = await knex('comment_threads')
+    .insert({ workspace_id: workspaceId, item_kind: 'clip', item_id: clipId, pin: JSON.stringify({ x: 0.5, y: 0.5 }), created_by: users.target.id })
+    .returning('id');
+  const [{ id: commentId }] = await knex('comments').insert({ thread_id: commentThreadId, workspace_id: workspaceId, created_by: users.target.id, body: 'Matrix comment' }).returning('id');
 
   return {
     workspaceId,
@@ -283,6 +290,8 @@ export async function createMatrixWorkspace(
     exportId,
     webhookEndpointId,
     webhookDeliveryId,
+    commentThreadId,
+    commentId,
     targetUserId: users.target.id,
   };
 }

@@ -56,6 +56,8 @@ export const VALUES: Record<string, Filler> = {
   exportId: ref((r) => r.exportId),
   endpointId: ref((r) => r.webhookEndpointId),
   deliveryId: ref((r) => r.webhookDeliveryId),
+  threadId: ref((r) => r.commentThreadId),
+  commentId: ref((r) => r.commentId),
   // body and query fields
   projectId: ref((r) => r.projectId),
   approvalId: ref((r) => r.approvalId),

@@ -544,6 +544,43 @@ describe('members, rollbacks and workspaces without endpoints', () => {
   });
 });
 
+describe('comments', () => {
+  it('opening a thread and replying record comment.created; resolving records comment.resolved once; editing and reopening record nothing', async () => {
+    const render = await uploadRender(user, projectId, await renderBytes(320, 200), 'comments.png');
+    const opened = await request<{ thread: { id: string; comments: Array<{ id: string }> } }>(h.baseUrl, `/api/content/${render.id}/comments`, {
+      token: user.token,
+      json: { body: 'Warmer light on the left', pin: { x: 0.25, y: 0.4 } },
+    });
+    expect(opened.status).toBe(201);
+    const threadId = opened.body.thread.id;
+    const replied = await request<{ thread: { comments: Array<{ id: string }> } }>(h.baseUrl, `/api/comments/threads/${threadId}/replies`, { token: user.token, json: { body: 'Done in v2' } });
+    expect(replied.status).toBe(201);
+    const created = await events(user.id, 'comment.created', threadId);
+    expect(created.map((e) => e.payload.data)).toEqual([
+      {
+        workspaceId: user.id,
+        itemKind: 'render',
+        itemId: render.id,
+        threadId,
+        commentId: opened.body.thread.comments[0].id,
+        opensThread: true,
+        by: user.id,
+        excerpt: 'Warmer light on the left',
+        pin: { x: 0.25, y: 0.4 },
+        mentions: [],
+        href: `/api/content/${render.id}/comments?workspaceId=${user.id}`,
+      },
+      expect.objectContaining({ commentId: replied.body.thread.comments[1].id, opensThread: false, excerpt: 'Done in v2' }),
+    ]);
+    await request(h.baseUrl, `/api/comments/${opened.body.thread.comments[0].id}`, { method: 'PATCH', token: user.token, json: { body: 'Warmer light, left side' } });
+    for (let i = 0; i < 2; i += 1) expect((await request(h.baseUrl, `/api/comments/threads/${threadId}/resolve`, { method: 'POST', token: user.token })).status).toBe(200);
+    await request(h.baseUrl, `/api/comments/threads/${threadId}/reopen`, { method: 'POST', token: user.token });
+    const resolved = await onlyEvent(user.id, 'comment.resolved', threadId);
+    expect(resolved.payload.data).toMatchObject({ threadId, commentId: null, opensThread: false, by: user.id, excerpt: null, mentions: [] });
+    expect(await events(user.id, 'comment.created', threadId)).toHaveLength(2);
+  });
+});
+
 describe('schemas (the OpenAPI document’s webhooks section)', () => {
   it('every event type, and the test event, has a payload schema and a webhook in the served document', async () => {
     expect([...ALL_WEBHOOK_TYPES].sort()).toEqual([...WEBHOOK_EVENT_TYPES, 'webhook.test'].sort());

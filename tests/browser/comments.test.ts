@@ -1,0 +1,203 @@
+/**
+ * Comments in the browser (issue 42 items 1 and 7), at 1440x900 and 390x844, with three people in separate browser
+ * contexts of one team workspace:
+ * - the viewer opens a render in the library, pins a comment to a point of the picture (mouse), mentions the member
+ *   from the list that "@" opens (keyboard), and posts; an attempt at HTML shows as text and runs nothing;
+ * - the member, with the same render open, sees the thread arrive live, replies with a link (a safe link), and
+ *   resolves the thread; the viewer sees it resolved live, under "Show resolved";
+ * - the owner, in Approvals, opens a pending image and pins a comment with the keyboard (arrow keys, Enter).
+ * axe finds nothing serious in the dialog: empty, with the mention list open, with threads, with a resolved thread.
+ */
+import { randomUUID } from 'node:crypto';
+import sharp from 'sharp';
+import type { BrowserContext, Page } from 'playwright-core';
+import { createApprovalActivities } from '../../activities/approvals';
+import { loadConfig } from '../../config/env';
+import { logger } from '../../config/logger';
+import { checkAndReserve } from '../../services/billing/credits';
+import { createStorage } from '../../storage';
+import { seriousAxeFindings } from '../support/axe';
+import { startBrowserApp, type BrowserApp } from '../support/browser';
+import { closeTestKnex, testKnex } from '../support/db';
+import { request } from '../support/http';
+import { createTeamWithRoles, inWorkspace, type TeamWithRoles } from '../support/workspaces';
+import type { TestUser } from '../support/accounts';
+
+const SIZES = [
+  { name: 'desktop', viewport: { width: 1440, height: 900 } },
+  { name: 'phone', viewport: { width: 390, height: 844 } },
+] as const;
+
+const config = loadConfig();
+const storage = createStorage(config);
+let app: BrowserApp;
+let team: TeamWithRoles;
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  app = await startBrowserApp();
+  team = await createTeamWithRoles(app.baseUrl, { name: 'Harbour Review' });
+  await testKnex()('profiles').where({ id: team.id }).update({ credits: 20 });
+});
+
+afterAll(async () => {
+  for (const context of contexts) await context.close().catch(() => undefined);
+  await app?.close();
+  await closeTestKnex();
+});
+
+async function pageFor(user: TestUser, viewport: { width: number; height: number }): Promise<{ page: Page; errors: string[] }> {
+  const context = await app.browser.newContext({ baseURL: app.baseUrl, viewport });
+  contexts.push(context);
+  await context.addCookies([{ name: 'rs_session', value: user.token, url: app.baseUrl, httpOnly: true, sameSite: 'Lax' }]);
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  return { page, errors };
+}
+
+async function picture(color: { r: number; g: number; b: number }): Promise<Buffer> {
+  return sharp({ create: { width: 480, height: 270, channels: 3, background: color } }).png().toBuffer();
+}
+
+async function uploadRender(projectId: string, name: string): Promise<string> {
+  const form = new FormData();
+  form.append('projectId', projectId);
+  form.append('file', new Blob([new Uint8Array(await picture({ r: 200, g: 180, b: 150 }))], { type: 'image/png' }), name);
+  const res = await request<{ render: { data: { id: string } } }>(app.baseUrl, '/api/upload/renders', { token: team.member.token, body: form });
+  expect(res.status).toBe(200);
+  return res.body.render.data.id;
+}
+
+/** A pending AI image of the workspace, with its watermarked preview stored, as an image edit leaves it. */
+async function pendingImage(projectId: string, fileName: string): Promise<string> {
+  const activities = createApprovalActivities({ knex: testKnex(), config, storage, logger });
+  const approvalId = randomUUID();
+  const reservation = await checkAndReserve(testKnex(), { workspaceId: team.id, contentType: 'image', idempotencyKey: `comments-ui:${approvalId}` });
+  const still = await picture({ r: 90, g: 120, b: 160 });
+  const files = [`pending/${approvalId}/original.png`, `pending/${approvalId}/preview.png`, `pending/${approvalId}/thumb.png`];
+  for (const p of files) await storage.objects.put('images', p, still);
+  await activities.createPendingApproval({
+    approvalId,
+    workspaceId: team.id,
+    createdBy: team.member.id,
+    projectId,
+    fileName,
+    aspectRatio: '16:9',
+    original: { bucket: 'images', path: files[0] },
+    watermarked: { bucket: 'images', path: files[1] },
+    thumbnailPath: files[2],
+    reservationId: reservation.id,
+    cost: 1,
+    sourceJobId: null,
+    metadata: { kind: 'image', originalPrompt: 'dusk', refinedPrompt: 'Dusk.', baseImageUrl: '/api/files/renders/x.png', format: 'square', width: 480, height: 270, fileSize: 10, mime: 'image/png', upscaled: false },
+  });
+  return approvalId;
+}
+
+async function expectAxeClean(page: Page): Promise<void> {
+  expect(await seriousAxeFindings(page)).toEqual([]);
+}
+
+async function memberName(user: TestUser): Promise<string> {
+  const row = (await testKnex()('profiles').where({ id: user.id }).first('name')) as { name: string };
+  return row.name;
+}
+
+for (const size of SIZES) {
+  it(`viewer pins and mentions, member replies live and resolves, owner pins by keyboard in Approvals (${size.name})`, async () => {
+    const tag = randomUUID().slice(0, 6);
+    const project = await request<{ project: { id: string } }>(app.baseUrl, '/api/projects', { token: team.owner.token, headers: inWorkspace(team.id), json: { name: `Review ${tag}` } });
+    const projectId = project.body.project.id;
+    const renderName = `facade-${tag}.png`;
+    await uploadRender(projectId, renderName);
+    const member = await memberName(team.member);
+
+    const viewer = await pageFor(team.viewer, size.viewport);
+    const colleague = await pageFor(team.member, size.viewport);
+    for (const { page } of [viewer, colleague]) {
+      await page.goto(`/?workspace=${team.id}&project=${projectId}`);
+      await page.getByRole('button', { name: `Open render ${renderName}` }).click();
+    }
+    const viewerDialog = viewer.page.getByRole('dialog', { name: renderName });
+    const memberDialog = colleague.page.getByRole('dialog', { name: renderName });
+    await viewerDialog.getByText('No comments yet.', { exact: false }).waitFor();
+    await memberDialog.getByText('No comments yet.', { exact: false }).waitFor();
+    await expectAxeClean(viewer.page);
+
+    // ---------- the viewer pins a point with the mouse ----------
+    await viewerDialog.getByRole('button', { name: 'Pin to picture' }).click();
+    const capture = viewerDialog.getByRole('application');
+    const box = (await capture.boundingBox())!;
+    await viewer.page.mouse.click(box.x + box.width * 0.25, box.y + box.height * 0.5);
+    await viewerDialog.getByText(/Point at 2\d% across, 5\d% down/).waitFor();
+
+    // ---------- and mentions the member from the list "@" opens, with the keyboard ----------
+    const field = viewerDialog.getByRole('combobox', { name: 'Add a comment' });
+    await field.click();
+    await field.pressSequentially(`The rail looks bent @${member.slice(0, 3)}`);
+    const mentions = viewerDialog.getByRole('listbox', { name: 'Members to mention' });
+    await mentions.getByRole('option', { name: new RegExp(member) }).waitFor();
+    await expectAxeClean(viewer.page);
+    await field.press('Enter');
+    await mentions.waitFor({ state: 'hidden' });
+    expect(await field.inputValue()).toBe(`The rail looks bent @${member} `);
+    await field.pressSequentially('can you check?');
+    await viewerDialog.getByRole('button', { name: 'Comment', exact: true }).click();
+    const firstThread = viewerDialog.locator('.review-thread').first();
+    await firstThread.getByText('can you check?', { exact: false }).waitFor();
+    expect(await firstThread.locator('.comment-mention').innerText()).toBe(`@${member}`);
+    await viewerDialog.getByRole('button', { name: /^Comment 1: Point at/ }).waitFor();
+
+    // ---------- HTML is shown as text and runs nothing ----------
+    await field.fill('<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>');
+    await viewerDialog.getByRole('button', { name: 'Comment', exact: true }).click();
+    await viewerDialog.getByText('<img src=x onerror="window.__xss=1">', { exact: false }).waitFor();
+    expect(await viewer.page.evaluate('window.__xss')).toBeUndefined();
+    expect(await viewerDialog.locator('.comment-text img, .comment-text script').count()).toBe(0);
+
+    // ---------- the member sees both live, replies with a link, and resolves the first ----------
+    const memberThread = memberDialog.locator('.review-thread').filter({ hasText: 'can you check?' });
+    await memberThread.waitFor();
+    await memberDialog.getByRole('button', { name: /^Comment 1: Point at/ }).waitFor();
+    await memberThread.getByRole('button', { name: 'Reply to comment 1' }).click();
+    const replyField = memberThread.getByRole('combobox', { name: 'Reply to comment 1' });
+    await replyField.fill('Fixed in the next version, see https://example.com/rail.');
+    await memberThread.getByRole('button', { name: 'Reply', exact: true }).click();
+    const link = memberThread.getByRole('link', { name: 'https://example.com/rail' });
+    await link.waitFor();
+    expect(await link.getAttribute('rel')).toBe('noopener noreferrer nofollow ugc');
+    expect(await link.getAttribute('href')).toBe('https://example.com/rail');
+    await viewerDialog.locator('.review-thread').first().getByRole('link', { name: 'https://example.com/rail' }).waitFor();
+    await expectAxeClean(colleague.page);
+    await memberThread.getByRole('button', { name: 'Resolve comment 1' }).click();
+    await memberDialog.getByRole('button', { name: 'Show resolved (1)' }).waitFor();
+    // the viewer's list follows: the thread moves under "Show resolved", its pin goes grey
+    await viewerDialog.getByRole('button', { name: 'Show resolved (1)' }).click();
+    await viewerDialog.getByText(`Resolved by ${member}`).waitFor();
+    await expectAxeClean(viewer.page);
+    expect(viewer.errors.concat(colleague.errors)).toEqual([]);
+
+    // ---------- the owner pins a comment with the keyboard on a pending item in Approvals ----------
+    const pendingName = `dusk-${tag}.png`;
+    await pendingImage(projectId, pendingName);
+    const owner = await pageFor(team.owner, size.viewport);
+    await owner.page.goto(`/?workspace=${team.id}&view=approvals`);
+    await owner.page.getByRole('button', { name: `Expand ${pendingName}` }).click();
+    const approval = owner.page.getByRole('dialog', { name: pendingName });
+    await approval.getByText('No comments yet.', { exact: false }).waitFor();
+    await approval.getByRole('button', { name: 'Pin to picture' }).click();
+    const keys = approval.getByRole('application');
+    await keys.focus();
+    for (const key of ['ArrowRight', 'ArrowRight', 'ArrowRight', 'ArrowDown']) await owner.page.keyboard.press(key);
+    await owner.page.keyboard.press('Enter');
+    await approval.getByText('Point at 56% across, 52% down', { exact: false }).waitFor();
+    await approval.getByRole('combobox', { name: 'Add a comment' }).fill('Warmer sky, please');
+    await approval.getByRole('button', { name: 'Comment', exact: true }).click();
+    await approval.getByRole('button', { name: 'Comment 1: Point at 56% across, 52% down' }).waitFor();
+    await approval.getByRole('button', { name: /^Save/ }).waitFor();
+    await expectAxeClean(owner.page);
+    await app.screenshot(`comments-approval-${size.name}`, owner.page);
+    expect(owner.errors).toEqual([]);
+  }, 180_000);
+}
