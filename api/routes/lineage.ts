@@ -7,6 +7,7 @@ import { temporalRunUrl } from '../../domain/jobs';
 import { contentServicesFor } from '../../services/content/contentServices';
 import { getLineage, LineageItemNotFoundError, type Lineage } from '../../services/content/lineage';
 import { z } from 'zod';
+import { CompareItemNotFoundError, compareVersions, type CompareVersions } from '../../services/review/compareVersions';
 import { answers, describeRoute, errorBody } from '../openapi/describe';
 
 const lineageKind = z.enum(['render', 'image', 'clip', 'compiled_video', 'generated', 'draft_image']);
@@ -62,6 +63,42 @@ export function lineageRouter(deps: AppDeps): Router {
       ctx.body = { success: true, ...lineage };
     } catch (err) {
       if (err instanceof LineageItemNotFoundError) throw new RequestError(404, err.message, err.code);
+      throw err;
+    }
+  });
+
+  const compareMedia = z.object({
+    kind: z.enum(['render', 'image', 'clip', 'compiled_video', 'generated', 'draft_image', 'approval']),
+    id: z.string(),
+    name: z.string(),
+    media: z.enum(['image', 'video']),
+    url: z.string().nullable(),
+    created_at: z.string().nullable(),
+  });
+  const compareAnswer = answers<{ success: true } & CompareVersions>()(
+    z.object({
+      success: z.literal(true),
+      item: compareMedia,
+      versions: z.array(compareMedia.extend({ relation: z.enum(['source', 'earlier']), depth: z.number().int() })),
+    }),
+  );
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/content/:id/compare',
+    tag: 'Projects',
+    summary: 'What an item can be compared with: the render it started from and each earlier version of its chain, with pictures to compare',
+    description: "The id may be a pending item's (its watermarked preview; its source from what its generation recorded) or a saved item's or render's.",
+    access: 'session',
+    workspace: 'read',
+    responses: { 200: compareAnswer, 404: { description: 'Content not found', schema: errorBody } },
+  });
+  router.get('/api/content/:id/compare', requireAuth(deps), async (ctx) => {
+    const grant = await workspaceGrant(ctx, deps, 'read');
+    try {
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = { success: true, ...(await compareVersions(deps.knex, storage, grant.workspaceId, ctx.params.id)) };
+    } catch (err) {
+      if (err instanceof CompareItemNotFoundError) throw new RequestError(404, err.message, err.code);
       throw err;
     }
   });

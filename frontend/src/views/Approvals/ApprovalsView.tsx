@@ -13,6 +13,7 @@ import { workspaceAllowsAtom } from '../../atoms/workspace';
 import { RoleNote } from '../../components/RoleNote';
 import { Dialog } from '../../components/Dialog';
 import { ItemReview } from '../Comments/ItemReview';
+import { CompareDialog } from '../Compare/CompareDialog';
 import { Icon } from '../../components/Icon';
 import { LoadingState } from '../../components/Spinner';
 import { rejectionLockText } from '../../components/purchasingText';
@@ -48,6 +49,7 @@ export function ApprovalsView(): ReactElement {
   const [busy, setBusy] = useState<{ id: string; decision: Decision } | null>(null);
   const [decided, setDecided] = useState<ReadonlySet<string>>(new Set());
   const [expandedId, setExpandedId] = useState<string | null>(null);
+  const [comparing, setComparing] = useState<string | null>(null);
   // a viewer sees the queue but saves and rejects nothing; buying is for the workspace's admins
   const allows = useAtomValue(workspaceAllowsAtom);
   const canDecide = allows('approve');
@@ -202,6 +204,9 @@ export function ApprovalsView(): ReactElement {
               </button>
             </div>
           )}
+          <button type="button" className="button button-ghost button-small approval-compare" onClick={() => setComparing(expanded.id)}>
+            <Icon name="layers" size={16} /> Compare with source
+          </button>
           <ApprovalActions
             item={expanded}
             busy={busy?.id === expanded.id ? busy.decision : null}
@@ -211,6 +216,7 @@ export function ApprovalsView(): ReactElement {
             readOnly={!canDecide}
           />
           {canDecide && rejectLocked && <p className="muted approval-reject-note">{rejectLockText}</p>}
+          {comparing === expanded.id && <CompareDialog itemId={expanded.id} title={expanded.file_name} onClose={() => setComparing(null)} />}
         </Dialog>
       )}
     </section>

@@ -1,4 +1,5 @@
-import type { ReactElement } from 'react';
+import { useState, type ReactElement } from 'react';
+import { CompareDialog } from '../Compare/CompareDialog';
 import type { ContentItem } from '../../api/projects';
 import { Dialog } from '../../components/Dialog';
 import { Icon } from '../../components/Icon';
@@ -41,6 +42,7 @@ export function ItemPreviewDialog({
   ].filter(Boolean);
   // a derived copy, never a large original: Download gets the original's bytes
   const picture = isVideo(item) ? null : dialogPicture(item);
+  const [comparing, setComparing] = useState(false);
   return (
     <Dialog title={item.data.name} onClose={onClose} className="dialog-wide dialog-review">
       {/* the picture with its comment threads (pins on it, the threads beside it) */}
@@ -56,6 +58,12 @@ export function ItemPreviewDialog({
       <p className="muted">{facts.join(' · ')}</p>
       <LineageStrip itemId={item.data.id} onOpen={onOpenLineage} />
       <div className="form-actions">
+        {/* a render is where chains start: there is nothing before it to compare with */}
+        {item.type !== 'render' && (
+          <button type="button" className="button button-ghost" onClick={() => setComparing(true)}>
+            <Icon name="layers" size={18} /> Compare
+          </button>
+        )}
         {onDelete && (
           <button type="button" className="button button-danger" onClick={onDelete}>
             <Icon name="trash" size={18} /> Delete
@@ -75,6 +83,7 @@ export function ItemPreviewDialog({
           </button>
         )}
       </div>
+      {comparing && <CompareDialog itemId={item.data.id} title={item.data.name} onClose={() => setComparing(false)} />}
     </Dialog>
   );
 }

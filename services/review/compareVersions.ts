@@ -1,0 +1,121 @@
+/**
+ * What an item can be compared with (issue 42 item 3, DESIGN.md "Review"): the render it started from and every
+ * earlier step of its version chain, each with a picture (or video) large enough to compare side by side. A pending
+ * item has no chain yet (its edges are recorded when it is saved): its source is read from what its generation
+ * recorded (an image edit's base image, a clip's render or image), then that source's own chain.
+ *
+ * Pay on approval: a pending item is shown by its watermarked preview only; sources are saved items and renders.
+ */
+import type { Knex } from 'knex';
+import type { ApprovalMetadata } from '../../domain/approvals';
+import { isBucket, type Storage } from '../../storage';
+import { contentItem, type ContentRow, type ContentSource } from '../content/contentViews';
+import { getLineage, sourceFromFileUrl, type LineageKind, type LineageSource } from '../content/lineage';
+
+type Db = Knex | Knex.Transaction;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface CompareMedia {
+  kind: LineageKind | 'approval';
+  id: string;
+  name: string;
+  /** how it is shown: a picture, or a video (clips and assembled videos) */
+  media: 'image' | 'video';
+  url: string | null;
+  created_at: string | null;
+}
+
+export interface CompareVersion extends CompareMedia {
+  /** 'source': the render the chain started from; 'earlier': a later step that is still before this item */
+  relation: 'source' | 'earlier';
+  /** steps before the item: 1 = what it was made from directly */
+  depth: number;
+}
+
+export interface CompareVersions {
+  item: CompareMedia;
+  /** nearest first */
+  versions: CompareVersion[];
+}
+
+export class CompareItemNotFoundError extends Error {
+  readonly status = 404;
+  readonly code = 'CONTENT_NOT_FOUND';
+  constructor() {
+    super('Content not found');
+  }
+}
+
+const TABLE_OF: Partial<Record<LineageKind, ContentSource>> = {
+  render: 'renders',
+  image: 'images',
+  clip: 'clips',
+  compiled_video: 'compiled_videos',
+  generated: 'generated_content',
+};
+
+/** A saved item as compare shows it, or null when it is gone (or not the workspace's, or a video still pending). */
+async function savedMedia(db: Db, storage: Storage, workspaceId: string, kind: LineageKind, id: string): Promise<CompareMedia | null> {
+  const table = TABLE_OF[kind];
+  if (!table) return null;
+  const q = db(table).where({ id, workspace_id: workspaceId });
+  if (kind === 'compiled_video') q.whereRaw("coalesce(editing_data->>'status', '') <> 'pending_approval'");
+  const row = (await q.first()) as ContentRow | undefined;
+  if (!row) return null;
+  const view = contentItem(storage, table, row);
+  const video = view.type === 'clip' || view.type === 'compiled_video';
+  return {
+    kind,
+    id,
+    name: String(view.data.name),
+    media: video ? 'video' : 'image',
+    // a render's 2048 px copy rather than a large original; an AI image's own file
+    url: video ? view.signed_url : (view.data.preview_url ?? view.signed_url ?? view.data.thumbnail_url ?? null),
+    created_at: view.data.created_at,
+  };
+}
+
+/** The versions before `start` in its chain (its ancestors that still exist), nearest first. */
+async function ancestorsOf(db: Db, storage: Storage, workspaceId: string, start: LineageSource, firstDepth: number): Promise<CompareVersion[]> {
+  const lineage = await getLineage(db, storage, workspaceId, start.id);
+  const steps = [...lineage.ancestors].filter((n) => n.exists).sort((a, b) => a.depth - b.depth);
+  const out: CompareVersion[] = [];
+  for (const step of steps) {
+    const media = await savedMedia(db, storage, workspaceId, step.kind, step.id);
+    if (media) out.push({ ...media, relation: step.kind === 'render' ? 'source' : 'earlier', depth: step.depth + firstDepth });
+  }
+  return out;
+}
+
+/** The item and what it can be compared with; throws CompareItemNotFoundError for an id the workspace does not have. */
+export async function compareVersions(db: Db, storage: Storage, workspaceId: string, itemId: string): Promise<CompareVersions> {
+  if (!UUID.test(itemId)) throw new CompareItemNotFoundError();
+  const pending = (await db('pending_approvals').where({ id: itemId, workspace_id: workspaceId }).first()) as
+    | { id: string; status: string; content_type: string; content_id: string | null; file_name: string; watermarked_bucket: string; watermarked_path: string; metadata: ApprovalMetadata; created_at: Date }
+    | undefined;
+  if (pending && !(pending.status === 'approved' && pending.content_id)) {
+    const item: CompareMedia = {
+      kind: 'approval',
+      id: pending.id,
+      name: pending.file_name,
+      media: pending.content_type === 'image' ? 'image' : 'video',
+      url: isBucket(pending.watermarked_bucket) ? storage.urls.sign(pending.watermarked_bucket, pending.watermarked_path) : null,
+      created_at: new Date(pending.created_at).toISOString(),
+    };
+    const meta = pending.metadata;
+    let source: LineageSource | null = null;
+    if (meta.kind === 'image') source = await sourceFromFileUrl(db, workspaceId, meta.baseImageUrl);
+    else if (meta.kind === 'clip') source = meta.renderId ? { kind: 'render', id: meta.renderId } : meta.imageId ? { kind: 'image', id: meta.imageId } : null;
+    if (!source) return { item, versions: [] };
+    const direct = await savedMedia(db, storage, workspaceId, source.kind, source.id);
+    if (!direct) return { item, versions: [] };
+    return { item, versions: [{ ...direct, relation: source.kind === 'render' ? 'source' : 'earlier', depth: 1 }, ...(await ancestorsOf(db, storage, workspaceId, source, 1))] };
+  }
+  const savedId = pending?.content_id ?? itemId;
+  for (const kind of Object.keys(TABLE_OF) as LineageKind[]) {
+    const item = await savedMedia(db, storage, workspaceId, kind, savedId);
+    if (item) return { item, versions: await ancestorsOf(db, storage, workspaceId, { kind, id: savedId }, 0) };
+  }
+  throw new CompareItemNotFoundError();
+}
