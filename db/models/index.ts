@@ -35,3 +35,5 @@ export { WebhookEvent } from './WebhookEvent';
 export { WebhookDelivery } from './WebhookDelivery';
 export { WebhookDeliveryAttempt } from './WebhookDeliveryAttempt';
 export { UploadIntent } from './UploadIntent';
+export { CommentThread } from './CommentThread';
+export { Comment } from './Comment';
