@@ -35,6 +35,8 @@ export function Dialog({ title, onClose, children, className }: DialogProps): Re
       className={`dialog ${className ?? ''}`}
       aria-labelledby={titleId}
       onCancel={(event) => {
+        // React passes a nested dialog's cancel (Escape) up its component tree: only this dialog's own closes it
+        if (event.target !== event.currentTarget) return;
         event.preventDefault();
         onClose();
       }}
