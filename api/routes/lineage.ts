@@ -68,7 +68,7 @@ export function lineageRouter(deps: AppDeps): Router {
   });
 
   const compareMedia = z.object({
-    kind: z.enum(['render', 'image', 'clip', 'compiled_video', 'generated', 'draft_image', 'approval']),
+    kind: z.string().meta({ description: 'render, image, clip, compiled_video or generated; approval for an item still pending' }),
     id: z.string(),
     name: z.string(),
     media: z.enum(['image', 'video']),

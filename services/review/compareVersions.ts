@@ -8,6 +8,7 @@
  */
 import type { Knex } from 'knex';
 import type { ApprovalMetadata } from '../../domain/approvals';
+import type { CompareMedia, CompareVersion, CompareVersions } from '../../domain/compare';
 import { isBucket, type Storage } from '../../storage';
 import { contentItem, type ContentRow, type ContentSource } from '../content/contentViews';
 import { getLineage, sourceFromFileUrl, type LineageKind, type LineageSource } from '../content/lineage';
@@ -16,28 +17,7 @@ type Db = Knex | Knex.Transaction;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export interface CompareMedia {
-  kind: LineageKind | 'approval';
-  id: string;
-  name: string;
-  /** how it is shown: a picture, or a video (clips and assembled videos) */
-  media: 'image' | 'video';
-  url: string | null;
-  created_at: string | null;
-}
-
-export interface CompareVersion extends CompareMedia {
-  /** 'source': the render the chain started from; 'earlier': a later step that is still before this item */
-  relation: 'source' | 'earlier';
-  /** steps before the item: 1 = what it was made from directly */
-  depth: number;
-}
-
-export interface CompareVersions {
-  item: CompareMedia;
-  /** nearest first */
-  versions: CompareVersion[];
-}
+export type { CompareMedia, CompareVersion, CompareVersions };
 
 export class CompareItemNotFoundError extends Error {
   readonly status = 404;

@@ -11,14 +11,10 @@
 import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
 import type { BrowserContext, Page } from 'playwright-core';
-import { createApprovalActivities } from '../../activities/approvals';
-import { loadConfig } from '../../config/env';
-import { logger } from '../../config/logger';
-import { checkAndReserve } from '../../services/billing/credits';
-import { createStorage } from '../../storage';
 import { seriousAxeFindings } from '../support/axe';
 import { startBrowserApp, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
+import { imageMetadata, storeGeneratedItem } from '../support/generatedItems';
 import { request } from '../support/http';
 import { createTeamWithRoles, inWorkspace, type TeamWithRoles } from '../support/workspaces';
 import type { TestUser } from '../support/accounts';
@@ -28,8 +24,6 @@ const SIZES = [
   { name: 'phone', viewport: { width: 390, height: 844 } },
 ] as const;
 
-const config = loadConfig();
-const storage = createStorage(config);
 let app: BrowserApp;
 let team: TeamWithRoles;
 const contexts: BrowserContext[] = [];
@@ -67,32 +61,6 @@ async function uploadRender(projectId: string, name: string): Promise<string> {
   const res = await request<{ render: { data: { id: string } } }>(app.baseUrl, '/api/upload/renders', { token: team.member.token, body: form });
   expect(res.status).toBe(200);
   return res.body.render.data.id;
-}
-
-/** A pending AI image of the workspace, with its watermarked preview stored, as an image edit leaves it. */
-async function pendingImage(projectId: string, fileName: string): Promise<string> {
-  const activities = createApprovalActivities({ knex: testKnex(), config, storage, logger });
-  const approvalId = randomUUID();
-  const reservation = await checkAndReserve(testKnex(), { workspaceId: team.id, contentType: 'image', idempotencyKey: `comments-ui:${approvalId}` });
-  const still = await picture({ r: 90, g: 120, b: 160 });
-  const files = [`pending/${approvalId}/original.png`, `pending/${approvalId}/preview.png`, `pending/${approvalId}/thumb.png`];
-  for (const p of files) await storage.objects.put('images', p, still);
-  await activities.createPendingApproval({
-    approvalId,
-    workspaceId: team.id,
-    createdBy: team.member.id,
-    projectId,
-    fileName,
-    aspectRatio: '16:9',
-    original: { bucket: 'images', path: files[0] },
-    watermarked: { bucket: 'images', path: files[1] },
-    thumbnailPath: files[2],
-    reservationId: reservation.id,
-    cost: 1,
-    sourceJobId: null,
-    metadata: { kind: 'image', originalPrompt: 'dusk', refinedPrompt: 'Dusk.', baseImageUrl: '/api/files/renders/x.png', format: 'square', width: 480, height: 270, fileSize: 10, mime: 'image/png', upscaled: false },
-  });
-  return approvalId;
 }
 
 async function expectAxeClean(page: Page): Promise<void> {
@@ -180,7 +148,7 @@ for (const size of SIZES) {
 
     // ---------- the owner pins a comment with the keyboard on a pending item in Approvals ----------
     const pendingName = `dusk-${tag}.png`;
-    await pendingImage(projectId, pendingName);
+    await storeGeneratedItem({ workspaceId: team.id, projectId, createdBy: team.member.id, metadata: imageMetadata('/api/files/renders/x.png'), fileName: pendingName, pendingOnly: true });
     const owner = await pageFor(team.owner, size.viewport);
     await owner.page.goto(`/?workspace=${team.id}&view=approvals`);
     await owner.page.getByRole('button', { name: `Expand ${pendingName}` }).click();

@@ -1,19 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
-import { createApprovalActivities } from '../../activities/approvals';
-import { loadConfig } from '../../config/env';
-import { logger } from '../../config/logger';
 import type { ApprovalMetadata } from '../../domain/approvals';
-import { checkAndReserve } from '../../services/billing/credits';
-import { createStorage } from '../../storage';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
+import { storeGeneratedItem } from '../support/generatedItems';
 import { request } from '../support/http';
 
 let app: BrowserApp;
-const config = loadConfig();
-const storage = createStorage(config);
 
 beforeAll(async () => {
   app = await startBrowserApp();
@@ -24,29 +17,8 @@ afterAll(async () => {
   await closeTestKnex();
 });
 
-async function approved(user: TestUser, projectId: string, kind: 'image' | 'clip', metadata: ApprovalMetadata, fileName: string, jobId: string): Promise<string> {
-  const activities = createApprovalActivities({ knex: testKnex(), config, storage, logger });
-  const approvalId = randomUUID();
-  const bucket = kind === 'image' ? 'images' : 'clips';
-  const reservation = await checkAndReserve(testKnex(), { workspaceId: user.id, contentType: kind, idempotencyKey: `lineage-ui:${approvalId}` });
-  const still = await sharp({ create: { width: 160, height: 90, channels: 3, background: { r: 90, g: 120, b: 160 } } }).png().toBuffer();
-  const files = [`pending/${approvalId}/original.png`, `pending/${approvalId}/preview.png`, `pending/${approvalId}/thumb.png`];
-  for (const path of files) await storage.objects.put(bucket, path, still);
-  await activities.createPendingApproval({
-    approvalId,
-    workspaceId: user.id,
-    projectId,
-    fileName,
-    aspectRatio: '16:9',
-    original: { bucket, path: files[0] },
-    watermarked: { bucket, path: files[1] },
-    thumbnailPath: files[2],
-    reservationId: reservation.id,
-    cost: kind === 'image' ? 1 : 4,
-    sourceJobId: jobId,
-    metadata,
-  });
-  return (await activities.approvePendingItem({ approvalId })).contentId;
+async function approved(user: TestUser, projectId: string, metadata: ApprovalMetadata, fileName: string, jobId: string): Promise<string> {
+  return (await storeGeneratedItem({ workspaceId: user.id, projectId, metadata, fileName, sourceJobId: jobId })).contentId as string;
 }
 
 describe.each([
@@ -64,8 +36,8 @@ describe.each([
     form.append('file', new Blob([new Uint8Array(await sharp({ create: { width: 320, height: 180, channels: 3, background: { r: 200, g: 180, b: 150 } } }).png().toBuffer())], { type: 'image/png' }), 'facade.png');
     const upload = await request(app.baseUrl, '/api/upload/renders', { token: user.token, body: form });
     const renderUrl = (await testKnex()('renders').where({ id: upload.body.render.data.id }).first()).file_url as string;
-    const imageId = await approved(user, project, 'image', { kind: 'image', originalPrompt: 'dusk', refinedPrompt: 'Dusk.', baseImageUrl: renderUrl, format: 'square', width: 160, height: 90, fileSize: 10, mime: 'image/png', upscaled: false }, 'dusk.png', 'ui-image');
-    await approved(user, project, 'clip', { kind: 'clip', renderId: null, imageId, effect: 'zoom_in', platform: 'youtube', aspectRatio: '16:9', durationSeconds: 5, fileSize: 10, mime: 'video/mp4', promptUsed: null }, 'dusk-clip.mp4', 'ui-clip');
+    const imageId = await approved(user, project, { kind: 'image', originalPrompt: 'dusk', refinedPrompt: 'Dusk.', baseImageUrl: renderUrl, format: 'square', width: 160, height: 90, fileSize: 10, mime: 'image/png', upscaled: false }, 'dusk.png', 'ui-image');
+    await approved(user, project, { kind: 'clip', renderId: null, imageId, effect: 'zoom_in', platform: 'youtube', aspectRatio: '16:9', durationSeconds: 5, fileSize: 10, mime: 'video/mp4', promptUsed: null }, 'dusk-clip.mp4', 'ui-clip');
 
     await page.goto(`/?project=${project}`);
     await page.getByRole('button', { name: 'Open clip dusk-clip.mp4' }).click();
