@@ -37,7 +37,7 @@ export function CompareDialog({ itemId, title, onClose }: { itemId: string; titl
   const versions = data?.versions ?? [];
   const index = versions.findIndex((v) => v.id === otherId);
   const other = index >= 0 ? versions[index] : null;
-  const label = other ? versionLabel(other, index, versions.length) : '';
+  const label = other ? versionLabel(other) : '';
   const video = data?.item.media === 'video' || other?.media === 'video';
 
   return (
@@ -55,9 +55,9 @@ export function CompareDialog({ itemId, title, onClose }: { itemId: string; titl
             <label className="compare-choice">
               Compare with{' '}
               <select value={other.id} onChange={(e) => setOtherId(e.target.value)}>
-                {versions.map((v, i) => (
+                {versions.map((v) => (
                   <option key={v.id} value={v.id}>
-                    {versionLabel(v, i, versions.length)}: {v.name}
+                    {versionLabel(v)}: {v.name}
                   </option>
                 ))}
               </select>

@@ -31,8 +31,10 @@ export function transformCss(view: ViewTransform): string {
   return `translate(${view.x * 100}%, ${view.y * 100}%) scale(${view.zoom})`;
 }
 
-/** "v1", "v2" ... oldest first, and "Source render" for the render the chain began with. */
-export function versionLabel(version: { relation: 'source' | 'earlier'; kind: string }, index: number, total: number): string {
+const KIND_LABEL: Record<string, string> = { image: 'AI image', clip: 'clip', compiled_video: 'video', generated: 'item', render: 'render' };
+
+/** "Source render" for the render the chain began with, else "Earlier AI image", "Earlier clip" ... */
+export function versionLabel(version: { relation: 'source' | 'earlier'; kind: string }): string {
   if (version.relation === 'source' && version.kind === 'render') return 'Source render';
-  return `Earlier version ${total - index}`;
+  return `Earlier ${KIND_LABEL[version.kind] ?? 'version'}`;
 }
