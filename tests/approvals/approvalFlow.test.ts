@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { createTestUser } from '../support/accounts';
 import { closeTestKnex } from '../support/db';
 import { request } from '../support/http';
-import { fileRefOfLink } from '../support/objectStorage';
+import { apiFileLink, fileRefOfLink } from '../support/objectStorage';
 import { MSG } from '../../domain/messages';
 import { approvalStatusQuery } from '../../workflows';
 import { buyCredits, creditState, decide, generateImage, seedPendingImage, startHarness, userWithRender, type Harness } from '../imageEdit/harness';
@@ -68,7 +68,7 @@ describe('approval queue, end to end (API, dev server, workers, PostgreSQL)', ()
     const watermarked = await fetch(new URL(queue[0].watermarked_file_url, h.baseUrl));
     expect(watermarked.status).toBe(200);
     const pendingRow = await h.knex('pending_approvals').where({ id: approvalId }).first();
-    const original = await fetch(new URL(h.storage.urls.sign(pendingRow.original_bucket, pendingRow.original_path), h.baseUrl));
+    const original = await fetch(new URL(apiFileLink(h.config, pendingRow.original_bucket, pendingRow.original_path), h.baseUrl));
     expect(original.status).toBe(403);
     const originalBytes = await buffer(await h.storage.objects.read(pendingRow.original_bucket, pendingRow.original_path));
     expect(await stats(user.token)).toEqual({ pending_count: 1, limit: 5, total_pending_cost: 1, in_progress_count: 0, in_progress_cost: 0 });

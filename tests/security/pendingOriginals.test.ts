@@ -13,6 +13,7 @@ import { errorHandler } from '../../api/middleware/errors';
 import { filesRouter } from '../../api/routes/files';
 import { loadConfig, type AppConfig } from '../../config/env';
 import { createStorage, UrlSigner } from '../../storage';
+import { apiFileLink } from '../support/objectStorage';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, serve, type TestServer } from '../support/http';
 import { insertPendingApproval } from '../support/credits';
@@ -73,7 +74,7 @@ async function itemIn(state: Unapproved | 'approved'): Promise<Item> {
 }
 
 function link(file: string): string {
-  return new URL(h.storage.urls.sign('images', file), h.baseUrl).toString();
+  return new URL(apiFileLink(h.config, 'images', file), h.baseUrl).toString();
 }
 
 /** Every file link anywhere in an answer, as `<bucket>/<path>`. */
@@ -247,7 +248,7 @@ describe("a pending assembly's compiled video (its row exists before the approva
       workflow_id: `approval-${approvalId}`,
       metadata: JSON.stringify({ kind: 'assembly', compiledVideoId: video.id }),
     });
-    const videoLink = (file: string) => new URL(h.storage.urls.sign('videos', file), h.baseUrl);
+    const videoLink = (file: string) => new URL(apiFileLink(h.config, 'videos', file), h.baseUrl);
 
     expect((await fetch(videoLink(files.video))).status).toBe(403);
     expect((await fetch(videoLink(files.thumbnail))).status).toBe(403);

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ListMultipartUploadsCommand, paginateListObjectsV2 } from '@aws-sdk/client-s3';
 import { loadConfig, type S3Config } from '../../config/env';
-import { BUCKETS, createStorage, isBucket, parseFileUrl, S3ObjectStorage, type Bucket, type FileRef, type Storage } from '../../storage';
+import { BUCKETS, createStorage, isBucket, parseFileUrl, S3ObjectStorage, UrlSigner, type Bucket, type FileRef, type Storage } from '../../storage';
 
 // plain JS modules shared with npm start
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -69,6 +69,16 @@ export function runBackend(): 'local' | 's3' {
 }
 
 /** Bucket and path of a stored file from any of its links: the API's /api/files/... or a presigned object storage URL. */
+/**
+ * A link to a file through the API's own file route (/api/files), signed with the app's secret, whatever the storage
+ * backend: the route that decides whether the file may be served (pay on approval) answers it. With object storage the
+ * app hands out presigned links instead, which the object storage answers without asking the API, so a test of the
+ * route's rule mints this kind; that the app never presigns an unapproved original is tested apart.
+ */
+export function apiFileLink(config: { signingSecret: string; signedUrlTtlSeconds: number }, bucket: Bucket, objectPath: string): string {
+  return new UrlSigner({ secret: config.signingSecret, ttlSeconds: config.signedUrlTtlSeconds }).sign(bucket, objectPath);
+}
+
 export function fileRefOfLink(link: string): FileRef | null {
   const api = parseFileUrl(link);
   if (api) return api;
