@@ -24,6 +24,17 @@ afterAll(async () => {
   await closeTestKnex();
 });
 
+/** Waits until the project's content listing names `name` (the API keeps a listing for a moment after a read). */
+async function listed(projectId: string, token: string, name: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const res = await request<{ content: Array<{ data: { name: string } }> }>(app.baseUrl, `/api/projects/${projectId}/content`, { token });
+    if (res.status === 200 && res.body.content.some((c) => c.data.name === name)) return;
+    if (Date.now() > deadline) throw new Error(`${name} not listed in project ${projectId} after 60 s`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 async function paneStyles(page: Page): Promise<string[]> {
   return page.locator('.compare-pane img').evaluateAll((imgs) => imgs.map((img) => img.getAttribute('style') ?? ''));
 }
@@ -105,6 +116,9 @@ describe.each([
 
     // ---------- a clip against its image: two players, one play button ----------
     await generated(clipMetadata({ imageId }), 'dusk-clip.mp4');
+    // the project's listing was read (and kept for a moment) before the clip was saved: wait until the API lists it,
+    // as the page would have by the live update had it been open
+    await listed(projectId, user.token, 'dusk-clip.mp4');
     await page.goto(`/?project=${projectId}`);
     await page.getByRole('button', { name: 'Open clip dusk-clip.mp4' }).click();
     await page.getByRole('dialog', { name: 'dusk-clip.mp4' }).getByRole('button', { name: 'Compare' }).click();
