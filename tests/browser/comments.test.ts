@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
 import type { BrowserContext, Page } from 'playwright-core';
 import { seriousAxeFindings } from '../support/axe';
-import { startBrowserApp, type BrowserApp } from '../support/browser';
+import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { imageMetadata, storeGeneratedItem } from '../support/generatedItems';
 import { request } from '../support/http';
@@ -43,7 +43,7 @@ afterAll(async () => {
 async function pageFor(user: TestUser, viewport: { width: number; height: number }): Promise<{ page: Page; errors: string[] }> {
   const context = await app.browser.newContext({ baseURL: app.baseUrl, viewport });
   contexts.push(context);
-  await context.addCookies([{ name: 'rs_session', value: user.token, url: app.baseUrl, httpOnly: true, sameSite: 'Lax' }]);
+  await useSession({ context, baseUrl: app.baseUrl }, user.token);
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (err) => errors.push(err.message));
