@@ -66,17 +66,30 @@ export function ItemReview({ itemId, media, fallback }: { itemId: string; media:
   const headingId = useId();
   const canComment = allows('comment');
 
+  // Reads can overlap (a live note, a resync, a local change) and answer out of order: only the newest read's answer
+  // is applied, and a change made here makes a read already under way stale (it may predate the change) and starts
+  // a fresh one, so an older list never replaces a newer one.
+  const generation = useRef(0);
+  const reading = useRef(0);
   const load = useCallback(
-    (signal?: AbortSignal) =>
-      fetchCommentThreads(itemId, signal).then(
-        (list) => {
-          setThreads(list.threads);
-          setLoadFailed(false);
-        },
-        () => {
-          if (!signal?.aborted) setLoadFailed(true);
-        },
-      ),
+    (signal?: AbortSignal) => {
+      const mine = ++generation.current;
+      reading.current += 1;
+      return fetchCommentThreads(itemId, signal)
+        .then(
+          (list) => {
+            if (mine !== generation.current) return;
+            setThreads(list.threads);
+            setLoadFailed(false);
+          },
+          () => {
+            if (!signal?.aborted && mine === generation.current) setLoadFailed(true);
+          },
+        )
+        .finally(() => {
+          reading.current -= 1;
+        });
+    },
     [itemId],
   );
 
@@ -113,12 +126,16 @@ export function ItemReview({ itemId, media, fallback }: { itemId: string; media:
     };
   }, [workspace?.id, canComment]);
 
-  const replace = (thread: CommentThreadView | null, removedId?: string) =>
+  const replace = (thread: CommentThreadView | null, removedId?: string) => {
+    const stale = reading.current > 0;
+    generation.current += 1;
     setThreads((all) => {
       const list = all ?? [];
       if (!thread) return list.filter((t) => t.id !== removedId);
       return list.some((t) => t.id === thread.id) ? list.map((t) => (t.id === thread.id ? thread : t)) : [...list, thread];
     });
+    if (stale) void load();
+  };
 
   const fraction = (event: { clientX: number; clientY: number }) => {
     const box = stage.current?.getBoundingClientRect();
