@@ -22,6 +22,8 @@ import { imageEditWorkflowId } from '../domain/imageEdit';
 import { clipWorkflowId } from '../domain/workflowContracts/clipGeneration';
 import { recordLineage, sourceFromFileUrl } from '../services/content/lineage';
 import { moveThreadsToSavedItem } from '../services/review/commentItems';
+import { workspaceApprovalPolicy, workspaceApprovers } from '../services/workspaces/approvalPolicy';
+import { APPROVAL_POLICY_CODES, APPROVAL_POLICY_MSG, approvalProgress, mayApproveUnder, readApprovalPolicy, type ApprovalProgress } from '../domain/approvalPolicy';
 
 /** The approval workflow's type, for starting it by name (activities never import workflow code). */
 type ApprovalWorkflow = (input: ApprovalWorkflowInput) => Promise<ApprovalStatus>;
@@ -183,6 +185,34 @@ async function recordSavedLineage(trx: Knex.Transaction, row: PendingApproval, m
   }
 }
 
+export interface ApprovePendingItemResult {
+  /** the saved item; null while the item waits for more approvals */
+  contentId: string | null;
+  /** absent in results recorded before approval policies (they approved) */
+  status?: 'approved' | 'pending';
+}
+
+/** The saved item's approvals include `userId`'s, or none were recorded (it was approved before policies). */
+async function savedByOrBefore(trx: Knex.Transaction, approvalId: string, userId: string): Promise<boolean> {
+  const ids = (await trx('approval_decisions').where({ approval_id: approvalId }).pluck('user_id')) as string[];
+  return ids.length === 0 || ids.includes(userId);
+}
+
+/**
+ * Records `actorId`'s approval of the locked pending item (one per person: a retry finds it) and returns where the
+ * item stands against its policy. A member the policy does not name is refused.
+ */
+async function recordApproval(trx: Knex.Transaction, row: PendingApproval, actorId: string): Promise<ApprovalProgress> {
+  const policy = readApprovalPolicy(row.approvalPolicy);
+  const approvers = await workspaceApprovers(trx, row.workspaceId);
+  if (!mayApproveUnder(policy, actorId, approvers)) {
+    throw ApplicationFailure.create({ message: APPROVAL_POLICY_MSG.notAnApprover, type: APPROVAL_POLICY_CODES.notAnApprover, nonRetryable: true });
+  }
+  await trx('approval_decisions').insert({ approval_id: row.id, user_id: actorId }).onConflict(['approval_id', 'user_id']).ignore();
+  const approvedBy = (await trx('approval_decisions').where({ approval_id: row.id }).orderBy([{ column: 'created_at' }, { column: 'user_id' }]).pluck('user_id')) as string[];
+  return approvalProgress(policy, approvedBy, approvers);
+}
+
 export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'config' | 'storage' | 'logger'>) {
   const windowMs = msToNumber(deps.config.approvalWindow as Parameters<typeof msToNumber>[0]);
 
@@ -223,6 +253,8 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
             workflow_id: workflowId,
             source_job_id: input.sourceJobId,
             metadata: JSON.stringify(input.metadata),
+            // the item keeps the policy it started with
+            approval_policy: JSON.stringify(await workspaceApprovalPolicy(trx, input.workspaceId)),
           })
           .onConflict('workflow_id')
           .ignore()
@@ -278,16 +310,32 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
         return created;
       }),
 
-    /** Consumes the reservation and saves the original into the project, once: a retry finds the saved content. */
-    approvePendingItem: ({ approvalId, actorId }: { approvalId: string; actorId?: string | null }): Promise<{ contentId: string }> =>
+    /**
+     * Records the member's approval and, when it is the last one the item's policy needs, consumes the reservation
+     * and saves the original into the project in the same transaction, once: a retry finds the saved content.
+     * `status: 'pending'` when the item waits for more approvals (results recorded before policies have no status:
+     * they approved).
+     */
+    approvePendingItem: ({ approvalId, actorId }: { approvalId: string; actorId?: string | null }): Promise<ApprovePendingItemResult> =>
       reportingRefusals(async () => {
         const { contentId, watermark } = await deps.knex.transaction(async (trx) => {
           // profile row first, then the item: the lock order of every other credit writer (services/billing/credits.ts)
           const found = await findApproval(trx, approvalId);
           await trx('profiles').where({ id: found.workspaceId }).forUpdate().first('id');
           const row = await lockApproval(trx, approvalId);
-          if (row.status === 'approved' && row.contentId) return { contentId: row.contentId, watermark: null };
+          // a retry of the approval that saved it finds it saved (one from before policies recorded no decision);
+          // anyone else's approval came after the end
+          if (row.status === 'approved' && row.contentId && (!actorId || (await savedByOrBefore(trx, row.id, actorId)))) return { contentId: row.contentId, watermark: null };
           if (row.status !== 'pending') throw notPending(row.status);
+          // the item's approval policy: this approval may be one of several it needs (an update from before
+          // policies names no actor and approves alone, as then)
+          if (actorId) {
+            const progress = await recordApproval(trx, row, actorId);
+            if (!progress.met) {
+              await publishEvent(trx, row.workspaceId, { kind: 'approval', approvalId: row.id, status: 'pending', contentType: row.contentType, projectId: row.projectId });
+              return { contentId: null, watermark: null };
+            }
+          }
           if (row.reservationId) {
             await consumeReservation(trx, {
               reservationId: row.reservationId,
@@ -302,7 +350,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           await moveThreadsToSavedItem(trx, row, saved);
           await trx('pending_approvals')
             .where({ id: row.id })
-            .update({ status: 'approved', remaining_cost: 0, content_id: saved, decided_at: trx.fn.now() });
+            .update({ status: 'approved', remaining_cost: 0, content_id: saved, decided_at: trx.fn.now(), decided_by: actorId ?? row.createdBy ?? null });
           // an approval ends a rejection streak and any cooldown it started
           await trx('profiles').where({ id: row.workspaceId }).update({ rejection_streak: 0, rejection_cooldown_until: null, updated_at: trx.fn.now() });
           await publishEvent(trx, row.workspaceId, { kind: 'approval', approvalId: row.id, status: 'approved', contentType: row.contentType, projectId: row.projectId });
@@ -310,8 +358,9 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           await publishEvent(trx, row.workspaceId, { kind: 'content', change: 'added', contentKind: CONTENT_KIND[row.contentType] ?? 'image', projectId: row.projectId, itemId: saved });
           return { contentId: saved, watermark: isBucket(row.watermarkedBucket) ? { bucket: row.watermarkedBucket, path: row.watermarkedPath } : null };
         });
+        if (!contentId) return { contentId: null, status: 'pending' };
         if (watermark) await removeStoredFiles(deps.storage.objects, [watermark], deps.logger);
-        return { contentId };
+        return { contentId, status: 'approved' };
       }),
 
     /**
@@ -331,7 +380,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           }
           if (row.reservationId) await releaseReservation(trx, { reservationId: row.reservationId, reason: 'rejected', actorId: actorId ?? null });
           await dropUnapprovedVideo(trx, row);
-          await trx('pending_approvals').where({ id: row.id }).update({ status: 'rejected', decided_at: trx.fn.now() });
+          await trx('pending_approvals').where({ id: row.id }).update({ status: 'rejected', decided_at: trx.fn.now(), decided_by: actorId ?? null });
           await publishEvent(trx, row.workspaceId, { kind: 'approval', approvalId: row.id, status: 'rejected', contentType: row.contentType, projectId: row.projectId });
           await recordApprovalEvent(trx, row, 'rejected', { decidedBy: actorId ?? null });
           const streak = Number(profile.rejection_streak) + 1;

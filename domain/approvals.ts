@@ -2,6 +2,7 @@
  * What a generating workflow records with a pending item, per content type, so approval can save it
  * into the project. Pure types and rules, shared by workflows, activities, API and front end.
  */
+import type { ApprovalPolicy } from './approvalPolicy';
 export interface StoredFile {
   bucket: 'renders' | 'images' | 'clips' | 'videos' | 'drafts';
   path: string;
@@ -85,6 +86,28 @@ export interface ApprovalListItem {
   remaining_cost: number;
   created_at: string;
   prompt: string | null;
+  /** who must approve it (the policy it started with) and who has (issue 42) */
+  approvals: ApprovalProgressView;
+}
+
+export interface ApprovalPersonView {
+  user_id: string;
+  /** the member's name (or e-mail); "A former member" once they left */
+  name: string;
+}
+
+/** Where a pending item stands against its approval policy (domain/approvalPolicy.ts), as the caller sees it. */
+export interface ApprovalProgressView {
+  policy: ApprovalPolicy;
+  /** the approvals it needs in all: 1 for "any member" */
+  needed: number;
+  approved_by: Array<ApprovalPersonView & { at: string }>;
+  /** the named approvers still awaited */
+  awaiting: ApprovalPersonView[];
+  /** the caller has approved it */
+  you_approved: boolean;
+  /** the policy lets the caller approve it (their role aside) */
+  you_may_approve: boolean;
 }
 
 /**
@@ -112,6 +135,8 @@ export interface ApprovalDecisionResponse {
   code: string | null;
   contentId: string | null;
   warning: string | null;
+  /** an approval under a policy of several approvals: where the item stands now (`contentId` is null while it waits for more) */
+  approvals?: ApprovalProgressView;
 }
 
 export function approvalWorkflowId(approvalId: string): string {

@@ -37,7 +37,7 @@ export const WORKSPACE_ACTIONS = {
   assemble: 'member',
   /** invite, remove and change the role of members */
   manageMembers: 'admin',
-  /** buy credits, read purchases and spend per member */
+  /** buy credits, read purchases and spend per member, set the clip cap and the approval policy */
   billing: 'admin',
   /** register and manage webhook endpoints */
   webhooks: 'admin',

@@ -17,6 +17,22 @@ const decisionBody = z.object({
   userId: z.string().optional(),
 });
 
+const person = z.object({ user_id: z.string(), name: z.string() });
+const approvalProgress = z
+  .object({
+    policy: z.discriminatedUnion('kind', [
+      z.object({ kind: z.literal('any') }),
+      z.object({ kind: z.literal('count'), count: z.union([z.literal(2), z.literal(3)]) }),
+      z.object({ kind: z.literal('named'), userIds: z.array(z.string()) }),
+    ]),
+    needed: z.number().int().meta({ description: 'Approvals the policy needs in all (1 for any member)' }),
+    approved_by: z.array(person.extend({ at: z.string() })),
+    awaiting: z.array(person).meta({ description: 'Named approvers still awaited' }),
+    you_approved: z.boolean(),
+    you_may_approve: z.boolean().meta({ description: "The item's policy lets the caller approve it (their role aside)" }),
+  })
+  .meta({ id: 'ApprovalProgress', description: 'Who must approve the item (the policy it started with) and who has' });
+
 const approvalItem = answers<ApprovalListItem>()(
   z.object({
     id: z.string(),
@@ -36,6 +52,7 @@ const approvalItem = answers<ApprovalListItem>()(
     remaining_cost: z.number(),
     created_at: z.string(),
     prompt: z.string().nullable(),
+    approvals: approvalProgress,
   }),
 );
 const approvalStats = answers<ApprovalStats>()(
@@ -48,12 +65,22 @@ const approvalStats = answers<ApprovalStats>()(
   }),
 );
 const decisionAnswer = answers<ApprovalDecisionResponse>()(
-  z.object({ success: z.literal(true), error: z.null(), code: z.string().nullable(), contentId: z.string().nullable(), warning: z.string().nullable() }),
+  z.object({
+    success: z.literal(true),
+    error: z.null(),
+    code: z.string().nullable(),
+    contentId: z.string().nullable().meta({ description: 'The saved item; null after a rejection, or while the item waits for more approvals' }),
+    warning: z.string().nullable(),
+    approvals: approvalProgress.optional().meta({ description: 'An approval under a policy of several approvals: where the item stands now' }),
+  }),
 );
 const decisionRefusals = {
-  403: { description: "The caller's role in the workspace does not allow approving or rejecting (viewer): nothing changes", schema: errorBody },
+  403: {
+    description: "The caller's role in the workspace does not allow approving or rejecting (viewer), or the item's policy names other approvers (APPROVAL_NOT_AN_APPROVER): nothing changes",
+    schema: errorBody,
+  },
   404: { description: 'No pending approval with this id in this workspace, or the caller is not a member of the workspace', schema: errorBody },
-  409: { description: 'The item is no longer pending', schema: errorBody },
+  409: { description: 'The item is no longer pending, or the caller has already approved it (APPROVAL_ALREADY_APPROVED)', schema: errorBody },
 };
 
 /**
@@ -88,7 +115,7 @@ export function approvalsRouter(deps: AppDeps): Router {
     assertSelf(ctx, parseQuery(ctx, selfQuery).userId);
     const grant = await workspaceGrant(ctx, deps, 'read');
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { success: true, data: await service.list(grant.workspaceId), error: null };
+    ctx.body = { success: true, data: await service.list(grant.workspaceId, grant.userId), error: null };
   });
 
   describeRoute(router, {
@@ -112,7 +139,7 @@ export function approvalsRouter(deps: AppDeps): Router {
     method: 'post',
     path: '/api/approvals/approve',
     tag: 'Approvals',
-    summary: 'Approve a pending item: its credits are charged and it is saved into the project',
+    summary: 'Approve a pending item: once its approval policy is met, its credits are charged and it is saved into the project',
     access: 'session',
     workspace: 'approve',
     body: decisionBody,

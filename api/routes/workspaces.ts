@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { INVITABLE_ROLES, WORKSPACE_MSG, WORKSPACE_ROLES } from '../../domain/workspaceRoles';
 import { MAX_CLIPS_IN_FLIGHT_CAP } from '../../domain/clipGeneration';
+import { APPROVAL_POLICY_MSG, MAX_NAMED_APPROVERS } from '../../domain/approvalPolicy';
 import { getTemporalClient } from '../../services/platform/temporalClient';
 import { contentServicesFor } from '../../services/content/contentServices';
 import { WorkspaceNotFoundError } from '../../services/workspaces/access';
@@ -11,7 +12,7 @@ import { sendInvitationMail } from '../../services/workspaces/invitationMail';
 import { requestCredits } from '../../services/workspaces/creditRequests';
 import { changeMemberRole, listMembers, removeMember, transferOwnership } from '../../services/workspaces/members';
 import { TEAM_CODES, TEAM_MSG } from '../../services/workspaces/messages';
-import { createWorkspace, deleteWorkspace, listWorkspaces, renameWorkspace, setClipCap } from '../../services/workspaces/workspaces';
+import { createWorkspace, deleteWorkspace, listWorkspaces, renameWorkspace, setApprovalPolicy, setClipCap } from '../../services/workspaces/workspaces';
 import type { AppDeps } from '../deps';
 import { actionLimited, describeRoute, errorBody, okBody } from '../openapi/describe';
 import { ActionLimiter } from '../../services/platform/actionLimiter';
@@ -35,6 +36,23 @@ const clipCapBody = z.object({
     .max(MAX_CLIPS_IN_FLIGHT_CAP, { error: CLIP_CAP_MSG })
     .nullable(),
 });
+const approvalPolicyBody = z.object({
+  approvalPolicy: z.discriminatedUnion(
+    'kind',
+    [
+      z.object({ kind: z.literal('any') }),
+      z.object({ kind: z.literal('count'), count: z.union([z.literal(2), z.literal(3)], { error: APPROVAL_POLICY_MSG.policyInvalid }) }),
+      z.object({
+        kind: z.literal('named'),
+        userIds: z
+          .array(z.string().regex(UUID, { error: APPROVAL_POLICY_MSG.approverNotMember }).transform((id) => id.toLowerCase()), { error: APPROVAL_POLICY_MSG.policyInvalid })
+          .min(1, { error: APPROVAL_POLICY_MSG.policyInvalid })
+          .max(MAX_NAMED_APPROVERS, { error: APPROVAL_POLICY_MSG.policyInvalid }),
+      }),
+    ],
+    { error: APPROVAL_POLICY_MSG.policyInvalid },
+  ),
+});
 const roleBody = z.object({ role: z.enum(WORKSPACE_ROLES, { error: TEAM_MSG.memberRoleInvalid }) });
 const transferBody = z.object({ userId: requiredString('userId') });
 const inviteBody = z.object({
@@ -51,6 +69,13 @@ const invitationParams = z.object({ id: z.string(), invitationId: z.string() });
 const tokenParams = z.object({ token: z.string() });
 
 const roleSchema = z.enum(WORKSPACE_ROLES);
+const approvalPolicyView = z
+  .discriminatedUnion('kind', [
+    z.object({ kind: z.literal('any') }),
+    z.object({ kind: z.literal('count'), count: z.union([z.literal(2), z.literal(3)]) }),
+    z.object({ kind: z.literal('named'), userIds: z.array(z.string()) }),
+  ])
+  .meta({ id: 'ApprovalPolicy' });
 const workspaceView = z
   .object({
     id: z.string(),
@@ -58,6 +83,7 @@ const workspaceView = z
     personal: z.boolean(),
     role: roleSchema,
     memberCount: z.number().int(),
+    approvalPolicy: approvalPolicyView,
     maxClipsInFlight: z.number().int().nullable().meta({ description: 'The most clips its members may have pending or processing together; null: no cap beyond the credits' }),
   })
   .meta({ id: 'Workspace' });
@@ -179,6 +205,26 @@ export function workspacesRouter(deps: AppDeps): Router {
     const { maxClipsInFlight } = parseBody(ctx, clipCapBody);
     const grant = await grantFor(ctx, deps, workspaceId, 'billing');
     ctx.body = { success: true, workspace: await setClipCap(deps.knex, { workspaceId: grant.workspaceId, userId: grant.userId, maxClipsInFlight }) };
+  });
+
+  describeRoute(router, {
+    method: 'put',
+    path: '/api/workspaces/:id/approval-policy',
+    tag: TAG,
+    summary: 'Set who must approve generated items (owners and admins)',
+    description:
+      '`any`: any member who may approve (the default, the specs\' behaviour); `count`: 2 or 3 different members; `named`: each listed member (members, admins or owners of the workspace). Items already pending keep the policy they started with. 400 APPROVAL_POLICY_INVALID for a named approver who may not approve here, 409 when fewer members may approve than `count`.',
+    access: 'session',
+    workspace: 'billing',
+    params: workspaceParams,
+    body: approvalPolicyBody,
+    responses: { 200: workspaceAnswer, 404: notFound, 409: { description: 'Fewer members may approve than the policy needs (APPROVAL_POLICY_INVALID)', schema: errorBody } },
+  });
+  router.put('/api/workspaces/:id/approval-policy', auth, async (ctx) => {
+    const workspaceId = workspaceIdOf(ctx);
+    const { approvalPolicy } = parseBody(ctx, approvalPolicyBody);
+    const grant = await grantFor(ctx, deps, workspaceId, 'billing');
+    ctx.body = { success: true, workspace: await setApprovalPolicy(deps.knex, { workspaceId: grant.workspaceId, userId: grant.userId, policy: approvalPolicy }) };
   });
 
   describeRoute(router, {

@@ -10,7 +10,7 @@ export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 /** A generated item waiting in the approval queue; its approval workflow is `workflowId`. */
 export class PendingApproval extends BaseModel {
   static override tableName = 'pending_approvals';
-  static override jsonAttributes = ['metadata'];
+  static override jsonAttributes = ['metadata', 'approvalPolicy'];
 
   id!: string;
   /** the owning workspace (its account) */
@@ -34,9 +34,13 @@ export class PendingApproval extends BaseModel {
   workflowId!: string;
   sourceJobId!: string | null;
   metadata!: Record<string, unknown>;
+  /** the approval policy it started with (domain/approvalPolicy.ts); null on items from before policies */
+  approvalPolicy!: Record<string, unknown> | null;
   contentId!: string | null;
   createdAt!: Date;
   decidedAt!: Date | null;
+  /** who made the final decision (the approval that met the policy, or the rejection); null for expiry */
+  decidedBy!: string | null;
 
   project?: Project;
 
@@ -76,6 +80,7 @@ export class PendingApproval extends BaseModel {
       workflowId: schema.nonBlank,
       sourceJobId: schema.nullableText,
       metadata: schema.jsonObject,
+      approvalPolicy: { type: ['object', 'null'] },
       contentId: schema.nullableText,
     },
   };

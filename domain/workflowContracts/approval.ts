@@ -33,7 +33,8 @@ export function decisionWorkspaceId(decision: ApprovalDecision): string {
 }
 
 export interface ApprovalDecisionResult {
-  status: 'approved' | 'rejected';
+  /** `pending`: the approval was recorded and the item's policy waits for more (domain/approvalPolicy.ts) */
+  status: 'approved' | 'rejected' | 'pending';
   contentId: string | null;
   /** Set when this rejection is the 4th in a row (REJECTION_STREAK_WARNING). */
   warning: string | null;

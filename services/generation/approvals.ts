@@ -16,7 +16,10 @@ import {
 } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { PendingApproval } from '../../db/models/PendingApproval';
-import type { ApprovalDecisionResponse, ApprovalListItem, ApprovalStats } from '../../domain/approvals';
+import type { ApprovalDecisionResponse, ApprovalListItem, ApprovalProgressView, ApprovalStats } from '../../domain/approvals';
+import { APPROVAL_POLICY_CODES, APPROVAL_POLICY_MSG, approvalProgress, mayApproveUnder, readApprovalPolicy } from '../../domain/approvalPolicy';
+import { listMembers } from '../workspaces/members';
+import { APPROVING_ROLES, workspaceApprovers } from '../workspaces/approvalPolicy';
 import { DomainError } from '../../domain/errors';
 import { ERROR_CODES, MSG } from '../../domain/messages';
 import { isBucket, type Storage } from '../../storage';
@@ -41,6 +44,16 @@ function notPending(): DomainError {
   return new DomainError(409, APPROVAL_NOT_PENDING, 'This item is no longer pending');
 }
 
+function alreadyApproved(): DomainError {
+  return new DomainError(409, APPROVAL_POLICY_CODES.alreadyApproved, APPROVAL_POLICY_MSG.alreadyApproved);
+}
+
+function notAnApprover(): DomainError {
+  return new DomainError(403, APPROVAL_POLICY_CODES.notAnApprover, APPROVAL_POLICY_MSG.notAnApprover);
+}
+
+const FORMER_MEMBER = 'A former member';
+
 /** The decision rule that refused, found inside the update's failure (the validator's, or the activity's). */
 function refusalOf(err: WorkflowUpdateFailedError): DomainError | null {
   let cause: unknown = err.cause;
@@ -52,6 +65,10 @@ function refusalOf(err: WorkflowUpdateFailedError): DomainError | null {
       return notFound();
     case APPROVAL_NOT_PENDING:
       return notPending();
+    case APPROVAL_POLICY_CODES.alreadyApproved:
+      return alreadyApproved();
+    case APPROVAL_POLICY_CODES.notAnApprover:
+      return notAnApprover();
     case ERROR_CODES.rejectionRequiresPurchase:
       return new DomainError(403, ERROR_CODES.rejectionRequiresPurchase, MSG.rejectionRequiresPurchase);
     default:
@@ -68,7 +85,7 @@ export class ApprovalService {
    * item that is not approved (services/content/unapprovedOriginals.ts). Not paged: the pending cap keeps it to a
    * handful (at most 2 x PENDING_LIMIT_MAX, docs/growth.md), read on the (workspace_id, status, created_at) index.
    */
-  async list(workspaceId: string): Promise<ApprovalListItem[]> {
+  async list(workspaceId: string, viewerId: string = workspaceId): Promise<ApprovalListItem[]> {
     const rows = (await PendingApproval.query(this.deps.knex)
       .alias('a')
       .leftJoin('projects as p', 'p.id', 'a.project_id')
@@ -81,6 +98,7 @@ export class ApprovalService {
       ])
       .select('a.*', 'p.name as project_name')) as Array<PendingApproval & { projectName: string | null }>;
     const sign = (bucket: string, path: string) => (isBucket(bucket) ? this.deps.storage.urls.sign(bucket, path) : null);
+    const progressOf = await this.progressReader(workspaceId, rows.map((r) => r.id), viewerId);
     return rows.map((row) => {
       const prompt = (row.metadata as { originalPrompt?: unknown; promptUsed?: unknown }).originalPrompt ?? (row.metadata as { promptUsed?: unknown }).promptUsed;
       return {
@@ -99,8 +117,40 @@ export class ApprovalService {
         remaining_cost: row.remainingCost,
         created_at: new Date(row.createdAt).toISOString(),
         prompt: typeof prompt === 'string' ? prompt : null,
+        approvals: progressOf(row),
       };
     });
+  }
+
+  /**
+   * Reads what the items' progress needs in two queries (their approvals, the workspace's members) and returns how
+   * each item stands for `viewerId`.
+   */
+  private async progressReader(workspaceId: string, approvalIds: string[], viewerId: string): Promise<(row: Pick<PendingApproval, 'id' | 'approvalPolicy'>) => ApprovalProgressView> {
+    const decisions = approvalIds.length
+      ? ((await this.deps.knex('approval_decisions').whereIn('approval_id', approvalIds).orderBy([{ column: 'created_at' }, { column: 'user_id' }]).select('approval_id', 'user_id', 'created_at')) as Array<{
+          approval_id: string;
+          user_id: string;
+          created_at: Date;
+        }>)
+      : [];
+    const members = await listMembers(this.deps.knex, workspaceId);
+    const names = new Map(members.map((m) => [m.userId, m.name || m.email]));
+    const approvers = new Set(members.filter((m) => APPROVING_ROLES.includes(m.role)).map((m) => m.userId));
+    const person = (userId: string) => ({ user_id: userId, name: names.get(userId) ?? FORMER_MEMBER });
+    return (row) => {
+      const policy = readApprovalPolicy(row.approvalPolicy);
+      const mine = decisions.filter((d) => d.approval_id === row.id);
+      const progress = approvalProgress(policy, mine.map((d) => d.user_id), approvers);
+      return {
+        policy,
+        needed: progress.needed,
+        approved_by: mine.map((d) => ({ ...person(d.user_id), at: new Date(d.created_at).toISOString() })),
+        awaiting: progress.awaiting.map(person),
+        you_approved: mine.some((d) => d.user_id === viewerId),
+        you_may_approve: mayApproveUnder(policy, viewerId, approvers),
+      };
+    };
   }
 
   /**
@@ -140,6 +190,13 @@ export class ApprovalService {
     const row = await PendingApproval.query(this.deps.knex).findOne({ id: approvalId, workspace_id: workspaceId });
     if (!row) throw notFound();
     if (row.status !== 'pending') throw notPending();
+    if (decision === 'approve') {
+      // the policy's refusals, answered without a round trip (the workflow and its activity check them again)
+      const approved = await this.deps.knex('approval_decisions').where({ approval_id: row.id, user_id: actorId }).first('user_id');
+      if (approved) throw alreadyApproved();
+      const policy = readApprovalPolicy(row.approvalPolicy);
+      if (policy.kind === 'named' && !mayApproveUnder(policy, actorId, await workspaceApprovers(this.deps.knex, workspaceId))) throw notAnApprover();
+    }
     const client = await this.deps.temporal();
     const handle = client.workflow.getHandle(row.workflowId);
     let result: ApprovalDecisionResult;
@@ -152,6 +209,9 @@ export class ApprovalService {
       throw err;
     }
     if (result.status === 'approved') this.deps.onProjectChanged?.(row.projectId);
-    return { success: true, error: null, code: result.code, contentId: result.contentId, warning: result.warning };
+    const answer: ApprovalDecisionResponse = { success: true, error: null, code: result.code, contentId: result.contentId, warning: result.warning };
+    // under a policy of several approvals, where the item stands now; the specs' answer stays as it is otherwise
+    if (decision === 'approve' && readApprovalPolicy(row.approvalPolicy).kind !== 'any') answer.approvals = (await this.progressReader(workspaceId, [row.id], actorId))(row);
+    return answer;
   }
 }

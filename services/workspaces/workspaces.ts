@@ -12,6 +12,8 @@ import type { Knex } from 'knex';
 import type { Logger } from '../../config/logger';
 import { DomainError } from '../../domain/errors';
 import { WORKSPACE_MSG, type WorkspaceRole } from '../../domain/workspaceRoles';
+import { APPROVAL_POLICY_CODES, APPROVAL_POLICY_MSG, type ApprovalPolicy } from '../../domain/approvalPolicy';
+import { approverIdsColumn, policyOfRow, storeApprovalPolicy, workspaceApprovers } from './approvalPolicy';
 import { listUserFiles, userFolders } from '../accounts/userData';
 import { publishEvent } from '../platform/events';
 import type { Bucket, Storage } from '../../storage';
@@ -33,6 +35,8 @@ export interface WorkspaceSummary {
   memberCount: number;
   /** the most clips its members may have pending or processing together; null: no cap beyond the credits */
   maxClipsInFlight: number | null;
+  /** who must approve a generated item (domain/approvalPolicy.ts); items already pending keep the one they started with */
+  approvalPolicy: ApprovalPolicy;
 }
 
 interface SummaryRow {
@@ -42,6 +46,9 @@ interface SummaryRow {
   role: WorkspaceRole;
   member_count: number;
   max_clips_in_flight: number | null;
+  approval_policy: string;
+  approval_count: number | null;
+  approver_ids: string[] | null;
   owner_name: string | null;
   owner_email: string | null;
   created_at: Date | string;
@@ -69,6 +76,7 @@ function toSummary(row: SummaryRow, viewerId: string): WorkspaceSummary {
     role: row.role,
     memberCount: Number(row.member_count),
     maxClipsInFlight: row.max_clips_in_flight === null ? null : Number(row.max_clips_in_flight),
+    approvalPolicy: policyOfRow(row),
   };
 }
 
@@ -85,7 +93,7 @@ function summaryQuery(db: Db, userId: string) {
     db('workspace_members as m')
       .join('workspaces as w', 'w.id', 'm.workspace_id')
       .where('m.user_id', userId)
-      .select('w.id', 'w.name', 'w.personal_user_id', 'w.created_at', 'w.max_clips_in_flight', 'm.role', db.raw('(select count(*) from workspace_members c where c.workspace_id = w.id)::int as member_count')),
+      .select('w.id', 'w.name', 'w.personal_user_id', 'w.created_at', 'w.max_clips_in_flight', 'w.approval_policy', 'w.approval_count', 'm.role', approverIdsColumn(db), db.raw('(select count(*) from workspace_members c where c.workspace_id = w.id)::int as member_count')),
   );
 }
 
@@ -162,6 +170,29 @@ export async function setClipCap(knex: Knex, input: { workspaceId: string; userI
     const row = await lockWorkspace(trx, input.workspaceId);
     await authorize(trx, { userId: input.userId, workspaceId: input.workspaceId, action: 'billing' });
     await trx('workspaces').where({ id: row.id }).update({ max_clips_in_flight: input.maxClipsInFlight, updated_at: trx.fn.now() });
+    await publishEvent(trx, row.id, { kind: 'workspace', change: 'settings', workspaceId: row.id });
+    return workspaceSummary(trx, row.id, input.userId);
+  });
+}
+
+/**
+ * Sets who must approve the workspace's generated items (owners and admins, who manage its spending). Named
+ * approvers must be members who may approve; N approvals needs at least N of them. Items already pending keep the
+ * policy they started with.
+ */
+export async function setApprovalPolicy(knex: Knex, input: { workspaceId: string; userId: string; policy: ApprovalPolicy }): Promise<WorkspaceSummary> {
+  return knex.transaction(async (trx) => {
+    const row = await lockWorkspace(trx, input.workspaceId);
+    await authorize(trx, { userId: input.userId, workspaceId: input.workspaceId, action: 'billing' });
+    const approvers = await workspaceApprovers(trx, row.id);
+    const { policy } = input;
+    if (policy.kind === 'named' && policy.userIds.some((id) => !approvers.has(id))) {
+      throw new DomainError(400, APPROVAL_POLICY_CODES.policyInvalid, APPROVAL_POLICY_MSG.approverNotMember);
+    }
+    if (policy.kind === 'count' && approvers.size < policy.count) {
+      throw new DomainError(409, APPROVAL_POLICY_CODES.policyInvalid, APPROVAL_POLICY_MSG.tooFewApprovers(policy.count, approvers.size));
+    }
+    await storeApprovalPolicy(trx, row.id, policy.kind === 'named' ? { kind: 'named', userIds: [...new Set(policy.userIds)] } : policy);
     await publishEvent(trx, row.id, { kind: 'workspace', change: 'settings', workspaceId: row.id });
     return workspaceSummary(trx, row.id, input.userId);
   });

@@ -90,6 +90,7 @@ export const VALUES: Record<string, Filler> = {
   confirmEmail: constant('nobody@example.test'),
   reason: constant('matrix'),
   amount: constant(1),
+  approvalPolicy: constant({ kind: 'any' }),
   // headers
   'tus-resumable': constant('1.0.0'),
   'upload-length': constant(String(TINY_PNG.length)),

@@ -8,10 +8,11 @@ import sharp from 'sharp';
 import { createApprovalActivities } from '../../activities/approvals';
 import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
-import type { ApprovalMetadata } from '../../domain/approvals';
+import { approvalWorkflowId, type ApprovalMetadata } from '../../domain/approvals';
 import { checkAndReserve } from '../../services/billing/credits';
 import { createStorage } from '../../storage';
 import { testKnex } from './db';
+import { testClient } from './temporal';
 
 export interface GeneratedItemInput {
   workspaceId: string;
@@ -23,6 +24,8 @@ export interface GeneratedItemInput {
   sourceJobId?: string | null;
   /** leave it waiting for approval */
   pendingOnly?: boolean;
+  /** with `pendingOnly`: start its approval workflow on this task queue (a worker of the test's polls it), so it can be decided */
+  approvalQueue?: string;
   /** the stored picture's colour */
   color?: { r: number; g: number; b: number };
 }
@@ -61,7 +64,21 @@ export async function storeGeneratedItem(input: GeneratedItemInput): Promise<Gen
     sourceJobId: input.sourceJobId ?? null,
     metadata: input.metadata,
   });
-  if (input.pendingOnly) return { approvalId, contentId: null, files };
+  if (input.pendingOnly) {
+    if (input.approvalQueue) {
+      const { client, close } = await testClient();
+      try {
+        await client.workflow.start('approvalWorkflow', {
+          taskQueue: input.approvalQueue,
+          workflowId: approvalWorkflowId(approvalId),
+          args: [{ approvalId, workspaceId: input.workspaceId, windowMs: 7 * 86_400_000 }],
+        });
+      } finally {
+        await close();
+      }
+    }
+    return { approvalId, contentId: null, files };
+  }
   return { approvalId, contentId: (await activities.approvePendingItem({ approvalId })).contentId, files };
 }
 

@@ -1,8 +1,10 @@
 import type { CommentPin, CommentThreadList, CommentThreadView } from '../../../domain/comments';
+import type { ItemHistoryEntry } from '../../../domain/itemHistory';
 import { api } from './client';
 
 export type { CommentPin, CommentThreadList, CommentThreadView };
 export type { CommentView } from '../../../domain/comments';
+export type { ItemHistoryEntry };
 
 const item = (itemId: string) => `content/${encodeURIComponent(itemId)}/comments`;
 const thread = (threadId: string, action: string) => `comments/threads/${encodeURIComponent(threadId)}/${action}`;
@@ -31,4 +33,9 @@ export async function editComment(commentId: string, body: string): Promise<Comm
 
 export async function deleteComment(commentId: string): Promise<CommentThreadView | null> {
   return (await api.delete(`comments/${encodeURIComponent(commentId)}`, { retry: 0 }).json<{ thread: CommentThreadView | null }>()).thread;
+}
+
+/** GET /api/content/{id}/history: who did what to the item, oldest first. */
+export async function fetchItemHistory(itemId: string, signal?: AbortSignal): Promise<ItemHistoryEntry[]> {
+  return (await api.get(`content/${encodeURIComponent(itemId)}/history`, { signal }).json<{ history: ItemHistoryEntry[] }>()).history;
 }

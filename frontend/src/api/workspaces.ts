@@ -1,4 +1,5 @@
 import type { InvitableRole, WorkspaceRole } from '../../../domain/workspaceRoles';
+import type { ApprovalPolicy } from '../../../domain/approvalPolicy';
 import { api } from './client';
 
 /** One of the signed-in user's workspaces (GET /api/workspaces): personal first, then the others by name. */
@@ -10,6 +11,8 @@ export interface Workspace {
   memberCount: number;
   /** the most clips its members may have pending or processing together; null: no cap */
   maxClipsInFlight: number | null;
+  /** who must approve a generated item; items already pending keep the policy they started with */
+  approvalPolicy: ApprovalPolicy;
 }
 
 export interface WorkspaceMember {
@@ -62,6 +65,12 @@ export async function renameWorkspace(workspaceId: string, name: string): Promis
 /** Sets (1 to 100) or clears (null) the workspace's cap on clips in flight: owners and admins. */
 export async function setClipCap(workspaceId: string, maxClipsInFlight: number | null): Promise<Workspace> {
   const body = await api.put(path(workspaceId, 'clip-cap'), { json: { maxClipsInFlight } }).json<{ success: true; workspace: Workspace }>();
+  return body.workspace;
+}
+
+/** Sets who must approve the workspace's generated items: owners and admins. */
+export async function setApprovalPolicy(workspaceId: string, approvalPolicy: ApprovalPolicy): Promise<Workspace> {
+  const body = await api.put(path(workspaceId, 'approval-policy'), { json: { approvalPolicy } }).json<{ success: true; workspace: Workspace }>();
   return body.workspace;
 }
 

@@ -1,6 +1,7 @@
 import type { ReactElement } from 'react';
 import type { ApprovalListItem } from '../../api/approvals';
 import { Icon } from '../../components/Icon';
+import { progressText } from '../../../../domain/approvalPolicy';
 import { approvalTypeBadge, deadlineBadge, isVideoItem, saveCostLabel } from './approvalBadges';
 
 export type Decision = 'approve' | 'reject';
@@ -23,6 +24,7 @@ export function ApprovalActions({ item, busy, locked, onDecide, rejectLockedBy, 
   if (readOnly) return null;
   const disabled = busy !== null || locked;
   const cost = saveCostLabel(item.remaining_cost);
+  const { you_approved: approvedByMe, you_may_approve: mayApprove } = item.approvals;
   return (
     <div className="approval-decisions">
       <button
@@ -35,16 +37,52 @@ export function ApprovalActions({ item, busy, locked, onDecide, rejectLockedBy, 
       >
         {busy === 'reject' ? 'Rejecting...' : 'Reject'}
       </button>
-      {/* the accessible name starts with the visible text ('Save 4 credits'), then says which item */}
-      <button type="button" className="button button-primary" disabled={disabled} onClick={() => onDecide('approve')} aria-label={busy === 'approve' ? `Saving... ${item.file_name}` : `Save ${cost}: ${item.file_name}`}>
-        {busy === 'approve' ? (
-          'Saving...'
-        ) : (
-          <>
-            Save <span className="approval-cost">{cost}</span>
-          </>
-        )}
-      </button>
+      {approvedByMe ? (
+        // one approval per person: theirs is in, the item waits for the others (its policy)
+        <button type="button" className="button button-primary" disabled aria-label={`You approved ${item.file_name}`}>
+          <Icon name="check" size={16} /> You approved
+        </button>
+      ) : (
+        /* the accessible name starts with the visible text ('Save 4 credits'), then says which item */
+        <button
+          type="button"
+          className="button button-primary"
+          disabled={disabled || !mayApprove}
+          onClick={() => onDecide('approve')}
+          aria-label={busy === 'approve' ? `Saving... ${item.file_name}` : `Save ${cost}: ${item.file_name}`}
+          title={mayApprove ? undefined : 'Only the approvers this item names can approve it'}
+        >
+          {busy === 'approve' ? (
+            'Saving...'
+          ) : (
+            <>
+              Save <span className="approval-cost">{cost}</span>
+            </>
+          )}
+        </button>
+      )}
+    </div>
+  );
+}
+
+/**
+ * Who must approve the item and who has (its approval policy, kept from when it was made): nothing for "any member",
+ * else "1 of 2 approvals" with the names.
+ */
+export function ApprovalProgressNote({ item }: { item: ApprovalListItem }): ReactElement | null {
+  const { approvals } = item;
+  if (approvals.policy.kind === 'any') return null;
+  const approved = approvals.approved_by.map((p) => p.name);
+  const awaiting = approvals.awaiting.map((p) => p.name);
+  return (
+    <div className="approval-progress">
+      <p className="approval-progress-count">
+        <Icon name="users" size={16} /> {progressText({ needed: approvals.needed, approvedBy: approved })}
+        <span className="muted"> · {approvals.policy.kind === 'count' ? `needs ${approvals.needed} different members` : 'named approvers'}</span>
+      </p>
+      {approved.length > 0 && <p className="muted approval-progress-names">Approved by {approved.join(', ')}</p>}
+      {awaiting.length > 0 && <p className="muted approval-progress-names">Waiting for {awaiting.join(', ')}</p>}
+      {!approvals.you_may_approve && <p className="muted approval-progress-names">You are not one of its approvers: you can still reject it or comment.</p>}
     </div>
   );
 }
@@ -83,6 +121,7 @@ export function ApprovalCard({ now, onExpand, ...actions }: ApprovalActionsProps
           </p>
         )}
         {item.project_name && <p className="muted approval-project">{item.project_name}</p>}
+        <ApprovalProgressNote item={item} />
         <ApprovalActions {...actions} />
       </div>
     </li>

@@ -17,7 +17,8 @@ import { CompareDialog } from '../Compare/CompareDialog';
 import { Icon } from '../../components/Icon';
 import { LoadingState } from '../../components/Spinner';
 import { rejectionLockText } from '../../components/purchasingText';
-import { ApprovalActions, ApprovalCard, ApprovalMedia, type Decision } from './ApprovalCard';
+import { progressText } from '../../../../domain/approvalPolicy';
+import { ApprovalActions, ApprovalCard, ApprovalMedia, ApprovalProgressNote, type Decision } from './ApprovalCard';
 import { approvalTypeBadge, deadlineBadge, isVideoItem } from './approvalBadges';
 import './approvals.css';
 
@@ -65,12 +66,16 @@ export function ApprovalsView(): ReactElement {
     return () => clearInterval(timer);
   }, [refreshList]);
 
-  const items: ApprovalListItem[] = listState?.ok ? listState.data.filter((item) => !decided.has(item.id)) : [];
+  const [waitingForMe, setWaitingForMe] = useState(false);
+  const queued: ApprovalListItem[] = listState?.ok ? listState.data.filter((item) => !decided.has(item.id)) : [];
+  // "Waiting for me": what the caller can still approve (not approved yet, and the item's policy lets them)
+  const mine = queued.filter((item) => item.approvals.you_may_approve && !item.approvals.you_approved);
+  const items = waitingForMe && canDecide ? mine : queued;
   const expanded = items.find((item) => item.id === expandedId) ?? null;
   // rejecting needs a past purchase (001 section 4); the server refuses it too (REJECTION_REQUIRES_PURCHASE)
   const rejectLocked = credits?.ok === true && credits.data !== null && credits.data.totalCreditsPurchased <= 0;
   const rejectLockedBy = rejectLocked ? REJECT_LOCK_ID : null;
-  const pendingCount = listState?.ok ? items.length : stats?.ok && stats.data ? stats.data.pending_count : 0;
+  const pendingCount = listState?.ok ? queued.length : stats?.ok && stats.data ? stats.data.pending_count : 0;
 
   function settled(item: ApprovalListItem): void {
     setDecided((current) => new Set(current).add(item.id));
@@ -81,6 +86,11 @@ export function ApprovalsView(): ReactElement {
     setBusy({ id: item.id, decision });
     try {
       const answer = decision === 'approve' ? await approveItem(item.id) : await rejectItem(item.id);
+      if (decision === 'approve' && answer.contentId === null && answer.approvals) {
+        // the item's policy waits for more approvals: it stays in the queue, showing yours
+        toast({ kind: 'info', message: `Your approval is recorded: ${progressText({ needed: answer.approvals.needed, approvedBy: answer.approvals.approved_by.map((p) => p.user_id) })}.` });
+        return;
+      }
       settled(item);
       if (decision === 'approve') {
         toast({ kind: 'success', message: 'Saved successfully!' });
@@ -129,6 +139,19 @@ export function ApprovalsView(): ReactElement {
         </button>
       </div>
     );
+  } else if (items.length === 0 && queued.length > 0) {
+    body = (
+      <div className="empty-state">
+        <span className="empty-icon">
+          <Icon name="check" size={28} />
+        </span>
+        <h2>Nothing is waiting for you</h2>
+        <p>You have approved everything you can here; the rest waits for others.</p>
+        <button type="button" className="button button-secondary" onClick={() => setWaitingForMe(false)}>
+          Show all pending
+        </button>
+      </div>
+    );
   } else if (items.length === 0) {
     body = (
       <div className="empty-state">
@@ -166,6 +189,11 @@ export function ApprovalsView(): ReactElement {
         <p className="counter" aria-live="polite">
           <strong>{pendingCount}</strong> pending
         </p>
+        {canDecide && queued.length > 0 && (
+          <button type="button" className="button button-ghost button-small approval-filter" aria-pressed={waitingForMe} onClick={() => setWaitingForMe((on) => !on)}>
+            Waiting for me ({mine.length})
+          </button>
+        )}
       </header>
       {!canDecide && <RoleNote what="save or reject items" />}
       {canDecide && rejectLocked && items.length > 0 && (
@@ -204,6 +232,7 @@ export function ApprovalsView(): ReactElement {
               </button>
             </div>
           )}
+          <ApprovalProgressNote item={expanded} />
           <button type="button" className="button button-ghost button-small approval-compare" onClick={() => setComparing(expanded.id)}>
             <Icon name="layers" size={16} /> Compare with source
           </button>

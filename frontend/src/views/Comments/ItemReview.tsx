@@ -11,6 +11,7 @@ import { currentWorkspaceAtom, workspaceAllowsAtom } from '../../atoms/workspace
 import { Icon } from '../../components/Icon';
 import { CommentComposer, type MentionableMember } from './CommentComposer';
 import { CommentText } from './CommentText';
+import { ItemHistory } from './ItemHistory';
 import { pinFromDrag, pinText, timeText, whenText } from './commentFormat';
 import './comments.css';
 
@@ -324,6 +325,7 @@ export function ItemReview({ itemId, media, fallback }: { itemId: string; media:
             {showResolved ? 'Hide resolved' : `Show resolved (${resolvedCount})`}
           </button>
         )}
+        <ItemHistory itemId={itemId} />
       </section>
     </div>
   );

@@ -25,6 +25,7 @@ import { TextField } from '../../components/TextField';
 import { useFormSubmit } from '../../components/useFormSubmit';
 import { SOMETHING_WENT_WRONG, useLoad } from '../../components/useLoad';
 import { ClipCapPanel } from './ClipCapPanel';
+import { ApprovalPolicyPanel } from './ApprovalPolicyPanel';
 import './members.css';
 
 const DATE_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
@@ -211,6 +212,8 @@ function Members({ user, workspace }: { user: User; workspace: CurrentWorkspace 
         )}
 
         {roleAllows(workspace.role, 'billing') && !workspace.personal && <ClipCapPanel workspaceId={workspace.id} />}
+
+        {roleAllows(workspace.role, 'billing') && !workspace.personal && members.status === 'done' && <ApprovalPolicyPanel workspaceId={workspace.id} members={members.data} />}
 
         {isOwner && !workspace.personal && <WorkspaceSettings workspace={workspace} onDelete={() => setConfirm({ kind: 'delete' })} />}
       </div>
