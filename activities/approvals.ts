@@ -23,6 +23,9 @@ import { clipWorkflowId } from '../domain/workflowContracts/clipGeneration';
 import { recordLineage, sourceFromFileUrl } from '../services/content/lineage';
 import { moveThreadsToSavedItem } from '../services/review/commentItems';
 import { workspaceApprovalPolicy, workspaceApprovers } from '../services/workspaces/approvalPolicy';
+import { notify, personName } from '../services/review/notifications';
+import { sendNotificationMail } from '../services/review/notificationMail';
+import { NOTIFICATION_TEXT } from '../domain/notifications';
 import { APPROVAL_POLICY_CODES, APPROVAL_POLICY_MSG, approvalProgress, mayApproveUnder, readApprovalPolicy, type ApprovalProgress } from '../domain/approvalPolicy';
 
 /** The approval workflow's type, for starting it by name (activities never import workflow code). */
@@ -213,8 +216,49 @@ async function recordApproval(trx: Knex.Transaction, row: PendingApproval, actor
   return approvalProgress(policy, approvedBy, approvers);
 }
 
+/** The comment-thread kind of the item an approval saves (services/review/commentItems.ts). */
+const SAVED_ITEM_KIND: Record<string, string> = { image: 'image', clip: 'clip', assembly: 'compiled_video' };
+
+/**
+ * "Your approval is needed": to the members the item's policy waits for (its named approvers, else everyone who may
+ * approve), except the member who started it.
+ */
+async function notifyApprovalNeeded(trx: Knex.Transaction, item: { id: string; workspaceId: string; projectId: string; fileName: string; createdBy: string | null }): Promise<void> {
+  const policy = await workspaceApprovalPolicy(trx, item.workspaceId);
+  const approvers = await workspaceApprovers(trx, item.workspaceId);
+  const named = policy.kind === 'named' ? policy.userIds.filter((id) => approvers.has(id)) : [];
+  const recipients = (named.length > 0 ? named : [...approvers]).filter((id) => id !== item.createdBy);
+  await notify(trx, {
+    workspaceId: item.workspaceId,
+    recipients,
+    kind: 'approval_needed',
+    item: { kind: 'approval', id: item.id },
+    projectId: item.projectId,
+    by: item.createdBy,
+    text: NOTIFICATION_TEXT.approvalNeeded(item.fileName),
+  });
+}
+
+/** The member who started the item is told who approved or rejected it (not when they decided themselves). */
+async function notifyDecision(trx: Knex.Transaction, row: PendingApproval, decision: 'approved' | 'rejected', actorId: string | null, item: { kind: string; id: string }): Promise<void> {
+  if (!row.createdBy || !actorId || actorId === row.createdBy) return;
+  const who = await personName(trx, actorId);
+  await notify(trx, {
+    workspaceId: row.workspaceId,
+    recipients: [row.createdBy],
+    kind: 'decision',
+    item,
+    projectId: row.projectId,
+    by: actorId,
+    text: decision === 'approved' ? NOTIFICATION_TEXT.approved(who, row.fileName) : NOTIFICATION_TEXT.rejected(who, row.fileName),
+  });
+}
+
 export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'config' | 'storage' | 'logger'>) {
   const windowMs = msToNumber(deps.config.approvalWindow as Parameters<typeof msToNumber>[0]);
+
+  // what a decision or a new item notified is e-mailed after its transaction (never failing the activity)
+  const mailNotifications = () => void sendNotificationMail({ knex: deps.knex, config: deps.config, logger: deps.logger }).catch((err: unknown) => deps.logger.warn({ err }, 'notification e-mails not sent'));
 
   /** The item's pending_approvals row (idempotent on its approval workflow id) and its event, announced once. */
   const recordPending = async (input: NewPendingApproval): Promise<CreatedPendingApproval> => {
@@ -267,6 +311,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
             { id: input.approvalId, workspaceId: input.workspaceId, projectId: input.projectId, contentType: input.metadata.kind, fileName, cost: input.cost, approvalDeadline: rows[0].approval_deadline, createdBy: input.createdBy },
             'pending',
           );
+          await notifyApprovalNeeded(trx, { id: input.approvalId, workspaceId: input.workspaceId, projectId: input.projectId, fileName, createdBy: input.createdBy ?? null });
         }
         return rows[0];
       })
@@ -275,7 +320,10 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
         if ((err as { code?: unknown }).code === PG_FOREIGN_KEY_VIOLATION) throw new DomainError(404, 'PROJECT_NOT_FOUND', 'Project not found');
         throw err;
       });
-    if (inserted) return { approvalId: inserted.id, workflowId, windowMs, approvalDeadline: new Date(inserted.approval_deadline).toISOString() };
+    if (inserted) {
+      mailNotifications();
+      return { approvalId: inserted.id, workflowId, windowMs, approvalDeadline: new Date(inserted.approval_deadline).toISOString() };
+    }
     // a retry: the deadline is the one the first attempt stored
     const row = await PendingApproval.query(deps.knex).findById(input.approvalId);
     if (!row) throw new Error(`pending approval ${input.approvalId} neither inserted nor found`);
@@ -355,9 +403,11 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           await trx('profiles').where({ id: row.workspaceId }).update({ rejection_streak: 0, rejection_cooldown_until: null, updated_at: trx.fn.now() });
           await publishEvent(trx, row.workspaceId, { kind: 'approval', approvalId: row.id, status: 'approved', contentType: row.contentType, projectId: row.projectId });
           await recordApprovalEvent(trx, row, 'approved', { decidedBy: actorId ?? row.createdBy ?? null, contentId: saved });
+          await notifyDecision(trx, row, 'approved', actorId ?? null, { kind: SAVED_ITEM_KIND[row.contentType] ?? 'image', id: saved });
           await publishEvent(trx, row.workspaceId, { kind: 'content', change: 'added', contentKind: CONTENT_KIND[row.contentType] ?? 'image', projectId: row.projectId, itemId: saved });
           return { contentId: saved, watermark: isBucket(row.watermarkedBucket) ? { bucket: row.watermarkedBucket, path: row.watermarkedPath } : null };
         });
+        mailNotifications();
         if (!contentId) return { contentId: null, status: 'pending' };
         if (watermark) await removeStoredFiles(deps.storage.objects, [watermark], deps.logger);
         return { contentId, status: 'approved' };
@@ -383,6 +433,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           await trx('pending_approvals').where({ id: row.id }).update({ status: 'rejected', decided_at: trx.fn.now(), decided_by: actorId ?? null });
           await publishEvent(trx, row.workspaceId, { kind: 'approval', approvalId: row.id, status: 'rejected', contentType: row.contentType, projectId: row.projectId });
           await recordApprovalEvent(trx, row, 'rejected', { decidedBy: actorId ?? null });
+          await notifyDecision(trx, row, 'rejected', actorId ?? null, { kind: 'approval', id: row.id });
           const streak = Number(profile.rejection_streak) + 1;
           const cooldown = streak >= REJECTION_STREAK_COOLDOWN_AT;
           await trx('profiles')
@@ -397,6 +448,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           if (streak === REJECTION_STREAK_WARNING_AT) return { warning: MSG.rejectionStreakWarning, code: ERROR_CODES.rejectionStreakWarning, files: filesOf(row) };
           return { warning: null, code: null, files: filesOf(row) };
         });
+        mailNotifications();
         await removeStoredFiles(deps.storage.objects, outcome.files, deps.logger);
         return { warning: outcome.warning, code: outcome.code };
       }),

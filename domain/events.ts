@@ -19,6 +19,8 @@ export type RealtimeEvent =
   | { kind: 'workspace'; change: 'credit-request'; workspaceId: string; requestedBy: string }
   /** an item's comment threads changed (a thread or reply added, a comment edited or deleted, a thread resolved or reopened) */
   | { kind: 'comments'; itemId: string; threadId: string; change: 'created' | 'updated' | 'deleted' | 'resolved' | 'reopened' }
+  /** these members have a new notification (the bell re-reads its list) */
+  | { kind: 'notification'; userIds: string[] }
   /** an endpoint's delivery log changed (an attempt was recorded), or the endpoint was disabled for failing (410, 3 days) */
   | { kind: 'webhook'; change: 'deliveries' | 'disabled'; workspaceId: string; endpointId: string };
 

@@ -259,6 +259,8 @@ export const PUBLIC_API_ROUTES: ReadonlyArray<{ method: string; path: string; pr
   { method: 'GET', path: '/api/video/assemble' },
   // what an invitation link is for, shown before the invitee signs in or up: the token is the credential
   { method: 'GET', path: '/api/invitations/', prefix: true },
+  // the link in a notification e-mail that turns them off: signed for its person (api/routes/notifications.ts)
+  { method: 'GET', path: '/api/notifications/unsubscribe' },
 ];
 
 /** Lower-cased, decoded, without repeated or trailing slashes: the router matches case-insensitively. */

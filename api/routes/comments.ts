@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { sendNotificationMail } from '../../services/review/notificationMail';
 import { z } from 'zod';
 import type { AppDeps } from '../deps';
 import { requireAuth } from '../middleware/auth';
@@ -65,6 +66,8 @@ const notFound = { 404: { description: 'No such item, thread or comment in the w
  */
 export function commentsRouter(deps: AppDeps): Router {
   const service = new CommentService(deps.knex);
+  // the notifications a comment made are e-mailed after it is stored (never holding the answer)
+  const mailNotifications = () => void sendNotificationMail({ knex: deps.knex, config: deps.config, logger: deps.logger }).catch((err: unknown) => deps.logger.warn({ err }, 'notification e-mails not sent'));
   const router = new Router();
   router.use(requireAuth(deps));
   // a thread or comment route acts in the thread's workspace when the caller is a member there
@@ -103,6 +106,7 @@ export function commentsRouter(deps: AppDeps): Router {
     const grant = await workspaceGrant(ctx, deps, 'comment');
     ctx.status = 201;
     ctx.body = { success: true, thread: await service.open(grant, ctx.params.id, body) };
+    mailNotifications();
   });
 
   describeRoute(router, {
@@ -120,6 +124,7 @@ export function commentsRouter(deps: AppDeps): Router {
     const grant = await workspaceGrant(ctx, deps, 'comment', ofThread(ctx.params.threadId));
     ctx.status = 201;
     ctx.body = { success: true, thread: await service.reply(grant, ctx.params.threadId, body) };
+    mailNotifications();
   });
 
   for (const [action, resolved] of [

@@ -19,6 +19,7 @@ import { imageEditRouter } from './imageEdit';
 import { jobsRouter } from './jobs';
 import { lineageRouter } from './lineage';
 import { metricsRouter } from './metrics';
+import { notificationsRouter } from './notifications';
 import { onboardingRouter } from './onboarding';
 import { openApiRouter } from './openapi';
 import { profileRouter } from './profile';
@@ -53,6 +54,7 @@ export function buildRouters(deps: AppDeps): Router[] {
     imageEditRouter(deps),
     approvalsRouter(deps),
     commentsRouter(deps),
+    notificationsRouter(deps),
     videoGenerationRouter(deps),
     videoAssemblyRouter(deps),
     onboardingRouter(deps),

@@ -37,3 +37,6 @@ export { WebhookDeliveryAttempt } from './WebhookDeliveryAttempt';
 export { UploadIntent } from './UploadIntent';
 export { CommentThread } from './CommentThread';
 export { Comment } from './Comment';
+export { ApprovalDecision } from './ApprovalDecision';
+export { WorkspaceApprover } from './WorkspaceApprover';
+export { Notification } from './Notification';

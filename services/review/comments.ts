@@ -33,6 +33,8 @@ import { DomainError } from '../../domain/errors';
 import { roleAllows, type WorkspaceRole } from '../../domain/workspaceRoles';
 import { recordCommentEvent } from '../integrations/webhookEvents';
 import { publishEvent } from '../platform/events';
+import { NOTIFICATION_TEXT } from '../../domain/notifications';
+import { notify, personName } from './notifications';
 import { findCommentItem, type CommentItem } from './commentItems';
 
 type Db = Knex | Knex.Transaction;
@@ -91,6 +93,15 @@ async function peopleNames(db: Db, ids: Array<string | null>): Promise<Map<strin
     name: string | null;
   }>;
   return new Map(rows.map((r) => [r.id, r.name?.trim() || r.email]));
+}
+
+/** The member who started a generated item (its pending item's, or the approval that saved it): null for a render. */
+async function itemStarter(db: Db, workspaceId: string, item: Pick<CommentItem, 'kind' | 'id'>): Promise<string | null> {
+  const q = db('pending_approvals').where({ workspace_id: workspaceId });
+  if (item.kind === 'approval') q.where({ id: item.id });
+  else q.where({ content_id: item.id });
+  const row = (await q.first('created_by')) as { created_by: string | null } | undefined;
+  return row?.created_by ?? null;
 }
 
 /** The workspace's members as a comment can mention them ("@" + name, else e-mail). */
@@ -214,6 +225,7 @@ export class CommentService {
       .insert({ thread_id: thread.id, workspace_id: actor.workspaceId, created_by: actor.userId, body, mentions: JSON.stringify(mentions) })
       .returning('id')) as Array<{ id: string }>;
     await publishEvent(trx, actor.workspaceId, { kind: 'comments', itemId: item.id, threadId: thread.id, change: opensThread ? 'created' : 'updated' });
+    await this.notifyAboutComment(trx, actor, item, thread, mentions.map((m) => m.userId), opensThread);
     await recordCommentEvent(trx, {
       workspaceId: actor.workspaceId,
       itemKind: item.kind,
@@ -223,6 +235,24 @@ export class CommentService {
       by: actor.userId,
       comment: { id: comment.id, body, opensThread, mentions: mentions.map((m) => m.userId) },
     });
+  }
+
+  /**
+   * Who is told about a new comment: the members it mentions; on a reply, the thread's earlier authors; and the
+   * member who started the item (a generated item's starter). Each person once, by the most specific reason.
+   */
+  private async notifyAboutComment(trx: Knex.Transaction, actor: CommentActor, ref: Pick<CommentItem, 'kind' | 'id'>, thread: ThreadRow, mentioned: string[], opensThread: boolean): Promise<void> {
+    const item = await findCommentItem(trx, actor.workspaceId, ref.id);
+    const itemName = item?.name || 'an item';
+    const who = await personName(trx, actor.userId);
+    const about = { workspaceId: actor.workspaceId, item: { kind: ref.kind, id: ref.id }, projectId: item?.projectId ?? null, threadId: thread.id, by: actor.userId };
+    const told = new Set(await notify(trx, { ...about, kind: 'mention', recipients: mentioned, text: NOTIFICATION_TEXT.mention(who, itemName) }));
+    if (!opensThread) {
+      const earlier = (await trx('comments').where({ thread_id: thread.id }).whereNotNull('created_by').distinct('created_by').pluck('created_by')) as string[];
+      for (const id of await notify(trx, { ...about, kind: 'reply', recipients: earlier.filter((id) => !told.has(id)), text: NOTIFICATION_TEXT.reply(who, itemName) })) told.add(id);
+    }
+    const starter = await itemStarter(trx, actor.workspaceId, ref);
+    if (starter && !told.has(starter)) await notify(trx, { ...about, kind: 'comment', recipients: [starter], text: NOTIFICATION_TEXT.comment(who, itemName) });
   }
 
   private checkedPin(item: CommentItem, pin: CommentPin): CommentPin {

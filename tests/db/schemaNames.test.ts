@@ -22,6 +22,7 @@ const WITHOUT_KEY: Readonly<Record<string, string>> = {
   'content_lineage.item_id': 'an item of the table its item_kind names',
   'content_lineage.source_id': 'a source of the table its source_kind names',
   'comment_threads.item_id': 'the item of the table its item_kind names (its delete trigger removes the threads)',
+  'notifications.item_id': 'the item of the table its item_kind names (a notification outlives a deleted item, showing its text)',
   'pending_approvals.content_id': 'the saved item, in the table its content_type names',
   'pending_approvals.source_job_id': 'the job that made it, in the job table its content_type names',
   'webhook_events.resource_id': 'the resource of the table its type names',

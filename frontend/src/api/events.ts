@@ -3,7 +3,7 @@ import { WORKSPACE_PARAM } from '../../../domain/workspaceRoles';
 
 export type { DeliveredEvent } from '../../../domain/events';
 
-const EVENT_KINDS: readonly RealtimeEventKind[] = ['job', 'approval', 'credits', 'content', 'workspace', 'webhook', 'comments'];
+const EVENT_KINDS: readonly RealtimeEventKind[] = ['job', 'approval', 'credits', 'content', 'workspace', 'webhook', 'comments', 'notification'];
 /** Waits before reconnecting after the stream failed: 1 s, then longer, up to 30 s; a stream that opens resets it. */
 export const RECONNECT_BACKOFF_MS = [1000, 2000, 5000, 10_000, 30_000] as const;
 

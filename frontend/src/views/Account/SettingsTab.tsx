@@ -8,6 +8,7 @@ import { Dialog } from '../../components/Dialog';
 import { ProgressBar } from '../../components/ProgressBar';
 import { TextField } from '../../components/TextField';
 import { confirmsEmail } from '../../../../domain/accountData';
+import { NotificationEmailPanel } from './NotificationEmailPanel';
 import './settings.css';
 
 const POLL_MS = 1000;
@@ -157,6 +158,7 @@ export function SettingsTab(): ReactElement {
 
   return (
     <div className="stack">
+      <NotificationEmailPanel />
       <section className="panel setting-row" aria-labelledby="export-heading">
         <div className="setting-text">
           <h2 id="export-heading">Export your data</h2>

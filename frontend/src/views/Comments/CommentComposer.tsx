@@ -1,4 +1,4 @@
-import { useId, useRef, useState, type ReactElement, type ReactNode } from 'react';
+import { useId, useLayoutEffect, useRef, useState, type ReactElement, type ReactNode } from 'react';
 import { COMMENT_MAX_CHARS } from '../../../../domain/comments';
 import { mentionCandidates, mentionQueryAt } from './commentFormat';
 
@@ -35,6 +35,7 @@ export function CommentComposer({ label, submitLabel, busyLabel, initial = '', m
   const [mention, setMention] = useState<{ start: number; query: string } | null>(null);
   const [active, setActive] = useState(0);
   const field = useRef<HTMLTextAreaElement>(null);
+  const caretAfterRender = useRef<number | null>(null);
   const id = useId();
   const length = [...text].length;
   const tooLong = length > COMMENT_MAX_CHARS;
@@ -55,12 +56,18 @@ export function CommentComposer({ label, submitLabel, busyLabel, initial = '', m
     const value = text.slice(0, mention.start) + inserted + text.slice(caret);
     setText(value);
     setMention(null);
-    const at = mention.start + inserted.length;
-    requestAnimationFrame(() => {
-      field.current?.focus();
-      field.current?.setSelectionRange(at, at);
-    });
+    // the caret goes after the mention in the same task as the choice (a layout effect of this render): set a
+    // frame later, it jumped back over whatever was typed meanwhile and scrambled it
+    caretAfterRender.current = mention.start + inserted.length;
   };
+
+  useLayoutEffect(() => {
+    const at = caretAfterRender.current;
+    if (at === null) return;
+    caretAfterRender.current = null;
+    field.current?.focus();
+    field.current?.setSelectionRange(at, at);
+  }, [text]);
 
   const submit = async () => {
     const body = text.trim();

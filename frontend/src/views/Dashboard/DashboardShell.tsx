@@ -12,6 +12,7 @@ import { LoadingState } from '../../components/Spinner';
 import { ApprovalsSync } from './ApprovalsSync';
 import { LiveUpdatesNotice } from './LiveUpdatesNotice';
 import { RealtimeSync } from './RealtimeSync';
+import { NotificationBell } from './NotificationBell';
 import { Sidebar } from './Sidebar';
 import { TryItSetup } from './TryItSetup';
 import { WorkspaceEndedNotice } from './WorkspaceEndedNotice';
@@ -109,6 +110,8 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
           </span>
           <span>Render Studio</span>
         </span>
+        {/* at phone size the bell stays in sight here (the sidebar's is in its hidden brand row) */}
+        <NotificationBell />
       </header>
 
       <RealtimeSync />

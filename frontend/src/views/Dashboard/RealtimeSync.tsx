@@ -15,6 +15,7 @@ import { showToastAtom } from '../../atoms/toast';
 import { WORKSPACE_MSG } from '../../../../domain/workspaceRoles';
 import { webhookChangedAtom } from '../../atoms/webhooks';
 import { commentsChangedAtom } from '../../atoms/comments';
+import { refreshNotificationsAtom } from '../../atoms/notifications';
 import { workspaceParamAtom } from '../../atoms/view';
 
 /** Folds a burst of credit events (a reservation, then its charge) into one read. */
@@ -61,6 +62,7 @@ export function RealtimeSync(): null {
   const workspaceChanged = useSetAtom(workspaceChangedAtom);
   const webhookChanged = useSetAtom(webhookChangedAtom);
   const commentsChanged = useSetAtom(commentsChangedAtom);
+  const refreshNotifications = useSetAtom(refreshNotificationsAtom);
   const userId = useAtomValue(currentUserAtom)?.id;
   const allows = useAtomValue(workspaceAllowsAtom);
   const workspaceName = useAtomValue(currentWorkspaceAtom)?.name;
@@ -71,8 +73,8 @@ export function RealtimeSync(): null {
   };
   // the current workspace's events only; a switch ends this stream and opens the other workspace's
   const workspaceId = useAtomValue(workspaceParamAtom);
-  const actions = useRef({ requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, setPaused, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, webhookChanged, commentsChanged, creditAsked, userId });
-  actions.current = { requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, setPaused, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, webhookChanged, commentsChanged, creditAsked, userId };
+  const actions = useRef({ requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, setPaused, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, webhookChanged, commentsChanged, refreshNotifications, creditAsked, userId });
+  actions.current = { requestStats, refreshList, refreshCredits, refreshProjects, refreshExport, setConnected, setPaused, bumpResync, recordJobEvent, sessionEnded, refreshWorkspaces, workspaceChanged, webhookChanged, commentsChanged, refreshNotifications, creditAsked, userId };
 
   useEffect(() => {
     const a = () => actions.current;
@@ -90,6 +92,7 @@ export function RealtimeSync(): null {
       announceContentRefresh();
       a().refreshExport();
       a().bumpResync((n) => n + 1);
+      void a().refreshNotifications();
     };
 
     const onEvent = (event: DeliveredEvent) => {
@@ -118,6 +121,9 @@ export function RealtimeSync(): null {
           break;
         case 'comments':
           a().commentsChanged({ itemId: event.itemId });
+          break;
+        case 'notification':
+          if (a().userId && event.userIds.includes(a().userId as string)) void a().refreshNotifications();
           break;
       }
     };

@@ -13,6 +13,7 @@ import { Icon, type IconName } from '../../components/Icon';
 import { initialsFor } from '../../components/initials';
 import { SidebarCredits } from './SidebarCredits';
 import { WorkspaceSwitcher } from './WorkspaceSwitcher';
+import { NotificationBell } from './NotificationBell';
 
 const NAV: { view: DashboardView; label: string; icon: IconName; adminOnly?: true; beta?: true; needs?: WorkspaceAction }[] = [
   { view: 'projects', label: 'Projects', icon: 'folder' },
@@ -69,6 +70,7 @@ export function Sidebar({ id, user, onNavigate }: { id: string; user: User; onNa
           R
         </span>
         <span>Render Studio</span>
+        <NotificationBell onNavigate={onNavigate} />
       </div>
 
       <div className="sidebar-workspace">
