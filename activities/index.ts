@@ -11,6 +11,7 @@ import { createPaymentRefundActivities } from './paymentRefund';
 import { createRenderThumbnailActivities } from './renderThumbnails';
 import { createStorageSweepActivities } from './storageSweep';
 import { createWebhookDeliveryActivities } from './webhookDelivery';
+import { createNotificationDigestActivities } from './notificationDigest';
 import { acceptingLegacyWorkspaceInput } from './legacyWorkspaceInput';
 
 export type { ActivityDeps } from './deps';
@@ -33,6 +34,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createStorageSweepActivities(deps),
     ...createPaymentRefundActivities(deps),
     ...createWebhookDeliveryActivities(deps),
+    ...createNotificationDigestActivities(deps),
   };
 }
 

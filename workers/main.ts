@@ -16,6 +16,7 @@ import { createProviders } from '../providers';
 import { ensureStorageMaintenanceSchedule } from '../services/content/renderThumbnailJobs';
 import { webhookDeliverySettings } from '../services/integrations/webhookDeliverySettings';
 import { ensureWebhookPruneSchedule, startWebhookRelay } from '../services/integrations/webhookRelay';
+import { ensureNotificationDigestSchedule } from '../services/review/notificationMail';
 import { createStorage } from '../storage';
 import { jobMetricsSinks, startWorkerMetricsServer, temporalTelemetryOptions } from './metrics';
 import { TASK_QUEUES } from '../domain/taskQueues';
@@ -99,6 +100,8 @@ async function main(): Promise<void> {
     // webhook deliveries: the outbox's new rows to their endpoint's workflow, and the daily pruning of the log
     const webhookRelay = startWebhookRelay({ knex, databaseUrl: config.databaseUrl, client, settings: webhookDeliverySettings(), logger });
     ensureWebhookPruneSchedule(client).catch((err: unknown) => logger.warn({ err }, 'could not create the webhook log prune schedule'));
+    // the daily notification e-mail digests, looked for hourly
+    ensureNotificationDigestSchedule(client).catch((err: unknown) => logger.warn({ err }, 'could not create the notification digest schedule'));
     try {
       await Promise.all(workers.map((worker) => worker.run()));
     } finally {

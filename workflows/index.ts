@@ -11,3 +11,4 @@ export * from './renderThumbnail';
 export * from './storageMaintenance';
 export * from './paymentRefund';
 export * from './webhookDelivery';
+export * from './notificationDigest';
