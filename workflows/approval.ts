@@ -53,10 +53,12 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
    * Waits for a decision under way, then holds the turn: the check and the taking run with no await between them,
    * so two waiting decisions never both take it. Throws when the item was decided meanwhile.
    */
-  const takeTurn = async (): Promise<void> => {
+  const takeTurn = async (next: 'approving' | 'rejecting'): Promise<void> => {
     while (busy) await condition(() => !busy);
     if (status !== 'pending') throw notPending();
     busy = true;
+    // at once, in the same step: the deadline never finds the item pending while its decision is under way
+    status = next;
   };
 
   const currentStatus = (): ApprovalStatus => status;
@@ -65,8 +67,7 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   setHandler(
     approveUpdate,
     async (decision?: ApprovalDecision): Promise<ApprovalDecisionResult> => {
-      await takeTurn();
-      status = 'approving';
+      await takeTurn('approving');
       try {
         // the approver is the actor of the consume ledger row
         const result = await approvePendingItem({ approvalId: input.approvalId, actorId: decision?.userId ?? null });
@@ -91,8 +92,7 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   setHandler(
     rejectUpdate,
     async (decision?: ApprovalDecision): Promise<ApprovalDecisionResult> => {
-      await takeTurn();
-      status = 'rejecting';
+      await takeTurn('rejecting');
       try {
         const { warning, code } = await rejectPendingItem({ approvalId: input.approvalId, actorId: decision?.userId ?? null });
         status = 'rejected';
