@@ -22,6 +22,7 @@ import { imageEditWorkflowId } from '../domain/imageEdit';
 import { clipWorkflowId } from '../domain/workflowContracts/clipGeneration';
 import { recordLineage, sourceFromFileUrl } from '../services/content/lineage';
 import { moveThreadsToSavedItem } from '../services/review/commentItems';
+import { carryThreadsOver, versionLinkOf } from '../services/review/versionChain';
 import { workspaceApprovalPolicy, workspaceApprovers } from '../services/workspaces/approvalPolicy';
 import { notify, personName } from '../services/review/notifications';
 import { sendNotificationMail } from '../services/review/notificationMail';
@@ -274,6 +275,8 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           .whereRaw('lower(file_name) like ?', [`${stem.toLowerCase().replace(/[\\%_]/g, '\\$&')}%`])
           .pluck('file_name')) as string[];
         const fileName = withCounter(input.fileName, taken);
+        // made by a "request changes": the next version of the rejected item
+        const link = await versionLinkOf(trx, input.workspaceId, input.sourceJobId);
         const rows: { id: string; approval_deadline: Date }[] = await trx('pending_approvals')
           .insert({
             id: input.approvalId,
@@ -296,6 +299,8 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
             reservation_id: input.reservationId,
             workflow_id: workflowId,
             source_job_id: input.sourceJobId,
+            version: link?.version ?? 1,
+            previous_approval_id: link?.previousApprovalId ?? null,
             metadata: JSON.stringify(input.metadata),
             // the item keeps the policy it started with
             approval_policy: JSON.stringify(await workspaceApprovalPolicy(trx, input.workspaceId)),
@@ -305,6 +310,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           .returning(['id', 'approval_deadline']);
         // announced once, by the attempt that inserted it
         if (rows.length > 0) {
+          if (link) await carryThreadsOver(trx, link, input.approvalId);
           await publishEvent(trx, input.workspaceId, { kind: 'approval', approvalId: input.approvalId, status: 'pending', contentType: input.metadata.kind, projectId: input.projectId });
           await recordApprovalEvent(
             trx,

@@ -88,6 +88,11 @@ export interface ApprovalListItem {
   prompt: string | null;
   /** who must approve it (the policy it started with) and who has (issue 42) */
   approvals: ApprovalProgressView;
+  /** 1, or the next version of an item rejected with a request for changes (previous_approval_id) */
+  version: number;
+  previous_approval_id: string | null;
+  /** a clip's effect and platform: what a request for changes starts the next version with, unless changed */
+  clip_settings: { effect: string; platform: string } | null;
 }
 
 export interface ApprovalPersonView {

@@ -181,6 +181,10 @@ export interface CommentThreadView {
   resolvedAt: string | null;
   resolvedBy: { userId: string | null; name: string } | null;
   createdAt: string;
+  /** the version of the item the thread was started on, when it was carried over to a later one ("request changes") */
+  onVersion: number | null;
+  /** its opening comment is a request for changes */
+  changeRequest: boolean;
   comments: CommentView[];
 }
 

@@ -3,7 +3,7 @@
  * texts, shared by the API and the front end.
  */
 
-export const ITEM_HISTORY_KINDS = ['generated', 'added', 'approved', 'saved', 'rejected', 'expired', 'comment', 'reply', 'resolved'] as const;
+export const ITEM_HISTORY_KINDS = ['generated', 'added', 'approved', 'saved', 'rejected', 'changes_requested', 'expired', 'comment', 'reply', 'resolved'] as const;
 export type ItemHistoryKind = (typeof ITEM_HISTORY_KINDS)[number];
 
 export interface ItemHistoryEntry {
@@ -11,8 +11,10 @@ export interface ItemHistoryEntry {
   at: string;
   /** who did it; null for what the system did (saving, expiry) or a time with no person recorded */
   by: { user_id: string; name: string } | null;
-  /** a comment's or reply's text, shortened */
+  /** a comment's or reply's text, shortened; a request's text */
   text?: string;
+  /** which version of the item it happened to, once the item has more than one ("request changes") */
+  version?: number;
 }
 
 /** "Mia Member approved it", "Saved to the project" ... */
@@ -29,6 +31,8 @@ export function historyText(entry: Pick<ItemHistoryEntry, 'kind' | 'by'>): strin
       return 'Saved to the project and charged';
     case 'rejected':
       return `${who} rejected it`;
+    case 'changes_requested':
+      return `${who} requested changes`;
     case 'expired':
       return 'Expired unreviewed: its credits were released';
     case 'comment':

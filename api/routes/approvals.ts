@@ -53,6 +53,9 @@ const approvalItem = answers<ApprovalListItem>()(
     created_at: z.string(),
     prompt: z.string().nullable(),
     approvals: approvalProgress,
+    version: z.number().int().meta({ description: '1, or the next version of an item rejected with a request for changes' }),
+    previous_approval_id: z.string().nullable().meta({ description: 'The version before it (rejected with a request for changes)' }),
+    clip_settings: z.object({ effect: z.string(), platform: z.string() }).nullable().meta({ description: "A clip's effect and platform" }),
   }),
 );
 const approvalStats = answers<ApprovalStats>()(

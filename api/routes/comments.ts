@@ -16,7 +16,7 @@ const text = z
   .min(1, COMMENT_MSG.bodyRequired)
   .refine((s) => [...s].length <= COMMENT_MAX_CHARS, COMMENT_MSG.bodyTooLong)
   .meta({ description: `Plain text, at most ${COMMENT_MAX_CHARS} characters; never read as HTML` });
-const pin = z
+export const commentPinBody = z
   .object({
     x: z.number().optional(),
     y: z.number().optional(),
@@ -26,7 +26,7 @@ const pin = z
   })
   .strict()
   .meta({ description: 'A point (x, y) or rectangle (x, y, w, h) in fractions of the picture from its top left, and/or a time t in seconds (clips and videos)' });
-const openBody = z.object({ body: text, pin: pin.nullable().optional() }).strict();
+const openBody = z.object({ body: text, pin: commentPinBody.nullable().optional() }).strict();
 const replyBody = z.object({ body: text }).strict();
 
 const personView = z.object({ userId: z.string().nullable(), name: z.string() }).nullable();
@@ -44,11 +44,13 @@ const threadView = answers<CommentThreadView>()(
     id: z.string(),
     itemKind: z.enum(COMMENT_ITEM_KINDS),
     itemId: z.string(),
-    pin: pin.nullable(),
+    pin: commentPinBody.nullable(),
     resolved: z.boolean(),
     resolvedAt: z.string().nullable(),
     resolvedBy: personView,
     createdAt: z.string(),
+    onVersion: z.number().int().nullable().meta({ description: 'The version of the item the thread was started on, once carried over to a later version by a request for changes' }),
+    changeRequest: z.boolean().meta({ description: 'Its opening comment is a request for changes' }),
     comments: z.array(commentView),
   }),
 );

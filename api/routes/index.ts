@@ -9,6 +9,7 @@ import { accountRouter } from './account';
 import { adminRouter } from './admin';
 import { approvalsRouter } from './approvals';
 import { commentsRouter } from './comments';
+import { changeRequestsRouter } from './changeRequests';
 import { authRouter } from './auth';
 import { creditsRouter } from './credits';
 import { enhanceSetRouter } from './enhanceSet';
@@ -54,6 +55,7 @@ export function buildRouters(deps: AppDeps): Router[] {
     imageEditRouter(deps),
     approvalsRouter(deps),
     commentsRouter(deps),
+    changeRequestsRouter(deps),
     notificationsRouter(deps),
     videoGenerationRouter(deps),
     videoAssemblyRouter(deps),

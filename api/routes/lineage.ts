@@ -113,6 +113,7 @@ export function lineageRouter(deps: AppDeps): Router {
           at: z.string(),
           by: z.object({ user_id: z.string(), name: z.string() }).nullable(),
           text: z.string().optional(),
+          version: z.number().int().optional().meta({ description: 'The version of the item it happened to, once the item has several (request changes)' }),
         }),
       ),
     }),

@@ -15,6 +15,8 @@ export class CommentThread extends BaseModel {
   createdBy!: string | null;
   resolvedAt!: Date | null;
   resolvedBy!: string | null;
+  /** the version of the item it was started on, once carried over to a later version ("request changes") */
+  onVersion!: number | null;
   createdAt!: Date;
 
   static override jsonSchema: JSONSchema = {
@@ -27,6 +29,7 @@ export class CommentThread extends BaseModel {
       pin: schema.nullableJsonObject,
       createdBy: schema.nullableUuid,
       resolvedBy: schema.nullableUuid,
+      onVersion: { type: ['integer', 'null'] },
     },
   };
 }

@@ -41,6 +41,9 @@ export class PendingApproval extends BaseModel {
   decidedAt!: Date | null;
   /** who made the final decision (the approval that met the policy, or the rejection); null for expiry */
   decidedBy!: string | null;
+  /** 1, or the next version of the item a "request changes" rejected (previousApprovalId) */
+  version!: number;
+  previousApprovalId!: string | null;
 
   project?: Project;
 
@@ -82,6 +85,8 @@ export class PendingApproval extends BaseModel {
       metadata: schema.jsonObject,
       approvalPolicy: { type: ['object', 'null'] },
       contentId: schema.nullableText,
+      version: { type: 'integer', minimum: 1 },
+      previousApprovalId: schema.nullableUuid,
     },
   };
 

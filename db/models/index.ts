@@ -38,5 +38,6 @@ export { UploadIntent } from './UploadIntent';
 export { CommentThread } from './CommentThread';
 export { Comment } from './Comment';
 export { ApprovalDecision } from './ApprovalDecision';
+export { ChangeRequest } from './ChangeRequest';
 export { WorkspaceApprover } from './WorkspaceApprover';
 export { Notification } from './Notification';

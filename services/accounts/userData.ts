@@ -31,6 +31,7 @@ const USER_TABLES = [
   'data_exports',
   'comment_threads',
   'comments',
+  'change_requests',
 ] as const;
 
 export interface UserDataRows {

@@ -54,6 +54,10 @@ function notAnApprover(): DomainError {
 
 const FORMER_MEMBER = 'A former member';
 
+function clipSettingsOf(metadata: Record<string, unknown>): { effect: string; platform: string } | null {
+  return metadata.kind === 'clip' && typeof metadata.effect === 'string' && typeof metadata.platform === 'string' ? { effect: metadata.effect, platform: metadata.platform } : null;
+}
+
 /** The decision rule that refused, found inside the update's failure (the validator's, or the activity's). */
 function refusalOf(err: WorkflowUpdateFailedError): DomainError | null {
   let cause: unknown = err.cause;
@@ -118,6 +122,9 @@ export class ApprovalService {
         created_at: new Date(row.createdAt).toISOString(),
         prompt: typeof prompt === 'string' ? prompt : null,
         approvals: progressOf(row),
+        version: row.version ?? 1,
+        previous_approval_id: row.previousApprovalId ?? null,
+        clip_settings: clipSettingsOf(row.metadata),
       };
     });
   }

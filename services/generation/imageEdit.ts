@@ -162,8 +162,37 @@ export class ImageEditService {
    */
   async run(workspaceId: string, request: ImageEditRequest, actorId: string = workspaceId): Promise<{ status: 200 | 202; body: ImageEditResponse }> {
     const started = Date.now();
+    const { handle, source, jobId, workflowId } = await this.launch(workspaceId, request, actorId, randomUUID());
+
+    // read while the workflow runs (the run does not change the streak); awaited only when the answer is written
+    const warning = this.streakWarning(workspaceId);
+    warning.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), this.waitMs);
+    });
+    let result: ImageEditResult | null;
+    try {
+      result = await Promise.race([handle.result(), timeout]);
+    } catch (err) {
+      throw refusalOf(err) ?? err;
+    } finally {
+      clearTimeout(timer);
+    }
+    return this.answer(request, { source, jobId, workflowId, started, result, warning: await warning });
+  }
+
+  /**
+   * Starts the workflow as `run` does, with the job id the caller chose, and returns at once: the job is followed by
+   * its status call and the Activity view (a "request changes" starts the next version this way).
+   */
+  async start(workspaceId: string, request: ImageEditRequest, actorId: string, jobId: string): Promise<{ jobId: string; workflowId: string }> {
+    const { workflowId } = await this.launch(workspaceId, request, actorId, jobId);
+    return { jobId, workflowId };
+  }
+
+  private async launch(workspaceId: string, request: ImageEditRequest, actorId: string, jobId: string) {
     const source = await this.resolveSource(workspaceId, request.baseImage, request.projectId);
-    const jobId = randomUUID();
     const workflowId = imageEditWorkflowId(jobId);
     const client = await this.deps.temporal();
     const handle = await client.workflow.start<ImageEditWorkflow>('imageEditWorkflow', {
@@ -192,23 +221,15 @@ export class ImageEditService {
     });
 
     await this.recordStart(workspaceId, actorId, jobId, source, request.prompt);
+    return { handle, source, jobId, workflowId };
+  }
 
-    // read while the workflow runs (the run does not change the streak); awaited only when the answer is written
-    const warning = this.streakWarning(workspaceId);
-    warning.catch(() => undefined);
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<null>((resolve) => {
-      timer = setTimeout(() => resolve(null), this.waitMs);
-    });
-    let result: ImageEditResult | null;
-    try {
-      result = await Promise.race([handle.result(), timeout]);
-    } catch (err) {
-      throw refusalOf(err) ?? err;
-    } finally {
-      clearTimeout(timer);
-    }
-
+  /** The spec's answer: the pending item with its watermarked preview, or (202) the run still going. */
+  private answer(
+    request: ImageEditRequest,
+    run: { source: ImageEditSource; jobId: string; workflowId: string; started: number; result: ImageEditResult | null; warning: string | null },
+  ): { status: 200 | 202; body: ImageEditResponse } {
+    const { source, jobId, workflowId, started, result, warning } = run;
     const metadata: ImageEditResponse['metadata'] = {
       workflow: 'ENHANCED_IMAGE_EDITING',
       jobId,
@@ -223,7 +244,7 @@ export class ImageEditService {
       upscaleScale: request.upscaleScale,
       platform: request.platform,
       processingTimeMs: Date.now() - started,
-      warning: await warning,
+      warning,
     };
     if (!result) return { status: 202, body: { success: true, error: null, result: null, metadata } };
 

@@ -196,7 +196,7 @@ export class VideoGenerationService {
    * Admits and starts a clip for the account `workspaceId` (the workspace), started by `actorId` (the account itself when
    * absent: a personal workspace's owner). Refused starts answer the rule's status, code and text, and leave nothing behind.
    */
-  async start(workspaceId: string, request: StartClipRequest, actorId: string = workspaceId): Promise<StartClipAnswer> {
+  async start(workspaceId: string, request: StartClipRequest, actorId: string = workspaceId, jobId: string = randomUUID()): Promise<StartClipAnswer> {
     const source = await this.resolveSource(workspaceId, request);
     const options: ClipJobOptions = {
       effect: request.effect,
@@ -209,15 +209,14 @@ export class VideoGenerationService {
       isTemporaryImage: request.isTemporaryImage,
       startedBy: request.startedBy,
     };
-    return this.startJob(workspaceId, actorId, request.projectId, source, options);
+    return this.startJob(workspaceId, actorId, request.projectId, source, options, jobId);
   }
 
-  private async startJob(workspaceId: string, actorId: string, projectId: string, source: ClipSource, options: ClipJobOptions): Promise<StartClipAnswer> {
+  private async startJob(workspaceId: string, actorId: string, projectId: string, source: ClipSource, options: ClipJobOptions, jobId: string = randomUUID()): Promise<StartClipAnswer> {
     // answered here for the common case; the workflow's admission, under the profile lock, is the one that counts
     const check = await checkClipAdmission(this.deps.knex, workspaceId, actorId);
     if (!check.ok) throw new DomainError(check.status, check.code, check.error);
 
-    const jobId = randomUUID();
     const input: ClipGenerationInput = {
       jobId,
       workspaceId,

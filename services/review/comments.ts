@@ -58,6 +58,7 @@ interface ThreadRow {
   resolved_at: Date | string | null;
   resolved_by: string | null;
   created_at: Date | string;
+  on_version: number | null;
 }
 
 interface CommentRow {
@@ -146,6 +147,15 @@ export class CommentService {
       )
       .orderBy([{ column: 'created_at' }, { column: 'id' }])) as CommentRow[];
     const names = await peopleNames(this.db, [...comments.map((c) => c.created_by), ...threads.map((t) => t.resolved_by)]);
+    // the comments that hold a "request changes" (their thread says so)
+    const requests = new Set(
+      (await this.db('change_requests')
+        .whereIn(
+          'comment_id',
+          comments.map((c) => c.id),
+        )
+        .pluck('comment_id')) as string[],
+    );
     const byThread = new Map<string, CommentView[]>();
     for (const c of comments) {
       const view: CommentView = {
@@ -168,6 +178,8 @@ export class CommentService {
       resolvedAt: t.resolved_at ? iso(t.resolved_at) : null,
       resolvedBy: t.resolved_at ? person(names, t.resolved_by) : null,
       createdAt: iso(t.created_at),
+      onVersion: t.on_version ?? null,
+      changeRequest: (byThread.get(t.id) ?? []).some((c) => requests.has(c.id)),
       comments: byThread.get(t.id) ?? [],
     }));
   }

@@ -3,6 +3,8 @@
  * that saved it (or its expiry), each comment, reply and resolved thread, with who and when, oldest first. Read from
  * the rows those actions leave (pending_approvals, approval_decisions, comment_threads, comments); an item known by
  * its saved id finds the approval that saved it. A render or an item saved otherwise starts with when it was added.
+ * An item made by a request for changes reads its earlier versions too (each entry says which version), so the
+ * conversation and the versions read as one history.
  */
 import type { Knex } from 'knex';
 import { DomainError } from '../../domain/errors';
@@ -22,7 +24,12 @@ interface ApprovalRow {
   created_at: Date;
   decided_by: string | null;
   decided_at: Date | null;
+  version: number;
+  previous_approval_id: string | null;
 }
+
+/** How far back a version chain is read (a chain of requests this long is far beyond any review). */
+const MAX_VERSIONS = 50;
 
 function quote(body: string): string {
   const text = body.replace(/\s+/g, ' ').trim();
@@ -32,27 +39,48 @@ function quote(body: string): string {
 export async function itemHistory(knex: Knex, workspaceId: string, itemId: string): Promise<ItemHistoryEntry[]> {
   const item = await findCommentItem(knex, workspaceId, itemId);
   if (!item) throw new DomainError(404, COMMENT_ERROR_CODES.itemNotFound, COMMENT_MSG.itemNotFound);
-  const raw: Array<{ kind: ItemHistoryKind; at: Date; userId: string | null; text?: string }> = [];
+  const raw: Array<{ kind: ItemHistoryKind; at: Date; userId: string | null; text?: string; version?: number }> = [];
 
-  const approvalColumns = ['id', 'status', 'created_by', 'created_at', 'decided_by', 'decided_at'];
+  const approvalColumns = ['id', 'status', 'created_by', 'created_at', 'decided_by', 'decided_at', 'version', 'previous_approval_id'];
   const approval = (await (item.kind === 'approval'
     ? knex('pending_approvals').where({ id: item.id, workspace_id: workspaceId })
     : knex('pending_approvals').where({ content_id: item.id, workspace_id: workspaceId })
   ).first(approvalColumns)) as ApprovalRow | undefined;
 
-  if (approval) {
-    raw.push({ kind: 'generated', at: approval.created_at, userId: approval.created_by });
-    const decisions = (await knex('approval_decisions').where({ approval_id: approval.id }).orderBy('created_at').select('user_id', 'created_at')) as Array<{ user_id: string; created_at: Date }>;
-    for (const d of decisions) raw.push({ kind: 'approved', at: d.created_at, userId: d.user_id });
-    if (approval.decided_at) {
-      if (approval.status === 'approved') {
-        // the approval that met the policy is listed above when it was recorded; an item approved before policies has none
-        if (decisions.length === 0) raw.push({ kind: 'approved', at: approval.decided_at, userId: approval.decided_by });
-        raw.push({ kind: 'saved', at: approval.decided_at, userId: null });
-      } else if (approval.status === 'rejected') raw.push({ kind: 'rejected', at: approval.decided_at, userId: approval.decided_by });
-      else if (approval.status === 'expired') raw.push({ kind: 'expired', at: approval.decided_at, userId: null });
-    }
-  } else {
+  // the versions before it ("request changes"), oldest first, then the item itself
+  const chain: ApprovalRow[] = approval ? [approval] : [];
+  while (chain[0]?.previous_approval_id && chain.length < MAX_VERSIONS) {
+    const previous = (await knex('pending_approvals').where({ id: chain[0].previous_approval_id, workspace_id: workspaceId }).first(approvalColumns)) as ApprovalRow | undefined;
+    if (!previous) break;
+    chain.unshift(previous);
+  }
+  const versioned = chain.length > 1 || Number(approval?.version ?? 1) > 1;
+  const requests = chain.length
+    ? ((await knex('change_requests')
+        .whereIn(
+          'approval_id',
+          chain.map((a) => a.id),
+        )
+        .select('approval_id', 'requested_by', 'request', 'created_at')) as Array<{ approval_id: string; requested_by: string | null; request: string; created_at: Date }>)
+    : [];
+
+  for (const step of chain) {
+    const version = versioned ? Number(step.version) : undefined;
+    raw.push({ kind: 'generated', at: step.created_at, userId: step.created_by, version });
+    const decisions = (await knex('approval_decisions').where({ approval_id: step.id }).orderBy('created_at').select('user_id', 'created_at')) as Array<{ user_id: string; created_at: Date }>;
+    for (const d of decisions) raw.push({ kind: 'approved', at: d.created_at, userId: d.user_id, version });
+    if (!step.decided_at) continue;
+    const request = requests.find((r) => r.approval_id === step.id);
+    if (step.status === 'approved') {
+      // the approval that met the policy is listed above when it was recorded; an item approved before policies has none
+      if (decisions.length === 0) raw.push({ kind: 'approved', at: step.decided_at, userId: step.decided_by, version });
+      raw.push({ kind: 'saved', at: step.decided_at, userId: null, version });
+    } else if (step.status === 'rejected' && request) {
+      raw.push({ kind: 'changes_requested', at: step.decided_at, userId: request.requested_by, text: quote(request.request), version });
+    } else if (step.status === 'rejected') raw.push({ kind: 'rejected', at: step.decided_at, userId: step.decided_by, version });
+    else if (step.status === 'expired') raw.push({ kind: 'expired', at: step.decided_at, userId: null, version });
+  }
+  if (!approval) {
     const table = SAVED_TABLES[item.kind];
     const row = table ? ((await knex(table).where({ id: item.id }).first('created_at')) as { created_at: Date } | undefined) : undefined;
     if (row) raw.push({ kind: 'added', at: row.created_at, userId: null });
@@ -62,10 +90,24 @@ export async function itemHistory(knex: Knex, workspaceId: string, itemId: strin
     .join('comment_threads as t', 't.id', 'c.thread_id')
     .where({ 't.item_kind': item.kind, 't.item_id': item.id, 't.workspace_id': workspaceId })
     .orderBy([{ column: 'c.created_at' }, { column: 'c.id' }])
-    .select('c.thread_id', 'c.created_by', 'c.body', 'c.created_at')) as Array<{ thread_id: string; created_by: string | null; body: string; created_at: Date }>;
+    .select('c.id', 'c.thread_id', 'c.created_by', 'c.body', 'c.created_at', 't.on_version')) as Array<{
+    id: string;
+    thread_id: string;
+    created_by: string | null;
+    body: string;
+    created_at: Date;
+    on_version: number | null;
+  }>;
+  // a request for changes is listed once, as the request (its comment opens the thread that carries it)
+  const requestComments = new Set((await knex('change_requests').where({ workspace_id: workspaceId }).whereIn('comment_id', comments.map((c) => c.id)).pluck('comment_id')) as string[]);
   const opened = new Set<string>();
   for (const c of comments) {
-    raw.push({ kind: opened.has(c.thread_id) ? 'reply' : 'comment', at: c.created_at, userId: c.created_by, text: quote(c.body) });
+    if (requestComments.has(c.id)) {
+      opened.add(c.thread_id);
+      continue;
+    }
+    const version = versioned ? (c.on_version ?? Number(approval?.version ?? 1)) : undefined;
+    raw.push({ kind: opened.has(c.thread_id) ? 'reply' : 'comment', at: c.created_at, userId: c.created_by, text: quote(c.body), version });
     opened.add(c.thread_id);
   }
   const resolved = (await knex('comment_threads')
@@ -88,5 +130,6 @@ export async function itemHistory(knex: Knex, workspaceId: string, itemId: strin
       at: new Date(e.at).toISOString(),
       by: e.userId ? { user_id: e.userId, name: names.get(e.userId) ?? 'A deleted account' } : null,
       ...(e.text !== undefined ? { text: e.text } : {}),
+      ...(e.version !== undefined ? { version: e.version } : {}),
     }));
 }

@@ -25,6 +25,7 @@ const WITHOUT_KEY: Readonly<Record<string, string>> = {
   'notifications.item_id': 'the item of the table its item_kind names (a notification outlives a deleted item, showing its text)',
   'pending_approvals.content_id': 'the saved item, in the table its content_type names',
   'pending_approvals.source_job_id': 'the job that made it, in the job table its content_type names',
+  'change_requests.next_job_id': 'the job the request started, in the job table its next_job_kind names (chosen before the job exists)',
   'webhook_events.resource_id': 'the resource of the table its type names',
   'credit_transactions.reference_id': 'what the change refers to (a Stripe session, an approval, a job), by its type',
   'credit_purchases.package_id': "a credit package of domain/billing.ts, not a table's row",

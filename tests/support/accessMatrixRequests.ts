@@ -91,6 +91,7 @@ export const VALUES: Record<string, Filler> = {
   reason: constant('matrix'),
   amount: constant(1),
   approvalPolicy: constant({ kind: 'any' }),
+  '/api/approvals/request-changes#request': constant('Make the sky warmer'),
   // headers
   'tus-resumable': constant('1.0.0'),
   'upload-length': constant(String(TINY_PNG.length)),

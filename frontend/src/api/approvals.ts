@@ -1,8 +1,9 @@
 import type { ApprovalDecisionResponse, ApprovalListItem, ApprovalStats } from '../../../domain/approvals';
+import type { ChangeRequestResponse } from '../../../domain/changeRequests';
 import { api, currentWorkspaceId } from './client';
 
 // the server's answers (a refusal's error shape comes through ky's HTTPError)
-export type { ApprovalDecisionResponse, ApprovalListItem, ApprovalStats };
+export type { ApprovalDecisionResponse, ApprovalListItem, ApprovalStats, ChangeRequestResponse };
 
 /** Stats are reused for 5 s and the list for 3 s (001 section 9), unless a caller forces a fresh read. */
 export const STATS_CACHE_MS = 5000;
@@ -37,6 +38,21 @@ export async function approveItem(approvalId: string): Promise<ApprovalDecisionR
   try {
     // a decision is not repeated by the client: the server's answer (or refusal) is final
     return await api.post('approvals/approve', { json: { approvalId }, retry: 0, timeout: 60_000 }).json<ApprovalDecisionResponse>();
+  } finally {
+    forgetApprovals();
+  }
+}
+
+export interface ChangeRequestBody {
+  request: string;
+  /** a clip's effect and platform for its next version */
+  settings?: { effect: string; platform: string } | null;
+}
+
+/** Rejects the item with a request for changes and starts its next version (POST /api/approvals/request-changes). */
+export async function requestChanges(approvalId: string, body: ChangeRequestBody): Promise<ChangeRequestResponse> {
+  try {
+    return await api.post('approvals/request-changes', { json: { approvalId, ...body }, retry: 0, timeout: 60_000 }).json<ChangeRequestResponse>();
   } finally {
     forgetApprovals();
   }

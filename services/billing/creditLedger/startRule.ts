@@ -68,6 +68,25 @@ export async function canCreateContent(db: Db, workspaceId: string, contentType:
   return applyStartRule(await readStartRuleRow(db, workspaceId), contentType, now);
 }
 
+/**
+ * The start rule as it will stand once one pending item is rejected (its reservation of `releasedCredits` released,
+ * its place in the queue freed): what "request changes" asks before it rejects, so a refusal leaves everything as it was.
+ */
+export async function canCreateAfterRelease(db: Db, workspaceId: string, contentType: ContentType, releasedCredits: number, now: Date = new Date()): Promise<CanCreateContentResult> {
+  assertContentType(contentType);
+  const row = await readStartRuleRow(db, workspaceId);
+  return applyStartRule(
+    {
+      ...row,
+      reserved_credits: Math.max(0, Number(row.reserved_credits) - releasedCredits),
+      pending_count: String(Math.max(0, Number(row.pending_count) - 1)),
+      pending_cost: String(Math.max(0, Number(row.pending_cost) - releasedCredits)),
+    },
+    contentType,
+    now,
+  );
+}
+
 export interface PendingUsage {
   /** what the start rule counts: the queue and the generations in flight */
   pendingCount: number;

@@ -2,6 +2,7 @@ import type { ReactElement } from 'react';
 import type { ApprovalListItem } from '../../api/approvals';
 import { Icon } from '../../components/Icon';
 import { progressText } from '../../../../domain/approvalPolicy';
+import { versionLabel } from '../../../../domain/changeRequests';
 import { approvalTypeBadge, deadlineBadge, isVideoItem, saveCostLabel } from './approvalBadges';
 
 export type Decision = 'approve' | 'reject';
@@ -17,10 +18,12 @@ export interface ApprovalActionsProps {
   rejectLockedBy: string | null;
   /** a role that may not decide (a viewer): no Save or Reject */
   readOnly?: boolean;
+  /** opens "Request changes" (images and clips) */
+  onRequestChanges?: () => void;
 }
 
 /** Reject and Save (with its cost label), as on the card and in the large preview. */
-export function ApprovalActions({ item, busy, locked, onDecide, rejectLockedBy, readOnly = false }: ApprovalActionsProps): ReactElement | null {
+export function ApprovalActions({ item, busy, locked, onDecide, rejectLockedBy, readOnly = false, onRequestChanges }: ApprovalActionsProps): ReactElement | null {
   if (readOnly) return null;
   const disabled = busy !== null || locked;
   const cost = saveCostLabel(item.remaining_cost);
@@ -37,6 +40,19 @@ export function ApprovalActions({ item, busy, locked, onDecide, rejectLockedBy, 
       >
         {busy === 'reject' ? 'Rejecting...' : 'Reject'}
       </button>
+      {onRequestChanges && item.content_type !== 'assembly' && (
+        // a rejection too: locked as Reject is, for the same reason
+        <button
+          type="button"
+          className="button button-secondary"
+          disabled={disabled || rejectLockedBy !== null}
+          onClick={onRequestChanges}
+          aria-label={`Request changes to ${item.file_name}`}
+          aria-describedby={rejectLockedBy ?? undefined}
+        >
+          <Icon name="pencil" size={16} /> Request changes
+        </button>
+      )}
       {approvedByMe ? (
         // one approval per person: theirs is in, the item waits for the others (its policy)
         <button type="button" className="button button-primary" disabled aria-label={`You approved ${item.file_name}`}>
@@ -108,6 +124,11 @@ export function ApprovalCard({ now, onExpand, ...actions }: ApprovalActionsProps
         <span className="approval-badges">
           <span className={`approval-badge approval-type approval-type-${item.content_type}`}>{approvalTypeBadge(item)}</span>
           <span className={`approval-badge approval-deadline${deadline === 'Expired' ? ' approval-deadline-expired' : ''}`}>{deadline}</span>
+          {item.version > 1 && (
+            <span className="approval-badge approval-version" title={`Version ${item.version}, made from a request for changes`}>
+              {versionLabel(item.version)}
+            </span>
+          )}
         </span>
         <button type="button" className="approval-expand icon-button" onClick={onExpand} aria-label={`Expand ${item.file_name}`} title="Expand">
           <Icon name="expand" size={18} />

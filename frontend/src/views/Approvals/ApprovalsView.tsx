@@ -1,7 +1,9 @@
 import { useAtomValue, useSetAtom } from 'jotai';
 import { useEffect, useState, type ReactElement } from 'react';
 import { MSG } from '../../../../domain/messages';
-import { approveItem, rejectItem, type ApprovalListItem } from '../../api/approvals';
+import { approveItem, rejectItem, type ApprovalListItem, type ChangeRequestResponse } from '../../api/approvals';
+import { versionLabel } from '../../../../domain/changeRequests';
+import { RequestChangesDialog } from './RequestChangesDialog';
 import { apiErrorMessage, isApiHttpError } from '../../api/client';
 import { announceContentRefresh, fetchProjectContent } from '../../api/projects';
 import { approvalStatsStateAtom, approvalsListStateAtom, refreshApprovalStatsAtom, refreshApprovalsListAtom } from '../../atoms/approvals';
@@ -51,6 +53,7 @@ export function ApprovalsView(): ReactElement {
   const [decided, setDecided] = useState<ReadonlySet<string>>(new Set());
   const [expandedId, setExpandedId] = useState<string | null>(null);
   const [comparing, setComparing] = useState<string | null>(null);
+  const [requesting, setRequesting] = useState<ApprovalListItem | null>(null);
   // a viewer sees the queue but saves and rejects nothing; buying is for the workspace's admins
   const allows = useAtomValue(workspaceAllowsAtom);
   const canDecide = allows('approve');
@@ -118,6 +121,21 @@ export function ApprovalsView(): ReactElement {
     }
   }
 
+  /** The item is rejected with its request; its next version is being made (or could not start: the answer says why). */
+  function changesRequested(item: ApprovalListItem, answer: ChangeRequestResponse): void {
+    setRequesting(null);
+    settled(item);
+    if (answer.next) {
+      toast({ kind: 'success', message: `Changes requested. ${versionLabel(answer.next.version)} is being made: it will be here for approval when it is ready.` });
+    } else if (answer.next_error) {
+      toast({ kind: 'error', message: `The item was rejected, but the new version could not start: ${answer.next_error.error}` });
+    }
+    if (answer.warning) toast({ kind: answer.code === 'REJECTION_STREAK_COOLDOWN' ? 'error' : 'info', message: answer.warning });
+    refreshList({ force: true });
+    refreshStats({ fresh: true });
+    refreshCredits();
+  }
+
   async function copyPrompt(prompt: string): Promise<void> {
     try {
       await navigator.clipboard.writeText(prompt);
@@ -175,6 +193,7 @@ export function ApprovalsView(): ReactElement {
             onDecide={(decision) => void decide(item, decision)}
             rejectLockedBy={rejectLockedBy}
             readOnly={!canDecide}
+            onRequestChanges={() => setRequesting(item)}
             onExpand={() => setExpandedId(item.id)}
           />
         ))}
@@ -222,7 +241,7 @@ export function ApprovalsView(): ReactElement {
             }
           />
           <p className="muted">
-            {[approvalTypeBadge(expanded), deadlineBadge(expanded.approval_deadline, now), expanded.project_name].filter(Boolean).join(' · ')}
+            {[approvalTypeBadge(expanded), expanded.version > 1 ? `Version ${expanded.version}` : null, deadlineBadge(expanded.approval_deadline, now), expanded.project_name].filter(Boolean).join(' · ')}
           </p>
           {expanded.prompt && (
             <div className="approval-prompt-row">
@@ -243,10 +262,19 @@ export function ApprovalsView(): ReactElement {
             onDecide={(decision) => void decide(expanded, decision)}
             rejectLockedBy={rejectLockedBy}
             readOnly={!canDecide}
+            onRequestChanges={() => setRequesting(expanded)}
           />
           {canDecide && rejectLocked && <p className="muted approval-reject-note">{rejectLockText}</p>}
           {comparing === expanded.id && <CompareDialog itemId={expanded.id} title={expanded.file_name} onClose={() => setComparing(null)} />}
         </Dialog>
+      )}
+      {requesting && (
+        <RequestChangesDialog
+          item={requesting}
+          onClose={() => setRequesting(null)}
+          onRequested={(answer) => changesRequested(requesting, answer)}
+          onBuyCredits={purchasing !== 'unavailable' && canBuy ? () => navigate({ view: 'account', accountTab: 'billing' }) : undefined}
+        />
       )}
     </section>
   );

@@ -1,6 +1,7 @@
 import { useAtomValue } from 'jotai';
 import { useEffect, useState, type ReactElement } from 'react';
 import { historyText } from '../../../../domain/itemHistory';
+import { versionLabel } from '../../../../domain/changeRequests';
 import { fetchItemHistory, type ItemHistoryEntry } from '../../api/comments';
 import { commentChangeAtom } from '../../atoms/comments';
 import { whenText } from './commentFormat';
@@ -48,6 +49,7 @@ export function ItemHistory({ itemId }: { itemId: string }): ReactElement {
         <ol className="item-history-list" aria-label="History">
           {entries.map((entry, i) => (
             <li key={`${entry.kind}-${entry.at}-${i}`}>
+              {entry.version !== undefined && <span className="badge item-history-version">{versionLabel(entry.version)}</span>}
               <span className="item-history-what">{historyText(entry)}</span>{' '}
               <time className="muted" dateTime={entry.at} title={new Date(entry.at).toLocaleString()}>
                 {whenText(entry.at)}

@@ -13,6 +13,7 @@ import { CommentComposer, type MentionableMember } from './CommentComposer';
 import { CommentText } from './CommentText';
 import { ItemHistory } from './ItemHistory';
 import { pinFromDrag, pinText, timeText, whenText } from './commentFormat';
+import { versionLabel } from '../../../../domain/changeRequests';
 import './comments.css';
 
 export interface ReviewMedia {
@@ -375,6 +376,12 @@ function ThreadItem({ thread, number, active, userId, canComment, canDecide, can
           <button type="button" className="link-button review-thread-pin" onClick={onFocusPin}>
             <Icon name="pin" size={14} /> {pinText(thread.pin)}
           </button>
+        )}
+        {thread.changeRequest && <span className="badge review-request-badge">Requested changes</span>}
+        {thread.onVersion !== null && (
+          <span className="badge review-version-badge" title={`Started on version ${thread.onVersion}`}>
+            {versionLabel(thread.onVersion)}
+          </span>
         )}
         {thread.resolved && <span className="badge review-resolved-badge">Resolved{thread.resolvedBy ? ` by ${thread.resolvedBy.name}` : ''}</span>}
       </div>
