@@ -423,8 +423,10 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
      * Releases the reservation and counts the rejection toward the streak: the 4th in a row carries the
      * warning, the 5th starts the cooldown. Needs a past purchase (REJECTION_REQUIRES_PURCHASE otherwise).
      */
-    rejectPendingItem: ({ approvalId, actorId }: { approvalId: string; actorId?: string | null }): Promise<{ warning: string | null; code: string | null }> =>
+    rejectPendingItem: ({ approvalId, actorId, keepPreview = false }: { approvalId: string; actorId?: string | null; keepPreview?: boolean }): Promise<{ warning: string | null; code: string | null }> =>
       reportingRefusals(async () => {
+        // a request for changes keeps the watermarked preview (the next version is compared with it); the rest goes
+        const rejectedFiles = (row: PendingApproval) => filesOf(row).filter((f) => !(keepPreview && f.bucket === row.watermarkedBucket && f.path === row.watermarkedPath));
         const outcome = await deps.knex.transaction(async (trx) => {
           const found = await findApproval(trx, approvalId);
           const profile = await trx('profiles').where({ id: found.workspaceId }).forUpdate().first('total_credits_purchased', 'rejection_streak');
@@ -450,9 +452,9 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
               rejection_cooldown_until: cooldown ? new Date(Date.now() + REJECTION_COOLDOWN_MS) : trx.raw('rejection_cooldown_until'),
               updated_at: trx.fn.now(),
             });
-          if (cooldown) return { warning: MSG.rejectionStreakCooldown, code: ERROR_CODES.rejectionStreakCooldown, files: filesOf(row) };
-          if (streak === REJECTION_STREAK_WARNING_AT) return { warning: MSG.rejectionStreakWarning, code: ERROR_CODES.rejectionStreakWarning, files: filesOf(row) };
-          return { warning: null, code: null, files: filesOf(row) };
+          if (cooldown) return { warning: MSG.rejectionStreakCooldown, code: ERROR_CODES.rejectionStreakCooldown, files: rejectedFiles(row) };
+          if (streak === REJECTION_STREAK_WARNING_AT) return { warning: MSG.rejectionStreakWarning, code: ERROR_CODES.rejectionStreakWarning, files: rejectedFiles(row) };
+          return { warning: null, code: null, files: rejectedFiles(row) };
         });
         mailNotifications();
         await removeStoredFiles(deps.storage.objects, outcome.files, deps.logger);

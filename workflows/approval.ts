@@ -94,7 +94,7 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
     async (decision?: ApprovalDecision): Promise<ApprovalDecisionResult> => {
       await takeTurn('rejecting');
       try {
-        const { warning, code } = await rejectPendingItem({ approvalId: input.approvalId, actorId: decision?.userId ?? null });
+        const { warning, code } = await rejectPendingItem({ approvalId: input.approvalId, actorId: decision?.userId ?? null, keepPreview: decision?.keepPreview === true });
         status = 'rejected';
         return { status: 'rejected', contentId: null, warning, code };
       } catch (err) {

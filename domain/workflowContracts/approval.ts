@@ -26,6 +26,8 @@ export interface ApprovalDecision {
   workspaceId?: string;
   /** The workspace under its old name, in updates recorded before the rename. Never written. */
   accountId?: string;
+  /** A rejection with a request for changes keeps the watermarked preview: the next version is compared with it. */
+  keepPreview?: boolean;
 }
 
 export function decisionWorkspaceId(decision: ApprovalDecision): string {

@@ -181,8 +181,9 @@ export class ApprovalService {
     return this.decide(workspaceId, actorId, approvalId, 'approve');
   }
 
-  reject(workspaceId: string, approvalId: string, actorId: string = workspaceId): Promise<ApprovalDecisionResponse> {
-    return this.decide(workspaceId, actorId, approvalId, 'reject');
+  /** `keepPreview`: a rejection with a request for changes keeps the watermarked preview to compare the next version with. */
+  reject(workspaceId: string, approvalId: string, actorId: string = workspaceId, options: { keepPreview?: boolean } = {}): Promise<ApprovalDecisionResponse> {
+    return this.decide(workspaceId, actorId, approvalId, 'reject', options.keepPreview === true);
   }
 
   /** The project an approval belongs to, so the route can take its workspace from it; null for an unknown id. */
@@ -192,7 +193,7 @@ export class ApprovalService {
     return row?.project_id ?? null;
   }
 
-  private async decide(workspaceId: string, actorId: string, approvalId: string, decision: 'approve' | 'reject'): Promise<ApprovalDecisionResponse> {
+  private async decide(workspaceId: string, actorId: string, approvalId: string, decision: 'approve' | 'reject', keepPreview = false): Promise<ApprovalDecisionResponse> {
     if (!UUID.test(approvalId)) throw notFound();
     const row = await PendingApproval.query(this.deps.knex).findOne({ id: approvalId, workspace_id: workspaceId });
     if (!row) throw notFound();
@@ -208,7 +209,7 @@ export class ApprovalService {
     const handle = client.workflow.getHandle(row.workflowId);
     let result: ApprovalDecisionResult;
     try {
-      result = await handle.executeUpdate(decision === 'approve' ? approveUpdate : rejectUpdate, { args: [{ userId: actorId, workspaceId }] });
+      result = await handle.executeUpdate(decision === 'approve' ? approveUpdate : rejectUpdate, { args: [{ userId: actorId, workspaceId, ...(keepPreview ? { keepPreview } : {}) }] });
     } catch (err) {
       // the workflow ended (decided or expired) between the read above and the update
       if (err instanceof WorkflowNotFoundError) throw notPending();

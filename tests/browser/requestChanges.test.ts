@@ -148,6 +148,27 @@ for (const size of SIZES) {
     await history.getByText(`${memberName} requested changes`).waitFor();
     await expectAxeClean(member.page);
     await app.screenshot(`request-changes-v2-${size.name}`, member.page);
+    // compared with the version it replaced (its kept preview) first
+    await v2Dialog.getByRole('button', { name: 'Compare with source' }).click();
+    const compare = member.page.getByRole('dialog', { name: `Compare: ${v2.file_name}` });
+    const choice = compare.getByRole('combobox', { name: 'Compare with' });
+    await choice.waitFor();
+    expect(await choice.locator('option:checked').textContent()).toBe(`Earlier version: v1 · ${fileName}`);
+    const pane = compare.locator('figure').filter({ has: member.page.locator('figcaption', { hasText: `Earlier version: v1 · ${fileName}` }) });
+    await pane.waitFor();
+    // its kept preview is shown (pay on approval: the watermarked file, never an original)
+    const width = await pane.locator('img').evaluate(
+      (node) =>
+        new Promise<number>((resolve) => {
+          const img = node as unknown as { complete: boolean; naturalWidth: number; addEventListener: (type: string, fn: () => void) => void };
+          if (img.complete) resolve(img.naturalWidth);
+          img.addEventListener('load', () => resolve(img.naturalWidth));
+          img.addEventListener('error', () => resolve(0));
+        }),
+    );
+    expect(width).toBeGreaterThan(0);
+    await expectAxeClean(member.page);
+    await compare.getByRole('button', { name: 'Close' }).first().click();
 
     // ---------- the owner asks again while generation is paused: told why, nothing changes ----------
     await testKnex()('profiles').where({ id: team.id }).update({ rejection_cooldown_until: new Date(Date.now() + 3_600_000) });

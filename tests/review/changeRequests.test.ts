@@ -135,6 +135,20 @@ describe('request changes on an image', () => {
     const edit = await h.knex('ai_image_edits').whereRaw("edit_data->>'jobId' = ?", [res.body.next.job_id]).first('created_by', 'edit_prompt');
     expect(edit).toMatchObject({ created_by: member.id, edit_prompt: v2.metadata.originalPrompt });
 
+    // v1 keeps its watermarked preview only (its original is gone): v2 is compared with it first, then with the render
+    const v1Files = (await h.knex('pending_approvals').where({ id: v1 }).first('original_bucket', 'original_path', 'watermarked_bucket', 'watermarked_path')) as Record<string, string>;
+    expect(await h.storage.objects.stat(v1Files.original_bucket as never, v1Files.original_path)).toBeNull();
+    expect(await h.storage.objects.stat(v1Files.watermarked_bucket as never, v1Files.watermarked_path)).not.toBeNull();
+    const compare = await request(h.baseUrl, `/api/content/${v2.id}/compare`, { token: viewer.token, headers: inTeam(team.id) });
+    expect(compare.status).toBe(200);
+    expect(compare.body.versions.map((v: { kind: string; id: string; relation: string; depth: number }) => [v.kind, v.id, v.relation, v.depth])).toEqual([
+      ['approval', v1, 'earlier', 1],
+      ['render', render.id, 'source', 2],
+    ]);
+    expect(compare.body.versions[0].name).toMatch(/^v1 · /);
+    const preview = await fetch(new URL(compare.body.versions[0].url, h.baseUrl), { headers: { authorization: `Bearer ${viewer.token}` } });
+    expect(preview.status).toBe(200);
+
     // the conversation goes with the versions: v1's threads (the earlier comment, the request) are v2's now
     expect(await threads(member, v1)).toEqual([]);
     const carried = await threads(member, v2.id);
@@ -153,6 +167,12 @@ describe('request changes on an image', () => {
     const v3 = await nextVersionOf(v2.id);
     expect(v3).toMatchObject({ version: 3, previous_approval_id: v2.id });
     expect(v3.metadata.originalPrompt).toBe(promptWithRequest(v2.metadata.originalPrompt as string, 'Less snow on the path'));
+    const compared = await request(h.baseUrl, `/api/content/${v3.id}/compare`, { token: owner.token, headers: inTeam(team.id) });
+    expect(compared.body.versions.map((v: { id: string; depth: number }) => [v.id, v.depth])).toEqual([
+      [v2.id, 1],
+      [v1, 2],
+      [render.id, 3],
+    ]);
     const all = await threads(owner, v3.id);
     expect(all.map((t) => [t.onVersion, t.comments[0].body])).toEqual([
       [1, 'The roof looks odd here'],
