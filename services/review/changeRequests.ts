@@ -134,14 +134,18 @@ export class ChangeRequestService {
     const decision = await this.deps.approvals.reject(actor.workspaceId, approvalId, actor.userId, { keepPreview: true });
 
     // the request in the item's thread (it carries over to the next version), then the job it starts
-    const thread = await this.deps.comments.open(actor, approvalId, { body: text, pin });
+    // (should the item's threads be full, the request is still kept below and folded into the new job)
+    const thread = await this.deps.comments.open(actor, approvalId, { body: text, pin }).catch((err: unknown) => {
+      if (err instanceof DomainError) return null;
+      throw err;
+    });
     const nextJobId = randomUUID();
     const [recorded] = (await knex('change_requests')
       .insert({
         workspace_id: actor.workspaceId,
         approval_id: approvalId,
         requested_by: actor.userId,
-        comment_id: thread.comments[0]?.id ?? null,
+        comment_id: thread?.comments[0]?.id ?? null,
         request: text,
         settings: JSON.stringify(next.settings),
         next_job_kind: next.kind,
@@ -153,7 +157,7 @@ export class ChangeRequestService {
       success: true,
       warning: decision.warning,
       code: decision.code,
-      request: { id: recorded.id, thread_id: thread.id },
+      request: { id: recorded.id, thread_id: thread?.id ?? null },
       next: null,
       next_error: null,
     };
