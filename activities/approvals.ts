@@ -23,6 +23,7 @@ import { clipWorkflowId } from '../domain/workflowContracts/clipGeneration';
 import { recordLineage, sourceFromFileUrl } from '../services/content/lineage';
 import { moveThreadsToSavedItem } from '../services/review/commentItems';
 import { carryThreadsOver, versionLinkOf } from '../services/review/versionChain';
+import { versionFileName } from '../domain/changeRequests';
 import { workspaceApprovalPolicy, workspaceApprovers } from '../services/workspaces/approvalPolicy';
 import { notify, personName } from '../services/review/notifications';
 import { sendNotificationMail } from '../services/review/notificationMail';
@@ -267,16 +268,17 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
     const deadline = new Date(Date.now() + windowMs);
     const inserted = await deps.knex
       .transaction(async (trx) => {
+        // made by a "request changes": the next version of the rejected item, named after it ("terrace (v2).jpg")
+        const link = await versionLinkOf(trx, input.workspaceId, input.sourceJobId);
+        const givenName = link ? versionFileName(link.previousFileName, link.version, input.fileName, input.metadata.kind) : input.fileName;
         // a name the project already has gets a counter ("mid-a — warm dusk light (2).jpg"); a retry keeps its own
-        const stem = input.fileName.replace(/\.[A-Za-z0-9]{1,5}$/, '');
+        const stem = givenName.replace(/\.[A-Za-z0-9]{1,5}$/, '');
         const taken = (await trx('pending_approvals')
           .where({ project_id: input.projectId })
           .whereNot({ workflow_id: workflowId })
           .whereRaw('lower(file_name) like ?', [`${stem.toLowerCase().replace(/[\\%_]/g, '\\$&')}%`])
           .pluck('file_name')) as string[];
-        const fileName = withCounter(input.fileName, taken);
-        // made by a "request changes": the next version of the rejected item
-        const link = await versionLinkOf(trx, input.workspaceId, input.sourceJobId);
+        const fileName = withCounter(givenName, taken);
         const rows: { id: string; approval_deadline: Date }[] = await trx('pending_approvals')
           .insert({
             id: input.approvalId,

@@ -68,6 +68,18 @@ export interface ChangeRequestResponse {
   next_error: { code: string; error: string } | null;
 }
 
+/**
+ * The next version's file name with " (v<version>)": an image keeps the earlier version's name (its made name comes
+ * from the prompt, which now holds the request: "terrace.png" -> "terrace (v2).png" -> "terrace (v3).png"); a clip
+ * keeps the name its job made, which says its effect and aspect (changeable with the request).
+ */
+export function versionFileName(previousName: string, version: number, madeName: string, contentType: string): string {
+  const ext = /\.[A-Za-z0-9]{1,5}$/.exec(madeName)?.[0] ?? /\.[A-Za-z0-9]{1,5}$/.exec(previousName)?.[0] ?? '';
+  const base = contentType === 'image' ? previousName : madeName;
+  const stem = base.replace(/\.[A-Za-z0-9]{1,5}$/, '').replace(/ \(v\d+\)$/, '').replace(/ \(\d+\)$/, '');
+  return `${stem} (v${version})${ext}`;
+}
+
 /** "v2" */
 export function versionLabel(version: number): string {
   return `v${version}`;

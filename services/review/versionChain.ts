@@ -11,6 +11,7 @@ export interface VersionLink {
   requestId: string;
   previousApprovalId: string;
   previousVersion: number;
+  previousFileName: string;
   /** the new item's version */
   version: number;
 }
@@ -21,9 +22,9 @@ export async function versionLinkOf(db: Db, workspaceId: string, sourceJobId: st
   const row = (await db('change_requests as r')
     .join('pending_approvals as a', 'a.id', 'r.approval_id')
     .where({ 'r.next_job_id': sourceJobId, 'r.workspace_id': workspaceId })
-    .first('r.id', 'r.approval_id', 'a.version')) as { id: string; approval_id: string; version: number } | undefined;
+    .first('r.id', 'r.approval_id', 'a.version', 'a.file_name')) as { id: string; approval_id: string; version: number; file_name: string } | undefined;
   if (!row) return null;
-  return { requestId: row.id, previousApprovalId: row.approval_id, previousVersion: row.version, version: row.version + 1 };
+  return { requestId: row.id, previousApprovalId: row.approval_id, previousVersion: row.version, previousFileName: row.file_name, version: row.version + 1 };
 }
 
 /**

@@ -71,6 +71,7 @@ async function generateImage(prompt: string): Promise<string> {
 
 interface PendingRow {
   id: string;
+  file_name: string;
   status: string;
   version: number;
   previous_approval_id: string | null;
@@ -128,6 +129,8 @@ describe('request changes on an image', () => {
     // the next version: same source, the request folded into the prompt, its own reservation, v2 after v1
     const v2 = await nextVersionOf(v1);
     expect(v2).toMatchObject({ status: 'pending', version: 2, previous_approval_id: v1, source_job_id: res.body.next.job_id });
+    // named after the version it replaces
+    expect(v2.file_name).toBe(`${v1Row.file_name.replace(/\.\w+$/, '')} (v2)${/\.\w+$/.exec(v2.file_name)?.[0]}`);
     expect(v2.metadata.originalPrompt).toBe(promptWithRequest('make it a snowy evening', 'Add warm light in the windows'));
     expect(v2.metadata.originalPrompt).toBe(`make it a snowy evening\n${REQUESTED_CHANGE_LABEL} Add warm light in the windows`);
     expect(v2.metadata.baseImageUrl).toBe(v1Row.metadata.baseImageUrl);
@@ -166,6 +169,7 @@ describe('request changes on an image', () => {
     expect(again.body.next).toMatchObject({ kind: 'image', version: 3 });
     const v3 = await nextVersionOf(v2.id);
     expect(v3).toMatchObject({ version: 3, previous_approval_id: v2.id });
+    expect(v3.file_name).toBe(v2.file_name.replace(' (v2)', ' (v3)'));
     expect(v3.metadata.originalPrompt).toBe(promptWithRequest(v2.metadata.originalPrompt as string, 'Less snow on the path'));
     const compared = await request(h.baseUrl, `/api/content/${v3.id}/compare`, { token: owner.token, headers: inTeam(team.id) });
     expect(compared.body.versions.map((v: { id: string; depth: number }) => [v.id, v.depth])).toEqual([
@@ -239,6 +243,7 @@ describe('request changes on a clip', () => {
     expect(job.options).toMatchObject({ effect: 'Drone Shot', platform: 'Instagram', aspectRatio: '9:16', durationSeconds: 5, prompt: `A calm morning at the harbour\n${REQUESTED_CHANGE_LABEL} Fly in from the water side` });
     const clipV2 = await nextVersionOf(clipV1.id);
     expect(clipV2).toMatchObject({ version: 2, status: 'pending' });
+    expect(clipV2.file_name).toMatch(/ - Drone Shot \(9x16\) \(v2\)\.mp4$/);
     expect(clipV2.metadata).toMatchObject({ kind: 'clip', effect: 'Drone Shot', platform: 'Instagram', aspectRatio: '9:16' });
     const carried = await threads(viewer, clipV2.id);
     expect(carried).toMatchObject([{ onVersion: 1, changeRequest: true, pin: { t: 2.5 } }]);
