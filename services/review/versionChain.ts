@@ -7,6 +7,8 @@ import type { Knex } from 'knex';
 
 type Db = Knex | Knex.Transaction;
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export interface VersionLink {
   requestId: string;
   previousApprovalId: string;
@@ -18,7 +20,8 @@ export interface VersionLink {
 
 /** The version an item made by job `sourceJobId` takes, when a change request started that job; else null (version 1). */
 export async function versionLinkOf(db: Db, workspaceId: string, sourceJobId: string | null): Promise<VersionLink | null> {
-  if (!sourceJobId) return null;
+  // a job id of a change request is a uuid; items from elsewhere may name their job otherwise (a text column)
+  if (!sourceJobId || !UUID.test(sourceJobId)) return null;
   const row = (await db('change_requests as r')
     .join('pending_approvals as a', 'a.id', 'r.approval_id')
     .where({ 'r.next_job_id': sourceJobId, 'r.workspace_id': workspaceId })
