@@ -156,7 +156,15 @@ export class LocalDiskStorage implements ObjectStorage {
         const full = path.join(dir, entry.name);
         if (entry.isDirectory()) await walk(full);
         else if (entry.isFile()) {
-          const s = await fsp.stat(full);
+          let s: fs.Stats;
+          try {
+            s = await fsp.stat(full);
+          } catch (err) {
+            // removed between the directory read and this look (a sweep or a delete running meanwhile): not listed,
+            // as an object store's listing would not list it either
+            if (isErrno(err, 'ENOENT')) continue;
+            throw err;
+          }
           found.push({ path: path.relative(bucketRoot, full).split(path.sep).join('/'), size: s.size, modifiedAt: s.mtime });
         }
       }
