@@ -18,6 +18,7 @@ const path = require('node:path');
 const tools = require('./lib/tools');
 const secrets = require('./lib/secrets');
 const { Supervisor } = require('./lib/supervisor');
+const { onClosedOutput } = require('./lib/closedOutput');
 const { serviceProcessEnv } = require('./lib/serviceProcess');
 const { buildFrontendIfStale } = require('./lib/frontendBuild');
 const { parseScaleArgs, renderHaproxyConfig, apiName, workerName } = require('./lib/scaleOut');
@@ -31,8 +32,11 @@ const cleanups = [];
 let supervisor = null;
 let stopping = null;
 
+// the reader of this output killed (npm, a test runner): stop as if told to, without writing to it again
+const output = onClosedOutput(() => shutdown(0));
+
 function report(line) {
-  process.stderr.write(`[scale] ${line}\n`);
+  if (!output.closed()) process.stderr.write(`[scale] ${line}\n`);
 }
 
 function shown(p) {

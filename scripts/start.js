@@ -16,6 +16,7 @@ const path = require('node:path');
 const tools = require('./lib/tools');
 const secrets = require('./lib/secrets');
 const { Supervisor } = require('./lib/supervisor');
+const { onClosedOutput } = require('./lib/closedOutput');
 const { serviceProcessEnv } = require('./lib/serviceProcess');
 const { buildFrontendIfStale } = require('./lib/frontendBuild');
 
@@ -40,8 +41,11 @@ function shown(p) {
   return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : p;
 }
 
+// the reader of this output killed (npm, a test runner): stop as if told to, without writing to it again
+const output = onClosedOutput(() => shutdown(0));
+
 function report(line) {
-  process.stderr.write(`[start] ${line}\n`);
+  if (!output.closed()) process.stderr.write(`[start] ${line}\n`);
 }
 
 /** Runs a one-shot step (migrations) as a child the shutdown can stop. */
