@@ -4,6 +4,7 @@
  * after a SIGKILLed jest).
  */
 import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -53,7 +54,6 @@ describe('a script whose output has gone', () => {
   });
 
   it('still throws any other stream error', () => {
-    const { EventEmitter } = require('node:events') as typeof import('node:events');
     const stream = new EventEmitter();
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { onClosedOutput } = require(HELPER) as { onClosedOutput: (cb: () => void, streams: EventEmitter[]) => { closed: () => boolean } };
