@@ -4,6 +4,9 @@
  * the invariant checker counts the object as claimed, the abandoned-upload sweep removes it (with its thumbnail and
  * preview) once it is 10 minutes old, and the checker reports one the sweep left past its time. A recorded upload keeps
  * nothing of its claim, and an upload whose claim the sweep took refuses to record. Real PostgreSQL, local storage.
+ *
+ * On a database of this file's own: the sweeps here run as of 10 minutes on, and on the run's shared database they
+ * would take the claims of uploads other files have in flight at that moment (which then refuse: UPLOAD_EXPIRED).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -18,18 +21,24 @@ import { RenderUploadService, type StagedRender } from '../../services/content/r
 import { ABANDONED_UPLOAD_AFTER_MS, ABANDONED_UPLOAD_SWEEP_EVERY_MS, sweepAbandonedUploads } from '../../services/content/uploadIntents';
 import { checkInvariants } from '../../services/platform/invariants';
 import { createStorage, type Storage } from '../../storage';
-import { closeTestKnex, testKnex } from '../support/db';
+import type { Knex } from 'knex';
+import { connectDatabase } from '../../db/connection';
+import { createScratchDatabase, type ScratchDatabase } from '../support/scratchDatabase';
 import { serve, type TestServer } from '../support/http';
 import { createProject, newUser } from '../projects/fixtures';
 
 let server: TestServer;
+let db: ScratchDatabase;
+let knex: Knex;
 let root: string;
 let storage: Storage;
 let uploads: RenderUploadService;
 
 beforeAll(async () => {
   const config = loadConfig();
-  server = await serve(createApp({ config, knex: testKnex(), logger }));
+  db = await createScratchDatabase('abandoned', { migrated: true });
+  knex = connectDatabase(db.url, { min: 0, max: 5 });
+  server = await serve(createApp({ config: { ...config, databaseUrl: db.url }, knex, logger }));
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-abandoned-'));
   // storage of this file's own: the checker's objects are these only
   storage = createStorage({ ...config, storageBackend: 'local', storageDir: root } as AppConfig);
@@ -39,7 +48,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
   if (root) fs.rmSync(root, { recursive: true, force: true });
-  await closeTestKnex();
+  await knex?.destroy();
+  await db?.drop();
 });
 
 async function png(): Promise<Buffer> {
@@ -52,11 +62,11 @@ async function staged(workspaceId: string): Promise<StagedRender> {
   return uploads.stage(workspaceId, { stream: Readable.from(await png()), fileName: 'hall.png', declaredMime: 'image/png' });
 }
 
-const intentOf = (file: StagedRender['file']) => testKnex()('upload_intents').where({ bucket: file.bucket, path: file.path }).first('stored_at');
+const intentOf = (file: StagedRender['file']) => knex('upload_intents').where({ bucket: file.bucket, path: file.path }).first('stored_at');
 
 /** The objects of this file's storage the checker reports without a row, as of `now`. */
 async function reportedWithoutRow(now: number): Promise<string[]> {
-  const report = await checkInvariants({ knex: testKnex(), storage: storage.objects }, { graceMs: 0, now });
+  const report = await checkInvariants({ knex, storage: storage.objects }, { graceMs: 0, now });
   return report.storage.objectsWithoutRow;
 }
 
@@ -70,8 +80,8 @@ it("claims a killed upload's object until the sweep, 10 minutes on, removes it",
   // the checker: the object is claimed by its upload, not storage and database apart
   expect(await reportedWithoutRow(Date.now() + 1_000)).not.toContain(`renders/${killed.file.path}`);
   // the sweep: not before 10 minutes, then the object (and any thumbnail or preview beside it) and the claim go
-  expect((await sweepAbandonedUploads({ knex: testKnex(), objects: storage.objects, logger })).removed).not.toContain(`renders/${killed.file.path}`);
-  const swept = await sweepAbandonedUploads({ knex: testKnex(), objects: storage.objects, logger }, { now: Date.now() + ABANDONED_UPLOAD_AFTER_MS + 1_000 });
+  expect((await sweepAbandonedUploads({ knex, objects: storage.objects, logger })).removed).not.toContain(`renders/${killed.file.path}`);
+  const swept = await sweepAbandonedUploads({ knex, objects: storage.objects, logger }, { now: Date.now() + ABANDONED_UPLOAD_AFTER_MS + 1_000 });
   expect(swept.removed).toContain(`renders/${killed.file.path}`);
   expect(await storage.objects.stat(killed.file.bucket, killed.file.path)).toBeNull();
   expect(await intentOf(killed.file)).toBeUndefined();
@@ -83,7 +93,7 @@ it('reports an abandoned object the sweep left past its time', async () => {
   const killed = await staged(user.id);
   const overdue = Date.now() + ABANDONED_UPLOAD_AFTER_MS + ABANDONED_UPLOAD_SWEEP_EVERY_MS + 60_000;
   expect(await reportedWithoutRow(overdue)).toContain(`renders/${killed.file.path}`);
-  await sweepAbandonedUploads({ knex: testKnex(), objects: storage.objects, logger }, { now: overdue });
+  await sweepAbandonedUploads({ knex, objects: storage.objects, logger }, { now: overdue });
   expect(await reportedWithoutRow(overdue)).toEqual([]);
 });
 
@@ -94,7 +104,7 @@ it('keeps nothing of the claim once the upload is recorded, and the sweep leaves
   const result = await uploads.complete(user.id, project.id, done);
   expect(result.duplicate).toBe(false);
   expect(await intentOf(done.file)).toBeUndefined();
-  await sweepAbandonedUploads({ knex: testKnex(), objects: storage.objects, logger }, { now: Date.now() + ABANDONED_UPLOAD_AFTER_MS + 1_000 });
+  await sweepAbandonedUploads({ knex, objects: storage.objects, logger }, { now: Date.now() + ABANDONED_UPLOAD_AFTER_MS + 1_000 });
   expect(await storage.objects.stat(done.file.bucket, done.file.path)).not.toBeNull();
   expect(await reportedWithoutRow(Date.now() + 1_000)).toEqual([]);
 
@@ -109,7 +119,7 @@ it('refuses to record an upload whose claim the sweep took (its object is gone),
   const user = await newUser(server.baseUrl);
   const project = await createProject(server.baseUrl, user);
   const slow = await staged(user.id);
-  await sweepAbandonedUploads({ knex: testKnex(), objects: storage.objects, logger }, { now: Date.now() + ABANDONED_UPLOAD_AFTER_MS + 1_000 });
+  await sweepAbandonedUploads({ knex, objects: storage.objects, logger }, { now: Date.now() + ABANDONED_UPLOAD_AFTER_MS + 1_000 });
   await expect(uploads.complete(user.id, project.id, slow)).rejects.toMatchObject({ status: 409, code: 'UPLOAD_EXPIRED' });
-  expect(await testKnex()('renders').where({ storage_path: slow.file.path })).toEqual([]);
+  expect(await knex('renders').where({ storage_path: slow.file.path })).toEqual([]);
 });
