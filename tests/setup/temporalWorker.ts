@@ -70,4 +70,15 @@ class DefaultLogger extends real.DefaultLogger {
   }
 }
 
-module.exports = { ...real, DefaultLogger, bundleWorkflowCode };
+/**
+ * Workers run their workflows on the test file's own thread (the SDK's `debugMode`, with the 5 s deadlock detection
+ * kept) unless a test asks otherwise: a worker thread per Worker loaded the bundle and the SDK's protobuf definitions
+ * again, for each of the hundreds of Workers a run creates.
+ */
+class Worker extends real.Worker {
+  static override create(options: TemporalWorker.WorkerOptions): Promise<Worker> {
+    return super.create({ debugMode: true, isolateExecutionTimeout: '5s', ...options }) as Promise<Worker>;
+  }
+}
+
+module.exports = { ...real, DefaultLogger, bundleWorkflowCode, Worker };
