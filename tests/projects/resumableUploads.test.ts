@@ -1,9 +1,14 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
+import type { Knex } from 'knex';
 import type { TestUser } from '../support/accounts';
-import { closeTestKnex, testKnex } from '../support/db';
-import { request, type TestServer } from '../support/http';
-import { loadConfig } from '../../config/env';
+import { request, serve, type TestServer } from '../support/http';
+import { createScratchDatabase, type ScratchDatabase } from '../support/scratchDatabase';
+import { createApp } from '../../api/app';
+import { loadConfig, type AppConfig } from '../../config/env';
+import { connectDatabase } from '../../db/connection';
 import { logger } from '../../config/logger';
 import { createContentServices } from '../../services/content/contentServices';
 import { ResumableUploads } from '../../services/content/resumableUploads';
@@ -11,8 +16,13 @@ import { BackgroundWork, type AppDeps } from '../../api/deps';
 import { resumableUploadsFor } from '../../api/routes/resumableUploads';
 import { MAX_UPLOAD_BYTES } from '../../domain/constants';
 import { uploadLimitRefusalsTotal } from '../../services/platform/metrics';
-import { createProject, fetchBytes, mp4Bytes, newUser, noiseImage, pngBytes, startProjectsApp } from './fixtures';
+import { createProject, fetchBytes, mp4Bytes, newUser, noiseImage, pngBytes } from './fixtures';
 
+// a database and storage of this file's own: its sweeps expire uploads within milliseconds, and on the run's shared
+// ones they would expire (and remove the files of) the resumable uploads other files have in flight
+let db: ScratchDatabase;
+let knex: Knex;
+let config: AppConfig;
 let server: TestServer;
 let owner: TestUser;
 let projectId: string;
@@ -23,8 +33,12 @@ const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 const metadata = (m: Record<string, string>) => Object.entries(m).map(([k, v]) => `${k} ${b64(v)}`).join(',');
 
 beforeAll(async () => {
-  const app = await startProjectsApp();
-  server = app.server;
+  db = await createScratchDatabase('resumable', { migrated: true });
+  knex = connectDatabase(db.url, { min: 0, max: 10 });
+  const base = loadConfig();
+  const tag = randomBytes(4).toString('hex');
+  config = { ...base, databaseUrl: db.url, storageDir: path.join(base.storageDir, `resumable-${tag}`), s3: { ...base.s3, bucketPrefix: `${base.s3.bucketPrefix}ru${tag}-` } };
+  server = await serve(createApp({ config, knex, logger }));
   owner = await newUser(server.baseUrl);
   projectId = (await createProject(server.baseUrl, owner, 'Resumable')).id;
   // about 3.6 MB of noise: several network writes, so a cut really lands mid-file
@@ -32,8 +46,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await server.close();
-  await closeTestKnex();
+  await server?.close();
+  await knex?.destroy();
+  await db?.drop();
+  if (config) fs.rmSync(config.storageDir, { recursive: true, force: true });
 });
 
 async function createUpload(user: TestUser, size: number, meta: Record<string, string>): Promise<{ status: number; location: string | null; body: string }> {
@@ -116,9 +132,9 @@ describe('resumable render uploads (tus at /api/uploads/tus)', () => {
     const stored = await fetchBytes(server.baseUrl, answer.url);
     expect(stored.status).toBe(200);
     expect(sha256(stored.bytes)).toBe(sha256(image));
-    const row = await testKnex()('renders').where({ id: answer.render.data.id }).first();
+    const row = await knex('renders').where({ id: answer.render.data.id }).first();
     expect(row).toMatchObject({ project_id: projectId, workspace_id: owner.id, file_name: 'tower.png', checksum: sha256(image), storage_size: String(image.length) });
-    const upload = await testKnex()('resumable_uploads').where({ id: location.split('/').pop() }).first();
+    const upload = await knex('resumable_uploads').where({ id: location.split('/').pop() }).first();
     expect(upload).toMatchObject({ status: 'completed', render_id: answer.render.data.id });
     // the tus copy is gone once the render is recorded
     expect((await offsetOf(owner, location)).status).toBe(410);
@@ -138,7 +154,7 @@ describe('resumable render uploads (tus at /api/uploads/tus)', () => {
     const cancel = await fetch(`${server.baseUrl}${location}`, { method: 'DELETE', headers: { ...TUS, authorization: `Bearer ${other.token}` } });
     expect(cancel.status).toBe(404);
     expect(await offsetOf(owner, location)).toEqual({ status: 200, offset: 1000 });
-    expect(await testKnex()('renders').where({ workspace_id: other.id })).toHaveLength(0);
+    expect(await knex('renders').where({ workspace_id: other.id })).toHaveLength(0);
   });
 
   it("lists the project's unfinished uploads with the bytes held (a reload's way back), for its workspace only; a cancel or the last byte takes one off", async () => {
@@ -188,11 +204,11 @@ describe('resumable render uploads (tus at /api/uploads/tus)', () => {
     const video = await createUpload(owner, 100, { projectId, filename: 'clip.mp4', filetype: 'video/mp4' });
     expect(video.status).toBe(400);
     expect(JSON.parse(video.body).error).toBe('Video uploads are not supported. Please upload images only.');
-    expect(await testKnex()('resumable_uploads').where({ workspace_id: stranger.id })).toHaveLength(0);
+    expect(await knex('resumable_uploads').where({ workspace_id: stranger.id })).toHaveLength(0);
   });
 
   it('answers a Tus-Resumable it does not speak (or none) with 412, naming its version in Tus-Version, and keeps nothing', async () => {
-    const before = (await testKnex()('resumable_uploads').where({ workspace_id: owner.id })).length;
+    const before = (await knex('resumable_uploads').where({ workspace_id: owner.id })).length;
     for (const version of ['0.2.2', '2.0.0', null]) {
       const res = await fetch(`${server.baseUrl}/api/uploads/tus`, {
         method: 'POST',
@@ -207,7 +223,7 @@ describe('resumable render uploads (tus at /api/uploads/tus)', () => {
     expect(created.status).toBe(201);
     const head = await fetch(`${server.baseUrl}${created.location}`, { method: 'HEAD', headers: { 'tus-resumable': '0.2.2', authorization: `Bearer ${owner.token}` } });
     expect(head.status).toBe(412);
-    expect((await testKnex()('resumable_uploads').where({ workspace_id: owner.id })).length).toBe(before + 1);
+    expect((await knex('resumable_uploads').where({ workspace_id: owner.id })).length).toBe(before + 1);
   });
 
   it('judges the type by content when the last byte arrives: a video named .png is refused and nothing is kept', async () => {
@@ -217,8 +233,8 @@ describe('resumable render uploads (tus at /api/uploads/tus)', () => {
     expect(done.status).toBe(400);
     expect(JSON.parse(done.body)).toMatchObject({ success: false, code: 'VIDEO_NOT_SUPPORTED' });
     const id = (created.location as string).split('/').pop();
-    expect(await testKnex()('resumable_uploads').where({ id }).first()).toMatchObject({ status: 'failed' });
-    expect(await testKnex()('renders').where({ project_id: projectId, file_name: 'sneaky.png' })).toHaveLength(0);
+    expect(await knex('resumable_uploads').where({ id }).first()).toMatchObject({ status: 'failed' });
+    expect(await knex('renders').where({ project_id: projectId, file_name: 'sneaky.png' })).toHaveLength(0);
   });
 
   it('the same bytes again answer as a duplicate of the render already in the project', async () => {
@@ -249,13 +265,13 @@ describe('resumable render uploads (tus at /api/uploads/tus)', () => {
     expect((await patch(owner, location, 0, bytes.subarray(0, 500))).status).toBe(204);
     const id = location.split('/').pop() as string;
     // the sweep of an API process whose uploads expire almost at once (same store folder and database)
-    const config = { ...loadConfig(), tusExpirationHours: 0.000001 };
-    const uploads = new ResumableUploads({ config, knex: testKnex(), services: createContentServices({ config, logger }), logger });
+    const expiring = { ...config, tusExpirationHours: 0.000001 };
+    const uploads = new ResumableUploads({ config: expiring, knex, services: createContentServices({ config: expiring, logger }), logger });
     await new Promise((r) => setTimeout(r, 20));
     expect(await uploads.sweepExpired()).toBeGreaterThanOrEqual(1);
-    expect(await testKnex()('resumable_uploads').where({ id }).first()).toMatchObject({ status: 'expired' });
+    expect(await knex('resumable_uploads').where({ id }).first()).toMatchObject({ status: 'expired' });
     expect((await offsetOf(owner, location)).status).toBe(410);
-    const finished = await testKnex()('resumable_uploads').where({ status: 'completed' }).whereNotNull('render_id');
+    const finished = await knex('resumable_uploads').where({ status: 'completed' }).whereNotNull('render_id');
     expect(finished.length).toBeGreaterThanOrEqual(2);
   });
 
@@ -266,17 +282,17 @@ describe('resumable render uploads (tus at /api/uploads/tus)', () => {
       expect((await patch(owner, created.location as string, 0, bytes.subarray(0, 300))).status).toBe(204);
       return (created.location as string).split('/').pop() as string;
     };
-    const config = { ...loadConfig(), tusExpirationHours: 0.000001 };
-    const status = async (id: string) => ((await testKnex()('resumable_uploads').where({ id }).first()) as { status: string }).status;
+    const expiring = { ...config, tusExpirationHours: 0.000001 };
+    const status = async (id: string) => ((await knex('resumable_uploads').where({ id }).first()) as { status: string }).status;
 
     const quiet = await abandoned('quiet.png');
     await new Promise((r) => setTimeout(r, 20));
-    resumableUploadsFor({ config, knex: testKnex(), logger } as AppDeps);
+    resumableUploadsFor({ config: expiring, knex, logger } as AppDeps);
     await new Promise((r) => setTimeout(r, 300));
     expect(await status(quiet)).toBe('uploading');
 
     const background = new BackgroundWork();
-    resumableUploadsFor({ config, knex: testKnex(), logger, background } as AppDeps);
+    resumableUploadsFor({ config: expiring, knex, logger, background } as AppDeps);
     await background.close();
     expect(await status(quiet)).toBe('expired');
   });
@@ -291,8 +307,8 @@ describe('limits on unfinished resumable uploads per account', () => {
 
   beforeAll(async () => {
     // two API processes (apps) over the same database and storage: the limits are the account's, not a process's
-    first = (await startProjectsApp(limits)).server;
-    second = (await startProjectsApp(limits)).server;
+    first = await serve(createApp({ config: { ...config, ...limits }, knex, logger }));
+    second = await serve(createApp({ config: { ...config, ...limits }, knex, logger }));
     user = await newUser(first.baseUrl);
     project = (await createProject(first.baseUrl, user, 'Limits')).id;
   });
@@ -310,10 +326,10 @@ describe('limits on unfinished resumable uploads per account', () => {
     return { status: res.status, location: res.headers.get('location'), body: text ? (JSON.parse(text) as { error?: string; code?: string }) : {} };
   };
   const cancel = async (who: TestUser, location: string) => (await fetch(`${first.baseUrl}${location}`, { method: 'DELETE', headers: { ...TUS, authorization: `Bearer ${who.token}` } })).status;
-  const unfinished = async (who: TestUser) => (await testKnex()('resumable_uploads').where({ workspace_id: who.id, status: 'uploading' })).length;
+  const unfinished = async (who: TestUser) => (await knex('resumable_uploads').where({ workspace_id: who.id, status: 'uploading' })).length;
   const refusals = async (limit: string) => (await uploadLimitRefusalsTotal.get()).values.find((v) => v.labels.limit === limit)?.value ?? 0;
   const cancelAll = async (who: TestUser) => {
-    const rows = (await testKnex()('resumable_uploads').where({ workspace_id: who.id, status: 'uploading' }).select('id')) as Array<{ id: string }>;
+    const rows = (await knex('resumable_uploads').where({ workspace_id: who.id, status: 'uploading' }).select('id')) as Array<{ id: string }>;
     for (const { id } of rows) expect(await cancel(who, `/api/uploads/tus/${id}`)).toBe(204);
   };
 
@@ -344,7 +360,7 @@ describe('limits on unfinished resumable uploads per account', () => {
     expect((await create(first, user, 1000)).status).toBe(429);
     // cancelled (tus DELETE)
     expect(await cancel(user, held[0].location as string)).toBe(204);
-    expect(await testKnex()('resumable_uploads').where({ id: (held[0].location as string).split('/').pop() }).first()).toMatchObject({ status: 'cancelled' });
+    expect(await knex('resumable_uploads').where({ id: (held[0].location as string).split('/').pop() }).first()).toMatchObject({ status: 'cancelled' });
     const bytes = await pngBytes(120, 80, 21);
     const replacement = await create(first, user, bytes.length, 'done.png');
     expect(replacement.status).toBe(201);
@@ -353,7 +369,7 @@ describe('limits on unfinished resumable uploads per account', () => {
     expect((await patch(user, replacement.location as string, 0, bytes)).status).toBe(200);
     expect((await create(second, user, 1000)).status).toBe(201);
     // expired: past TUS_EXPIRATION_HOURS an unfinished upload no longer counts, even before the sweep marks it
-    await testKnex()('resumable_uploads').where({ id: (held[1].location as string).split('/').pop() }).update({ created_at: new Date(Date.now() - 25 * 3600 * 1000) });
+    await knex('resumable_uploads').where({ id: (held[1].location as string).split('/').pop() }).update({ created_at: new Date(Date.now() - 25 * 3600 * 1000) });
     expect((await create(second, user, 1000)).status).toBe(201);
     expect((await create(second, user, 1000)).status).toBe(429);
     await cancelAll(user);
@@ -365,7 +381,7 @@ describe('limits on unfinished resumable uploads per account', () => {
     });
     expect(overlong.status).toBeGreaterThanOrEqual(400);
     await overlong.text();
-    expect(await testKnex()('resumable_uploads').where({ workspace_id: user.id, file_name: 'long.png' }).first('status')).toEqual({ status: 'failed' });
+    expect(await knex('resumable_uploads').where({ workspace_id: user.id, file_name: 'long.png' }).first('status')).toEqual({ status: 'failed' });
     expect(await unfinished(user)).toBe(0);
   });
 

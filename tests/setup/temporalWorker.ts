@@ -71,13 +71,15 @@ class DefaultLogger extends real.DefaultLogger {
 }
 
 /**
- * Workers run their workflows on the test file's own thread (the SDK's `debugMode`, with the 5 s deadlock detection
- * kept) unless a test asks otherwise: a worker thread per Worker loaded the bundle and the SDK's protobuf definitions
- * again, for each of the hundreds of Workers a run creates.
+ * Workers run their workflows on the test file's own thread (the SDK's `debugMode`) unless a test asks otherwise: a
+ * worker thread per Worker loaded the bundle and the SDK's protobuf definitions again, for each of the hundreds of
+ * Workers a run creates. The deadlock detection debugMode turns off is kept at the SDK's 5 s: `isolateExecutionTimeout`
+ * is not in the public options' type, but the SDK's option compiler takes it over its default.
  */
 class Worker extends real.Worker {
   static override create(options: TemporalWorker.WorkerOptions): Promise<Worker> {
-    return super.create({ debugMode: true, isolateExecutionTimeout: '5s', ...options }) as Promise<Worker>;
+    const inTestThread: TemporalWorker.WorkerOptions & { isolateExecutionTimeout: string } = { debugMode: true, isolateExecutionTimeout: '5s', ...options };
+    return super.create(inTestThread) as Promise<Worker>;
   }
 }
 
