@@ -3,12 +3,10 @@ import { z } from 'zod';
 import type { AppDeps } from '../deps';
 import { assertSelf, requireAuth } from '../middleware/auth';
 import { parseBody, parseQuery } from '../validation';
-import { ApprovalService } from '../../services/generation/approvals';
-import { contentServicesFor } from '../../services/content/contentServices';
-import { getTemporalClient } from '../../services/platform/temporalClient';
 import type { ApprovalDecisionResponse, ApprovalListItem, ApprovalStats } from '../../domain/approvals';
 import { answers, describeRoute, errorBody } from '../openapi/describe';
 import { workspaceGrant } from '../workspace';
+import { approvalServiceFor } from '../generationServices';
 
 // the specs' calls may carry the user's own id; any other id is refused by assertSelf
 const selfQuery = z.object({ userId: z.string().optional() }).strict();
@@ -92,13 +90,7 @@ const decisionRefusals = {
  * up), decided for the workspace of the item's project when the caller is a member there, else the request's.
  */
 export function approvalsRouter(deps: AppDeps): Router {
-  const { storage, library } = contentServicesFor(deps);
-  const service = new ApprovalService({
-    knex: deps.knex,
-    storage,
-    temporal: () => getTemporalClient(deps.config),
-    onProjectChanged: (projectId) => library.invalidate(projectId),
-  });
+  const service = approvalServiceFor(deps);
   const router = new Router();
   router.use(requireAuth(deps));
 

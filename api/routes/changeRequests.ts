@@ -9,15 +9,13 @@ import { commentPinBody } from './comments';
 import { COMMENT_MAX_CHARS } from '../../domain/comments';
 import { PLATFORMS, VIDEO_EFFECTS } from '../../domain/constants';
 import { CHANGE_REQUEST_MSG, type ChangeRequestResponse } from '../../domain/changeRequests';
-import { TASK_QUEUES } from '../../domain/taskQueues';
 import { contentServicesFor } from '../../services/content/contentServices';
-import { ApprovalService } from '../../services/generation/approvals';
-import { ImageEditService } from '../../services/generation/imageEdit';
 import { defaultClipQueues, VideoGenerationService } from '../../services/generation/videoGeneration';
 import { getTemporalClient } from '../../services/platform/temporalClient';
 import { sendNotificationMail } from '../../services/review/notificationMail';
 import { ChangeRequestService } from '../../services/review/changeRequests';
 import { CommentService } from '../../services/review/comments';
+import { approvalServiceFor, imageEditServiceFor } from '../generationServices';
 
 const requestBody = z
   .object({
@@ -60,25 +58,13 @@ const requestAnswer = answers<ChangeRequestResponse>()(
  * Reject is.
  */
 export function changeRequestsRouter(deps: AppDeps): Router {
-  const { storage, projects, library } = contentServicesFor(deps);
+  const { storage } = contentServicesFor(deps);
   const temporal = () => getTemporalClient(deps.config);
-  const approvals = new ApprovalService({ knex: deps.knex, storage, temporal, onProjectChanged: (projectId) => library.invalidate(projectId) });
   const service = new ChangeRequestService({
     knex: deps.knex,
-    approvals,
+    approvals: approvalServiceFor(deps),
     comments: new CommentService(deps.knex),
-    imageEdits: new ImageEditService({
-      knex: deps.knex,
-      storage,
-      projects,
-      temporal,
-      queues: {
-        generation: deps.taskQueues?.generation ?? TASK_QUEUES.generation,
-        media: deps.taskQueues?.media ?? TASK_QUEUES.media,
-        approvals: deps.taskQueues?.approvals ?? TASK_QUEUES.approvals,
-      },
-      logger: deps.logger,
-    }),
+    imageEdits: imageEditServiceFor(deps),
     clips: new VideoGenerationService({ knex: deps.knex, logger: deps.logger, client: temporal, queues: defaultClipQueues(deps.taskQueues), urls: storage.urls }),
   });
   const mailNotifications = () => void sendNotificationMail({ knex: deps.knex, config: deps.config, logger: deps.logger }).catch((err: unknown) => deps.logger.warn({ err }, 'notification e-mails not sent'));

@@ -13,14 +13,12 @@ import {
   IMAGE_PROMPT_MAX_LENGTH,
 } from '../../domain/imageEdit';
 import { MSG } from '../../domain/messages';
-import { contentServicesFor } from '../../services/content/contentServices';
-import { ImageEditService } from '../../services/generation/imageEdit';
 import { getTemporalClient } from '../../services/platform/temporalClient';
 import { jobWorkspaceOf } from '../../services/generation/jobs';
-import { TASK_QUEUES } from '../../domain/taskQueues';
 import type { ImageEditResponse } from '../../domain/imageEdit';
 import type { ImageEditJobState } from '../../services/generation/imageEdit';
 import { answers, describeRoute, errorBody } from '../openapi/describe';
+import { imageEditServiceFor } from '../generationServices';
 
 const optionalText = (max: number, label: string) =>
   z
@@ -141,19 +139,7 @@ const imageEditJob = answers<ImageEditJobState>()(
 export function imageEditRouter(deps: AppDeps): Router {
   // where a job status route finds a job named without its workspace (api/workspace.ts)
   const jobLookup = { knex: deps.knex, client: () => getTemporalClient(deps.config) };
-  const { projects, storage } = contentServicesFor(deps);
-  const service = new ImageEditService({
-    knex: deps.knex,
-    storage,
-    projects,
-    temporal: () => getTemporalClient(deps.config),
-    queues: {
-      generation: deps.taskQueues?.generation ?? TASK_QUEUES.generation,
-      media: deps.taskQueues?.media ?? TASK_QUEUES.media,
-      approvals: deps.taskQueues?.approvals ?? TASK_QUEUES.approvals,
-    },
-    logger: deps.logger,
-  });
+  const service = imageEditServiceFor(deps);
   const router = new Router();
 
   describeRoute(router, {
