@@ -7,6 +7,7 @@ import { CLIP_ERROR_CODES, CLIP_JOB_ACTIVE_STATUSES, CLIP_MESSAGES } from '../..
 import { REJECTION_STREAK_WARNING_AT } from '../../domain/constants';
 import { ERROR_CODES, MSG } from '../../domain/messages';
 import { canCreateContent, type Db } from '../billing/credits';
+import { UUID_RE } from '../billing/creditLedger/ledger';
 
 export type ClipAdmissionCheck =
   | { ok: true; warning: string | null; code: string | null }
@@ -17,7 +18,7 @@ export type ClipAdmissionCheck =
  * is a person, so in a team each member has one at a time (the workspace's credits bound how many run together). A
  * row from before workspaces records nobody; in a personal workspace its owner (whose id the workspace's is) made it.
  */
-export async function activeClipJobId(db: Db, workspaceId: string, actorId: string, exceptJobId?: string): Promise<string | null> {
+export async function activeClipJobId(db: Db, workspaceId: string, actorId: string, exceptJobIds: readonly string[] = []): Promise<string | null> {
   const query = db('video_generation_jobs')
     .where({ workspace_id: workspaceId })
     .where((mine) => {
@@ -26,18 +27,18 @@ export async function activeClipJobId(db: Db, workspaceId: string, actorId: stri
     })
     .whereIn('status', CLIP_JOB_ACTIVE_STATUSES)
     .first('id');
-  if (exceptJobId) query.whereNot({ id: exceptJobId });
+  if (exceptJobIds.length > 0) query.whereNotIn('id', exceptJobIds);
   const row = (await query) as { id: string } | undefined;
   return row?.id ?? null;
 }
 
 /** The workspace's cap on its clips in flight when it has one and every place is taken, else null. */
-export async function workspaceClipCapReached(db: Db, workspaceId: string, exceptJobId?: string): Promise<number | null> {
+export async function workspaceClipCapReached(db: Db, workspaceId: string, exceptJobIds: readonly string[] = []): Promise<number | null> {
   const row = (await db('workspaces').where({ id: workspaceId }).first('max_clips_in_flight')) as { max_clips_in_flight: number | null } | undefined;
   const cap = row?.max_clips_in_flight ?? null;
   if (cap === null) return null;
   const query = db('video_generation_jobs').where({ workspace_id: workspaceId }).whereIn('status', CLIP_JOB_ACTIVE_STATUSES).count<{ n: string }[]>({ n: '*' });
-  if (exceptJobId) query.whereNot({ id: exceptJobId });
+  if (exceptJobIds.length > 0) query.whereNotIn('id', exceptJobIds);
   const [{ n }] = await query;
   return Number(n) >= cap ? cap : null;
 }
@@ -47,15 +48,32 @@ export async function workspaceClipCapReached(db: Db, workspaceId: string, excep
  * then the workspace's cap on its clips in flight when it set one, then the credit rules of canCreate (available < 4, told apart by whether pending items hold the missing
  * credits, then the pending-approval limit). A pass carries the warning when the last 4 decisions were rejections.
  */
-export async function checkClipAdmission(db: Db, workspaceId: string, actorId: string, exceptJobId?: string, now: Date = new Date()): Promise<ClipAdmissionCheck> {
+/**
+ * The clip job whose item a request for changes replaces with the clip `jobId` (services/review/changeRequests.ts):
+ * it has made its item, though its row reads processing until its workflow records the end a moment later, so it is
+ * not the member's clip in progress for the next version.
+ */
+export async function clipJobReplacedBy(db: Db, jobId: string): Promise<string | null> {
+  const row = (await db('change_requests as c').join('pending_approvals as p', 'p.id', 'c.approval_id').where('c.next_job_id', jobId).first('p.source_job_id')) as
+    | { source_job_id: string | null }
+    | undefined;
+  // a job id of a change request is a uuid; an item from elsewhere may name its job otherwise (a text column)
+  const id = row?.source_job_id ?? null;
+  return id && UUID_RE.test(id) ? id : null;
+}
+
+/** Whether the clip `jobId` (the one about to start) may start now; it and the job it replaces are not counted as running. */
+export async function checkClipAdmission(db: Db, workspaceId: string, actorId: string, jobId: string, now: Date = new Date()): Promise<ClipAdmissionCheck> {
+  const replaced = UUID_RE.test(jobId) ? await clipJobReplacedBy(db, jobId) : null;
+  const exceptJobIds = replaced ? [jobId, replaced] : [jobId];
   const credit = await canCreateContent(db, workspaceId, 'clip', now);
   if (credit.reason === 'cooldown') {
     return { ok: false, status: 429, code: ERROR_CODES.rejectionStreakCooldown, error: MSG.rejectionStreakCooldown };
   }
-  if (await activeClipJobId(db, workspaceId, actorId, exceptJobId)) {
+  if (await activeClipJobId(db, workspaceId, actorId, exceptJobIds)) {
     return { ok: false, status: 409, code: ERROR_CODES.singleClipRestriction, error: MSG.waitForCurrentGeneration };
   }
-  const cap = await workspaceClipCapReached(db, workspaceId, exceptJobId);
+  const cap = await workspaceClipCapReached(db, workspaceId, exceptJobIds);
   if (cap !== null) {
     return { ok: false, status: 409, code: CLIP_ERROR_CODES.workspaceClipCap, error: CLIP_MESSAGES.workspaceClipCap(cap) };
   }

@@ -214,7 +214,7 @@ export class VideoGenerationService {
 
   private async startJob(workspaceId: string, actorId: string, projectId: string, source: ClipSource, options: ClipJobOptions, jobId: string = randomUUID()): Promise<StartClipAnswer> {
     // answered here for the common case; the workflow's admission, under the profile lock, is the one that counts
-    const check = await checkClipAdmission(this.deps.knex, workspaceId, actorId);
+    const check = await checkClipAdmission(this.deps.knex, workspaceId, actorId, jobId);
     if (!check.ok) throw new DomainError(check.status, check.code, check.error);
 
     const input: ClipGenerationInput = {

@@ -260,8 +260,10 @@ export class ChangeRequestService {
     }
     if (Number(profile.rejection_streak) + 1 >= REJECTION_STREAK_COOLDOWN_AT) throw new DomainError(409, CHANGE_REQUEST_CODES.wouldPause, CHANGE_REQUEST_MSG.wouldPause);
     if (kind === 'clip') {
-      if (await activeClipJobId(knex, actor.workspaceId, actor.userId)) throw new DomainError(409, ERROR_CODES.singleClipRestriction, MSG.waitForCurrentGeneration);
-      const cap = await workspaceClipCapReached(knex, actor.workspaceId);
+      // the clip that made this item is done with it, though its row may read processing a moment longer
+      const replaced = row.source_job_id && UUID.test(row.source_job_id) ? [row.source_job_id] : [];
+      if (await activeClipJobId(knex, actor.workspaceId, actor.userId, replaced)) throw new DomainError(409, ERROR_CODES.singleClipRestriction, MSG.waitForCurrentGeneration);
+      const cap = await workspaceClipCapReached(knex, actor.workspaceId, replaced);
       if (cap !== null) throw new DomainError(409, CLIP_ERROR_CODES.workspaceClipCap, CLIP_MESSAGES.workspaceClipCap(cap));
     }
     const check = await canCreateAfterRelease(knex, actor.workspaceId, kind, Number(row.remaining_cost));

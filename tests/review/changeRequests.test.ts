@@ -235,6 +235,10 @@ describe('request changes on a clip', () => {
     expect(bad.body.code).toBe('CHANGES_SETTINGS_INVALID');
     expect((await h.knex('pending_approvals').where({ id: clipV1.id }).first('status')).status).toBe('pending');
 
+    // the moment between the item and the end of the clip's workflow (its row reads processing until the workflow
+    // records the end), held: the clip that made the item is not the member's clip in progress for the next version
+    await until('the clip v1 recorded as ended', async () => (await h.knex('video_generation_jobs').where({ id: start.body.jobId, status: 'completed' }).first('id')) as { id: string } | undefined);
+    await h.knex('video_generation_jobs').where({ id: start.body.jobId }).update({ status: 'processing' });
     const res = await requestChanges(member, { approvalId: clipV1.id, request: 'Fly in from the water side', pin: { t: 2.5 }, settings: { platform: 'Instagram' } });
     expect(res.status).toBe(200);
     expect(res.body.next).toMatchObject({ kind: 'clip', version: 2 });
@@ -243,6 +247,7 @@ describe('request changes on a clip', () => {
     expect(job.options).toMatchObject({ effect: 'Drone Shot', platform: 'Instagram', aspectRatio: '9:16', durationSeconds: 5, prompt: `A calm morning at the harbour\n${REQUESTED_CHANGE_LABEL} Fly in from the water side` });
     const clipV2 = await nextVersionOf(clipV1.id);
     expect(clipV2).toMatchObject({ version: 2, status: 'pending' });
+    await h.knex('video_generation_jobs').where({ id: start.body.jobId }).update({ status: 'completed' });
     expect(clipV2.file_name).toMatch(/ - Drone Shot \(9x16\) \(v2\)\.mp4$/);
     expect(clipV2.metadata).toMatchObject({ kind: 'clip', effect: 'Drone Shot', platform: 'Instagram', aspectRatio: '9:16' });
     const carried = await threads(viewer, clipV2.id);
