@@ -59,14 +59,16 @@ const requestAnswer = answers<ChangeRequestResponse>()(
  * or clip with a request, and its next version started from the same source. 'approve' in the item's workspace, as
  * Reject is.
  */
-export function changeRequestsRouter(deps: AppDeps): Router {
+/** The services a request for changes needs (also the guests' through review links, api/routes/guestReview.ts). */
+export function changeRequestServices(deps: AppDeps): { approvals: ApprovalService; comments: CommentService; changeRequests: ChangeRequestService } {
   const { storage, projects, library } = contentServicesFor(deps);
   const temporal = () => getTemporalClient(deps.config);
   const approvals = new ApprovalService({ knex: deps.knex, storage, temporal, onProjectChanged: (projectId) => library.invalidate(projectId) });
-  const service = new ChangeRequestService({
+  const comments = new CommentService(deps.knex);
+  const changeRequests = new ChangeRequestService({
     knex: deps.knex,
     approvals,
-    comments: new CommentService(deps.knex),
+    comments,
     imageEdits: new ImageEditService({
       knex: deps.knex,
       storage,
@@ -81,6 +83,11 @@ export function changeRequestsRouter(deps: AppDeps): Router {
     }),
     clips: new VideoGenerationService({ knex: deps.knex, logger: deps.logger, client: temporal, queues: defaultClipQueues(deps.taskQueues), urls: storage.urls }),
   });
+  return { approvals, comments, changeRequests };
+}
+
+export function changeRequestsRouter(deps: AppDeps): Router {
+  const service = changeRequestServices(deps).changeRequests;
   const mailNotifications = () => void sendNotificationMail({ knex: deps.knex, config: deps.config, logger: deps.logger }).catch((err: unknown) => deps.logger.warn({ err }, 'notification e-mails not sent'));
   const router = new Router();
   router.use(requireAuth(deps));
