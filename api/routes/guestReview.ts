@@ -259,9 +259,11 @@ export function guestReviewRouter(deps: AppDeps, options: GuestReviewRouterOptio
     const body = parseBody(ctx, commentBody);
     const guest = checkedGuest(body.guest);
     const s = await session(ctx);
+    const thread = await review.comment(s, ctx.params.itemId, { body: body.body, pin: body.pin ?? null, guest });
+    // the visit says who came only once something was done (a refused call changes nothing)
     await sessions.noteGuest(s, guest);
     ctx.status = 201;
-    ctx.body = { success: true, thread: await review.comment(s, ctx.params.itemId, { body: body.body, pin: body.pin ?? null, guest }) };
+    ctx.body = { success: true, thread };
     mailNotifications();
   });
 
@@ -279,9 +281,10 @@ export function guestReviewRouter(deps: AppDeps, options: GuestReviewRouterOptio
     const body = parseBody(ctx, replyBody);
     const guest = checkedGuest(body.guest);
     const s = await session(ctx);
+    const thread = await review.reply(s, ctx.params.threadId, { body: body.body, guest });
     await sessions.noteGuest(s, guest);
     ctx.status = 201;
-    ctx.body = { success: true, thread: await review.reply(s, ctx.params.threadId, { body: body.body, guest }) };
+    ctx.body = { success: true, thread };
     mailNotifications();
   });
 
@@ -305,8 +308,9 @@ export function guestReviewRouter(deps: AppDeps, options: GuestReviewRouterOptio
     const body = parseBody(ctx, approveBody);
     const guest = checkedGuest(body.guest);
     const s = await session(ctx);
+    const decided = await review.approve(s, ctx.params.itemId, guest);
     await sessions.noteGuest(s, guest);
-    ctx.body = { success: true, ...(await review.approve(s, ctx.params.itemId, guest)) };
+    ctx.body = { success: true, ...decided };
     mailNotifications();
   });
 
@@ -331,8 +335,9 @@ export function guestReviewRouter(deps: AppDeps, options: GuestReviewRouterOptio
     const body = parseBody(ctx, changesBody);
     const guest = checkedGuest(body.guest);
     const s = await session(ctx);
+    const decided = await review.requestChanges(s, ctx.params.itemId, { request: body.request, pin: body.pin ?? null, guest });
     await sessions.noteGuest(s, guest);
-    ctx.body = { success: true, ...(await review.requestChanges(s, ctx.params.itemId, { request: body.request, pin: body.pin ?? null, guest })) };
+    ctx.body = { success: true, ...decided };
     mailNotifications();
   });
 

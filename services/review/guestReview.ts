@@ -211,8 +211,9 @@ export class GuestReviewService {
   /** The guest approves: one approval under the item's policy (the workspace pays on the final one). */
   async approve(session: GuestSession, approvalId: string, guest: GuestIdentity): Promise<{ outcome: GuestDecisionOutcome; message: string }> {
     const link = session.link;
-    if (!link.canDecide) throw decideNotAllowed();
+    // an item not on the link is not found, whatever the link allows
     await this.reachable(link, approvalId);
+    if (!link.canDecide) throw decideNotAllowed();
     const answer = await this.deps.approvals.approve(link.workspaceId, approvalId, await this.actorId(link), { guest: { reviewLinkId: link.id, name: guest.name, email: guest.email } });
     const outcome: GuestDecisionOutcome = answer.contentId ? 'approved' : 'approval_counted';
     return { outcome, message: GUEST_DECISION_TEXT[outcome] };
@@ -224,8 +225,9 @@ export class GuestReviewService {
    */
   async requestChanges(session: GuestSession, approvalId: string, input: { request: string; pin?: CommentPin | null; guest: GuestIdentity }): Promise<{ outcome: GuestDecisionOutcome; message: string }> {
     const link = session.link;
-    if (!link.canDecide) throw decideNotAllowed();
+    // an item not on the link is not found, whatever the link allows
     await this.reachable(link, approvalId);
+    if (!link.canDecide) throw decideNotAllowed();
     const actor = await this.actor(link, approvalId, input.guest);
     const guest = { reviewLinkId: link.id, name: input.guest.name, email: input.guest.email };
     try {
