@@ -86,8 +86,9 @@ const linkAnswer = z.object({ success: z.literal(true), link: linkView });
 const notFound = { 404: { description: 'No such review link in the workspace, or the caller is not a member of it', schema: errorBody } };
 
 /**
- * /api/review-links: a workspace's review links (issue 43 item 1, DESIGN.md "Client review (guest links)"). Every
- * route is 'approve' (member and up): a link lets guests see pending items and, where it allows, decide on them.
+ * /api/review-links: a workspace's review links (issue 43 item 1, DESIGN.md "Client review (guest links)"). Reading
+ * them is 'read' (every member sees what was shared and who came); making, e-mailing, extending and revoking one is
+ * 'approve' (member and up): a link lets guests see pending items and, where it allows, decide on them.
  */
 export function reviewLinksRouter(deps: AppDeps): Router {
   const service = new ReviewLinkService({ knex: deps.knex, publicUrl: deps.config.publicUrl, mail: deps.config, logger: deps.logger });
@@ -101,11 +102,11 @@ export function reviewLinksRouter(deps: AppDeps): Router {
     tag: 'Review links',
     summary: "The workspace's review links, newest first, with their state and last visits",
     access: 'session',
-    workspace: 'approve',
+    workspace: 'read',
     responses: { 200: z.object({ success: z.literal(true), links: z.array(linkView) }) },
   });
   router.get('/api/review-links', async (ctx) => {
-    const grant = await workspaceGrant(ctx, deps, 'approve');
+    const grant = await workspaceGrant(ctx, deps, 'read');
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { success: true, links: await service.list(grant.workspaceId) };
   });
@@ -140,11 +141,11 @@ export function reviewLinksRouter(deps: AppDeps): Router {
     tag: 'Review links',
     summary: 'One review link, with its items and last visits',
     access: 'session',
-    workspace: 'approve',
+    workspace: 'read',
     responses: { 200: linkAnswer, ...notFound },
   });
   router.get('/api/review-links/:linkId', async (ctx) => {
-    const grant = await workspaceGrant(ctx, deps, 'approve', ofLink(ctx.params.linkId));
+    const grant = await workspaceGrant(ctx, deps, 'read', ofLink(ctx.params.linkId));
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { success: true, link: await service.get(grant.workspaceId, ctx.params.linkId) };
   });

@@ -143,7 +143,7 @@ describe('making a link', () => {
     expect(await h.knex('review_links').count({ n: '*' }).first()).toEqual(before);
   });
 
-  it('a member makes it; only the token\'s sha256 is stored, the password as an scrypt hash; 14 days by default; viewers and outsiders are refused', async () => {
+  it('a member makes it; only the token\'s sha256 is stored, the password as an scrypt hash; 14 days by default; viewers may only look, outsiders find nothing', async () => {
     const item = await seedTeamImage(h, team.id, projectId, member);
     expect((await makeLink(viewer, { title: 'T', itemIds: [item.approvalId] })).status).toBe(403);
     expect((await makeLink(outsider, { title: 'T', itemIds: [item.approvalId] })).status).toBe(404);
@@ -166,7 +166,9 @@ describe('making a link', () => {
     const listed = await request(h.baseUrl, '/api/review-links', { token: owner.token, headers: inTeam(team.id) });
     expect(listed.body.links.map((l: { id: string }) => l.id)).toContain(link.id);
     expect(JSON.stringify(listed.body)).not.toContain(token);
-    expect((await request(h.baseUrl, '/api/review-links', { token: viewer.token, headers: inTeam(team.id) })).status).toBe(403);
+    // every member sees what was shared; only members and up make, extend or revoke links
+    expect((await request(h.baseUrl, '/api/review-links', { token: viewer.token, headers: inTeam(team.id) })).status).toBe(200);
+    expect((await request(h.baseUrl, `/api/review-links/${link.id}/revoke`, { method: 'POST', token: viewer.token, headers: inTeam(team.id) })).status).toBe(403);
   });
 
   it("shares a whole project's queue", async () => {

@@ -22,22 +22,11 @@ const STATE_LABEL: Record<ReviewLinkState, string> = { active: 'Active', expired
 export function ReviewLinksView(): ReactElement {
   const workspace = useAtomValue(currentWorkspaceAtom);
   if (!workspace?.role) return <LoadingState label="Loading review links..." />;
-  if (!roleAllows(workspace.role, 'approve')) {
-    return (
-      <section className="view" aria-labelledby="review-links-title">
-        <header className="view-header">
-          <h1 id="review-links-title">Review links</h1>
-        </header>
-        <p className="notice-info role-note" role="note">
-          Members, admins and owners share items for review. Your role in {workspace.name ?? 'this workspace'} is {ROLE_LABELS[workspace.role]}.
-        </p>
-      </section>
-    );
-  }
-  return <ReviewLinks />;
+  const roleNote = `Members, admins and owners share items for review. Your role in ${workspace.name ?? 'this workspace'} is ${ROLE_LABELS[workspace.role]}.`;
+  return <ReviewLinks canManage={roleAllows(workspace.role, 'approve')} roleNote={roleNote} />;
 }
 
-function ReviewLinks(): ReactElement {
+function ReviewLinks({ canManage, roleNote }: { canManage: boolean; roleNote: string }): ReactElement {
   const [links, reload] = useLoad(useCallback(() => fetchReviewLinks(), []));
   const approvals = useAtomValue(approvalsListStateAtom);
   const refreshApprovals = useSetAtom(refreshApprovalsListAtom);
@@ -125,23 +114,25 @@ function ReviewLinks(): ReactElement {
                   ))}
                 </ul>
               </details>
-              <div className="review-link-actions">
-                {known && link.state === 'active' && (
-                  <button type="button" className="button button-secondary button-small" onClick={() => void copy(known.url)}>
-                    Copy link
-                  </button>
-                )}
-                {link.state !== 'revoked' && (
-                  <button type="button" className="button button-secondary button-small" disabled={busy === link.id} onClick={() => void act(link, 'extend')}>
-                    Extend {REVIEW_LINK_DEFAULT_DAYS} days
-                  </button>
-                )}
-                {link.state !== 'revoked' && (
-                  <button type="button" className="button button-danger button-small" disabled={busy === link.id} onClick={() => void act(link, 'revoke')}>
-                    Revoke
-                  </button>
-                )}
-              </div>
+              {canManage && (
+                <div className="review-link-actions">
+                  {known && link.state === 'active' && (
+                    <button type="button" className="button button-secondary button-small" onClick={() => void copy(known.url)}>
+                      Copy link
+                    </button>
+                  )}
+                  {link.state !== 'revoked' && (
+                    <button type="button" className="button button-secondary button-small" disabled={busy === link.id} onClick={() => void act(link, 'extend')}>
+                      Extend {REVIEW_LINK_DEFAULT_DAYS} days
+                    </button>
+                  )}
+                  {link.state !== 'revoked' && (
+                    <button type="button" className="button button-danger button-small" disabled={busy === link.id} onClick={() => void act(link, 'revoke')}>
+                      Revoke
+                    </button>
+                  )}
+                </div>
+              )}
             </li>
           );
         })}
@@ -152,10 +143,17 @@ function ReviewLinks(): ReactElement {
     <section className="view" aria-labelledby="review-links-title">
       <header className="view-header">
         <h1 id="review-links-title">Review links</h1>
-        <button type="button" className="button button-primary" onClick={() => setCreating(true)}>
-          New review link
-        </button>
+        {canManage && (
+          <button type="button" className="button button-primary" onClick={() => setCreating(true)}>
+            New review link
+          </button>
+        )}
       </header>
+      {!canManage && (
+        <p className="notice-info role-note" role="note">
+          {roleNote}
+        </p>
+      )}
       <p className="muted review-links-intro">Links show watermarked previews only. Originals stay locked until an item is approved, and are downloadable only where you allow it.</p>
       {body}
       {creating && <CreateReviewLinkDialog items={approvals?.ok ? approvals.data : []} onClose={() => setCreating(false)} onCreated={() => void reload()} />}
