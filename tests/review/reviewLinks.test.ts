@@ -417,6 +417,14 @@ describe('guest decisions', () => {
     expect(await h.client.workflow.getHandle(`approval-${item.approvalId}`).result()).toBe('approved');
     const decided = (await webhookEvents(team.id, 'review.decided')).filter((d) => d.approvalId === item.approvalId);
     expect(decided).toEqual([expect.objectContaining({ reviewLinkId: made.body.link.id, decision: 'approve', outcome: 'approval_counted', guest: GUEST })]);
+    // the item's history names the guest as they said, and the link
+    const history = await request(h.baseUrl, `/api/content/${item.approvalId}/history`, { token: viewer.token, headers: inTeam(team.id) });
+    expect(history.body.history.map((e: { kind: string; by: { name: string } | null }) => [e.kind, e.by?.name ?? null])).toEqual([
+      ['generated', 'Mia Member'],
+      ['approved', label],
+      ['approved', 'Olivia Owner'],
+      ['saved', null],
+    ]);
   });
 
   it('under any member, a guest approval is final: charged once, saved, the starter told who approved, review.decided sent', async () => {
@@ -488,6 +496,11 @@ describe('guest decisions', () => {
       const texts = await h.knex('notifications').where({ user_id: user.id, workspace_id: team.id, thread_id: res.body.thread.id }).pluck('text');
       expect(texts).toContain(`${guestLabel(GUEST, 'Comments')} commented on team - AI edit.jpg`);
     }
+    // and by e-mail, per their choice (each, the default)
+    const mail = await smtp.next((m) => m.to.includes(owner.email) && m.subject.startsWith(`${guestLabel(GUEST, 'Comments')} commented on team - AI edit.jpg`));
+    expect(mail.text).toContain('team - AI edit.jpg');
+    const history = await request(h.baseUrl, `/api/content/${item.approvalId}/history`, { token: owner.token, headers: inTeam(team.id) });
+    expect(history.body.history.filter((e: { kind: string }) => e.kind === 'comment').map((e: { by: { name: string } }) => e.by.name)).toEqual(['Ann Client (guest)']);
     const events = (await webhookEvents(team.id, 'review.comment_created')).filter((d) => d.threadId === res.body.thread.id);
     expect(events.map((e) => [e.reviewLinkId, e.opensThread, e.guest.email])).toEqual([
       [made.body.link.id, true, GUEST.email],

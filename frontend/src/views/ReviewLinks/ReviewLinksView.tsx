@@ -1,13 +1,14 @@
 import { useAtomValue, useSetAtom } from 'jotai';
-import { useCallback, useEffect, useState, type ReactElement } from 'react';
+import { useCallback, useEffect, useState, type FormEvent, type ReactElement } from 'react';
 import { REVIEW_LINK_DEFAULT_DAYS, type ReviewLinkState } from '../../../../domain/reviewLinks';
 import { ROLE_LABELS, roleAllows } from '../../../../domain/workspaceRoles';
 import { apiErrorMessage } from '../../api/client';
-import { extendReviewLink, fetchReviewLinks, knownLinkTokens, revokeReviewLink, type ReviewLinkView } from '../../api/reviewLinks';
+import { emailReviewLink, extendReviewLink, fetchReviewLinks, knownLinkTokens, revokeReviewLink, type ReviewLinkView } from '../../api/reviewLinks';
 import { approvalsListStateAtom, refreshApprovalsListAtom } from '../../atoms/approvals';
 import { showToastAtom } from '../../atoms/toast';
 import { currentWorkspaceAtom } from '../../atoms/workspace';
 import { LoadingState } from '../../components/Spinner';
+import { TextField } from '../../components/TextField';
 import { useLoad } from '../../components/useLoad';
 import { CreateReviewLinkDialog } from './CreateReviewLinkDialog';
 import './reviewLinks.css';
@@ -121,6 +122,7 @@ function ReviewLinks({ canManage, roleNote }: { canManage: boolean; roleNote: st
                       Copy link
                     </button>
                   )}
+                  {known && link.state === 'active' && <EmailLinkForm linkId={link.id} token={known.token} title={link.title} />}
                   {link.state !== 'revoked' && (
                     <button type="button" className="button button-secondary button-small" disabled={busy === link.id} onClick={() => void act(link, 'extend')}>
                       Extend {REVIEW_LINK_DEFAULT_DAYS} days
@@ -158,5 +160,41 @@ function ReviewLinks({ canManage, roleNote }: { canManage: boolean; roleNote: st
       {body}
       {creating && <CreateReviewLinkDialog items={approvals?.ok ? approvals.data : []} onClose={() => setCreating(false)} onCreated={() => void reload()} />}
     </section>
+  );
+}
+
+/** E-mails a link made in this tab (its token is kept here only) to one or more addresses. */
+function EmailLinkForm({ linkId, token, title }: { linkId: string; token: string; title: string }): ReactElement {
+  const toast = useSetAtom(showToastAtom);
+  const [to, setTo] = useState('');
+  const [sending, setSending] = useState(false);
+  async function send(event: FormEvent): Promise<void> {
+    event.preventDefault();
+    const addresses = to
+      .split(/[\s,;]+/)
+      .map((a) => a.trim())
+      .filter(Boolean);
+    if (addresses.length === 0) return;
+    setSending(true);
+    try {
+      const sent = await emailReviewLink(linkId, token, addresses);
+      toast(sent ? { kind: 'success', message: `Link e-mailed to ${addresses.join(', ')}` } : { kind: 'error', message: 'The e-mail could not be sent. Copy the link and send it yourself.' });
+      if (sent) setTo('');
+    } catch (err) {
+      toast({ kind: 'error', message: apiErrorMessage(err, 'The e-mail could not be sent. Copy the link and send it yourself.') });
+    } finally {
+      setSending(false);
+    }
+  }
+  return (
+    <details className="review-link-email-inline">
+      <summary>E-mail it</summary>
+      <form onSubmit={(e) => void send(e)} className="review-link-email">
+        <TextField label={`E-mail "${title}" to`} hint="One or more addresses, separated by commas" value={to} onChange={(e) => setTo(e.target.value)} autoComplete="off" />
+        <button type="submit" className="button button-primary button-small" disabled={sending}>
+          {sending ? 'Sending...' : 'Send'}
+        </button>
+      </form>
+    </details>
   );
 }
