@@ -6,12 +6,15 @@
  * lost), notifications and webhooks. Real API, PostgreSQL, Temporal workers.
  */
 import { createHash } from 'node:crypto';
+import { createApp } from '../../api/app';
 import { loggedPath } from '../../api/middleware/requestContext';
+import { logger } from '../../config/logger';
+import { DEFAULT_GUEST_LIMITS } from '../../services/review/guestSessions';
 import { REVIEW_LINK_MSG, guestLabel } from '../../domain/reviewLinks';
 import { checkLedgerInvariant } from '../../services/billing/credits';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { closeTestKnex } from '../support/db';
-import { request, type JsonResponse } from '../support/http';
+import { request, serve, type JsonResponse } from '../support/http';
 import { startSmtpServer, type SmtpServer } from '../support/smtpServer';
 import { buyCredits, renderBytes, startHarness, type Harness } from '../imageEdit/harness';
 import { createTeam, inTeam, seedTeamImage, teamProject, type Team } from '../workspaces/creditsFixtures';
@@ -286,13 +289,25 @@ describe('the guest page and session', () => {
     expect((await openSession('B'.repeat(43), { address })).status).toBe(429);
     expect((await openSession('B'.repeat(43))).status).toBe(404);
 
-    const item = await seedTeamImage(h, team.id, projectId, member);
-    const made = await makeLink(member, { title: 'Busy', itemIds: [item.approvalId] });
-    const guest = await guestOf(made.body.token);
-    const statuses: number[] = [];
-    for (let i = 0; i < 61; i++) statuses.push((await asGuest(guest, '')).status);
-    expect(statuses.slice(0, 60).every((s) => s === 200)).toBe(true);
-    expect(statuses[60]).toBe(429);
+    // per link: an app with a small allowance (the default is 600 a minute), every guest of the link together
+    const small = await serve(createApp({ config: h.config, knex: h.knex, logger, taskQueues: h.queues, guestReviewLimits: { ...DEFAULT_GUEST_LIMITS, actionsPerMinute: 5 } }));
+    try {
+      const item = await seedTeamImage(h, team.id, projectId, member);
+      const made = await makeLink(member, { title: 'Busy', itemIds: [item.approvalId] });
+      const guests = [await guestOf(made.body.token), await guestOf(made.body.token)];
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const g = guests[i % 2];
+        statuses.push((await request(small.baseUrl, `/api/guest/links/${g.linkId}`, { headers: { cookie: g.cookie, 'x-forwarded-for': g.address } })).status);
+      }
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+      // another link is not held back
+      const other = await makeLink(member, { title: 'Quiet', itemIds: [item.approvalId] });
+      const g = await guestOf(other.body.token);
+      expect((await request(small.baseUrl, `/api/guest/links/${g.linkId}`, { headers: { cookie: g.cookie, 'x-forwarded-for': g.address } })).status).toBe(200);
+    } finally {
+      await small.close();
+    }
   });
 });
 

@@ -23,6 +23,9 @@ type Stage =
   | { kind: 'closed'; title: string; text: string }
   | { kind: 'open'; linkId: string };
 
+/** How often the page looks for a next version while one is being made. */
+const NEXT_VERSION_POLL_MS = 15_000;
+
 const STATUS_TEXT: Record<GuestItemView['status'], string> = {
   pending: 'Waiting for your review',
   approved: 'Approved',
@@ -138,6 +141,16 @@ function Review({ linkId, onClosed }: { linkId: string; onClosed: (err: unknown)
   useEffect(() => {
     if (review) document.title = `${review.link.title} · ${review.studio.name}`;
   }, [review]);
+
+  // while an item's next version is being made (changes were requested), look again now and then: it appears here
+  const waiting = review?.items.some((i) => i.status === 'rejected') ?? false;
+  useEffect(() => {
+    if (!waiting) return;
+    const timer = setInterval(() => {
+      if (document.visibilityState === 'visible') void load();
+    }, NEXT_VERSION_POLL_MS);
+    return () => clearInterval(timer);
+  }, [waiting, load]);
 
   if (!review) {
     return (
