@@ -153,6 +153,20 @@ export interface GuestReviewView {
   items: GuestItemView[];
 }
 
+/** An item a member may put on a link: waiting for approval, or approved (its id is its approval id either way). */
+export interface ShareableItemView {
+  id: string;
+  name: string;
+  kind: 'image' | 'clip' | 'assembly';
+  status: 'pending' | 'approved';
+  projectId: string;
+  projectName: string | null;
+  createdAt: string;
+}
+
+/** The newest approved items the dialog offers besides the queue. */
+export const SHAREABLE_APPROVED_LISTED = 100;
+
 /** A link as the Review links page lists it. */
 export interface ReviewLinkView {
   id: string;

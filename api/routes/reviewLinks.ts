@@ -17,6 +17,7 @@ import {
   REVIEW_LINK_TITLE_MAX,
   guestEmailProblem,
   type ReviewLinkView,
+  type ShareableItemView,
 } from '../../domain/reviewLinks';
 import { personName } from '../../services/review/notifications';
 import { ReviewLinkService } from '../../services/review/reviewLinks';
@@ -109,6 +110,39 @@ export function reviewLinksRouter(deps: AppDeps): Router {
     const grant = await workspaceGrant(ctx, deps, 'read');
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { success: true, links: await service.list(grant.workspaceId) };
+  });
+
+  describeRoute(router, {
+    method: 'get',
+    path: '/api/shareable-items',
+    tag: 'Review links',
+    summary: 'What a review link may hold: the items waiting for approval, and the newest approved ones',
+    description: 'Each id is the item\'s approval id, which `POST /api/review-links` takes in `itemIds`.',
+    access: 'session',
+    workspace: 'read',
+    responses: {
+      200: z.object({
+        success: z.literal(true),
+        items: z.array(
+          answers<ShareableItemView>()(
+            z.object({
+              id: z.string(),
+              name: z.string(),
+              kind: z.enum(['image', 'clip', 'assembly']),
+              status: z.enum(['pending', 'approved']),
+              projectId: z.string(),
+              projectName: z.string().nullable(),
+              createdAt: z.string(),
+            }),
+          ),
+        ),
+      }),
+    },
+  });
+  router.get('/api/shareable-items', async (ctx) => {
+    const grant = await workspaceGrant(ctx, deps, 'read');
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { success: true, items: await service.shareable(grant.workspaceId) };
   });
 
   describeRoute(router, {

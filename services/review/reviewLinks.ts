@@ -19,7 +19,9 @@ import {
   expiryDaysProblem,
   reviewLinkPath,
   reviewLinkState,
+  SHAREABLE_APPROVED_LISTED,
   type ReviewLinkView,
+  type ShareableItemView,
 } from '../../domain/reviewLinks';
 import { hashPassword } from '../accounts/passwords';
 import { sendMail, type MailConfig } from '../platform/mailer';
@@ -135,6 +137,32 @@ export class ReviewLinkService {
     const found = ids.map((id) => live.find((r) => r.id === id || r.content_id === id)?.id);
     if (found.some((id) => !id)) throw new DomainError(400, REVIEW_LINK_CODES.itemsInvalid, REVIEW_LINK_MSG.itemsInvalid);
     return [...new Set(found as string[])];
+  }
+
+  /** What a link may hold: the workspace's items waiting for approval, and its newest approved ones. */
+  async shareable(workspaceId: string): Promise<ShareableItemView[]> {
+    const { knex } = this.deps;
+    const base = () =>
+      knex('pending_approvals as a')
+        .leftJoin('projects as p', 'p.id', 'a.project_id')
+        .where('a.workspace_id', workspaceId)
+        .select('a.id', 'a.file_name', 'a.content_type', 'a.status', 'a.project_id', 'a.created_at', 'p.name as project_name')
+        .orderBy([
+          { column: 'a.created_at', order: 'desc' },
+          { column: 'a.id', order: 'desc' },
+        ]);
+    type Row = { id: string; file_name: string; content_type: ShareableItemView['kind']; status: ShareableItemView['status']; project_id: string; created_at: Date; project_name: string | null };
+    const pending = (await base().where('a.status', 'pending').where('a.approval_deadline', '>', knex.fn.now()).limit(REVIEW_LINK_MAX_ITEMS)) as Row[];
+    const approved = (await base().where('a.status', 'approved').limit(SHAREABLE_APPROVED_LISTED)) as Row[];
+    return [...pending, ...approved].map((r) => ({
+      id: r.id,
+      name: r.file_name,
+      kind: r.content_type,
+      status: r.status,
+      projectId: r.project_id,
+      projectName: r.project_name,
+      createdAt: new Date(r.created_at).toISOString(),
+    }));
   }
 
   private async row(workspaceId: string, linkId: string): Promise<LinkRow> {

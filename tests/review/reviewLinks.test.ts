@@ -187,6 +187,33 @@ describe('making a link', () => {
     expect(none.body.error).toBe(REVIEW_LINK_MSG.projectQueueEmpty);
   });
 
+  it('offers what a link may hold: the queue and approved items of the workspace, and makes a link of an approved item', async () => {
+    const waiting = await seedTeamImage(h, team.id, projectId, member);
+    const approved = await seedTeamImage(h, team.id, projectId, member);
+    const rejected = await seedTeamImage(h, team.id, projectId, member);
+    await request(h.baseUrl, '/api/approvals/approve', { token: owner.token, headers: inTeam(team.id), json: { approvalId: approved.approvalId } });
+    await buyCredits(h.knex, team.id, 1);
+    await request(h.baseUrl, '/api/approvals/reject', { token: owner.token, headers: inTeam(team.id), json: { approvalId: rejected.approvalId } });
+    const res = await request(h.baseUrl, '/api/shareable-items', { token: viewer.token, headers: inTeam(team.id) });
+    expect(res.status).toBe(200);
+    expect(res.body.items.map((i: { id: string; status: string }) => [i.id, i.status]).sort()).toEqual(
+      [
+        [waiting.approvalId, 'pending'],
+        [approved.approvalId, 'approved'],
+      ].sort(),
+    );
+    expect((await request(h.baseUrl, '/api/shareable-items', { token: outsider.token, headers: inTeam(team.id) })).status).toBe(404);
+    // an approved item, by its approval id or its saved item's id
+    const saved = (await h.knex('pending_approvals').where({ id: approved.approvalId }).first('content_id')).content_id as string;
+    for (const id of [approved.approvalId, saved]) {
+      const made = await makeLink(member, { title: 'Approved', itemIds: [id] });
+      expect(made.status).toBe(201);
+      expect(made.body.link.items).toEqual([expect.objectContaining({ id: approved.approvalId, status: 'approved' })]);
+    }
+    const refused = await makeLink(member, { title: 'Rejected', itemIds: [rejected.approvalId] });
+    expect(refused.status).toBe(400);
+  });
+
   it('e-mails the link to addresses through the SMTP server; a wrong token is refused', async () => {
     const item = await seedTeamImage(h, team.id, projectId, member);
     const made = await makeLink(member, { title: 'Harbour views', message: 'Two options for the hero shot', itemIds: [item.approvalId] });

@@ -1,7 +1,12 @@
-import type { ReviewLinkView } from '../../../domain/reviewLinks';
+import type { ReviewLinkView, ShareableItemView } from '../../../domain/reviewLinks';
 import { api } from './client';
 
-export type { ReviewLinkView };
+export type { ReviewLinkView, ShareableItemView };
+
+/** GET /api/shareable-items: what a link may hold (the queue, and the newest approved items). */
+export async function fetchShareableItems(signal?: AbortSignal): Promise<ShareableItemView[]> {
+  return (await api.get('shareable-items', { signal }).json<{ items: ShareableItemView[] }>()).items;
+}
 
 export interface NewReviewLinkInput {
   title: string;

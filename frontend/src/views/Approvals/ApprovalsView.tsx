@@ -221,7 +221,7 @@ export function ApprovalsView(): ReactElement {
           </button>
         )}
       </header>
-      {sharing && <CreateReviewLinkDialog items={queued} preselected={items.map((i) => i.id)} onClose={() => setSharing(false)} />}
+      {sharing && <CreateReviewLinkDialog preselected={items.map((i) => i.id)} onClose={() => setSharing(false)} />}
       {!canDecide && <RoleNote what="save or reject items" />}
       {canDecide && rejectLocked && items.length > 0 && (
         <div className="notice-info approval-reject-locked" role="note">

@@ -1,9 +1,8 @@
 import { useSetAtom } from 'jotai';
-import { useState, type FormEvent, type ReactElement } from 'react';
+import { useEffect, useState, type FormEvent, type ReactElement } from 'react';
 import { REVIEW_LINK_DEFAULT_DAYS, REVIEW_LINK_MAX_DAYS, REVIEW_LINK_MSG } from '../../../../domain/reviewLinks';
-import type { ApprovalListItem } from '../../api/approvals';
 import { apiErrorMessage } from '../../api/client';
-import { createReviewLink, emailReviewLink, rememberLinkToken } from '../../api/reviewLinks';
+import { createReviewLink, emailReviewLink, fetchShareableItems, rememberLinkToken, type ShareableItemView } from '../../api/reviewLinks';
 import { showToastAtom } from '../../atoms/toast';
 import { Dialog } from '../../components/Dialog';
 import { TextField } from '../../components/TextField';
@@ -14,22 +13,29 @@ const KIND_LABEL: Record<string, string> = { image: 'Image', clip: 'Clip', assem
  * Make a review link (issue 43): from chosen pending items, or a whole project's queue; title and message; expiry;
  * an optional password; what guests may do. Then the link, shown once: copy it or e-mail it.
  */
-export function CreateReviewLinkDialog({
-  items,
-  preselected = [],
-  onClose,
-  onCreated,
-}: {
-  items: ApprovalListItem[];
-  preselected?: string[];
-  onClose: () => void;
-  onCreated?: () => void;
-}): ReactElement {
+export function CreateReviewLinkDialog({ preselected = [], onClose, onCreated }: { preselected?: string[]; onClose: () => void; onCreated?: () => void }): ReactElement {
   const toast = useSetAtom(showToastAtom);
-  const projects = [...new Map(items.map((i) => [i.project_id, i.project_name ?? 'Project'])).entries()];
+  const [items, setItems] = useState<ShareableItemView[] | null>(null);
+  const pending = (items ?? []).filter((i) => i.status === 'pending');
+  const approved = (items ?? []).filter((i) => i.status === 'approved');
+  // a project's queue: the projects with items waiting for approval
+  const projects = [...new Map(pending.map((i) => [i.projectId, i.projectName ?? 'Project'])).entries()];
   const [scope, setScope] = useState<'items' | 'project'>('items');
   const [chosen, setChosen] = useState<ReadonlySet<string>>(new Set(preselected));
-  const [projectId, setProjectId] = useState(projects[0]?.[0] ?? '');
+  const [projectId, setProjectId] = useState('');
+
+  useEffect(() => {
+    const abort = new AbortController();
+    fetchShareableItems(abort.signal)
+      .then((list) => {
+        setItems(list);
+        setProjectId((current) => current || (list.find((i) => i.status === 'pending')?.projectId ?? ''));
+      })
+      .catch(() => {
+        if (!abort.signal.aborted) setItems([]);
+      });
+    return () => abort.abort();
+  }, []);
   const [title, setTitle] = useState('');
   const [message, setMessage] = useState('');
   const [days, setDays] = useState(String(REVIEW_LINK_DEFAULT_DAYS));
@@ -161,17 +167,31 @@ export function CreateReviewLinkDialog({
         {scope === 'items' ? (
           <fieldset className="review-link-items">
             <legend>Items ({chosen.size} chosen)</legend>
-            {items.length === 0 && <p className="muted">Nothing is waiting for approval.</p>}
-            <ul>
-              {items.map((item) => (
-                <li key={item.id}>
-                  <label>
-                    <input type="checkbox" checked={chosen.has(item.id)} onChange={() => toggle(item.id)} /> {item.file_name}{' '}
-                    <span className="muted">({KIND_LABEL[item.content_type] ?? item.content_type})</span>
-                  </label>
-                </li>
-              ))}
-            </ul>
+            {items === null && <p className="muted">Loading items...</p>}
+            {items !== null && items.length === 0 && <p className="muted">Nothing to share yet: generated items appear here once they wait for approval.</p>}
+            {[
+              ['Waiting for approval', pending],
+              ['Approved', approved],
+            ].map(([heading, group]) =>
+              (group as ShareableItemView[]).length > 0 ? (
+                <div key={heading as string}>
+                  <p className="review-link-group">{heading as string}</p>
+                  <ul>
+                    {(group as ShareableItemView[]).map((item) => (
+                      <li key={item.id}>
+                        <label>
+                          <input type="checkbox" checked={chosen.has(item.id)} onChange={() => toggle(item.id)} /> {item.name}{' '}
+                          <span className="muted">
+                            ({KIND_LABEL[item.kind] ?? item.kind}
+                            {item.projectName ? `, ${item.projectName}` : ''})
+                          </span>
+                        </label>
+                      </li>
+                    ))}
+                  </ul>
+                </div>
+              ) : null,
+            )}
           </fieldset>
         ) : (
           <div className="field">

@@ -4,7 +4,6 @@ import { REVIEW_LINK_DEFAULT_DAYS, type ReviewLinkState } from '../../../../doma
 import { ROLE_LABELS, roleAllows } from '../../../../domain/workspaceRoles';
 import { apiErrorMessage } from '../../api/client';
 import { emailReviewLink, extendReviewLink, fetchReviewLinks, knownLinkTokens, revokeReviewLink, type ReviewLinkView } from '../../api/reviewLinks';
-import { approvalsListStateAtom, refreshApprovalsListAtom } from '../../atoms/approvals';
 import { showToastAtom } from '../../atoms/toast';
 import { currentWorkspaceAtom } from '../../atoms/workspace';
 import { LoadingState } from '../../components/Spinner';
@@ -29,8 +28,6 @@ export function ReviewLinksView(): ReactElement {
 
 function ReviewLinks({ canManage, roleNote }: { canManage: boolean; roleNote: string }): ReactElement {
   const [links, reload] = useLoad(useCallback(() => fetchReviewLinks(), []));
-  const approvals = useAtomValue(approvalsListStateAtom);
-  const refreshApprovals = useSetAtom(refreshApprovalsListAtom);
   const toast = useSetAtom(showToastAtom);
   const [creating, setCreating] = useState(false);
   const [busy, setBusy] = useState<string | null>(null);
@@ -38,8 +35,7 @@ function ReviewLinks({ canManage, roleNote }: { canManage: boolean; roleNote: st
 
   useEffect(() => {
     void reload();
-    refreshApprovals({ force: true });
-  }, [reload, refreshApprovals]);
+  }, [reload]);
 
   async function act(link: ReviewLinkView, what: 'extend' | 'revoke'): Promise<void> {
     if (what === 'revoke' && !window.confirm(`Turn off "${link.title}"? Anyone who has it will see that it no longer works.`)) return;
@@ -158,7 +154,7 @@ function ReviewLinks({ canManage, roleNote }: { canManage: boolean; roleNote: st
       )}
       <p className="muted review-links-intro">Links show watermarked previews only. Originals stay locked until an item is approved, and are downloadable only where you allow it.</p>
       {body}
-      {creating && <CreateReviewLinkDialog items={approvals?.ok ? approvals.data : []} onClose={() => setCreating(false)} onCreated={() => void reload()} />}
+      {creating && <CreateReviewLinkDialog onClose={() => setCreating(false)} onCreated={() => void reload()} />}
     </section>
   );
 }
