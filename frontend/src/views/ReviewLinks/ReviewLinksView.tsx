@@ -119,6 +119,7 @@ function ReviewLinks({ canManage, roleNote }: { canManage: boolean; roleNote: st
                     </button>
                   )}
                   {known && link.state === 'active' && <EmailLinkForm linkId={link.id} token={known.token} title={link.title} />}
+                  {!known && link.state === 'active' && <p className="muted review-link-hint">The link itself was shown once, when it was made (only a fingerprint of it is kept). To share it with someone new, make another link.</p>}
                   {link.state !== 'revoked' && (
                     <button type="button" className="button button-secondary button-small" disabled={busy === link.id} onClick={() => void act(link, 'extend')}>
                       Extend {REVIEW_LINK_DEFAULT_DAYS} days
