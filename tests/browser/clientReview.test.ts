@@ -5,7 +5,8 @@
  * Approvals page follows live (both leave the queue, the bell rings); the clip is charged once and the image's next
  * version is made. Every file the guest page loaded, and every link its API answers held, is a watermarked preview:
  * no original is reachable before approval. axe finds nothing serious on the guest page and the Review links page at
- * 1440x900 and 390x844, neither scrolls sideways, and the guest page asks no other origin for anything.
+ * 1440x900 and 390x844, neither scrolls sideways, and the guest page asks no other origin for anything. A protected
+ * link asks for its password (and says when it is wrong); an unknown link says so.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -254,3 +255,29 @@ it('a member shares a clip and an image by e-mail; the guest pins a comment, req
   await expectAxeClean(guest.page);
   expect(guest.errors.concat(member.errors)).toEqual([]);
 }, 300_000);
+
+it('a protected link asks for its password on the phone, says when it is wrong, and opens with the right one; an unknown link says so', async () => {
+  const tag = randomUUID().slice(0, 6);
+  const project = await request<{ project: { id: string } }>(app.baseUrl, '/api/projects', { token: team.owner.token, headers: inWorkspace(team.id), json: { name: `Protected ${tag}` } });
+  const item = await storeGeneratedItem({ workspaceId: team.id, projectId: project.body.project.id, createdBy: team.member.id, metadata: imageMetadata('/api/files/renders/seed.png'), fileName: `balcony-${tag}.png`, pendingOnly: true, approvalQueue: taskQueue });
+  const made = await request<{ url: string }>(app.baseUrl, '/api/review-links', { token: team.member.token, headers: inWorkspace(team.id), json: { title: 'Protected preview', itemIds: [item.approvalId], password: 'harbour-2026' } });
+  expect(made.status).toBe(201);
+  const guest = await newPage(PHONE);
+  await guest.page.goto(made.body.url);
+  await guest.page.getByRole('heading', { name: 'This review is protected' }).waitFor();
+  await expectAxeClean(guest.page);
+  await guest.page.getByLabel('Password').fill('wrong-guess');
+  await guest.page.getByRole('button', { name: 'Open the review' }).click();
+  await guest.page.getByRole('alert').getByText('That password is not right. Check it and try again.').waitFor();
+  await guest.page.getByLabel('Password').fill('harbour-2026');
+  await guest.page.getByRole('button', { name: 'Open the review' }).click();
+  await guest.page.getByRole('heading', { name: 'Protected preview' }).waitFor();
+  await guest.page.getByRole('article', { name: `balcony-${tag}.png` }).waitFor();
+  await expectNoSidewaysScroll(guest.page);
+
+  const unknown = await guest.page.goto(`/r/${'Q'.repeat(43)}`);
+  expect(unknown?.status()).toBe(404);
+  await guest.page.getByRole('heading', { name: 'Link not found' }).waitFor();
+  await expectAxeClean(guest.page);
+  expect(guest.errors).toEqual([]);
+}, 120_000);
