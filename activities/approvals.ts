@@ -15,7 +15,8 @@ import { publishEvent } from '../services/platform/events';
 import { recordApprovalEvent } from '../services/integrations/webhookEvents';
 import { removeStoredFiles, type StoredFileRef } from '../services/content/storedFiles';
 import { fileUrl, isBucket } from '../storage';
-import { APPROVAL_NOT_PENDING, type ApprovalStatus, type ApprovalWorkflowInput } from '../domain/workflowContracts/approval';
+import { APPROVAL_NOT_PENDING, type ApprovalStatus, type ApprovalWorkflowInput, type GuestDecider } from '../domain/workflowContracts/approval';
+import { guestApproverKeys, guestDeciderLabel, linkApproved, recordGuestDecision, reviewLinkOwner } from '../services/review/guestDecisions';
 import type { ActivityDeps } from './deps';
 import { reportingRefusals } from './failures';
 import { imageEditWorkflowId } from '../domain/imageEdit';
@@ -198,7 +199,8 @@ export interface ApprovePendingItemResult {
 }
 
 /** The saved item's approvals include `userId`'s, or none were recorded (it was approved before policies). */
-async function savedByOrBefore(trx: Knex.Transaction, approvalId: string, userId: string): Promise<boolean> {
+async function savedByOrBefore(trx: Knex.Transaction, approvalId: string, userId: string, guest?: GuestDecider): Promise<boolean> {
+  if (guest) return linkApproved(trx, guest.reviewLinkId, approvalId);
   const ids = (await trx('approval_decisions').where({ approval_id: approvalId }).pluck('user_id')) as string[];
   return ids.length === 0 || ids.includes(userId);
 }
@@ -207,15 +209,25 @@ async function savedByOrBefore(trx: Knex.Transaction, approvalId: string, userId
  * Records `actorId`'s approval of the locked pending item (one per person: a retry finds it) and returns where the
  * item stands against its policy. A member the policy does not name is refused.
  */
-async function recordApproval(trx: Knex.Transaction, row: PendingApproval, actorId: string): Promise<ApprovalProgress> {
+async function recordApproval(trx: Knex.Transaction, row: PendingApproval, actorId: string, guest?: GuestDecider): Promise<ApprovalProgress> {
   const policy = readApprovalPolicy(row.approvalPolicy);
   const approvers = await workspaceApprovers(trx, row.workspaceId);
+  if (guest) {
+    // a review link's guests give the item one approval (whoever of them approves); named approvers are still awaited
+    const before = approvalProgress(policy, [...(await memberApprovals(trx, row.id)), ...(await guestApproverKeys(trx, row.id))], approvers);
+    const after = approvalProgress(policy, [...before.approvedBy, `link:${guest.reviewLinkId}`], approvers);
+    await recordGuestDecision(trx, { workspaceId: row.workspaceId, approvalId: row.id, guest, decision: 'approve', outcome: after.met ? 'approved' : 'approval_counted' });
+    return after;
+  }
   if (!mayApproveUnder(policy, actorId, approvers)) {
     throw ApplicationFailure.create({ message: APPROVAL_POLICY_MSG.notAnApprover, type: APPROVAL_POLICY_CODES.notAnApprover, nonRetryable: true });
   }
   await trx('approval_decisions').insert({ approval_id: row.id, user_id: actorId }).onConflict(['approval_id', 'user_id']).ignore();
-  const approvedBy = (await trx('approval_decisions').where({ approval_id: row.id }).orderBy([{ column: 'created_at' }, { column: 'user_id' }]).pluck('user_id')) as string[];
-  return approvalProgress(policy, approvedBy, approvers);
+  return approvalProgress(policy, [...(await memberApprovals(trx, row.id)), ...(await guestApproverKeys(trx, row.id))], approvers);
+}
+
+async function memberApprovals(trx: Knex.Transaction, approvalId: string): Promise<string[]> {
+  return (await trx('approval_decisions').where({ approval_id: approvalId }).orderBy([{ column: 'created_at' }, { column: 'user_id' }]).pluck('user_id')) as string[];
 }
 
 /** The comment-thread kind of the item an approval saves (services/review/commentItems.ts). */
@@ -241,8 +253,26 @@ async function notifyApprovalNeeded(trx: Knex.Transaction, item: { id: string; w
   });
 }
 
-/** The member who started the item is told who approved or rejected it (not when they decided themselves). */
-async function notifyDecision(trx: Knex.Transaction, row: PendingApproval, decision: 'approved' | 'rejected', actorId: string | null, item: { kind: string; id: string }): Promise<void> {
+/**
+ * The member who started the item is told who approved or rejected it (not when they decided themselves). A guest's
+ * decision is told to the item's starter and to the member who made the review link, as "Guest: name (e-mail) via
+ * link <title>".
+ */
+async function notifyDecision(trx: Knex.Transaction, row: PendingApproval, decision: 'approved' | 'rejected', actorId: string | null, item: { kind: string; id: string }, guest?: GuestDecider): Promise<void> {
+  if (guest) {
+    const who = await guestDeciderLabel(trx, guest);
+    const link = await reviewLinkOwner(trx, guest.reviewLinkId);
+    await notify(trx, {
+      workspaceId: row.workspaceId,
+      recipients: [row.createdBy, link?.createdBy],
+      kind: 'decision',
+      item,
+      projectId: row.projectId,
+      by: null,
+      text: decision === 'approved' ? NOTIFICATION_TEXT.approved(who, row.fileName) : NOTIFICATION_TEXT.rejected(who, row.fileName),
+    });
+    return;
+  }
   if (!row.createdBy || !actorId || actorId === row.createdBy) return;
   const who = await personName(trx, actorId);
   await notify(trx, {
@@ -372,7 +402,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
      * `status: 'pending'` when the item waits for more approvals (results recorded before policies have no status:
      * they approved).
      */
-    approvePendingItem: ({ approvalId, actorId }: { approvalId: string; actorId?: string | null }): Promise<ApprovePendingItemResult> =>
+    approvePendingItem: ({ approvalId, actorId, guest }: { approvalId: string; actorId?: string | null; guest?: GuestDecider }): Promise<ApprovePendingItemResult> =>
       reportingRefusals(async () => {
         const { contentId, watermark } = await deps.knex.transaction(async (trx) => {
           // profile row first, then the item: the lock order of every other credit writer (services/billing/credits.ts)
@@ -381,12 +411,12 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           const row = await lockApproval(trx, approvalId);
           // a retry of the approval that saved it finds it saved (one from before policies recorded no decision);
           // anyone else's approval came after the end
-          if (row.status === 'approved' && row.contentId && (!actorId || (await savedByOrBefore(trx, row.id, actorId)))) return { contentId: row.contentId, watermark: null };
+          if (row.status === 'approved' && row.contentId && (!actorId || (await savedByOrBefore(trx, row.id, actorId, guest)))) return { contentId: row.contentId, watermark: null };
           if (row.status !== 'pending') throw notPending(row.status);
           // the item's approval policy: this approval may be one of several it needs (an update from before
           // policies names no actor and approves alone, as then)
           if (actorId) {
-            const progress = await recordApproval(trx, row, actorId);
+            const progress = await recordApproval(trx, row, actorId, guest);
             if (!progress.met) {
               await publishEvent(trx, row.workspaceId, { kind: 'approval', approvalId: row.id, status: 'pending', contentType: row.contentType, projectId: row.projectId });
               return { contentId: null, watermark: null };
@@ -396,7 +426,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
             await consumeReservation(trx, {
               reservationId: row.reservationId,
               description: `Approved ${row.contentType}: ${row.fileName}`,
-              metadata: { approvalId: row.id, projectId: row.projectId },
+              metadata: { approvalId: row.id, projectId: row.projectId, ...(guest ? { reviewLinkId: guest.reviewLinkId, guest: { name: guest.name, email: guest.email } } : {}) },
               // the approving member; an update from before workspaces names none: the item's starter
               actorId: actorId ?? row.createdBy ?? null,
             });
@@ -411,7 +441,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           await trx('profiles').where({ id: row.workspaceId }).update({ rejection_streak: 0, rejection_cooldown_until: null, updated_at: trx.fn.now() });
           await publishEvent(trx, row.workspaceId, { kind: 'approval', approvalId: row.id, status: 'approved', contentType: row.contentType, projectId: row.projectId });
           await recordApprovalEvent(trx, row, 'approved', { decidedBy: actorId ?? row.createdBy ?? null, contentId: saved });
-          await notifyDecision(trx, row, 'approved', actorId ?? null, { kind: SAVED_ITEM_KIND[row.contentType] ?? 'image', id: saved });
+          await notifyDecision(trx, row, 'approved', actorId ?? null, { kind: SAVED_ITEM_KIND[row.contentType] ?? 'image', id: saved }, guest);
           await publishEvent(trx, row.workspaceId, { kind: 'content', change: 'added', contentKind: CONTENT_KIND[row.contentType] ?? 'image', projectId: row.projectId, itemId: saved });
           return { contentId: saved, watermark: isBucket(row.watermarkedBucket) ? { bucket: row.watermarkedBucket, path: row.watermarkedPath } : null };
         });
@@ -425,7 +455,17 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
      * Releases the reservation and counts the rejection toward the streak: the 4th in a row carries the
      * warning, the 5th starts the cooldown. Needs a past purchase (REJECTION_REQUIRES_PURCHASE otherwise).
      */
-    rejectPendingItem: ({ approvalId, actorId, keepPreview = false }: { approvalId: string; actorId?: string | null; keepPreview?: boolean }): Promise<{ warning: string | null; code: string | null }> =>
+    rejectPendingItem: ({
+      approvalId,
+      actorId,
+      keepPreview = false,
+      guest,
+    }: {
+      approvalId: string;
+      actorId?: string | null;
+      keepPreview?: boolean;
+      guest?: GuestDecider;
+    }): Promise<{ warning: string | null; code: string | null }> =>
       reportingRefusals(async () => {
         // a request for changes keeps the watermarked preview (the next version is compared with it); the rest goes
         const rejectedFiles = (row: PendingApproval) => filesOf(row).filter((f) => !(keepPreview && f.bucket === row.watermarkedBucket && f.path === row.watermarkedPath));
@@ -443,7 +483,7 @@ export function createApprovalActivities(deps: Pick<ActivityDeps, 'knex' | 'conf
           await trx('pending_approvals').where({ id: row.id }).update({ status: 'rejected', decided_at: trx.fn.now(), decided_by: actorId ?? null });
           await publishEvent(trx, row.workspaceId, { kind: 'approval', approvalId: row.id, status: 'rejected', contentType: row.contentType, projectId: row.projectId });
           await recordApprovalEvent(trx, row, 'rejected', { decidedBy: actorId ?? null });
-          await notifyDecision(trx, row, 'rejected', actorId ?? null, { kind: 'approval', id: row.id });
+          await notifyDecision(trx, row, 'rejected', actorId ?? null, { kind: 'approval', id: row.id }, guest);
           const streak = Number(profile.rejection_streak) + 1;
           const cooldown = streak >= REJECTION_STREAK_COOLDOWN_AT;
           await trx('profiles')

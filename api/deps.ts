@@ -19,6 +19,7 @@ import type { EnhanceAccessLimits } from '../services/generation/enhanceAccess';
 import type { SignInLimits } from './middleware/rateLimit';
 import type { ActionLimiterOptions } from '../services/platform/actionLimiter';
 import type { HostResolver } from '../services/integrations/webhookTargets';
+import type { GuestLimits } from '../services/review/guestSessions';
 
 /** What the API's routers may use. Each router takes only the parts it needs. */
 export interface AppDeps {
@@ -31,6 +32,8 @@ export interface AppDeps {
   enhanceAccessLimits?: EnhanceAccessLimits;
   /** Budgets of invitations, test events and new workspaces (domain/actionLimits.ts); tests pass small ones or a key prefix of their own. */
   actionLimits?: ActionLimiterOptions;
+  /** Review links' guest limits (services/review/guestSessions.ts DEFAULT_GUEST_LIMITS unless a test passes small ones). */
+  guestReviewLimits?: GuestLimits;
   /** Task queues the API starts workflows on (and routes their media work and approvals to); TASK_QUEUES unless a test runs its own worker. */
   taskQueues?: Partial<Record<TaskQueueName, string>>;
   /** The process's realtime hub (one LISTEN connection); createApp makes one when absent. */

@@ -32,6 +32,8 @@ export const NOTIFICATION_TEXT = {
   approvalNeeded: (item: string) => `Your approval is needed: ${item}`,
   approved: (who: string, item: string) => `${who} approved ${item}, which you started`,
   rejected: (who: string, item: string) => `${who} rejected ${item}, which you started`,
+  guestComment: (who: string, item: string) => `${who} commented on ${item}`,
+  guestAskedStudio: (who: string, item: string, why: string) => `${who} asked for changes on ${item}. It was not rejected: ${why} Decide on it in Approvals.`,
 } as const;
 
 export const NOTIFICATION_EMAIL_LABELS: Record<NotificationEmailChoice, string> = {

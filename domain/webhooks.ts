@@ -25,6 +25,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'member.joined',
   'comment.created',
   'comment.resolved',
+  'review.comment_created',
+  'review.decided',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
@@ -51,6 +53,8 @@ export const WEBHOOK_EVENT_DESCRIPTIONS: Record<AnyWebhookEventType, string> = {
   'member.joined': 'Someone accepted an invitation and joined the workspace',
   'comment.created': 'Someone commented on an item or a render, or replied to a comment',
   'comment.resolved': 'A comment thread on an item or a render was resolved',
+  'review.comment_created': 'A guest of a review link commented on an item of the link, or replied',
+  'review.decided': 'A guest of a review link approved an item or requested changes (or the studio was asked, where its rules refused)',
   'webhook.test': 'A test event sent from the endpoint page',
 };
 
@@ -181,6 +185,45 @@ export interface CommentEventData {
   href: string;
 }
 
+/** A guest's comment through a review link (review.comment_created). */
+export interface ReviewCommentEventData {
+  workspaceId: string;
+  /** the review link the guest came through */
+  reviewLinkId: string;
+  /** the pending item on the link (its approval id) */
+  approvalId: string;
+  itemKind: string;
+  itemId: string;
+  threadId: string;
+  commentId: string;
+  opensThread: boolean;
+  /** who the guest said they are */
+  guest: { name: string; email: string };
+  excerpt: string;
+  pin: { x?: number; y?: number; w?: number; h?: number; t?: number } | null;
+  /** the item's threads: GET /api/content/{itemId}/comments */
+  href: string;
+}
+
+/** A guest's decision through a review link (review.decided). */
+export interface ReviewDecidedEventData {
+  workspaceId: string;
+  reviewLinkId: string;
+  approvalId: string;
+  decision: 'approve' | 'request_changes';
+  /**
+   * approved: the item was approved and charged; approval_counted: one approval of several the policy needs;
+   * changes_requested: rejected and its next version started; studio_asked: the workspace's rules refused (a
+   * rejection needs a past purchase, the streak cooldown ...), nothing changed and the members were asked
+   */
+  outcome: 'approved' | 'approval_counted' | 'changes_requested' | 'studio_asked';
+  guest: { name: string; email: string };
+  /** the request's text (request_changes), else null */
+  request: string | null;
+  /** the review link's items: GET /api/review-links/{reviewLinkId} */
+  href: string;
+}
+
 export interface WebhookTestData {
   workspaceId: string;
   endpointId: string;
@@ -201,6 +244,8 @@ export interface WebhookEventDataByType {
   'member.joined': MemberJoinedData;
   'comment.created': CommentEventData;
   'comment.resolved': CommentEventData;
+  'review.comment_created': ReviewCommentEventData;
+  'review.decided': ReviewDecidedEventData;
   'webhook.test': WebhookTestData;
 }
 

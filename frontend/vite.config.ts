@@ -59,6 +59,8 @@ export default defineConfig(({ mode }) => ({
     // dist/.vite/manifest.json maps each source module to its chunk (tests check what the landing page loads);
     // the API never serves dot-folders
     manifest: true,
+    // two pages: the app, and a review link's guest page (/r/<token>, api/routes/guestReview.ts) with none of the app's code
+    rollupOptions: { input: { main: path.join(frontendRoot, 'index.html'), review: path.join(frontendRoot, 'review.html') } },
   },
   server: {
     proxy: { '/api': { target: apiTarget, changeOrigin: false } },

@@ -6,7 +6,7 @@
  */
 import { ApplicationFailure, allHandlersFinished, condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import { APPROVAL_NOT_OWNER, APPROVAL_NOT_PENDING, type ApprovalDecision, type ApprovalDecisionResult, type ApprovalStatus, type ApprovalWorkflowInput, approvalStatusQuery, decisionWorkspaceId, approveUpdate, rejectUpdate } from '../domain/workflowContracts/approval';
+import { APPROVAL_NOT_OWNER, APPROVAL_NOT_PENDING, type ApprovalDecision, type ApprovalDecisionResult, type ApprovalStatus, type ApprovalWorkflowInput, approvalStatusQuery, approverKey, decisionWorkspaceId, approveUpdate, rejectUpdate } from '../domain/workflowContracts/approval';
 import { workspaceIdOf } from '../domain/workflowContracts/workspaceInput';
 import { APPROVAL_POLICY_CODES, APPROVAL_POLICY_MSG } from '../domain/approvalPolicy';
 export * from '../domain/workflowContracts/approval';
@@ -46,8 +46,8 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   };
   const validateApproval = (decision: ApprovalDecision): void => {
     validate(decision);
-    // one approval per person
-    if (decision?.userId && approvedBy.has(decision.userId)) throw ApplicationFailure.create({ message: APPROVAL_POLICY_MSG.alreadyApproved, type: APPROVAL_POLICY_CODES.alreadyApproved, nonRetryable: true });
+    // one approval per person (a review link's guests count as one)
+    if (decision?.userId && approvedBy.has(approverKey(decision))) throw ApplicationFailure.create({ message: APPROVAL_POLICY_MSG.alreadyApproved, type: APPROVAL_POLICY_CODES.alreadyApproved, nonRetryable: true });
   };
   /**
    * Waits for a decision under way, then holds the turn: the check and the taking run with no await between them,
@@ -70,10 +70,10 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       await takeTurn('approving');
       try {
         // the approver is the actor of the consume ledger row
-        const result = await approvePendingItem({ approvalId: input.approvalId, actorId: decision?.userId ?? null });
+        const result = await approvePendingItem({ approvalId: input.approvalId, actorId: decision?.userId ?? null, ...(decision?.guest ? { guest: decision.guest } : {}) });
         if (result.status === 'pending') {
           // the policy waits for more approvals
-          if (decision?.userId) approvedBy.add(decision.userId);
+          if (decision?.userId) approvedBy.add(approverKey(decision));
           status = 'pending';
           return { status: 'pending', contentId: null, warning: null, code: null };
         }
@@ -94,7 +94,12 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
     async (decision?: ApprovalDecision): Promise<ApprovalDecisionResult> => {
       await takeTurn('rejecting');
       try {
-        const { warning, code } = await rejectPendingItem({ approvalId: input.approvalId, actorId: decision?.userId ?? null, keepPreview: decision?.keepPreview === true });
+        const { warning, code } = await rejectPendingItem({
+          approvalId: input.approvalId,
+          actorId: decision?.userId ?? null,
+          keepPreview: decision?.keepPreview === true,
+          ...(decision?.guest ? { guest: decision.guest } : {}),
+        });
         status = 'rejected';
         return { status: 'rejected', contentId: null, warning, code };
       } catch (err) {

@@ -261,6 +261,9 @@ export const PUBLIC_API_ROUTES: ReadonlyArray<{ method: string; path: string; pr
   { method: 'GET', path: '/api/invitations/', prefix: true },
   // the link in a notification e-mail that turns them off: signed for its person (api/routes/notifications.ts)
   { method: 'GET', path: '/api/notifications/unsubscribe' },
+  // a review link's guest (api/routes/guestReview.ts): the link's token, then the guest session of that link only
+  { method: 'GET', path: '/api/guest/', prefix: true },
+  { method: 'POST', path: '/api/guest/', prefix: true },
 ];
 
 /** Lower-cased, decoded, without repeated or trailing slashes: the router matches case-insensitively. */

@@ -2,6 +2,14 @@ import type { Middleware } from 'koa';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../config/logger';
 
+/**
+ * The path as the log line says it: a review link's page (/r/<token>) without its token, which is a credential
+ * (issue 43). API routes carry no token in their paths (the guest's session names the link by its id).
+ */
+export function loggedPath(path: string): string {
+  return /^\/r\/[^/]*/i.test(path) ? path.replace(/^\/r\/[^/]*/i, '/r/:token') : path;
+}
+
 /** Gives each request an id (echoed as X-Request-Id) and a child logger; logs one line per request. */
 export function requestContext(logger: Logger): Middleware {
   return async (ctx, next) => {
@@ -15,7 +23,7 @@ export function requestContext(logger: Logger): Middleware {
       await next();
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      ctx.state.log.info({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 }, 'request');
+      ctx.state.log.info({ method: ctx.method, path: loggedPath(ctx.path), status: ctx.status, ms: Math.round(ms * 10) / 10 }, 'request');
     }
   };
 }

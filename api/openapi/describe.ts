@@ -54,6 +54,12 @@ export interface RouteDoc {
    * lasts as long as the session it was opened with (the event stream). Written into the document as `x-session-only`.
    */
   sessionOnly?: true;
+  /**
+   * A public route of a review link's guest (issue 43): the link's token, or the guest session of the link the path
+   * names, is the credential; it reaches only that link's items and actions. Written into the document as
+   * `x-review-link`; tests/workspaces/accessMatrix.test.ts calls each such route across links and workspaces.
+   */
+  reviewLink?: 'token' | 'session';
   /** Path parameters: the schema the handler parses them with; plain strings when absent. */
   params?: z.ZodObject;
   query?: z.ZodType;

@@ -89,6 +89,7 @@ function routeConfig(doc: RouteDoc): RouteConfig {
     // the scope an access token needs, or null: no token may call it (a session must)
     ...(secured ? { 'x-token-scope': tokenScope } : {}),
     ...(doc.sessionOnly ? { 'x-session-only': true } : {}),
+    ...(doc.reviewLink ? { 'x-review-link': doc.reviewLink } : {}),
   };
 }
 

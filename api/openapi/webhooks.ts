@@ -108,6 +108,41 @@ const comment = z.object({
   href: link("The item's comment threads"),
 });
 
+const guest = z.object({ name: z.string(), email: z.string() }).meta({ description: 'Who the guest said they are on the review page' });
+const pinSchema = z
+  .object({ x: z.number().optional(), y: z.number().optional(), w: z.number().optional(), h: z.number().optional(), t: z.number().optional() })
+  .nullable()
+  .meta({ description: 'A point or rectangle in fractions of the picture, and/or a time in seconds' });
+
+const reviewComment = z.object({
+  workspaceId: id('The workspace'),
+  reviewLinkId: id('The review link the guest came through'),
+  approvalId: id('The pending item on the link the comment is about'),
+  itemKind: z.enum(['render', 'image', 'clip', 'compiled_video', 'generated', 'approval']).meta({ description: 'What the thread is about; approval: an item still waiting for approval' }),
+  itemId: id('The item the thread belongs to'),
+  threadId: id('The thread'),
+  commentId: id('The new comment'),
+  opensThread: z.boolean().meta({ description: 'Whether the comment opened the thread (false: a reply)' }),
+  guest,
+  excerpt: z.string().max(280).meta({ description: "The comment's first 280 characters" }),
+  pin: pinSchema,
+  href: link("The item's comment threads"),
+});
+
+const reviewDecided = z.object({
+  workspaceId: id('The workspace'),
+  reviewLinkId: id('The review link the guest came through'),
+  approvalId: id('The pending item decided on'),
+  decision: z.enum(['approve', 'request_changes']),
+  outcome: z.enum(['approved', 'approval_counted', 'changes_requested', 'studio_asked']).meta({
+    description:
+      'approved: approved and charged; approval_counted: one of the approvals the policy needs; changes_requested: rejected and the next version started; studio_asked: the workspace\'s rules refused, nothing changed and its members were asked',
+  }),
+  guest,
+  request: z.string().nullable().meta({ description: 'The requested change (request_changes), else null' }),
+  href: link('The review link'),
+});
+
 const webhookTest = z.object({
   workspaceId: id('The workspace'),
   endpointId: id('The endpoint the test was sent to'),
@@ -128,6 +163,8 @@ const DATA_SCHEMAS: Record<AnyWebhookEventType, z.ZodObject> = {
   'member.joined': memberJoined,
   'comment.created': comment,
   'comment.resolved': comment,
+  'review.comment_created': reviewComment,
+  'review.decided': reviewDecided,
   [WEBHOOK_TEST_EVENT_TYPE]: webhookTest,
 };
 

@@ -14,6 +14,7 @@ import { defaultClipQueues, VideoGenerationService } from '../../services/genera
 import { getTemporalClient } from '../../services/platform/temporalClient';
 import { sendNotificationMail } from '../../services/review/notificationMail';
 import { ChangeRequestService } from '../../services/review/changeRequests';
+import type { ApprovalService } from '../../services/generation/approvals';
 import { CommentService } from '../../services/review/comments';
 import { approvalServiceFor, imageEditServiceFor } from '../generationServices';
 
@@ -57,16 +58,24 @@ const requestAnswer = answers<ChangeRequestResponse>()(
  * or clip with a request, and its next version started from the same source. 'approve' in the item's workspace, as
  * Reject is.
  */
-export function changeRequestsRouter(deps: AppDeps): Router {
+/** The services a request for changes needs (also the guests' through review links, api/routes/guestReview.ts). */
+export function changeRequestServices(deps: AppDeps): { approvals: ApprovalService; comments: CommentService; changeRequests: ChangeRequestService } {
   const { storage } = contentServicesFor(deps);
   const temporal = () => getTemporalClient(deps.config);
-  const service = new ChangeRequestService({
+  const approvals = approvalServiceFor(deps);
+  const comments = new CommentService(deps.knex);
+  const changeRequests = new ChangeRequestService({
     knex: deps.knex,
-    approvals: approvalServiceFor(deps),
-    comments: new CommentService(deps.knex),
+    approvals,
+    comments,
     imageEdits: imageEditServiceFor(deps),
     clips: new VideoGenerationService({ knex: deps.knex, logger: deps.logger, client: temporal, queues: defaultClipQueues(deps.taskQueues), urls: storage.urls }),
   });
+  return { approvals, comments, changeRequests };
+}
+
+export function changeRequestsRouter(deps: AppDeps): Router {
+  const service = changeRequestServices(deps).changeRequests;
   const mailNotifications = () => void sendNotificationMail({ knex: deps.knex, config: deps.config, logger: deps.logger }).catch((err: unknown) => deps.logger.warn({ err }, 'notification e-mails not sent'));
   const router = new Router();
   router.use(requireAuth(deps));

@@ -10,6 +10,8 @@ import { adminRouter } from './admin';
 import { approvalsRouter } from './approvals';
 import { commentsRouter } from './comments';
 import { changeRequestsRouter } from './changeRequests';
+import { guestReviewRouter } from './guestReview';
+import { reviewLinksRouter } from './reviewLinks';
 import { authRouter } from './auth';
 import { creditsRouter } from './credits';
 import { enhanceSetRouter } from './enhanceSet';
@@ -57,6 +59,8 @@ export function buildRouters(deps: AppDeps): Router[] {
     commentsRouter(deps),
     changeRequestsRouter(deps),
     notificationsRouter(deps),
+    reviewLinksRouter(deps),
+    guestReviewRouter(deps),
     videoGenerationRouter(deps),
     videoAssemblyRouter(deps),
     onboardingRouter(deps),

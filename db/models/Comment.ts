@@ -1,7 +1,7 @@
 import type { JSONSchema } from 'objection';
 import { BaseModel, schema } from './BaseModel';
 
-/** One comment of a thread (services/review/comments.ts), with the members its text mentions. */
+/** One comment of a thread (services/review/comments.ts), with the members its text mentions; a member's or a review link guest's. */
 export class Comment extends BaseModel {
   static override tableName = 'comments';
   static override jsonAttributes = ['mentions'];
@@ -14,6 +14,10 @@ export class Comment extends BaseModel {
   mentions!: Array<{ userId: string; name: string }>;
   editedAt!: Date | null;
   createdAt!: Date;
+  /** a guest's comment through a review link: the link, and who the guest said they are (createdBy is null) */
+  reviewLinkId!: string | null;
+  guestName!: string | null;
+  guestEmail!: string | null;
 
   static override jsonSchema: JSONSchema = {
     type: 'object',
@@ -24,6 +28,9 @@ export class Comment extends BaseModel {
       createdBy: schema.nullableUuid,
       body: { type: 'string', minLength: 1, maxLength: 10000, pattern: '\\S' },
       mentions: { type: 'array', items: { type: 'object' } },
+      reviewLinkId: schema.nullableUuid,
+      guestName: schema.nullableText,
+      guestEmail: schema.nullableText,
     },
   };
 }

@@ -28,6 +28,23 @@ export interface ApprovalDecision {
   accountId?: string;
   /** A rejection with a request for changes keeps the watermarked preview: the next version is compared with it. */
   keepPreview?: boolean;
+  /**
+   * A guest of a review link decides (issue 43): `userId` is then the member who made the link (the actor the ledger
+   * records), and the decision counts as the link's one approval under the item's policy, whoever of its guests gives it.
+   */
+  guest?: GuestDecider;
+}
+
+/** The guest of a review link who decides, as they named themselves on the link's page. */
+export interface GuestDecider {
+  reviewLinkId: string;
+  name: string;
+  email: string;
+}
+
+/** Whose approval a decision is, for "one approval per person": the member, or the review link of a guest. */
+export function approverKey(decision: Pick<ApprovalDecision, 'userId' | 'guest'>): string {
+  return decision.guest ? `link:${decision.guest.reviewLinkId}` : decision.userId;
 }
 
 export function decisionWorkspaceId(decision: ApprovalDecision): string {

@@ -24,7 +24,8 @@ import { DomainError } from '../../domain/errors';
 import { ERROR_CODES, MSG } from '../../domain/messages';
 import { isBucket, type Storage } from '../../storage';
 import { getPendingUsage } from '../billing/credits';
-import { APPROVAL_NOT_OWNER, APPROVAL_NOT_PENDING, approveUpdate, rejectUpdate, type ApprovalDecisionResult } from '../../domain/workflowContracts/approval';
+import { APPROVAL_NOT_OWNER, APPROVAL_NOT_PENDING, approveUpdate, rejectUpdate, type ApprovalDecisionResult, type GuestDecider } from '../../domain/workflowContracts/approval';
+import { guestApprovalsOf, linkApproved } from '../review/guestDecisions';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -141,13 +142,18 @@ export class ApprovalService {
           created_at: Date;
         }>)
       : [];
+    // guests' approvals through review links count as one approval per link ("link:<id>")
+    const guests = await guestApprovalsOf(this.deps.knex, approvalIds);
     const members = await listMembers(this.deps.knex, workspaceId);
     const names = new Map(members.map((m) => [m.userId, m.name || m.email]));
+    for (const g of guests) names.set(g.key, g.label);
     const approvers = new Set(members.filter((m) => APPROVING_ROLES.includes(m.role)).map((m) => m.userId));
     const person = (userId: string) => ({ user_id: userId, name: names.get(userId) ?? FORMER_MEMBER });
     return (row) => {
       const policy = readApprovalPolicy(row.approvalPolicy);
-      const mine = decisions.filter((d) => d.approval_id === row.id);
+      const mine = [...decisions.filter((d) => d.approval_id === row.id), ...guests.filter((g) => g.approvalId === row.id).map((g) => ({ approval_id: g.approvalId, user_id: g.key, created_at: g.at }))].sort(
+        (a, b) => new Date(a.created_at).getTime() - new Date(b.created_at).getTime(),
+      );
       const progress = approvalProgress(policy, mine.map((d) => d.user_id), approvers);
       return {
         policy,
@@ -177,13 +183,16 @@ export class ApprovalService {
   }
 
   /** `actorId` defaults to the account: a person on their own is both (their personal workspace's id is theirs). */
-  approve(workspaceId: string, approvalId: string, actorId: string = workspaceId): Promise<ApprovalDecisionResponse> {
-    return this.decide(workspaceId, actorId, approvalId, 'approve');
+  approve(workspaceId: string, approvalId: string, actorId: string = workspaceId, options: { guest?: GuestDecider } = {}): Promise<ApprovalDecisionResponse> {
+    return this.decide(workspaceId, actorId, approvalId, 'approve', false, options.guest);
   }
 
-  /** `keepPreview`: a rejection with a request for changes keeps the watermarked preview to compare the next version with. */
-  reject(workspaceId: string, approvalId: string, actorId: string = workspaceId, options: { keepPreview?: boolean } = {}): Promise<ApprovalDecisionResponse> {
-    return this.decide(workspaceId, actorId, approvalId, 'reject', options.keepPreview === true);
+  /**
+   * `keepPreview`: a rejection with a request for changes keeps the watermarked preview to compare the next version with.
+   * `guest`: a review link's guest decides (the actor is then the member who made the link).
+   */
+  reject(workspaceId: string, approvalId: string, actorId: string = workspaceId, options: { keepPreview?: boolean; guest?: GuestDecider } = {}): Promise<ApprovalDecisionResponse> {
+    return this.decide(workspaceId, actorId, approvalId, 'reject', options.keepPreview === true, options.guest);
   }
 
   /** The project an approval belongs to, so the route can take its workspace from it; null for an unknown id. */
@@ -193,12 +202,15 @@ export class ApprovalService {
     return row?.project_id ?? null;
   }
 
-  private async decide(workspaceId: string, actorId: string, approvalId: string, decision: 'approve' | 'reject', keepPreview = false): Promise<ApprovalDecisionResponse> {
+  private async decide(workspaceId: string, actorId: string, approvalId: string, decision: 'approve' | 'reject', keepPreview = false, guest?: GuestDecider): Promise<ApprovalDecisionResponse> {
     if (!UUID.test(approvalId)) throw notFound();
     const row = await PendingApproval.query(this.deps.knex).findOne({ id: approvalId, workspace_id: workspaceId });
     if (!row) throw notFound();
     if (row.status !== 'pending') throw notPending();
-    if (decision === 'approve') {
+    if (decision === 'approve' && guest) {
+      // a link's guests give an item one approval (named approvers are still awaited: never a refusal)
+      if (await linkApproved(this.deps.knex, guest.reviewLinkId, row.id)) throw alreadyApproved();
+    } else if (decision === 'approve') {
       // the policy's refusals, answered without a round trip (the workflow and its activity check them again)
       const approved = await this.deps.knex('approval_decisions').where({ approval_id: row.id, user_id: actorId }).first('user_id');
       if (approved) throw alreadyApproved();
@@ -209,7 +221,7 @@ export class ApprovalService {
     const handle = client.workflow.getHandle(row.workflowId);
     let result: ApprovalDecisionResult;
     try {
-      result = await handle.executeUpdate(decision === 'approve' ? approveUpdate : rejectUpdate, { args: [{ userId: actorId, workspaceId, ...(keepPreview ? { keepPreview } : {}) }] });
+      result = await handle.executeUpdate(decision === 'approve' ? approveUpdate : rejectUpdate, { args: [{ userId: actorId, workspaceId, ...(keepPreview ? { keepPreview } : {}), ...(guest ? { guest } : {}) }] });
     } catch (err) {
       // the workflow ended (decided or expired) between the read above and the update
       if (err instanceof WorkflowNotFoundError) throw notPending();

@@ -9,7 +9,7 @@
  */
 import type { Knex } from 'knex';
 import { LOW_CREDIT_THRESHOLD } from '../../domain/billing';
-import type { CommentEventData, JobEventData, WebhookItemKind, WebhookJobKind, WebhookJobStatus } from '../../domain/webhooks';
+import type { CommentEventData, JobEventData, ReviewCommentEventData, ReviewDecidedEventData, WebhookItemKind, WebhookJobKind, WebhookJobStatus } from '../../domain/webhooks';
 import { recordWebhookEvent } from './webhookOutbox';
 
 type Db = Knex | Knex.Transaction;
@@ -33,6 +33,7 @@ export const webhookLinks = {
   purchase: (workspaceId: string, sessionId: string) => inWorkspace(`/api/stripe/purchases/${encodeURIComponent(sessionId)}`, workspaceId),
   members: (workspaceId: string) => `/api/workspaces/${workspaceId}/members`,
   comments: (workspaceId: string, itemId: string) => inWorkspace(`/api/content/${itemId}/comments`, workspaceId),
+  reviewLink: (workspaceId: string, linkId: string) => inWorkspace(`/api/review-links/${linkId}`, workspaceId),
   job(workspaceId: string, kind: WebhookJobKind, jobId: string, draftId: string | null): string {
     switch (kind) {
       case 'image':
@@ -188,5 +189,26 @@ export async function recordCommentEvent(trx: Db, input: CommentEventInput): Pro
       mentions: c?.mentions ?? [],
       href: webhookLinks.comments(input.workspaceId, input.itemId),
     },
+  });
+}
+
+/** review.comment_created: a guest of a review link commented; the resource is the thread, as for comment.created. */
+export async function recordReviewCommentEvent(trx: Db, input: Omit<ReviewCommentEventData, 'href' | 'excerpt'> & { body: string }): Promise<void> {
+  const { body, ...rest } = input;
+  await recordWebhookEvent(trx, {
+    workspaceId: input.workspaceId,
+    type: 'review.comment_created',
+    resourceId: input.threadId,
+    data: { ...rest, excerpt: excerptOf(body), href: webhookLinks.comments(input.workspaceId, input.itemId) },
+  });
+}
+
+/** review.decided: a guest's decision and what it came to; the resource is the pending item, as for its approval events. */
+export async function recordReviewDecidedEvent(trx: Db, input: Omit<ReviewDecidedEventData, 'href'>): Promise<void> {
+  await recordWebhookEvent(trx, {
+    workspaceId: input.workspaceId,
+    type: 'review.decided',
+    resourceId: input.approvalId,
+    data: { ...input, href: webhookLinks.reviewLink(input.workspaceId, input.reviewLinkId) },
   });
 }

@@ -131,7 +131,7 @@ export class ChangeRequestService {
     await this.checkRules(actor, row, next.kind);
 
     // the specs' rejection, by the item's approval workflow: its refusal (no purchase yet, decided meanwhile) ends here
-    const decision = await this.deps.approvals.reject(actor.workspaceId, approvalId, actor.userId, { keepPreview: true });
+    const decision = await this.deps.approvals.reject(actor.workspaceId, approvalId, actor.userId, { keepPreview: true, ...(actor.guest ? { guest: actor.guest } : {}) });
 
     // the request in the item's thread (it carries over to the next version), then the job it starts
     // (should the item's threads be full, the request is still kept below and folded into the new job)

@@ -36,6 +36,9 @@ import { publishEvent } from '../platform/events';
 import { NOTIFICATION_TEXT } from '../../domain/notifications';
 import { notify, personName } from './notifications';
 import { findCommentItem, type CommentItem } from './commentItems';
+import type { GuestDecider } from '../../domain/workflowContracts/approval';
+import { guestLabel } from '../../domain/reviewLinks';
+import { recordReviewCommentEvent } from '../integrations/webhookEvents';
 
 type Db = Knex | Knex.Transaction;
 
@@ -46,6 +49,11 @@ export interface CommentActor {
   workspaceId: string;
   userId: string;
   role: WorkspaceRole;
+  /**
+   * A guest of a review link writes (issue 43): the comment is theirs (no member is its author) and `userId` is the
+   * member who made the link, who is told about it.
+   */
+  guest?: GuestDecider & { approvalId: string };
 }
 
 interface ThreadRow {
@@ -70,7 +78,12 @@ interface CommentRow {
   mentions: Array<{ userId: string; name: string }>;
   edited_at: Date | string | null;
   created_at: Date | string;
+  review_link_id?: string | null;
+  guest_name?: string | null;
 }
+
+/** How a guest's comment is signed: the name they gave, marked as a guest (their e-mail is for the studio's members only). */
+export const guestAuthorName = (name: string) => `${name} (guest)`;
 
 const itemNotFound = () => new DomainError(404, COMMENT_ERROR_CODES.itemNotFound, COMMENT_MSG.itemNotFound);
 const threadNotFound = () => new DomainError(404, COMMENT_ERROR_CODES.threadNotFound, COMMENT_MSG.threadNotFound);
@@ -161,7 +174,7 @@ export class CommentService {
       const view: CommentView = {
         id: c.id,
         threadId: c.thread_id,
-        author: person(names, c.created_by),
+        author: c.guest_name ? { userId: null, name: guestAuthorName(c.guest_name) } : person(names, c.created_by),
         body: c.body,
         mentions: c.mentions ?? [],
         createdAt: iso(c.created_at),
@@ -210,7 +223,7 @@ export class CommentService {
       const [{ count }] = (await trx('comment_threads').where({ item_kind: item.kind, item_id: item.id }).count({ count: '*' })) as Array<{ count: string }>;
       if (Number(count) >= COMMENT_THREADS_PER_ITEM) throw new DomainError(409, COMMENT_ERROR_CODES.limit, COMMENT_MSG.tooManyThreads);
       const [thread] = (await trx('comment_threads')
-        .insert({ workspace_id: actor.workspaceId, item_kind: item.kind, item_id: item.id, pin: pin ? JSON.stringify(pin) : null, created_by: actor.userId })
+        .insert({ workspace_id: actor.workspaceId, item_kind: item.kind, item_id: item.id, pin: pin ? JSON.stringify(pin) : null, created_by: actor.guest ? null : actor.userId })
         .returning('*')) as ThreadRow[];
       await this.addComment(trx, actor, item, thread, body, true);
       return thread.id;
@@ -232,9 +245,18 @@ export class CommentService {
   }
 
   private async addComment(trx: Knex.Transaction, actor: CommentActor, item: Pick<CommentItem, 'kind' | 'id'>, thread: ThreadRow, body: string, opensThread: boolean): Promise<void> {
-    const mentions = await mentionsIn(trx, actor.workspaceId, body);
+    // a guest mentions nobody: the members' names are not theirs to notify
+    const mentions = actor.guest ? [] : await mentionsIn(trx, actor.workspaceId, body);
+    const guest = actor.guest;
     const [comment] = (await trx('comments')
-      .insert({ thread_id: thread.id, workspace_id: actor.workspaceId, created_by: actor.userId, body, mentions: JSON.stringify(mentions) })
+      .insert({
+        thread_id: thread.id,
+        workspace_id: actor.workspaceId,
+        created_by: guest ? null : actor.userId,
+        body,
+        mentions: JSON.stringify(mentions),
+        ...(guest ? { review_link_id: guest.reviewLinkId, guest_name: guest.name, guest_email: guest.email } : {}),
+      })
       .returning('id')) as Array<{ id: string }>;
     await publishEvent(trx, actor.workspaceId, { kind: 'comments', itemId: item.id, threadId: thread.id, change: opensThread ? 'created' : 'updated' });
     await this.notifyAboutComment(trx, actor, item, thread, mentions.map((m) => m.userId), opensThread);
@@ -244,9 +266,24 @@ export class CommentService {
       itemId: item.id,
       threadId: thread.id,
       pin: thread.pin,
-      by: actor.userId,
+      by: guest ? null : actor.userId,
       comment: { id: comment.id, body, opensThread, mentions: mentions.map((m) => m.userId) },
     });
+    if (guest) {
+      await recordReviewCommentEvent(trx, {
+        workspaceId: actor.workspaceId,
+        reviewLinkId: guest.reviewLinkId,
+        approvalId: guest.approvalId,
+        itemKind: item.kind,
+        itemId: item.id,
+        threadId: thread.id,
+        commentId: comment.id,
+        opensThread,
+        guest: { name: guest.name, email: guest.email },
+        body,
+        pin: thread.pin,
+      });
+    }
   }
 
   /**
@@ -256,6 +293,25 @@ export class CommentService {
   private async notifyAboutComment(trx: Knex.Transaction, actor: CommentActor, ref: Pick<CommentItem, 'kind' | 'id'>, thread: ThreadRow, mentioned: string[], opensThread: boolean): Promise<void> {
     const item = await findCommentItem(trx, actor.workspaceId, ref.id);
     const itemName = item?.name || 'an item';
+    const guest = actor.guest;
+    if (guest) {
+      // a guest's comment: the member who made the link, the item's starter and the thread's earlier authors are told
+      const link = (await trx('review_links').where({ id: guest.reviewLinkId }).first('title')) as { title: string } | undefined;
+      const who = guestLabel(guest, link?.title ?? 'a review link');
+      const earlier = opensThread ? [] : ((await trx('comments').where({ thread_id: thread.id }).whereNotNull('created_by').distinct('created_by').pluck('created_by')) as string[]);
+      const starter = await itemStarter(trx, actor.workspaceId, ref);
+      await notify(trx, {
+        workspaceId: actor.workspaceId,
+        item: { kind: ref.kind, id: ref.id },
+        projectId: item?.projectId ?? null,
+        threadId: thread.id,
+        by: null,
+        kind: 'comment',
+        recipients: [actor.userId, starter, ...earlier],
+        text: NOTIFICATION_TEXT.guestComment(who, itemName),
+      });
+      return;
+    }
     const who = await personName(trx, actor.userId);
     const about = { workspaceId: actor.workspaceId, item: { kind: ref.kind, id: ref.id }, projectId: item?.projectId ?? null, threadId: thread.id, by: actor.userId };
     const told = new Set(await notify(trx, { ...about, kind: 'mention', recipients: mentioned, text: NOTIFICATION_TEXT.mention(who, itemName) }));

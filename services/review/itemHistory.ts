@@ -11,6 +11,8 @@ import { DomainError } from '../../domain/errors';
 import { COMMENT_ERROR_CODES, COMMENT_MSG } from '../../domain/comments';
 import type { ItemHistoryEntry, ItemHistoryKind } from '../../domain/itemHistory';
 import { findCommentItem } from './commentItems';
+import { guestLabel } from '../../domain/reviewLinks';
+import { guestAuthorName } from './comments';
 
 /** Comments are quoted up to this many characters. */
 const QUOTE_LENGTH = 140;
@@ -39,7 +41,8 @@ function quote(body: string): string {
 export async function itemHistory(knex: Knex, workspaceId: string, itemId: string): Promise<ItemHistoryEntry[]> {
   const item = await findCommentItem(knex, workspaceId, itemId);
   if (!item) throw new DomainError(404, COMMENT_ERROR_CODES.itemNotFound, COMMENT_MSG.itemNotFound);
-  const raw: Array<{ kind: ItemHistoryKind; at: Date; userId: string | null; text?: string; version?: number }> = [];
+  // a guest of a review link is named by what they gave and the link ("Guest: Ann (ann@…) via link Terrace")
+  const raw: Array<{ kind: ItemHistoryKind; at: Date; userId: string | null; guest?: { key: string; name: string }; text?: string; version?: number }> = [];
 
   const approvalColumns = ['id', 'status', 'created_by', 'created_at', 'decided_by', 'decided_at', 'version', 'previous_approval_id'];
   const approval = (await (item.kind === 'approval'
@@ -69,14 +72,30 @@ export async function itemHistory(knex: Knex, workspaceId: string, itemId: strin
     raw.push({ kind: 'generated', at: step.created_at, userId: step.created_by, version });
     const decisions = (await knex('approval_decisions').where({ approval_id: step.id }).orderBy('created_at').select('user_id', 'created_at')) as Array<{ user_id: string; created_at: Date }>;
     for (const d of decisions) raw.push({ kind: 'approved', at: d.created_at, userId: d.user_id, version });
+    const guestDecisions = (await knex('review_link_decisions as d')
+      .join('review_links as l', 'l.id', 'd.review_link_id')
+      .where('d.approval_id', step.id)
+      .whereIn('d.outcome', ['approved', 'approval_counted', 'changes_requested'])
+      .orderBy('d.created_at')
+      .select('d.review_link_id', 'd.decision', 'd.guest_name', 'd.guest_email', 'd.created_at', 'l.title')) as Array<{
+      review_link_id: string;
+      decision: string;
+      guest_name: string;
+      guest_email: string;
+      created_at: Date;
+      title: string;
+    }>;
+    const guestOf = (g: (typeof guestDecisions)[number]) => ({ key: `link:${g.review_link_id}`, name: guestLabel({ name: g.guest_name, email: g.guest_email }, g.title) });
+    for (const g of guestDecisions.filter((g) => g.decision === 'approve')) raw.push({ kind: 'approved', at: g.created_at, userId: null, guest: guestOf(g), version });
     if (!step.decided_at) continue;
     const request = requests.find((r) => r.approval_id === step.id);
+    const guestRequest = guestDecisions.find((g) => g.decision === 'request_changes');
     if (step.status === 'approved') {
       // the approval that met the policy is listed above when it was recorded; an item approved before policies has none
-      if (decisions.length === 0) raw.push({ kind: 'approved', at: step.decided_at, userId: step.decided_by, version });
+      if (decisions.length === 0 && !guestDecisions.some((g) => g.decision === 'approve')) raw.push({ kind: 'approved', at: step.decided_at, userId: step.decided_by, version });
       raw.push({ kind: 'saved', at: step.decided_at, userId: null, version });
     } else if (step.status === 'rejected' && request) {
-      raw.push({ kind: 'changes_requested', at: step.decided_at, userId: request.requested_by, text: quote(request.request), version });
+      raw.push({ kind: 'changes_requested', at: step.decided_at, userId: guestRequest ? null : request.requested_by, ...(guestRequest ? { guest: guestOf(guestRequest) } : {}), text: quote(request.request), version });
     } else if (step.status === 'rejected') raw.push({ kind: 'rejected', at: step.decided_at, userId: step.decided_by, version });
     else if (step.status === 'expired') raw.push({ kind: 'expired', at: step.decided_at, userId: null, version });
   }
@@ -90,10 +109,12 @@ export async function itemHistory(knex: Knex, workspaceId: string, itemId: strin
     .join('comment_threads as t', 't.id', 'c.thread_id')
     .where({ 't.item_kind': item.kind, 't.item_id': item.id, 't.workspace_id': workspaceId })
     .orderBy([{ column: 'c.created_at' }, { column: 'c.id' }])
-    .select('c.id', 'c.thread_id', 'c.created_by', 'c.body', 'c.created_at', 't.on_version')) as Array<{
+    .select('c.id', 'c.thread_id', 'c.created_by', 'c.body', 'c.created_at', 't.on_version', 'c.review_link_id', 'c.guest_name')) as Array<{
     id: string;
     thread_id: string;
     created_by: string | null;
+    review_link_id: string | null;
+    guest_name: string | null;
     body: string;
     created_at: Date;
     on_version: number | null;
@@ -107,7 +128,8 @@ export async function itemHistory(knex: Knex, workspaceId: string, itemId: strin
       continue;
     }
     const version = versioned ? (c.on_version ?? Number(approval?.version ?? 1)) : undefined;
-    raw.push({ kind: opened.has(c.thread_id) ? 'reply' : 'comment', at: c.created_at, userId: c.created_by, text: quote(c.body), version });
+    const guest = c.guest_name ? { key: `link:${c.review_link_id ?? ''}`, name: guestAuthorName(c.guest_name) } : undefined;
+    raw.push({ kind: opened.has(c.thread_id) ? 'reply' : 'comment', at: c.created_at, userId: c.created_by, ...(guest ? { guest } : {}), text: quote(c.body), version });
     opened.add(c.thread_id);
   }
   const resolved = (await knex('comment_threads')
@@ -128,7 +150,7 @@ export async function itemHistory(knex: Knex, workspaceId: string, itemId: strin
     .map(({ e }) => ({
       kind: e.kind,
       at: new Date(e.at).toISOString(),
-      by: e.userId ? { user_id: e.userId, name: names.get(e.userId) ?? 'A deleted account' } : null,
+      by: e.guest ? { user_id: e.guest.key, name: e.guest.name } : e.userId ? { user_id: e.userId, name: names.get(e.userId) ?? 'A deleted account' } : null,
       ...(e.text !== undefined ? { text: e.text } : {}),
       ...(e.version !== undefined ? { version: e.version } : {}),
     }));

@@ -70,9 +70,10 @@ function mountedRoutes(): Array<{ method: string; path: string }> {
 describe('the app-wide session guard', () => {
   it('answers 401 without a session on every mounted route that is not public', async () => {
     // the guard covers /api; the health probes (/health/live, /health/ready) sit outside it, open by design, and so
-    // does /metrics, which has its own rule (loopback or METRICS_TOKEN; tests/metrics/httpMetrics.test.ts)
+    // does /metrics, which has its own rule (loopback or METRICS_TOKEN; tests/metrics/httpMetrics.test.ts), and a review
+    // link's page, whose token is its credential (api/routes/guestReview.ts, tests/review/reviewLinks.test.ts)
     const routes = mountedRoutes().filter((r) => isApiPath(r.path) && !isPublicApiRoute(r.method, r.path));
-    expect(mountedRoutes().filter((r) => !isApiPath(r.path)).map((r) => r.path)).toEqual(['/health/live', '/health/ready', '/metrics']);
+    expect(mountedRoutes().filter((r) => !isApiPath(r.path)).map((r) => r.path.replace(/^\/r\/[^/]+$/, '/r/:token'))).toEqual(['/health/live', '/health/ready', '/metrics', '/r/:token']);
     expect(routes.length).toBeGreaterThan(3);
     expect(routes).toEqual(expect.arrayContaining([{ method: 'GET', path: '/api/auth/me' }, { method: 'PATCH', path: '/api/profile' }]));
     const answers = await Promise.all(

@@ -82,6 +82,7 @@ const VIEWS: ViewCase[] = [
   // an account with no clips: the orientation tabs control an empty panel
   { name: 'video-assembly (no clips yet)', who: 'admin', path: () => '/?view=video-assembly', ready: (p) => p.getByRole('heading', { name: 'No landscape clips yet' }).waitFor() },
   { name: 'enhance-set (locked)', path: () => '/?view=enhance-set', ready: (p) => p.getByRole('heading', { name: 'Enter your access code' }).waitFor() },
+  { name: 'review links', path: () => '/?view=review-links', ready: (p) => p.getByRole('button', { name: 'New review link' }).waitFor() },
   { name: 'unknown view', path: () => '/?view=no-such-view', ready: (p) => p.getByRole('heading', { name: 'Page not found' }).waitFor() },
   { name: 'admin', who: 'admin', path: () => '/?view=admin', ready: (p) => h1(p, /Admin/) },
 ];
@@ -103,6 +104,7 @@ const DIALOGS: DialogCase[] = [
   { name: 'assembled video', path: (s) => `/?view=overview&project=${s.projectId}`, open: (p) => button(p, /^Open video /).click() },
   { name: 'delete item', path: (s) => `/?view=overview&project=${s.projectId}`, open: (p) => button(p, /^Delete /).click() },
   { name: 'approval preview', path: () => '/?view=approvals', open: (p) => button(p, /^Expand /).click() },
+  { name: 'new review link', path: () => '/?view=review-links', open: (p) => button(p, 'New review link').click() },
   { name: 'delete account', path: () => '/?view=account&tab=settings', open: (p) => button(p, /Delete Account/).click() },
 ];
 

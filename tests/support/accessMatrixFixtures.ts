@@ -49,6 +49,9 @@ export interface MatrixResources {
   /** a comment thread on the clip, opened by the target member, with its opening comment */
   commentThreadId: string;
   commentId: string;
+  /** a review link (comment only) holding the pending item, and its token */
+  reviewLinkId: string;
+  reviewLinkToken: string;
   /** a member who never calls: the one member management calls act on (a caller naming themselves would be leaving) */
   targetUserId: string;
 }
@@ -266,6 +269,17 @@ export async function createMatrixWorkspace(
     .insert({ workspace_id: workspaceId, item_kind: 'clip', item_id: clipId, pin: JSON.stringify({ x: 0.5, y: 0.5 }), created_by: users.target.id })
     .returning('id');
   const [{ id: commentId }] = await knex('comments').insert({ thread_id: commentThreadId, workspace_id: workspaceId, created_by: users.target.id, body: 'Matrix comment' }).returning('id');
+  const reviewLinkToken = randomBytes(32).toString('base64url');
+  const [{ id: reviewLinkId }] = await knex('review_links')
+    .insert({
+      workspace_id: workspaceId,
+      created_by: users.target.id,
+      token_hash: createHash('sha256').update(reviewLinkToken).digest('hex'),
+      title: 'Matrix link',
+      expires_at: new Date(Date.now() + 86_400_000),
+    })
+    .returning('id');
+  await knex('review_link_items').insert({ review_link_id: reviewLinkId, approval_id: approvalId, position: 0 });
 
   return {
     workspaceId,
@@ -292,6 +306,8 @@ export async function createMatrixWorkspace(
     webhookDeliveryId,
     commentThreadId,
     commentId,
+    reviewLinkId,
+    reviewLinkToken,
     targetUserId: users.target.id,
   };
 }

@@ -58,6 +58,7 @@ export const VALUES: Record<string, Filler> = {
   deliveryId: ref((r) => r.webhookDeliveryId),
   threadId: ref((r) => r.commentThreadId),
   commentId: ref((r) => r.commentId),
+  linkId: ref((r) => r.reviewLinkId),
   // body and query fields
   projectId: ref((r) => r.projectId),
   approvalId: ref((r) => r.approvalId),
@@ -92,6 +93,12 @@ export const VALUES: Record<string, Filler> = {
   amount: constant(1),
   approvalPolicy: constant({ kind: 'any' }),
   '/api/approvals/request-changes#request': constant('Make the sky warmer'),
+  // review links (the guest routes are public: tests/workspaces/accessMatrix.test.ts checks them by link)
+  '/api/review-links#title': constant('Matrix review'),
+  '/api/review-links#token': ref((r) => r.reviewLinkToken),
+  '/api/review-links#to': constant(['matrix-client@example.test']),
+  '/api/review-links#itemIds': ref((r) => [r.approvalId]),
+  expiresInDays: constant(14),
   // headers
   'tus-resumable': constant('1.0.0'),
   'upload-length': constant(String(TINY_PNG.length)),

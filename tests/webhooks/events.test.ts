@@ -581,6 +581,50 @@ describe('comments', () => {
   });
 });
 
+describe('review links', () => {
+  it("a guest's comment records review.comment_created (and comment.created); a guest's approval records review.decided, each with the link's id", async () => {
+    const item = await seedPendingImage(h, user.id, projectId);
+    const made = await request<{ token: string; link: { id: string } }>(h.baseUrl, '/api/review-links', { token: user.token, json: { title: 'Events link', itemIds: [item.approvalId], canDecide: true } });
+    expect(made.status).toBe(201);
+    const session = await request(h.baseUrl, '/api/guest/sessions', { json: { token: made.body.token } });
+    expect(session.status).toBe(201);
+    const cookie = (session.headers.get('set-cookie') ?? '').split(';')[0];
+    const guest = { name: 'Cora Client', email: 'cora@buyer.example' };
+    const base = `/api/guest/links/${made.body.link.id}/items/${item.approvalId}`;
+    const commented = await request<{ thread: { id: string; comments: Array<{ id: string }> } }>(h.baseUrl, `${base}/comments`, { headers: { cookie }, json: { guest, body: 'Lovely light' } });
+    expect(commented.status).toBe(201);
+    const threadId = commented.body.thread.id;
+    const comment = await onlyEvent(user.id, 'review.comment_created', threadId);
+    expect(comment.payload.data).toEqual({
+      workspaceId: user.id,
+      reviewLinkId: made.body.link.id,
+      approvalId: item.approvalId,
+      itemKind: 'approval',
+      itemId: item.approvalId,
+      threadId,
+      commentId: commented.body.thread.comments[0].id,
+      opensThread: true,
+      guest,
+      excerpt: 'Lovely light',
+      pin: null,
+      href: `/api/content/${item.approvalId}/comments?workspaceId=${user.id}`,
+    });
+    expect((await onlyEvent(user.id, 'comment.created', threadId)).payload.data).toMatchObject({ by: null, excerpt: 'Lovely light' });
+    expect((await request(h.baseUrl, `${base}/approve`, { headers: { cookie }, json: { guest } })).status).toBe(200);
+    const decided = await onlyEvent(user.id, 'review.decided', item.approvalId);
+    expect(decided.payload.data).toEqual({
+      workspaceId: user.id,
+      reviewLinkId: made.body.link.id,
+      approvalId: item.approvalId,
+      decision: 'approve',
+      outcome: 'approved',
+      guest,
+      request: null,
+      href: `/api/review-links/${made.body.link.id}?workspaceId=${user.id}`,
+    });
+  });
+});
+
 describe('schemas (the OpenAPI document’s webhooks section)', () => {
   it('every event type, and the test event, has a payload schema and a webhook in the served document', async () => {
     expect([...ALL_WEBHOOK_TYPES].sort()).toEqual([...WEBHOOK_EVENT_TYPES, 'webhook.test'].sort());

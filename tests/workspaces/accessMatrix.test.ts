@@ -247,3 +247,86 @@ describe('the access matrix', () => {
     expect(problems).toEqual([]);
   }, 120_000);
 });
+
+/**
+ * Guest routes of review links (issue 43 item 4): public, each marked `x-review-link` (the token, or the guest
+ * session of the link its path names, is the credential). A link of workspace A reaches nothing of workspace B,
+ * nothing of A that is not on the link, and no action the link does not allow (the matrix's links are comment only);
+ * a session is valid for its own link only; every refusal changes nothing.
+ */
+describe('guest routes (public by review link)', () => {
+  const guestOps = operations.filter((op) => op.operation['x-review-link'] !== undefined);
+  const sessionOps = guestOps.filter((op) => op.operation['x-review-link'] === 'session');
+  const GUEST = { name: 'Matrix Guest', email: 'matrix-guest@example.test' };
+
+  it('every guest route is public and says what it is for; nothing else under /api/guest or /r is', () => {
+    expect(guestOps.length).toBeGreaterThanOrEqual(7);
+    expect(guestOps.filter((op) => secured.includes(op)).map(label)).toEqual([]);
+    const unmarked = operations.filter((op) => (op.path.startsWith('/api/guest/') || op.path.startsWith('/r/')) && op.operation['x-review-link'] === undefined).map(label);
+    expect(unmarked).toEqual([]);
+  });
+
+  async function openGuest(token: string): Promise<string> {
+    const res = await fetch(`${server.baseUrl}/api/guest/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+    expect(res.status).toBe(201);
+    return (res.headers.get('set-cookie') ?? '').split(';')[0];
+  }
+
+  /** The request for a guest operation, naming `names` (item, thread) under link `linkId`. */
+  function guestCall(op: MatrixOperation, linkId: string, names: { itemId: string; threadId: string }, cookie: string | null) {
+    const url = op.path.replace('{linkId}', linkId).replace('{itemId}', names.itemId).replace('{threadId}', names.threadId);
+    const body = op.method === 'post' ? JSON.stringify({ guest: GUEST, ...(url.endsWith('/approve') ? {} : url.endsWith('/request-changes') ? { request: 'Warmer please' } : { body: 'Matrix guest comment' }) }) : undefined;
+    return fetch(`${server.baseUrl}${url}`, { method: op.method.toUpperCase(), headers: { ...(cookie ? { cookie } : {}), ...(body ? { 'content-type': 'application/json' } : {}) }, body });
+  }
+
+  test.each(sessionOps.map((op) => [label(op), op] as const))('%s', async (_name, op) => {
+    const a = await seed();
+    const b = await seed();
+    const cookieA = await openGuest(a.reviewLinkToken);
+    const cookieB = await openGuest(b.reviewLinkToken);
+    const problems: string[] = [];
+    const onLink = { itemId: a.approvalId, threadId: a.commentThreadId };
+    const calls: Array<{ who: string; linkId: string; names: { itemId: string; threadId: string }; cookie: string | null; expect: number[] }> = [
+      { who: 'no session', linkId: a.reviewLinkId, names: onLink, cookie: null, expect: [401] },
+      { who: "another link's session", linkId: a.reviewLinkId, names: onLink, cookie: cookieB, expect: [401] },
+      { who: "A's session under B's link", linkId: b.reviewLinkId, names: { itemId: b.approvalId, threadId: b.commentThreadId }, cookie: cookieA.replace(/^rs_review_[0-9a-f]+/, `rs_review_${b.reviewLinkId.replace(/-/g, '')}`), expect: [401] },
+    ];
+    if (op.path.includes('{itemId}') || op.path.includes('{threadId}')) {
+      // workspace B's item and thread, and A's item and thread that are not on the link
+      calls.push({ who: "workspace B's item", linkId: a.reviewLinkId, names: { itemId: b.approvalId, threadId: b.commentThreadId }, cookie: cookieA, expect: [404] });
+      calls.push({ who: "A's items not on the link", linkId: a.reviewLinkId, names: { itemId: a.clipId, threadId: a.commentThreadId }, cookie: cookieA, expect: [404] });
+    }
+    if (/\/(approve|request-changes)$/.test(op.path)) calls.push({ who: 'a decision on a comment-only link', linkId: a.reviewLinkId, names: onLink, cookie: cookieA, expect: [403] });
+    let before = [await snapshot(db.knex, storage, a.workspaceId), await snapshot(db.knex, storage, b.workspaceId)];
+    for (const call of calls) {
+      const res = await guestCall(op, call.linkId, call.names, call.cookie);
+      if (!call.expect.includes(res.status)) problems.push(`${call.who}: expected ${call.expect.join(' or ')}, got ${res.status} ${(await res.text()).slice(0, 160)}`);
+      const after = [await snapshot(db.knex, storage, a.workspaceId), await snapshot(db.knex, storage, b.workspaceId)];
+      const changes = [...snapshotChanges(before[0], after[0]), ...snapshotChanges(before[1], after[1])];
+      before = after;
+      if (changes.length) problems.push(`${call.who}: a refused call changed ${changes.join('; ')}`);
+    }
+    // the link revoked: 410, whatever session was opened before
+    await db.knex('review_links').where({ id: a.reviewLinkId }).update({ revoked_at: db.knex.fn.now() });
+    const gone = await guestCall(op, a.reviewLinkId, onLink, cookieA);
+    if (gone.status !== 410) problems.push(`a revoked link: expected 410, got ${gone.status}`);
+    await removeMatrixWorkspaces(db.knex, storage);
+    expect(problems).toEqual([]);
+  }, 120_000);
+
+  it('the token routes: an unknown token finds nothing (404), a revoked link answers 410, and neither changes anything', async () => {
+    const a = await seed();
+    const before = await snapshot(db.knex, storage, a.workspaceId);
+    expect((await fetch(`${server.baseUrl}/r/${'Z'.repeat(43)}`)).status).toBe(404);
+    const unknown = await fetch(`${server.baseUrl}/api/guest/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: 'Z'.repeat(43) }) });
+    expect(unknown.status).toBe(404);
+    await db.knex('review_links').where({ id: a.reviewLinkId }).update({ revoked_at: db.knex.fn.now() });
+    const mid = await snapshot(db.knex, storage, a.workspaceId);
+    expect(snapshotChanges(before, mid).filter((c) => !c.startsWith('review_links'))).toEqual([]);
+    expect((await fetch(`${server.baseUrl}/r/${a.reviewLinkToken}`)).status).toBe(410);
+    const revoked = await fetch(`${server.baseUrl}/api/guest/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: a.reviewLinkToken }) });
+    expect(revoked.status).toBe(410);
+    expect(snapshotChanges(mid, await snapshot(db.knex, storage, a.workspaceId))).toEqual([]);
+    await removeMatrixWorkspaces(db.knex, storage);
+  });
+});

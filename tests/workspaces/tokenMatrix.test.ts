@@ -183,12 +183,13 @@ function requestFor(op: MatrixOperation, resources: MatrixResources) {
     return buildRequest(op, resources);
   } catch (err) {
     if (!(err instanceof UnfillableError) || scopeOf(op) !== null) throw err;
-    const filled = op.path.replace(/\{(\w+)\}/g, (whole, name: string) => (lookup(name) ? whole : 'unfilled'));
-    return buildRequest({ ...op, path: filled, operation: { ...op.operation, parameters: (op.operation.parameters ?? []).filter((p: { in: string; name: string }) => p.in !== 'path' || lookup(p.name)) } }, resources);
+    const filled = op.path.replace(/\{(\w+)\}/g, (whole, name: string) => (lookup(op.path, name) ? whole : 'unfilled'));
+    return buildRequest({ ...op, path: filled, operation: { ...op.operation, parameters: (op.operation.parameters ?? []).filter((p: { in: string; name: string }) => p.in !== 'path' || lookup(op.path, p.name)) } }, resources);
   }
 }
 
-const lookup = (name: string) => Object.keys(VALUES).some((key) => key === name || key.endsWith(`#${name}`));
+/** Whether VALUES fills `name` on `path` (a `<prefix>#<name>` entry only on paths under its prefix). */
+const lookup = (path: string, name: string) => Object.keys(VALUES).some((key) => key === name || (key.endsWith(`#${name}`) && path.startsWith(key.slice(0, key.indexOf('#')))));
 
 function answerText(a: MatrixAnswer): string {
   return `${a.status}${a.code ? ` ${a.code}` : ''}${a.error ? ` "${a.error.slice(0, 120)}"` : ''}`;

@@ -23,6 +23,7 @@ import { progressText } from '../../../../domain/approvalPolicy';
 import { ApprovalActions, ApprovalCard, ApprovalMedia, ApprovalProgressNote, type Decision } from './ApprovalCard';
 import { approvalTypeBadge, deadlineBadge, isVideoItem } from './approvalBadges';
 import './approvals.css';
+import { CreateReviewLinkDialog } from '../ReviewLinks/CreateReviewLinkDialog';
 
 /** Deadline badges are re-read this often, and the list asked to refresh (it re-reads at most once a minute). */
 const TICK_MS = 60_000;
@@ -54,6 +55,7 @@ export function ApprovalsView(): ReactElement {
   const [expandedId, setExpandedId] = useState<string | null>(null);
   const [comparing, setComparing] = useState<string | null>(null);
   const [requesting, setRequesting] = useState<ApprovalListItem | null>(null);
+  const [sharing, setSharing] = useState(false);
   // a viewer sees the queue but saves and rejects nothing; buying is for the workspace's admins
   const allows = useAtomValue(workspaceAllowsAtom);
   const canDecide = allows('approve');
@@ -213,7 +215,13 @@ export function ApprovalsView(): ReactElement {
             Waiting for me ({mine.length})
           </button>
         )}
+        {canDecide && queued.length > 0 && (
+          <button type="button" className="button button-secondary button-small" onClick={() => setSharing(true)}>
+            <Icon name="send" size={16} /> Share for review
+          </button>
+        )}
       </header>
+      {sharing && <CreateReviewLinkDialog preselected={items.map((i) => i.id)} onClose={() => setSharing(false)} />}
       {!canDecide && <RoleNote what="save or reject items" />}
       {canDecide && rejectLocked && items.length > 0 && (
         <div className="notice-info approval-reject-locked" role="note">

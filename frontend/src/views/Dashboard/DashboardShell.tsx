@@ -32,6 +32,7 @@ const EnhanceRendersView = lazy(() => import('../EnhanceRenders/EnhanceRendersVi
 const ActivityView = lazy(() => import('../Activity/ActivityView').then((m) => ({ default: m.ActivityView })));
 const MembersView = lazy(() => import('../Members/MembersView').then((m) => ({ default: m.MembersView })));
 const WebhooksView = lazy(() => import('../Webhooks/WebhooksView').then((m) => ({ default: m.WebhooksView })));
+const ReviewLinksView = lazy(() => import('../ReviewLinks/ReviewLinksView').then((m) => ({ default: m.ReviewLinksView })));
 
 /** Views that only make things: a role without their action (a viewer) gets the reason instead (the server refuses anyway). */
 const VIEW_ACTION: Partial<Record<DashboardView, { action: WorkspaceAction; title: string; what: string }>> = {
@@ -143,6 +144,7 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
           {!refused && view === 'admin' && <AdminView />}
           {!refused && view === 'members' && <MembersView user={user} />}
           {!refused && view === 'webhooks' && <WebhooksView />}
+          {!refused && view === 'review-links' && <ReviewLinksView />}
         </Suspense>
       </main>
     </div>

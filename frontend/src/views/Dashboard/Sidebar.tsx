@@ -20,6 +20,7 @@ const NAV: { view: DashboardView; label: string; icon: IconName; adminOnly?: tru
   { view: 'video-assembly', label: 'Video Assembly', icon: 'film', needs: 'assemble' },
   { view: 'enhance-set', label: 'Enhance Renders', icon: 'sparkles', beta: true, needs: 'generate' },
   { view: 'approvals', label: 'Approvals', icon: 'check' },
+  { view: 'review-links', label: 'Review links', icon: 'send' },
   { view: 'activity', label: 'Activity', icon: 'activity' },
   { view: 'account', label: 'Account', icon: 'user' },
   { view: 'admin', label: 'Admin', icon: 'shield', adminOnly: true },
