@@ -94,6 +94,16 @@ describe('local draft models', () => {
 });
 
 describe('local draft models: bounded work and per-user breakers', () => {
+  /** Resolves once libvips has had no queued or running operation for five looks in a row (an abandoned run goes
+   * through several sharp stages, with a moment of JavaScript between them). */
+  async function libvipsIdle(): Promise<void> {
+    for (let idleLooks = 0; idleLooks < 5; ) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const { queue, process } = sharp.counters();
+      idleLooks = queue + process === 0 ? idleLooks + 1 : 0;
+    }
+  }
+
   const LOCAL = { providerKind: 'local', falBaseUrl: '', falApiKey: '', falImageEditModel: 'x/y', falUpscaleModel: 'x/y', falVideoModel: 'x/y' } as const;
 
   it('finishes the largest model input (4096 px) inside the 30 s call limit, at the size the effect promises', async () => {
@@ -120,6 +130,9 @@ describe('local draft models: bounded work and per-user breakers', () => {
       await expect(providers.draftModels.run({ mode: 'render_enhance', model: 'x', image: large, references: [], caller: 'user-a' })).rejects.toMatchObject({ code: 'CIRCUIT_TIMEOUT' });
     }
     await expect(providers.draftModels.run({ mode: 'render_enhance', model: 'x', image: small, references: [], caller: 'user-a' })).rejects.toMatchObject({ code: 'CIRCUIT_OPEN' });
+    // a timed-out call is abandoned, not stopped: A's large images are still in libvips' queue, and B's small run would
+    // wait behind them past the 400 ms limit on a busy machine. B's run starts once that work has drained.
+    await libvipsIdle();
     const forB = await providers.draftModels.run({ mode: 'render_enhance', model: 'x', image: small, references: [], caller: 'user-b' });
     expect([forB.width, forB.height]).toEqual([96, 64]);
     expect(providers.draftModelBreakers?.for('user-a').state).toBe('OPEN');
