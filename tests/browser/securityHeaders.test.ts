@@ -136,6 +136,7 @@ describe('Content-Security-Policy in the browser', () => {
       } finally {
         await dashboard.context.close();
       }
-    });
+      // about twenty views, each loaded and watched for violations: jest's 60 s default is for one step, not a walk
+    }, 180_000);
   }
 });
