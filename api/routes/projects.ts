@@ -10,7 +10,7 @@ import { contentServicesFor } from '../../services/content/contentServices';
 import { CONTENT_SOURCES, type ContentItem } from '../../services/content/contentViews';
 import type { ProjectView } from '../../domain/projects';
 import { LIBRARY_PAGE_DEFAULT, LIBRARY_PAGE_MAX } from '../../domain/constants';
-import { decodeContentCursor } from '../../services/content/library';
+import { decodeContentCursor } from '../../services/content/contentCursor';
 import { answers, describeRoute, errorBody, okBody } from '../openapi/describe';
 
 const listQuery = z.object({ userId: z.string().optional() });

@@ -18,7 +18,7 @@ import type { Worker } from 'node:worker_threads';
 import path from 'node:path';
 import type { Logger } from '../../config/logger';
 import type { StorageConfig } from '../../storage';
-import type { ContentPageKey } from './library';
+import type { ContentPageKey } from './contentCursor';
 import { asBuffer, startTypeScriptThread } from '../platform/workerThreads';
 
 export class ListingReaderGoneError extends Error {
