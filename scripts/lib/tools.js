@@ -25,6 +25,15 @@ function run(cmd, args, opts = {}) {
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed with ${r.status}`);
 }
 
+/** Runs a command with its output kept back, and shows that output only when the command fails. */
+function runQuietly(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...opts });
+  if (r.status !== 0) {
+    process.stderr.write(`${r.stdout || ''}${r.stderr || ''}`);
+    throw new Error(`${cmd} ${args.join(' ')} failed with ${r.status ?? r.signal ?? r.error}`);
+  }
+}
+
 function ensureNodeModules() {
   const marker = path.join(ROOT, 'node_modules', '.package-lock.json');
   const lock = path.join(ROOT, 'package-lock.json');
@@ -141,11 +150,12 @@ function aptInstall(pkgs) {
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   if (!aptUpdated) {
     log('apt-get update');
-    run('apt-get', ['update', '-qq'], { env });
+    runQuietly('apt-get', ['update', '-qq'], { env });
     aptUpdated = true;
   }
   log(`apt-get install ${pkgs.join(' ')}`);
-  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...pkgs], { env });
+  // dpkg prints every unpacked package even with -qq: kept back unless the install fails
+  runQuietly('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...pkgs], { env });
 }
 
 function ensureFfmpeg() {
