@@ -7,15 +7,14 @@
  * history. axe finds nothing serious on the panel and the queue in each state.
  */
 import { randomUUID } from 'node:crypto';
-import type { BrowserContext, Page } from 'playwright-core';
-import { seriousAxeFindings } from '../support/axe';
-import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
+import type { BrowserContext } from 'playwright-core';
+import { expectAxeClean } from '../support/axe';
+import { startBrowserApp, type BrowserApp, pageAs, profileName } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { imageMetadata, storeGeneratedItem } from '../support/generatedItems';
 import { request } from '../support/http';
 import { uniqueTaskQueue } from '../support/temporal';
 import { createTeamWithRoles, inWorkspace, type TeamWithRoles } from '../support/workspaces';
-import type { TestUser } from '../support/accounts';
 import { startClipWorker, type RunningWorker } from '../clips/fixtures';
 
 const SIZES = [
@@ -43,34 +42,15 @@ afterAll(async () => {
   await closeTestKnex();
 });
 
-async function pageFor(user: TestUser, viewport: { width: number; height: number }): Promise<{ page: Page; errors: string[] }> {
-  const context = await app.browser.newContext({ baseURL: app.baseUrl, viewport });
-  contexts.push(context);
-  await useSession({ context, baseUrl: app.baseUrl }, user.token);
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  return { page, errors };
-}
-
-async function expectAxeClean(page: Page): Promise<void> {
-  expect(await seriousAxeFindings(page)).toEqual([]);
-}
-
-async function nameOf(user: TestUser): Promise<string> {
-  const row = (await testKnex()('profiles').where({ id: user.id }).first('name')) as { name: string };
-  return row.name;
-}
-
 for (const size of SIZES) {
   it(`owner asks for two approvals, the member approves first, the viewer follows, the owner saves (${size.name})`, async () => {
     const tag = randomUUID().slice(0, 6);
     const project = await request<{ project: { id: string } }>(app.baseUrl, '/api/projects', { token: team.owner.token, headers: inWorkspace(team.id), json: { name: `Policy ${tag}` } });
     const projectId = project.body.project.id;
-    const memberName = await nameOf(team.member);
+    const memberName = await profileName(team.member);
 
     // ---------- the owner sets the rule on the Members page ----------
-    const owner = await pageFor(team.owner, size.viewport);
+    const owner = await pageAs(app, team.owner, size.viewport, contexts);
     await owner.page.goto(`/?workspace=${team.id}&view=members`);
     const panel = owner.page.getByRole('region', { name: 'Approvals' });
     await panel.getByRole('radio', { name: 'Any member may approve' }).waitFor();
@@ -90,7 +70,7 @@ for (const size of SIZES) {
     const before = (await testKnex()('profiles').where({ id: team.id }).first('credits')) as { credits: number };
 
     // ---------- the member approves first ----------
-    const member = await pageFor(team.member, size.viewport);
+    const member = await pageAs(app, team.member, size.viewport, contexts);
     await member.page.goto(`/?workspace=${team.id}&view=approvals`);
     const memberCard = member.page.locator(`[data-approval-id="${item.approvalId}"]`);
     await memberCard.getByText('0 of 2 approvals').waitFor();
@@ -110,7 +90,7 @@ for (const size of SIZES) {
     expect((await testKnex()('profiles').where({ id: team.id }).first('credits')).credits).toBe(before.credits);
 
     // ---------- the viewer sees where it stands, and no Save ----------
-    const viewer = await pageFor(team.viewer, size.viewport);
+    const viewer = await pageAs(app, team.viewer, size.viewport, contexts);
     await viewer.page.goto(`/?workspace=${team.id}&view=approvals`);
     const viewerCard = viewer.page.locator(`[data-approval-id="${item.approvalId}"]`);
     await viewerCard.getByText('1 of 2 approvals').waitFor();

@@ -17,8 +17,8 @@ import { promisify } from 'node:util';
 import type { BrowserContext, Page } from 'playwright-core';
 import { loadConfig } from '../../config/env';
 import { createStorage } from '../../storage';
-import { seriousAxeFindings } from '../support/axe';
-import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
+import { expectAxeClean } from '../support/axe';
+import { startBrowserApp, useSession, type BrowserApp, expectNoSidewaysScroll } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { clipMetadata, imageMetadata, storeGeneratedItem } from '../support/generatedItems';
 import { request } from '../support/http';
@@ -67,18 +67,6 @@ async function newPage(viewport: { width: number; height: number }, token?: stri
   const errors: string[] = [];
   page.on('pageerror', (err) => errors.push(err.message));
   return { page, context, errors };
-}
-
-async function expectAxeClean(page: Page): Promise<void> {
-  expect(await seriousAxeFindings(page)).toEqual([]);
-}
-
-async function expectNoSidewaysScroll(page: Page): Promise<void> {
-  const overflow = await page.evaluate(() => {
-    const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
-    return root.scrollWidth - root.clientWidth;
-  });
-  expect(overflow).toBeLessThanOrEqual(0);
 }
 
 /** A short MP4 for the clip's preview, so the guest's player can play it. */

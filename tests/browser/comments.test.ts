@@ -10,14 +10,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
-import type { BrowserContext, Page } from 'playwright-core';
-import { seriousAxeFindings } from '../support/axe';
-import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
+import type { BrowserContext } from 'playwright-core';
+import { expectAxeClean } from '../support/axe';
+import { startBrowserApp, type BrowserApp, pageAs, profileName } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { imageMetadata, storeGeneratedItem } from '../support/generatedItems';
 import { request } from '../support/http';
 import { createTeamWithRoles, inWorkspace, type TeamWithRoles } from '../support/workspaces';
-import type { TestUser } from '../support/accounts';
 
 const SIZES = [
   { name: 'desktop', viewport: { width: 1440, height: 900 } },
@@ -40,16 +39,6 @@ afterAll(async () => {
   await closeTestKnex();
 });
 
-async function pageFor(user: TestUser, viewport: { width: number; height: number }): Promise<{ page: Page; errors: string[] }> {
-  const context = await app.browser.newContext({ baseURL: app.baseUrl, viewport });
-  contexts.push(context);
-  await useSession({ context, baseUrl: app.baseUrl }, user.token);
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  return { page, errors };
-}
-
 async function picture(color: { r: number; g: number; b: number }): Promise<Buffer> {
   return sharp({ create: { width: 480, height: 270, channels: 3, background: color } }).png().toBuffer();
 }
@@ -63,15 +52,6 @@ async function uploadRender(projectId: string, name: string): Promise<string> {
   return res.body.render.data.id;
 }
 
-async function expectAxeClean(page: Page): Promise<void> {
-  expect(await seriousAxeFindings(page)).toEqual([]);
-}
-
-async function memberName(user: TestUser): Promise<string> {
-  const row = (await testKnex()('profiles').where({ id: user.id }).first('name')) as { name: string };
-  return row.name;
-}
-
 for (const size of SIZES) {
   it(`viewer pins and mentions, member replies live and resolves, owner pins by keyboard in Approvals (${size.name})`, async () => {
     const tag = randomUUID().slice(0, 6);
@@ -79,10 +59,10 @@ for (const size of SIZES) {
     const projectId = project.body.project.id;
     const renderName = `facade-${tag}.png`;
     await uploadRender(projectId, renderName);
-    const member = await memberName(team.member);
+    const member = await profileName(team.member);
 
-    const viewer = await pageFor(team.viewer, size.viewport);
-    const colleague = await pageFor(team.member, size.viewport);
+    const viewer = await pageAs(app, team.viewer, size.viewport, contexts);
+    const colleague = await pageAs(app, team.member, size.viewport, contexts);
     for (const { page } of [viewer, colleague]) {
       await page.goto(`/?workspace=${team.id}&project=${projectId}`);
       await page.getByRole('button', { name: `Open render ${renderName}` }).click();
@@ -149,7 +129,7 @@ for (const size of SIZES) {
     // ---------- the owner pins a comment with the keyboard on a pending item in Approvals ----------
     const pendingName = `dusk-${tag}.png`;
     await storeGeneratedItem({ workspaceId: team.id, projectId, createdBy: team.member.id, metadata: imageMetadata('/api/files/renders/x.png'), fileName: pendingName, pendingOnly: true });
-    const owner = await pageFor(team.owner, size.viewport);
+    const owner = await pageAs(app, team.owner, size.viewport, contexts);
     await owner.page.goto(`/?workspace=${team.id}&view=approvals`);
     await owner.page.getByRole('button', { name: `Expand ${pendingName}` }).click();
     const approval = owner.page.getByRole('dialog', { name: pendingName });

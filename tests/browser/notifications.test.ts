@@ -5,14 +5,13 @@
  * settings. axe finds nothing serious with the bell open and on the settings.
  */
 import { randomUUID } from 'node:crypto';
-import type { BrowserContext, Page } from 'playwright-core';
-import { seriousAxeFindings } from '../support/axe';
-import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
+import type { BrowserContext } from 'playwright-core';
+import { expectAxeClean } from '../support/axe';
+import { startBrowserApp, type BrowserApp, pageAs, profileName } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { imageMetadata, storeGeneratedItem } from '../support/generatedItems';
 import { request } from '../support/http';
 import { createTeamWithRoles, inWorkspace, type TeamWithRoles } from '../support/workspaces';
-import type { TestUser } from '../support/accounts';
 
 const SIZES = [
   { name: 'desktop', viewport: { width: 1440, height: 900 } },
@@ -35,24 +34,6 @@ afterAll(async () => {
   await closeTestKnex();
 });
 
-async function pageFor(user: TestUser, viewport: { width: number; height: number }): Promise<{ page: Page; errors: string[] }> {
-  const context = await app.browser.newContext({ baseURL: app.baseUrl, viewport });
-  contexts.push(context);
-  await useSession({ context, baseUrl: app.baseUrl }, user.token);
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  return { page, errors };
-}
-
-async function expectAxeClean(page: Page): Promise<void> {
-  expect(await seriousAxeFindings(page)).toEqual([]);
-}
-
-async function nameOf(user: TestUser): Promise<string> {
-  return ((await testKnex()('profiles').where({ id: user.id }).first('name')) as { name: string }).name;
-}
-
 for (const size of SIZES) {
   it(`the owner is asked to approve, is mentioned live, reads both and opens Approvals (${size.name})`, async () => {
     const tag = randomUUID().slice(0, 6);
@@ -60,10 +41,10 @@ for (const size of SIZES) {
     await testKnex()('notifications').where({ workspace_id: team.id }).update({ read_at: new Date() });
     const project = await request<{ project: { id: string } }>(app.baseUrl, '/api/projects', { token: team.owner.token, headers: inWorkspace(team.id), json: { name: `Bell ${tag}` } });
     const projectId = project.body.project.id;
-    const ownerName = await nameOf(team.owner);
-    const viewerName = await nameOf(team.viewer);
+    const ownerName = await profileName(team.owner);
+    const viewerName = await profileName(team.viewer);
 
-    const owner = await pageFor(team.owner, size.viewport);
+    const owner = await pageAs(app, team.owner, size.viewport, contexts);
     await owner.page.goto(`/?workspace=${team.id}&view=projects`);
     await owner.page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
     // in the sidebar at desktop size, in the top bar at phone size: in sight either way

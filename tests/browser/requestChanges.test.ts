@@ -7,16 +7,15 @@
  * says why and what to do, and nothing changes. axe finds nothing serious in any of these states.
  */
 import { randomUUID } from 'node:crypto';
-import type { BrowserContext, Page } from 'playwright-core';
-import { seriousAxeFindings } from '../support/axe';
-import { startBrowserApp, useSession, type BrowserApp } from '../support/browser';
+import type { BrowserContext } from 'playwright-core';
+import { expectAxeClean } from '../support/axe';
+import { startBrowserApp, type BrowserApp, pageAs, expectNoSidewaysScroll, profileName } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { imageMetadata, storeGeneratedItem } from '../support/generatedItems';
 import { request } from '../support/http';
 import { houseStill } from '../support/stills';
 import { uniqueTaskQueue } from '../support/temporal';
 import { createTeamWithRoles, inWorkspace, type TeamWithRoles } from '../support/workspaces';
-import type { TestUser } from '../support/accounts';
 import { startClipWorker, type RunningWorker } from '../clips/fixtures';
 
 const SIZES = [
@@ -45,33 +44,6 @@ afterAll(async () => {
   await closeTestKnex();
 });
 
-async function pageFor(user: TestUser, viewport: { width: number; height: number }): Promise<{ page: Page; errors: string[] }> {
-  const context = await app.browser.newContext({ baseURL: app.baseUrl, viewport });
-  contexts.push(context);
-  await useSession({ context, baseUrl: app.baseUrl }, user.token);
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  return { page, errors };
-}
-
-async function expectAxeClean(page: Page): Promise<void> {
-  expect(await seriousAxeFindings(page)).toEqual([]);
-}
-
-async function expectNoSidewaysScroll(page: Page): Promise<void> {
-  const overflow = await page.evaluate(() => {
-    const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
-    return root.scrollWidth - root.clientWidth;
-  });
-  expect(overflow).toBeLessThanOrEqual(0);
-}
-
-async function nameOf(user: TestUser): Promise<string> {
-  const row = (await testKnex()('profiles').where({ id: user.id }).first('name')) as { name: string };
-  return row.name;
-}
-
 for (const size of SIZES) {
   it(`the member requests changes, v2 arrives with the request in its thread; a paused workspace is told why (${size.name})`, async () => {
     const tag = randomUUID().slice(0, 6);
@@ -92,17 +64,17 @@ for (const size of SIZES) {
       pendingOnly: true,
       approvalQueue: taskQueue,
     });
-    const memberName = await nameOf(team.member);
+    const memberName = await profileName(team.member);
 
     // ---------- the viewer sees the item, and no way to decide on it ----------
-    const viewer = await pageFor(team.viewer, size.viewport);
+    const viewer = await pageAs(app, team.viewer, size.viewport, contexts);
     await viewer.page.goto(`/?workspace=${team.id}&view=approvals`);
     const viewerCard = viewer.page.locator(`[data-approval-id="${v1.approvalId}"]`);
     await viewerCard.waitFor();
     expect(await viewerCard.getByRole('button', { name: /^Request changes/ }).count()).toBe(0);
 
     // ---------- the member asks for a change ----------
-    const member = await pageFor(team.member, size.viewport);
+    const member = await pageAs(app, team.member, size.viewport, contexts);
     await member.page.goto(`/?workspace=${team.id}&view=approvals`);
     const memberCard = member.page.locator(`[data-approval-id="${v1.approvalId}"]`);
     await memberCard.getByRole('button', { name: `Request changes to ${fileName}` }).click();
@@ -149,7 +121,7 @@ for (const size of SIZES) {
     await expectAxeClean(member.page);
     await app.screenshot(`request-changes-v2-${size.name}`, member.page);
     // compared with the version it replaced (its kept preview) first
-    await v2Dialog.getByRole('button', { name: 'Compare with source' }).click();
+    await v2Dialog.getByRole('button', { name: 'Compare with earlier versions' }).click();
     const compare = member.page.getByRole('dialog', { name: `Compare: ${v2.file_name}` });
     const choice = compare.getByRole('combobox', { name: 'Compare with' });
     await choice.waitFor();
@@ -173,7 +145,7 @@ for (const size of SIZES) {
     // ---------- the owner asks again while generation is paused: told why, nothing changes ----------
     await testKnex()('profiles').where({ id: team.id }).update({ rejection_cooldown_until: new Date(Date.now() + 3_600_000) });
     try {
-      const owner = await pageFor(team.owner, size.viewport);
+      const owner = await pageAs(app, team.owner, size.viewport, contexts);
       await owner.page.goto(`/?workspace=${team.id}&view=approvals`);
       const ownerCard = owner.page.locator(`[data-approval-id="${v2.id}"]`);
       await ownerCard.getByRole('button', { name: `Request changes to ${v2.file_name}` }).click();

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { BrowserContext, Page } from 'playwright-core';
 import { addCredits } from '../../services/billing/credits';
-import { seriousAxeFindings } from '../support/axe';
+import { expectAxeClean } from '../support/axe';
 import { inviteFromMembersPage, openSidebar, sessionTokenOf, signUpInBrowser, startBrowserApp, type BrowserApp } from '../support/browser';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
@@ -54,10 +54,6 @@ describe('Teams in the browser', () => {
     const errors: string[] = [];
     page.on('pageerror', (err) => errors.push(err.message));
     return { context, page, errors };
-  }
-
-  async function expectAxeClean(page: Page): Promise<void> {
-    expect(await seriousAxeFindings(page)).toEqual([]);
   }
 
   for (const size of SIZES) {

@@ -30,3 +30,8 @@ export async function seriousAxeFindings(page: Page): Promise<string[]> {
     .filter((v) => v.impact === 'critical' || v.impact === 'serious')
     .map((v) => `${v.impact} ${v.id} (${v.help}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 4).join(', ')}`);
 }
+
+/** No serious or critical axe finding on the page as it is now (the findings are the failure's message). */
+export async function expectAxeClean(page: Page): Promise<void> {
+  expect(await seriousAxeFindings(page)).toEqual([]);
+}

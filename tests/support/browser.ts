@@ -218,3 +218,38 @@ export async function watchForText(page: Page, text: string, timeoutMs = 60_000)
   );
   return () => page.waitForFunction((key) => (globalThis as unknown as Record<string, unknown>)[key] === true, flag, { timeout: timeoutMs }).then(() => undefined);
 }
+
+/**
+ * A page signed in as `user` in a browser context of its own (its own cookies, as a second person's browser), with the
+ * page's uncaught errors collected. The context is added to `contexts` for the test file to close.
+ */
+export async function pageAs(
+  app: Pick<BrowserApp, 'browser' | 'baseUrl'>,
+  user: { token: string },
+  viewport: { width: number; height: number },
+  contexts: BrowserContext[],
+): Promise<{ page: Page; errors: string[] }> {
+  const context = await app.browser.newContext({ baseURL: app.baseUrl, viewport });
+  contexts.push(context);
+  await useSession({ context, baseUrl: app.baseUrl }, user.token);
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  return { page, errors };
+}
+
+/** The page is no wider than its viewport: nothing makes the reader scroll sideways. */
+export async function expectNoSidewaysScroll(page: Page): Promise<void> {
+  const overflow = await page.evaluate(() => {
+    const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
+    return root.scrollWidth - root.clientWidth;
+  });
+  expect(overflow).toBeLessThanOrEqual(0);
+}
+
+/** The name a person's profile shows (and the app names them by in histories and badges). */
+export async function profileName(user: { id: string }): Promise<string> {
+  const row = (await testKnex()('profiles').where({ id: user.id }).first('name')) as { name: string } | undefined;
+  if (!row) throw new Error(`profileName: no profile ${user.id}`);
+  return row.name;
+}

@@ -261,7 +261,7 @@ export function ApprovalsView(): ReactElement {
           )}
           <ApprovalProgressNote item={expanded} />
           <button type="button" className="button button-ghost button-small approval-compare" onClick={() => setComparing(expanded.id)}>
-            <Icon name="layers" size={16} /> Compare with source
+            <Icon name="layers" size={16} /> {expanded.version > 1 ? 'Compare with earlier versions' : 'Compare with source'}
           </button>
           <ApprovalActions
             item={expanded}
