@@ -7,7 +7,9 @@
  * looks like a ChildProcess to its caller (stdout, stderr, kill, 'error', 'close').
  *
  * MEDIA_LAUNCHER=direct spawns from this process instead. If the helper dies, the runs in flight fail with an error
- * (their activities retry) and the next launch starts a new helper.
+ * (their activities retry) and the next launch starts a new helper. A helper left idle for a minute is let go (the
+ * next launch starts another): a process that loads this module many times over, as a jest worker does once per test
+ * file, otherwise kept one idle helper per load until it exited.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
@@ -74,13 +76,21 @@ class RelayedProcess extends EventEmitter implements LaunchedProcess {
   }
 }
 
-class Launcher {
+/** How long a helper with nothing to run is kept before it is let go. */
+const IDLE_MS = 60_000;
+
+export class MediaLauncher {
   private helper: ChildProcess | null = null;
   private readonly running = new Map<number, RelayedProcess>();
   private nextId = 1;
+  private idleTimer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly options: { idleMs?: number } = {}) {}
 
   launch(file: string, args: string[]): LaunchedProcess {
     const helper = this.ensureHelper();
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
     const id = this.nextId++;
     const relayed = new RelayedProcess((signal) => {
       if (helper.connected) helper.send({ type: 'kill', id, signal });
@@ -89,7 +99,10 @@ class Launcher {
     relayed.once('close', () => {
       this.running.delete(id);
       // an idle helper keeps no process alive; one with runs in flight does, as their own children would
-      if (this.running.size === 0) this.unref(helper);
+      if (this.running.size === 0) {
+        this.unref(helper);
+        this.releaseWhenIdle(helper);
+      }
     });
     this.ref(helper);
     helper.send({ type: 'spawn', id, file, args });
@@ -109,6 +122,18 @@ class Launcher {
     this.unref(helper);
     this.helper = helper;
     return helper;
+  }
+
+  /** Lets the helper go after it has stayed idle for `idleMs`: it exits when its channel closes. */
+  private releaseWhenIdle(helper: ChildProcess): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null;
+      if (this.helper !== helper || this.running.size > 0) return;
+      this.helper = null;
+      if (helper.connected) helper.disconnect();
+    }, this.options.idleMs ?? IDLE_MS);
+    this.idleTimer.unref();
   }
 
   /** The helper is gone: every run it carried fails, and the next launch starts another. */
@@ -133,11 +158,11 @@ class Launcher {
   }
 }
 
-let shared: Launcher | null = null;
+let shared: MediaLauncher | null = null;
 
 /** Starts `file` with `args`, stdin ignored, stdout and stderr piped: through the helper, or directly. */
 export function launchProcess(file: string, args: string[]): LaunchedProcess {
   if (process.env.MEDIA_LAUNCHER === 'direct') return spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] }) as ChildProcess & LaunchedProcess;
-  shared ??= new Launcher();
+  shared ??= new MediaLauncher();
   return shared.launch(file, args);
 }

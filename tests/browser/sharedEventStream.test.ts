@@ -101,7 +101,7 @@ describe('Live updates shared by the tabs of a browser', () => {
       if (free < 2) await new Promise((r) => setTimeout(r, 200));
     }
     expect(free).toBe(2);
-  });
+  }, 240_000); // ten page loads, each bounded against the first: minutes on a busy machine, not jest's 60 s
 
   it('tells a browser refused by the stream limit that live updates are paused, and resumes when a stream is free', async () => {
     // an account of its own: the first test's streams do not count here

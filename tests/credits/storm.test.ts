@@ -13,14 +13,15 @@ import {
 } from '../../services/billing/credits';
 import { createFundedProfile } from '../support/credits';
 
-// a pool as wide as the storm, so the operations really meet at the profile row lock rather than in the pool queue
+// a pool as wide as the storm, so the operations really meet at the profile row lock rather than in the pool queue;
+// no statement timeout: however busy the machine, each waits its turn at the lock
 const POOL = 70;
 let knex: Knex;
 
 beforeAll(() => {
   const url = process.env.DATABASE_URL;
   if (!url) throw new Error('DATABASE_URL is not set');
-  knex = knexFactory(knexConfig(url, { min: 0, max: POOL }));
+  knex = knexFactory(knexConfig(url, { min: 0, max: POOL }, { queryTimeoutMs: 0 }));
 });
 
 afterAll(async () => {

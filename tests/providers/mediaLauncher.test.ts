@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { launchProcess, type LaunchedProcess } from '../../providers/media/launcher';
+import { launchProcess, MediaLauncher, type LaunchedProcess } from '../../providers/media/launcher';
 import { processAlive } from '../support/processes';
 
 jest.setTimeout(30_000);
@@ -115,5 +115,23 @@ describe('launchProcess', () => {
     expect(processAlive(sleepPid)).toBe(true);
     parent.kill('SIGKILL');
     expect(await waitFor(() => !processAlive(sleepPid), 10_000)).toBe(true);
+  });
+
+  it('lets an idle helper go, keeps one that runs something, and starts another for the next launch', async () => {
+    const launcher = new MediaLauncher({ idleMs: 200 });
+    const first = await outcome(launcher.launch('sh', ['-c', 'echo $PPID']));
+    const idleHelper = Number(first.stdout.trim());
+    expect(await waitFor(() => !processAlive(idleHelper), 10_000)).toBe(true);
+
+    // a run in flight keeps its helper past the idle time, however long it takes
+    const running = launcher.launch('sh', ['-c', 'echo $PPID; exec sleep 30']);
+    const ended = outcome(running);
+    const busyHelper = Number(await firstLine(running));
+    expect(busyHelper).not.toBe(idleHelper);
+    await new Promise((r) => setTimeout(r, 600));
+    expect(processAlive(busyHelper)).toBe(true);
+    running.kill('SIGKILL');
+    expect(await ended).toMatchObject({ signal: 'SIGKILL', errors: [] });
+    expect(await waitFor(() => !processAlive(busyHelper), 10_000)).toBe(true);
   });
 });
