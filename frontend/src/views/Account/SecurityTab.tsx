@@ -7,6 +7,7 @@ import { PasswordStrengthMeter } from '../../components/PasswordStrengthMeter';
 import { passwordStrength } from '../../components/passwordStrength';
 import { TextField } from '../../components/TextField';
 import { AccessTokensPanel } from './AccessTokensPanel';
+import { SessionsPanel } from './SessionsPanel';
 
 const METER_ID = 'new-password-strength';
 
@@ -94,6 +95,7 @@ export function SecurityTab(): ReactElement {
           </button>
         </div>
       </form>
+      <SessionsPanel />
       <AccessTokensPanel />
     </>
   );
