@@ -103,6 +103,24 @@ describe('account security in the browser', () => {
       expect(errors).toEqual([]);
     });
 
+    it(`changes the e-mail address through the link sent to the new one (${size.name})`, async () => {
+      const user = await createTestUser(app.baseUrl);
+      const { page, errors } = await pageAs(app, user, size.viewport, contexts);
+      await page.goto('/?view=account&tab=security');
+      const form = page.getByRole('form', { name: 'Change e-mail address' });
+      const newEmail = `moved-${randomUUID().slice(0, 8)}@example.test`;
+      await form.getByLabel('New e-mail address').fill(newEmail);
+      await form.getByLabel('Password').fill(user.password);
+      await form.getByRole('button', { name: 'Send confirmation link' }).click();
+      await form.getByRole('status').filter({ hasText: ACCOUNT_SECURITY_MSG.emailChangeSent(newEmail) }).waitFor();
+      await expectAxeClean(page);
+      await smtp.next((m) => m.to.includes(user.email) && m.subject === 'Your Render Studio e-mail address is being changed');
+      const confirm = await smtp.next((m) => m.to.includes(newEmail) && m.subject === 'Confirm your new e-mail address for Render Studio');
+      await page.goto(linkIn(confirm));
+      await page.getByText(ACCOUNT_SECURITY_MSG.emailChanged).waitFor();
+      expect(errors).toEqual([]);
+    });
+
     it(`lists the sessions and ends another browser's, which is signed out at once (${size.name})`, async () => {
       const user = await createTestUser(app.baseUrl);
       // a second browser signs in through the form

@@ -8,6 +8,7 @@ import { passwordStrength } from '../../components/passwordStrength';
 import { TextField } from '../../components/TextField';
 import { AccessTokensPanel } from './AccessTokensPanel';
 import { SessionsPanel } from './SessionsPanel';
+import { EmailChangePanel } from './EmailChangePanel';
 
 const METER_ID = 'new-password-strength';
 
@@ -95,6 +96,7 @@ export function SecurityTab(): ReactElement {
           </button>
         </div>
       </form>
+      <EmailChangePanel />
       <SessionsPanel />
       <AccessTokensPanel />
     </>
