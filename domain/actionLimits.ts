@@ -8,10 +8,19 @@
 import { DomainError } from './errors';
 import { waitText } from './plural';
 
-export type LimitedAction = 'invite' | 'invitationLookup' | 'invitationAccept' | 'webhookTest' | 'workspaceCreate' | 'creditRequest';
+export type LimitedAction =
+  | 'invite'
+  | 'invitationLookup'
+  | 'invitationAccept'
+  | 'webhookTest'
+  | 'workspaceCreate'
+  | 'creditRequest'
+  | 'passwordReset'
+  | 'verificationEmail'
+  | 'emailChange';
 
-/** Whose budget a rule counts: the signed-in person, the workspace acted in, or the client's address. */
-export type LimitSubject = 'person' | 'workspace' | 'address';
+/** Whose budget a rule counts: the signed-in person, the workspace acted in, the client's address, or an e-mail address asked about. */
+export type LimitSubject = 'person' | 'workspace' | 'address' | 'email';
 
 export interface ActionWindow {
   /** actions allowed in the window */
@@ -36,6 +45,10 @@ export const ACTION_LIMITS: Readonly<Record<LimitedAction, ActionLimit>> = {
   webhookTest: { what: 'test events sent', rules: { workspace: { points: 10, durationSeconds: 10 * MINUTE } } },
   workspaceCreate: { what: 'workspaces created', rules: { person: { points: 10, durationSeconds: DAY } } },
   creditRequest: { what: 'requests for credits', rules: { person: { points: 3, durationSeconds: HOUR } } },
+  // counted whether or not the address has an account: the refusal tells nothing about it
+  passwordReset: { what: 'password reset requests', rules: { email: { points: 3, durationSeconds: HOUR }, address: { points: 20, durationSeconds: HOUR } } },
+  verificationEmail: { what: 'verification e-mails', rules: { person: { points: 3, durationSeconds: HOUR } } },
+  emailChange: { what: 'e-mail address changes', rules: { person: { points: 3, durationSeconds: HOUR } } },
 };
 
 export const ACTION_LIMITED_CODE = 'RATE_LIMITED';

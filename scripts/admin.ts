@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { ADMIN_ADJUST_MAX, ADMIN_REASON_MAX_LENGTH } from '../domain/admin';
 import { DomainError, UserNotFoundError } from '../domain/errors';
 import { adjustUserCredits, grantAdminRole, listAdmins, revokeAdminRole } from '../services/accounts/admin';
+import { markVerified } from '../services/accounts/accountSecurity';
 
 interface EmbeddedPostgres {
   url: string;
@@ -40,6 +41,9 @@ Commands:
   grant <email>    give the account with this e-mail the admin role (its Admin view appears on the next page load)
   revoke <email>   take the admin role away; the account stays
   list             list the admins
+  verify <email>   mark the account's e-mail address verified (an operator vouches for it)
+  verify-existing  mark every account that is not verified yet as verified: once, after the upgrade that brought
+                   verification, for the accounts that existed before it (otherwise each verifies at its next sign-in)
   adjust <credits> --reason <text> --by <admin email> <workspace>
                    add (10, +10) or remove (-10) credits of a workspace, recorded in its ledger with the admin
                    named by --by as the acting user. <workspace> is one of:
@@ -206,6 +210,19 @@ async function run(knex: Knex, command: string, args: string[]): Promise<string>
     const { user, changed } = await revokeAdminRole(knex, emailArgument(args, command));
     return changed ? `${user.email} is no longer an admin` : `${user.email} is not an admin; nothing changed`;
   }
+  if (command === 'verify') {
+    const email = emailArgument(args, command);
+    const user = await knex('users').where({ email: email.toLowerCase() }).first<{ email: string; email_verified_at: Date | null } | undefined>('email', 'email_verified_at');
+    if (!user) throw new DomainError(404, 'ACCOUNT_NOT_FOUND', `No account with the e-mail ${email}`);
+    if (user.email_verified_at) return `${user.email} is already verified; nothing changed`;
+    await markVerified(knex, { email });
+    return `${user.email} is now verified`;
+  }
+  if (command === 'verify-existing') {
+    if (args.length) throw new UsageError('verify-existing takes no arguments');
+    const changed = await markVerified(knex, 'all');
+    return changed === 0 ? 'Every account is already verified; nothing changed' : `Marked ${changed} ${changed === 1 ? 'account' : 'accounts'} verified`;
+  }
   if (args.length) throw new UsageError('list takes no arguments');
   const admins = await listAdmins(knex);
   return admins.length ? admins.map((a) => a.email).join('\n') : 'No admins yet: npm run admin -- grant <email>';
@@ -217,7 +234,7 @@ export interface CommandResult {
   stderr: string;
 }
 
-const COMMANDS = ['grant', 'revoke', 'list', 'adjust'];
+const COMMANDS = ['grant', 'revoke', 'list', 'adjust', 'verify', 'verify-existing'];
 
 /**
  * The whole command: arguments checked first, then the database `open` gives (the one `npm start` uses, or a test's),
@@ -233,7 +250,9 @@ export async function adminCommand(argv: string[], open: () => Promise<Database>
   try {
     // check the arguments before touching a database
     if (command === 'adjust') adjustArguments(args);
-    else if (command !== 'list') emailArgument(args, command);
+    else if (command === 'verify-existing') {
+      if (args.length) throw new UsageError('verify-existing takes no arguments');
+    } else if (command !== 'list') emailArgument(args, command);
     else if (args.length) throw new UsageError('list takes no arguments');
     db = await open();
     return { code: 0, stdout: `${await run(db.knex, command, args)}\n`, stderr: '' };

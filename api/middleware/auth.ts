@@ -5,7 +5,8 @@ import type { TokenScope } from '../../domain/accessTokens';
 import { ACCESS_TOKEN_MSG } from '../../domain/accessTokens';
 import { authenticateAccessToken, isAccessToken, isTokenUser } from '../../services/accounts/accessTokens';
 import type { SessionCache } from '../../services/accounts/sessionCache';
-import { findSessionUser } from '../../services/accounts/sessions';
+import { findSessionUser, touchSession } from '../../services/accounts/sessions';
+import { SESSION_SEEN_EVERY_MS } from '../../domain/accountSecurity';
 import { RequestError } from '../validation';
 import { DEFAULT_SIGN_IN_LIMITS, SignInLimiter, type SignInLimits } from './rateLimit';
 
@@ -179,6 +180,8 @@ export function requireAuth(deps: AuthDeps, options: RequireAuthOptions = {}): M
     const { sessionId, ...user } = found;
     state.user = user;
     state.sessionId = sessionId;
+    // when the session was last seen (Account → Security), written at most once a minute
+    await touchSession(deps.knex, sessionId, SESSION_SEEN_EVERY_MS);
     if (!cache || SAFE_METHODS.has(ctx.method)) return next();
     // a change the user makes to their own account (name, password, deletion) is seen by their very next request
     try {
@@ -235,6 +238,10 @@ export const PUBLIC_API_ROUTES: ReadonlyArray<{ method: string; path: string; pr
   { method: 'POST', path: '/api/auth/signup' },
   { method: 'POST', path: '/api/auth/signin' },
   { method: 'POST', path: '/api/auth/signout' },
+  // a forgotten password and the links of account e-mails: the link's token is the credential
+  { method: 'POST', path: '/api/auth/password-reset' },
+  { method: 'POST', path: '/api/auth/password-reset/confirm' },
+  { method: 'POST', path: '/api/auth/verify-email' },
   // who is signed in, or nobody: the page's first question, answered without a 401 for a signed-out visitor
   { method: 'GET', path: '/api/auth/session' },
   { method: 'GET', path: '/api/health' },

@@ -8,7 +8,10 @@ import { bearerAccessToken, clearSessionCookie, currentUser, lookupSession, requ
 import { DEFAULT_SIGN_IN_LIMITS, SignInLimiter, signInRateLimit } from '../middleware/rateLimit';
 import { parseBody, RequestError, requiredString, singleLine } from '../validation';
 import { ACCESS_TOKEN_MSG } from '../../domain/accessTokens';
-import { answers, describeRoute, errorBody, okBody, timestamp } from '../openapi/describe';
+import { ACCOUNT_SECURITY_MSG } from '../../domain/accountSecurity';
+import { confirmPasswordReset, requestPasswordReset, sendVerificationAtSignIn, verifyEmail } from '../../services/accounts/accountSecurity';
+import { ActionLimiter } from '../../services/platform/actionLimiter';
+import { actionLimited, answers, describeRoute, errorBody, okBody, timestamp } from '../openapi/describe';
 
 const email = singleLine(requiredString('Email').trim(), 'Email').max(254).pipe(z.email({ error: 'Please enter a valid email address' }));
 
@@ -25,8 +28,19 @@ const signInBody = z.strictObject({
 
 const signOutBody = z.strictObject({});
 
+const resetRequestBody = z.strictObject({ email });
+const resetConfirmBody = z.strictObject({
+  token: requiredString('Token').max(100),
+  password: requiredString('Password').max(1024),
+});
+const verifyBody = z.strictObject({ token: requiredString('Token').max(100) });
+const messageAnswer = z.object({ success: z.literal(true), message: z.string() });
+const linkInvalid = { description: 'The link is unknown, used or expired (LINK_INVALID)', schema: errorBody };
+
 export const accountView = answers<Account>()(
-  z.object({ id: z.string(), email: z.string(), name: z.string(), role: z.enum(['user', 'admin']), createdAt: timestamp }).meta({ id: 'Account' }),
+  z
+    .object({ id: z.string(), email: z.string(), name: z.string(), role: z.enum(['user', 'admin']), emailVerified: z.boolean(), createdAt: timestamp })
+    .meta({ id: 'Account' }),
 );
 const signedInAnswer = z.object({ success: z.literal(true), user: accountView, token: z.string(), expiresAt: timestamp });
 const rateLimited = {
@@ -39,6 +53,9 @@ export function authRouter(deps: AppDeps): Router {
   const router = new Router();
   const limiter = new SignInLimiter(deps.knex, deps.signInLimits ?? DEFAULT_SIGN_IN_LIMITS);
   const ttl = { sessionTtlDays: deps.config.sessionTtlDays };
+  const actionLimiter = new ActionLimiter(deps.knex, deps.actionLimits);
+  const security = { knex: deps.knex, config: deps.config, logger: deps.logger };
+  const device = (ctx: Context) => ({ ...ttl, device: { userAgent: ctx.get('user-agent') || null, ipAddress: ctx.ip || null } });
 
   function answerSignedIn(ctx: Context, result: SignedIn, status: number): void {
     setSessionCookie(ctx, result.session.token, result.session.expiresAt, deps.config);
@@ -56,7 +73,9 @@ export function authRouter(deps: AppDeps): Router {
     responses: { 201: signedInAnswer, 409: { description: 'An account with this e-mail exists', schema: errorBody } },
   });
   router.post('/api/auth/signup', async (ctx) => {
-    answerSignedIn(ctx, await signUp(deps.knex, parseBody(ctx, signUpBody), ttl), 201);
+    const result = await signUp(deps.knex, parseBody(ctx, signUpBody), device(ctx));
+    await sendVerificationAtSignIn(security, result.user.id);
+    answerSignedIn(ctx, result, 201);
   });
 
   describeRoute(router, {
@@ -69,7 +88,60 @@ export function authRouter(deps: AppDeps): Router {
     responses: { 200: signedInAnswer, 401: { description: 'Wrong e-mail or password', schema: errorBody }, 429: rateLimited },
   });
   router.post('/api/auth/signin', signInRateLimit(limiter), async (ctx) => {
-    answerSignedIn(ctx, await signIn(deps.knex, parseBody(ctx, signInBody), ttl), 200);
+    const result = await signIn(deps.knex, parseBody(ctx, signInBody), device(ctx));
+    // an account from before verification existed (or whose link expired) gets a link now
+    if (!result.user.emailVerified) await sendVerificationAtSignIn(security, result.user.id);
+    answerSignedIn(ctx, result, 200);
+  });
+
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/auth/password-reset',
+    tag: 'Auth',
+    summary: 'Ask for a password reset link (valid 1 hour, single use) by e-mail: the same answer whether or not the address has an account',
+    description: 'Limited to 3 requests an hour per e-mail address and 20 an hour per client address, counted whether or not the address has an account.',
+    access: 'public',
+    body: resetRequestBody,
+    responses: { 202: messageAnswer, 429: actionLimited },
+  });
+  router.post('/api/auth/password-reset', async (ctx) => {
+    const { email: address } = parseBody(ctx, resetRequestBody);
+    await actionLimiter.take('passwordReset', { email: address.trim().toLowerCase(), address: ctx.ip || 'unknown' });
+    await requestPasswordReset(security, address);
+    ctx.status = 202;
+    ctx.body = { success: true, message: ACCOUNT_SECURITY_MSG.resetRequested };
+  });
+
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/auth/password-reset/confirm',
+    tag: 'Auth',
+    summary: "Set a new password with a reset link's token: ends every session of the account (access tokens stay)",
+    access: 'public',
+    body: resetConfirmBody,
+    responses: { 200: messageAnswer, 400: linkInvalid },
+  });
+  router.post('/api/auth/password-reset/confirm', async (ctx) => {
+    const input = parseBody(ctx, resetConfirmBody);
+    await confirmPasswordReset(deps.knex, input);
+    // this browser's session (if any) ended with the others
+    clearSessionCookie(ctx, deps.config);
+    ctx.body = { success: true, message: ACCOUNT_SECURITY_MSG.passwordResetDone };
+  });
+
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/auth/verify-email',
+    tag: 'Auth',
+    summary: "Open a verification link: verifies the account's address, or makes a requested new address the account's",
+    access: 'public',
+    body: verifyBody,
+    responses: { 200: messageAnswer.extend({ changedEmail: z.boolean() }), 400: linkInvalid, 409: { description: 'The new address has an account by now', schema: errorBody } },
+  });
+  router.post('/api/auth/verify-email', async (ctx) => {
+    const { token } = parseBody(ctx, verifyBody);
+    const { changedEmail } = await verifyEmail(deps.knex, token);
+    ctx.body = { success: true, changedEmail, message: changedEmail ? ACCOUNT_SECURITY_MSG.emailChanged : ACCOUNT_SECURITY_MSG.emailVerified };
   });
 
   describeRoute(router, {

@@ -15,6 +15,8 @@ export class User extends BaseModel {
   role!: UserRole;
   /** Set when the owner asked for the account's deletion: no sign-in from then on (services/accounts/accountData.ts). */
   deletionRequestedAt!: Date | null;
+  /** When the account's e-mail was verified; null until then (services/accounts/emailVerification.ts). */
+  emailVerifiedAt!: Date | null;
   createdAt!: Date;
   updatedAt!: Date;
 

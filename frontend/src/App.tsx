@@ -1,11 +1,12 @@
 import { useAtomValue, useSetAtom } from 'jotai';
-import { lazy, Suspense, type ReactElement } from 'react';
+import { lazy, Suspense, useState, type ReactElement } from 'react';
 import { inviteTokenAtom } from './atoms/invite';
 import { reloadSessionAtom, sessionAtom } from './atoms/session';
 import { workspaceParamAtom } from './atoms/view';
 import { LoadingState } from './components/Spinner';
 import { Toaster } from './components/Toaster';
 import { LandingPage } from './views/Landing/LandingPage';
+import { AccountLinkPage, accountLinkFromSearch } from './views/AccountLinks/AccountLinkPage';
 
 // the landing page stays in the first chunk; the dashboard (and each of its views) loads on demand
 const DashboardShell = lazy(() => import('./views/Dashboard/DashboardShell').then((m) => ({ default: m.DashboardShell })));
@@ -30,9 +31,13 @@ export function App(): ReactElement {
   const reload = useSetAtom(reloadSessionAtom);
   const inviteToken = useAtomValue(inviteTokenAtom);
   const workspaceId = useAtomValue(workspaceParamAtom);
+  // a password reset or verification link (or "Forgot password?"): its page, signed in or out
+  const [accountLink] = useState(() => accountLinkFromSearch(window.location.search));
 
   let screen: ReactElement;
-  if (session === undefined) {
+  if (accountLink) {
+    screen = <AccountLinkPage link={accountLink} />;
+  } else if (session === undefined) {
     screen = <Loading />;
   } else if (session.failed) {
     screen = (

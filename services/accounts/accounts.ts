@@ -8,7 +8,7 @@ import { MSG } from '../../domain/messages';
 import { isStrongPassword } from '../../domain/passwordStrength';
 import { addCredits } from '../billing/credits';
 import { hashPassword, verifyAgainstDecoy, verifyPassword } from './passwords';
-import { createSession, deleteExpiredSessions, endOtherSessions, type IssuedSession } from './sessions';
+import { createSession, deleteExpiredSessions, endOtherSessions, type IssuedSession, type SessionDevice } from './sessions';
 import { createPersonalWorkspace } from '../workspaces/personalWorkspace';
 
 type Db = Knex | Knex.Transaction;
@@ -41,6 +41,8 @@ export interface Account {
   email: string;
   name: string;
   role: UserRole;
+  /** whether the e-mail is verified (until then: no invitations, no e-mail but the verification) */
+  emailVerified: boolean;
   createdAt: Date;
 }
 
@@ -67,12 +69,12 @@ function checkName(raw: string, { allowEmpty }: { allowEmpty: boolean }): string
   return name;
 }
 
-function checkNewPassword(password: string): void {
+export function checkNewPassword(password: string): void {
   if (!isStrongPassword(password)) throw new DomainError(400, 'WEAK_PASSWORD', MSG.passwordRequirements);
 }
 
 function toAccount(user: User, name: string): Account {
-  return { id: user.id, email: user.email, name, role: user.role, createdAt: user.createdAt };
+  return { id: user.id, email: user.email, name, role: user.role, emailVerified: user.emailVerifiedAt !== null && user.emailVerifiedAt !== undefined, createdAt: user.createdAt };
 }
 
 /**
@@ -82,7 +84,7 @@ function toAccount(user: User, name: string): Account {
 export async function signUp(
   knex: Knex,
   input: { name?: string; email: string; password: string },
-  options: { sessionTtlDays: number },
+  options: { sessionTtlDays: number; device?: SessionDevice },
 ): Promise<SignedIn> {
   const name = checkName(input.name ?? '', { allowEmpty: true });
   const email = normalizeEmail(input.email);
@@ -101,7 +103,7 @@ export async function signUp(
         // the new user is the actor of their bonus row (each ledger row records who acted, DESIGN.md "Teams")
         actorId: user.id,
       });
-      const session = await createSession(trx, user.id, options.sessionTtlDays);
+      const session = await createSession(trx, user.id, options.sessionTtlDays, { ...options.device, authenticatedWith: 'sign_up' });
       return { user: toAccount(user, name), session };
     });
   } catch (err) {
@@ -110,7 +112,11 @@ export async function signUp(
   }
 }
 
-export async function signIn(knex: Knex, input: { email: string; password: string }, options: { sessionTtlDays: number }): Promise<SignedIn> {
+export async function signIn(
+  knex: Knex,
+  input: { email: string; password: string },
+  options: { sessionTtlDays: number; device?: SessionDevice },
+): Promise<SignedIn> {
   const user = await User.query(knex).findOne('email', normalizeEmail(input.email)).withGraphFetched('profile');
   if (!user) {
     await verifyAgainstDecoy(input.password);
@@ -120,7 +126,7 @@ export async function signIn(knex: Knex, input: { email: string; password: strin
   // an account being deleted (services/accounts/accountData.ts) takes no new session
   if (user.deletionRequestedAt) throw new InvalidCredentialsError();
   await deleteExpiredSessions(knex, user.id);
-  const session = await createSession(knex, user.id, options.sessionTtlDays);
+  const session = await createSession(knex, user.id, options.sessionTtlDays, { ...options.device, authenticatedWith: 'password' });
   return { user: toAccount(user, user.profile?.name ?? ''), session };
 }
 

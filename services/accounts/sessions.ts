@@ -26,11 +26,100 @@ export function sessionIdForToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-export async function createSession(db: Db, userId: string, ttlDays: number): Promise<IssuedSession> {
+export type AuthenticatedWith = 'password' | 'sign_up' | 'password_reset';
+
+/** What the Security panel shows of the browser a session was opened from. */
+export interface SessionDevice {
+  userAgent?: string | null;
+  ipAddress?: string | null;
+  authenticatedWith?: AuthenticatedWith;
+}
+
+export async function createSession(db: Db, userId: string, ttlDays: number, device: SessionDevice = {}): Promise<IssuedSession> {
   const token = randomBytes(32).toString('base64url');
   const expiresAt = new Date(Date.now() + ttlDays * 24 * 60 * 60 * 1000);
-  await Session.query(db).insert({ id: sessionIdForToken(token), userId, expiresAt });
+  await db('sessions').insert({
+    id: sessionIdForToken(token),
+    user_id: userId,
+    expires_at: expiresAt,
+    user_agent: device.userAgent?.slice(0, 512) || null,
+    ip_address: device.ipAddress || null,
+    authenticated_with: device.authenticatedWith ?? 'password',
+  });
   return { token, expiresAt };
+}
+
+export interface SessionRow {
+  handle: string;
+  userAgent: string | null;
+  ipAddress: string | null;
+  authenticatedWith: AuthenticatedWith;
+  createdAt: Date;
+  lastSeenAt: Date;
+  current: boolean;
+}
+
+/** The user's unexpired sessions, the one in use first, then the most recently seen. */
+export async function listSessions(db: Db, userId: string, currentSessionId: string | null): Promise<SessionRow[]> {
+  const rows = (await db('sessions')
+    .where('user_id', userId)
+    .andWhere('expires_at', '>', db.fn.now())
+    .orderBy('last_seen_at', 'desc')
+    .select('id', 'handle', 'user_agent', 'ip_address', 'authenticated_with', 'created_at', 'last_seen_at')) as Array<{
+    id: string;
+    handle: string;
+    user_agent: string | null;
+    ip_address: string | null;
+    authenticated_with: AuthenticatedWith;
+    created_at: Date;
+    last_seen_at: Date;
+  }>;
+  const list = rows.map((r) => ({
+    handle: r.handle,
+    userAgent: r.user_agent,
+    ipAddress: r.ip_address,
+    authenticatedWith: r.authenticated_with,
+    createdAt: new Date(r.created_at),
+    lastSeenAt: new Date(r.last_seen_at),
+    current: r.id === currentSessionId,
+  }));
+  return [...list.filter((r) => r.current), ...list.filter((r) => !r.current)];
+}
+
+/** The session id of the user's session with this public handle, or null. */
+export async function sessionIdForHandle(db: Db, userId: string, handle: string): Promise<string | null> {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(handle)) return null;
+  const row = (await db('sessions').where({ user_id: userId, handle }).first('id')) as { id: string } | undefined;
+  return row?.id ?? null;
+}
+
+/** Ends one session by its id (the row's delete notifies rs_auth_changed: its event streams close at once). */
+export async function endSessionById(db: Db, sessionId: string): Promise<boolean> {
+  tellLocal({ sessionId });
+  const ended = await Session.query(db).deleteById(sessionId);
+  tellLocal({ sessionId });
+  return ended > 0;
+}
+
+/** Ends every session of the user (a password reset). */
+export async function endAllSessions(db: Db, userId: string): Promise<number> {
+  tellLocal({ userId });
+  const ended = await Session.query(db).where('user_id', userId).delete();
+  tellLocal({ userId });
+  return ended;
+}
+
+/** Writes the session's last_seen_at when the last write is older than `everyMs` (this process remembers its writes). */
+const lastTouched = new Map<string, number>();
+export async function touchSession(db: Db, sessionId: string, everyMs: number, now: number = Date.now()): Promise<void> {
+  const last = lastTouched.get(sessionId);
+  if (last !== undefined && now - last < everyMs) return;
+  if (lastTouched.size > 50_000) lastTouched.clear();
+  lastTouched.set(sessionId, now);
+  await db('sessions')
+    .where('id', sessionId)
+    .andWhere('last_seen_at', '<', new Date(now - everyMs))
+    .update({ last_seen_at: new Date(now) });
 }
 
 /** The user of an unexpired session, or null (unknown, expired or malformed token). */

@@ -58,6 +58,8 @@ async function recipients(knex: Knex, workspaceId: string): Promise<{ name: stri
     .join('users as u', 'u.id', 'm.user_id')
     .where('m.workspace_id', workspaceId)
     .whereIn('m.role', ['owner', 'admin'])
+    // an unverified account receives no e-mail but its verification (DESIGN.md "Accounts")
+    .whereNotNull('u.email_verified_at')
     .orderBy('u.email')
     .select('u.email')) as Array<{ email: string }>;
   return { name: workspace.name, emails: rows.map((r) => r.email) };

@@ -55,7 +55,7 @@ export async function sendNotificationMail(deps: NotificationMailDeps): Promise<
     `with claimed as (
        update notifications n set emailed_at = now()
          from users u
-        where u.id = n.user_id and u.notification_email = 'each' and n.emailed_at is null and n.created_at > now() - interval '${SEND_WINDOW}'
+        where u.id = n.user_id and u.email_verified_at is not null and u.notification_email = 'each' and n.emailed_at is null and n.created_at > now() - interval '${SEND_WINDOW}'
        returning n.id, n.workspace_id, n.user_id, n.text, u.email
      )
      select c.*, w.name as workspace_name,
@@ -99,7 +99,7 @@ export async function sendNotificationDigests(deps: NotificationMailDeps): Promi
   const { rows } = (await deps.knex.raw(
     `with due as (
        select n.user_id from notifications n join users u on u.id = n.user_id
-        where u.notification_email = 'digest' and n.emailed_at is null
+        where u.notification_email = 'digest' and u.email_verified_at is not null and n.emailed_at is null
         group by n.user_id having min(n.created_at) <= now() - interval '1 day'
      ), claimed as (
        update notifications n set emailed_at = now() from due

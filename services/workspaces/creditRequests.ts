@@ -10,6 +10,7 @@ import { DomainError } from '../../domain/errors';
 import { WORKSPACE_MSG, type WorkspaceRole } from '../../domain/workspaceRoles';
 import { publishEvent } from '../platform/events';
 import { sendMail } from '../platform/mailer';
+import { verifiedRecipients } from '../accounts/mailRecipients';
 import { listMembers } from './members';
 
 /** Who may buy: the roles whose `billing` action the workspace's owners and admins hold (domain/workspaceRoles.ts). */
@@ -35,10 +36,14 @@ export async function requestCredits(
   const who = input.requester.name || input.requester.email;
   await publishEvent(deps.knex, input.workspaceId, { kind: 'workspace', change: 'credit-request', workspaceId: input.workspaceId, requestedBy: who });
   const billing = new URL('/?view=account&tab=billing', deps.config.publicUrl).toString();
-  const emailed = await sendMail(
+  // an unverified account receives no e-mail but its verification (DESIGN.md "Accounts")
+  const to = await verifiedRecipients(deps.knex, buyers.map((b) => b.email));
+  const emailed =
+    to.length > 0 &&
+    (await sendMail(
     deps.config,
     {
-      to: buyers.map((b) => b.email),
+      to,
       subject: `${who} asks for credits in ${input.workspaceName} on Render Studio`,
       text: [
         `${WORKSPACE_MSG.creditsAsked(who, input.workspaceName)} Generating needs credits, and as ${buyers.length === 1 ? 'its' : 'an'} owner or admin you can buy them.`,
@@ -49,6 +54,6 @@ export async function requestCredits(
     },
     deps.logger,
     'credit request',
-  );
+  ));
   return { askedOf: buyers.map((b) => ({ name: b.name, role: b.role })), emailed };
 }

@@ -16,6 +16,8 @@ import { TEAM_CODES, TEAM_MSG } from './messages';
 import { lockWorkspace, workspaceNameForOthers } from './workspaces';
 
 import type { InvitationLookup, InvitationStatus, InvitationView } from '../../domain/workspaces';
+import { ACCOUNT_SECURITY_CODES, ACCOUNT_SECURITY_MSG } from '../../domain/accountSecurity';
+import { isEmailVerified } from '../accounts/mailRecipients';
 
 type Db = Knex | Knex.Transaction;
 
@@ -210,6 +212,10 @@ export async function acceptInvitation(knex: Knex, input: { token: string; user:
     if (closed) throw closed;
     if (row.email.toLowerCase() !== input.user.email.toLowerCase()) {
       throw new DomainError(403, TEAM_CODES.invitationWrongEmail, TEAM_MSG.invitationWrongEmail(row.email));
+    }
+    // an unverified address proves nothing: whoever holds the link could have signed up with it (DESIGN.md "Accounts")
+    if (!(await isEmailVerified(trx, input.user.id))) {
+      throw new DomainError(403, ACCOUNT_SECURITY_CODES.emailNotVerified, ACCOUNT_SECURITY_MSG.emailNotVerified);
     }
     const existing = (await trx('workspace_members').where({ workspace_id: row.workspace_id, user_id: input.user.id }).first('role')) as { role: WorkspaceRole } | undefined;
     if (!existing) {

@@ -7,6 +7,7 @@ import { logger } from '../../config/logger';
 import { createTestUser, type TestUser } from '../support/accounts';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, serve, type TestServer } from '../support/http';
+import { createScratchDatabase } from '../support/scratchDatabase';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
@@ -49,6 +50,30 @@ afterAll(async () => {
 });
 
 describe('npm run admin', () => {
+  it('marks one account verified by e-mail, idempotently, and refuses an unknown address', async () => {
+    const user = await createTestUser(server.baseUrl, { verified: false });
+    const done = await admin(['verify', user.email.toUpperCase()]);
+    expect(done).toEqual({ code: 0, stdout: `${user.email} is now verified\n`, stderr: '' });
+    expect((await request(server.baseUrl, '/api/auth/me', { token: user.token })).body.user.emailVerified).toBe(true);
+    expect((await admin(['verify', user.email])).stdout).toBe(`${user.email} is already verified; nothing changed\n`);
+    expect((await admin(['verify', `nobody-${user.id}@example.test`])).code).toBe(1);
+  });
+
+  it('verify-existing marks every unverified account verified (on a database of its own: it touches every account)', async () => {
+    const scratch = await createScratchDatabase('verifyexisting', { migrated: true });
+    try {
+      await scratch.knex('users').insert([
+        { email: 'old-1@example.test', password_hash: 'x' },
+        { email: 'old-2@example.test', password_hash: 'x', email_verified_at: scratch.knex.fn.now() },
+      ]);
+      expect(await admin(['verify-existing'], { DATABASE_URL: scratch.url })).toEqual({ code: 0, stdout: 'Marked 1 account verified\n', stderr: '' });
+      expect((await admin(['verify-existing'], { DATABASE_URL: scratch.url })).stdout).toBe('Every account is already verified; nothing changed\n');
+      expect(await scratch.knex('users').whereNull('email_verified_at').count('* as n')).toEqual([{ n: '0' }]);
+    } finally {
+      await scratch.drop();
+    }
+  });
+
   it('grants the admin role by e-mail (any case), idempotently, and the admin endpoints open at once', async () => {
     const user = await createTestUser(server.baseUrl);
     expect((await adminSearch(user)).status).toBe(403);

@@ -167,7 +167,7 @@ describe('GET /api/auth/me', () => {
     for (const res of [byBearer, byCookie]) {
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject(expected);
-      expect(Object.keys(res.body.user).sort()).toEqual(['createdAt', 'email', 'id', 'name', 'role']);
+      expect(Object.keys(res.body.user).sort()).toEqual(['createdAt', 'email', 'emailVerified', 'id', 'name', 'role']);
     }
   });
 

@@ -11,7 +11,8 @@ import { randomUUID } from 'node:crypto';
 import type { BrowserContext, Page } from 'playwright-core';
 import { addCredits } from '../../services/billing/credits';
 import { expectAxeClean } from '../support/axe';
-import { inviteFromMembersPage, openSidebar, sessionTokenOf, signUpInBrowser, startBrowserApp, type BrowserApp } from '../support/browser';
+import { inviteFromMembersPage, openSidebar, sessionTokenOf, signUpInBrowser, startBrowserApp, verifyEmailInBrowser, type BrowserApp } from '../support/browser';
+import { ACCOUNT_SECURITY_MSG } from '../../domain/accountSecurity';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
 import { uniqueTaskQueue } from '../support/temporal';
@@ -129,6 +130,11 @@ describe('Teams in the browser', () => {
       await signUp.getByLabel('Password').fill(`Colleague-pw-${tag}-9`);
       await signUp.getByRole('button', { name: 'Create account' }).click();
       await colleague.page.getByText(`Signed in as ${colleagueEmail}.`).waitFor();
+      // holding the link is not enough: the address must be verified first (DESIGN.md "Accounts")
+      await colleague.page.getByRole('button', { name: 'Accept invitation' }).click();
+      await colleague.page.getByRole('alert').filter({ hasText: ACCOUNT_SECURITY_MSG.emailNotVerified }).waitFor();
+      await verifyEmailInBrowser(colleague.page, colleagueEmail);
+      await colleague.page.goto(link);
       await colleague.page.getByRole('button', { name: 'Accept invitation' }).click();
       await colleague.page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
       expect(new URL(colleague.page.url()).searchParams.get('workspace')).toBe(workspaceId);
@@ -172,6 +178,7 @@ describe('Teams in the browser', () => {
       const viewer = await newPage(size.viewport);
       await signUpInBrowser(viewer.page, { name: 'Vic Viewer', email: viewerEmail, password: `Viewer-pw-${tag}-9` });
       await viewer.page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
+      await verifyEmailInBrowser(viewer.page, viewerEmail);
       const viewerToken = new URL(viewerLink).searchParams.get('token')!;
       const accepted = await request<{ workspaceId: string }>(app.baseUrl, `/api/invitations/${viewerToken}/accept`, { method: 'POST', token: await sessionTokenOf(viewer.context, app.baseUrl) });
       expect(accepted).toMatchObject({ status: 200, body: { workspaceId } });

@@ -63,7 +63,7 @@ async function lockTable(table: string): Promise<() => Promise<void>> {
 }
 
 it('answers a GET 200 when the backend running its read is terminated mid-statement', async () => {
-  const user = await createTestUser(server.baseUrl);
+  const user = await createTestUser(server.baseUrl, { knex: scratch.knex });
   expect((await request(server.baseUrl, '/api/projects', { token: user.token, json: { name: 'Harbour' } })).status).toBe(201);
 
   const release = await lockTable('projects');

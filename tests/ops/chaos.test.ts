@@ -189,7 +189,7 @@ describe('the scaled-out stack through faults (SIGKILLed API and worker, Postgre
     injector = chaos;
     // a clip is admitted by its workflow, so the worker must poll first (the banner comes once the APIs answer)
     await until('the worker polling', 240_000, async () => ((await chaos.workersPolling()) ? true : undefined));
-    const user: TestUser = await createTestUser(baseUrl);
+    const user: TestUser = await createTestUser(baseUrl, { verified: false });
     const project = await createProject(baseUrl, user, 'Chaos lofts');
     const upload = await request<{ render: { data: { id: string } } }>(baseUrl, '/api/upload/renders', {
       token: user.token,
@@ -222,7 +222,8 @@ describe('the scaled-out stack through faults (SIGKILLed API and worker, Postgre
     expect(faults[1]?.newPid).not.toBe(faults[1]?.pid);
 
     // the stack serves: a sign-up through the balancer, and both APIs ready (database, Temporal, storage)
-    await createTestUser(baseUrl);
+    // the stack runs on a database of its own, and nothing here needs a verified address
+    await createTestUser(baseUrl, { verified: false });
     for (const p of topology.processes().filter((x) => x.kind === 'api')) {
       const ready = await retried('readiness', () => request(p.metricsUrl.replace(/\/metrics$/, ''), '/health/ready'));
       expect({ api: p.name, status: ready.status, body: ready.body }).toMatchObject({ api: p.name, status: 200 });

@@ -240,8 +240,8 @@ describe('npm run start:scaled -- --apis 2 --workers 0 (scripts/scaleOut.js)', (
   });
 
   it('keeps the credit summary exact across APIs: a change through API 1 is read through API 2 at once', async () => {
-    const user = await createTestUser(publicUrl);
-    const admin = await createTestUser(publicUrl);
+    const user = await createTestUser(publicUrl, { knex: db.knex });
+    const admin = await createTestUser(publicUrl, { knex: db.knex });
     await makeAdmin(db.knex, admin.id);
     const summary = async (base: string) => {
       const res = await request<{ data: { credits: number; available: number } }>(base, '/api/credits/summary', { token: user.token });
@@ -264,7 +264,7 @@ describe('npm run start:scaled -- --apis 2 --workers 0 (scripts/scaleOut.js)', (
   it('refuses a session through API 2 at once after it signed out through API 1', async () => {
     // several rounds: the window this closes (API 2 answering from its cache before it has read the note) is short
     for (let round = 0; round < 8; round += 1) {
-      const user = await createTestUser(publicUrl);
+      const user = await createTestUser(publicUrl, { knex: db.knex });
       expect((await request(api[1], '/api/auth/me', { token: user.token })).status).toBe(200);
       expect((await request(api[1], '/api/auth/me', { token: user.token })).status).toBe(200);
       expect((await request(api[0], '/api/auth/signout', { token: user.token, json: {} })).status).toBe(200);
@@ -274,7 +274,7 @@ describe('npm run start:scaled -- --apis 2 --workers 0 (scripts/scaleOut.js)', (
   });
 
   it('shows a project renamed through API 1 renamed through API 2, and deleted through API 1 gone through API 2', async () => {
-    const user = await createTestUser(publicUrl);
+    const user = await createTestUser(publicUrl, { knex: db.knex });
     const created = await request<{ project: { id: string; name: string } }>(publicUrl, '/api/projects', { token: user.token, json: { name: 'Harbour lofts' } });
     expect(created.status).toBe(201);
     const id = created.body.project.id;
@@ -291,8 +291,8 @@ describe('npm run start:scaled -- --apis 2 --workers 0 (scripts/scaleOut.js)', (
   });
 
   it('delivers through haproxy an event caused by a request through the other API', async () => {
-    const user = await createTestUser(publicUrl);
-    const admin = await createTestUser(publicUrl);
+    const user = await createTestUser(publicUrl, { knex: db.knex });
+    const admin = await createTestUser(publicUrl, { knex: db.knex });
     await makeAdmin(db.knex, admin.id);
     const stream = await openEventStream(publicUrl, { token: user.token });
     streams.push(stream);

@@ -12,6 +12,8 @@ import { logger } from '../../config/logger';
 import { CHROMIUM_ARGS } from './chromiumArgs';
 import { testKnex } from './db';
 import { closedPort, serve } from './http';
+import { issueAccountToken } from '../../services/accounts/accountTokens';
+import { ACCOUNT_SECURITY_MSG, EMAIL_VERIFICATION_TTL_MS } from '../../domain/accountSecurity';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 export const FRONTEND_DIST = path.join(ROOT, 'frontend', 'dist');
@@ -141,6 +143,17 @@ export async function signUpInBrowser(page: Page, user: { name: string; email: s
   await form.getByRole('button', { name: 'Create account' }).click();
   // attached, not visible: at phone sizes the sidebar is a closed slide-in menu
   await page.locator('aside.sidebar').waitFor({ state: 'attached' });
+}
+
+/**
+ * Verifies the account's e-mail the way its link does: issues a verification link as the sign-up's e-mail would carry
+ * (the app of these tests sends no e-mail) and opens it in `page`, which then says the address is verified.
+ */
+export async function verifyEmailInBrowser(page: Page, email: string): Promise<void> {
+  const user = (await testKnex()('users').where({ email: email.toLowerCase() }).first('id')) as { id: string };
+  const token = await issueAccountToken(testKnex(), { userId: user.id, purpose: 'verify', ttlMs: EMAIL_VERIFICATION_TTL_MS });
+  await page.goto(`/?verify=${token}`);
+  await page.getByText(ACCOUNT_SECURITY_MSG.emailVerified).waitFor();
 }
 
 /** At phone sizes the sidebar is a slide-in menu: opens it when it is closed; at desktop sizes it is always there. */

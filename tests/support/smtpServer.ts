@@ -24,10 +24,16 @@ export interface SmtpServer {
   url: string;
   port: number;
   messages: ReceivedMail[];
-  /** The first message (not taken before) that matches, waiting up to `timeoutMs`. */
-  next: (match?: (m: ReceivedMail) => boolean, timeoutMs?: number) => Promise<ReceivedMail>;
+  /**
+   * The first message (not taken before) that matches, waiting up to `timeoutMs`. Verification links (each sign-up
+   * sends one; createTestUser then marks the account verified) are passed over unless `{ verification: true }`.
+   */
+  next: (match?: (m: ReceivedMail) => boolean, timeoutMs?: number, options?: { verification?: boolean }) => Promise<ReceivedMail>;
   close: () => Promise<void>;
 }
+
+/** The subject of the verification e-mail a sign-up sends (services/accounts/accountMail.ts). */
+export const VERIFICATION_SUBJECT = 'Verify your e-mail address for Render Studio';
 
 const BEGIN = '---------- MESSAGE FOLLOWS ----------';
 const END = '------------ END MESSAGE ------------';
@@ -119,11 +125,11 @@ export async function startSmtpServer(): Promise<SmtpServer> {
     url: `smtp://127.0.0.1:${port}`,
     port,
     messages,
-    next: (match = () => true, timeoutMs = 10_000) =>
+    next: (match = () => true, timeoutMs = 10_000, options = {}) =>
       new Promise<ReceivedMail>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no matching e-mail within ${timeoutMs} ms; got ${JSON.stringify(messages)}`)), timeoutMs);
         const look = () => {
-          const found = messages.find((m) => !taken.has(m) && match(m));
+          const found = messages.find((m) => !taken.has(m) && (options.verification || m.subject !== VERIFICATION_SUBJECT) && match(m));
           if (!found) return void waiters.push(look);
           taken.add(found);
           clearTimeout(timer);

@@ -62,6 +62,8 @@ async function deliveryStack(overrides: Partial<WebhookDeliverySettings>): Promi
 
 async function newEndpoint(receiver: WebhookReceiver, secret: string, endpoints: Set<string>) {
   const { user } = await signUp(knex, { name: 'Hook Owner', email: `hooks-${randomUUID()}@example.test`, password: `pw-${randomUUID()}-1` }, { sessionTtlDays: 1 });
+  // a verified address: an unverified account receives no e-mail but its verification
+  await knex('users').where({ id: user.id }).update({ email_verified_at: knex.fn.now() });
   const [row] = await knex('webhook_endpoints')
     .insert({ workspace_id: user.id, url: receiver.url, event_types: ['approval.created', 'approval.approved'], secret })
     .returning<Array<{ id: string }>>('id');

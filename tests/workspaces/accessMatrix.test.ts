@@ -76,7 +76,7 @@ beforeAll(async () => {
   taskQueues = Object.fromEntries(Object.keys(TASK_QUEUES).map((name) => [name, uniqueTaskQueue(`matrix-${name}`)])) as Record<TaskQueueName, string>;
   server = await serve(createApp({ config, knex: appKnex, logger, taskQueues }));
   const roles: Array<MatrixRole | 'target'> = [...WORKSPACE_ROLES, 'nonMember', 'target'];
-  const made = await Promise.all(roles.map((role) => createTestUser(server.baseUrl, { name: `Matrix ${role}` })));
+  const made = await Promise.all(roles.map((role) => createTestUser(server.baseUrl, { name: `Matrix ${role}`, knex: db.knex })));
   users = Object.fromEntries(roles.map((role, i) => [role, made[i]])) as MatrixUsers;
   // Enhance Renders' access code is each user's own ('self'): unlocked for all, so its routes reach the workspace check
   await db.knex('profiles').whereIn('id', made.map((u) => u.id)).update({ enhance_unlocked_at: db.knex.fn.now() });

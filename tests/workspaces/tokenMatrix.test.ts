@@ -91,7 +91,7 @@ beforeAll(async () => {
   taskQueues = Object.fromEntries(Object.keys(TASK_QUEUES).map((name) => [name, uniqueTaskQueue(`tokens-${name}`)])) as Record<TaskQueueName, string>;
   server = await serve(createApp({ config, knex: appKnex, logger, taskQueues }));
   const roles: Array<MatrixRole | 'target'> = [...WORKSPACE_ROLES, 'nonMember', 'target'];
-  const made = await Promise.all(roles.map((role) => createTestUser(server.baseUrl, { name: `Token matrix ${role}` })));
+  const made = await Promise.all(roles.map((role) => createTestUser(server.baseUrl, { name: `Token matrix ${role}`, knex: db.knex })));
   users = Object.fromEntries(roles.map((role, i) => [role, made[i]])) as MatrixUsers;
   await db.knex('profiles').whereIn('id', made.map((u) => u.id)).update({ enhance_unlocked_at: db.knex.fn.now() });
   const tokenOf = async (userId: string, scopes: TokenScope[]) => (await createAccessToken(db.knex, userId, { name: scopes.join(' '), scopes })).token;

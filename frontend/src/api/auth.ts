@@ -7,6 +7,8 @@ export interface User {
   email: string;
   name: string;
   role: UserRole;
+  /** until verified: no invitations, no e-mail but the verification (the dashboard shows a banner) */
+  emailVerified: boolean;
   createdAt: string;
 }
 

@@ -7,6 +7,8 @@ import { PasswordStrengthMeter } from '../../components/PasswordStrengthMeter';
 import { passwordStrength } from '../../components/passwordStrength';
 import { TextField } from '../../components/TextField';
 import { AccessTokensPanel } from './AccessTokensPanel';
+import { SessionsPanel } from './SessionsPanel';
+import { EmailChangePanel } from './EmailChangePanel';
 
 const METER_ID = 'new-password-strength';
 
@@ -94,6 +96,8 @@ export function SecurityTab(): ReactElement {
           </button>
         </div>
       </form>
+      <EmailChangePanel />
+      <SessionsPanel />
       <AccessTokensPanel />
     </>
   );

@@ -16,6 +16,7 @@ import { NotificationBell } from './NotificationBell';
 import { Sidebar } from './Sidebar';
 import { TryItSetup } from './TryItSetup';
 import { WorkspaceEndedNotice } from './WorkspaceEndedNotice';
+import { VerifyEmailBanner } from './VerifyEmailBanner';
 
 const SIDEBAR_ID = 'app-sidebar';
 
@@ -123,6 +124,7 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
 
       <main className="main" id="main">
         {ended && <WorkspaceEndedNotice workspaceName={ended.workspaceName} onDismiss={() => setEndedNotice(null)} />}
+        {!user.emailVerified && <VerifyEmailBanner />}
         <LiveUpdatesNotice />
         <Suspense fallback={<LoadingState label="Loading..." />}>
           {refused && (

@@ -44,6 +44,9 @@ export function SignInForm({ onSignedIn, initialEmail = '' }: { onSignedIn: () =
       <button type="submit" className="button button-primary button-block" disabled={busy}>
         {busy ? 'Signing in...' : 'Sign in'}
       </button>
+      <p className="auth-note">
+        <a href="/?auth=reset">Forgot password?</a>
+      </p>
     </form>
   );
 }
