@@ -5,7 +5,7 @@
  * wrap instead of being cut off. Fonts come from fontconfig (the brand fonts from Debian's packages); glyphs the
  * chosen font lacks (Greek, Arabic, CJK ...) come from whichever installed font has them. No policy.
  */
-import sharp from 'sharp';
+import sharp, { type OutputInfo } from 'sharp';
 
 export interface TextStillOptions {
   /** One or more lines; each is its own paragraph. */
@@ -50,7 +50,7 @@ function markupOf(options: TextStillOptions, sizePx: number): string {
   return `<span foreground="${options.color}" size="${Math.round(sizePx * 1024)}"${weight}>${body}</span>`;
 }
 
-async function renderText(options: TextStillOptions, innerWidth: number, innerHeight: number, fit: boolean): Promise<{ data: Buffer; info: sharp.OutputInfo }> {
+async function renderText(options: TextStillOptions, innerWidth: number, innerHeight: number, fit: boolean): Promise<{ data: Buffer; info: OutputInfo }> {
   const common = {
     font: options.fontFamily,
     rgba: true,

@@ -51,9 +51,9 @@ describe('Brand kit page', () => {
       await preview.getByText('Harbour Estates Ltd').first().waitFor();
       await preview.getByText('Book your viewing today').waitFor();
       await page.getByLabel('Font').selectOption('Roboto');
-      expect(await preview.locator('figure').first().evaluate((el) => (globalThis as unknown as { getComputedStyle: (e: unknown) => { fontFamily: string } }).getComputedStyle(el).fontFamily)).toContain('Roboto');
+      expect(await preview.locator('.brand-frame').first().evaluate((el) => (globalThis as unknown as { getComputedStyle: (e: unknown) => { fontFamily: string } }).getComputedStyle(el).fontFamily)).toContain('Roboto');
       await page.getByLabel('Main colour').fill('#0a5c8a');
-      expect(await preview.locator('figure').first().evaluate((el) => (globalThis as unknown as { getComputedStyle: (e: unknown) => { backgroundColor: string } }).getComputedStyle(el).backgroundColor)).toBe('rgb(10, 92, 138)');
+      expect(await preview.locator('.brand-frame').first().evaluate((el) => (globalThis as unknown as { getComputedStyle: (e: unknown) => { backgroundColor: string } }).getComputedStyle(el).backgroundColor)).toBe('rgb(10, 92, 138)');
 
       await page.locator('#brand-logo-file').setInputFiles(logoFile);
       await page.getByText('Logo saved.').waitFor();

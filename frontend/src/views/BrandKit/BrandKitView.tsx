@@ -32,30 +32,36 @@ function BrandPreview({ fields, logoUrl }: { fields: BrandKitFields; logoUrl: st
   const contact = [fields.contact.company, fields.contact.phone, fields.contact.website].filter(Boolean);
   return (
     <div className="brand-preview" aria-label="Preview of a video with this brand kit" role="group">
-      <figure className="brand-frame" style={{ background: primary, color: textColorOn(primary), ...font }}>
-        <p className="brand-frame-title">Harbour Villas</p>
-        <p className="brand-frame-sub" style={{ color: textColorOn(primary) }}>
-          {fields.contact.company || 'Your company'}
-        </p>
+      <figure className="brand-frame-wrap">
+        <div className="brand-frame" style={{ background: primary, color: textColorOn(primary), ...font }}>
+          <p className="brand-frame-title">Harbour Villas</p>
+          <p className="brand-frame-sub" style={{ color: textColorOn(primary) }}>
+            {fields.contact.company || 'Your company'}
+          </p>
+        </div>
         <figcaption>Title card</figcaption>
       </figure>
-      <figure className="brand-frame brand-frame-clip" style={font}>
-        {logoUrl && <img className="brand-frame-logo" src={logoUrl} alt="" />}
-        <p className="brand-frame-caption" style={{ background: secondary, color: textColorOn(secondary) }}>
-          Sea views from every room
-        </p>
+      <figure className="brand-frame-wrap">
+        <div className="brand-frame brand-frame-clip" style={font}>
+          {logoUrl && <img className="brand-frame-logo" src={logoUrl} alt="" />}
+          <p className="brand-frame-caption" style={{ background: secondary, color: textColorOn(secondary) }}>
+            Sea views from every room
+          </p>
+        </div>
         <figcaption>Logo and captions</figcaption>
       </figure>
-      <figure className="brand-frame" style={{ background: primary, color: textColorOn(primary), ...font }}>
-        {logoUrl && <img className="brand-frame-endlogo" src={logoUrl} alt="" />}
-        <p className="brand-frame-cta" style={{ background: secondary, color: textColorOn(secondary) }}>
-          {fields.callToAction || 'Call to action'}
-        </p>
-        {contact.map((line) => (
-          <p key={line} className="brand-frame-contact">
-            {line}
+      <figure className="brand-frame-wrap">
+        <div className="brand-frame" style={{ background: primary, color: textColorOn(primary), ...font }}>
+          {logoUrl && <img className="brand-frame-endlogo" src={logoUrl} alt="" />}
+          <p className="brand-frame-cta" style={{ background: secondary, color: textColorOn(secondary) }}>
+            {fields.callToAction || 'Call to action'}
           </p>
-        ))}
+          {contact.map((line) => (
+            <p key={line} className="brand-frame-contact">
+              {line}
+            </p>
+          ))}
+        </div>
         <figcaption>End card</figcaption>
       </figure>
     </div>
