@@ -15,7 +15,7 @@ import { closeTemporalClient } from '../../services/platform/temporalClient';
 import { createStorage, type Storage } from '../../storage';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, serve, type TestServer } from '../support/http';
-import { createTeamWithRoles, type TeamWithRoles } from '../support/workspaces';
+import { createTeamWithRoles, createTeamWorkspace, type TeamWithRoles } from '../support/workspaces';
 
 let knex: Knex;
 let server: TestServer;
@@ -201,6 +201,23 @@ describe('PUT and DELETE /api/workspaces/:id/brand-kit/logo', () => {
     expect(res.status).toBe(200);
     expect(res.body.brandKit.logoUrl).toBeNull();
     expect(await storedLogos()).toEqual([]);
+  });
+});
+
+describe('deleting the workspace', () => {
+  it('removes its brand kit and its logo file', async () => {
+    const other = await createTeamWorkspace(server.baseUrl);
+    const up = await request<KitAnswer>(server.baseUrl, `/api/workspaces/${other.id}/brand-kit/logo`, {
+      method: 'PUT',
+      token: other.owner.token,
+      body: await transparentPng(),
+      headers: { 'content-type': 'image/png' },
+    });
+    expect(up.status).toBe(200);
+    expect(await storage.objects.list(BRAND_LOGO_BUCKET, `brand/${other.id}`)).toHaveLength(1);
+    expect((await request(server.baseUrl, `/api/workspaces/${other.id}`, { method: 'DELETE', token: other.owner.token })).status).toBe(200);
+    expect(await storage.objects.list(BRAND_LOGO_BUCKET, `brand/${other.id}`)).toEqual([]);
+    expect(await knex('brand_kits').where({ workspace_id: other.id }).first()).toBeUndefined();
   });
 });
 
