@@ -58,6 +58,7 @@ export const TOKEN_SCOPE_OF_ACTION = {
   billing: 'billing:read',
   manageMembers: null,
   webhooks: null,
+  brand: null,
   own: null,
 } as const satisfies Record<WorkspaceAction, TokenScope | null>;
 

@@ -39,6 +39,8 @@ export const WORKSPACE_ACTIONS = {
   manageMembers: 'admin',
   /** buy credits, read purchases and spend per member, set the clip cap and the approval policy */
   billing: 'admin',
+  /** edit the brand kit (colours, font, contact lines, logo) that new videos use */
+  brand: 'admin',
   /** register and manage webhook endpoints */
   webhooks: 'admin',
   /** rename or delete the workspace, transfer its ownership */

@@ -108,7 +108,10 @@ async function main() {
   const temporalCli = process.env.TEMPORAL_ADDRESS ? null : tools.ensureTemporalCli();
   const useSeaweedfs = opts.storage === 's3' && !process.env.S3_ENDPOINT;
   const weed = useSeaweedfs ? tools.ensureSeaweedfs() : null;
-  if (opts.workers > 0) tools.ensureFfmpeg();
+  if (opts.workers > 0) {
+    tools.ensureFfmpeg();
+    tools.ensureBrandFonts();
+  }
 
   const host = process.env.HOST ?? '127.0.0.1';
   const localHost = host === '0.0.0.0' ? '127.0.0.1' : host;

@@ -33,6 +33,7 @@ tools.ensureSchemathesis();
 // the invitation e-mail tests' SMTP server (tests/support/smtpServer.ts), here so pip's lines come before jest's
 tools.ensureAiosmtpd();
 tools.ensureFfmpeg();
+tools.ensureBrandFonts();
 const chromium = tools.ensureChromium();
 if (storage === 's3') tools.ensureSeaweedfs();
 

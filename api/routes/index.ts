@@ -13,6 +13,7 @@ import { changeRequestsRouter } from './changeRequests';
 import { guestReviewRouter } from './guestReview';
 import { reviewLinksRouter } from './reviewLinks';
 import { authRouter } from './auth';
+import { brandKitRouter } from './brandKit';
 import { creditsRouter } from './credits';
 import { enhanceSetRouter } from './enhanceSet';
 import { eventsRouter } from './events';
@@ -70,6 +71,7 @@ export function buildRouters(deps: AppDeps): Router[] {
     stripeRouter(deps),
     enhanceSetRouter(deps),
     workspacesRouter(deps),
+    brandKitRouter(deps),
     webhooksRouter(deps),
     webhookDeliveriesRouter(deps),
     // an app built without a hub (tests) gets its own: it connects with the first stream and lets go with the last

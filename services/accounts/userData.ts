@@ -163,6 +163,8 @@ export async function userFolders(db: Db, userId: string): Promise<Array<{ bucke
     { bucket: 'clips', prefix: userId },
     { bucket: 'drafts', prefix: userId },
     { bucket: 'videos', prefix: userId },
+    // the workspace's brand kit logo (services/workspaces/brandKit.ts)
+    { bucket: 'images', prefix: `brand/${userId}` },
     { bucket: EXPORT_BUCKET, prefix: exportFolder(userId) },
   ];
   const approvals = await db('pending_approvals').where({ workspace_id: userId }).select('id');

@@ -83,6 +83,7 @@ const VIEWS: ViewCase[] = [
   { name: 'video-assembly (no clips yet)', who: 'admin', path: () => '/?view=video-assembly', ready: (p) => p.getByRole('heading', { name: 'No landscape clips yet' }).waitFor() },
   { name: 'enhance-set (locked)', path: () => '/?view=enhance-set', ready: (p) => p.getByRole('heading', { name: 'Enter your access code' }).waitFor() },
   { name: 'review links', path: () => '/?view=review-links', ready: (p) => p.getByRole('button', { name: 'New review link' }).waitFor() },
+  { name: 'brand kit', path: () => '/?view=brand-kit', ready: (p) => p.getByRole('button', { name: 'Save brand kit' }).waitFor() },
   { name: 'unknown view', path: () => '/?view=no-such-view', ready: (p) => p.getByRole('heading', { name: 'Page not found' }).waitFor() },
   { name: 'admin', who: 'admin', path: () => '/?view=admin', ready: (p) => h1(p, /Admin/) },
 ];

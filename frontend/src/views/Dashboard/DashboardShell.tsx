@@ -32,6 +32,7 @@ const VideoAssemblyView = lazy(() => import('../VideoAssembly/VideoAssemblyView'
 const EnhanceRendersView = lazy(() => import('../EnhanceRenders/EnhanceRendersView').then((m) => ({ default: m.EnhanceRendersView })));
 const ActivityView = lazy(() => import('../Activity/ActivityView').then((m) => ({ default: m.ActivityView })));
 const MembersView = lazy(() => import('../Members/MembersView').then((m) => ({ default: m.MembersView })));
+const BrandKitView = lazy(() => import('../BrandKit/BrandKitView').then((m) => ({ default: m.BrandKitView })));
 const WebhooksView = lazy(() => import('../Webhooks/WebhooksView').then((m) => ({ default: m.WebhooksView })));
 const ReviewLinksView = lazy(() => import('../ReviewLinks/ReviewLinksView').then((m) => ({ default: m.ReviewLinksView })));
 
@@ -147,6 +148,7 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
           {!refused && view === 'members' && <MembersView user={user} />}
           {!refused && view === 'webhooks' && <WebhooksView />}
           {!refused && view === 'review-links' && <ReviewLinksView />}
+          {!refused && view === 'brand-kit' && <BrandKitView />}
         </Suspense>
       </main>
     </div>

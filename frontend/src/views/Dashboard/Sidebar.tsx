@@ -54,6 +54,8 @@ export function Sidebar({ id, user, onNavigate }: { id: string; user: User; onNa
   const showMembers = !!workspace && (!workspace.personal || (workspace.memberCount ?? 1) > 1 || view === 'members');
   // webhooks are the workspace's admins' and owners' (a person alone owns their personal workspace)
   const showWebhooks = !!workspace && roleKnown && allows('webhooks');
+  // every member sees the brand kit new videos use; admins and owners change it
+  const showBrandKit = !!workspace;
 
   async function onSignOut() {
     setSigningOut(true);
@@ -76,7 +78,7 @@ export function Sidebar({ id, user, onNavigate }: { id: string; user: User; onNa
 
       <div className="sidebar-workspace">
         <WorkspaceSwitcher onSwitched={onNavigate} />
-        {(showMembers || showWebhooks) && (
+        {(showMembers || showWebhooks || showBrandKit) && (
           <nav aria-label="Workspace">
             {showMembers && (
               <button
@@ -104,6 +106,20 @@ export function Sidebar({ id, user, onNavigate }: { id: string; user: User; onNa
               >
                 <Icon name="send" />
                 <span className="nav-label">Webhooks</span>
+              </button>
+            )}
+            {showBrandKit && (
+              <button
+                type="button"
+                className="nav-item"
+                aria-current={view === 'brand-kit' && !unknownView ? 'page' : undefined}
+                onClick={() => {
+                  onNavigate?.();
+                  setView('brand-kit');
+                }}
+              >
+                <Icon name="sparkles" />
+                <span className="nav-label">Brand kit</span>
               </button>
             )}
           </nav>
