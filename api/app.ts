@@ -1,4 +1,6 @@
 import Koa from 'koa';
+import { tracingActive } from '../config/tracing';
+import { requestTracing } from './middleware/tracing';
 import { koaBody } from 'koa-body';
 import type { AppDeps } from './deps';
 import { apiSessionGuard, isApiPath } from './middleware/auth';
@@ -22,6 +24,7 @@ export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: hops > 0, maxIpsCount: hops });
   app.on('error', logAppError(deps.logger));
   // outermost: times the whole request and sees the status the error middleware chose
+  if (tracingActive()) app.use(requestTracing());
   app.use(httpMetrics);
   app.use(requestContext(deps.logger));
   // CSP, frame-ancestors 'none', nosniff, Referrer-Policy, HSTS over https: set before anything can answer

@@ -2,6 +2,7 @@
  * The API entry (`tsx api/server.ts`): configuration from env, database pool, the Koa app (which also serves
  * the built front end), listening on HOST:PORT, and a graceful stop on SIGTERM / SIGINT.
  */
+import './tracingPreload'; // first: the instrumentations patch modules before they load
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';

@@ -541,6 +541,34 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
     ],
   },
   {
+    title: 'Tracing',
+    intro:
+      'OpenTelemetry traces of the API and the workers (docs/operations.md, "Traces"), read by config/tracing.ts with the standard `OTEL_*` names. Off unless an OTLP endpoint or a traces exporter is named; off, no SDK is loaded. The OTLP exporter also reads the other standard variables (`OTEL_EXPORTER_OTLP_HEADERS`, `_TIMEOUT`, `OTEL_TRACES_SAMPLER`/`_ARG`...) itself.',
+    variables: [
+      {
+        names: ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],
+        default: 'unset (tracing off)',
+        meaning:
+          'where traces go over OTLP/HTTP (protobuf): the base address (`/v1/traces` is added, e.g. `http://127.0.0.1:4318` for Jaeger) or the full traces address (e.g. `http://127.0.0.1:6006/v1/traces`, `npm run traces`); either one turns tracing on',
+      },
+      {
+        names: ['OTEL_TRACES_EXPORTER'],
+        default: '`otlp` when an endpoint is set, else unset (off)',
+        meaning: '`otlp`, `console` (spans on standard output) or `none` (off even with an endpoint)',
+      },
+      {
+        names: ['OTEL_SERVICE_NAME'],
+        default: '`render-studio-<SERVICE_NAME>`, else `render-studio-api` / `render-studio-worker`',
+        meaning: 'the `service.name` of the process\'s spans',
+      },
+      {
+        names: ['OTEL_SDK_DISABLED'],
+        default: '`false`',
+        meaning: '`true`: tracing off whatever else is set',
+      },
+    ],
+  },
+  {
     title: 'Local machine (npm start)',
     intro: 'Read by `npm start` (scripts/start.js) and `npm run admin`, which run the embedded PostgreSQL and the Temporal dev server when no address is given.',
     variables: [

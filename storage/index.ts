@@ -4,6 +4,8 @@ import type { ObjectStorage } from './objectStorage';
 import { PresignedFileLinks, S3Presigner } from './s3Presigner';
 import { S3ObjectStorage } from './s3ObjectStorage';
 import { UrlSigner, type FileLinks } from './signedUrls';
+import { tracingActive } from '../config/tracing';
+import { tracedObjectStorage } from './tracedObjectStorage';
 
 export * from './objectStorage';
 export { LocalDiskStorage } from './localDiskStorage';
@@ -63,13 +65,13 @@ export function createStorage(config: StorageConfig): Storage {
     });
     return {
       backend: 's3',
-      objects,
+      objects: tracingActive() ? tracedObjectStorage(objects) : objects,
       urls: new PresignedFileLinks({ presigner, bucketName: (bucket) => objects.bucketName(bucket), ttlSeconds: config.signedUrlTtlSeconds }),
     };
   }
   return {
     backend: 'local',
-    objects: new LocalDiskStorage(config.storageDir),
+    objects: tracingActive() ? tracedObjectStorage(new LocalDiskStorage(config.storageDir)) : new LocalDiskStorage(config.storageDir),
     urls: new UrlSigner({ secret: config.signingSecret, ttlSeconds: config.signedUrlTtlSeconds }),
   };
 }

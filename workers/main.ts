@@ -3,6 +3,7 @@
  * sharing one connection and the real dependencies. SIGINT/SIGTERM drain in-flight tasks, then exit 0.
  * Scale out by running more copies of this process.
  */
+import './tracingPreload'; // first: the instrumentations patch modules before they load
 import fs from 'node:fs';
 import { Client } from '@temporalio/client';
 import sharp from 'sharp';
@@ -21,6 +22,7 @@ import { createStorage } from '../storage';
 import { jobMetricsSinks, startWorkerMetricsServer, temporalTelemetryOptions } from './metrics';
 import { TASK_QUEUES } from '../domain/taskQueues';
 import { connectWhenReachable } from './temporalConnection';
+import { temporalClientInterceptors, temporalWorkerTracing } from '../services/platform/tracing';
 import { bundleWorkflowsInThread, workerBundleSource } from './workflowBundle';
 
 async function main(): Promise<void> {
@@ -77,6 +79,8 @@ async function main(): Promise<void> {
     const workflowBundle = config.workflowBundlePath
       ? { codePath: config.workflowBundlePath }
       : await bundleWorkflowsInThread({ ...workerBundleSource(), logLevel: sdkLevel, logger: sdkLogger });
+    // spans of activities and workflows (with tracing off: nothing)
+    const tracing = temporalWorkerTracing();
     const workers = await Promise.all(
       Object.values(TASK_QUEUES).map((taskQueue) =>
         Worker.create({
@@ -85,7 +89,8 @@ async function main(): Promise<void> {
           taskQueue,
           workflowBundle,
           activities,
-          sinks: jobMetricsSinks(),
+          ...tracing,
+          sinks: { ...jobMetricsSinks(), ...tracing.sinks },
           // a hosted clip waits on a workflow timer, not in a slot (workflows/clipGeneration.ts): the slots bound the
           // activities that run at once, the cache the workflows kept in memory between their tasks (docs/benchmarks.md "Worker capacity")
           maxConcurrentActivityTaskExecutions: taskQueue === TASK_QUEUES.media ? config.mediaActivityConcurrency : config.workerActivityConcurrency,
@@ -95,7 +100,7 @@ async function main(): Promise<void> {
     );
     logger.info({ taskQueues: Object.values(TASK_QUEUES), address: config.temporalAddress, imageThread: config.imageThread, workflowBundle: config.workflowBundlePath ?? 'bundled at start' }, 'worker running');
     // the hourly storage maintenance (missing thumbnails, objects without a row), and one run now
-    const client = new Client({ connection, namespace: config.temporalNamespace });
+    const client = new Client({ connection, namespace: config.temporalNamespace, interceptors: temporalClientInterceptors() });
     ensureStorageMaintenanceSchedule(client).catch((err: unknown) => logger.warn({ err }, 'could not create or trigger the storage maintenance schedule'));
     // webhook deliveries: the outbox's new rows to their endpoint's workflow, and the daily pruning of the log
     const webhookRelay = startWebhookRelay({ knex, databaseUrl: config.databaseUrl, client, settings: webhookDeliverySettings(), logger });

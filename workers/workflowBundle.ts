@@ -17,9 +17,12 @@ export interface WorkflowBundleSource {
   workflowInterceptorModules: string[];
 }
 
-/** What the worker bundles: the app's workflows with the job metrics interceptor (workers/metrics.ts). */
+/** The workflow side of tracing (services/platform/tracing.ts): acts only for runs a traced client started. */
+export const TRACING_INTERCEPTOR_MODULE = require.resolve('../workflows/tracingInterceptors');
+
+/** What the worker bundles: the app's workflows with the job metrics interceptor (workers/metrics.ts) and tracing's. */
 export function workerBundleSource(): WorkflowBundleSource {
-  return { workflowsPath: require.resolve('../workflows'), workflowInterceptorModules: [JOB_METRICS_INTERCEPTOR_MODULE] };
+  return { workflowsPath: require.resolve('../workflows'), workflowInterceptorModules: [JOB_METRICS_INTERCEPTOR_MODULE, TRACING_INTERCEPTOR_MODULE] };
 }
 
 /**

@@ -3,6 +3,7 @@ import type { AppConfig } from '../../config/env';
 import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { ensureSearchAttributes } from './searchAttributes';
+import { temporalClientInterceptors } from './tracing';
 
 export type TemporalClientConfig = Pick<AppConfig, 'temporalAddress' | 'temporalNamespace'>;
 
@@ -24,7 +25,7 @@ export async function createTemporalClient(config: TemporalClientConfig = loadCo
     await connection.close();
     throw err;
   }
-  const client = new Client({ connection, namespace: config.temporalNamespace });
+  const client = new Client({ connection, namespace: config.temporalNamespace, interceptors: temporalClientInterceptors() });
   // every start carries the custom search attributes: a server without them would refuse each one
   await ensureSearchAttributes(connection, config.temporalNamespace).then(
     (added) => added.length > 0 && logger.info({ added, namespace: config.temporalNamespace }, 'registered search attributes'),

@@ -65,6 +65,8 @@ const LEVEL: Record<string, number> = {
 
 /** Packages code in workflows/ and domain/ may import: deterministic, no I/O (the workflow bundle runs in Temporal's sandbox). */
 const PURE_PACKAGES = ['@temporalio/workflow', '@temporalio/common'];
+/** Packages only workflows/ may import besides: Temporal's OpenTelemetry workflow interceptors (workflows/tracingInterceptors.ts), made for the sandbox. */
+const WORKFLOW_PACKAGES = ['@temporalio/interceptors-opentelemetry'];
 const TEST_PACKAGES = ['@jest/globals'];
 const PURE_FOLDERS = new Set(['workflows', 'domain']);
 const NODE_BUILTINS = new Set(builtinModules);
@@ -136,10 +138,10 @@ function violation(file: string, imp: Import): string | null {
   if (!imp.specifier.startsWith('.')) {
     if (!PURE_FOLDERS.has(layer)) return null;
     const name = packageName(imp.specifier);
-    const allowed = file.endsWith('.test.ts') ? [...PURE_PACKAGES, ...TEST_PACKAGES] : PURE_PACKAGES;
+    const allowed = [...PURE_PACKAGES, ...(file.endsWith('.test.ts') ? TEST_PACKAGES : []), ...(layer === 'workflows' ? WORKFLOW_PACKAGES : [])];
     if (allowed.includes(name)) return null;
     const what = imp.specifier.startsWith('node:') || NODE_BUILTINS.has(name) ? 'a Node built-in' : 'a package';
-    return `${at}: ${what} in ${layer}/, which imports only ${PURE_PACKAGES.join(' and ')} (no Node modules, no I/O)`;
+    return `${at}: ${what} in ${layer}/, which imports only ${[...PURE_PACKAGES, ...(layer === 'workflows' ? WORKFLOW_PACKAGES : [])].join(', ')} (no Node modules, no I/O)`;
   }
   const target = path.relative(ROOT, path.resolve(ROOT, path.dirname(file), imp.specifier)).split(path.sep).join('/');
   const targetLayer = target.split('/')[0];

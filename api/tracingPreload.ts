@@ -1,0 +1,7 @@
+/**
+ * Imported first by api/server.ts: starts tracing (services/platform/tracing.ts) when OTEL_* turns it on, before
+ * the modules its instrumentations patch (http, pg, the AWS SDK) are loaded. With tracing off it loads nothing more.
+ */
+import { startProcessTracing } from '../services/platform/tracing';
+
+startProcessTracing('api');
