@@ -45,6 +45,11 @@ export const CLIP_THUMBNAIL_WIDTH = 480;
 
 export type ClipActivityDeps = Pick<ActivityDeps, 'knex' | 'config' | 'logger' | 'storage'> & { providers: Pick<ActivityDeps['providers'], 'imageToVideo'> };
 
+/** The callback route of the API (api/routes/providerCallbacks.ts): fal calls it when a clip's job ends. */
+export function clipCallbackUrl(baseUrl: string, jobId: string): string {
+  return `${baseUrl}/api/provider-callbacks/fal?clip=${encodeURIComponent(jobId)}`;
+}
+
 export interface ClipActivityOptions {
   /** How often the waiting activity heartbeats on its own, besides every provider progress report (ms). */
   heartbeatIntervalMs?: number;
@@ -86,10 +91,15 @@ export interface SubmitClipVideoInput {
   options: ClipJobOptions;
 }
 
-/** How the workflow follows a hosted provider's job: one look every `pollIntervalMs`, for at most `maxWaitMs`. */
+/**
+ * How the workflow follows a hosted provider's job: one look every `pollIntervalMs`, for at most `maxWaitMs`. With
+ * `callbackFallbackMs` the job was submitted with a callback: the workflow waits for its signal and looks only that
+ * often, for a callback that was lost.
+ */
 export interface ClipPolling {
   pollIntervalMs: number;
   maxWaitMs: number;
+  callbackFallbackMs?: number;
 }
 
 export interface SubmittedClipVideo {
@@ -221,8 +231,18 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
 
   const exists = async (objectPath: string): Promise<boolean> => (await storage.objects.stat(CLIPS, objectPath)) !== null;
   // a hosted job is followed by the workflow's timer (one look per activity); a local render happens inside `wait`
+  // with FAL_WEBHOOK_BASE_URL the provider calls back, and the workflow waits for that instead of looking every poll
+  const callbackBase = imageToVideo.pollIntervalMs !== undefined && deps.config.providerKind === 'fal' ? deps.config.falWebhookBaseUrl : null;
   const polling: { polling?: ClipPolling } =
-    imageToVideo.pollIntervalMs !== undefined ? { polling: { pollIntervalMs: imageToVideo.pollIntervalMs, maxWaitMs: imageToVideo.maxWaitMs ?? 45 * 60 * 1000 } } : {};
+    imageToVideo.pollIntervalMs !== undefined
+      ? {
+          polling: {
+            pollIntervalMs: imageToVideo.pollIntervalMs,
+            maxWaitMs: imageToVideo.maxWaitMs ?? 45 * 60 * 1000,
+            ...(callbackBase ? { callbackFallbackMs: deps.config.falWebhookFallbackPollMs } : {}),
+          },
+        }
+      : {};
 
   /** Moves the row's render progress forward (never back) and tells the account's streams. */
   const recordRenderProgress = async (jobId: string, progress: number, message: string): Promise<void> => {
@@ -379,6 +399,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
           aspectRatio: input.options.aspectRatio,
           durationSeconds: input.options.durationSeconds,
           prompt: input.options.prompt ?? undefined,
+          ...(callbackBase ? { callbackUrl: clipCallbackUrl(callbackBase, input.jobId) } : {}),
         });
         const claimed = await knex('video_generation_jobs')
           .where({ id: input.jobId })

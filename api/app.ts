@@ -11,10 +11,11 @@ import { requestContext } from './middleware/requestContext';
 import { securityHeaders } from './middleware/securityHeaders';
 import { staticFrontend } from './middleware/staticFrontend';
 import { buildRouters, routerDispatch } from './routes';
+import { FAL_CALLBACK_PATH } from './routes/providerCallbacks';
 import { STRIPE_WEBHOOK_PATH } from './routes/stripe';
 
 /** Routes that read their body as raw bytes (a signature covers them), so the JSON parser leaves them alone. */
-const RAW_BODY_PATHS: ReadonlySet<string> = new Set([STRIPE_WEBHOOK_PATH]);
+const RAW_BODY_PATHS: ReadonlySet<string> = new Set([STRIPE_WEBHOOK_PATH, FAL_CALLBACK_PATH]);
 
 /** Builds the Koa app without listening, so tests drive it through `app.callback()`. */
 export function createApp(deps: AppDeps): Koa {

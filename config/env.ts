@@ -73,6 +73,16 @@ export interface AppConfig {
   /** Hosted (fal) status polls: of a clip, by the clip workflow's timer (FAL_VIDEO_POLL_INTERVAL_MS, 15000), and of an image job (FAL_IMAGE_POLL_INTERVAL_MS, 1000). */
   falVideoPollIntervalMs: number;
   falImagePollIntervalMs: number;
+  /**
+   * Where fal can reach this API (FAL_WEBHOOK_BASE_URL, e.g. `https://studio.example.com`): hosted jobs are then
+   * submitted with a callback to `<base>/api/provider-callbacks/fal?...` and their workflows wait for it, looking at the
+   * provider only every FAL_WEBHOOK_FALLBACK_POLL_MS. null: no callbacks, the workflows poll (FAL_VIDEO_POLL_INTERVAL_MS).
+   */
+  falWebhookBaseUrl: string | null;
+  /** fal's webhook signing keys (FAL_WEBHOOK_JWKS_URL). */
+  falWebhookJwksUrl: string;
+  /** With callbacks: how often a waiting job is looked at anyway, for a callback that never came (FAL_WEBHOOK_FALLBACK_POLL_MS, 5 min). */
+  falWebhookFallbackPollMs: number;
   /** Threads of the API process that read and build content listings (services/content/listingReaders.ts); 0: the API thread does. */
   listingReaderThreads: number;
   /** Worker: the image work of jobs (sharp, the local image provider) in a thread of its own (activities/imageThread.ts). */
@@ -365,6 +375,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     workerDatabasePoolMax: positiveInt('WORKER_DATABASE_POOL_MAX', env.WORKER_DATABASE_POOL_MAX, 10),
     falVideoPollIntervalMs: positiveInt('FAL_VIDEO_POLL_INTERVAL_MS', env.FAL_VIDEO_POLL_INTERVAL_MS, 15_000),
     falImagePollIntervalMs: positiveInt('FAL_IMAGE_POLL_INTERVAL_MS', env.FAL_IMAGE_POLL_INTERVAL_MS, 1000),
+    falWebhookBaseUrl: env.FAL_WEBHOOK_BASE_URL?.trim().replace(/\/+$/, '') || null,
+    falWebhookJwksUrl: env.FAL_WEBHOOK_JWKS_URL?.trim() || 'https://rest.alpha.fal.ai/.well-known/jwks.json',
+    falWebhookFallbackPollMs: positiveInt('FAL_WEBHOOK_FALLBACK_POLL_MS', env.FAL_WEBHOOK_FALLBACK_POLL_MS, 5 * 60 * 1000),
     // a listing build is CPU work: one thread per core (the API thread mostly waits), none on a single core
     listingReaderThreads: readerThreads(env.LISTING_READER_THREADS),
     imageThread: onOff('IMAGE_THREAD', env.IMAGE_THREAD, true),

@@ -487,6 +487,25 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         loaded: { value: (c) => [c.falVideoPollIntervalMs, c.falImagePollIntervalMs], is: [15000, 1000] },
       },
       {
+        names: ['FAL_WEBHOOK_BASE_URL'],
+        default: 'empty',
+        meaning:
+          'with `AI_PROVIDER=fal`: the address fal can reach this API at (e.g. `https://studio.example.com`). Set, hosted clips and image jobs are submitted with a callback to `<base>/api/provider-callbacks/fal`, and their workflows wait for it instead of polling; empty: they poll',
+        loaded: { value: (c) => c.falWebhookBaseUrl, is: null },
+      },
+      {
+        names: ['FAL_WEBHOOK_JWKS_URL'],
+        default: '`https://rest.alpha.fal.ai/.well-known/jwks.json`',
+        meaning: "fal's webhook signing keys (a JWKS of ED25519 keys), kept for a day; a callback no kept key verifies is refused with 401",
+        loaded: { value: (c) => c.falWebhookJwksUrl, is: 'https://rest.alpha.fal.ai/.well-known/jwks.json' },
+      },
+      {
+        names: ['FAL_WEBHOOK_FALLBACK_POLL_MS'],
+        default: '`300000`',
+        meaning: 'with callbacks: how often a waiting hosted job is looked at anyway, in case its callback was lost',
+        loaded: { value: (c) => c.falWebhookFallbackPollMs, is: 300000 },
+      },
+      {
         names: ['IMAGE_THREAD'],
         default: '`on`',
         meaning:

@@ -68,6 +68,8 @@ export interface VideoJobRequest {
   durationSeconds: number;
   /** Extra wording for hosted models; the effect decides the motion either way. */
   prompt?: string;
+  /** A hosted provider calls this URL when the job ends (fal's `fal_webhook`); the local one has nothing to call. */
+  callbackUrl?: string;
 }
 
 /**

@@ -5,8 +5,10 @@
  * abandoned child). A failure or a cancel before the hand-off releases the reservation.
  *
  * The state (status, progress, message, error, result) answers the status call through `clipJobStateQuery`;
- * a hosted render is followed by the workflow itself (a timer between one-look activities), a local render's waiting
- * activity reports its progress with `clipProgressSignal`. The provider's job id is kept in
+ * a hosted render submitted with a callback waits for `clipProviderCallbackSignal` (the API sends it once the provider's
+ * callback is verified) and looks at the provider only every few minutes, for a lost callback; one without a callback is
+ * followed by a timer between one-look activities; a local render's waiting activity reports its progress with
+ * `clipProgressSignal`. The provider's job id is kept in
  * the state, so a retried wait resumes the same job instead of paying for a second one.
  */
 import {
@@ -18,7 +20,9 @@ import {
   allHandlersFinished,
   condition,
   isCancellation,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   sleep,
   startChild,
@@ -31,7 +35,17 @@ import { CREDIT_COST } from '../domain/constants';
 import { MSG } from '../domain/messages';
 import { approvalWorkflow } from './approval';
 import { childSearchAttributes } from '../domain/searchAttributes';
-import { type ClipAdmission, type ClipGenerationInput, type ClipJobState, clipAdmissionUpdate, clipJobStateQuery, clipProgressSignal, clipWorkflowId } from '../domain/workflowContracts/clipGeneration';
+import {
+  CLIP_PROVIDER_CALLBACK_PATCH,
+  type ClipAdmission,
+  type ClipGenerationInput,
+  type ClipJobState,
+  clipAdmissionUpdate,
+  clipJobStateQuery,
+  clipProgressSignal,
+  clipProviderCallbackSignal,
+  clipWorkflowId,
+} from '../domain/workflowContracts/clipGeneration';
 import { workspaceIdOf } from '../domain/workflowContracts/workspaceInput';
 export * from '../domain/workflowContracts/clipGeneration';
 
@@ -41,6 +55,18 @@ const { recordClipJob, abandonClipJob, createPendingApproval } = proxyActivities
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '15 seconds' },
 });
+
+/**
+ * The job row's steps as local activities: run by the worker that runs the workflow code and recorded as markers, so a
+ * step costs no round trip through the server and no workflow task of its own (the retry is the same).
+ */
+const { recordClipJob: recordClipJobLocally } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '15 seconds' },
+});
+
+/** Version marker: runs started before it recorded the row's steps as regular activities, and replay along that path. */
+export const CLIP_LOCAL_RECORDS_PATCH = 'clip-local-records';
 
 // a cancel waits for these to finish: what they wrote (a reservation, a paid provider job) is then on the job row
 // for the clean-up to undo, instead of landing after it
@@ -99,11 +125,16 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
     providerJobId: null,
   };
   let admission: ClipAdmission | null = null;
+  // the API verified the provider's callback for this job's request: the render has ended
+  let providerCalledBack = false;
 
   setHandler(clipJobStateQuery, () => state);
   setHandler(clipAdmissionUpdate, async (): Promise<ClipAdmission> => {
     await condition(() => admission !== null);
     return admission as ClipAdmission;
+  });
+  setHandler(clipProviderCallbackSignal, () => {
+    providerCalledBack = true;
   });
   setHandler(clipProgressSignal, (report) => {
     // render progress only moves forward, and only while the render step is the current one
@@ -133,10 +164,11 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
     retry: STEP_RETRY,
   });
 
+  const record = patched(CLIP_LOCAL_RECORDS_PATCH) ? recordClipJobLocally : recordClipJob;
   const step = async (progress: number, message: string): Promise<void> => {
     state.progress = Math.max(state.progress, progress);
     state.message = message;
-    await recordClipJob({ jobId: input.jobId, status: state.status, progress: state.progress, message });
+    await record({ jobId: input.jobId, status: state.status, progress: state.progress, message });
   };
 
   let handedOff = false;
@@ -166,14 +198,28 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
       // it; past the longest wait it is the one that gives up. (A run from before this had no `polling` in the
       // submit's result and replays into the wait as it did.)
       const giveUpAt = Date.now() + polling.maxWaitMs;
-      for (;;) {
+      const fallbackMs = polling.callbackFallbackMs;
+      const lookAt = async (): Promise<boolean> => {
         const look = await checkClipVideo({ jobId: input.jobId, providerJobId });
         if (state.status === 'processing' && look.progress > state.progress && look.progress <= CLIP_PROGRESS.renderEnd) {
           state.progress = look.progress;
           state.message = look.message;
         }
-        if (look.done || Date.now() >= giveUpAt) break;
-        await sleep(Math.min(polling.pollIntervalMs, Math.max(1, giveUpAt - Date.now())));
+        return look.done;
+      };
+      if (fallbackMs !== undefined && patched(CLIP_PROVIDER_CALLBACK_PATCH)) {
+        // submitted with a callback: the signal ends the wait; a look only every fallbackMs, for a callback that was lost
+        // (a few history events per clip instead of a few per poll interval)
+        for (;;) {
+          const calledBack = await condition(() => providerCalledBack, Math.min(fallbackMs, Math.max(1, giveUpAt - Date.now())));
+          if (calledBack || Date.now() >= giveUpAt) break;
+          if (await lookAt()) break;
+        }
+      } else {
+        for (;;) {
+          if ((await lookAt()) || Date.now() >= giveUpAt) break;
+          await sleep(Math.min(polling.pollIntervalMs, Math.max(1, giveUpAt - Date.now())));
+        }
       }
     }
 
@@ -246,7 +292,7 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
         platform: input.options.platform,
         effect: input.options.effect,
       };
-      await recordClipJob({ jobId: input.jobId, status: 'completed', progress: CLIP_PROGRESS.completed, message: CLIP_MESSAGES.completed, result: summary });
+      await record({ jobId: input.jobId, status: 'completed', progress: CLIP_PROGRESS.completed, message: CLIP_MESSAGES.completed, result: summary });
       return summary;
     });
     state.status = 'completed';

@@ -255,6 +255,8 @@ export const PUBLIC_API_ROUTES: ReadonlyArray<{ method: string; path: string; pr
   { method: 'POST', path: '/api/stripe/create-checkout-session' },
   // Stripe calls it; the signature header is the credential
   { method: 'POST', path: '/api/stripe/webhook' },
+  // fal calls it when a hosted job ends; its signature is the credential (api/routes/providerCallbacks.ts)
+  { method: 'POST', path: '/api/provider-callbacks/fal' },
   // the API's own description and its reference page (api/routes/openapi.ts)
   { method: 'GET', path: '/api/openapi.json' },
   { method: 'GET', path: '/api/docs' },

@@ -28,6 +28,7 @@ import { onboardingRouter } from './onboarding';
 import { openApiRouter } from './openapi';
 import { profileRouter } from './profile';
 import { projectsRouter } from './projects';
+import { providerCallbacksRouter } from './providerCallbacks';
 import { resumableUploadsRouter } from './resumableUploads';
 import { stripeRouter } from './stripe';
 import { uploadsRouter } from './uploads';
@@ -69,6 +70,7 @@ export function buildRouters(deps: AppDeps): Router[] {
     accessTokensRouter(deps),
     jobsRouter(deps),
     stripeRouter(deps),
+    providerCallbacksRouter(deps),
     enhanceSetRouter(deps),
     workspacesRouter(deps),
     brandKitRouter(deps),

@@ -26,6 +26,8 @@ export class VideoGenerationJob extends BaseModel {
   result!: Record<string, unknown> | null;
   workflowId!: string;
   providerJobId!: string | null;
+  /** when the provider's first verified callback for providerJobId came (hosted jobs with callbacks) */
+  providerCalledBackAt!: Date | null;
   createdAt!: Date;
   updatedAt!: Date;
 

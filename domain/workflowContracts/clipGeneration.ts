@@ -62,6 +62,20 @@ export const clipJobStateQuery = defineQuery<ClipJobState>('clipJobState');
 export const clipAdmissionUpdate = defineUpdate<ClipAdmission>('clipAdmission');
 export const clipProgressSignal = defineSignal<[ClipProgressReport]>('clipProgress');
 
+/** The hosted provider called back (verified, for the job's own provider request): its job has ended. */
+export interface ClipProviderCallback {
+  /** The provider's request id the callback was for. */
+  requestId: string;
+}
+export const clipProviderCallbackSignal = defineSignal<[ClipProviderCallback]>('clipProviderCallback');
+
+/**
+ * Version marker of the clip workflow: from it, a hosted clip submitted with a callback waits for
+ * `clipProviderCallbackSignal` and looks at the provider only every `fallbackPollMs`; histories recorded before it
+ * (a timer between looks every poll interval) replay along that path.
+ */
+export const CLIP_PROVIDER_CALLBACK_PATCH = 'clip-provider-callback';
+
 export function clipWorkflowId(jobId: string): string {
   return `clip-${jobId}`;
 }

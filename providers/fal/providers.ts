@@ -169,7 +169,7 @@ export class FalImageToVideoProvider implements ImageToVideoProvider {
       image_url: dataUri(still, 'image/jpeg'),
       duration: String(Math.round(request.durationSeconds)),
       negative_prompt: 'blur, distortion, warped buildings, low quality',
-    });
+    }, undefined, request.callbackUrl);
     return { jobId: encodeFalJobId({ model: this.model, requestId, submittedAt }) };
   }
 

@@ -1,6 +1,7 @@
 /**
  * fal.ai's queue protocol over HTTP (no SDK: four calls and a download).
- *   POST {base}/{model}                          -> { request_id, status_url, response_url, cancel_url }
+ *   POST {base}/{model}[?fal_webhook=<url>]      -> { request_id, status_url, response_url, cancel_url }
+ *        (with `fal_webhook`, fal POSTs the outcome to that URL when the request ends: providers/fal/webhookSignature.ts)
  *   GET  {base}/{owner}/{app}/requests/{id}/status?logs=1 -> { status: IN_QUEUE | IN_PROGRESS | COMPLETED, queue_position, logs }
  *   GET  {base}/{owner}/{app}/requests/{id}      -> the model's output JSON (or its error, with X-Fal-Error-Type)
  *   PUT  {base}/{owner}/{app}/requests/{id}/cancel
@@ -139,9 +140,11 @@ export class FalQueueClient {
     };
   }
 
-  async submit(model: string, input: Record<string, unknown>, signal?: AbortSignal): Promise<FalSubmission> {
+  /** Queues a request; with `webhookUrl`, fal calls that URL back when it ends (its `fal_webhook` parameter). */
+  async submit(model: string, input: Record<string, unknown>, signal?: AbortSignal, webhookUrl?: string): Promise<FalSubmission> {
     const what = `submit to ${model}`;
-    return this.call('POST', `${this.baseUrl}/${model.replace(/^\/+/, '')}`, what, input, signal, (answer) => {
+    const query = webhookUrl ? `?fal_webhook=${encodeURIComponent(webhookUrl)}` : '';
+    return this.call('POST', `${this.baseUrl}/${model.replace(/^\/+/, '')}${query}`, what, input, signal, (answer) => {
       this.throwUnlessOk(answer, what);
       const body = asRecord(answer.body);
       const requestId = body?.request_id;

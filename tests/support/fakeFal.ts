@@ -5,6 +5,12 @@
  *   GET  /{owner}/{app}/requests/{id}         the model's output, or its error (422 detail list, or 500 with X-Fal-Error-Type)
  *   PUT  /{owner}/{app}/requests/{id}/cancel  202 CANCELLATION_REQUESTED, 400 ALREADY_COMPLETED
  *   GET  /files/{name}                        outputs, without auth (fal's CDN needs none)
+ *   GET  /.well-known/jwks.json               the fake's own webhook signing key (ED25519, as fal publishes its keys)
+ * A submit with `?fal_webhook=<url>` (fal's webhook) is run by the fake on its own, nobody needs to poll it: it completes
+ * at once (after `callbackDelayMs`; in latency mode when its time is up), and the fake POSTs fal's webhook body
+ * ({ request_id, gateway_request_id, status: OK | ERROR, payload, error }) to the URL, signed the way fal signs
+ * (X-Fal-Webhook-Request-Id, -User-Id, -Timestamp, -Signature: ED25519 over request id, user id, timestamp and the
+ * body's sha256 in hex, one per line) with the fake's own key; an answer other than 2xx is retried (fal: 10 times).
  * Every queue call needs `Authorization: Key <apiKey>`. The "models" really work on their input: the
  * image edit inverts the image, the upscale resizes it, the video model serves an MP4 made with ffmpeg, and the
  * vision language model (any-llm/vision: { model, system_prompt, prompt, image_urls } -> { output }) names the size of
@@ -17,7 +23,7 @@
  * the percentage done, then COMPLETED. `now` replaces the clock (tests).
  */
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -48,6 +54,40 @@ export interface FakeFalJob {
   /** Latency mode: when it was submitted (the fake's clock, ms) and how long it takes. */
   submittedAt: number;
   durationMs: number | null;
+  /** fal_webhook of the submit. */
+  webhookUrl: string | null;
+}
+
+/** One webhook the fake sent (or tried to): its last answer and how many tries it took. */
+export interface FakeFalCallback {
+  requestId: string;
+  url: string;
+  body: Buffer;
+  headers: Record<string, string>;
+  attempts: number;
+  /** HTTP status of the last try; 0: it could not connect. */
+  status: number;
+}
+
+export const FAKE_FAL_USER_ID = 'fake-fal-user';
+
+/** fal's webhook headers for `body`, signed with `key` (ED25519 over `${requestId}\n${userId}\n${timestamp}\n${sha256hex(body)}`). */
+export function signedFalWebhookHeaders(key: KeyObject, requestId: string, body: Buffer, options: { userId?: string; timestampSeconds?: number } = {}): Record<string, string> {
+  const userId = options.userId ?? FAKE_FAL_USER_ID;
+  const timestamp = String(options.timestampSeconds ?? Math.floor(Date.now() / 1000));
+  const message = Buffer.from(`${requestId}\n${userId}\n${timestamp}\n${createHash('sha256').update(body).digest('hex')}`, 'utf8');
+  return {
+    'Content-Type': 'application/json',
+    'X-Fal-Webhook-Request-Id': requestId,
+    'X-Fal-Webhook-User-Id': userId,
+    'X-Fal-Webhook-Timestamp': timestamp,
+    'X-Fal-Webhook-Signature': sign(null, message, key).toString('hex'),
+  };
+}
+
+/** A JWKS document of ED25519 public keys, as fal serves its own. */
+export function jwksOf(keys: Array<{ kid: string; publicKey: KeyObject }>): { keys: Array<Record<string, string>> } {
+  return { keys: keys.map(({ kid, publicKey }) => ({ ...(publicKey.export({ format: 'jwk' }) as Record<string, string>), kid, use: 'sig', alg: 'EdDSA' })) };
 }
 
 /** Ranges are [least, most] in ms; a job's time is drawn uniformly in its kind's range. */
@@ -109,6 +149,14 @@ export interface FakeFal {
   /** Status polls answered so far (all jobs). */
   statusPolls(): number;
   log: FakeFalRequestLog[];
+  /** Where the fake serves its webhook key set (give it as FAL_WEBHOOK_JWKS_URL). */
+  jwksUrl: string;
+  /** The fake's webhook signing key (tests sign their own callbacks with it, or with another to forge one). */
+  signingKey: KeyObject;
+  /** Webhooks sent, one entry per callback (its last try). */
+  callbacks: FakeFalCallback[];
+  /** Resolves once every webhook due so far has been answered with 2xx or given up. */
+  callbacksSettled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -130,6 +178,11 @@ export interface FakeFalOptions {
   /** No request log (runs of thousands of jobs). */
   quiet?: boolean;
   now?: () => number;
+  /** A webhook job completes this long after its submission (ms, 0) outside latency mode. */
+  callbackDelayMs?: number;
+  /** Tries of a webhook answered with other than 2xx, and the wait before the n-th retry (n x retryMs). */
+  callbackAttempts?: number;
+  callbackRetryMs?: number;
 }
 
 export async function startFakeFal(options: FakeFalOptions): Promise<FakeFal> {
@@ -145,6 +198,11 @@ export async function startFakeFal(options: FakeFalOptions): Promise<FakeFal> {
   const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'fake-fal-'));
   let video: Promise<Buffer> | null = null;
   let baseUrl = '';
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const callbacks: FakeFalCallback[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+  const inFlight = new Set<Promise<void>>();
+  let closed = false;
 
   const makeVideo = () => {
     video ??= (async () => {
@@ -189,6 +247,53 @@ export async function startFakeFal(options: FakeFalOptions): Promise<FakeFal> {
     return { images: [{ url: serveFile(data, 'image/jpeg'), width: info.width, height: info.height, content_type: 'image/jpeg' }], description: `edited: ${String(job.input.prompt)}` };
   };
 
+  const later = (ms: number, run: () => void) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (!closed) run();
+    }, ms);
+    timers.add(timer);
+  };
+
+  /** POSTs the signed webhook, retrying an answer other than 2xx. */
+  const deliver = async (job: FakeFalJob, body: Buffer): Promise<void> => {
+    const entry: FakeFalCallback = { requestId: job.requestId, url: job.webhookUrl ?? '', body, headers: {}, attempts: 0, status: 0 };
+    callbacks.push(entry);
+    const attempts = options.callbackAttempts ?? 10;
+    for (let attempt = 1; attempt <= attempts && !closed; attempt += 1) {
+      entry.attempts = attempt;
+      entry.headers = signedFalWebhookHeaders(privateKey, job.requestId, body);
+      try {
+        const response = await fetch(entry.url, { method: 'POST', headers: entry.headers, body, signal: AbortSignal.timeout(30_000) });
+        entry.status = response.status;
+        await response.arrayBuffer().catch(() => undefined);
+        if (response.ok) return;
+      } catch {
+        entry.status = 0;
+      }
+      if (attempt < attempts) await new Promise<void>((resolve) => later(attempt * (options.callbackRetryMs ?? 200), resolve));
+    }
+  };
+
+  /** A webhook job's end: it reads COMPLETED from now on, and its outcome goes to the webhook. */
+  const completeWithCallback = (job: FakeFalJob, spec: FakeFalModel) => {
+    if (job.completed || job.cancelled || spec.behaviour === 'never-complete') return;
+    job.completed = true;
+    const run = (async () => {
+      let message: Record<string, unknown>;
+      if (spec.behaviour === 'fail-runtime') {
+        message = { request_id: job.requestId, gateway_request_id: job.requestId, status: 'ERROR', error: 'Invalid status code: 500', payload: { detail: 'Model runner crashed' } };
+      } else if (spec.behaviour === 'fail-validation') {
+        message = { request_id: job.requestId, gateway_request_id: job.requestId, status: 'ERROR', error: 'Invalid status code: 422', payload: { detail: [{ loc: ['body', 'image_url'], msg: 'Image could not be processed', type: 'image_load_error' }] } };
+      } else {
+        message = { request_id: job.requestId, gateway_request_id: job.requestId, status: 'OK', payload: await output(job, spec.kind) };
+      }
+      await deliver(job, Buffer.from(JSON.stringify(message)));
+    })().catch(() => undefined);
+    inFlight.add(run);
+    void run.finally(() => inFlight.delete(run));
+  };
+
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://fake');
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -208,6 +313,7 @@ export async function startFakeFal(options: FakeFalOptions): Promise<FakeFal> {
           res.end(file.data);
           return;
         }
+        if (req.method === 'GET' && url.pathname === '/.well-known/jwks.json') return send(200, jwksOf([{ kid: 'fake-fal-webhook-key', publicKey }]));
         if (req.headers.authorization !== `Key ${options.apiKey}`) return send(401, { detail: 'Invalid API key' });
 
         const parts = url.pathname.split('/').filter(Boolean);
@@ -227,9 +333,12 @@ export async function startFakeFal(options: FakeFalOptions): Promise<FakeFal> {
           if (spec.kind === 'video' && options.keepVideoInputs === false) input = Object.fromEntries(Object.keys(input).map((key) => [key, typeof input[key] === 'string' ? `(${(input[key] as string).length} characters)` : input[key]]));
           const range = spec.kind === 'video' ? options.latency?.clipMs : options.latency?.imageMs;
           const durationMs = random && range ? drawLatency(random, range) : null;
-          const job: FakeFalJob = { requestId: randomUUID(), model, app: parts.slice(0, 2).join('/'), input, statusPolls: 0, cancelled: false, completed: false, submittedAt: now(), durationMs };
+          const webhookUrl = url.searchParams.get('fal_webhook');
+          const job: FakeFalJob = { requestId: randomUUID(), model, app: parts.slice(0, 2).join('/'), input, statusPolls: 0, cancelled: false, completed: false, submittedAt: now(), durationMs, webhookUrl };
           jobs.push(job);
           byId.set(job.requestId, job);
+          // a webhook job runs on its own: nobody has to poll it to its end
+          if (webhookUrl) later(durationMs ?? options.callbackDelayMs ?? 0, () => completeWithCallback(job, spec));
           const base = `${baseUrl}/${job.app}/requests/${job.requestId}`;
           return send(200, { status: 'IN_QUEUE', request_id: job.requestId, response_url: base, status_url: `${base}/status`, cancel_url: `${base}/cancel`, queue_position: spec.queuedPolls ?? 1 });
         }
@@ -253,6 +362,7 @@ export async function startFakeFal(options: FakeFalOptions): Promise<FakeFal> {
           polls += 1;
           const n = job.statusPolls;
           const base = { request_id: job.requestId, response_url: `${baseUrl}/${app}/requests/${job.requestId}`, status_url: `${baseUrl}/${app}/requests/${job.requestId}/status`, cancel_url: `${baseUrl}/${app}/requests/${job.requestId}/cancel` };
+          if (job.webhookUrl && job.completed && !job.cancelled) return send(200, { ...base, status: 'COMPLETED', logs: [], metrics: { inference_time: (job.durationMs ?? 1500) / 1000 } });
           if (job.cancelled) {
             job.completed = true;
             return send(200, { ...base, status: 'COMPLETED', logs: [], error: 'Request was cancelled', error_type: 'request_cancelled' });
@@ -301,8 +411,17 @@ export async function startFakeFal(options: FakeFalOptions): Promise<FakeFal> {
     apiKey: options.apiKey,
     jobs,
     log,
+    jwksUrl: `${baseUrl}/.well-known/jwks.json`,
+    signingKey: privateKey,
+    callbacks,
+    callbacksSettled: async () => {
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
+    },
     statusPolls: () => polls,
     close: async () => {
+      closed = true;
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
       for (const res of hanging) res.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
