@@ -48,7 +48,7 @@ function ensureNodeModules() {
 function pipInstall(pkg, target) {
   log(`installing ${pkg} from PyPI into ${path.relative(ROOT, target)}`);
   // --target keeps the install inside the project, so pip's warning about running as root (containers, CI) does not apply
-  run('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', target, pkg], { env: { ...process.env, PIP_ROOT_USER_ACTION: 'ignore' } });
+  runQuietly('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', target, pkg], { env: { ...process.env, PIP_ROOT_USER_ACTION: 'ignore' } });
 }
 
 function ensureTemporalCli() {
