@@ -91,11 +91,14 @@ export interface ClipUser extends TestUser {
   renderUrl: string;
 }
 
-/** A signed-up user (5 credits, plus `extraCredits` through the ledger) with a project and one uploaded render. */
-export async function clipUser(baseUrl: string, options: { extraCredits?: number; image?: Buffer; fileName?: string } = {}): Promise<ClipUser> {
-  const user = await createTestUser(baseUrl);
+/**
+ * A signed-up user (5 credits, plus `extraCredits` through the ledger) with a project and one uploaded render; `knex` is
+ * the app's database when it is not the run's (a stack started by the test).
+ */
+export async function clipUser(baseUrl: string, options: { extraCredits?: number; image?: Buffer; fileName?: string; knex?: Knex } = {}): Promise<ClipUser> {
+  const user = await createTestUser(baseUrl, { knex: options.knex });
   if (options.extraCredits) {
-    await addCredits(testKnex(), { workspaceId: user.id, amount: options.extraCredits, type: 'purchase', description: 'Test purchase', idempotencyKey: `test-purchase:${randomUUID()}` });
+    await addCredits(options.knex ?? testKnex(), { workspaceId: user.id, amount: options.extraCredits, type: 'purchase', description: 'Test purchase', idempotencyKey: `test-purchase:${randomUUID()}` });
   }
   const project = await request<{ project: { id: string } }>(baseUrl, '/api/projects', { token: user.token, json: { name: 'Harbour View' } });
   if (project.status !== 201) throw new Error(`create project answered ${project.status} ${JSON.stringify(project.body)}`);

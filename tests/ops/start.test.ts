@@ -144,7 +144,7 @@ describe('npm start (scripts/start.js)', () => {
     const baseUrl = `http://127.0.0.1:${port}`;
     expect((await fetch(`${baseUrl}/health/ready`)).status).toBe(200);
 
-    const user = await clipUser(baseUrl);
+    const user = await clipUser(baseUrl, { knex: scratch.knex });
     const res = await startClip(baseUrl, user, { movement: 'Pan Right', platform: 'Facebook' });
     expect(res.status).toBe(200);
     const jobId = res.body.jobId as string;
