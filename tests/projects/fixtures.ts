@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Sharp } from 'sharp';
 import { gaussianNoise } from '../support/stills';
 import { createApp } from '../../api/app';
@@ -18,8 +19,9 @@ export async function startProjectsApp(overrides: Partial<AppConfig> = {}): Prom
   return { server, config };
 }
 
-export async function newUser(baseUrl: string): Promise<TestUser> {
-  return createTestUser(baseUrl);
+/** A signed-up, verified user; `knex` is the app's database when the file serves it on one of its own. */
+export async function newUser(baseUrl: string, knex?: Knex): Promise<TestUser> {
+  return createTestUser(baseUrl, { knex });
 }
 
 export async function createProject(baseUrl: string, user: TestUser, name = 'Harbour View', address?: string): Promise<{ id: string; name: string }> {

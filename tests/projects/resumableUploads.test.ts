@@ -39,7 +39,7 @@ beforeAll(async () => {
   const tag = randomBytes(4).toString('hex');
   config = { ...base, databaseUrl: db.url, storageDir: path.join(base.storageDir, `resumable-${tag}`), s3: { ...base.s3, bucketPrefix: `${base.s3.bucketPrefix}ru${tag}-` } };
   server = await serve(createApp({ config, knex, logger }));
-  owner = await newUser(server.baseUrl);
+  owner = await newUser(server.baseUrl, knex);
   projectId = (await createProject(server.baseUrl, owner, 'Resumable')).id;
   // about 3.6 MB of noise: several network writes, so a cut really lands mid-file
   image = await (await noiseImage(1100, 1100)).png({ compressionLevel: 0 }).toBuffer();
@@ -141,7 +141,7 @@ describe('resumable render uploads (tus at /api/uploads/tus)', () => {
   });
 
   it('another user can neither see, resume nor cancel the upload', async () => {
-    const other = await newUser(server.baseUrl);
+    const other = await newUser(server.baseUrl, knex);
     const bytes = await pngBytes(300, 200, 3);
     const created = await createUpload(owner, bytes.length, { projectId, filename: 'mine.png', filetype: 'image/png' });
     const location = created.location as string;
@@ -177,7 +177,7 @@ describe('resumable render uploads (tus at /api/uploads/tus)', () => {
     expect((await listed(owner, projectId)).body.uploads.map((u) => u.fileName)).not.toContain('kept.png');
     const all = await request<{ uploads: Array<{ fileName: string }> }>(server.baseUrl, '/api/uploads/unfinished', { token: owner.token });
     expect(all.body.uploads.map((u) => u.fileName)).toEqual(expect.arrayContaining(['kept.png', 'dropped.png']));
-    expect((await listed(await newUser(server.baseUrl))).status).toBe(404);
+    expect((await listed(await newUser(server.baseUrl, knex))).status).toBe(404);
     // cancelled (the list's Cancel) and finished: both leave the list
     expect((await fetch(`${server.baseUrl}${dropped.location}`, { method: 'DELETE', headers: { ...TUS, authorization: `Bearer ${owner.token}` } })).status).toBe(204);
     expect((await patch(owner, kept.location as string, 1500, bytes.subarray(1500))).status).toBe(200);
@@ -192,7 +192,7 @@ describe('resumable render uploads (tus at /api/uploads/tus)', () => {
     expect(tooLarge.status).toBe(413);
     expect(JSON.parse(tooLarge.body).error).toBe('File too large: 150.00MB. Maximum size is 150MB.');
 
-    const stranger = await newUser(server.baseUrl);
+    const stranger = await newUser(server.baseUrl, knex);
     const foreign = await createUpload(stranger, 100, { projectId, filename: 'x.png', filetype: 'image/png' });
     expect(foreign.status).toBe(404);
     expect(JSON.parse(foreign.body).error).toBe('Project not found');
@@ -309,7 +309,7 @@ describe('limits on unfinished resumable uploads per account', () => {
     // two API processes (apps) over the same database and storage: the limits are the account's, not a process's
     first = await serve(createApp({ config: { ...config, ...limits }, knex, logger }));
     second = await serve(createApp({ config: { ...config, ...limits }, knex, logger }));
-    user = await newUser(first.baseUrl);
+    user = await newUser(first.baseUrl, knex);
     project = (await createProject(first.baseUrl, user, 'Limits')).id;
   });
 
@@ -343,7 +343,7 @@ describe('limits on unfinished resumable uploads per account', () => {
     expect(await unfinished(user)).toBe(3);
     expect((await refusals('tus_unfinished_uploads')) - before).toBe(9);
     // another account is not held up
-    const other = await newUser(first.baseUrl);
+    const other = await newUser(first.baseUrl, knex);
     const own = (await createProject(first.baseUrl, other, 'Other')).id;
     const res = await fetch(`${first.baseUrl}/api/uploads/tus`, {
       method: 'POST',

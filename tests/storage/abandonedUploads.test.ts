@@ -71,7 +71,7 @@ async function reportedWithoutRow(now: number): Promise<string[]> {
 }
 
 it("claims a killed upload's object until the sweep, 10 minutes on, removes it", async () => {
-  const user = await newUser(server.baseUrl);
+  const user = await newUser(server.baseUrl, knex);
   // stored, then the process died before recording it: no complete(), no discard()
   const killed = await staged(user.id);
   expect(await storage.objects.stat(killed.file.bucket, killed.file.path)).not.toBeNull();
@@ -89,7 +89,7 @@ it("claims a killed upload's object until the sweep, 10 minutes on, removes it",
 });
 
 it('reports an abandoned object the sweep left past its time', async () => {
-  const user = await newUser(server.baseUrl);
+  const user = await newUser(server.baseUrl, knex);
   const killed = await staged(user.id);
   const overdue = Date.now() + ABANDONED_UPLOAD_AFTER_MS + ABANDONED_UPLOAD_SWEEP_EVERY_MS + 60_000;
   expect(await reportedWithoutRow(overdue)).toContain(`renders/${killed.file.path}`);
@@ -98,7 +98,7 @@ it('reports an abandoned object the sweep left past its time', async () => {
 });
 
 it('keeps nothing of the claim once the upload is recorded, and the sweep leaves the render alone', async () => {
-  const user = await newUser(server.baseUrl);
+  const user = await newUser(server.baseUrl, knex);
   const project = await createProject(server.baseUrl, user);
   const done = await staged(user.id);
   const result = await uploads.complete(user.id, project.id, done);
@@ -116,7 +116,7 @@ it('keeps nothing of the claim once the upload is recorded, and the sweep leaves
 });
 
 it('refuses to record an upload whose claim the sweep took (its object is gone), and records nothing', async () => {
-  const user = await newUser(server.baseUrl);
+  const user = await newUser(server.baseUrl, knex);
   const project = await createProject(server.baseUrl, user);
   const slow = await staged(user.id);
   await sweepAbandonedUploads({ knex, objects: storage.objects, logger }, { now: Date.now() + ABANDONED_UPLOAD_AFTER_MS + 1_000 });
