@@ -46,3 +46,4 @@ export { ReviewLinkDecision } from './ReviewLinkDecision';
 export { WorkspaceApprover } from './WorkspaceApprover';
 export { BrandKit } from './BrandKit';
 export { Notification } from './Notification';
+export { AccountToken } from './AccountToken';
