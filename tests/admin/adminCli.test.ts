@@ -108,16 +108,26 @@ describe('npm run admin', () => {
   });
 
   it('exits 1 with a message for an e-mail no account has, and changes nothing', async () => {
-    const before = await knex('users').where({ role: 'admin' }).count({ n: '*' }).first();
-    for (const command of ['grant', 'revoke']) {
-      const res = await admin([command, 'Nobody-Here@Example.test']);
-      expect(res).toEqual({
-        code: 1,
-        stdout: '',
-        stderr: 'No account with the e-mail nobody-here@example.test: the person signs up first, then run this again\n',
-      });
+    // on a database of its own: on the run's, other files make admins meanwhile
+    const scratch = await createScratchDatabase('adminunknown', { migrated: true });
+    try {
+      await scratch.knex('users').insert([
+        { email: 'admin-1@example.test', password_hash: 'x', role: 'admin' },
+        { email: 'user-1@example.test', password_hash: 'x' },
+      ]);
+      const before = await scratch.knex('users').orderBy('email').select('email', 'role', 'updated_at');
+      for (const command of ['grant', 'revoke']) {
+        const res = await admin([command, 'Nobody-Here@Example.test'], { DATABASE_URL: scratch.url });
+        expect(res).toEqual({
+          code: 1,
+          stdout: '',
+          stderr: 'No account with the e-mail nobody-here@example.test: the person signs up first, then run this again\n',
+        });
+      }
+      expect(await scratch.knex('users').orderBy('email').select('email', 'role', 'updated_at')).toEqual(before);
+    } finally {
+      await scratch.drop();
     }
-    expect(await knex('users').where({ role: 'admin' }).count({ n: '*' }).first()).toEqual(before);
   });
 
   it('exits 2 with the usage for a missing or unknown command or a malformed e-mail, before touching a database', async () => {
