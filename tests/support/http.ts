@@ -17,6 +17,10 @@ let serving = 0;
  */
 export async function serve(app: Koa, port = 0): Promise<TestServer> {
   const server = http.createServer(app.callback());
+  // Node closes an idle kept-alive socket after 5 s and undici (fetch) stops reusing one after 4 s: on a busy machine
+  // that second's margin slipped, fetch sent on a socket the server was closing and got ECONNRESET or "other side
+  // closed". The test client now always lets go of an idle socket first.
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', resolve);
