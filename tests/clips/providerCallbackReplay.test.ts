@@ -4,12 +4,11 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
-import { Worker, type ReplayResult } from '@temporalio/worker';
 import { createProviders } from '../../providers';
 import { clipWorkflowId } from '../../workflows/clipGeneration';
 import { startFakeFal, type FakeFal } from '../support/fakeFal';
 import { closeTestKnex } from '../support/db';
-import { testClient } from '../support/temporal';
+import { replayWithCurrentCode, testClient } from '../support/temporal';
 import { clipTestConfig, clipUser, startClip, startClipApp, startClipWorker, waitForJob, type ClipTestApp, type RunningWorker } from './fixtures';
 
 type History = temporal.api.history.v1.IHistory;
@@ -25,18 +24,6 @@ const FIXTURE = path.join(__dirname, 'fixtures-history', 'hostedClipPolling.hist
 const FIXTURE_WORKFLOW_ID = 'clip-hosted-polling-fixture';
 const KEY = 'replay-fal-key';
 const MODEL = 'fake/video-replay';
-
-function currentCode() {
-  const codePath = process.env.TEST_WORKFLOW_BUNDLE_PATH;
-  if (!codePath) throw new Error('TEST_WORKFLOW_BUNDLE_PATH is not set: globalSetup builds it from workflows/index.ts');
-  return { workflowBundle: { codePath } };
-}
-
-async function replayAll(histories: { workflowId: string; history: History }[]): Promise<ReplayResult[]> {
-  const results: ReplayResult[] = [];
-  for await (const result of Worker.runReplayHistories(currentCode(), histories)) results.push(result);
-  return results;
-}
 
 function markers(history: History): string[] {
   return (history.events ?? [])
@@ -97,7 +84,7 @@ describe('replaying a hosted clip recorded before provider callbacks', () => {
     // recorded on the polling path: timers between looks, no callback marker
     expect(types).toContain(EventType.EVENT_TYPE_TIMER_FIRED);
     expect(markers(history).some((marker) => marker.includes('clip-provider-callback'))).toBe(false);
-    const results = await replayAll([{ workflowId: FIXTURE_WORKFLOW_ID, history }]);
+    const results = await replayWithCurrentCode([{ workflowId: FIXTURE_WORKFLOW_ID, history }]);
     expect(results.map((r) => ({ workflowId: r.workflowId, error: r.error }))).toEqual([{ workflowId: FIXTURE_WORKFLOW_ID, error: undefined }]);
   });
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
+import type { temporal } from '@temporalio/proto';
+import { NativeConnection, Worker, WorkerOptions, type ReplayResult } from '@temporalio/worker';
 
 /** A task queue of its own per test, so workers of parallel test files never take each other's tasks. */
 export function uniqueTaskQueue(prefix: string): string {
@@ -52,4 +53,13 @@ export function workflowTerminator(reason: string): { terminateRunning: (taskQue
       if (pending) await (await pending).close();
     },
   };
+}
+
+/** Replays recorded histories against today's workflow code (the run's bundle, built by globalSetup). */
+export async function replayWithCurrentCode(histories: { workflowId: string; history: temporal.api.history.v1.IHistory }[]): Promise<ReplayResult[]> {
+  const codePath = process.env.TEST_WORKFLOW_BUNDLE_PATH;
+  if (!codePath) throw new Error('TEST_WORKFLOW_BUNDLE_PATH is not set: globalSetup builds it from workflows/index.ts');
+  const results: ReplayResult[] = [];
+  for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath } }, histories)) results.push(result);
+  return results;
 }

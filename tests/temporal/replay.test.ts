@@ -4,13 +4,13 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
-import { Worker, type ReplayResult, type ReplayWorkerOptions } from '@temporalio/worker';
+import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { createOnboardingActivities } from '../../activities/onboarding';
 import { runTryItOnboarding } from '../../services/accounts/onboarding';
 import { onboardingWorkflowId } from '../../workflows';
 import { closeTestKnex, testKnex } from '../support/db';
-import { testClient, uniqueTaskQueue, withWorker } from '../support/temporal';
+import { replayWithCurrentCode, testClient, uniqueTaskQueue, withWorker } from '../support/temporal';
 import { createPersonalWorkspace } from '../../services/workspaces/personalWorkspace';
 
 type History = temporal.api.history.v1.IHistory;
@@ -23,18 +23,6 @@ const { EventType } = temporal.api.enums.v1;
  */
 const FIXTURE = path.join(__dirname, 'fixtures', 'tryItOnboarding.history.json');
 const FIXTURE_WORKFLOW_ID = 'onboarding-fixture';
-
-function currentCode(): ReplayWorkerOptions {
-  const codePath = process.env.TEST_WORKFLOW_BUNDLE_PATH;
-  if (!codePath) throw new Error('TEST_WORKFLOW_BUNDLE_PATH is not set: globalSetup builds it from workflows/index.ts');
-  return { workflowBundle: { codePath } };
-}
-
-async function replayAll(histories: { workflowId: string; history: History }[]): Promise<ReplayResult[]> {
-  const results: ReplayResult[] = [];
-  for await (const result of Worker.runReplayHistories(currentCode(), histories)) results.push(result);
-  return results;
-}
 
 function eventTypes(history: History): (temporal.api.enums.v1.EventType | null | undefined)[] {
   return (history.events ?? []).map((event) => event.eventType);
@@ -73,7 +61,7 @@ describe('replaying recorded onboarding histories', () => {
     if (process.env.RECORD_REPLAY_FIXTURES === '1') fs.writeFileSync(FIXTURE, `${historyToJSON(recorded.history)}\n`);
 
     expect(eventTypes(recorded.history)).toContain(EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
-    const results = await replayAll([recorded]);
+    const results = await replayWithCurrentCode([recorded]);
     expect(results).toHaveLength(1);
     expect(results[0].error).toBeUndefined();
   });
@@ -85,7 +73,7 @@ describe('replaying recorded onboarding histories', () => {
     const types = eventTypes(history);
     expect(types[0]).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
     expect(types.at(-1)).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
-    const results = await replayAll([{ workflowId: FIXTURE_WORKFLOW_ID, history }]);
+    const results = await replayWithCurrentCode([{ workflowId: FIXTURE_WORKFLOW_ID, history }]);
     expect(results.map((r) => ({ workflowId: r.workflowId, error: r.error }))).toEqual([{ workflowId: FIXTURE_WORKFLOW_ID, error: undefined }]);
   });
 
