@@ -189,6 +189,6 @@ describe('the balancer in front of two APIs (haproxy, ops/haproxy/haproxy.cfg.te
     // up are counted in chkfail, which stops when it is out
     expect(outStats).toMatchObject({ status: 'DOWN', hanafail: expect.any(Number), chkfail: expect.any(Number) });
     expect(outStats!.hanafail).toBeGreaterThanOrEqual(1);
-    expect(outStats!.chkfail).toBeLessThan(outStats!.check_fall);
+    expect(outStats!.chkfail).toBeLessThan(Number(outStats!.check_fall));
   });
 });
