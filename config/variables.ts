@@ -256,6 +256,12 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         meaning: 'HMAC key of signed file URLs, at least 32 characters; required everywhere else ([Security](security.md))',
       },
       {
+        names: ['TOTP_ENCRYPTION_KEY'],
+        default: '`SIGNING_SECRET`',
+        meaning:
+          'key the authenticator apps\' TOTP secrets are encrypted with (AES-256-GCM, a key derived by HKDF), at least 32 characters when set. Changing it (or `SIGNING_SECRET` while this is unset) makes every set-up authenticator app unusable: people then sign in with a passkey or a recovery code and set the app up again. To rotate `SIGNING_SECRET` alone, first set this to its current value ([Security](security.md#two-factor-sign-in))',
+      },
+      {
         names: ['METRICS_TOKEN'],
         default: 'empty',
         meaning:
