@@ -2,6 +2,10 @@ import ky, { HTTPError, type AfterResponseHook, type BeforeErrorHook, type Befor
 import { WORKSPACE_HEADER } from '../../../domain/workspaceRoles';
 import { workspaceFromSearch } from './workspaceAddress';
 
+export const TWO_FACTOR_REQUIRED_CODE = 'TWO_FACTOR_REQUIRED';
+/** Dispatched on window (detail: the server's message) when a call answers 403 TWO_FACTOR_REQUIRED. */
+export const TWO_FACTOR_REQUIRED_EVENT = 'rs:two-factor-required';
+
 /** What the API answers on every failure: `{ success: false, error, code? }`. */
 export interface ApiErrorDetails {
   status: number;
@@ -76,6 +80,8 @@ const enrichHttpError: BeforeErrorHook = async (error) => {
     if (typeof reply.value.code === 'string') code = reply.value.code;
   }
   const details: ApiErrorDetails = { status: response.status, apiMessage, code };
+  // the workspace requires two-factor sign-in of its members: the dashboard turns this into a set-up prompt
+  if (code === TWO_FACTOR_REQUIRED_CODE && typeof window !== 'undefined') window.dispatchEvent(new CustomEvent(TWO_FACTOR_REQUIRED_EVENT, { detail: apiMessage }));
   Object.assign(error, details);
   error.message = apiMessage;
   return error;
