@@ -83,9 +83,12 @@ export function SignInForm({ onSignedIn, initialEmail = '' }: { onSignedIn: () =
         {busy ? 'Signing in...' : 'Sign in'}
       </button>
       {passkeysSupported() && (
-        <button type="button" className="button button-secondary button-block" disabled={busy} onClick={() => void withPasskey()}>
-          Sign in with a passkey
-        </button>
+        <>
+          <p className="auth-note">Have a passkey? No e-mail or password needed.</p>
+          <button type="button" className="button button-secondary button-block" disabled={busy} onClick={() => void withPasskey()}>
+            Use a passkey
+          </button>
+        </>
       )}
       <p className="auth-note">
         <a href="/?auth=reset">Forgot password?</a>
