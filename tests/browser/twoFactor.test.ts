@@ -59,10 +59,13 @@ describe('two-factor sign-in in the browser', () => {
     return { context, page, errors };
   }
 
-  /** A platform authenticator with user verification (a laptop's fingerprint reader), always answering yes. */
-  async function addAuthenticator(cdp: CDPSession): Promise<string> {
+  /**
+   * An authenticator with user verification that always answers yes: a platform one (`internal`, a laptop's
+   * fingerprint reader; Chromium keeps one per browser) or a security key (`usb`).
+   */
+  async function addAuthenticator(cdp: CDPSession, transport: 'internal' | 'usb' = 'internal'): Promise<string> {
     const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+      options: { protocol: 'ctap2', transport, hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
     });
     return authenticatorId;
   }
@@ -109,7 +112,7 @@ describe('two-factor sign-in in the browser', () => {
 
       // a second passkey on another authenticator (a security key)
       await cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId: laptop, enabled: false });
-      const key = await addAuthenticator(cdp);
+      const key = await addAuthenticator(cdp, 'usb');
       await add.getByLabel('Passkey name').fill('Security key');
       await add.getByRole('button', { name: 'Add a passkey' }).click();
       const passkeys = page.getByRole('list', { name: 'Passkeys' });
