@@ -256,12 +256,6 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         meaning: 'HMAC key of signed file URLs, at least 32 characters; required everywhere else ([Security](security.md))',
       },
       {
-        names: ['TOTP_ENCRYPTION_KEY'],
-        default: '`SIGNING_SECRET`',
-        meaning:
-          'key the authenticator apps\' TOTP secrets are encrypted with (AES-256-GCM, a key derived by HKDF), at least 32 characters when set. Changing it (or `SIGNING_SECRET` while this is unset) makes every set-up authenticator app unusable: people then sign in with a passkey or a recovery code and set the app up again. To rotate `SIGNING_SECRET` alone, first set this to its current value ([Security](security.md#two-factor-sign-in))',
-      },
-      {
         names: ['METRICS_TOKEN'],
         default: 'empty',
         meaning:
@@ -287,6 +281,19 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         meaning:
           '`on` lets webhook endpoints target private, loopback, link-local, unique-local and CGNAT addresses (receivers on your own network); `off` refuses them when an endpoint is registered and again at every send, after DNS resolution. Plain `http://` is allowed only to loopback and only when `NODE_ENV` is not `production`, whatever this says ([Webhooks](webhooks.md))',
         loaded: { value: (c) => c.webhookAllowPrivateTargets, is: false },
+      },
+    ],
+  },
+  {
+    title: 'Two-factor sign-in',
+    intro:
+      'Authenticator apps (TOTP), passkeys and recovery codes ([Security](security.md#two-factor-sign-in)). Their limits are fixed (`domain/twoFactor.ts`, `domain/actionLimits.ts`): the second step of a sign-in must come within 5 minutes of the password and takes at most 5 wrong codes; its failures, and those of passkey sign-ins, count like failed passwords in counters of their own (10 in a row lock the account from that address for an hour, 100 a day lock the address, the account slows down after 10); a session\'s confirmation of a second factor lasts 10 minutes; WebAuthn challenges last 5 minutes, and passkey sign-in challenges are 60 per 10 minutes per client address; an account keeps at most 10 passkeys and 10 recovery codes.',
+    variables: [
+      {
+        names: ['TOTP_ENCRYPTION_KEY'],
+        default: '`SIGNING_SECRET`',
+        meaning:
+          'key the authenticator apps\' TOTP secrets are encrypted with (AES-256-GCM, a key derived by HKDF), at least 32 characters when set. Changing it (or `SIGNING_SECRET` while this is unset) makes every set-up authenticator app unusable: people then sign in with a passkey or a recovery code and set the app up again. To rotate `SIGNING_SECRET` alone, first set this to its current value ([Security](security.md#two-factor-sign-in))',
       },
     ],
   },
