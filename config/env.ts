@@ -39,6 +39,11 @@ export interface AppConfig {
   /** Bytes an event stream may have waiting for a reader that stops reading (EVENT_STREAM_MAX_QUEUED_BYTES, 1048576 = 1 MiB); past them the stream is dropped. */
   eventStreamMaxQueuedBytes: number;
   signingSecret: string;
+  /**
+   * Key material the authenticator apps' TOTP secrets are encrypted with (TOTP_ENCRYPTION_KEY, at least 32 characters;
+   * unset: SIGNING_SECRET). Changing it makes every set-up authenticator app unusable (services/accounts/totpSecrets.ts).
+   */
+  totpEncryptionKey: string;
   signedUrlTtlSeconds: number;
   sessionTtlDays: number;
   cookieSecure: boolean;
@@ -399,6 +404,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     stripePriceIds: stripePriceIdsFrom(env),
     logLevel: logLevelFrom(env),
     frontendDist: env.FRONTEND_DIST ?? 'frontend/dist',
+    totpEncryptionKey: optionalSecret(env, 'TOTP_ENCRYPTION_KEY', 'encrypts the secrets of authenticator apps (unset: SIGNING_SECRET)') || env.SIGNING_SECRET || '',
     metricsToken: optionalSecret(env, 'METRICS_TOKEN', 'opens GET /metrics to other hosts as a bearer token (unset: loopback only)'),
     workerMetricsHost: env.WORKER_METRICS_HOST ?? '127.0.0.1',
     workerMetricsPort: optionalPort(env.WORKER_METRICS_PORT),
