@@ -1,0 +1,163 @@
+/**
+ * One trace per job (issue 46), for an assembly and for the webhook deliveries its changes make: with tracing on
+ * (the SDK's in-memory exporter in place of OTLP), POST /api/video/assemble starts one trace that runs through the
+ * Update-with-Start of the assembly workflow, the workflow, its activities and the stored video; the job's row keeps
+ * that trace's id. The job.started and job.completed events recorded inside its activities keep their span, and the
+ * webhook endpoint's workflow (another run, started by the relay) sends each of them in a `webhook.deliver` span of
+ * the job's trace (linked to its own activity's span), with the HTTP POST to the receiver under it. The workers run
+ * the real worker's bundle (workers/workflowBundle.ts, with workflows/tracingInterceptors.ts) and tracing options.
+ */
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { createActivities } from '../../activities';
+import { createWebhookDeliveryActivities } from '../../activities/webhookDelivery';
+import { logger } from '../../config/logger';
+import { createProviders } from '../../providers';
+import { DEFAULT_WEBHOOK_DELIVERY_SETTINGS, type WebhookDeliverySettings } from '../../services/integrations/webhookDeliverySettings';
+import { startWebhookRelay, type WebhookRelay } from '../../services/integrations/webhookRelay';
+import { newWebhookSecret } from '../../services/integrations/webhookSigning';
+import { startTracing, temporalWorkerTracing, type Tracing } from '../../services/platform/tracing';
+import { createStorage } from '../../storage';
+import { jobMetricsSinks } from '../../workers/metrics';
+import { quietRuntime } from '../imageEdit/harness';
+import { assemble, assemblyUser, removeFixtures, startAssemblyApp, storeClip, waitForAssembly, type AssemblyTestApp, type AssemblyUser } from '../assembly/fixtures';
+import { closeTestKnex, testKnex } from '../support/db';
+import { testClient, uniqueTaskQueue } from '../support/temporal';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhookReceiver';
+import { workerBundle } from '../support/workflowBundles';
+
+const exporter = new InMemorySpanExporter();
+const webhookQueue = uniqueTaskQueue('trace-webhooks');
+const settings: WebhookDeliverySettings = { ...DEFAULT_WEBHOOK_DELIVERY_SETTINGS, retryBaseMs: 20, retryMaxMs: 200, timeoutMs: 10_000, sweepEveryMs: 1000, idleMs: 10_000 };
+const secret = newWebhookSecret();
+const ourEndpoints = new Set<string>();
+
+let tracing: Tracing;
+let app: AssemblyTestApp;
+let connection: NativeConnection;
+let temporal: Awaited<ReturnType<typeof testClient>>;
+let relay: WebhookRelay;
+let receiver: WebhookReceiver;
+let workers: Worker[] = [];
+let running: Promise<void>[] = [];
+let user: AssemblyUser;
+let jobId: string;
+
+beforeAll(async () => {
+  // before the app and storage are made: they add their spans only while tracing runs
+  tracing = startTracing({ serviceName: 'render-studio-test', spanExporter: exporter })!;
+  app = await startAssemblyApp();
+  quietRuntime();
+  const codePath = await workerBundle();
+  connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS });
+  const knex = testKnex();
+  const traced = temporalWorkerTracing();
+  const activities = createActivities({ knex, config: app.config, logger, storage: createStorage(app.config), providers: createProviders(app.config, { videoPreset: app.config.videoPreset }) });
+  const worker = (taskQueue: string, acts: object) =>
+    Worker.create({ connection, taskQueue, workflowBundle: { codePath }, activities: acts, interceptors: traced.interceptors, sinks: { ...jobMetricsSinks(), ...traced.sinks } });
+  workers = [await worker(app.taskQueue, activities), await worker(webhookQueue, createWebhookDeliveryActivities({ knex, config: app.config, logger }, settings))];
+  running = workers.map((w) => w.run());
+  temporal = await testClient();
+  relay = startWebhookRelay({ knex, databaseUrl: process.env.DATABASE_URL as string, client: temporal.client, taskQueue: webhookQueue, settings, logger, accepts: (id) => ourEndpoints.has(id) });
+  await relay.ready();
+  receiver = await startWebhookReceiver(secret);
+
+  user = await assemblyUser(app.baseUrl);
+  const [endpoint] = await knex('webhook_endpoints')
+    .insert({ workspace_id: user.id, url: receiver.url, event_types: ['job.started', 'job.completed'], secret, created_by: user.id })
+    .returning<Array<{ id: string }>>('id');
+  ourEndpoints.add(endpoint.id);
+  const clips = [await storeClip(app.config, user, { index: 0 }), await storeClip(app.config, user, { index: 1 })];
+  const res = await assemble(app.baseUrl, user, clips.map((c) => c.id));
+  expect(res.status).toBe(200);
+  jobId = res.body.jobId as string;
+  const { job } = await waitForAssembly(app.baseUrl, user, jobId, { timeoutMs: 300_000 });
+  expect(job.status).toBe('completed');
+}, 420_000);
+
+afterAll(async () => {
+  await relay?.close();
+  for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+  await Promise.all(running);
+  await connection?.close();
+  await temporal?.close();
+  await receiver?.close();
+  await app?.close();
+  await tracing?.shutdown();
+  await removeFixtures();
+  await closeTestKnex();
+});
+
+/** The finished spans, waited for until `found` picks one (workflow spans arrive through the worker's sink after their task). */
+async function spanWhere(found: (span: ReadableSpan) => boolean, what: string): Promise<ReadableSpan> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const span = exporter.getFinishedSpans().find(found);
+    if (span) return span;
+    if (Date.now() > deadline) throw new Error(`no span ${what}; finished: ${exporter.getFinishedSpans().map((s) => s.name).join(', ')}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const idOf = (span: ReadableSpan) => span.spanContext().spanId;
+const traceIdOf = (span: ReadableSpan) => span.spanContext().traceId;
+
+/** The names from `span` up to the root of its trace, nearest first. */
+function ancestry(span: ReadableSpan): string[] {
+  const byId = new Map(exporter.getFinishedSpans().filter((s) => traceIdOf(s) === traceIdOf(span)).map((s) => [idOf(s), s]));
+  const names: string[] = [];
+  for (let parent = span.parentSpanId && byId.get(span.parentSpanId); parent; parent = parent.parentSpanId && byId.get(parent.parentSpanId)) names.push(parent.name);
+  return names;
+}
+
+function childOf(parent: ReadableSpan, name: string | RegExp): (span: ReadableSpan) => boolean {
+  return (span) => span.parentSpanId === idOf(parent) && traceIdOf(span) === traceIdOf(parent) && (typeof name === 'string' ? span.name === name : name.test(span.name));
+}
+
+const inTraceOf = (root: ReadableSpan, match: (span: ReadableSpan) => boolean) => (span: ReadableSpan) => traceIdOf(span) === traceIdOf(root) && match(span);
+
+describe('one trace per job: an assembly and its webhook deliveries', () => {
+  it('runs from POST /api/video/assemble through the workflow and its activities to the stored video, and the job row keeps its trace id', async () => {
+    const api = await spanWhere((s) => s.name === 'POST /api/video/assemble', 'of the request');
+    const start = await spanWhere(childOf(api, 'UpdateWithStartWorkflow:assemblyAdmission'), 'UpdateWithStartWorkflow under the request');
+    const run = await spanWhere(childOf(start, 'RunWorkflow:assemblyWorkflow'), 'RunWorkflow:assemblyWorkflow under the start');
+    const activity = await spanWhere(childOf(run, /^StartActivity:/), 'StartActivity under RunWorkflow:assemblyWorkflow');
+    await spanWhere(childOf(activity, /^RunActivity:/), 'RunActivity under StartActivity');
+    const write = await spanWhere(inTraceOf(api, (s) => s.name === 'storage.put videos'), 'the stored video');
+    expect(ancestry(write)).toEqual(expect.arrayContaining([expect.stringMatching(/^RunActivity:/), 'RunWorkflow:assemblyWorkflow', 'UpdateWithStartWorkflow:assemblyAdmission', 'POST /api/video/assemble']));
+    // PostgreSQL under the activities too (pg, under knex)
+    const query = await spanWhere(inTraceOf(api, (s) => s.attributes['db.system'] === 'postgresql' && ancestry(s).some((n) => n.startsWith('RunActivity:'))), 'a query in an activity');
+    expect(ancestry(query)).toContain('RunWorkflow:assemblyWorkflow');
+
+    const row = (await testKnex()('assembly_jobs').where({ id: jobId }).first('trace_id')) as { trace_id: string | null };
+    expect(row.trace_id).toBe(traceIdOf(api));
+  });
+
+  it("sends each webhook of the job in a span of the job's trace, with the HTTP POST to the receiver under it", async () => {
+    const api = await spanWhere((s) => s.name === 'POST /api/video/assemble', 'of the request');
+    for (const type of ['job.started', 'job.completed']) {
+      const deliver = await spanWhere(inTraceOf(api, (s) => s.name === `webhook.deliver ${type}` && s.attributes['http.response.status_code'] === 200), `webhook.deliver ${type} in the job's trace`);
+      // recorded by an activity of the assembly workflow: the send continues from there
+      expect(ancestry(deliver)).toEqual(expect.arrayContaining([expect.stringMatching(/^RunActivity:/), 'RunWorkflow:assemblyWorkflow', 'POST /api/video/assemble']));
+      const post = await spanWhere(
+        (s) => s.parentSpanId === idOf(deliver) && traceIdOf(s) === traceIdOf(deliver) && String(s.attributes['http.url'] ?? s.attributes['url.full'] ?? '').startsWith(receiver.url),
+        `the HTTP POST of ${type} under its webhook.deliver span`,
+      );
+      expect(post.attributes['http.method'] ?? post.attributes['http.request.method']).toBe('POST');
+      // the endpoint's own workflow and activity did the sending: the span links to its RunActivity
+      expect(deliver.links).toHaveLength(1);
+      const sender = await spanWhere((s) => idOf(s) === deliver.links[0].context.spanId, 'the send activity the delivery links to');
+      expect(sender.name).toBe('RunActivity:sendWebhookDelivery');
+      expect(ancestry(sender)).toEqual(expect.arrayContaining(['StartActivity:sendWebhookDelivery', 'RunWorkflow:webhookEndpointWorkflow']));
+    }
+    const received = receiver.received.filter((r) => r.data.jobId === jobId).map((r) => r.type);
+    expect(received).toEqual(expect.arrayContaining(['job.started', 'job.completed']));
+  });
+
+  it('keeps the event row\'s traceparent, which names a span of the job\'s trace', async () => {
+    const api = await spanWhere((s) => s.name === 'POST /api/video/assemble', 'of the request');
+    const events = (await testKnex()('webhook_events').where({ workspace_id: user.id, resource_id: jobId }).select('type', 'traceparent')) as Array<{ type: string; traceparent: string | null }>;
+    expect(events.map((e) => e.type).sort()).toEqual(['job.completed', 'job.started']);
+    for (const event of events) expect(event.traceparent).toMatch(new RegExp(`^00-${traceIdOf(api)}-[0-9a-f]{16}-01$`));
+  });
+});
