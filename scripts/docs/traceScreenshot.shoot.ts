@@ -11,19 +11,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { NativeConnection, Worker } from '@temporalio/worker';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { InMemorySpanExporter, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { ExportResult } from '@opentelemetry/core';
 import { loadConfig, type AppConfig } from '../../config/env';
 import { createProviders } from '../../providers';
-import { startTracing, temporalWorkerTracing, type Tracing } from '../../services/platform/tracing';
-import { jobMetricsSinks } from '../../workers/metrics';
+import { startTracing, type Tracing } from '../../services/platform/tracing';
 import { launchChromium } from '../../tests/support/browser';
 import { closeTestKnex } from '../../tests/support/db';
 import { startFakeFal, type FakeFal } from '../../tests/support/fakeFal';
 import { closedPort } from '../../tests/support/http';
-import { workerBundle } from '../../tests/support/workflowBundles';
+import { startTracedWorkers, type TracedWorkers } from '../../tests/support/tracedWorkers';
 import { generateImage, quietRuntime, startHarness, userWithRender, type Harness } from '../../tests/imageEdit/harness';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -62,9 +60,7 @@ let memory: InMemorySpanExporter;
 let tracing: Tracing;
 let fake: FakeFal;
 let harness: Harness;
-let connection: NativeConnection;
-let workers: Worker[] = [];
-let running: Promise<void>[] = [];
+let workers: TracedWorkers;
 
 async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs: number): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -101,21 +97,11 @@ beforeAll(async () => {
   const providers = createProviders(config, { imagePollIntervalMs: 200, videoPreset: config.videoPreset });
   harness = await startHarness('trace-shot', { workers: false, providers, config: hosted, imageThread: false });
   quietRuntime();
-  const codePath = await workerBundle();
-  connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS });
-  const traced = temporalWorkerTracing();
-  workers = await Promise.all(
-    Object.values(harness.queues).map((taskQueue) =>
-      Worker.create({ connection, taskQueue, workflowBundle: { codePath }, activities: harness.activities, interceptors: traced.interceptors, sinks: { ...jobMetricsSinks(), ...traced.sinks } }),
-    ),
-  );
-  running = workers.map((w) => w.run());
+  workers = await startTracedWorkers(Object.values(harness.queues).map((taskQueue) => ({ taskQueue, activities: harness.activities })));
 });
 
 afterAll(async () => {
-  for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
-  await Promise.all(running);
-  await connection?.close();
+  await workers?.stop();
   await harness?.close();
   await fake?.close();
   await tracing?.shutdown();
