@@ -68,6 +68,9 @@ async function main() {
       PHOENIX_GRPC_PORT: String(PORT + 1),
       PHOENIX_WORKING_DIR: workingDir,
       PHOENIX_TELEMETRY_ENABLED: 'false',
+      // its banner and warnings, not every SQL statement of its migrations and each request
+      PHOENIX_LOG_MIGRATIONS: 'false',
+      PHOENIX_LOGGING_LEVEL: 'warning',
     },
   });
   let app = null;

@@ -79,7 +79,7 @@ beforeAll(async () => {
   viewerUrl = `http://127.0.0.1:${port}`;
   viewer = spawn(phoenix, ['serve'], {
     stdio: 'ignore',
-    env: { ...process.env, PHOENIX_HOST: '127.0.0.1', PHOENIX_PORT: String(port), PHOENIX_GRPC_PORT: String(await closedPort()), PHOENIX_WORKING_DIR: workDir, PHOENIX_TELEMETRY_ENABLED: 'false' },
+    env: { ...process.env, PHOENIX_HOST: '127.0.0.1', PHOENIX_PORT: String(port), PHOENIX_GRPC_PORT: String(await closedPort()), PHOENIX_WORKING_DIR: workDir, PHOENIX_TELEMETRY_ENABLED: 'false', PHOENIX_LOG_MIGRATIONS: 'false' },
   });
   await until('Phoenix to answer', async () => (await fetch(`${viewerUrl}/healthz`)).ok, 300_000);
 
