@@ -137,7 +137,8 @@ it('saves the trace of one AI image edit as the viewer shows it', async () => {
 
   const browser = await launchChromium();
   try {
-    const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    // tall enough for the whole span tree of the edit
+    const page = await browser.newPage({ viewport: { width: 1440, height: 1300 } });
     await page.goto(`${viewerUrl}/redirects/traces/${traceId}`);
     await page.getByText('POST /api/ai-image-simple').first().waitFor({ timeout: 120_000 });
     await page.getByText('RunWorkflow:imageEditWorkflow').first().waitFor({ timeout: 60_000 });

@@ -133,7 +133,7 @@ describe('one trace per job: an assembly and its webhook deliveries', () => {
       const recordedIn = type === 'job.completed' ? ['RunWorkflow:assemblyWorkflow'] : [];
       expect(ancestry(deliver)).toEqual(expect.arrayContaining([expect.stringMatching(/^RunActivity:/), ...recordedIn, 'POST /api/video/assemble']));
       const post = await spanWhere(
-        (s) => s.parentSpanId === idOf(deliver) && traceIdOf(s) === traceIdOf(deliver) && String(s.attributes['http.url'] ?? s.attributes['url.full'] ?? '').startsWith(receiver.url),
+        (s) => s.parentSpanId === idOf(deliver) && traceIdOf(s) === traceIdOf(deliver) && String(s.attributes['http.url'] ?? s.attributes['url.full'] ?? '').includes(`:${receiver.port}/hooks`),
         `the HTTP POST of ${type} under its webhook.deliver span`,
       );
       expect(post.attributes['http.method'] ?? post.attributes['http.request.method']).toBe('POST');
