@@ -139,7 +139,7 @@ describe('one trace per job: an assembly and its webhook deliveries', () => {
     expect(row.trace_id).toBe(traceIdOf(api));
   });
 
-  it("sends each webhook of the job in a span of the job's trace, with the HTTP POST to the receiver under it", async () => {
+  it("sends each webhook of the job in a span of the job's trace, linked to the endpoint workflow's send activity", async () => {
     const api = await spanWhere((s) => s.name === 'POST /api/video/assemble', 'of the request');
     for (const type of ['job.started', 'job.completed']) {
       const deliver = await spanWhere(inTraceOf(api, (s) => s.name === `webhook.deliver ${type}` && s.attributes['http.response.status_code'] === 200), `webhook.deliver ${type} in the job's trace`);
