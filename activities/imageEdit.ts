@@ -36,6 +36,7 @@ import type { FailureDetails } from '../domain/failureDetails';
 import { reportingRefusals } from './failures';
 import { extensionForMime, type ImageMime } from './imageMedia';
 import { inProcessImageWork } from './imageWork';
+import { currentTraceId } from '../config/tracing';
 
 const HEARTBEAT_EVERY_MS = 5000;
 const PG_FOREIGN_KEY_VIOLATION = '23503';
@@ -354,6 +355,7 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
             progress: input.progress,
             message: input.message,
             created_by: createdByValue(deps.knex, actorOf(input)),
+            trace_id: currentTraceId(),
           })
           .onConflict('workflow_id')
           .merge({ status: 'processing', progress: input.progress, message: input.message, updated_at: deps.knex.fn.now() })
@@ -381,6 +383,7 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
           message: input.message ?? (completed ? IMAGE_EDIT_MESSAGES.sentForApproval : input.error),
           error_code: input.errorCode ?? null,
           created_by: createdByValue(deps.knex, actorOf(input)),
+          trace_id: currentTraceId(),
         };
         const saved = await deps.knex
           .transaction(async (trx) => {

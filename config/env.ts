@@ -20,6 +20,8 @@ export interface AppConfig {
   temporalConnectWaitSeconds: number;
   /** Base address of the Temporal Web UI: admins get a link to each run in the Activity view. */
   temporalUiUrl: string;
+  /** The trace viewer's address of a trace without its id (TRACE_VIEWER_URL), or null: admins see trace ids only. */
+  traceViewerUrl: string | null;
   storageDir: string;
   /** Where stored files live: `local` (STORAGE_DIR on this machine) or `s3` (any S3-compatible object storage). */
   storageBackend: 'local' | 's3';
@@ -352,6 +354,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default',
     temporalConnectWaitSeconds: nonNegativeInt('TEMPORAL_CONNECT_WAIT_SECONDS', env.TEMPORAL_CONNECT_WAIT_SECONDS, 300),
     temporalUiUrl: (env.TEMPORAL_UI_URL || 'http://127.0.0.1:8233').replace(/\/+$/, ''),
+    traceViewerUrl: env.TRACE_VIEWER_URL?.trim() || null,
     storageDir: env.STORAGE_DIR ?? '.data/storage',
     storageBackend: storageBackendFrom(env),
     s3: s3ConfigFrom(env, storageBackendFrom(env) === 's3'),

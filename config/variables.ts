@@ -598,6 +598,18 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         default: '`false`',
         meaning: '`true`: tracing off whatever else is set',
       },
+      {
+        names: ['TRACE_VIEWER_URL'],
+        default: 'unset (admins see trace ids without a link)',
+        meaning:
+          "the trace viewer's address of a trace without its id, which is added at the end: the Activity view links each job's trace id there for admins (Jaeger: `http://localhost:16686/trace/`; `npm run traces` sets Phoenix's)",
+        loaded: { value: (c) => c.traceViewerUrl, is: null },
+      },
+      {
+        names: ['TRACES_PORT'],
+        default: '`6006`',
+        meaning: '`npm run traces`: the port of the trace viewer (Phoenix) on 127.0.0.1',
+      },
     ],
   },
   {
@@ -717,6 +729,11 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         names: ['PROMETHEUS_PORT', 'PROMETHEUS_VERSION', 'PROMETHEUS_RETENTION'],
         default: '`9090` / `v3.5.0` / `15d`',
         meaning: 'Prometheus on 127.0.0.1, its image tag and how long it keeps data',
+      },
+      {
+        names: ['JAEGER_UI_PORT', 'JAEGER_VERSION', 'JAEGER_MAX_TRACES'],
+        default: '`16686` / `1.76.0` / `50000`',
+        meaning: 'the trace viewer (Jaeger all-in-one) on 127.0.0.1, its image tag and how many traces it keeps in memory',
       },
       {
         names: ['TEMPORAL_VERSION', 'TEMPORAL_ADMINTOOLS_VERSION', 'TEMPORAL_UI_VERSION', 'SEAWEEDFS_VERSION'],
