@@ -45,5 +45,6 @@ export { ReviewLinkSession } from './ReviewLinkSession';
 export { ReviewLinkDecision } from './ReviewLinkDecision';
 export { WorkspaceApprover } from './WorkspaceApprover';
 export { BrandKit } from './BrandKit';
+export { MusicTrack } from './MusicTrack';
 export { Notification } from './Notification';
 export { AccountToken } from './AccountToken';
