@@ -63,7 +63,13 @@ async function grantFor(ctx: Context, deps: AppDeps, action: Parameters<typeof w
   return workspaceGrant(ctx, deps, action);
 }
 
-function tooLarge(): RequestError {
+/**
+ * The 413 for a body over the limit. The connection closes after the answer: a client still sending the rest of the
+ * body (a browser streams it whatever the answer) leaves the socket unfit for another request.
+ */
+function tooLarge(ctx: Context): RequestError {
+  ctx.set('Connection', 'close');
+  ctx.req.resume();
   return new RequestError(413, MUSIC_MSG.tooLarge, MUSIC_CODES.tooLarge);
 }
 
@@ -73,19 +79,13 @@ function tooLarge(): RequestError {
  */
 async function saveLimitedBody(ctx: Context, file: string, max: number): Promise<number> {
   const declared = Number(ctx.get('content-length'));
-  if (Number.isFinite(declared) && declared > max) {
-    ctx.req.resume();
-    throw tooLarge();
-  }
+  if (Number.isFinite(declared) && declared > max) throw tooLarge(ctx);
   let size = 0;
   const out = createWriteStream(file);
   try {
     for await (const chunk of ctx.req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > max) {
-        ctx.req.resume();
-        throw tooLarge();
-      }
+      if (size > max) throw tooLarge(ctx);
       if (!out.write(chunk)) await once(out, 'drain');
     }
   } finally {

@@ -141,7 +141,7 @@ describe('adding tracks: probed, never taken by their name', () => {
     const res = await upload(team.member.token, bytes, 'Long calm.wav');
     expect(res.status).toBe(201);
     expect(res.body.track.sizeBytes).toBe(bytes.length);
-  }, 60_000);
+  }, 120_000);
 
   it('refuses a track longer than 10 minutes with 400 and stores nothing', async () => {
     const long = await makeAudio('mp3', { seconds: 601, sampleRate: 8000 });
