@@ -19,6 +19,7 @@ import { integratedLoudness, makeAudio, probeStreams, type StreamFacts } from '.
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
 import { replayWithCurrentCode, testClient } from '../support/temporal';
+import { testNote } from '../support/testNotes';
 
 interface Rendered {
   jobId: string;
@@ -136,6 +137,7 @@ describe('assembly with music (API, dev server, real worker, ffmpeg)', () => {
   });
 
   it('the music is loudness-normalised: about -14 LUFS integrated (ebur128) at full volume, 6 dB less at half', () => {
+    testNote(`integrated loudness (LUFS): full ${runs.full.loudness}, half ${runs.half.loudness}, short track ${runs.short.loudness}`);
     expect(runs.full.loudness).not.toBeNull();
     expect(Math.abs((runs.full.loudness as number) - -14)).toBeLessThan(1);
     expect(Math.abs((runs.half.loudness as number) - -20)).toBeLessThan(1);

@@ -76,7 +76,7 @@ export async function probeStreams(file: string): Promise<StreamFacts[]> {
 
 /** The integrated loudness (LUFS) of a file's audio, from the summary ffmpeg's ebur128 filter prints. */
 export async function integratedLoudness(file: string): Promise<number> {
-  const { stderr } = await execFileAsync('ffmpeg', ['-hide_banner', '-nostats', '-i', file, '-map', '0:a:0', '-af', 'ebur128=framelog=quiet', '-f', 'null', '-'], { maxBuffer: 16 * 1024 * 1024 });
+  const { stderr } = await execFileAsync('ffmpeg', ['-hide_banner', '-nostats', '-i', file, '-map', '0:a:0', '-af', 'ebur128=framelog=verbose', '-f', 'null', '-'], { maxBuffer: 16 * 1024 * 1024 });
   const summary = stderr.slice(stderr.lastIndexOf('Summary:'));
   const m = /Integrated loudness:\s*I:\s*(-?[\d.]+|-inf) LUFS/.exec(summary);
   if (!m) throw new Error(`no integrated loudness in ebur128's summary: ${summary.slice(0, 400)}`);
