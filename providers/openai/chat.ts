@@ -49,8 +49,8 @@ function optionalText(value: unknown): string | undefined {
 const finiteNumber = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
 
 /**
- * The model's music: 'none', or a setting on one of the workspace's tracks (a track id it made up is dropped; without
- * one, the track playing now). Undefined when it said nothing usable.
+ * The model's music: 'none', or a setting on one of the workspace's tracks (without a track id, the track playing now).
+ * Undefined when it said nothing usable, or named a track that is not listed.
  */
 function parseMusic(value: unknown, request: ChatRequest): ChatMusic | 'none' | undefined {
   if (typeof value === 'string' && ['none', 'no music', 'off'].includes(value.trim().toLowerCase())) return 'none';
@@ -59,7 +59,9 @@ function parseMusic(value: unknown, request: ChatRequest): ChatMusic | 'none' | 
   if (raw.track_id === null) return 'none';
   const known = new Set((request.musicTracks ?? []).map((t) => t.id));
   const named = optionalText(raw.track_id);
-  const trackId = named && known.has(named) ? named : request.music?.track_id;
+  // a track id that is not one of the listed tracks is made up: nothing of that answer's music is taken
+  if (named && !known.has(named)) return undefined;
+  const trackId = named ?? request.music?.track_id;
   if (!trackId) return undefined;
   const music: ChatMusic = { track_id: trackId };
   const volume = finiteNumber(raw.volume);
