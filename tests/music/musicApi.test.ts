@@ -322,3 +322,15 @@ describe("a project's music: the picker and the editing chat", () => {
     expect(state.body.editing_config.music).toBeNull();
   });
 });
+
+describe('deleting the workspace', () => {
+  it('removes its tracks and their files', async () => {
+    const doomed = await createTeamWorkspace(server.baseUrl);
+    const added = await upload(doomed.owner.token, await makeAudio('wav', { seconds: 1 }), 'Leaving.wav', doomed.id);
+    expect(added.status).toBe(201);
+    expect(await storedTracks(doomed.id)).toHaveLength(1);
+    expect((await request(server.baseUrl, `/api/workspaces/${doomed.id}`, { method: 'DELETE', token: doomed.owner.token })).status).toBe(200);
+    expect(await storedTracks(doomed.id)).toEqual([]);
+    expect(await rowCount(doomed.id)).toBe(0);
+  });
+});
