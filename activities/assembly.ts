@@ -28,6 +28,7 @@ import type { RealtimeEvent } from '../domain/events';
 import { assemblyProgressSignal } from '../domain/workflowContracts/assembly';
 import { probeVideo } from '../providers/media/ffmpeg';
 import { resetChatAfterAssembly } from '../services/generation/aestheticChat';
+import { soundtrackSourceFor } from '../services/content/musicTracks';
 import { assertAssemblyMayStart, assertPlatformFits, loadSelectedClips, timelineFor } from '../services/generation/assemblyClips';
 import { publishEvent, publishEventQuietly } from '../services/platform/events';
 import { recordJobEvent } from '../services/integrations/webhookEvents';
@@ -193,7 +194,9 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
           // under the profile lock, so two starts at the cap cannot both pass
           await trx('profiles').where({ id: input.workspaceId }).forUpdate().first('id');
           await assertAssemblyMayStart(trx, input.workspaceId);
-          const timeline = timelineFor(rows, input.platform, input.editing, input.transitions);
+          // the track the chat or the music picker chose, locked against a delete until the job row names it
+          const soundtrack = await soundtrackSourceFor(trx, input.workspaceId, input.editing);
+          const timeline = timelineFor(rows, input.platform, input.editing, input.transitions, soundtrack);
           await trx('assembly_jobs').insert({
             id: input.jobId,
             workspace_id: input.workspaceId,
@@ -266,11 +269,27 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
         });
       };
       try {
+        let soundtrackFile: string | undefined;
+        const soundtrack = input.timeline.timeline.soundtrack;
+        if (soundtrack) {
+          const ref = parseFileUrl(soundtrack.src);
+          if (!ref) throw ApplicationFailure.create({ type: ASSEMBLY_ERROR_CODES.musicFileMissing, message: `Not a stored track: ${soundtrack.src}`, nonRetryable: true });
+          try {
+            const local = await storage.objects.localFile(ref.bucket, ref.path);
+            locals.push(local);
+            soundtrackFile = local.path;
+          } catch (error) {
+            throw ApplicationFailure.create({ type: ASSEMBLY_ERROR_CODES.musicFileMissing, message: `The music track's file is missing (${(error as Error).message})`, nonRetryable: true });
+          }
+        }
+        const clipFiles: string[] = [];
         for (const clip of videoTrackOf(input.timeline)) {
           const ref = parseFileUrl(clip.asset.src);
           if (!ref) throw ApplicationFailure.create({ type: ASSEMBLY_ERROR_CODES.clipFileMissing, message: `Not a stored clip: ${clip.asset.src}`, nonRetryable: true });
           try {
-            locals.push(await storage.objects.localFile(ref.bucket, ref.path));
+            const local = await storage.objects.localFile(ref.bucket, ref.path);
+            locals.push(local);
+            clipFiles.push(local.path);
           } catch (error) {
             throw ApplicationFailure.create({ type: ASSEMBLY_ERROR_CODES.clipFileMissing, message: `A clip's file is missing (${(error as Error).message})`, nonRetryable: true });
           }
@@ -279,12 +298,13 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
         const preview = path.join(scratch, 'preview.mp4');
         await renderEdit(
           input.timeline,
-          locals.map((l) => l.path),
+          clipFiles,
           output,
           scratch,
           {
             preset,
             previewOutput: preview,
+            soundtrackFile,
             signal: ctx.cancellationSignal,
             onProgress: (f) => {
               fraction = f;
@@ -356,6 +376,7 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
                 pacing: input.editing.pacing,
                 transition_duration: input.editing.transition_duration,
                 captions: input.editing.captions,
+                music: input.editing.music ?? null,
               }),
               thumbnail_path: input.thumbnailPath,
               storage_bucket: VIDEOS,

@@ -3,6 +3,7 @@
  * mapping, the chat's editing config and the API's request and answer shapes. Pure: imported by the API, the
  * workflow, the activities and the front end.
  */
+import { normalizeMusicSetting, type MusicSetting } from './music';
 import type { Orientation } from './orientation';
 import { countText } from './plural';
 
@@ -47,6 +48,7 @@ export const ASSEMBLY_ERROR_CODES = {
   jobNotFound: 'ASSEMBLY_JOB_NOT_FOUND',
   renderFailed: 'ASSEMBLY_FAILED',
   clipFileMissing: 'CLIP_FILE_MISSING',
+  musicFileMissing: 'MUSIC_FILE_MISSING',
 } as const;
 
 /** What POST /api/video/assemble accepts as platform (spec 001 section 7). */
@@ -138,6 +140,11 @@ export interface EditingConfig {
   /** One caption per clip, in clip order; empty: no captions are burnt in. */
   captions: string[];
   caption_position: CaptionPosition;
+  /**
+   * The workspace's music track the video plays (domain/music.ts), or null: silent, as before music existed. Configs
+   * stored before then have no such key and read as null.
+   */
+  music: MusicSetting | null;
   /** Where the config came from: the default, or the chat. */
   source: 'default' | 'chat';
 }
@@ -149,6 +156,7 @@ export const DEFAULT_EDITING_CONFIG: EditingConfig = {
   max_clip_seconds: null,
   captions: [],
   caption_position: 'bottom',
+  music: null,
   source: 'default',
 };
 
@@ -201,6 +209,7 @@ export function normalizeEditingConfig(input: unknown, fallback: EditingConfig =
   const captions = Array.isArray(raw.captions) ? raw.captions.map(cleanCaption).slice(0, MAX_ASSEMBLY_CLIPS) : fallback.captions;
   const position = (CAPTION_POSITIONS as readonly string[]).includes(raw.caption_position as string) ? (raw.caption_position as CaptionPosition) : fallback.caption_position;
   const source = raw.source === 'chat' || raw.source === 'default' ? raw.source : fallback.source;
+  const music = 'music' in raw ? normalizeMusicSetting(raw.music, fallback.music ?? null) : (fallback.music ?? null);
   return {
     transition,
     pacing,
@@ -208,6 +217,7 @@ export function normalizeEditingConfig(input: unknown, fallback: EditingConfig =
     max_clip_seconds: maxClip,
     captions: captions.every((c) => c === '') ? [] : captions,
     caption_position: position,
+    music,
     source,
   };
 }

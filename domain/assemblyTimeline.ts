@@ -17,6 +17,7 @@ import {
   type EditingConfig,
   type TransitionStyle,
 } from './assembly';
+import { MUSIC_LOUDNESS_TARGET, MUSIC_TRUE_PEAK } from './music';
 
 /** One clip going into the edit: its file (a /api/files/... URL of ours) and how long it plays. */
 export interface TimelineSourceClip {
@@ -50,9 +51,41 @@ export interface CaptionTimelineClip {
   clipId: string;
 }
 
+/** The workspace's track the edit plays (resolved from editing.music by the service): its file and length. */
+export interface SoundtrackSource {
+  trackId: string;
+  /** The stored file, as an unsigned /api/files/... URL of ours. */
+  src: string;
+  durationSeconds: number;
+}
+
+/**
+ * Shotstack's `timeline.soundtrack` ({ src, effect, volume }), extended the way its audio assets are: `trim` is where
+ * in the track the video's music starts. The rest are not Shotstack fields: Shotstack's fade effects have fixed
+ * lengths, and it does not normalise loudness.
+ */
+export interface AssemblySoundtrack {
+  src: string;
+  effect?: 'fadeIn' | 'fadeOut' | 'fadeInFadeOut';
+  /** 0.05-1: the loudness target is lowered by 20·log10(volume) dB from `loudness`. */
+  volume: number;
+  /** Seconds into the track where the video's music starts. */
+  trim: number;
+  /** Seconds of music that play from the video's start: its length, or less when the track ends sooner (silence after). */
+  length: number;
+  fadeInSeconds: number;
+  fadeOutSeconds: number;
+  /** Integrated loudness (LUFS, EBU R128) the music is normalised to at full volume; true peak at most `truePeak` dBTP. */
+  loudness: number;
+  truePeak: number;
+  trackId: string;
+}
+
 export interface AssemblyEdit {
   timeline: {
     background: '#000000';
+    /** The music under the video; absent: the video is silent (no audio stream). */
+    soundtrack?: AssemblySoundtrack;
     /** Topmost first, as in Shotstack: the captions track (when there are captions) over the video track. */
     tracks: Array<{ clips: Array<VideoTimelineClip | CaptionTimelineClip> }>;
   };
@@ -72,11 +105,47 @@ export interface BuildTimelineInput {
   platform: AssemblyPlatform;
   editing: EditingConfig;
   transitions?: ReadonlyArray<JunctionOverride | null | undefined>;
+  /** The track of editing.music; without it (or without editing.music) the edit has no soundtrack. */
+  soundtrack?: SoundtrackSource | null;
 }
 
 const round3 = (n: number): number => Math.round(n * 1000) / 1000;
 
-export function buildAssemblyTimeline({ clips, platform, editing, transitions = [] }: BuildTimelineInput): AssemblyEdit {
+/**
+ * The soundtrack of `editing.music` over a video of `totalDuration` seconds: the track from its offset, trimmed to the
+ * video (or to the track's end), the fades fitted into what plays. Null without music, or when nothing of the track
+ * is left after the offset.
+ */
+export function soundtrackFor(editing: EditingConfig, source: SoundtrackSource | null | undefined, totalDuration: number): AssemblySoundtrack | null {
+  const music = editing.music ?? null;
+  if (!music || !source || music.track_id !== source.trackId) return null;
+  const trim = round3(Math.min(music.offset_seconds, source.durationSeconds));
+  const length = round3(Math.min(totalDuration, source.durationSeconds - trim));
+  if (!(length > 0.05)) return null;
+  let fadeIn = music.fade_in_seconds;
+  let fadeOut = music.fade_out_seconds;
+  // both fades together take at most the music's length, each shortened in proportion
+  if (fadeIn + fadeOut > length) {
+    const scale = length / (fadeIn + fadeOut);
+    fadeIn *= scale;
+    fadeOut *= scale;
+  }
+  const effect = fadeIn > 0 && fadeOut > 0 ? 'fadeInFadeOut' : fadeIn > 0 ? 'fadeIn' : fadeOut > 0 ? 'fadeOut' : undefined;
+  return {
+    src: source.src,
+    ...(effect ? { effect } : {}),
+    volume: music.volume,
+    trim,
+    length,
+    fadeInSeconds: round3(fadeIn),
+    fadeOutSeconds: round3(fadeOut),
+    loudness: MUSIC_LOUDNESS_TARGET,
+    truePeak: MUSIC_TRUE_PEAK,
+    trackId: source.trackId,
+  };
+}
+
+export function buildAssemblyTimeline({ clips, platform, editing, transitions = [], soundtrack: source = null }: BuildTimelineInput): AssemblyEdit {
   if (clips.length === 0) throw new Error('An assembly needs at least one clip');
   const lengths = clips.map((clip) => {
     if (!(clip.durationSeconds > 0)) throw new Error(`Clip ${clip.id} has no duration`);
@@ -128,9 +197,11 @@ export function buildAssemblyTimeline({ clips, platform, editing, transitions = 
   });
 
   const output = ASSEMBLY_OUTPUTS[platform];
+  const soundtrack = soundtrackFor(editing, source, totalDuration);
   return {
     timeline: {
       background: '#000000',
+      ...(soundtrack ? { soundtrack } : {}),
       tracks: [...(captionClips.length > 0 ? [{ clips: captionClips }] : []), { clips: videoClips }],
     },
     output: { format: 'mp4', fps: ASSEMBLY_FPS, size: { width: output.width, height: output.height }, aspectRatio: output.aspectRatio, platform },
@@ -147,7 +218,21 @@ export function captionTrackOf(edit: AssemblyEdit): CaptionTimelineClip[] {
   return edit.timeline.tracks.length > 1 ? (edit.timeline.tracks[0].clips as CaptionTimelineClip[]) : [];
 }
 
+/** What loudnorm's first pass measured over the music that plays (its print_format=json answer). */
+export interface LoudnessMeasurement {
+  inputI: number;
+  inputTp: number;
+  inputLra: number;
+  inputThresh: number;
+  targetOffset: number;
+}
+
 export interface FilterGraphOptions {
+  /**
+   * The soundtrack's file as input `input`, and what loudnorm measured of it (soundtrackMeasureFilter); null: not
+   * measurable (silence), played at its volume only. Needed when the edit has a soundtrack.
+   */
+  soundtrack?: { input: number; measured: LoudnessMeasurement | null };
   /** A file holding each caption's text, by caption index (drawtext reads it: no escaping of user text). */
   captionFiles?: string[];
   /**
@@ -165,10 +250,57 @@ export function previewSize(edit: AssemblyEdit): { width: number; height: number
 
 const fmt = (n: number): string => String(round3(n));
 
+/** The integrated loudness (LUFS) the soundtrack is brought to: the target at full volume, lowered by the volume. */
+export function soundtrackLoudnessTarget(soundtrack: AssemblySoundtrack): number {
+  const target = soundtrack.loudness + 20 * Math.log10(Math.max(0.001, soundtrack.volume));
+  return Math.round(Math.min(-5, Math.max(-70, target)) * 10) / 10;
+}
+
+/** The music that plays, before normalisation: from `trim`, `length` seconds, 48 kHz stereo, faded in and out. */
+function soundtrackPrelude(soundtrack: AssemblySoundtrack): string {
+  const parts = [`atrim=start=${fmt(soundtrack.trim)}:duration=${fmt(soundtrack.length)}`, 'asetpts=PTS-STARTPTS', 'aformat=sample_fmts=fltp:sample_rates=48000:channel_layouts=stereo'];
+  if (soundtrack.fadeInSeconds > 0) parts.push(`afade=t=in:st=0:d=${fmt(soundtrack.fadeInSeconds)}`);
+  if (soundtrack.fadeOutSeconds > 0) parts.push(`afade=t=out:st=${fmt(Math.max(0, soundtrack.length - soundtrack.fadeOutSeconds))}:d=${fmt(soundtrack.fadeOutSeconds)}`);
+  return parts.join(',');
+}
+
+/** loudnorm's range target: at least the music's own range, so its linear mode keeps the music's dynamics as they are. */
+function rangeTarget(measured: LoudnessMeasurement | null): number {
+  return Math.min(50, Math.max(11, Math.ceil((measured?.inputLra ?? 0) + 1)));
+}
+
+/**
+ * loudnorm's first pass (EBU R128) over exactly the music that plays: its input (the track's file) is input 0, and
+ * ffmpeg prints the measurement as JSON at the end of its log (providers/media/loudness.ts reads it).
+ */
+export function soundtrackMeasureFilter(soundtrack: AssemblySoundtrack): string {
+  return `[0:a]${soundtrackPrelude(soundtrack)},loudnorm=I=${soundtrackLoudnessTarget(soundtrack)}:TP=${soundtrack.truePeak}:LRA=${rangeTarget(null)}:print_format=json[aout]`;
+}
+
+/**
+ * The soundtrack's part of the graph, ending in [aout] (and [aprev] for the preview): the music that plays,
+ * normalised by loudnorm's second pass with the first pass's measurement (linear: one gain over the whole track),
+ * then padded with silence to the video's length when the track ends sooner.
+ */
+function soundtrackGraph(edit: AssemblyEdit, soundtrack: AssemblySoundtrack, options: NonNullable<FilterGraphOptions['soundtrack']>, preview: boolean): string {
+  const m = options.measured;
+  const usable = m !== null && [m.inputI, m.inputTp, m.inputLra, m.inputThresh, m.targetOffset].every(Number.isFinite) && m.inputI > -70 && m.inputThresh > -70;
+  const normalise = usable
+    ? // loudnorm takes a measured range of 0 (a steady tone) as "not measured": the least range it accepts stands for it
+      `loudnorm=I=${soundtrackLoudnessTarget(soundtrack)}:TP=${soundtrack.truePeak}:LRA=${rangeTarget(m)}` +
+      `:measured_I=${m.inputI}:measured_TP=${m.inputTp}:measured_LRA=${Math.max(0.01, m.inputLra)}:measured_thresh=${m.inputThresh}:offset=${m.targetOffset}` +
+      ':linear=true:print_format=none,aresample=48000'
+    : `volume=${soundtrack.volume}`;
+  const total = fmt(edit.totalDuration);
+  const chain = `[${options.input}:a]${soundtrackPrelude(soundtrack)},${normalise},apad=whole_dur=${total},atrim=duration=${total},asetpts=PTS-STARTPTS`;
+  return preview ? `${chain},asplit=2[aout][aprev]` : `${chain}[aout]`;
+}
+
 /**
  * The one ffmpeg filter graph of an edit, over inputs 0..n-1 (the video track's files in order), ending in [vout]:
  * each input trimmed to its length, scaled and padded to the output size at a common frame rate, joined by xfade at
- * each clip's start, captions drawn over the joined video while their clip plays.
+ * each clip's start, captions drawn over the joined video while their clip plays. With a soundtrack, also [aout]
+ * (and [aprev]): the music that plays, loudness-normalised, as long as the video.
  */
 export function assemblyFilterGraph(edit: AssemblyEdit, options: FilterGraphOptions = {}): string {
   const { width, height } = edit.output.size;
@@ -209,6 +341,11 @@ export function assemblyFilterGraph(edit: AssemblyEdit, options: FilterGraphOpti
     parts.push('[vfinal]split=2[vout][vp]');
     // a preview is seen once before approval: the cheapest scaler is enough at half size
     parts.push(`[vp]scale=${pw}:${ph}:flags=fast_bilinear[vps];[vps][${overlayInput}:v]overlay=0:0:format=auto,format=yuv420p[vprev]`);
+  }
+  const soundtrack = edit.timeline.soundtrack;
+  if (soundtrack) {
+    if (!options.soundtrack) throw new Error('assemblyFilterGraph: the soundtrack needs its input and measurement');
+    parts.push(soundtrackGraph(edit, soundtrack, options.soundtrack, options.preview !== undefined));
   }
   return parts.join(';');
 }

@@ -27,7 +27,7 @@ export const WORKSPACE_ACTIONS = {
   download: 'viewer',
   /** comment on items and renders, reply, and edit or delete their own comments */
   comment: 'viewer',
-  /** create, rename or delete projects; upload renders; edit or delete library items */
+  /** create, rename or delete projects; upload renders and music tracks; edit or delete library items and music tracks */
   edit: 'member',
   /** start image edits, clips and Enhance Renders runs (spends the workspace's credits) */
   generate: 'member',

@@ -163,6 +163,25 @@ export interface ChatRequest {
   /** What the conversation settled so far. */
   preferences?: ChatPreferences;
   projectName?: string;
+  /** The workspace's music tracks the chat may choose from (newest first). */
+  musicTracks?: ChatMusicTrack[];
+  /** The music the edit plays now; null or absent: none. */
+  music?: ChatMusic | null;
+}
+
+export interface ChatMusicTrack {
+  id: string;
+  name: string;
+  duration: number;
+}
+
+/** Music as the chat reads and proposes it (domain/music.ts MusicSetting, normalized by the caller). */
+export interface ChatMusic {
+  track_id: string;
+  offset_seconds?: number;
+  volume?: number;
+  fade_in_seconds?: number;
+  fade_out_seconds?: number;
 }
 
 export interface ChatPreferences {
@@ -180,6 +199,8 @@ export interface ChatEditingHints {
   transition_duration?: number;
   max_clip_seconds?: number | null;
   caption_position?: string;
+  /** The music to play ('none': none); absent: as it is. A track id must be one of the request's musicTracks. */
+  music?: ChatMusic | 'none';
 }
 
 export interface ChatReply {

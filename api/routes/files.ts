@@ -27,7 +27,7 @@ const downloadQuery = z.object({
 });
 const rangeHeader = z.object({ range: z.string().optional().meta({ description: 'One `bytes=a-b` range; others are served whole' }) });
 /** What a stored file can be served as (storage/contentTypes.ts), for the document. */
-const FILE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'video/mp4', 'video/webm', 'video/quicktime', 'application/zip', 'application/octet-stream'];
+const FILE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'video/mp4', 'video/webm', 'video/quicktime', 'audio/mpeg', 'audio/wav', 'audio/mp4', 'audio/aac', 'audio/flac', 'application/zip', 'application/octet-stream'];
 
 /** One `bytes=a-b` range within `size`; null for none, 'unsatisfiable' for a range past the end. Multi-ranges are served whole. */
 function parseRange(header: string | undefined, size: number): ByteRange | null | 'unsatisfiable' {

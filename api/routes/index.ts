@@ -14,6 +14,7 @@ import { guestReviewRouter } from './guestReview';
 import { reviewLinksRouter } from './reviewLinks';
 import { authRouter } from './auth';
 import { brandKitRouter } from './brandKit';
+import { musicRouter } from './music';
 import { creditsRouter } from './credits';
 import { enhanceSetRouter } from './enhanceSet';
 import { eventsRouter } from './events';
@@ -76,6 +77,7 @@ export function buildRouters(deps: AppDeps): Router[] {
     enhanceSetRouter(deps),
     workspacesRouter(deps),
     brandKitRouter(deps),
+    musicRouter(deps),
     webhooksRouter(deps),
     webhookDeliveriesRouter(deps),
     // an app built without a hub (tests) gets its own: it connects with the first stream and lets go with the last

@@ -7,6 +7,7 @@ import type { WorkspaceAction } from '../../domain/workspaceRoles';
 import { RequestError, parseBody, parseQuery, singleLine } from '../validation';
 import { ASSEMBLY_MSG, CHAT_MESSAGE_MAX, parseAssemblyPlatform } from '../../domain/assembly';
 import { ORIENTATIONS, type Orientation } from '../../domain/orientation';
+import { MUSIC_MAX_FADE_SECONDS, MUSIC_MAX_SECONDS, MUSIC_MIN_VOLUME, normalizeMusicSetting } from '../../domain/music';
 import { createChatProvider } from '../../providers';
 import { AestheticChatService } from '../../services/generation/aestheticChat';
 import { contentServicesFor } from '../../services/content/contentServices';
@@ -90,6 +91,25 @@ const chatBody = z.object({
 
 const chatSelectionBody = z.object({
   selected_clips: z.array(z.union([id('selected_clips[]'), z.object({ id: id('selected_clips[].id') }).passthrough()]), { error: 'selected_clips must be a list of clip ids' }).max(LIST_MAX),
+});
+
+const seconds = (label: string, max: number) =>
+  z.number({ error: `${label} must be a number of seconds` }).min(0, { message: `${label} must be 0 or more` }).max(max, { message: `${label} is at most ${max} seconds` });
+const chatMusicBody = z.object({
+  trackId: z
+    .string({ error: 'trackId must be a track id or null' })
+    .max(64)
+    .nullable()
+    .meta({ description: "One of the workspace's music tracks, or null for no music (the video stays silent)" }),
+  offsetSeconds: seconds('offsetSeconds', MUSIC_MAX_SECONDS).optional().meta({ description: 'Where in the track the music starts (default 0)' }),
+  volume: z
+    .number({ error: 'volume must be a number' })
+    .min(MUSIC_MIN_VOLUME, { message: `volume must be at least ${MUSIC_MIN_VOLUME}` })
+    .max(1, { message: 'volume must be at most 1' })
+    .optional()
+    .meta({ description: '0.05-1: 1 plays the music at -14 LUFS integrated (default 1)' }),
+  fadeInSeconds: seconds('fadeInSeconds', MUSIC_MAX_FADE_SECONDS).optional(),
+  fadeOutSeconds: seconds('fadeOutSeconds', MUSIC_MAX_FADE_SECONDS).optional(),
 });
 
 /** The play order: clipOrder over the content items (items it leaves out follow in their own order). */
@@ -214,6 +234,27 @@ export function videoAssemblyRouter(deps: AppDeps): Router {
     const selected = body.selected_clips.map((c) => (typeof c === 'string' ? c : c.id));
     const grant = await workspaceGrant(ctx, deps, 'assemble', { projectId: ctx.params.id });
     ctx.body = { success: true, error: null, ...(await chat.syncSelection(grant.workspaceId, ctx.params.id, { selectedClipIds: selected })) };
+  });
+
+  doc('put', '/api/projects/:id/aesthetic/music', 'assemble', "Choose the music of the project's assemblies (no message): a track of the workspace or none, its start offset, volume and fades", {
+    body: chatMusicBody,
+    responses: { 200: chatState, 404: { description: 'No such project, or no such track in the workspace (MUSIC_TRACK_NOT_FOUND)', schema: errorBody } },
+  });
+  router.put('/api/projects/:id/aesthetic/music', requireAuth(deps), async (ctx) => {
+    const body = parseBody(ctx, chatMusicBody);
+    const grant = await workspaceGrant(ctx, deps, 'assemble', { projectId: ctx.params.id });
+    const music =
+      body.trackId === null
+        ? null
+        : normalizeMusicSetting({
+            track_id: body.trackId,
+            offset_seconds: body.offsetSeconds,
+            volume: body.volume,
+            fade_in_seconds: body.fadeInSeconds,
+            fade_out_seconds: body.fadeOutSeconds,
+          });
+    if (body.trackId !== null && !music) throw new RequestError(404, 'Music track not found', 'MUSIC_TRACK_NOT_FOUND');
+    ctx.body = { success: true, error: null, ...(await chat.setMusic(grant.workspaceId, ctx.params.id, music)) };
   });
 
   return router;

@@ -45,6 +45,7 @@ export { ReviewLinkSession } from './ReviewLinkSession';
 export { ReviewLinkDecision } from './ReviewLinkDecision';
 export { WorkspaceApprover } from './WorkspaceApprover';
 export { BrandKit } from './BrandKit';
+export { MusicTrack } from './MusicTrack';
 export { Notification } from './Notification';
 export { AccountToken } from './AccountToken';
 export { TotpFactor } from './TotpFactor';

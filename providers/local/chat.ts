@@ -6,6 +6,7 @@
  */
 import type { ChatClipFacts, ChatEditingHints, ChatPreferences, ChatProvider, ChatReply, ChatRequest } from '../types';
 import { ProviderError } from '../errors';
+import { understandMusic, withoutMusicWords } from './chatMusic';
 
 const AESTHETICS: Array<[string, RegExp]> = [
   ['luxury', /\b(luxur\w*|premium|elegant|high[- ]end|upscale)\b/],
@@ -112,8 +113,12 @@ function captionsFor(copyStyle: string | undefined, aesthetic: string | undefine
 export class RuleBasedChatProvider implements ChatProvider {
   async reply(request: ChatRequest): Promise<ChatReply> {
     if (!request.message.trim()) throw new ProviderError('INPUT', 'Please type a message');
-    const said = [...request.history.filter((m) => m.role === 'user').map((m) => m.content), request.message].join(' ').toLowerCase();
-    const latest = request.message.toLowerCase();
+    const tracks = request.musicTracks ?? [];
+    // words that named a track ("the calm track") say nothing about the look or the pace
+    const plain = (text: string) => withoutMusicWords(text.toLowerCase(), tracks);
+    const said = [...request.history.filter((m) => m.role === 'user').map((m) => m.content), request.message].map(plain).join(' ');
+    const latest = plain(request.message);
+    const music = understandMusic(request.message, tracks, request.music);
     // the latest message wins over earlier ones, and anything said wins over what was settled before
     const known = request.preferences ?? {};
     const pick = <T extends string>(table: Array<[T, RegExp]>, previous: T | undefined) => firstMatch(latest, table) ?? firstMatch(said, table) ?? previous;
@@ -135,6 +140,7 @@ export class RuleBasedChatProvider implements ChatProvider {
     if (transition) editing.transition = transition;
     if (energy) editing.pacing = energy;
     if (copyStyle && CAPTION_POSITION[copyStyle]) editing.caption_position = CAPTION_POSITION[copyStyle];
+    if (music.music) editing.music = music.music;
 
     const missing: string[] = [];
     if (request.selectedClipCount < 1) missing.push('clips');
@@ -150,9 +156,10 @@ export class RuleBasedChatProvider implements ChatProvider {
     };
     const summary = [aesthetic, energy && `${energy} pace`, copyStyle && `${copyStyle} captions`].filter(Boolean).join(', ');
     const cut = [transition && `${spokenTransition(transition)} transitions`, order.length > 1 && `opening on ${orderedClips[0].name}`].filter(Boolean).join(', ');
-    const reply = ready
+    const answer = ready
       ? `Great: ${summary}${request.aspectRatio ? ` in ${request.aspectRatio}` : ''} with ${request.selectedClipCount} clip${request.selectedClipCount === 1 ? '' : 's'}${cut ? ` (${cut})` : ''}. Ready to create your video.`
       : `${summary ? `Noted: ${summary}. ` : ''}${questions[missing[0]]}`;
+    const reply = music.words ? `${music.words} ${answer}` : answer;
     return {
       reply,
       preferences,

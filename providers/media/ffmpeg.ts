@@ -150,3 +150,57 @@ export async function probeVideo(path: string): Promise<VideoProbe> {
     pixelFormat: stream.pix_fmt ?? 'unknown',
   };
 }
+
+/** What ffprobe tells of a file that may be audio: its container and every stream. No policy: the caller decides what is acceptable. */
+export interface AudioProbe {
+  /** ffprobe's format_name, e.g. 'mp3', 'wav', 'flac', 'aac', 'mov,mp4,m4a,3gp,3g2,mj2'. */
+  formatName: string;
+  durationSeconds: number | null;
+  streams: Array<{ type: string; codec: string; channels: number | null; sampleRate: number | null; durationSeconds: number | null; attachedPicture: boolean }>;
+}
+
+const numberOrNull = (value: unknown): number | null => {
+  const n = typeof value === 'string' || typeof value === 'number' ? Number(value) : NaN;
+  return Number.isFinite(n) ? n : null;
+};
+
+/** ffprobe's view of `path`; a ProviderError('MEDIA') when ffprobe cannot read it at all. */
+export async function probeAudio(path: string): Promise<AudioProbe> {
+  const out = await runCapture(FFPROBE, [
+    '-v', 'error',
+    '-show_entries', 'format=format_name,duration:stream=codec_type,codec_name,channels,sample_rate,duration:stream_disposition=attached_pic',
+    '-of', 'json',
+    path,
+  ]);
+  let parsed: {
+    format?: { format_name?: string; duration?: string };
+    streams?: Array<{ codec_type?: string; codec_name?: string; channels?: number; sample_rate?: string; duration?: string; disposition?: { attached_pic?: number } }>;
+  };
+  try {
+    parsed = JSON.parse(out) as typeof parsed;
+  } catch {
+    throw new ProviderError('MEDIA', `ffprobe answered no JSON for ${path}`);
+  }
+  return {
+    formatName: parsed.format?.format_name ?? '',
+    durationSeconds: numberOrNull(parsed.format?.duration),
+    streams: (parsed.streams ?? []).map((s) => ({
+      type: s.codec_type ?? 'unknown',
+      codec: s.codec_name ?? 'unknown',
+      channels: numberOrNull(s.channels),
+      sampleRate: numberOrNull(s.sample_rate),
+      durationSeconds: numberOrNull(s.duration),
+      attachedPicture: s.disposition?.attached_pic === 1,
+    })),
+  };
+}
+
+/**
+ * Decodes the first audio stream of `path` to nothing and answers the seconds decoded; a ProviderError('MEDIA') when
+ * ffmpeg fails. A file whose header probes well but whose data does not decode answers (close to) 0.
+ */
+export async function decodedAudioSeconds(path: string): Promise<number> {
+  const out = await runCapture(FFMPEG, ['-hide_banner', '-nostdin', '-v', 'error', '-i', path, '-map', '0:a:0', '-f', 'null', '-progress', 'pipe:1', '-']);
+  const times = [...out.matchAll(/^out_time_us=(\d+)$/gm)].map((m) => Number(m[1]));
+  return times.length ? Math.max(...times) / 1e6 : 0;
+}

@@ -5,7 +5,7 @@
  * transition, stray fields, a missing analysis) is dropped or filled in here and normalized again by the caller.
  */
 import { ProviderError } from '../errors';
-import type { ChatEditingHints, ChatPreferences, ChatProvider, ChatReply, ChatRequest } from '../types';
+import type { ChatEditingHints, ChatMusic, ChatPreferences, ChatProvider, ChatReply, ChatRequest } from '../types';
 
 export interface OpenAiChatOptions {
   baseUrl: string;
@@ -26,9 +26,14 @@ export const CHAT_SYSTEM_PROMPT = [
   '"preferences" ({"aesthetic": string|null, "energy_level": "calm"|"balanced"|"energetic"|null, "copy_style": string|null,',
   '"generated_texts": [one short caption per clip in the suggested order, at most 60 characters each; [] for no text]}),',
   '"editing" ({"transition": one of fade, dissolve, wipeLeft, wipeRight, slideLeft, slideRight, slideUp, slideDown, zoom, circle;',
-  '"pacing": "calm"|"balanced"|"energetic"; "caption_position": "bottom"|"center"|"top"}),',
+  '"pacing": "calm"|"balanced"|"energetic"; "caption_position": "bottom"|"center"|"top";',
+  '"music": only when the user asks about music: "none" for no music, or {"track_id": the id of one of the context\'s music_tracks,',
+  '"volume": 0.05-1 (1 is full loudness; "quieter" means about 0.7 times the current volume), "offset_seconds": where in the track to start,',
+  '"fade_in_seconds", "fade_out_seconds"}; leave "music" out to keep the current music}),',
   '"clip_order" ([{"clip_id": id of a selected clip, "reason": string}] covering every selected clip once),',
   '"analysis" ({"ready_to_create": boolean, "confidence_score": number 0-1, "missing_info": [names among clips, aesthetic, energy_level, copy_style]}).',
+  'When you change the music, say so in the reply in plain words: the track by its name, the volume as a percentage, the fades in seconds',
+  '(never a track id).',
 ].join(' ');
 
 const ENERGY = new Set(['calm', 'balanced', 'energetic']);
@@ -39,6 +44,36 @@ function record(value: unknown): Record<string, unknown> {
 
 function optionalText(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim() ? value.trim() : undefined;
+}
+
+const finiteNumber = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+
+/**
+ * The model's music: 'none', or a setting on one of the workspace's tracks (without a track id, the track playing now).
+ * Undefined when it said nothing usable, or named a track that is not listed.
+ */
+function parseMusic(value: unknown, request: ChatRequest): ChatMusic | 'none' | undefined {
+  if (typeof value === 'string' && ['none', 'no music', 'off'].includes(value.trim().toLowerCase())) return 'none';
+  const raw = record(value);
+  if (Object.keys(raw).length === 0) return undefined;
+  if (raw.track_id === null) return 'none';
+  const known = new Set((request.musicTracks ?? []).map((t) => t.id));
+  const named = optionalText(raw.track_id);
+  // a track id that is not one of the listed tracks is made up: nothing of that answer's music is taken
+  if (named && !known.has(named)) return undefined;
+  const trackId = named ?? request.music?.track_id;
+  if (!trackId) return undefined;
+  const music: ChatMusic = { track_id: trackId };
+  const volume = finiteNumber(raw.volume);
+  // a model may answer a percentage
+  if (volume !== undefined) music.volume = volume > 1 ? volume / 100 : volume;
+  const offset = finiteNumber(raw.offset_seconds);
+  if (offset !== undefined) music.offset_seconds = offset;
+  const fadeIn = finiteNumber(raw.fade_in_seconds);
+  if (fadeIn !== undefined) music.fade_in_seconds = fadeIn;
+  const fadeOut = finiteNumber(raw.fade_out_seconds);
+  if (fadeOut !== undefined) music.fade_out_seconds = fadeOut;
+  return music;
 }
 
 /** The model's JSON made into a ChatReply: what is not of the right type is left out. */
@@ -66,6 +101,8 @@ export function parseChatJson(content: string, request: ChatRequest): ChatReply 
   if (optionalText(rawEditing.pacing)) editing.pacing = optionalText(rawEditing.pacing);
   if (typeof rawEditing.transition_duration === 'number') editing.transition_duration = rawEditing.transition_duration;
   if (optionalText(rawEditing.caption_position)) editing.caption_position = optionalText(rawEditing.caption_position);
+  const music = parseMusic(rawEditing.music, request);
+  if (music) editing.music = music;
   const selected = new Set((request.clips ?? []).map((c) => c.id));
   const seen = new Set<string>();
   const clipOrder = (Array.isArray(body.clip_order) ? body.clip_order : [])
@@ -91,6 +128,8 @@ function userTurn(request: ChatRequest): string {
     aspect_ratio: request.aspectRatio ?? null,
     selected_clips: (request.clips ?? []).map((c) => ({ id: c.id, name: c.name, camera_movement: c.camera_movement, duration: c.duration, orientation: c.orientation })),
     settled_preferences: request.preferences ?? {},
+    music_tracks: (request.musicTracks ?? []).map((t) => ({ id: t.id, name: t.name, duration: t.duration })),
+    current_music: request.music ?? null,
   };
   return `Context: ${JSON.stringify(context)}\n\nUser: ${request.message}`;
 }

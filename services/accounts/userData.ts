@@ -165,6 +165,8 @@ export async function userFolders(db: Db, userId: string): Promise<Array<{ bucke
     { bucket: 'videos', prefix: userId },
     // the workspace's brand kit logo (services/workspaces/brandKit.ts)
     { bucket: 'images', prefix: `brand/${userId}` },
+    // the workspace's music tracks (services/content/musicTracks.ts)
+    { bucket: 'videos', prefix: `music/${userId}` },
     { bucket: EXPORT_BUCKET, prefix: exportFolder(userId) },
   ];
   const approvals = await db('pending_approvals').where({ workspace_id: userId }).select('id');

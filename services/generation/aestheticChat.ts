@@ -30,6 +30,8 @@ import type { Orientation } from '../../domain/orientation';
 import { ProviderError, type ChatClipFacts, type ChatProvider, type ChatReply } from '../../providers';
 import { clipDisplayName, clipDuration, loadSelectedClips, orientationOfClip, type AssemblyClipRow } from './assemblyClips';
 import type { ProjectService } from '../content/projects';
+import { checkMusicSetting, trackNames } from '../content/musicTracks';
+import { normalizeMusicSetting, type MusicSetting } from '../../domain/music';
 
 const PREFERENCE_KEYS = ['aesthetic', 'energy_level', 'copy_style'] as const;
 const ENERGY: readonly EnergyLevel[] = ['calm', 'balanced', 'energetic'];
@@ -179,6 +181,24 @@ function withSelection(current: AestheticChatState, selectedIds: string[], orien
   };
 }
 
+/**
+ * The music after the assistant's answer: none when it said 'none'; its setting when it names one of the workspace's
+ * tracks (the offset kept before the track's end); otherwise the music as it was.
+ */
+function musicFromChat(
+  hint: NonNullable<ChatReply['editing']>['music'],
+  current: MusicSetting | null,
+  tracks: ReadonlyArray<{ id: string; durationSeconds: number }>,
+): MusicSetting | null {
+  if (hint === undefined) return current;
+  if (hint === 'none') return null;
+  const track = tracks.find((t) => t.id === hint.track_id);
+  if (!track) return current;
+  const next = normalizeMusicSetting(hint, current);
+  if (next && next.offset_seconds >= track.durationSeconds) next.offset_seconds = 0;
+  return next;
+}
+
 export const CHAT_AFTER_ASSEMBLY_NOTE =
   'Your video is assembled and waiting in Approvals. Select clips for the next one: the look, pace and caption tone we agreed stay as they are.';
 
@@ -270,6 +290,7 @@ export class AestheticChatService {
       next = { ...synced, chat_history: capHistory([...current.chat_history, { role: 'assistant', content: note, timestamp: stamp() }]) };
     } else {
       const asked = stamp();
+      const tracks = await trackNames(this.deps.knex, workspaceId);
       let reply: ChatReply;
       try {
         reply = await this.deps.chat.reply({
@@ -284,6 +305,8 @@ export class AestheticChatService {
             copy_style: current.preferences.copy_style ?? undefined,
           },
           projectName: project.name,
+          musicTracks: tracks.map((t) => ({ id: t.id, name: t.name, duration: t.durationSeconds })),
+          music: current.editing_config.music,
         });
       } catch (error) {
         if (error instanceof ProviderError && error.code === 'INPUT') throw new DomainError(400, 'VALIDATION_ERROR', error.message);
@@ -299,7 +322,9 @@ export class AestheticChatService {
         generated_texts: copyStyle === 'no text' ? [] : (said.generated_texts ?? current.preferences.generated_texts),
         clip_selection: { selectedIds, order: selectedIds },
       };
-      const editing = normalizeEditingConfig({ ...reply.editing, captions: preferences.generated_texts, source: 'chat' }, current.editing_config);
+      const { music: musicHint, ...hints } = reply.editing ?? {};
+      const editing = normalizeEditingConfig({ ...hints, captions: preferences.generated_texts, source: 'chat' }, current.editing_config);
+      editing.music = musicFromChat(musicHint, current.editing_config.music, tracks);
       const analysis = { ...reply.analysis, missing_info: [...reply.analysis.missing_info] };
       next = {
         chat_history: capHistory([
@@ -327,6 +352,19 @@ export class AestheticChatService {
     const selectedIds = input.selectedClipIds;
     const selection = selectedIds.length > 0 ? await loadSelectedClips(this.deps.knex, workspaceId, selectedIds) : null;
     const next = withSelection(stateOf(await this.row(projectId)), selectedIds, selection?.orientation ?? null);
+    await this.save(workspaceId, projectId, next);
+    return next;
+  }
+
+  /**
+   * The music picker's choice (no message): the track (the workspace's own, 404 otherwise; null for none), its start
+   * offset (before the track's end, 400 otherwise), volume and fades. The dry run and the next assembly play it.
+   */
+  async setMusic(workspaceId: string, projectId: string, music: MusicSetting | null): Promise<AestheticChatState> {
+    await this.deps.projects.findOwned(workspaceId, projectId);
+    const { setting } = await checkMusicSetting(this.deps.knex, workspaceId, music);
+    const current = stateOf(await this.row(projectId));
+    const next: AestheticChatState = { ...current, editing_config: { ...current.editing_config, music: setting } };
     await this.save(workspaceId, projectId, next);
     return next;
   }

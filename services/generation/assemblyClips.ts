@@ -14,7 +14,7 @@ import {
   type AssemblyPlatform,
   type EditingConfig,
 } from '../../domain/assembly';
-import { buildAssemblyTimeline, type AssemblyEdit, type JunctionOverride, type TimelineSourceClip } from '../../domain/assemblyTimeline';
+import { buildAssemblyTimeline, type AssemblyEdit, type JunctionOverride, type SoundtrackSource, type TimelineSourceClip } from '../../domain/assemblyTimeline';
 import { CLIP_DURATION_SECONDS } from '../../domain/constants';
 import { DomainError } from '../../domain/errors';
 import { clipOrientation, type Orientation } from '../../domain/orientation';
@@ -163,8 +163,8 @@ export function assertPlatformFits(platform: AssemblyPlatform, orientation: Orie
   }
 }
 
-export function timelineFor(rows: AssemblyClipRow[], platform: AssemblyPlatform, editing: EditingConfig, transitions?: JunctionOverride[]): AssemblyEdit {
-  return buildAssemblyTimeline({ clips: rows.map(timelineSourceOf), platform, editing, transitions });
+export function timelineFor(rows: AssemblyClipRow[], platform: AssemblyPlatform, editing: EditingConfig, transitions?: JunctionOverride[], soundtrack?: SoundtrackSource | null): AssemblyEdit {
+  return buildAssemblyTimeline({ clips: rows.map(timelineSourceOf), platform, editing, transitions, soundtrack });
 }
 
 /**

@@ -38,6 +38,8 @@ import { jobSearchAttributes } from '../../domain/searchAttributes';
 import type { AestheticChatService } from './aestheticChat';
 import { assemblyClipView, assertAssemblyMayStart, assertPlatformFits, assertSelectionSize, listOwnedClips, loadSelectedClips, timelineFor, type AssemblyClipRow } from './assemblyClips';
 import { TIMED_OUT, withTimeoutAborting } from '../platform/timeouts';
+import { soundtrackSourceFor } from '../content/musicTracks';
+import { musicSummary } from '../../domain/music';
 
 /** The workflow's signature (workflows/assembly.ts), started by its type name: services do not import workflows. */
 type AssemblyWorkflow = (input: AssemblyInput) => Promise<AssemblyResultSummary>;
@@ -65,6 +67,19 @@ export interface DryRunPreviewClip {
   caption: string | null;
 }
 
+/** The music of the edit as the view shows it: which track, what part of it, and the same in words. */
+export interface DryRunMusic {
+  trackId: string;
+  name: string;
+  /** Seconds into the track where the music starts, and how long it plays. */
+  trim: number;
+  length: number;
+  volume: number;
+  fadeInSeconds: number;
+  fadeOutSeconds: number;
+  summary: string;
+}
+
 /** POST /api/video-assembly/dry-run's answer: the edit (Shotstack-shaped) and what the view draws of it. */
 export interface DryRunAnswer {
   success: true;
@@ -78,6 +93,8 @@ export interface DryRunAnswer {
     totalDuration: number;
     clips: DryRunPreviewClip[];
     editingConfig: EditingConfig;
+    /** null: the video is silent. */
+    music: DryRunMusic | null;
   };
 }
 
@@ -176,11 +193,29 @@ export class VideoAssemblyService {
     const platform = request.aspectRatio ? platformForAspect(request.aspectRatio) : platformForOrientation(orientation);
     assertPlatformFits(platform, orientation);
     const editing = await this.deps.chat.editingConfig(workspaceId, projectId);
-    const edit = timelineFor(rows, platform, editing, request.transitions);
-    return { success: true, request: edit, preview: this.preview(edit, rows, orientation, editing) };
+    const soundtrack = await soundtrackSourceFor(this.deps.knex, workspaceId, editing);
+    const edit = timelineFor(rows, platform, editing, request.transitions, soundtrack);
+    return { success: true, request: edit, preview: { ...this.preview(edit, rows, orientation, editing), music: await this.musicOf(workspaceId, edit, editing) } };
   }
 
-  private preview(edit: AssemblyEdit, rows: AssemblyClipRow[], orientation: Orientation, editing: EditingConfig): DryRunAnswer['preview'] {
+  private async musicOf(workspaceId: string, edit: AssemblyEdit, editing: EditingConfig): Promise<DryRunMusic | null> {
+    const soundtrack = edit.timeline.soundtrack;
+    if (!soundtrack || !editing.music) return null;
+    const row = (await this.deps.knex('music_tracks').where({ id: soundtrack.trackId, workspace_id: workspaceId }).first('name')) as { name: string } | undefined;
+    const name = row?.name ?? '';
+    return {
+      trackId: soundtrack.trackId,
+      name,
+      trim: soundtrack.trim,
+      length: soundtrack.length,
+      volume: soundtrack.volume,
+      fadeInSeconds: soundtrack.fadeInSeconds,
+      fadeOutSeconds: soundtrack.fadeOutSeconds,
+      summary: musicSummary({ ...editing.music, fade_in_seconds: soundtrack.fadeInSeconds, fade_out_seconds: soundtrack.fadeOutSeconds }, name),
+    };
+  }
+
+  private preview(edit: AssemblyEdit, rows: AssemblyClipRow[], orientation: Orientation, editing: EditingConfig): Omit<DryRunAnswer['preview'], 'music'> {
     const output = ASSEMBLY_OUTPUTS[edit.output.platform];
     const captions = new Map(captionTrackOf(edit).map((c) => [c.clipId, c.asset.text]));
     const views = new Map(rows.map((row) => [row.id, assemblyClipView(this.deps.storage, row)]));
@@ -222,6 +257,8 @@ export class VideoAssemblyService {
     assertPlatformFits(request.platform, orientation);
     await assertAssemblyMayStart(this.deps.knex, workspaceId);
     const editing = normalizeEditingConfig(await this.deps.chat.editingConfig(workspaceId, projectId));
+    // a chosen track that is gone is refused here, before anything starts (the admission checks it again)
+    await soundtrackSourceFor(this.deps.knex, workspaceId, editing);
 
     const jobId = randomUUID();
     const input: AssemblyInput = {

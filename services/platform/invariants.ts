@@ -174,6 +174,10 @@ async function storageClaims(db: Knex | Knex.Transaction, cutoff: Date): Promise
     }
   }
 
+  // a music track needs its file (services/content/musicTracks.ts)
+  const tracks = (await db('music_tracks').select('id', 'storage_bucket', 'storage_path')) as Array<{ id: string; storage_bucket: string; storage_path: string }>;
+  for (const row of tracks) need(refOf(row.storage_bucket, row.storage_path), `music_tracks ${row.id}`);
+
   // an upload's claim on the object it stores (services/content/uploadIntents.ts): killed before its row, the object is
   // the abandoned-upload sweep's within minutes; past that, it is reported
   for (const ref of await pathsClaimedByUploads(db, cutoff)) name(ref);

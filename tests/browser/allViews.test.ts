@@ -84,6 +84,7 @@ const VIEWS: ViewCase[] = [
   { name: 'enhance-set (locked)', path: () => '/?view=enhance-set', ready: (p) => p.getByRole('heading', { name: 'Enter your access code' }).waitFor() },
   { name: 'review links', path: () => '/?view=review-links', ready: (p) => p.getByRole('button', { name: 'New review link' }).waitFor() },
   { name: 'brand kit', path: () => '/?view=brand-kit', ready: (p) => p.getByRole('button', { name: 'Save brand kit' }).waitFor() },
+  { name: 'music', path: () => '/?view=music', ready: (p) => p.getByRole('heading', { name: 'Music', level: 1 }).waitFor() },
   { name: 'unknown view', path: () => '/?view=no-such-view', ready: (p) => p.getByRole('heading', { name: 'Page not found' }).waitFor() },
   { name: 'admin', who: 'admin', path: () => '/?view=admin', ready: (p) => h1(p, /Admin/) },
 ];

@@ -52,6 +52,8 @@ export interface MatrixResources {
   /** a review link (comment only) holding the pending item, and its token */
   reviewLinkId: string;
   reviewLinkToken: string;
+  /** a music track of the workspace, its file stored */
+  musicTrackId: string;
   /** a member who never calls: the one member management calls act on (a caller naming themselves would be leaving) */
   targetUserId: string;
 }
@@ -281,7 +283,25 @@ export async function createMatrixWorkspace(
     .returning('id');
   await knex('review_link_items').insert({ review_link_id: reviewLinkId, approval_id: approvalId, position: 0 });
 
+  const musicTrackId = randomUUID();
+  const musicPath = await store(storage, 'videos', `music/${workspaceId}/${musicTrackId}.mp3`);
+  await knex('music_tracks').insert({
+    id: musicTrackId,
+    workspace_id: workspaceId,
+    name: 'Matrix calm',
+    format: 'mp3',
+    mime: 'audio/mpeg',
+    duration_seconds: 30,
+    size_bytes: TINY_PNG.length + 8,
+    channels: 2,
+    sample_rate: 44100,
+    storage_bucket: 'videos',
+    storage_path: musicPath,
+    created_by: users.target.id,
+  });
+
   return {
+    musicTrackId,
     workspaceId,
     projectId,
     renderId,

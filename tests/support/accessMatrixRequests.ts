@@ -59,6 +59,7 @@ export const VALUES: Record<string, Filler> = {
   threadId: ref((r) => r.commentThreadId),
   commentId: ref((r) => r.commentId),
   linkId: ref((r) => r.reviewLinkId),
+  trackId: ref((r) => r.musicTrackId),
   // body and query fields
   projectId: ref((r) => r.projectId),
   approvalId: ref((r) => r.approvalId),

@@ -2,7 +2,7 @@
 import { WORKSPACE_ADDRESS_PARAM } from '../api/workspaceAddress';
 
 /** 'admin' is only shown to admins: the dashboard shell sends anyone else who opens it to the default view. */
-export const DASHBOARD_VIEWS = ['projects', 'approvals', 'activity', 'account', 'clip-generation', 'image-generation', 'video-assembly', 'admin', 'enhance-set', 'members', 'webhooks', 'review-links', 'brand-kit'] as const;
+export const DASHBOARD_VIEWS = ['projects', 'approvals', 'activity', 'account', 'clip-generation', 'image-generation', 'video-assembly', 'admin', 'enhance-set', 'members', 'webhooks', 'review-links', 'brand-kit', 'music'] as const;
 export type DashboardView = (typeof DASHBOARD_VIEWS)[number];
 
 export const ACCOUNT_TABS = ['profile', 'billing', 'security', 'settings'] as const;

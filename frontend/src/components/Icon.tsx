@@ -18,6 +18,7 @@ const PATHS = {
   plus: 'M12 5v14M5 12h14',
   pencil: 'M4 20h4L19 9l-4-4L4 16zM13.5 6.5l4 4',
   play: 'M7 5v14l12-7z',
+  music: 'M9 18V5l12-2v13M9 18a3 3 0 1 1-6 0 3 3 0 0 1 6 0zM21 16a3 3 0 1 1-6 0 3 3 0 0 1 6 0z',
   pause: 'M8 5v14M16 5v14',
   expand: 'M15 3h6v6M9 21H3v-6M21 3l-7 7M3 21l7-7',
   activity: 'M3 12h4l3-8 4 16 3-8h4',

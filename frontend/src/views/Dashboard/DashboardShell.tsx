@@ -34,6 +34,7 @@ const EnhanceRendersView = lazy(() => import('../EnhanceRenders/EnhanceRendersVi
 const ActivityView = lazy(() => import('../Activity/ActivityView').then((m) => ({ default: m.ActivityView })));
 const MembersView = lazy(() => import('../Members/MembersView').then((m) => ({ default: m.MembersView })));
 const BrandKitView = lazy(() => import('../BrandKit/BrandKitView').then((m) => ({ default: m.BrandKitView })));
+const MusicView = lazy(() => import('../Music/MusicView').then((m) => ({ default: m.MusicView })));
 const WebhooksView = lazy(() => import('../Webhooks/WebhooksView').then((m) => ({ default: m.WebhooksView })));
 const ReviewLinksView = lazy(() => import('../ReviewLinks/ReviewLinksView').then((m) => ({ default: m.ReviewLinksView })));
 
@@ -151,6 +152,7 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
           {!refused && view === 'webhooks' && <WebhooksView />}
           {!refused && view === 'review-links' && <ReviewLinksView />}
           {!refused && view === 'brand-kit' && <BrandKitView />}
+          {!refused && view === 'music' && <MusicView />}
         </Suspense>
       </main>
     </div>

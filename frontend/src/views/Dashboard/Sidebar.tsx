@@ -54,7 +54,7 @@ export function Sidebar({ id, user, onNavigate }: { id: string; user: User; onNa
   const showMembers = !!workspace && (!workspace.personal || (workspace.memberCount ?? 1) > 1 || view === 'members');
   // webhooks are the workspace's admins' and owners' (a person alone owns their personal workspace)
   const showWebhooks = !!workspace && roleKnown && allows('webhooks');
-  // every member sees the brand kit new videos use; admins and owners change it
+  // every member sees the brand kit and the music new videos use; admins and owners change the kit, members the music
   const showBrandKit = !!workspace;
 
   async function onSignOut() {
@@ -120,6 +120,20 @@ export function Sidebar({ id, user, onNavigate }: { id: string; user: User; onNa
               >
                 <Icon name="sparkles" />
                 <span className="nav-label">Brand kit</span>
+              </button>
+            )}
+            {showBrandKit && (
+              <button
+                type="button"
+                className="nav-item"
+                aria-current={view === 'music' && !unknownView ? 'page' : undefined}
+                onClick={() => {
+                  onNavigate?.();
+                  setView('music');
+                }}
+              >
+                <Icon name="music" />
+                <span className="nav-label">Music</span>
               </button>
             )}
           </nav>

@@ -50,10 +50,14 @@ interface AssemblyChatProps {
   onState: (state: AestheticChatState | null) => void;
   /** the order the chat suggests, applied by the user */
   onApplyOrder: (order: string[]) => void;
+  /** a state the page got elsewhere (the music picker's answer): shown as the chat's own */
+  external?: AestheticChatState | null;
+  /** the workspace's music tracks by id, for the music line in words */
+  trackNames?: ReadonlyMap<string, string>;
 }
 
 /** The AI chat of Video Assembly (editor or aesthetic mode), kept per project by the server. */
-export function AssemblyChat({ mode, projectId, selectedClips, aspectRatio, onState, onApplyOrder }: AssemblyChatProps): ReactElement {
+export function AssemblyChat({ mode, projectId, selectedClips, aspectRatio, onState, onApplyOrder, external = null, trackNames }: AssemblyChatProps): ReactElement {
   const [state, setState] = useState<AestheticChatState | null>(null);
   const [history, setHistory] = useState<ChatHistoryMessage[]>([]);
   const [loadError, setLoadError] = useState<string | null>(null);
@@ -88,6 +92,12 @@ export function AssemblyChat({ mode, projectId, selectedClips, aspectRatio, onSt
       live = false;
     };
   }, [projectId]);
+
+  useEffect(() => {
+    if (!external) return;
+    setState(external);
+    setHistory(external.chat_history);
+  }, [external]);
 
   useEffect(() => {
     const list = listRef.current;
@@ -220,7 +230,7 @@ export function AssemblyChat({ mode, projectId, selectedClips, aspectRatio, onSt
             )}
           </ol>
 
-          <ChatSuggestions mode={mode} state={state} selectedCount={selectedIds.length} nameOf={nameOf} order={order} onApplyOrder={onApplyOrder} />
+          <ChatSuggestions mode={mode} state={state} selectedCount={selectedIds.length} nameOf={nameOf} order={order} onApplyOrder={onApplyOrder} trackNames={trackNames} />
         </>
       )}
 
@@ -263,8 +273,10 @@ function ChatSuggestions({
   nameOf,
   order,
   onApplyOrder,
+  trackNames,
 }: {
   mode: Exclude<AssemblyMode, 'selector'>;
+  trackNames?: ReadonlyMap<string, string>;
   state: AestheticChatState;
   /** clips selected on the page now (the chat may not have been told yet) */
   selectedCount: number;
@@ -276,7 +288,7 @@ function ChatSuggestions({
   const needed = stillNeeded(analysis.missing_info, selectedCount);
   // ready once nothing is needed, unless the assistant held back for a reason it did not list
   const ready = needed.length === 0 && (analysis.ready_to_create || analysis.missing_info.length > 0);
-  const config = editingConfigSummary(state.editing_config);
+  const config = editingConfigSummary(state.editing_config, trackNames);
   const prefs = [
     { label: CHAT_FIELDS.aesthetic.label, value: preferences.aesthetic },
     { label: CHAT_FIELDS.energy_level.label, value: preferences.energy_level },

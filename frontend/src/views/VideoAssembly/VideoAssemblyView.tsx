@@ -2,8 +2,11 @@ import { useAtomValue, useSetAtom } from 'jotai';
 import { useCallback, useEffect, useMemo, useRef, useState, type ReactElement } from 'react';
 import type { User } from '../../api/auth';
 import { apiErrorMessage, hasStatus } from '../../api/client';
+import { fetchMusicTracks, type MusicTrackView } from '../../api/music';
+import { currentWorkspaceAtom } from '../../atoms/workspace';
 import {
   dryRunAssembly,
+  fetchChatState,
   fetchAssemblyClips,
   fetchAssemblyJob,
   startAssembly,
@@ -28,6 +31,7 @@ import { durationText } from '../ContentLibrary/libraryItems';
 import { AssemblyChat } from './AssemblyChat';
 import { ClipPreviewDialog } from './ClipPreviewDialog';
 import { DryRunTimeline } from './DryRunTimeline';
+import { MusicPicker } from './MusicPicker';
 import { SelectedClipsPanel } from './SelectedClipsPanel';
 import { modeFromSearch, type AssemblyMode } from './assemblyChat';
 import { APPROVALS_REFRESH_AFTER_ASSEMBLY_MS, ASSEMBLY_MSG, ASSEMBLY_POLL_INTERVAL_MS, ASSEMBLY_POLL_MAX_ATTEMPTS, clampProgress, isFinalAssemblyStatus, jobKey } from './assemblyJob';
@@ -98,6 +102,10 @@ export function VideoAssemblyView({ user }: { user: User }): ReactElement {
   const [assembleError, setAssembleError] = useState<string | null>(null);
   const [preview, setPreview] = useState<AssemblyClip | null>(null);
   const [chat, setChat] = useState<AestheticChatState | null>(null);
+  // the music picker's answer, handed to the chat panel so both show the same editing config
+  const [pickedState, setPickedState] = useState<AestheticChatState | null>(null);
+  const [tracks, setTracks] = useState<MusicTrackView[] | null>(null);
+  const workspaceId = useAtomValue(currentWorkspaceAtom)?.id ?? null;
   const [dryRun, setDryRun] = useState<DryRunState>({ status: 'idle' });
   const [job, setJob] = useState<AssemblyJobView | null>(null);
   const [starting, setStarting] = useState(false);
@@ -151,10 +159,40 @@ export function VideoAssemblyView({ user }: { user: User }): ReactElement {
     setOrder((current) => moveClip(current, activeId, overId));
   }
 
+  // ---------- music: the workspace's tracks, and (without the chat panel) the project's editing config ----------
+  useEffect(() => {
+    setTracks(null);
+    if (!workspaceId) return;
+    let live = true;
+    fetchMusicTracks(workspaceId).then(
+      (list) => live && setTracks(list),
+      () => live && setTracks([]),
+    );
+    return () => {
+      live = false;
+    };
+  }, [workspaceId]);
+  const trackNames = useMemo(() => new Map((tracks ?? []).map((t) => [t.id, t.name])), [tracks]);
+
   // ---------- project ----------
   const projectList = projects?.ok ? projects.data : null;
   const projectKnown = projectId === null || projectList === null || projectList.some((p) => p.id === projectId);
   const ownershipError = projectKnown ? null : ASSEMBLY_MSG.projectPermission;
+
+  // the chat panel reads the project's editing config; without it (selector mode) the music picker needs it read
+  useEffect(() => {
+    if (mode !== 'selector') return;
+    setChat(null);
+    if (!projectId || !projectKnown) return;
+    let live = true;
+    fetchChatState(projectId).then(
+      (state) => live && setChat(state),
+      () => undefined,
+    );
+    return () => {
+      live = false;
+    };
+  }, [mode, projectId, projectKnown]);
 
   // ---------- mode ----------
   function setMode(next: AssemblyMode): void {
@@ -460,8 +498,21 @@ export function VideoAssemblyView({ user }: { user: User }): ReactElement {
             )}
           </section>
 
+          <MusicPicker
+            projectId={projectKnown ? projectId : null}
+            tracks={tracks}
+            music={chat?.editing_config.music ?? null}
+            onState={(next) => {
+              setChat(next);
+              setPickedState(next);
+            }}
+            onOpenMusic={() => navigate({ view: 'music', params: { mode: null } })}
+          />
+
           {mode !== 'selector' && (
             <AssemblyChat
+              external={pickedState}
+              trackNames={trackNames}
               mode={mode}
               projectId={projectKnown ? projectId : null}
               selectedClips={selectedClips}

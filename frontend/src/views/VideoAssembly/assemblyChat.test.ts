@@ -50,17 +50,31 @@ describe('assembly chat rules', () => {
 
   it('summarises the editing config in words', () => {
     expect(
-      editingConfigSummary({ transition: 'wipeLeft', pacing: 'energetic', transition_duration: 0.25, max_clip_seconds: 3, captions: ['A', 'B'], caption_position: 'bottom', source: 'chat' }),
+      editingConfigSummary(
+        {
+          transition: 'wipeLeft',
+          pacing: 'energetic',
+          transition_duration: 0.25,
+          max_clip_seconds: 3,
+          captions: ['A', 'B'],
+          caption_position: 'bottom',
+          music: { track_id: 't1', offset_seconds: 12, volume: 0.7, fade_in_seconds: 1, fade_out_seconds: 2 },
+          source: 'chat',
+        },
+        new Map([['t1', 'Calm piano']]),
+      ),
     ).toEqual([
       { label: 'Transition', value: 'wipe left, 0.25 s' },
       { label: 'Pacing', value: 'energetic' },
       { label: 'Clip length', value: 'at most 3 s each' },
       { label: 'Captions', value: '2 (bottom)' },
+      { label: 'Music', value: 'Calm piano at 70% volume, from 0:12, fading in over 1 s and out over 2 s' },
     ]);
-    const plain = editingConfigSummary({ transition: 'fade', pacing: 'calm', transition_duration: 1, max_clip_seconds: null, captions: [], caption_position: 'top', source: 'default' });
+    const plain = editingConfigSummary({ transition: 'fade', pacing: 'calm', transition_duration: 1, max_clip_seconds: null, captions: [], caption_position: 'top', music: null, source: 'default' });
     expect(plain.slice(2)).toEqual([
       { label: 'Clip length', value: 'whole clips' },
       { label: 'Captions', value: 'none' },
+      { label: 'Music', value: 'No music (silent)' },
     ]);
     expect(editingConfigSummary(null)).toEqual([]);
   });

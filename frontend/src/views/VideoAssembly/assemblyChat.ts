@@ -1,5 +1,6 @@
 /** Pure rules of the assembly chat panel (spec 001 sections 2, 5, 7 and 8). */
 import { ASSEMBLY_MSG, CHAT_CLEAR_CONVERSATION, CHAT_SYNC_CLIPS, type ChatHistoryMessage, type EditingConfig } from '../../../../domain/assembly';
+import { musicSummary } from '../../../../domain/music';
 
 export { CHAT_CLEAR_CONVERSATION, CHAT_SYNC_CLIPS } from '../../../../domain/assembly';
 
@@ -72,14 +73,16 @@ export function selectionOutOfSync(known: readonly string[], selected: readonly 
   return known.length !== selected.length || known.some((id, i) => id !== selected[i]);
 }
 
-/** The editing config as label/value lines for the suggestions panel. */
-export function editingConfigSummary(config: EditingConfig | null | undefined): Array<{ label: string; value: string }> {
+/** The editing config as label/value lines for the suggestions panel; `trackNames` names the music by its track id. */
+export function editingConfigSummary(config: EditingConfig | null | undefined, trackNames: ReadonlyMap<string, string> = new Map()): Array<{ label: string; value: string }> {
   if (!config) return [];
+  const music = config.music ?? null;
   const lines = [
     { label: 'Transition', value: `${config.transition.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()}, ${config.transition_duration} s` },
     { label: 'Pacing', value: config.pacing },
     { label: 'Clip length', value: config.max_clip_seconds === null ? 'whole clips' : `at most ${config.max_clip_seconds} s each` },
     { label: 'Captions', value: config.captions.length ? `${config.captions.length} (${config.caption_position})` : 'none' },
+    { label: 'Music', value: musicSummary(music, music ? (trackNames.get(music.track_id) ?? 'the chosen track') : null) },
   ];
   return lines;
 }

@@ -8,7 +8,7 @@ export interface TimelineClip {
   key: string;
   /** the clip's name for video clips, the caption for a title */
   label: string;
-  kind: 'video' | 'title' | 'other';
+  kind: 'video' | 'title' | 'audio' | 'other';
   start: number;
   length: number;
   transitionIn: string | null;
@@ -100,9 +100,16 @@ export function timelineView(answer: unknown, lookup: ClipLookup): TimelineView 
     const label = kinds.size === 1 && kinds.has('title') ? 'Captions' : kinds.has('video') ? 'Video' : `Track ${t + 1}`;
     return { key: String(t), label, clips };
   });
+  const preview = obj(root?.preview);
+  // Shotstack's timeline.soundtrack: the music under the whole video (from 0 for `length` seconds)
+  const soundtrack = obj(timeline?.soundtrack);
+  const musicLength = num(soundtrack?.length);
+  if (soundtrack && musicLength !== null && musicLength > 0) {
+    const name = str(obj(preview?.music)?.name) ?? 'Music';
+    tracks.push({ key: 'soundtrack', label: 'Music', clips: [{ key: 'soundtrack:0', label: name, kind: 'audio', start: 0, length: musicLength, transitionIn: null, transitionOut: null }] });
+  }
   const output = obj(request?.output);
   const size = obj(output?.size);
-  const preview = obj(root?.preview);
   const total = num(preview?.totalDuration) ?? num(preview?.total_duration) ?? num(preview?.duration) ?? num(root?.totalDuration) ?? end;
   return {
     // the video track first, as an editor shows it, then captions
@@ -114,7 +121,7 @@ export function timelineView(answer: unknown, lookup: ClipLookup): TimelineView 
 }
 
 function rank(track: TimelineTrack): number {
-  return track.label === 'Video' ? 0 : track.label === 'Captions' ? 2 : 1;
+  return track.label === 'Video' ? 0 : track.label === 'Captions' ? 2 : track.label === 'Music' ? 3 : 1;
 }
 
 /** 12.5 -> "12.5 s", 5 -> "5 s" */
