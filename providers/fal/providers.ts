@@ -219,7 +219,11 @@ export class FalImageToVideoProvider implements ImageToVideoProvider {
 
   async submit(request: VideoJobRequest): Promise<VideoJobHandle> {
     checkVideoJobRequest(request);
-    const still = await prepareStillForAspect(request.image, CLIP_SIZE[request.aspectRatio]).catch((cause: unknown) => {
+    const size = CLIP_SIZE[request.aspectRatio];
+    // a JPEG framed at the clip's size already (the clip activity frames it so) goes as it is, not decoded and encoded again
+    const given = await imageSize(request.image).catch(() => null);
+    const ready = given !== null && given.mime === 'image/jpeg' && given.width === size.width && given.height === size.height;
+    const still = ready ? request.image : await prepareStillForAspect(request.image, size).catch((cause: unknown) => {
       throw new ProviderError('INPUT', `The source image could not be prepared: ${(cause as Error).message}`, { cause });
     });
     const prompt = [EFFECT_PROMPTS[request.effect], request.prompt?.trim(), VIDEO_PROMPT_SUFFIX].filter(Boolean).join('. ');
