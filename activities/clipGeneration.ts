@@ -467,7 +467,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
      * clips/<workspaceId>/<jobId>/clip.mp4. A retry resumes: a stored clip is returned as is, otherwise the wait
      * picks the same provider job up again, starting its progress from the last heartbeat.
      */
-    async awaitClipVideo(input: { jobId: string; workspaceId: string; providerJobId: string }): Promise<StoredClipVideo> {
+    async awaitClipVideo(input: { jobId: string; workspaceId: string; providerJobId: string; signalProgress?: boolean }): Promise<StoredClipVideo> {
       const ctx = Context.current();
       const clipPath = `${clipFolder(input.workspaceId, input.jobId)}/clip.mp4`;
       if (await exists(clipPath)) return probeStored(clipPath);
@@ -486,6 +486,9 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
           .returning(JOB_EVENT_COLUMNS)
           .then((rows: JobEventRow[]) => Promise.all(rows.map((row) => publishEventQuietly(knex, row.workspace_id, clipJobEvent(row), logger))))
           .catch((err: unknown) => logger.warn({ err, jobId: input.jobId }, 'could not record clip progress'));
+        // (not when the render has ended already, as after a hosted job's callback: one signal and one workflow task
+        // per clip only to say "downloading")
+        if (input.signalProgress === false) return;
         await ctx.client.workflow
           .getHandle(workflowId)
           .signal(clipProgressSignal, { progress, message })
@@ -606,7 +609,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
      * step. What the workflow did with two media activities and two steps of its own; a retry resumes as each part does.
      */
     async collectClipVideo(input: { jobId: string; workspaceId: string; providerJobId: string }): Promise<CollectedClipVideo> {
-      const video = await activities.awaitClipVideo(input);
+      const video = await activities.awaitClipVideo({ ...input, signalProgress: false });
       await recordJobStep({ jobId: input.jobId, status: 'processing', progress: CLIP_PROGRESS.stored, message: CLIP_MESSAGES.finishing });
       const media = await activities.finishClipMedia({
         jobId: input.jobId,
