@@ -24,6 +24,7 @@ import type {
 import { ProviderError } from '../errors';
 import { FORMAT_ASPECT, coverTarget, imageSize, prepareStillForAspect } from '../media/images';
 import { probeVideo } from '../media/ffmpeg';
+import { probeMp4Header } from '../media/mp4Header';
 import { checkUpscaleScale } from '../local/upscale';
 import { CLIP_SIZE } from '../local/clipEffects';
 import { EFFECT_PROMPTS, VIDEO_PROMPT_SUFFIX, checkVideoJobRequest } from '../videoRequest';
@@ -266,7 +267,8 @@ export class FalImageToVideoProvider implements ImageToVideoProvider {
     const file = this.resultPath(job);
     await fs.mkdir(this.options.workDir, { recursive: true });
     const sizeBytes = await this.client.downloadToFile(resultFileUrl(output, ['video']), file, options.signal);
-    const probe = await probeVideo(file).catch(async (cause: unknown) => {
+    // the MP4's own header first (no process to start); anything it cannot read is left to ffprobe
+    const probe = (await probeMp4Header(file)) ?? await probeVideo(file).catch(async (cause: unknown) => {
       await fs.rm(file, { force: true });
       throw new ProviderError('BAD_RESPONSE', `fal.ai returned a file that is not a video (${job.model})`, { cause });
     });
