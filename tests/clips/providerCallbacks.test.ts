@@ -129,7 +129,6 @@ describe('hosted clips wait for the provider to call back (dev server, real work
       'collectClipVideo',
     ]);
     expect(events.some((e) => e.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED)).toBe(false);
-    process.stdout.write(`hosted clip history: ${events.length} events\n`);
     expect(events.length).toBeLessThanOrEqual(42);
 
     // charged once, on approval
