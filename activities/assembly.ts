@@ -36,6 +36,7 @@ import { renderEdit } from './assemblyMedia';
 import { videoThumbnail } from './clipMedia';
 import type { ActivityDeps } from './deps';
 import { reportingRefusals } from './failures';
+import { currentTraceId } from '../config/tracing';
 
 const VIDEOS: Bucket = 'videos';
 export const ASSEMBLY_THUMBNAIL_WIDTH = 480;
@@ -207,6 +208,7 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
             message: ASSEMBLY_MESSAGES.queued,
             options: JSON.stringify({ editing: input.editing, transitions: input.transitions, timeline }),
             workflow_id: input.workflowId,
+            trace_id: currentTraceId(),
           });
           await publishEvent(trx, input.workspaceId, { kind: 'job', job: 'assembly', jobId: input.jobId, status: 'pending', progress: ASSEMBLY_PROGRESS.admitted, projectId: input.projectId });
           await recordJobEvent(trx, { workspaceId: input.workspaceId, projectId: input.projectId, jobId: input.jobId, kind: 'assembly', status: 'started', startedBy: input.actorId || input.workspaceId });

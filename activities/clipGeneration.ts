@@ -39,6 +39,7 @@ import { clipProgressSignal, type ClipSource } from '../domain/workflowContracts
 import { frameStill, thumbnailFromFrame, videoThumbnail, watermarkVideo } from './clipMedia';
 import { UnreadableImageError, workingCopy, type WorkingCopy } from './workingCopies';
 import type { ActivityDeps } from './deps';
+import { currentTraceId } from '../config/tracing';
 
 const CLIPS: Bucket = 'clips';
 export const CLIP_THUMBNAIL_WIDTH = 480;
@@ -361,6 +362,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
               options: JSON.stringify(input.options),
               workflow_id: input.workflowId,
               created_by: createdByValue(trx, actorOf(input)),
+              trace_id: currentTraceId(),
             });
             await publishEvent(trx, input.workspaceId, { kind: 'job', job: 'clip', jobId: input.jobId, status: 'pending', progress: CLIP_PROGRESS.admitted, projectId: input.projectId });
             await recordJobEvent(trx, { workspaceId: input.workspaceId, projectId: input.projectId, jobId: input.jobId, kind: 'clip', status: 'started', startedBy: actorOf(input) });

@@ -38,6 +38,7 @@ import { reportingRefusals } from './failures';
 import { extensionForMime, type ImageMime } from './imageMedia';
 import { inProcessImageWork } from './imageWork';
 import { decodeFalJobId } from '../providers/fal/providers';
+import { currentTraceId } from '../config/tracing';
 
 const HEARTBEAT_EVERY_MS = 5000;
 const PG_FOREIGN_KEY_VIOLATION = '23503';
@@ -506,6 +507,7 @@ export function createImageEditActivities(
             progress: input.progress,
             message: input.message,
             created_by: createdByValue(deps.knex, actorOf(input)),
+            trace_id: currentTraceId(),
           })
           .onConflict('workflow_id')
           .merge({ status: 'processing', progress: input.progress, message: input.message, updated_at: deps.knex.fn.now() })
@@ -533,6 +535,7 @@ export function createImageEditActivities(
           message: input.message ?? (completed ? IMAGE_EDIT_MESSAGES.sentForApproval : input.error),
           error_code: input.errorCode ?? null,
           created_by: createdByValue(deps.knex, actorOf(input)),
+          trace_id: currentTraceId(),
         };
         const saved = await deps.knex
           .transaction(async (trx) => {

@@ -26,6 +26,7 @@ import { mailWebhookDisabledNotice } from '../services/integrations/webhookDisab
 import { sendWebhookRequest, truncateUtf8 } from '../services/integrations/webhookSender';
 import { signingSecrets, signWebhook } from '../services/integrations/webhookSigning';
 import { resolveWebhookTarget, webhookTargetPolicy, WebhookTargetError } from '../services/integrations/webhookTargets';
+import { inStoredTrace } from '../services/platform/tracing';
 
 export type WebhookSendResult =
   /** sent and recorded: the delivery's state now */
@@ -90,26 +91,32 @@ export function createWebhookDeliveryActivities(
           return { outcome: 'skipped', reason: 'expired' };
         }
 
-        let answer: { status: number | null; body: string; error: string | null; latencyMs: number };
-        try {
-          const target = await resolveWebhookTarget(endpoint.url, policy);
-          const headers = signWebhook({ secrets: signingSecrets(endpoint), messageId: delivery.eventId, at: new Date(), body: delivery.body });
-          answer = await sendWebhookRequest({
-            url: target.url,
-            address: target.address,
-            family: target.family,
-            headers: { ...headers, 'content-type': 'application/json', 'user-agent': USER_AGENT },
-            body: delivery.body,
-            timeoutMs: settings.timeoutMs,
-            keepBodyBytes: WEBHOOK_LOG_BODY_BYTES,
-            signal: context.cancellationSignal,
-          });
-        } catch (err) {
-          // the URL no longer passes the target rules (or its name does not resolve): retried like a connection error,
-          // since DNS or the operator's setting may change; the log says why
-          if (!(err instanceof WebhookTargetError)) throw err;
-          answer = { status: null, body: '', error: err.message, latencyMs: 0 };
-        }
+        // with tracing on, the send (and its HTTP call) continues the trace of the change that recorded the event
+        const spanAttributes = { 'webhook.event_type': delivery.eventType, 'webhook.delivery_id': deliveryId, 'webhook.endpoint_id': endpoint.id, 'webhook.attempt': delivery.attempts + 1 };
+        const answer = await inStoredTrace(delivery.traceparent, `webhook.deliver ${delivery.eventType}`, spanAttributes, async (annotate) => {
+          let sent: { status: number | null; body: string; error: string | null; latencyMs: number };
+          try {
+            const target = await resolveWebhookTarget(endpoint.url, policy);
+            const headers = signWebhook({ secrets: signingSecrets(endpoint), messageId: delivery.eventId, at: new Date(), body: delivery.body });
+            sent = await sendWebhookRequest({
+              url: target.url,
+              address: target.address,
+              family: target.family,
+              headers: { ...headers, 'content-type': 'application/json', 'user-agent': USER_AGENT },
+              body: delivery.body,
+              timeoutMs: settings.timeoutMs,
+              keepBodyBytes: WEBHOOK_LOG_BODY_BYTES,
+              signal: context.cancellationSignal,
+            });
+          } catch (err) {
+            // the URL no longer passes the target rules (or its name does not resolve): retried like a connection error,
+            // since DNS or the operator's setting may change; the log says why
+            if (!(err instanceof WebhookTargetError)) throw err;
+            sent = { status: null, body: '', error: err.message, latencyMs: 0 };
+          }
+          if (sent.status !== null) annotate({ 'http.response.status_code': sent.status });
+          return sent;
+        });
         if (answer.status === null && context.cancellationSignal.aborted) {
           // the worker is stopping: record nothing, the next worker sends it again (the receiver may see it twice)
           throw new Error('webhook attempt stopped by worker shutdown');

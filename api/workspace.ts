@@ -19,6 +19,7 @@ import { WORKSPACE_HEADER, WORKSPACE_PARAM } from '../domain/workspaceRoles';
 import type { ProjectOwnerCache } from '../services/content/projectOwnerCache';
 import { authorize, memberRole, type WorkspaceGrant } from '../services/workspaces/access';
 import type { MembershipCache } from '../services/workspaces/membershipCache';
+import { checkTwoFactorPolicy } from '../services/workspaces/twoFactorPolicy';
 import { currentUser, type AuthUser } from './middleware/auth';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -53,14 +54,15 @@ function roleIn(deps: WorkspaceAccessDeps, workspaceId: string, userId: string) 
 
 /**
  * The grant for the request's user to do `action` in the request's workspace (the project's when `projectId` names
- * one of theirs). Throws 404 when the user is not a member of that workspace and 403 when their role does not allow
- * `action`; either way before anything is changed.
+ * one of theirs). Throws 404 when the user is not a member of that workspace, 403 when their role does not allow
+ * `action`, and 403 TWO_FACTOR_REQUIRED when the workspace requires two-factor sign-in and the user has none
+ * (services/workspaces/twoFactorPolicy.ts; `leaving` skips that check); each before anything is changed.
  */
 export async function workspaceGrant(
   ctx: Context,
   deps: WorkspaceAccessDeps,
   action: WorkspaceAction,
-  target: { projectId?: string | null; jobWorkspace?: () => Promise<string | null> } = {},
+  target: { projectId?: string | null; jobWorkspace?: () => Promise<string | null>; leaving?: boolean } = {},
 ): Promise<RequestGrant> {
   const user = currentUser(ctx);
   let workspaceId = requestedWorkspaceId(ctx);
@@ -68,5 +70,7 @@ export async function workspaceGrant(
   const owner = target.projectId ? await projectWorkspace(deps, target.projectId) : target.jobWorkspace ? await target.jobWorkspace() : null;
   if (owner && owner !== workspaceId.toLowerCase() && (await roleIn(deps, owner, user.id))) workspaceId = owner;
   const grant = await authorize(deps.knex, { userId: user.id, workspaceId, action }, { memberships: deps.memberships });
+  // a workspace that requires two-factor sign-in: a member without it sets it up first (leaving stays open)
+  if (!target.leaving) await checkTwoFactorPolicy(deps.knex, grant.workspaceId, user.id);
   return { ...grant, user };
 }

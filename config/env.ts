@@ -20,6 +20,8 @@ export interface AppConfig {
   temporalConnectWaitSeconds: number;
   /** Base address of the Temporal Web UI: admins get a link to each run in the Activity view. */
   temporalUiUrl: string;
+  /** The trace viewer's address of a trace without its id (TRACE_VIEWER_URL), or null: admins see trace ids only. */
+  traceViewerUrl: string | null;
   storageDir: string;
   /** Where stored files live: `local` (STORAGE_DIR on this machine) or `s3` (any S3-compatible object storage). */
   storageBackend: 'local' | 's3';
@@ -39,6 +41,11 @@ export interface AppConfig {
   /** Bytes an event stream may have waiting for a reader that stops reading (EVENT_STREAM_MAX_QUEUED_BYTES, 1048576 = 1 MiB); past them the stream is dropped. */
   eventStreamMaxQueuedBytes: number;
   signingSecret: string;
+  /**
+   * Key material the authenticator apps' TOTP secrets are encrypted with (TOTP_ENCRYPTION_KEY, at least 32 characters;
+   * unset: SIGNING_SECRET). Changing it makes every set-up authenticator app unusable (services/accounts/totpSecrets.ts).
+   */
+  totpEncryptionKey: string;
   signedUrlTtlSeconds: number;
   sessionTtlDays: number;
   cookieSecure: boolean;
@@ -347,6 +354,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default',
     temporalConnectWaitSeconds: nonNegativeInt('TEMPORAL_CONNECT_WAIT_SECONDS', env.TEMPORAL_CONNECT_WAIT_SECONDS, 300),
     temporalUiUrl: (env.TEMPORAL_UI_URL || 'http://127.0.0.1:8233').replace(/\/+$/, ''),
+    traceViewerUrl: env.TRACE_VIEWER_URL?.trim() || null,
     storageDir: env.STORAGE_DIR ?? '.data/storage',
     storageBackend: storageBackendFrom(env),
     s3: s3ConfigFrom(env, storageBackendFrom(env) === 's3'),
@@ -399,6 +407,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     stripePriceIds: stripePriceIdsFrom(env),
     logLevel: logLevelFrom(env),
     frontendDist: env.FRONTEND_DIST ?? 'frontend/dist',
+    totpEncryptionKey: optionalSecret(env, 'TOTP_ENCRYPTION_KEY', 'encrypts the secrets of authenticator apps (unset: SIGNING_SECRET)') || env.SIGNING_SECRET || '',
     metricsToken: optionalSecret(env, 'METRICS_TOKEN', 'opens GET /metrics to other hosts as a bearer token (unset: loopback only)'),
     workerMetricsHost: env.WORKER_METRICS_HOST ?? '127.0.0.1',
     workerMetricsPort: optionalPort(env.WORKER_METRICS_PORT),

@@ -285,6 +285,19 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
     ],
   },
   {
+    title: 'Two-factor sign-in',
+    intro:
+      'Authenticator apps (TOTP), passkeys and recovery codes ([Security](security.md#two-factor-sign-in)). Their limits are fixed (`domain/twoFactor.ts`, `domain/actionLimits.ts`): the second step of a sign-in must come within 5 minutes of the password and takes at most 5 wrong codes; its failures, and those of passkey sign-ins, count like failed passwords in counters of their own (10 in a row lock the account from that address for an hour, 100 a day lock the address, the account slows down after 10); a session\'s confirmation of a second factor lasts 10 minutes; WebAuthn challenges last 5 minutes, and passkey sign-in challenges are 60 per 10 minutes per client address; an account keeps at most 10 passkeys and 10 recovery codes.',
+    variables: [
+      {
+        names: ['TOTP_ENCRYPTION_KEY'],
+        default: '`SIGNING_SECRET`',
+        meaning:
+          'key the authenticator apps\' TOTP secrets are encrypted with (AES-256-GCM, a key derived by HKDF), at least 32 characters when set. Changing it (or `SIGNING_SECRET` while this is unset) makes every set-up authenticator app unusable: people then sign in with a passkey or a recovery code and set the app up again. To rotate `SIGNING_SECRET` alone, first set this to its current value ([Security](security.md#two-factor-sign-in))',
+      },
+    ],
+  },
+  {
     title: 'E-mail',
     intro: 'Invitations to a workspace are e-mailed when an SMTP server is configured; the Members page shows the link to copy either way.',
     variables: [
@@ -585,6 +598,18 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         default: '`false`',
         meaning: '`true`: tracing off whatever else is set',
       },
+      {
+        names: ['TRACE_VIEWER_URL'],
+        default: 'unset (admins see trace ids without a link)',
+        meaning:
+          "the trace viewer's address of a trace without its id, which is added at the end: the Activity view links each job's trace id there for admins (Jaeger: `http://localhost:16686/trace/`; `npm run traces` sets Phoenix's)",
+        loaded: { value: (c) => c.traceViewerUrl, is: null },
+      },
+      {
+        names: ['TRACES_PORT'],
+        default: '`6006`',
+        meaning: '`npm run traces`: the port of the trace viewer (Phoenix) on 127.0.0.1',
+      },
     ],
   },
   {
@@ -704,6 +729,11 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         names: ['PROMETHEUS_PORT', 'PROMETHEUS_VERSION', 'PROMETHEUS_RETENTION'],
         default: '`9090` / `v3.5.0` / `15d`',
         meaning: 'Prometheus on 127.0.0.1, its image tag and how long it keeps data',
+      },
+      {
+        names: ['JAEGER_UI_PORT', 'JAEGER_VERSION', 'JAEGER_MAX_TRACES'],
+        default: '`16686` / `1.76.0` / `50000`',
+        meaning: 'the trace viewer (Jaeger all-in-one) on 127.0.0.1, its image tag and how many traces it keeps in memory',
       },
       {
         names: ['TEMPORAL_VERSION', 'TEMPORAL_ADMINTOOLS_VERSION', 'TEMPORAL_UI_VERSION', 'SEAWEEDFS_VERSION'],

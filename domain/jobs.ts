@@ -45,6 +45,10 @@ export interface ActivityJob {
   canRetry: boolean;
   /** Admins only: the run in the Temporal Web UI. */
   temporalUrl?: string;
+  /** Admins only, for a job started with tracing on: the id of its trace (OpenTelemetry). */
+  traceId?: string;
+  /** With traceId, when a trace viewer is configured (TRACE_VIEWER_URL): the trace in it. */
+  traceUrl?: string;
 }
 
 export interface ActivityJobList {
@@ -72,4 +76,9 @@ export function isRunningJobState(state: ActivityJobState): boolean {
 /** `<base>/namespaces/<ns>/workflows/<workflowId>`: where an operator sees the run. */
 export function temporalRunUrl(baseUrl: string, namespace: string, workflowId: string): string {
   return `${baseUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+}
+
+/** `<viewer><traceId>`: the trace viewer's address of a trace (TRACE_VIEWER_URL ends where the trace id goes). */
+export function traceViewerLink(viewerUrl: string, traceId: string): string {
+  return `${viewerUrl}${encodeURIComponent(traceId)}`;
 }

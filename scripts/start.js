@@ -224,6 +224,8 @@ async function main() {
   process.stdout.write(`\n  Render studio:  http://${localHost}:${port}\n`);
   process.stdout.write(`  Payments:       ${paymentsLine(env, localStripe)}\n`);
   if (temporalUi) process.stdout.write(`  Temporal UI:    ${temporalUi}\n`);
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (traces && (env.OTEL_TRACES_EXPORTER ?? 'otlp') !== 'none') process.stdout.write(`  Traces:         sent to ${traces}${env.TRACE_VIEWER_URL ? ' (viewer links in Activity for admins)' : ''}\n`);
   process.stdout.write(`  Health:         http://${localHost}:${port}/health/ready\n`);
   process.stdout.write(`  Ctrl-C stops everything; data stays in ${shown(DATA)}/${relocatedPostgres ? ` and ${relocatedPostgres} (PostgreSQL)` : ''}\n\n`);
 }

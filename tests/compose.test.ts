@@ -126,7 +126,8 @@ describe('docker-compose.yml', () => {
       const mounts = (name: string) => (services[name].volumes ?? []).map((v) => v.split(':')[0]);
       expect(mounts('api').filter((v) => mounts('worker').includes(v))).toEqual([]);
       const shared = dependencies(services.api).filter((d) => dependencies(services.worker).includes(d));
-      expect(shared.filter((d) => !['migrate', 'temporal-create-namespace'].includes(d)).sort()).toEqual(['postgresql', 'seaweedfs', 'temporal']);
+      // (one-shot set-up services and the trace viewer, which holds no state of theirs, aside)
+      expect(shared.filter((d) => !['migrate', 'temporal-create-namespace', 'jaeger'].includes(d)).sort()).toEqual(['postgresql', 'seaweedfs', 'temporal']);
     });
 
     it('documents scaling workers in the README', () => {
@@ -189,6 +190,32 @@ describe('docker-compose.yml', () => {
       expect(operations).toContain('cp .env.example .env');
       expect(operations).toContain('openssl rand -hex 32');
       expect(security).toContain('**Rotating `SIGNING_SECRET`**');
+    });
+  });
+
+  describe('traces (Jaeger)', () => {
+    const jaeger = services.jaeger;
+
+    it('runs the Jaeger all-in-one image with OTLP on, its UI on 127.0.0.1 only and its OTLP port unpublished', () => {
+      expect(jaeger.image).toMatch(/^jaegertracing\/all-in-one:\$\{JAEGER_VERSION:-\d+\.\d+\.\d+\}$/);
+      expect(environment(jaeger).COLLECTOR_OTLP_ENABLED).toBe('true');
+      expect(jaeger.ports).toEqual([expect.stringMatching(/^127\.0\.0\.1:\$\{JAEGER_UI_PORT:-16686\}:16686$/)]);
+    });
+
+    it.each(['api', 'worker'])('%s sends its traces to it over OTLP/HTTP (port 4318) under its own service name, and waits for it', (name) => {
+      const env = environment(services[name]);
+      expect(env.OTEL_EXPORTER_OTLP_ENDPOINT).toBe('${OTEL_EXPORTER_OTLP_ENDPOINT:-http://jaeger:4318}');
+      expect(env.OTEL_TRACES_EXPORTER).toBe('${OTEL_TRACES_EXPORTER:-otlp}');
+      expect(env.OTEL_SERVICE_NAME).toBe(`render-studio-${name}`);
+      expect(services[name].depends_on).toMatchObject({ jaeger: { condition: 'service_started' } });
+      // the app's own environment is still there beside it (two anchors merged)
+      expect(env.DATABASE_URL).toBe(environment(services.migrate).DATABASE_URL);
+    });
+
+    it('says how to turn traces off, and links the Activity view to the viewer', () => {
+      const composeText = fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
+      expect(composeText).toContain('OTEL_TRACES_EXPORTER=none');
+      expect(environment(services.api).TRACE_VIEWER_URL).toBe('${TRACE_VIEWER_URL:-http://localhost:16686/trace/}');
     });
   });
 

@@ -238,6 +238,10 @@ export const PUBLIC_API_ROUTES: ReadonlyArray<{ method: string; path: string; pr
   { method: 'POST', path: '/api/auth/signup' },
   { method: 'POST', path: '/api/auth/signin' },
   { method: 'POST', path: '/api/auth/signout' },
+  // the second step of a sign-in (its pending token is the credential) and signing in with a passkey
+  { method: 'POST', path: '/api/auth/second-factor' },
+  { method: 'POST', path: '/api/auth/passkey/options' },
+  { method: 'POST', path: '/api/auth/passkey' },
   // a forgotten password and the links of account e-mails: the link's token is the credential
   { method: 'POST', path: '/api/auth/password-reset' },
   { method: 'POST', path: '/api/auth/password-reset/confirm' },

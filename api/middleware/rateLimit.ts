@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { Middleware } from 'koa';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { InvalidCredentialsError, normalizeEmail } from '../../services/accounts/accounts';
+import { InvalidSecondFactorError } from '../../services/accounts/secondFactor';
 import { waitText } from '../../domain/plural';
 import { RequestError } from '../validation';
 import { ATTEMPT_COUNTERS_TABLE, createAttemptLimiter, type AttemptWindow } from '../../services/accounts/attemptCounters';
@@ -213,21 +214,40 @@ export class SignInLimiter {
   }
 }
 
+export interface SignInRateLimitOptions {
+  /**
+   * The account an attempt is for: the body's e-mail (the password step, the default), or what the second step's
+   * body names (its pending sign-in's person, a passkey's credential id). Undefined: not a credential attempt.
+   */
+  accountOf?: (ctx: Parameters<Middleware>[0]) => Promise<string | undefined> | string | undefined;
+}
+
+function bodyEmail(ctx: Parameters<Middleware>[0]): string | undefined {
+  const body: unknown = (ctx.request as { body?: unknown }).body;
+  const email = typeof body === 'object' && body !== null ? (body as { email?: unknown }).email : undefined;
+  return typeof email === 'string' && email.trim() !== '' ? email : undefined;
+}
+
+/** A wrong password, a wrong second factor or a passkey that did not verify: a failed attempt. */
+function isCredentialFailure(err: unknown): boolean {
+  return err instanceof InvalidCredentialsError || err instanceof InvalidSecondFactorError;
+}
+
 /**
- * Guards the sign-in route: refuses with 429, Retry-After and a message saying when, while the (account, IP) pair
+ * Guards a sign-in route (the password, the second step, a passkey sign-in): refuses with 429, Retry-After and a message saying when, while the (account, IP) pair
  * or the IP is locked or the account is in its slowdown delay. The client address is ctx.ip: the socket's, or the
  * proxy header's only when TRUST_PROXY is on (api/app.ts).
  */
-export function signInRateLimit(limiter: SignInLimiter): Middleware {
+export function signInRateLimit(limiter: SignInLimiter, options: SignInRateLimitOptions = {}): Middleware {
+  const accountOf = options.accountOf ?? bodyEmail;
   return async function signInRateLimitMiddleware(ctx, next) {
-    const body: unknown = (ctx.request as { body?: unknown }).body;
-    const email = typeof body === 'object' && body !== null ? (body as { email?: unknown }).email : undefined;
+    const account = await accountOf(ctx);
     // malformed requests are no credential attempts: validation answers them
-    if (typeof email !== 'string' || email.trim() === '') return next();
+    if (account === undefined) return next();
     const ip = ctx.ip || 'unknown';
     let attempt: SignInAttempt;
     try {
-      attempt = await limiter.takeAttempt(ip, email);
+      attempt = await limiter.takeAttempt(ip, account);
     } catch (err) {
       if (err instanceof RequestError && err.status === 429) ctx.set('Retry-After', String(err.extra.retryAfterSeconds));
       throw err;
@@ -235,7 +255,7 @@ export function signInRateLimit(limiter: SignInLimiter): Middleware {
     try {
       await next();
     } catch (err) {
-      await (err instanceof InvalidCredentialsError ? limiter.recordFailure(attempt) : limiter.refund(attempt));
+      await (isCredentialFailure(err) ? limiter.recordFailure(attempt) : limiter.refund(attempt));
       throw err;
     }
     await limiter.recordSuccess(attempt);

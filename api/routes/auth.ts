@@ -2,6 +2,11 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { getAccount, signIn, signUp, type Account, type SignedIn } from '../../services/accounts/accounts';
+import { completeSignIn, signInWithPasskey, type SecondFactorDeps } from '../../services/accounts/secondFactor';
+import { passkeyAuthenticationOptions, relyingPartyOf } from '../../services/accounts/passkeys';
+import { findPendingSignIn, pendingSignInUser } from '../../services/accounts/pendingSignIns';
+import { credentialJson, secondFactorProof, webAuthnOptions } from '../twoFactorSchemas';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { endSession } from '../../services/accounts/sessions';
 import type { AppDeps } from '../deps';
 import { bearerAccessToken, clearSessionCookie, currentUser, lookupSession, requireAuth, sessionToken, setSessionCookie } from '../middleware/auth';
@@ -43,6 +48,22 @@ export const accountView = answers<Account>()(
     .meta({ id: 'Account' }),
 );
 const signedInAnswer = z.object({ success: z.literal(true), user: accountView, token: z.string(), expiresAt: timestamp });
+const secondStepAnswer = z
+  .object({
+    success: z.literal(true),
+    secondFactorRequired: z.literal(true),
+    pendingToken: z.string().meta({ description: 'Names this sign-in in its second step (5 minutes, once, at most 5 wrong codes); no session yet' }),
+    methods: z.array(z.enum(['totp', 'recovery', 'passkey'])),
+    expiresAt: timestamp,
+  })
+  .meta({ id: 'SecondStepNeeded' });
+const secondStepBody = z.strictObject({ pendingToken: requiredString('pendingToken').max(100), proof: secondFactorProof });
+const passkeyOptionsBody = z.strictObject({ pendingToken: z.string().max(100).optional() });
+const passkeySignInBody = z.strictObject({ challengeId: requiredString('challengeId').max(100), response: credentialJson });
+const secondStepRefused = {
+  description: 'A wrong code or a passkey that did not verify (INVALID_SECOND_FACTOR, counts as a failed sign-in), or the pending sign-in expired, was used or took 5 wrong codes (SIGN_IN_EXPIRED)',
+  schema: errorBody,
+};
 const rateLimited = {
   description: 'Too many failed sign-ins for this account from this address, or from this address: the message says when to retry',
   schema: errorBody.extend({ retryAfterSeconds: z.number().int() }),
@@ -85,12 +106,87 @@ export function authRouter(deps: AppDeps): Router {
     summary: 'Sign in: sets the session cookie and answers the token for Bearer use',
     access: 'public',
     body: signInBody,
-    responses: { 200: signedInAnswer, 401: { description: 'Wrong e-mail or password', schema: errorBody }, 429: rateLimited },
+    description:
+      'An account with two-factor sign-in answers `secondFactorRequired` and a pending token instead of a session: POST /api/auth/second-factor (or a passkey) completes it.',
+    responses: {
+      200: { description: 'Signed in, or the second step is needed', schema: z.union([signedInAnswer, secondStepAnswer]) },
+      401: { description: 'Wrong e-mail or password', schema: errorBody },
+      429: rateLimited,
+    },
   });
   router.post('/api/auth/signin', signInRateLimit(limiter), async (ctx) => {
     const result = await signIn(deps.knex, parseBody(ctx, signInBody), device(ctx));
     // an account from before verification existed (or whose link expired) gets a link now
     if (!result.user.emailVerified) await sendVerificationAtSignIn(security, result.user.id);
+    if ('secondStep' in result) {
+      const { token, methods, expiresAt } = result.secondStep;
+      ctx.body = { success: true, secondFactorRequired: true, pendingToken: token, methods, expiresAt };
+      return;
+    }
+    answerSignedIn(ctx, result, 200);
+  });
+
+  const factors: SecondFactorDeps = { knex: deps.knex, encryptionKey: deps.config.totpEncryptionKey, rp: relyingPartyOf(deps.config.publicUrl) };
+  const signInLimits = deps.signInLimits ?? DEFAULT_SIGN_IN_LIMITS;
+  // the second step and passkey sign-ins count like passwords, in counters of their own
+  const secondStepLimiter = new SignInLimiter(deps.knex, { ...signInLimits, keyPrefix: `${signInLimits.keyPrefix}_2fa` });
+  const passkeyLimiter = new SignInLimiter(deps.knex, { ...signInLimits, keyPrefix: `${signInLimits.keyPrefix}_passkey` });
+  const pendingPerson = async (ctx: Context) => {
+    const token = (ctx.request as { body?: { pendingToken?: unknown } }).body?.pendingToken;
+    return typeof token === 'string' ? ((await pendingSignInUser(deps.knex, token)) ?? undefined) : undefined;
+  };
+  const passkeyOf = (ctx: Context) => {
+    const id = (ctx.request as { body?: { response?: { id?: unknown } } }).body?.response?.id;
+    return typeof id === 'string' && id !== '' ? id.slice(0, 1024) : undefined;
+  };
+
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/auth/second-factor',
+    tag: 'Auth',
+    summary: 'The second step of a sign-in: a code from the authenticator app, a recovery code (each good once) or a passkey; sets the session',
+    description: 'Rate-limited like the password (per account and address, per address, and slowed per account). For a passkey, get its challenge from POST /api/auth/passkey/options with the pendingToken.',
+    access: 'public',
+    body: secondStepBody,
+    responses: { 200: signedInAnswer, 401: secondStepRefused, 429: rateLimited },
+  });
+  router.post('/api/auth/second-factor', signInRateLimit(secondStepLimiter, { accountOf: pendingPerson }), async (ctx) => {
+    const { pendingToken, proof } = parseBody(ctx, secondStepBody);
+    const result = await completeSignIn(factors, { pendingToken, proof: proof as Parameters<typeof completeSignIn>[1]['proof'] }, device(ctx));
+    answerSignedIn(ctx, result, 200);
+  });
+
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/auth/passkey/options',
+    tag: 'Auth',
+    summary: "A challenge for navigator.credentials.get(): the pending sign-in's passkeys (with pendingToken), or any passkey of this site (\"Sign in with a passkey\")",
+    description: 'The challenge is good 5 minutes, once. 60 per 10 minutes per client address.',
+    access: 'public',
+    body: passkeyOptionsBody,
+    responses: { 200: z.object({ success: z.literal(true), challengeId: z.string(), options: webAuthnOptions }), 401: secondStepRefused, 429: actionLimited },
+  });
+  router.post('/api/auth/passkey/options', async (ctx) => {
+    const { pendingToken } = parseBody(ctx, passkeyOptionsBody);
+    await actionLimiter.take('passkeyChallenge', { address: ctx.ip || 'unknown' });
+    const userId = pendingToken ? (await findPendingSignIn(deps.knex, pendingToken)).userId : null;
+    const { challengeId, options } = await passkeyAuthenticationOptions(deps.knex, factors.rp, userId);
+    ctx.body = { success: true, challengeId, options };
+  });
+
+  describeRoute(router, {
+    method: 'post',
+    path: '/api/auth/passkey',
+    tag: 'Auth',
+    summary: 'Sign in with a passkey alone (a discoverable passkey with user verification): sets the session',
+    description: 'Rate-limited like the password, per passkey and address.',
+    access: 'public',
+    body: passkeySignInBody,
+    responses: { 200: signedInAnswer, 401: secondStepRefused, 429: rateLimited },
+  });
+  router.post('/api/auth/passkey', signInRateLimit(passkeyLimiter, { accountOf: passkeyOf }), async (ctx) => {
+    const { challengeId, response } = parseBody(ctx, passkeySignInBody);
+    const result = await signInWithPasskey(factors, { challengeId, response: response as unknown as AuthenticationResponseJSON }, device(ctx));
     answerSignedIn(ctx, result, 200);
   });
 

@@ -37,6 +37,7 @@ import { videoGenerationRouter } from './videoGeneration';
 import { webhookDeliveriesRouter } from './webhookDeliveries';
 import { webhooksRouter } from './webhooks';
 import { workspacesRouter } from './workspaces';
+import { twoFactorRouter } from './twoFactor';
 
 /**
  * Every resource group's router, mounted under /api. Add a line per router module.
@@ -67,6 +68,7 @@ export function buildRouters(deps: AppDeps): Router[] {
     videoAssemblyRouter(deps),
     onboardingRouter(deps),
     accountRouter(deps),
+    twoFactorRouter(deps),
     accessTokensRouter(deps),
     jobsRouter(deps),
     stripeRouter(deps),

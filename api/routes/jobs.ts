@@ -43,6 +43,8 @@ const activityJob = answers<ActivityJob>()(
     canCancel: z.boolean(),
     canRetry: z.boolean(),
     temporalUrl: z.string().optional(),
+    traceId: z.string().optional().meta({ description: 'Site admins only, for a job started with tracing on: its OpenTelemetry trace id' }),
+    traceUrl: z.string().optional().meta({ description: 'With traceId, when TRACE_VIEWER_URL is set: the trace in the trace viewer' }),
   }),
 );
 const jobRefusals = {

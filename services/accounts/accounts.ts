@@ -10,6 +10,7 @@ import { addCredits } from '../billing/credits';
 import { hashPassword, verifyAgainstDecoy, verifyPassword } from './passwords';
 import { createSession, deleteExpiredSessions, endOtherSessions, type IssuedSession, type SessionDevice } from './sessions';
 import { createPersonalWorkspace } from '../workspaces/personalWorkspace';
+import { hasSecondFactor, startPendingSignIn, type IssuedPendingSignIn } from './pendingSignIns';
 
 type Db = Knex | Knex.Transaction;
 
@@ -56,6 +57,12 @@ export interface ProfileView {
 export interface SignedIn {
   user: Account;
   session: IssuedSession;
+}
+
+/** A right password of an account with two-factor sign-in: no session yet, a pending sign-in for its second step. */
+export interface SecondStepNeeded {
+  user: Account;
+  secondStep: IssuedPendingSignIn;
 }
 
 export function normalizeEmail(email: string): string {
@@ -116,7 +123,7 @@ export async function signIn(
   knex: Knex,
   input: { email: string; password: string },
   options: { sessionTtlDays: number; device?: SessionDevice },
-): Promise<SignedIn> {
+): Promise<SignedIn | SecondStepNeeded> {
   const user = await User.query(knex).findOne('email', normalizeEmail(input.email)).withGraphFetched('profile');
   if (!user) {
     await verifyAgainstDecoy(input.password);
@@ -126,6 +133,10 @@ export async function signIn(
   // an account being deleted (services/accounts/accountData.ts) takes no new session
   if (user.deletionRequestedAt) throw new InvalidCredentialsError();
   await deleteExpiredSessions(knex, user.id);
+  // two-factor sign-in: no session until the second step (services/accounts/secondFactor.ts)
+  if (await hasSecondFactor(knex, user.id)) {
+    return { user: toAccount(user, user.profile?.name ?? ''), secondStep: await startPendingSignIn(knex, user.id, options.device ?? {}) };
+  }
   const session = await createSession(knex, user.id, options.sessionTtlDays, { ...options.device, authenticatedWith: 'password' });
   return { user: toAccount(user, user.profile?.name ?? ''), session };
 }

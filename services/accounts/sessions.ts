@@ -26,7 +26,8 @@ export function sessionIdForToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-export type AuthenticatedWith = 'password' | 'sign_up' | 'password_reset';
+/** How a session began: `two_factor` is a password and a second factor, `passkey` a passkey alone. */
+export type AuthenticatedWith = 'password' | 'sign_up' | 'password_reset' | 'two_factor' | 'passkey';
 
 /** What the Security panel shows of the browser a session was opened from. */
 export interface SessionDevice {

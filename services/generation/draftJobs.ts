@@ -40,6 +40,7 @@ import { createdByValue } from './actor';
 import { isOwnDraftFile, type DraftService } from './drafts';
 import type { DraftUploads } from './draftUploads';
 import { recordJobEvent } from '../integrations/webhookEvents';
+import { currentTraceId } from '../../config/tracing';
 
 /** The workflow's signature (workflows/draftJob.ts), started by its type name: services do not import workflows. */
 type DraftJobWorkflow = (input: DraftJobWorkflowInput) => Promise<DraftJobResult>;
@@ -261,6 +262,7 @@ export class DraftJobService {
           status: 'pending',
           workflow_id: draftJobWorkflowId(jobId),
           request: JSON.stringify(asked),
+          trace_id: currentTraceId(),
         });
         await recordJobEvent(trx, { workspaceId, projectId: null, jobId, kind: 'enhance', status: 'started', startedBy: actorId, draftId, draftImageId: imageId });
       });

@@ -34,6 +34,7 @@ import { storedFileOf } from '../content/storedFiles';
 import { queryWorkflowOrNull } from '../platform/workflowQuery';
 import { createdByValue } from './actor';
 import type { Logger } from '../../config/logger';
+import { currentTraceId } from '../../config/tracing';
 
 /** The workflow's signature (workflows/imageEdit.ts), started by its type name: services do not import workflows. */
 type ImageEditWorkflow = (input: ImageEditWorkflowInput) => Promise<ImageEditResult>;
@@ -303,6 +304,7 @@ export class ImageEditService {
           progress: 0,
           message: QUEUED,
           created_by: createdByValue(this.deps.knex, actorId),
+          trace_id: currentTraceId(),
         })
         .onConflict('workflow_id')
         .ignore();

@@ -21,6 +21,7 @@ import {
   JOB_MESSAGES,
   isRunningJobState,
   temporalRunUrl,
+  traceViewerLink,
   type ActivityJob,
   type ActivityJobKind,
   type ActivityJobList,
@@ -51,14 +52,17 @@ export interface JobActor {
   workspaceId?: string;
 }
 
-/** A listed job before its starter is looked up: `starterId` is the created_by of its row (or RsUserId of its run). */
-type ListedJob = ActivityJob & { starterId: string | null };
+/**
+ * A listed job before its starter is looked up: `starterId` is the created_by of its row (or RsUserId of its run);
+ * `rowTraceId` its row's trace id (shown to site admins only).
+ */
+type ListedJob = ActivityJob & { starterId: string | null; rowTraceId: string | null };
 
 export interface JobServiceDeps {
   knex: Knex;
   client: () => Promise<Client>;
   clips: VideoGenerationService;
-  config: Pick<AppConfig, 'temporalUiUrl' | 'temporalNamespace'>;
+  config: Pick<AppConfig, 'temporalUiUrl' | 'temporalNamespace'> & Partial<Pick<AppConfig, 'traceViewerUrl'>>;
   logger?: Logger;
   /**
    * How long the listing waits for a running image edit's or Enhance Renders job's own answer (they keep no progress
@@ -133,6 +137,7 @@ interface ClipRow {
   workflow_id: string;
   created_at: Date;
   updated_at: Date;
+  trace_id: string | null;
 }
 
 interface ImageEditRow {
@@ -150,6 +155,7 @@ interface ImageEditRow {
   error: string | null;
   created_at: Date;
   updated_at: Date;
+  trace_id: string | null;
 }
 
 interface ExportRow {
@@ -165,6 +171,7 @@ interface ExportRow {
   created_at: Date;
   updated_at: Date;
   completed_at: Date | null;
+  trace_id: string | null;
 }
 
 export class JobService {
@@ -194,11 +201,19 @@ export class JobService {
       .sort((a, b) => Date.parse(b.startedAt) - Date.parse(a.startedAt))
       .slice(0, limit);
     const jobs = (await this.withStarters(listed)).map((job) => {
-      const shown = actor.role === 'admin' ? { ...job, temporalUrl: temporalRunUrl(this.deps.config.temporalUiUrl, this.deps.config.temporalNamespace, job.workflowId) } : job;
+      if (actor.role !== 'admin') delete job.traceId;
+      const shown = actor.role === 'admin' ? this.withAdminLinks(job) : job;
       if (!all) delete shown.userEmail;
       return shown;
     });
     return { jobs, all };
+  }
+
+  /** What a site admin sees besides: the run in the Temporal UI, and the job's trace (id, and link with a viewer set). */
+  private withAdminLinks(job: ActivityJob & { traceId?: string }): ActivityJob {
+    const shown: ActivityJob = { ...job, temporalUrl: temporalRunUrl(this.deps.config.temporalUiUrl, this.deps.config.temporalNamespace, job.workflowId) };
+    if (job.traceId && this.deps.config.traceViewerUrl) shown.traceUrl = traceViewerLink(this.deps.config.traceViewerUrl, job.traceId);
+    return shown;
   }
 
   /**
@@ -216,9 +231,10 @@ export class JobService {
         .select('u.id', 'u.email', 'p.name')) as Array<{ id: string; email: string; name: string | null }>;
       for (const row of rows) starters.set(row.id, { userId: row.id, name: row.name ?? '', email: row.email });
     }
-    return listed.map(({ starterId, ...job }) => {
+    // the trace id rides along as traceId here; list() and clipJob() keep it for site admins only
+    return listed.map(({ starterId, rowTraceId, ...job }) => {
       const startedBy = starterId ? (starters.get(starterId) ?? null) : null;
-      return { ...job, startedBy, userEmail: startedBy?.email ?? job.userEmail };
+      return { ...job, startedBy, userEmail: startedBy?.email ?? job.userEmail, ...(rowTraceId ? { traceId: rowTraceId } : {}) };
     });
   }
 
@@ -256,9 +272,10 @@ export class JobService {
   }
 
   private async clipJob(ownerId: string, id: string, actor: JobActor): Promise<ActivityJob> {
-    const [job] = await this.withStarters(await this.clipJobs(ownerId, 1, Date.now(), id));
-    if (!job) throw notFound();
-    if (actor.role === 'admin') job.temporalUrl = temporalRunUrl(this.deps.config.temporalUiUrl, this.deps.config.temporalNamespace, job.workflowId);
+    const [found] = await this.withStarters(await this.clipJobs(ownerId, 1, Date.now(), id));
+    if (!found) throw notFound();
+    if (actor.role !== 'admin') delete found.traceId;
+    const job = actor.role === 'admin' ? this.withAdminLinks(found) : found;
     delete job.userEmail;
     return job;
   }
@@ -272,7 +289,7 @@ export class JobService {
       .leftJoin('renders as r', 'r.id', 'j.render_id')
       .leftJoin('images as i', 'i.id', 'j.image_id')
       .select('j.id', 'j.workspace_id', 'u.email', 'j.project_id', 'p.name as project_name', knex.raw('coalesce(r.file_name, i.file_name) as source_name'))
-      .select('j.status', 'j.progress', 'j.message', 'j.error', 'j.options', 'j.workflow_id', 'j.created_at', 'j.updated_at', 'j.created_by')
+      .select('j.status', 'j.progress', 'j.message', 'j.error', 'j.options', 'j.workflow_id', 'j.created_at', 'j.updated_at', 'j.created_by', 'j.trace_id')
       .orderBy('j.created_at', 'desc')
       .limit(limit);
     if (userId) query.where('j.workspace_id', userId);
@@ -299,6 +316,7 @@ export class JobService {
           userEmail: row.email ?? '',
           startedBy: null,
           starterId: row.created_by,
+          rowTraceId: row.trace_id,
           projectId: row.project_id,
           projectName: row.project_name,
           item: clipItem(row.options ?? {}, row.source_name),
@@ -340,6 +358,7 @@ export class JobService {
         'e.created_at',
         'e.updated_at',
         'e.created_by',
+        'e.trace_id',
       )
       .whereNotNull('e.workflow_id')
       .orderBy('e.created_at', 'desc')
@@ -359,6 +378,7 @@ export class JobService {
         userEmail: row.email ?? '',
         startedBy: null,
         starterId: row.created_by,
+        rowTraceId: row.trace_id,
         projectId: row.project_id,
         projectName: row.project_name,
         item: shortPrompt(row.edit_prompt),
@@ -430,6 +450,7 @@ export class JobService {
             userEmail: users.get(run.userId)?.email ?? '',
             startedBy: null,
             starterId: run.starterId,
+            rowTraceId: null,
             projectId: run.projectId,
             projectName: run.projectId ? (projects.get(run.projectId) ?? null) : null,
             item: 'AI image edit',
@@ -452,7 +473,7 @@ export class JobService {
   private async exportJobs(userId: string | null, limit: number, now: number): Promise<ListedJob[]> {
     const query = this.deps.knex('data_exports as x')
       .leftJoin('users as u', 'u.id', 'x.workspace_id')
-      .select('x.id', 'x.workspace_id', 'u.email', 'x.sequence', 'x.workflow_id', 'x.status', 'x.progress', 'x.message', 'x.error', 'x.created_at', 'x.updated_at', 'x.completed_at')
+      .select('x.id', 'x.workspace_id', 'u.email', 'x.sequence', 'x.workflow_id', 'x.status', 'x.progress', 'x.message', 'x.error', 'x.created_at', 'x.updated_at', 'x.completed_at', 'x.trace_id')
       .orderBy('x.created_at', 'desc')
       .limit(limit);
     if (userId) query.where('x.workspace_id', userId);
@@ -470,6 +491,7 @@ export class JobService {
         userEmail: row.email ?? '',
         startedBy: null,
         starterId: row.workspace_id,
+        rowTraceId: row.trace_id,
         projectId: null,
         projectName: null,
         item: `Data export #${row.sequence}`,
@@ -493,7 +515,7 @@ export class JobService {
       .leftJoin('users as u', 'u.id', 'a.workspace_id')
       .leftJoin('projects as p', 'p.id', 'a.project_id')
       .select('a.id', 'a.workspace_id', 'u.email', 'a.project_id', 'p.name as project_name', 'a.platform', 'a.clip_ids', 'a.workflow_id', 'a.status', 'a.progress', 'a.message', 'a.error')
-      .select('a.created_by')
+      .select('a.created_by', 'a.trace_id')
       .select('a.created_at', 'a.updated_at')
       .orderBy('a.created_at', 'desc')
       .limit(limit);
@@ -513,6 +535,7 @@ export class JobService {
         userEmail: row.email ?? '',
         startedBy: null,
         starterId: row.created_by,
+        rowTraceId: row.trace_id,
         projectId: row.project_id,
         projectName: row.project_name,
         item: `${countText(count, 'clip')} for ${row.platform === 'tiktok' ? 'TikTok 9:16' : 'YouTube 16:9'}`,
@@ -540,7 +563,7 @@ export class JobService {
       .join('drafts as d', 'd.id', 'j.draft_id')
       .join('draft_images as i', 'i.id', 'j.draft_image_id')
       .select('j.id', 'j.workspace_id', 'u.email', 'j.draft_id', 'd.name as draft_name', 'i.name as image_name', 'j.model_id', 'j.prompt', 'j.workflow_id', 'j.status', 'j.error')
-      .select('j.created_at', 'j.updated_at', 'j.completed_at', 'j.created_by')
+      .select('j.created_at', 'j.updated_at', 'j.completed_at', 'j.created_by', 'j.trace_id')
       .orderBy('j.created_at', 'desc')
       .limit(limit);
     if (userId) query.where('j.workspace_id', userId);
@@ -560,6 +583,7 @@ export class JobService {
       created_at: Date;
       updated_at: Date;
       completed_at: Date | null;
+      trace_id: string | null;
     }>;
     const client = this.lazyClient();
     return Promise.all(
@@ -576,6 +600,7 @@ export class JobService {
           userEmail: row.email ?? '',
           startedBy: null,
           starterId: row.created_by,
+          rowTraceId: row.trace_id,
           projectId: null,
           projectName: row.draft_name,
           item: `${model} on ${row.image_name}${row.prompt && row.model_id !== 'render-enhance' ? `: ${shortPrompt(row.prompt)}` : ''}`,

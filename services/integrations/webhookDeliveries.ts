@@ -97,6 +97,8 @@ export interface DeliveryToSend {
   eventCreatedAt: Date;
   /** the JSON body, the same on every attempt and on "Send again" */
   body: string;
+  /** the span that recorded the event (W3C traceparent, tracing on), which its sends continue; else null */
+  traceparent: string | null;
   endpoint: {
     id: string;
     workspaceId: string;
@@ -122,6 +124,7 @@ export async function deliveryToSend(db: Db, deliveryId: string): Promise<Delive
           type: string;
           event_created_at: Date;
           payload: unknown;
+          traceparent: string | null;
           endpoint_id: string;
           workspace_id: string;
           url: string;
@@ -139,6 +142,7 @@ export async function deliveryToSend(db: Db, deliveryId: string): Promise<Delive
       'e.type',
       'e.created_at as event_created_at',
       'e.payload',
+      'e.traceparent',
       'p.id as endpoint_id',
       'p.workspace_id',
       'p.url',
@@ -156,6 +160,7 @@ export async function deliveryToSend(db: Db, deliveryId: string): Promise<Delive
     eventType: row.type,
     eventCreatedAt: new Date(row.event_created_at),
     body: typeof row.payload === 'string' ? row.payload : JSON.stringify(row.payload),
+    traceparent: row.traceparent,
     endpoint: {
       id: row.endpoint_id,
       workspaceId: row.workspace_id,

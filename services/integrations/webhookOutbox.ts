@@ -7,6 +7,7 @@
  */
 import type { Knex } from 'knex';
 import { WEBHOOK_PAYLOAD_VERSION, type AnyWebhookEventType, type WebhookEventDataByType, type WebhookPayload } from '../../domain/webhooks';
+import { currentTraceparent } from '../../config/tracing';
 
 export const WEBHOOK_OUTBOX_CHANNEL = 'rs_webhook_outbox';
 
@@ -41,14 +42,15 @@ export async function recordWebhookEvent<T extends AnyWebhookEventType>(trx: Kne
     `with subscribed as (
        select id from webhook_endpoints where workspace_id = ? and status = 'enabled' and ? = any(event_types)
      ), event as (
-       insert into webhook_events (workspace_id, type, resource_id, payload, created_at)
-       select ?, ?, ?, ?::jsonb, ? where exists (select 1 from subscribed)
+       insert into webhook_events (workspace_id, type, resource_id, payload, created_at, traceparent)
+       select ?, ?, ?, ?::jsonb, ?, ? where exists (select 1 from subscribed)
        returning id
      ), added as (
        insert into webhook_deliveries (endpoint_id, event_id) select subscribed.id, event.id from subscribed, event returning event_id
      )
      select event_id, count(*) as deliveries from added group by event_id`,
-    [event.workspaceId, event.type, event.workspaceId, event.type, event.resourceId, JSON.stringify(payload), payload.timestamp],
+    // with tracing on, the change's span: the deliveries continue its trace (null, and no look, when off)
+    [event.workspaceId, event.type, event.workspaceId, event.type, event.resourceId, JSON.stringify(payload), payload.timestamp, currentTraceparent()],
   );
   const row = result.rows[0];
   return row ? { eventId: row.event_id, deliveries: Number(row.deliveries) } : null;
@@ -66,7 +68,7 @@ export async function recordTestEvent(knex: Knex | Knex.Transaction, endpoint: {
     data: { workspaceId: endpoint.workspaceId, endpointId: endpoint.id, message: 'This is a test event from Render Studio.' },
   });
   const [event] = await knex('webhook_events')
-    .insert({ workspace_id: endpoint.workspaceId, type: payload.type, resource_id: endpoint.id, payload: JSON.stringify(payload), created_at: payload.timestamp })
+    .insert({ workspace_id: endpoint.workspaceId, type: payload.type, resource_id: endpoint.id, payload: JSON.stringify(payload), created_at: payload.timestamp, traceparent: currentTraceparent() })
     .returning<Array<{ id: string }>>('id');
   const [delivery] = await knex('webhook_deliveries').insert({ endpoint_id: endpoint.id, event_id: event.id }).returning<Array<{ id: string }>>('id');
   return { eventId: event.id, deliveryId: delivery.id };

@@ -15,7 +15,7 @@ import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry'
 import type { InjectedSinks, WorkerInterceptors } from '@temporalio/worker';
 import type { Resource } from '@opentelemetry/resources';
 import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { markTracingActive, tracingSettings } from '../../config/tracing';
+import { markTracingActive, parseTraceparent, tracingSettings } from '../../config/tracing';
 
 export interface Tracing {
   serviceName: string;
@@ -135,4 +135,33 @@ export function temporalWorkerTracing(): { interceptors?: WorkerInterceptors; si
  */
 export function startProcessTracing(role: 'api' | 'worker'): Tracing | null {
   return startTracing({ serviceName: `render-studio-${process.env.SERVICE_NAME || role}` });
+}
+
+type SpanAttributes = Record<string, string | number | boolean>;
+
+/**
+ * Runs `work` in a span `name` that continues the trace of a stored `traceparent` (the span that recorded a webhook
+ * event: the job's activity, the API request), linked to the span running now (the delivery's activity in the
+ * endpoint's workflow), so one job's trace shows its webhooks' sends and their HTTP calls. Without a stored
+ * traceparent the span is a child of the current one. With tracing off, `work` runs as it is and nothing is loaded.
+ */
+export async function inStoredTrace<T>(traceparent: string | null, name: string, attributes: SpanAttributes, work: (annotate: (more: SpanAttributes) => void) => Promise<T>): Promise<T> {
+  if (!current) return work(() => undefined);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const otel = require('@opentelemetry/api') as typeof import('@opentelemetry/api');
+  const stored = parseTraceparent(traceparent);
+  const active = otel.context.active();
+  const here = otel.trace.getSpan(active)?.spanContext();
+  const parent = stored ? otel.trace.setSpanContext(otel.ROOT_CONTEXT, { ...stored, isRemote: true }) : active;
+  const links = stored && here && otel.isSpanContextValid(here) ? [{ context: here }] : [];
+  const span = otel.trace.getTracer('render-studio').startSpan(name, { kind: otel.SpanKind.INTERNAL, attributes, links }, parent);
+  try {
+    return await otel.context.with(otel.trace.setSpan(parent, span), () => work((more) => span.setAttributes(more)));
+  } catch (err) {
+    span.recordException(err as Error);
+    span.setStatus({ code: otel.SpanStatusCode.ERROR });
+    throw err;
+  } finally {
+    span.end();
+  }
 }

@@ -37,6 +37,8 @@ export interface WorkspaceSummary {
   maxClipsInFlight: number | null;
   /** who must approve a generated item (domain/approvalPolicy.ts); items already pending keep the one they started with */
   approvalPolicy: ApprovalPolicy;
+  /** its owners require two-factor sign-in of every member (./twoFactorPolicy.ts) */
+  twoFactorRequired: boolean;
 }
 
 interface SummaryRow {
@@ -49,6 +51,7 @@ interface SummaryRow {
   approval_policy: string;
   approval_count: number | null;
   approver_ids: string[] | null;
+  two_factor_required: boolean;
   owner_name: string | null;
   owner_email: string | null;
   created_at: Date | string;
@@ -77,6 +80,7 @@ function toSummary(row: SummaryRow, viewerId: string): WorkspaceSummary {
     memberCount: Number(row.member_count),
     maxClipsInFlight: row.max_clips_in_flight === null ? null : Number(row.max_clips_in_flight),
     approvalPolicy: policyOfRow(row),
+    twoFactorRequired: row.two_factor_required === true,
   };
 }
 
@@ -93,7 +97,7 @@ function summaryQuery(db: Db, userId: string) {
     db('workspace_members as m')
       .join('workspaces as w', 'w.id', 'm.workspace_id')
       .where('m.user_id', userId)
-      .select('w.id', 'w.name', 'w.personal_user_id', 'w.created_at', 'w.max_clips_in_flight', 'w.approval_policy', 'w.approval_count', 'm.role', approverIdsColumn(db), db.raw('(select count(*) from workspace_members c where c.workspace_id = w.id)::int as member_count')),
+      .select('w.id', 'w.name', 'w.personal_user_id', 'w.created_at', 'w.max_clips_in_flight', 'w.approval_policy', 'w.approval_count', 'w.two_factor_required', 'm.role', approverIdsColumn(db), db.raw('(select count(*) from workspace_members c where c.workspace_id = w.id)::int as member_count')),
   );
 }
 

@@ -61,9 +61,11 @@ describe('content library in the browser', () => {
     const projectId = new URL(page.url()).searchParams.get('project') as string;
     expect(projectId).toMatch(/^[0-9a-f-]{36}$/);
 
-    // hold each upload a little so the progress bar can be seen
+    // the uploads are held until the progress bar and its count have been seen
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
     await page.route('**/api/upload/renders', async (route) => {
-      await new Promise((r) => setTimeout(r, 400));
+      await released;
       await route.continue();
     });
     await page.locator('input[type="file"]').setInputFiles([
@@ -74,6 +76,7 @@ describe('content library in the browser', () => {
     const bar = page.getByRole('progressbar', { name: 'Upload progress' });
     await bar.waitFor();
     await page.getByText(/^Uploading \d\/3/).waitFor();
+    release();
     await page.getByText('3 files uploaded successfully!').waitFor({ timeout: 30_000 });
     await bar.waitFor({ state: 'detached' });
     await page.unroute('**/api/upload/renders');

@@ -71,7 +71,7 @@ describe('Live updates in the browser', () => {
     await save.click();
     await save.waitFor({ state: 'detached', timeout: 30_000 });
     await credits.getByText('1 credit', { exact: false }).waitFor({ timeout: 30_000 });
-    await page.locator('.nav-badge').waitFor({ state: 'detached', timeout: 5000 });
+    await page.locator('.nav-badge').waitFor({ state: 'detached', timeout: 30_000 });
     expect(await page.evaluate(() => (globalThis as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
 
     // one subscription for the whole visit; another user's stream heard none of it

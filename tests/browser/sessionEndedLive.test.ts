@@ -64,7 +64,7 @@ describe('a session ended elsewhere signs the open app out', () => {
       const user = await createTestUser(app.baseUrl);
       const page = await openDashboard(user, size.viewport);
       expect((await request(app.baseUrl, '/api/auth/signout', { method: 'POST', token: user.token })).status).toBe(200);
-      await expectSignedOut(page, 5000);
+      await expectSignedOut(page, 10_000);
       await app.screenshot(`session-ended-signout-${size.name}`, page);
     });
 

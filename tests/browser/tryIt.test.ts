@@ -81,9 +81,11 @@ describe('try-it flow in the browser', () => {
       expect(await area.getByRole('radio', { name: /^Drone Shot/ }).isChecked()).toBe(true);
       await app.screenshot('try-it-landing', page);
 
-      // the onboarding call is held a moment, so the setup text can be seen
+      // the onboarding call is held until the setup text has been seen
+      let release = () => {};
+      const released = new Promise<void>((resolve) => (release = resolve));
       await page.route('**/api/onboarding/try-it', async (route) => {
-        await new Promise((resolve) => setTimeout(resolve, 800));
+        await released;
         await route.continue();
       });
       const email = `tryit-${Date.now()}@example.test`;
@@ -95,6 +97,7 @@ describe('try-it flow in the browser', () => {
         await dialog.getByLabel('Password').fill('harbour-view-42');
         await dialog.getByRole('button', { name: 'Create account' }).click();
         await page.getByText('Setting up your project...').waitFor();
+        release();
         await page.getByRole('dialog', { name: 'Welcome to harbour view!' }).waitFor({ timeout: 30_000 });
       });
 

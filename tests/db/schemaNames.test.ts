@@ -11,13 +11,18 @@ import { closeTestKnex, testKnex } from '../support/db';
 
 /** Id columns without a foreign key, and why. */
 const WITHOUT_KEY: Readonly<Record<string, string>> = {
+  'ai_image_edits.trace_id': 'an OpenTelemetry trace id',
   'ai_image_edits.workflow_id': 'a Temporal workflow id',
+  'assembly_jobs.trace_id': 'an OpenTelemetry trace id',
   'assembly_jobs.workflow_id': 'a Temporal workflow id',
   'compiled_videos.workflow_id': 'a Temporal workflow id',
   'content_lineage.workflow_id': 'a Temporal workflow id',
+  'data_exports.trace_id': 'an OpenTelemetry trace id',
   'data_exports.workflow_id': 'a Temporal workflow id',
+  'draft_jobs.trace_id': 'an OpenTelemetry trace id',
   'draft_jobs.workflow_id': 'a Temporal workflow id',
   'pending_approvals.workflow_id': 'a Temporal workflow id',
+  'video_generation_jobs.trace_id': 'an OpenTelemetry trace id',
   'video_generation_jobs.workflow_id': 'a Temporal workflow id',
   'content_lineage.item_id': 'an item of the table its item_kind names',
   'content_lineage.source_id': 'a source of the table its source_kind names',

@@ -15,7 +15,7 @@ TOKEN_URL = os.environ["FUZZ_TOKEN_URL"]
 @schemathesis.auth(refresh_interval=1)
 class FuzzUserSession:
     def get(self, case, ctx):
-        with urllib.request.urlopen(TOKEN_URL, timeout=10) as response:
+        with urllib.request.urlopen(TOKEN_URL, timeout=120) as response:
             return response.read().decode("utf-8").strip()
 
     def set(self, case, data, ctx):

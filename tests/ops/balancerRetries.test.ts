@@ -47,6 +47,22 @@ async function standIn(port: number, drops: boolean): Promise<StandIn> {
   return { server, port, seen };
 }
 
+/** A server's line of the runtime API's `show stat`, by its CSV header's names (numbers as numbers). */
+async function serverStats(socket: string, server: string): Promise<Record<string, string | number>> {
+  const text = await new Promise<string>((resolve, reject) => {
+    const conn = net.createConnection(socket);
+    let out = '';
+    conn.on('data', (d) => (out += d.toString()));
+    conn.on('end', () => resolve(out));
+    conn.on('error', reject);
+    conn.write('show stat\n');
+  });
+  const lines = text.split('\n');
+  const names = lines[0].replace(/^# /, '').split(',');
+  const fields = (lines.find((l) => l.startsWith(`api,${server},`)) ?? '').split(',');
+  return Object.fromEntries(names.map((name, i) => [name, /^\d+$/.test(fields[i] ?? '') ? Number(fields[i]) : (fields[i] ?? '')]));
+}
+
 /** What haproxy's runtime API says of each server of the api backend: name -> operational state (2 running, 0 stopped). */
 async function serverStates(socket: string): Promise<Map<string, number>> {
   const text = await new Promise<string>((resolve, reject) => {
@@ -148,25 +164,31 @@ describe('the balancer in front of two APIs (haproxy, ops/haproxy/haproxy.cfg.te
     dropping.server.closeAllConnections();
     await new Promise((r) => dropping.server.close(r));
     const killedAt = Date.now();
-    // the runtime API asked every 20 ms meanwhile: when haproxy took the server out
+    // the runtime API asked every 20 ms meanwhile: whether haproxy took the server out, and its counters then
     let outAfterMs = null as number | null;
+    let outStats = null as Record<string, string | number> | null;
     const watching = (async () => {
-      while (outAfterMs === null && Date.now() - killedAt < 3_000) {
-        if ((await serverStates(socket)).get('api-1') === 0) outAfterMs = Date.now() - killedAt;
-        else await new Promise((r) => setTimeout(r, 20));
+      while (outAfterMs === null && Date.now() - killedAt < 10_000) {
+        if ((await serverStates(socket)).get('api-1') === 0) {
+          outAfterMs = Date.now() - killedAt;
+          outStats = await serverStats(socket, 'api-1');
+        } else await new Promise((r) => setTimeout(r, 20));
       }
     })();
     const statuses: number[] = [];
-    while (Date.now() - killedAt < 2_000) {
+    // at least ten requests, and on until haproxy has taken the server out (or the watch gave up)
+    while (statuses.length < 10 || (outAfterMs === null && Date.now() - killedAt < 10_000)) {
       const method = statuses.length % 2 ? 'POST' : 'GET';
       statuses.push(await fetch(`${base}/api/after-kill`, { method, body: method === 'POST' ? '{}' : undefined }).then((r) => r.status, () => 0));
     }
     await watching;
     expect(statuses.every((s) => s === 200)).toBe(true);
-    expect(statuses.length).toBeGreaterThan(5);
-    // out at the first connection it refused (observe layer4), not after two failed health checks (250 ms apart at
-    // best, after the first one's up to 1 s)
+    // out at the first connection it refused (observe layer4), not after two failed health checks
     expect(outAfterMs).not.toBeNull();
-    expect(outAfterMs as number).toBeLessThan(200);
+    // by the traffic's error (hanafail), before the health checks could fail `fall` times: checks failed while it was
+    // up are counted in chkfail, which stops when it is out
+    expect(outStats).toMatchObject({ status: 'DOWN', hanafail: expect.any(Number), chkfail: expect.any(Number) });
+    expect(outStats!.hanafail).toBeGreaterThanOrEqual(1);
+    expect(outStats!.chkfail).toBeLessThan(Number(outStats!.check_fall));
   });
 });

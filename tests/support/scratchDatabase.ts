@@ -35,6 +35,8 @@ export async function createScratchDatabase(label: string, options: { migrated?:
     for (let attempt = 1; ; attempt += 1) {
       try {
         await admin.raw(template ? `create database "${name}" template "${template}"` : `create database "${name}"`);
+        // as the run's database (tests/setup/globalSetup.ts): a commit does not wait for the disk
+        await admin.raw(`alter database "${name}" set synchronous_commit = off`);
         break;
       } catch (err) {
         // a template is copied only while nobody is connected to it: another file's copy (or autovacuum) is a moment

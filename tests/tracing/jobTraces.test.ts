@@ -11,7 +11,7 @@ import { createProviders } from '../../providers';
 import { startTracing, temporalWorkerTracing, type Tracing } from '../../services/platform/tracing';
 import { jobMetricsSinks } from '../../workers/metrics';
 import { clipUser, startClip, waitForJob } from '../clips/fixtures';
-import { closeTestKnex } from '../support/db';
+import { closeTestKnex, testKnex } from '../support/db';
 import { startFakeFal, type FakeFal } from '../support/fakeFal';
 import { workerBundle } from '../support/workflowBundles';
 import { generateImage, quietRuntime, startHarness, userWithRender, type Harness } from '../imageEdit/harness';
@@ -131,6 +131,9 @@ describe('one trace per job', () => {
     const roots = traceOf(api).filter((s) => !s.parentSpanId);
     expect(roots).toHaveLength(1);
     expect([api, ...traceOf(api).filter((s) => s.spanContext().spanId === api.parentSpanId)]).toContain(roots[0]);
+    // the job's row keeps the trace's id (the Activity view shows it to admins)
+    const row = (await testKnex()('ai_image_edits').where({ workflow_id: `image-edit-${res.body.metadata.jobId}` }).first('trace_id')) as { trace_id: string | null };
+    expect(row.trace_id).toBe(api.spanContext().traceId);
   });
 
   it('runs from POST /api/video-generation/start through the clip workflow to the provider and the stored clip', async () => {
@@ -148,5 +151,7 @@ describe('one trace per job', () => {
     expect(ancestry(call)).toEqual(expect.arrayContaining([expect.stringMatching(/^RunActivity:/), expect.stringMatching(/^StartActivity:/), 'RunWorkflow:clipGenerationWorkflow', 'POST /api/video-generation/start']));
     const write = await inTrace(api, (s) => s.name === 'storage.put clips', 'the stored clip');
     expect(ancestry(write)).toEqual(expect.arrayContaining([expect.stringMatching(/^RunActivity:/), 'RunWorkflow:clipGenerationWorkflow', 'POST /api/video-generation/start']));
+    const row = (await testKnex()('video_generation_jobs').where({ id: started.body.jobId }).first('trace_id')) as { trace_id: string | null };
+    expect(row.trace_id).toBe(api.spanContext().traceId);
   }, 240_000);
 });

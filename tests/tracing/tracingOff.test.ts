@@ -4,11 +4,11 @@
  */
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { tracingActive, tracingSettings } from '../../config/tracing';
+import { currentTraceId, currentTraceparent, tracingActive, tracingSettings } from '../../config/tracing';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
-import { activeTracing, startProcessTracing, temporalClientInterceptors, temporalWorkerTracing } from '../../services/platform/tracing';
+import { activeTracing, inStoredTrace, startProcessTracing, temporalClientInterceptors, temporalWorkerTracing } from '../../services/platform/tracing';
 import { LocalDiskStorage, createStorage } from '../../storage';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, serve } from '../support/http';
@@ -29,6 +29,9 @@ function openTelemetryModulesLoaded(env: NodeJS.ProcessEnv): string[] {
     require('./services/platform/temporalClient');
     const { logger } = require('./config/logger');
     logger.info('a line');
+    // what job rows and webhook events record: nothing, and nothing loaded for it
+    const { currentTraceId, currentTraceparent } = require('./config/tracing');
+    if (currentTraceId() !== null || currentTraceparent() !== null) throw new Error('a trace id with tracing off');
     const { createStorage } = require('./storage');
     createStorage({ storageDir: require('node:os').tmpdir(), signingSecret: 'x'.repeat(40), signedUrlTtlSeconds: 60 });
     process.stdout.write('\\nMODULES ' + JSON.stringify(Object.keys(require.cache).filter((f) => /[\\/]@opentelemetry[\\/](?!api[\\/])|interceptors-opentelemetry/.test(f))));
@@ -60,6 +63,10 @@ describe('tracing off', () => {
     expect(tracingActive()).toBe(false);
     expect(temporalClientInterceptors()).toBeUndefined();
     expect(temporalWorkerTracing()).toEqual({});
+    expect(currentTraceId()).toBeNull();
+    expect(currentTraceparent()).toBeNull();
+    // a webhook send runs as it is, in no span
+    expect(await inStoredTrace('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'webhook.deliver x', {}, async () => 'sent')).toBe('sent');
     expect(createStorage(loadConfig()).objects.constructor).toBe(LocalDiskStorage);
     const server = await serve(createApp({ config: loadConfig(), knex: testKnex(), logger }));
     try {

@@ -34,9 +34,17 @@ export async function signUp(input: SignUpInput): Promise<User> {
   return body.user;
 }
 
-export async function signIn(input: SignInInput): Promise<User> {
-  const body = await api.post('auth/signin', { json: input }).json<SessionResponse>();
-  return body.user;
+/** The account has two-factor sign-in: no session yet, the second step names this sign-in by its token. */
+export interface SecondStepNeeded {
+  secondFactorRequired: true;
+  pendingToken: string;
+  methods: Array<'totp' | 'recovery' | 'passkey'>;
+}
+
+/** Signed in (the user), or the second step is needed. */
+export async function signIn(input: SignInInput): Promise<User | SecondStepNeeded> {
+  const body = await api.post('auth/signin', { json: input }).json<SessionResponse | (SecondStepNeeded & { success: true })>();
+  return 'secondFactorRequired' in body ? body : body.user;
 }
 
 export async function signOut(): Promise<void> {

@@ -13,6 +13,8 @@ export interface Workspace {
   maxClipsInFlight: number | null;
   /** who must approve a generated item; items already pending keep the policy they started with */
   approvalPolicy: ApprovalPolicy;
+  /** its owners require two-factor sign-in of every member */
+  twoFactorRequired: boolean;
 }
 
 export interface WorkspaceMember {
@@ -63,6 +65,11 @@ export async function renameWorkspace(workspaceId: string, name: string): Promis
 }
 
 /** Sets (1 to 100) or clears (null) the workspace's cap on clips in flight: owners and admins. */
+export async function setTwoFactorRequired(workspaceId: string, required: boolean): Promise<Workspace> {
+  const body = await api.put(path(workspaceId, 'two-factor-policy'), { json: { required } }).json<{ success: true; workspace: Workspace }>();
+  return body.workspace;
+}
+
 export async function setClipCap(workspaceId: string, maxClipsInFlight: number | null): Promise<Workspace> {
   const body = await api.put(path(workspaceId, 'clip-cap'), { json: { maxClipsInFlight } }).json<{ success: true; workspace: Workspace }>();
   return body.workspace;

@@ -1,7 +1,7 @@
 import { atom } from 'jotai';
 import { unwrap } from 'jotai/utils';
 import { forgetApprovals } from '../api/approvals';
-import { fetchCurrentUser, signIn, signOut, signUp, type SignInInput, type SignUpInput, type User } from '../api/auth';
+import { fetchCurrentUser, signIn, signOut, signUp, type SecondStepNeeded, type SignInInput, type SignUpInput, type User } from '../api/auth';
 import { forgetProjects } from '../api/projects';
 import { clearLandingStateAtom, resetViewAtom, workspaceParamAtom } from './view';
 
@@ -79,8 +79,16 @@ export const signUpAtom = atom(null, async (get, set, input: SignUpInput) => {
   await get(sessionRequestAtom);
 });
 
-export const signInAtom = atom(null, async (get, set, input: SignInInput) => {
-  await signIn(input);
+/** Resolves with the second step when the account has two-factor sign-in (nothing changes until it is done). */
+export const signInAtom = atom(null, async (_get, set, input: SignInInput): Promise<SecondStepNeeded | null> => {
+  const answer = await signIn(input);
+  if ('secondFactorRequired' in answer) return answer;
+  await set(signedInAtom);
+  return null;
+});
+
+/** A session began (after a password, its second step, or a passkey): the app starts from it. */
+export const signedInAtom = atom(null, async (get, set) => {
   set(clearLandingStateAtom);
   forgetCachedReads();
   set(authEpochAtom, (v) => v + 1);

@@ -9,6 +9,7 @@ import { TextField } from '../../components/TextField';
 import { AccessTokensPanel } from './AccessTokensPanel';
 import { SessionsPanel } from './SessionsPanel';
 import { EmailChangePanel } from './EmailChangePanel';
+import { TwoFactorPanel } from './TwoFactorPanel';
 
 const METER_ID = 'new-password-strength';
 
@@ -96,6 +97,7 @@ export function SecurityTab(): ReactElement {
           </button>
         </div>
       </form>
+      <TwoFactorPanel />
       <EmailChangePanel />
       <SessionsPanel />
       <AccessTokensPanel />

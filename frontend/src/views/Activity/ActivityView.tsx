@@ -64,7 +64,7 @@ function costText(job: ActivityJob): string {
 /**
  * Activity: the user's running and recent jobs (clips, AI images, data exports) with their state and progress;
  * cancel a running clip, retry a failed or cancelled one. Admins may list every user's jobs, each with a link to
- * its run in the Temporal UI.
+ * its run in the Temporal UI and, for jobs started with tracing on, its trace id (linked to the trace viewer).
  */
 export function ActivityView({ isAdmin }: { isAdmin: boolean }): ReactElement {
   const [allUsers, setAllUsers] = useAtom(jobsAllUsersAtom);
@@ -203,6 +203,31 @@ export function ActivityView({ isAdmin }: { isAdmin: boolean }): ReactElement {
   );
 }
 
+/**
+ * Admins only (the API sends trace ids to site admins alone): the job's OpenTelemetry trace, linked to the trace viewer
+ * when one is configured (TRACE_VIEWER_URL), else with a hint where to look it up.
+ */
+function TraceFact({ traceId, traceUrl }: { traceId: string; traceUrl?: string }): ReactElement {
+  return (
+    <div className="activity-trace">
+      <dt>Trace</dt>
+      <dd>
+        {traceUrl ? (
+          <a href={traceUrl} target="_blank" rel="noreferrer" title="Open this job's trace in the trace viewer">
+            <code>{traceId}</code>
+            <span className="visually-hidden"> (opens the trace viewer)</span>
+          </a>
+        ) : (
+          <>
+            <code>{traceId}</code>
+            <span className="activity-trace-hint">Look this id up in your trace viewer (docs: Operations, Traces).</span>
+          </>
+        )}
+      </dd>
+    </div>
+  );
+}
+
 function JobCard({
   job,
   showOwner,
@@ -264,6 +289,7 @@ function JobCard({
           <dt>Cost</dt>
           <dd>{costText(job)}</dd>
         </div>
+        {job.traceId && <TraceFact traceId={job.traceId} traceUrl={job.traceUrl} />}
       </dl>
       {((onAction && (job.canCancel || job.canRetry)) || job.temporalUrl) && (
         <div className="activity-actions">

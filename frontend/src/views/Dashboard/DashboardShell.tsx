@@ -17,6 +17,7 @@ import { Sidebar } from './Sidebar';
 import { TryItSetup } from './TryItSetup';
 import { WorkspaceEndedNotice } from './WorkspaceEndedNotice';
 import { VerifyEmailBanner } from './VerifyEmailBanner';
+import { TwoFactorRequiredNotice } from './TwoFactorRequiredNotice';
 
 const SIDEBAR_ID = 'app-sidebar';
 
@@ -126,6 +127,7 @@ export function DashboardShell({ user }: { user: User }): ReactElement {
       <main className="main" id="main">
         {ended && <WorkspaceEndedNotice workspaceName={ended.workspaceName} onDismiss={() => setEndedNotice(null)} />}
         {!user.emailVerified && <VerifyEmailBanner />}
+        <TwoFactorRequiredNotice />
         <LiveUpdatesNotice />
         <Suspense fallback={<LoadingState label="Loading..." />}>
           {refused && (
