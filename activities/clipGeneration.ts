@@ -27,7 +27,7 @@ import { DomainError } from '../domain/errors';
 import type { RealtimeEvent } from '../domain/events';
 import { CreditReservation } from '../db/models/CreditReservation';
 import { ProviderError, type VideoProgress } from '../providers';
-import { sourceSize } from '../providers/local/clipEffects';
+import { CLIP_SIZE, sourceSize } from '../providers/local/clipEffects';
 import { probeVideo } from '../providers/media/ffmpeg';
 import { actorOf, createdByValue } from '../services/generation/actor';
 import { checkClipAdmission } from '../services/generation/clipAdmission';
@@ -90,6 +90,11 @@ export interface SubmitClipVideoInput {
   workspaceId: string;
   source: ClipSource;
   options: ClipJobOptions;
+  /**
+   * The submit writes the row's steps around it itself (preparing, then submitted), instead of the workflow writing
+   * each as a step of its own (runs from the `clip-fewer-steps` marker on).
+   */
+  recordSteps?: boolean;
 }
 
 /**
@@ -136,6 +141,12 @@ export interface FinishClipMediaInput {
   height: number;
   /** The stored clip's duration (the wait's probe); absent in runs started before it was passed on. */
   durationSeconds?: number;
+}
+
+/** The hosted clip fetched, stored, probed once and finished (preview and thumbnail), in one media activity. */
+export interface CollectedClipVideo {
+  video: StoredClipVideo;
+  media: ClipMediaFiles;
 }
 
 export interface ClipMediaFiles {
@@ -274,6 +285,10 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
     }
   };
 
+  // a hosted provider's wait probes the clip it downloads (providers/fal/providers.ts)
+  const hostedResult = imageToVideo.pollIntervalMs !== undefined;
+  const round3 = (n: number) => Math.round(n * 1000) / 1000;
+
   /** What the stored clip at `objectPath` is, probed from `file` (a local copy of it). */
   const describeClip = async (objectPath: string, file: string, sizeBytes: number): Promise<StoredClipVideo> => {
     const probe = await probeVideo(file);
@@ -297,7 +312,28 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
     }
   };
 
-  return {
+  /** Moves the job row along; progress never goes back and a finished row is left as it is. */
+  const recordJobStep = async (input: RecordClipJobInput): Promise<void> => {
+    await knex.transaction(async (trx) => {
+      const rows: JobEventRow[] = await trx('video_generation_jobs')
+        .where({ id: input.jobId })
+        .whereIn('status', CLIP_JOB_ACTIVE_STATUSES)
+        .update({
+          status: input.status,
+          progress: trx.raw('greatest(progress, ?)', [Math.round(input.progress)]),
+          message: input.message,
+          ...(input.result ? { result: JSON.stringify(input.result) } : {}),
+          updated_at: trx.fn.now(),
+        })
+        .returning(JOB_EVENT_COLUMNS);
+      for (const row of rows) {
+        await publishEvent(trx, row.workspace_id, clipJobEvent(row));
+        if (row.status === 'completed' || row.status === 'failed' || row.status === 'cancelled') await recordClipEnd(trx, row, { approvalId: input.result?.approvalId ?? null, error: null });
+      }
+    });
+  };
+
+  const activities = {
     /**
      * Admits the job under the profile lock: the limits, then the job row (pending) and a reservation of the
      * clip's cost keyed on the workflow id. A repeat finds the row and the same reservation.
@@ -349,23 +385,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
 
     /** Moves the job row along; progress never goes back and a finished row is left as it is. */
     async recordClipJob(input: RecordClipJobInput): Promise<void> {
-      await knex.transaction(async (trx) => {
-        const rows: JobEventRow[] = await trx('video_generation_jobs')
-          .where({ id: input.jobId })
-          .whereIn('status', CLIP_JOB_ACTIVE_STATUSES)
-          .update({
-            status: input.status,
-            progress: trx.raw('greatest(progress, ?)', [Math.round(input.progress)]),
-            message: input.message,
-            ...(input.result ? { result: JSON.stringify(input.result) } : {}),
-            updated_at: trx.fn.now(),
-          })
-          .returning(JOB_EVENT_COLUMNS);
-        for (const row of rows) {
-          await publishEvent(trx, row.workspace_id, clipJobEvent(row));
-          if (row.status === 'completed' || row.status === 'failed' || row.status === 'cancelled') await recordClipEnd(trx, row, { approvalId: input.result?.approvalId ?? null, error: null });
-        }
-      });
+      await recordJobStep(input);
     },
 
     /**
@@ -375,11 +395,18 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
     async submitClipVideo(input: SubmitClipVideoInput): Promise<SubmittedClipVideo> {
       const row = (await knex('video_generation_jobs').where({ id: input.jobId }).first('provider_job_id')) as { provider_job_id: string | null } | undefined;
       if (!row) throw ApplicationFailure.create({ type: CLIP_ERROR_CODES.jobNotFound, message: `No video job ${input.jobId}`, nonRetryable: true });
-      if (row.provider_job_id) return { providerJobId: row.provider_job_id, framing: null, ...polling };
+      const submitted = async (result: SubmittedClipVideo): Promise<SubmittedClipVideo> => {
+        if (input.recordSteps) await recordJobStep({ jobId: input.jobId, status: 'processing', progress: CLIP_PROGRESS.submitted, message: CLIP_MESSAGES.rendering });
+        return result;
+      };
+      if (row.provider_job_id) return submitted({ providerJobId: row.provider_job_id, framing: null, ...polling });
+      if (input.recordSteps) await recordJobStep({ jobId: input.jobId, status: 'processing', progress: CLIP_PROGRESS.preparing, message: CLIP_MESSAGES.preparing });
       try {
         // a working copy (a still needs no more than twice the clip's frame): the stored render is never changed,
         // and a 150 MB original is decoded in strips rather than read into memory whole
-        const frame = sourceSize(input.options.aspectRatio);
+        // a hosted model gets the still at the clip's own size (providers/fal/providers.ts): framed at that size here,
+        // not at the local renderer's zoom margin and then resized again
+        const frame = hostedResult ? CLIP_SIZE[input.options.aspectRatio] : sourceSize(input.options.aspectRatio);
         let copy: WorkingCopy;
         try {
           copy = await workingCopy(storage.objects, input.source, 2 * Math.max(frame.width, frame.height));
@@ -412,9 +439,9 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
           const stored = (await knex('video_generation_jobs').where({ id: input.jobId }).first('provider_job_id')) as { provider_job_id: string };
           await imageToVideo.cancel(providerJobId).catch(() => undefined);
           await imageToVideo.release(providerJobId).catch(() => undefined);
-          return { providerJobId: stored.provider_job_id, framing, ...polling };
+          return await submitted({ providerJobId: stored.provider_job_id, framing, ...polling });
         }
-        return { providerJobId, framing, ...polling };
+        return await submitted({ providerJobId, framing, ...polling });
       } catch (error) {
         throw toActivityFailure(error);
       }
@@ -442,7 +469,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
      * clips/<workspaceId>/<jobId>/clip.mp4. A retry resumes: a stored clip is returned as is, otherwise the wait
      * picks the same provider job up again, starting its progress from the last heartbeat.
      */
-    async awaitClipVideo(input: { jobId: string; workspaceId: string; providerJobId: string }): Promise<StoredClipVideo> {
+    async awaitClipVideo(input: { jobId: string; workspaceId: string; providerJobId: string; signalProgress?: boolean }): Promise<StoredClipVideo> {
       const ctx = Context.current();
       const clipPath = `${clipFolder(input.workspaceId, input.jobId)}/clip.mp4`;
       if (await exists(clipPath)) return probeStored(clipPath);
@@ -461,6 +488,9 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
           .returning(JOB_EVENT_COLUMNS)
           .then((rows: JobEventRow[]) => Promise.all(rows.map((row) => publishEventQuietly(knex, row.workspace_id, clipJobEvent(row), logger))))
           .catch((err: unknown) => logger.warn({ err, jobId: input.jobId }, 'could not record clip progress'));
+        // (not when the render has ended already, as after a hosted job's callback: one signal and one workflow task
+        // per clip only to say "downloading")
+        if (input.signalProgress === false) return;
         await ctx.client.workflow
           .getHandle(workflowId)
           .signal(clipProgressSignal, { progress, message })
@@ -475,8 +505,12 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
       try {
         const result = await imageToVideo.wait(input.providerJobId, { signal: ctx.cancellationSignal, onProgress });
         await assertStillActive(input.jobId);
-        // probed here, from the provider's download, rather than fetched back from storage
-        const stored = await describeClip(clipPath, result.path, (await fs.stat(result.path)).size);
+        // probed here, from the provider's download, rather than fetched back from storage; a hosted provider probed
+        // its download already (a file that is not a video fails there): its figures are used, not a second ffprobe
+        const sizeBytes = (await fs.stat(result.path)).size;
+        const stored = hostedResult
+          ? { path: clipPath, sizeBytes, durationSeconds: round3(result.durationSeconds), width: result.width, height: result.height, fps: round3(result.fps) }
+          : await describeClip(clipPath, result.path, sizeBytes);
         await storeOnce(clipPath, result.path);
         await imageToVideo.release(input.providerJobId).catch((err: unknown) => logger.warn({ err, providerJobId: input.providerJobId }, 'could not release provider files'));
         return stored;
@@ -570,7 +604,28 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
         }
       });
     },
+
+    /**
+     * A hosted clip after its provider's job ended, in one media activity: the wait's fetch and store (the provider
+     * probed the download: no second probe), the row's "stored" step, the preview and thumbnail, the row's "finished"
+     * step. What the workflow did with two media activities and two steps of its own; a retry resumes as each part does.
+     */
+    async collectClipVideo(input: { jobId: string; workspaceId: string; providerJobId: string }): Promise<CollectedClipVideo> {
+      const video = await activities.awaitClipVideo({ ...input, signalProgress: false });
+      await recordJobStep({ jobId: input.jobId, status: 'processing', progress: CLIP_PROGRESS.stored, message: CLIP_MESSAGES.finishing });
+      const media = await activities.finishClipMedia({
+        jobId: input.jobId,
+        workspaceId: input.workspaceId,
+        clipPath: video.path,
+        width: video.width,
+        height: video.height,
+        durationSeconds: video.durationSeconds,
+      });
+      await recordJobStep({ jobId: input.jobId, status: 'processing', progress: CLIP_PROGRESS.finished, message: CLIP_MESSAGES.approval });
+      return { video, media };
+    },
   };
+  return activities;
 }
 
 export type ClipActivities = ReturnType<typeof createClipActivities>;

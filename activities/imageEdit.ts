@@ -25,7 +25,8 @@ import {
   type StoredImage,
 } from '../domain/imageEdit';
 import type { StoredFile } from '../domain/approvals';
-import type { GeneratedImage } from '../providers/types';
+import type { GeneratedImage, HostedImageJobs } from '../providers/types';
+import type { AppConfig } from '../config/env';
 import { publishEvent } from '../services/platform/events';
 import { checkAndReserve, releaseReservation } from '../services/billing/credits';
 import { actorOf, createdByValue } from '../services/generation/actor';
@@ -36,6 +37,7 @@ import type { FailureDetails } from '../domain/failureDetails';
 import { reportingRefusals } from './failures';
 import { extensionForMime, type ImageMime } from './imageMedia';
 import { inProcessImageWork } from './imageWork';
+import { decodeFalJobId } from '../providers/fal/providers';
 import { currentTraceId } from '../config/tracing';
 
 const HEARTBEAT_EVERY_MS = 5000;
@@ -199,14 +201,104 @@ export interface ImageEditProgressInput {
   message: string;
 }
 
+/** The callback route of the API (api/routes/providerCallbacks.ts): fal calls it when an image edit's hosted job ends. */
+export function imageEditCallbackUrl(baseUrl: string, jobId: string): string {
+  return `${baseUrl}/api/provider-callbacks/fal?image=${encodeURIComponent(jobId)}`;
+}
+
+/** A hosted job submitted with a callback: the workflow waits for the callback's signal naming `requestId`. */
+export interface HostedImageJob {
+  /** The provider's job id (self-contained: `fal:<submittedAt>:<requestId>:<model>`). */
+  jobId: string;
+  requestId: string;
+  /** Longest wait for it (ms), from its submission. */
+  maxWaitMs: number;
+}
+
+export interface HostedEditInput extends MakeEditedImageInput {
+  workflowId: string;
+  jobId: string;
+}
+
+/** The edit submitted (the workflow waits for it), or, with no hosted provider or callback address, the whole media part made. */
+export type HostedEditStart = { submitted: HostedImageJob; made?: undefined } | { made: MadeEditedImage; submitted?: undefined };
+
+/** After the edit's callback: the edit described and the upscale submitted, or (no hosted upscale) everything made. */
+export type HostedEditContinued =
+  | { generated: Omit<StoredImage, 'file'>; submitted: HostedImageJob; made?: undefined }
+  | { made: MadeEditedImage; submitted?: undefined };
+
+export interface HostedLookInput {
+  workflowId: string;
+  providerJobId: string;
+  kind: 'edit' | 'upscale';
+  /** The run gives up after this look: a job still running is cancelled. */
+  giveUp?: boolean;
+}
+
 /** The job id an image edit's workflow id carries (`image-edit-<jobId>`), as the Activity list and status call name it. */
 function imageEditJobId(workflowId: string): string {
   return workflowId.replace(/^image-edit-/, '');
 }
 
-export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'storage' | 'providers' | 'logger' | 'imageWork'>) {
+export function createImageEditActivities(
+  deps: Pick<ActivityDeps, 'knex' | 'storage' | 'providers' | 'logger' | 'imageWork'> & { config?: Pick<AppConfig, 'providerKind' | 'falWebhookBaseUrl'> },
+) {
   const { objects } = deps.storage;
   const imageWork = deps.imageWork ?? inProcessImageWork;
+  // with FAL_WEBHOOK_BASE_URL the hosted provider calls back; the workflow waits for that instead of an activity polling
+  const callbackBase = deps.config?.providerKind === 'fal' ? deps.config.falWebhookBaseUrl : null;
+  const hostedEdit = callbackBase ? deps.providers.imageEdit.hosted : undefined;
+  const hostedUpscale = callbackBase ? deps.providers.upscale.hosted : undefined;
+  const hostedOf = (kind: 'edit' | 'upscale'): HostedImageJobs<unknown> | undefined => (kind === 'edit' ? hostedEdit : hostedUpscale) as HostedImageJobs<unknown> | undefined;
+  const ACTIVE = ['pending', 'processing'];
+
+  /** The provider job the run's row waits for now (null: none yet, or no row). */
+  const waitingFor = async (workflowId: string): Promise<string | null> => {
+    const row = (await deps.knex('ai_image_edits').where({ workflow_id: workflowId }).first('provider_job_id')) as { provider_job_id: string | null } | undefined;
+    return row?.provider_job_id ?? null;
+  };
+
+  /**
+   * The row now waits for `providerJobId` (after `previous`, the job it waited for before): a callback for it is
+   * claimed once from here. A row that has ended (or is gone) is left as it is: its callbacks then change nothing.
+   */
+  const awaitOnRow = async (workflowId: string, providerJobId: string, previous: string | null): Promise<void> => {
+    const query = deps.knex('ai_image_edits').where({ workflow_id: workflowId }).whereIn('status', ACTIVE);
+    await (previous === null ? query.whereNull('provider_job_id') : query.where({ provider_job_id: previous })).update({
+      provider_job_id: providerJobId,
+      provider_called_back_at: null,
+      updated_at: deps.knex.fn.now(),
+    });
+  };
+
+  /** The upscaled result framed exactly, stored as the private original beside its watermarked preview and thumbnail. */
+  const storeMade = async (
+    input: Pick<MakeEditedImageInput, 'approvalId' | 'format' | 'quality' | 'scale'>,
+    source: Buffer,
+    generated: Omit<StoredImage, 'file'>,
+    upscaledAsGiven: GeneratedImage,
+  ): Promise<MadeEditedImage> => {
+    const upscaled = await exactFraming(upscaledAsGiven, source, input);
+    const folder = pendingImageFolder(input.approvalId);
+    // each written as soon as it is made
+    const [original, watermarked, thumb] = await Promise.all([
+      storeProviderImage(objects, input.approvalId, 'original', upscaled),
+      imageWork.watermarkPreview(upscaled.image).then((preview) => replaceVariant(objects, folder, 'preview', 'jpg', preview.data)),
+      imageWork.imageThumbnail(upscaled.image).then((thumbnail) => replaceVariant(objects, folder, 'thumb', 'webp', thumbnail)),
+    ]);
+    const aspectRatio = input.format === 'original' ? aspectRatioLabel(upscaled.width, upscaled.height) : FORMAT_ASPECT_LABEL[input.format];
+    return { generated, original, previews: { watermarked, thumbnailPath: thumb.path, aspectRatio } };
+  };
+
+  const describeGenerated = (edited: GeneratedImage): Omit<StoredImage, 'file'> => ({
+    mime: asImageMime(edited.mime),
+    width: edited.width,
+    height: edited.height,
+    fileSize: edited.image.length,
+    model: edited.model,
+    description: edited.description ?? null,
+  });
 
   /** The base image prepared for the provider; a missing file or one sharp cannot read fails for good (a retry would see the same). */
   const readSource = async (source: ImageEditSource): Promise<Buffer> => {
@@ -275,29 +367,89 @@ export function createImageEditActivities(deps: Pick<ActivityDeps, 'knex' | 'sto
         withHeartbeats(async () => {
           const source = await readSource(input.source);
           const edited = await deps.providers.imageEdit.edit({ image: source, prompt: input.prompt, format: input.format, quality: input.quality });
-          const upscaled = await exactFraming(await deps.providers.upscale.upscale({ image: edited.image, scale: input.scale }), source, input);
-          const folder = pendingImageFolder(input.approvalId);
-          // each written as soon as it is made
-          const [original, watermarked, thumb] = await Promise.all([
-            storeProviderImage(objects, input.approvalId, 'original', upscaled),
-            imageWork.watermarkPreview(upscaled.image).then((preview) => replaceVariant(objects, folder, 'preview', 'jpg', preview.data)),
-            imageWork.imageThumbnail(upscaled.image).then((thumbnail) => replaceVariant(objects, folder, 'thumb', 'webp', thumbnail)),
-          ]);
-          const aspectRatio = input.format === 'original' ? aspectRatioLabel(upscaled.width, upscaled.height) : FORMAT_ASPECT_LABEL[input.format];
-          return {
-            generated: {
-              mime: asImageMime(edited.mime),
-              width: edited.width,
-              height: edited.height,
-              fileSize: edited.image.length,
-              model: edited.model,
-              description: edited.description ?? null,
-            },
-            original,
-            previews: { watermarked, thumbnailPath: thumb.path, aspectRatio },
-          };
+          const upscaled = await deps.providers.upscale.upscale({ image: edited.image, scale: input.scale });
+          return storeMade(input, source, describeGenerated(edited), upscaled);
         }),
       ),
+
+    /**
+     * The media part's first step with callbacks: the source framed and the edit submitted to the hosted provider with
+     * the callback URL, the job written on the run's row (its callback is claimed against it). Without a hosted edit
+     * or a callback address (a worker configured otherwise) it makes the whole media part, as `makeEditedImage`. A
+     * retry that finds the row already waiting for a job resumes that job instead of paying for a second.
+     */
+    submitHostedImageEdit: (input: HostedEditInput): Promise<HostedEditStart> =>
+      reportingRefusals(() =>
+        withHeartbeats(async () => {
+          const source = await readSource(input.source);
+          if (!hostedEdit || !callbackBase) {
+            const edited = await deps.providers.imageEdit.edit({ image: source, prompt: input.prompt, format: input.format, quality: input.quality });
+            const upscaled = await deps.providers.upscale.upscale({ image: edited.image, scale: input.scale });
+            return { made: await storeMade(input, source, describeGenerated(edited), upscaled) };
+          }
+          const resumed = await waitingFor(input.workflowId);
+          if (resumed) return { submitted: { jobId: resumed, requestId: decodeFalJobId(resumed).requestId, maxWaitMs: hostedEdit.maxWaitMs } };
+          const job = await hostedEdit.submit({ image: source, prompt: input.prompt, format: input.format, quality: input.quality }, imageEditCallbackUrl(callbackBase, input.jobId));
+          await awaitOnRow(input.workflowId, job.jobId, null);
+          return { submitted: { jobId: job.jobId, requestId: job.requestId, maxWaitMs: hostedEdit.maxWaitMs } };
+        }),
+      ),
+
+    /**
+     * After the edit's callback: its result fetched, then the upscale submitted with a callback (the row waits for it
+     * from then on). Without a hosted upscale the upscale runs here and the rest of the media part with it.
+     */
+    continueHostedImageEdit: (input: HostedEditInput & { editJobId: string }): Promise<HostedEditContinued> =>
+      reportingRefusals(() =>
+        withHeartbeats(async () => {
+          if (!hostedEdit) throw ApplicationFailure.create({ type: 'PROVIDER_UNAVAILABLE', message: 'This worker has no hosted image edit', nonRetryable: true });
+          const edited = await hostedEdit.collect(input.editJobId);
+          const generated = describeGenerated(edited);
+          if (!hostedUpscale || !callbackBase) {
+            const upscaled = await deps.providers.upscale.upscale({ image: edited.image, scale: input.scale });
+            return { made: await storeMade(input, await readSource(input.source), generated, upscaled) };
+          }
+          const current = await waitingFor(input.workflowId);
+          if (current && current !== input.editJobId) {
+            return { generated, submitted: { jobId: current, requestId: decodeFalJobId(current).requestId, maxWaitMs: hostedUpscale.maxWaitMs } };
+          }
+          const job = await hostedUpscale.submit({ image: edited.image, scale: input.scale }, imageEditCallbackUrl(callbackBase, input.jobId));
+          await awaitOnRow(input.workflowId, job.jobId, input.editJobId);
+          return { generated, submitted: { jobId: job.jobId, requestId: job.requestId, maxWaitMs: hostedUpscale.maxWaitMs } };
+        }),
+      ),
+
+    /** After the upscale's callback: its result fetched, framed exactly and stored with its preview and thumbnail. */
+    finishHostedImageEdit: (input: HostedEditInput & { upscaleJobId: string; generated: Omit<StoredImage, 'file'> }): Promise<MadeEditedImage> =>
+      reportingRefusals(() =>
+        withHeartbeats(async () => {
+          if (!hostedUpscale) throw ApplicationFailure.create({ type: 'PROVIDER_UNAVAILABLE', message: 'This worker has no hosted upscale', nonRetryable: true });
+          const upscaled = await hostedUpscale.collect(input.upscaleJobId);
+          return storeMade(input, await readSource(input.source), input.generated, upscaled);
+        }),
+      ),
+
+    /**
+     * The fallback look at a hosted job whose callback has not come (every FAL_WEBHOOK_FALLBACK_POLL_MS): once it has
+     * ended, the row's claim is taken, so a callback arriving after the look changes nothing. On the run's last look
+     * (`giveUp`) a job still running is cancelled.
+     */
+    lookAtHostedImageJob: (input: HostedLookInput): Promise<{ done: boolean }> =>
+      reportingRefusals(async () => {
+        const hosted = hostedOf(input.kind);
+        if (!hosted) throw ApplicationFailure.create({ type: 'PROVIDER_UNAVAILABLE', message: `This worker has no hosted ${input.kind}`, nonRetryable: true });
+        const done = await hosted.isDone(input.providerJobId);
+        if (done) {
+          await deps
+            .knex('ai_image_edits')
+            .where({ workflow_id: input.workflowId, provider_job_id: input.providerJobId })
+            .whereNull('provider_called_back_at')
+            .update({ provider_called_back_at: deps.knex.fn.now() });
+        } else if (input.giveUp) {
+          await hosted.cancel(input.providerJobId).catch((err: unknown) => deps.logger.warn({ err, providerJobId: input.providerJobId }, 'could not cancel a hosted image job'));
+        }
+        return { done };
+      }),
 
     /** Runs the image edit provider on the source and keeps the result privately as `generated.<ext>`. */
     generateEditedImage: (input: GenerateEditedImageInput): Promise<StoredImage> =>

@@ -24,6 +24,8 @@ export function imageEditServiceFor(deps: GenerationDeps): ImageEditService {
       approvals: deps.taskQueues?.approvals ?? TASK_QUEUES.approvals,
     },
     logger: deps.logger,
+    // the same rule as the worker's (activities/imageEdit.ts): fal with an address it can call back at
+    ...(deps.config.providerKind === 'fal' && deps.config.falWebhookBaseUrl ? { hostedCallbacks: { fallbackPollMs: deps.config.falWebhookFallbackPollMs } } : {}),
   });
 }
 

@@ -126,6 +126,12 @@ export interface ImageEditWorkflowInput extends WorkspaceInput {
   quality: ImageEditQuality;
   upscaleScale: number;
   queues: ImageEditQueues;
+  /**
+   * Set when the hosted provider calls back (AI_PROVIDER=fal with FAL_WEBHOOK_BASE_URL): the run submits its hosted
+   * jobs with a callback and waits for it, looking at the provider only every `fallbackPollMs` for a lost one. Absent
+   * (the local provider, no callback address, runs from before): one media activity that waits inside.
+   */
+  hostedCallbacks?: { fallbackPollMs: number };
 }
 
 export interface PromptRefinementResult {

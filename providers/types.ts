@@ -31,8 +31,26 @@ export interface ImageEditRequest {
   maxSide?: number;
 }
 
+/**
+ * A hosted image job submitted with a callback (fal's `fal_webhook`): nobody waits inside a call; the provider calls
+ * `callbackUrl` when the job ends, and the caller then collects the result. Job ids are self-contained (as
+ * VideoJobHandle's): a job id is enough to look at, collect or cancel the job after a restart.
+ */
+export interface HostedImageJobs<R> {
+  /** Longest wait for one job (ms), counted from its submission. */
+  readonly maxWaitMs: number;
+  submit(request: R, callbackUrl: string): Promise<{ jobId: string; requestId: string }>;
+  /** true once the job has ended (completed or failed): `collect` then has its outcome. */
+  isDone(jobId: string): Promise<boolean>;
+  /** The ended job's image; a job the model failed throws its ProviderError. */
+  collect(jobId: string): Promise<GeneratedImage>;
+  cancel(jobId: string): Promise<void>;
+}
+
 export interface ImageEditProvider {
   edit(request: ImageEditRequest): Promise<GeneratedImage>;
+  /** A hosted provider's jobs with callbacks; the local provider has none. */
+  hosted?: HostedImageJobs<ImageEditRequest>;
 }
 
 export interface UpscaleRequest {
@@ -43,6 +61,8 @@ export interface UpscaleRequest {
 
 export interface UpscaleProvider {
   upscale(request: UpscaleRequest): Promise<GeneratedImage>;
+  /** A hosted provider's jobs with callbacks; the local provider has none. */
+  hosted?: HostedImageJobs<UpscaleRequest>;
 }
 
 export interface PromptRefinementRequest {

@@ -36,6 +36,7 @@ import { MSG } from '../domain/messages';
 import { approvalWorkflow } from './approval';
 import { childSearchAttributes } from '../domain/searchAttributes';
 import {
+  CLIP_FEWER_STEPS_PATCH,
   CLIP_PROVIDER_CALLBACK_PATCH,
   type ClipAdmission,
   type ClipGenerationInput,
@@ -60,7 +61,7 @@ const { recordClipJob, abandonClipJob, createPendingApproval } = proxyActivities
  * The job row's steps as local activities: run by the worker that runs the workflow code and recorded as markers, so a
  * step costs no round trip through the server and no workflow task of its own (the retry is the same).
  */
-const { recordClipJob: recordClipJobLocally } = proxyLocalActivities<Activities>({
+const { recordClipJob: recordClipJobLocally, submitForApproval: submitForApprovalLocally } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '15 seconds' },
 });
@@ -163,12 +164,25 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
     heartbeatTimeout: '1 minute',
     retry: STEP_RETRY,
   });
+  // a hosted clip's fetch, store, preview and thumbnail in one (the wait's budget and the finish's retry)
+  const { collectClipVideo } = proxyActivities<Activities>({
+    taskQueue: input.queues.media,
+    startToCloseTimeout: '40 minutes',
+    heartbeatTimeout: '1 minute',
+    retry: STEP_RETRY,
+  });
 
   const record = patched(CLIP_LOCAL_RECORDS_PATCH) ? recordClipJobLocally : recordClipJob;
+  const fewerSteps = patched(CLIP_FEWER_STEPS_PATCH);
   const step = async (progress: number, message: string): Promise<void> => {
     state.progress = Math.max(state.progress, progress);
     state.message = message;
     await record({ jobId: input.jobId, status: state.status, progress: state.progress, message });
+  };
+  /** The state moves on; the row was moved by the activity that did the step. */
+  const stepDone = (progress: number, message: string): void => {
+    state.progress = Math.max(state.progress, progress);
+    state.message = message;
   };
 
   let handedOff = false;
@@ -186,11 +200,19 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
     admission = { admitted: true, warning: admitted.warning, code: admitted.code };
     state.warning = admitted.warning;
     state.status = 'processing';
-    await step(CLIP_PROGRESS.preparing, CLIP_MESSAGES.preparing);
+    if (fewerSteps) stepDone(CLIP_PROGRESS.preparing, CLIP_MESSAGES.preparing);
+    else await step(CLIP_PROGRESS.preparing, CLIP_MESSAGES.preparing);
 
-    const { providerJobId, polling } = await submitClipVideo({ jobId: input.jobId, workspaceId, source: input.source, options: input.options });
+    const { providerJobId, polling } = await submitClipVideo({
+      jobId: input.jobId,
+      workspaceId,
+      source: input.source,
+      options: input.options,
+      ...(fewerSteps ? { recordSteps: true } : {}),
+    });
     state.providerJobId = providerJobId;
-    await step(CLIP_PROGRESS.submitted, CLIP_MESSAGES.rendering);
+    if (fewerSteps) stepDone(CLIP_PROGRESS.submitted, CLIP_MESSAGES.rendering);
+    else await step(CLIP_PROGRESS.submitted, CLIP_MESSAGES.rendering);
 
     if (polling) {
       // a hosted render is waiting, not work: a timer between short looks, so a waiting clip holds no activity slot
@@ -223,38 +245,46 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
       }
     }
 
-    const video = await awaitClipVideo({ jobId: input.jobId, workspaceId, providerJobId });
-    await step(CLIP_PROGRESS.stored, CLIP_MESSAGES.finishing);
+    let video: Awaited<ReturnType<typeof awaitClipVideo>>;
+    let media: Awaited<ReturnType<typeof finishClipMedia>>;
+    if (fewerSteps && polling) {
+      // a hosted clip: fetched, stored and finished in one media activity, which moves the row along
+      ({ video, media } = await collectClipVideo({ jobId: input.jobId, workspaceId, providerJobId }));
+      stepDone(CLIP_PROGRESS.finished, CLIP_MESSAGES.approval);
+    } else {
+      video = await awaitClipVideo({ jobId: input.jobId, workspaceId, providerJobId });
+      await step(CLIP_PROGRESS.stored, CLIP_MESSAGES.finishing);
 
-    const media = await finishClipMedia({
-      jobId: input.jobId,
-      workspaceId,
-      clipPath: video.path,
-      width: video.width,
-      height: video.height,
-      durationSeconds: video.durationSeconds,
-    });
-    await step(CLIP_PROGRESS.finished, CLIP_MESSAGES.approval);
+      media = await finishClipMedia({
+        jobId: input.jobId,
+        workspaceId,
+        clipPath: video.path,
+        width: video.width,
+        height: video.height,
+        durationSeconds: video.durationSeconds,
+      });
+      await step(CLIP_PROGRESS.finished, CLIP_MESSAGES.approval);
+    }
 
     // the clip exists: from here a cancel no longer stops it, the approval queue decides about it
     const result = await CancellationScope.nonCancellable(async () => {
       const approvalId = uuid4();
       const fileName = clipFileName(input.source.fileName, input.options.effect, input.options.aspectRatio);
-      const created = await createPendingApproval({
+      const item = {
         approvalId,
         workspaceId,
         createdBy: actorId,
         projectId: input.projectId,
         fileName,
         aspectRatio: input.options.aspectRatio,
-        original: { bucket: 'clips', path: video.path },
-        watermarked: { bucket: 'clips', path: media.previewPath },
+        original: { bucket: 'clips' as const, path: video.path },
+        watermarked: { bucket: 'clips' as const, path: media.previewPath },
         thumbnailPath: media.thumbnailPath,
         reservationId: admitted.reservationId,
         cost: CREDIT_COST.clip,
         sourceJobId: input.jobId,
         metadata: {
-          kind: 'clip',
+          kind: 'clip' as const,
           renderId: input.source.kind === 'render' ? input.source.id : null,
           imageId: input.source.kind === 'image' ? input.source.id : null,
           effect: input.options.effect,
@@ -265,21 +295,31 @@ export async function clipGenerationWorkflow(input: ClipGenerationInput): Promis
           mime: 'video/mp4',
           promptUsed: input.options.prompt,
         },
+      };
+      const approvalSearchAttributes = childSearchAttributes(workflowInfo().typedSearchAttributes, {
+        workspaceId,
+        actorId,
+        kind: 'approval',
+        itemId: approvalId,
+        projectId: input.projectId,
       });
-      handedOff = true;
-      await startChild(approvalWorkflow, {
-        workflowId: created.workflowId,
-        taskQueue: input.queues.approvals,
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-        typedSearchAttributes: childSearchAttributes(workflowInfo().typedSearchAttributes, {
-          workspaceId,
-          actorId,
-          kind: 'approval',
-          itemId: created.approvalId,
-          projectId: input.projectId,
-        }),
-        args: [{ approvalId: created.approvalId, workspaceId, windowMs: created.windowMs }],
-      });
+      let created: { approvalId: string; workflowId: string };
+      if (fewerSteps) {
+        // the item stored and its approval workflow started by one local step (no activity task, no child to wait for)
+        created = await submitForApprovalLocally({ ...item, approvalWorkflow: { taskQueue: input.queues.approvals, searchAttributes: approvalSearchAttributes } });
+        handedOff = true;
+      } else {
+        const pending = await createPendingApproval(item);
+        created = pending;
+        handedOff = true;
+        await startChild(approvalWorkflow, {
+          workflowId: pending.workflowId,
+          taskQueue: input.queues.approvals,
+          parentClosePolicy: ParentClosePolicy.ABANDON,
+          typedSearchAttributes: approvalSearchAttributes,
+          args: [{ approvalId: pending.approvalId, workspaceId, windowMs: pending.windowMs }],
+        });
+      }
       const summary: ClipResultSummary = {
         approvalId: created.approvalId,
         approvalWorkflowId: created.workflowId,

@@ -8,6 +8,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
+  condition,
   isCancellation,
   ParentClosePolicy,
   patched,
@@ -30,11 +31,11 @@ import {
   type ImageEditWorkflowInput,
   type StoredImage,
 } from '../domain/imageEdit';
-import type { ImagePreviews, RecordImageEditInput } from '../activities/imageEdit';
+import type { HostedImageJob, ImagePreviews, MadeEditedImage, RecordImageEditInput } from '../activities/imageEdit';
 import type { CreatedPendingApproval } from '../activities/approvals';
 import { approvalWorkflow } from './approval';
 import { childSearchAttributes } from '../domain/searchAttributes';
-import { imageEditStateQuery } from '../domain/workflowContracts/imageEdit';
+import { IMAGE_EDIT_PROVIDER_CALLBACK_PATCH, imageEditProviderCallbackSignal, imageEditStateQuery } from '../domain/workflowContracts/imageEdit';
 import { workspaceIdOf } from '../domain/workflowContracts/workspaceInput';
 export * from '../domain/workflowContracts/imageEdit';
 
@@ -75,6 +76,12 @@ export const IMAGE_EDIT_SUBMIT_FOR_APPROVAL = 'image-edit-submit-for-approval';
  */
 export const IMAGE_EDIT_STATUS_ROW = 'image-edit-status-row';
 
+/** One fallback look at a hosted job (a status call): short, and not on the media queue's slots. */
+const looks = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', maximumAttempts: 10 },
+});
+
 // giving credits back must happen eventually: retried until it does
 const compensations = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -111,6 +118,11 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
   const workspaceId = workspaceIdOf(input);
   const state: ImageEditState = { status: 'pending', progress: 0, message: 'Queued', error: null, errorCode: null, result: null };
   setHandler(imageEditStateQuery, () => state);
+  // the API verified the provider's callback for one of the run's hosted jobs (its request id)
+  const calledBack = new Set<string>();
+  setHandler(imageEditProviderCallbackSignal, ({ requestId }) => {
+    calledBack.add(requestId);
+  });
   const { workflowId } = workflowInfo();
   // who started it (a run from before workspaces names none: its account was its starter's personal workspace)
   const actorId = input.actorId || workspaceId;
@@ -153,7 +165,42 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
     let generated: Omit<StoredImage, 'file'>;
     let original: StoredImage;
     let previews: ImagePreviews;
-    if (oneMediaStep) {
+    const callbacks = oneMediaStep ? input.hostedCallbacks : undefined;
+    if (callbacks && patched(IMAGE_EDIT_PROVIDER_CALLBACK_PATCH)) {
+      // the hosted jobs submitted with a callback: the run waits for its signal (no activity held meanwhile) and looks
+      // at the provider only every fallbackPollMs, for a callback that was lost
+      const awaitJob = async (job: HostedImageJob, kind: 'edit' | 'upscale'): Promise<void> => {
+        const giveUpAt = Date.now() + job.maxWaitMs;
+        for (;;) {
+          if (await condition(() => calledBack.has(job.requestId), Math.max(1, Math.min(callbacks.fallbackPollMs, giveUpAt - Date.now())))) return;
+          const giveUp = Date.now() >= giveUpAt;
+          if ((await looks.lookAtHostedImageJob({ workflowId, providerJobId: job.jobId, kind, giveUp })).done) return;
+          if (giveUp) throw ApplicationFailure.create({ type: 'PROVIDER_TIMEOUT', message: `The hosted ${kind} did not end in time`, nonRetryable: true });
+        }
+      };
+      const hostedInput = {
+        workflowId,
+        jobId: input.jobId,
+        approvalId,
+        source: input.source,
+        prompt: promptRefinement.refinedPrompt,
+        format: input.format,
+        quality: input.quality,
+        scale: input.upscaleScale,
+      };
+      const made = await (async (): Promise<MadeEditedImage> => {
+        const edit = await media.submitHostedImageEdit(hostedInput);
+        if (edit.made) return edit.made;
+        await awaitJob(edit.submitted, 'edit');
+        await step(60, 'Upscaling');
+        const upscale = await media.continueHostedImageEdit({ ...hostedInput, editJobId: edit.submitted.jobId });
+        if (upscale.made) return upscale.made;
+        await awaitJob(upscale.submitted, 'upscale');
+        await step(80, 'Creating preview');
+        return media.finishHostedImageEdit({ ...hostedInput, upscaleJobId: upscale.submitted.jobId, generated: upscale.generated });
+      })();
+      ({ generated, original, previews } = made);
+    } else if (oneMediaStep) {
       ({ generated, original, previews } = await media.makeEditedImage({
         approvalId,
         source: input.source,

@@ -32,6 +32,10 @@ export class AiImageEdit extends BaseModel {
   errorCode!: string | null;
   /** the completed run's ImageEditResult (domain/imageEdit.ts) */
   result!: Record<string, unknown> | null;
+  /** the hosted provider's job the run waits for now (the edit's, then the upscale's), with callbacks */
+  providerJobId!: string | null;
+  /** when the first verified callback for providerJobId came (or the fallback look found it done) */
+  providerCalledBackAt!: Date | null;
   createdAt!: Date;
   updatedAt!: Date;
 
@@ -56,6 +60,7 @@ export class AiImageEdit extends BaseModel {
       error: schema.nullableText,
       errorCode: schema.nullableText,
       result: { type: ['object', 'null'] },
+      providerJobId: schema.nullableText,
     },
   };
 

@@ -76,6 +76,15 @@ export const clipProviderCallbackSignal = defineSignal<[ClipProviderCallback]>('
  */
 export const CLIP_PROVIDER_CALLBACK_PATCH = 'clip-provider-callback';
 
+/**
+ * Version marker of the clip workflow: from it, the submit writes the row's preparing and submitted steps itself, a
+ * hosted clip is fetched, stored and finished by one media activity (`collectClipVideo`, which writes the stored and
+ * finished steps), and the pending item is stored and its approval workflow started by one local activity
+ * (`submitForApproval`) instead of an activity and a child workflow. Histories recorded before it replay along the
+ * steps they took.
+ */
+export const CLIP_FEWER_STEPS_PATCH = 'clip-fewer-steps';
+
 export function clipWorkflowId(jobId: string): string {
   return `clip-${jobId}`;
 }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import type {
   GeneratedImage,
+  HostedImageJobs,
   ImageEditProvider,
   ImageEditRequest,
   ImageToVideoProvider,
@@ -23,6 +24,7 @@ import type {
 import { ProviderError } from '../errors';
 import { FORMAT_ASPECT, coverTarget, imageSize, prepareStillForAspect } from '../media/images';
 import { probeVideo } from '../media/ffmpeg';
+import { probeMp4Header } from '../media/mp4Header';
 import { checkUpscaleScale } from '../local/upscale';
 import { CLIP_SIZE } from '../local/clipEffects';
 import { EFFECT_PROMPTS, VIDEO_PROMPT_SUFFIX, checkVideoJobRequest } from '../videoRequest';
@@ -75,45 +77,104 @@ export async function runToCompletion(client: FalQueueClient, model: string, inp
 /** Models that take a list of images ("image_urls") rather than one ("image_url"). */
 const MULTI_IMAGE_MODELS = /nano-banana|seedream|qwen-image-edit-plus|gemini/;
 
+/**
+ * One kind of hosted image job with callbacks (the edit's or the upscale's): submitted with `fal_webhook`, looked at,
+ * collected and cancelled by its job id (`fal:<submittedAt>:<requestId>:<model>`, as a clip's).
+ */
+class FalHostedImageJobs<R> implements HostedImageJobs<R> {
+  constructor(
+    private readonly client: FalQueueClient,
+    private readonly model: string,
+    readonly maxWaitMs: number,
+    private readonly inputOf: (request: R) => Promise<Record<string, unknown>>,
+    private readonly imageOf: (output: Record<string, unknown>, model: string) => Promise<GeneratedImage>,
+  ) {}
+
+  async submit(request: R, callbackUrl: string): Promise<{ jobId: string; requestId: string }> {
+    const input = await this.inputOf(request);
+    const submittedAt = Date.now();
+    const { requestId } = await this.client.submit(this.model, input, undefined, callbackUrl);
+    return { jobId: encodeFalJobId({ model: this.model, requestId, submittedAt }), requestId };
+  }
+
+  async isDone(jobId: string): Promise<boolean> {
+    const job = decodeFalJobId(jobId);
+    return (await this.client.status(job.model, job.requestId)).status === 'COMPLETED';
+  }
+
+  async collect(jobId: string): Promise<GeneratedImage> {
+    const job = decodeFalJobId(jobId);
+    return this.imageOf(await this.client.result(job.model, job.requestId), job.model);
+  }
+
+  async cancel(jobId: string): Promise<void> {
+    const job = decodeFalJobId(jobId);
+    await this.client.cancel(job.model, job.requestId);
+  }
+}
+
 export class FalImageEditProvider implements ImageEditProvider {
+  readonly hosted: HostedImageJobs<ImageEditRequest>;
+
   constructor(
     private readonly client: FalQueueClient,
     private readonly model: string,
     private readonly polling: FalPolling,
-  ) {}
+  ) {
+    this.hosted = new FalHostedImageJobs(client, model, polling.maxWaitMs, (request) => this.inputOf(request), (output, model) => this.imageOf(output, model));
+  }
 
   async edit(request: ImageEditRequest): Promise<GeneratedImage> {
+    const output = await runToCompletion(this.client, this.model, await this.inputOf(request), this.polling);
+    return this.imageOf(output, this.model);
+  }
+
+  /** The model's input: the source framed to the requested format first (the models keep the input's aspect). */
+  private async inputOf(request: ImageEditRequest): Promise<Record<string, unknown>> {
     const prompt = request.prompt.trim();
     if (!prompt) throw new ProviderError('INPUT', 'The edit prompt is empty');
-    // frame the source to the requested format first: the models keep the input's aspect
     const format = request.format ?? 'square';
     const source = await imageSize(request.image);
     const aspect = format === 'original' ? source.width / source.height : FORMAT_ASPECT[format];
     const size = coverTarget(source, aspect, request.quality === 'standard' ? 1024 : 2048);
     const framed = await sharp(request.image).rotate().resize(size.width, size.height, { fit: 'cover', position: 'centre', kernel: 'lanczos3' }).jpeg({ quality: 92 }).toBuffer();
     const uri = dataUri(framed, 'image/jpeg');
-    const input: Record<string, unknown> = MULTI_IMAGE_MODELS.test(this.model)
+    return MULTI_IMAGE_MODELS.test(this.model)
       ? { prompt, image_urls: [uri], num_images: 1, output_format: 'jpeg' }
       : { prompt, image_url: uri, num_images: 1, output_format: 'jpeg' };
-    const output = await runToCompletion(this.client, this.model, input, this.polling);
+  }
+
+  private async imageOf(output: Record<string, unknown>, model: string): Promise<GeneratedImage> {
     const { data } = await this.client.downloadBuffer(resultFileUrl(output, ['images', 'image']));
-    return asGeneratedImage(data, this.model, typeof output.description === 'string' ? output.description : undefined);
+    return asGeneratedImage(data, model, typeof output.description === 'string' ? output.description : undefined);
   }
 }
 
 export class FalUpscaleProvider implements UpscaleProvider {
+  readonly hosted: HostedImageJobs<UpscaleRequest>;
+
   constructor(
     private readonly client: FalQueueClient,
     private readonly model: string,
     private readonly polling: FalPolling,
-  ) {}
+  ) {
+    this.hosted = new FalHostedImageJobs(client, model, polling.maxWaitMs, (request) => this.inputOf(request), (output, model) => this.imageOf(output, model));
+  }
 
   async upscale(request: UpscaleRequest): Promise<GeneratedImage> {
+    const output = await runToCompletion(this.client, this.model, await this.inputOf(request), this.polling);
+    return this.imageOf(output, this.model);
+  }
+
+  private async inputOf(request: UpscaleRequest): Promise<Record<string, unknown>> {
     const scale = checkUpscaleScale(request.scale ?? 2);
     const source = await imageSize(request.image);
-    const output = await runToCompletion(this.client, this.model, { image_url: dataUri(request.image, source.mime), scale }, this.polling);
+    return { image_url: dataUri(request.image, source.mime), scale };
+  }
+
+  private async imageOf(output: Record<string, unknown>, model: string): Promise<GeneratedImage> {
     const { data } = await this.client.downloadBuffer(resultFileUrl(output, ['image', 'images']));
-    return asGeneratedImage(data, this.model);
+    return asGeneratedImage(data, model);
   }
 }
 
@@ -159,7 +220,11 @@ export class FalImageToVideoProvider implements ImageToVideoProvider {
 
   async submit(request: VideoJobRequest): Promise<VideoJobHandle> {
     checkVideoJobRequest(request);
-    const still = await prepareStillForAspect(request.image, CLIP_SIZE[request.aspectRatio]).catch((cause: unknown) => {
+    const size = CLIP_SIZE[request.aspectRatio];
+    // a JPEG framed at the clip's size already (the clip activity frames it so) goes as it is, not decoded and encoded again
+    const given = await imageSize(request.image).catch(() => null);
+    const ready = given !== null && given.mime === 'image/jpeg' && given.width === size.width && given.height === size.height;
+    const still = ready ? request.image : await prepareStillForAspect(request.image, size).catch((cause: unknown) => {
       throw new ProviderError('INPUT', `The source image could not be prepared: ${(cause as Error).message}`, { cause });
     });
     const prompt = [EFFECT_PROMPTS[request.effect], request.prompt?.trim(), VIDEO_PROMPT_SUFFIX].filter(Boolean).join('. ');
@@ -202,7 +267,8 @@ export class FalImageToVideoProvider implements ImageToVideoProvider {
     const file = this.resultPath(job);
     await fs.mkdir(this.options.workDir, { recursive: true });
     const sizeBytes = await this.client.downloadToFile(resultFileUrl(output, ['video']), file, options.signal);
-    const probe = await probeVideo(file).catch(async (cause: unknown) => {
+    // the MP4's own header first (no process to start); anything it cannot read is left to ffprobe
+    const probe = (await probeMp4Header(file)) ?? await probeVideo(file).catch(async (cause: unknown) => {
       await fs.rm(file, { force: true });
       throw new ProviderError('BAD_RESPONSE', `fal.ai returned a file that is not a video (${job.model})`, { cause });
     });

@@ -70,6 +70,11 @@ export interface ImageEditServiceDeps {
   /** The workflow runs on `generation`; its media steps and approval child go to the other two. */
   queues: ImageEditQueues & { generation: string };
   waitMs?: number;
+  /**
+   * With a hosted provider that calls back (AI_PROVIDER=fal and FAL_WEBHOOK_BASE_URL): runs are started to submit
+   * their hosted jobs with a callback and wait for it, looking at the provider every `fallbackPollMs`.
+   */
+  hostedCallbacks?: { fallbackPollMs: number };
   /** How long the status call waits for a run's own answer (one without a row) before reporting it from what Temporal says (2 s). */
   queryTimeoutMs?: number;
   logger?: Logger;
@@ -217,6 +222,7 @@ export class ImageEditService {
           quality: request.quality,
           upscaleScale: request.upscaleScale,
           queues: { media: this.deps.queues.media, approvals: this.deps.queues.approvals },
+          ...(this.deps.hostedCallbacks ? { hostedCallbacks: this.deps.hostedCallbacks } : {}),
         },
       ],
     });

@@ -7,6 +7,11 @@ import { temporal } from '@temporalio/proto';
 import { createProviders } from '../../providers';
 import { clipWorkflowId } from '../../workflows/clipGeneration';
 import { startFakeFal, type FakeFal } from '../support/fakeFal';
+import { createApp } from '../../api/app';
+import { logger } from '../../config/logger';
+import { serve, type TestServer } from '../support/http';
+import { testKnex } from '../support/db';
+import { uniqueTaskQueue } from '../support/temporal';
 import { closeTestKnex } from '../support/db';
 import { replayWithCurrentCode, testClient } from '../support/temporal';
 import { clipTestConfig, clipUser, startClip, startClipApp, startClipWorker, waitForJob, type ClipTestApp, type RunningWorker } from './fixtures';
@@ -22,6 +27,13 @@ const { EventType } = temporal.api.enums.v1;
  */
 const FIXTURE = path.join(__dirname, 'fixtures-history', 'hostedClipPolling.history.json');
 const FIXTURE_WORKFLOW_ID = 'clip-hosted-polling-fixture';
+/**
+ * A hosted clip's history recorded on the callback path before `clip-fewer-steps` (the row's steps each a local
+ * activity, the wait and the finish two media activities, the approval a child workflow). Re-record only on the code
+ * from before that change, with RECORD_REPLAY_FIXTURES=callback.
+ */
+const CALLBACK_FIXTURE = path.join(__dirname, 'fixtures-history', 'hostedClipCallback.history.json');
+const CALLBACK_FIXTURE_WORKFLOW_ID = 'clip-hosted-callback-fixture';
 const KEY = 'replay-fal-key';
 const MODEL = 'fake/video-replay';
 
@@ -75,6 +87,45 @@ describe('replaying a hosted clip recorded before provider callbacks', () => {
       }
     });
   }
+
+  if (process.env.RECORD_REPLAY_FIXTURES === 'callback') {
+    it('records a hosted clip that waits for its callback', async () => {
+      let server: TestServer | undefined;
+      let worker: RunningWorker | undefined;
+      let fal: FakeFal | undefined;
+      const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'clip-replay-'));
+      try {
+        fal = await startFakeFal({ apiKey: KEY, models: { [MODEL]: { kind: 'video', behaviour: 'succeed' } }, callbackRetryMs: 100 });
+        const taskQueue = uniqueTaskQueue('clip-replay-callback');
+        server = await serve(createApp({ config: clipTestConfig({ falWebhookJwksUrl: fal.jwksUrl }), knex: testKnex(), logger, taskQueues: { generation: taskQueue, media: taskQueue, approvals: taskQueue } }));
+        const config = clipTestConfig({ providerKind: 'fal', falBaseUrl: fal.baseUrl, falApiKey: KEY, falVideoModel: MODEL, falWebhookBaseUrl: server.baseUrl, falWebhookFallbackPollMs: 30 * 60 * 1000 });
+        worker = await startClipWorker(taskQueue, { config, providers: createProviders(config, { workDir, videoPollIntervalMs: 100 }) });
+        const user = await clipUser(server.baseUrl);
+        const res = await startClip(server.baseUrl, user, { movement: 'Zoom In', platform: 'Square' });
+        const jobId = res.body.jobId as string;
+        const { job } = await waitForJob(server.baseUrl, user, jobId, { intervalMs: 100 });
+        expect(job.status).toBe('completed');
+        const history = await client.workflow.getHandle(clipWorkflowId(jobId)).fetchHistory();
+        fs.writeFileSync(CALLBACK_FIXTURE, `${historyToJSON(history)}\n`);
+      } finally {
+        await worker?.stop();
+        await server?.close();
+        await fal?.close();
+        fs.rmSync(workDir, { recursive: true, force: true });
+      }
+    });
+  }
+
+  it('replays a hosted clip recorded on the callback path before clip-fewer-steps with the current workflow code', async () => {
+    const history = historyFromJSON(JSON.parse(fs.readFileSync(CALLBACK_FIXTURE, 'utf8')));
+    const types = (history.events ?? []).map((event) => event.eventType);
+    expect(types.at(-1)).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+    expect(types).toContain(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
+    expect(markers(history).some((marker) => marker.includes('clip-provider-callback'))).toBe(true);
+    expect(markers(history).some((marker) => marker.includes('clip-fewer-steps'))).toBe(false);
+    const results = await replayWithCurrentCode([{ workflowId: CALLBACK_FIXTURE_WORKFLOW_ID, history }]);
+    expect(results.map((r) => ({ workflowId: r.workflowId, error: r.error }))).toEqual([{ workflowId: CALLBACK_FIXTURE_WORKFLOW_ID, error: undefined }]);
+  });
 
   it('replays the recorded polling history with the current workflow code', async () => {
     const history = historyFromJSON(JSON.parse(fs.readFileSync(FIXTURE, 'utf8')));

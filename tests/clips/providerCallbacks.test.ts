@@ -9,7 +9,7 @@ import type { AppConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { CLIP_PROGRESS } from '../../domain/clipGeneration';
 import { createProviders } from '../../providers';
-import { CLIP_PROVIDER_CALLBACK_PATCH, clipWorkflowId } from '../../workflows/clipGeneration';
+import { CLIP_FEWER_STEPS_PATCH, CLIP_PROVIDER_CALLBACK_PATCH, clipWorkflowId } from '../../workflows/clipGeneration';
 import { signedFalWebhookHeaders, startFakeFal, type FakeFal } from '../support/fakeFal';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, serve, type TestServer } from '../support/http';
@@ -104,6 +104,8 @@ describe('hosted clips wait for the provider to call back (dev server, real work
     const row = await jobRow(jobId);
     expect(row.provider_called_back_at).toBeInstanceOf(Date);
 
+    // the row closes from the run's last workflow task: its history is whole once the run has ended
+    await client.workflow.getHandle(clipWorkflowId(jobId)).result();
     const history = await client.workflow.getHandle(clipWorkflowId(jobId)).fetchHistory();
     const events = history.events ?? [];
     const signalNames = events.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED).map((e) => e.workflowExecutionSignaledEventAttributes?.signalName);
@@ -118,8 +120,16 @@ describe('hosted clips wait for the provider to call back (dev server, real work
           .join(' '),
       );
     expect(markers.some((m) => m.includes(CLIP_PROVIDER_CALLBACK_PATCH))).toBe(true);
-    // 61 when measured here (the polling path: about 120 for a clip of a few minutes at 15 s looks)
-    expect(events.length).toBeLessThanOrEqual(64);
+    // from clip-fewer-steps on: one media activity fetches, stores and finishes the clip, and one local step stores the
+    // pending item and starts its approval workflow: 39 events when measured here (61 before it; about 120 polling)
+    expect(markers.some((m) => m.includes(CLIP_FEWER_STEPS_PATCH))).toBe(true);
+    expect(events.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)).toEqual([
+      'admitClipJob',
+      'submitClipVideo',
+      'collectClipVideo',
+    ]);
+    expect(events.some((e) => e.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED)).toBe(false);
+    expect(events.length).toBeLessThanOrEqual(42);
 
     // charged once, on approval
     expect(await approveByWorkflow(client, job.result!.approvalWorkflowId, user.id)).toEqual(expect.any(String));

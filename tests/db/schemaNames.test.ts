@@ -44,6 +44,7 @@ const WITHOUT_KEY: Readonly<Record<string, string>> = {
   'stripe_refunds.stripe_refund_id': "Stripe's id",
   'stripe_refunds.stripe_session_id': "Stripe's id",
   'video_generation_jobs.provider_job_id': "the AI provider's id",
+  'ai_image_edits.provider_job_id': "the hosted provider's id of the job the run waits for (the edit's, then the upscale's)",
   'stripe_refunds.workspace_id': 'the workspace a refunded payment was for: the refund record outlives it',
   'upload_intents.workspace_id': 'the folder of an object being stored: the abandoned-upload sweep removes what a deleted workspace left',
 };
