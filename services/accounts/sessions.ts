@@ -26,7 +26,7 @@ export function sessionIdForToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-export type AuthenticatedWith = 'password' | 'sign_up' | 'password_reset';
+export type AuthenticatedWith = 'password' | 'sign_up' | 'password_reset' | 'single_sign_on';
 
 /** What the Security panel shows of the browser a session was opened from. */
 export interface SessionDevice {
