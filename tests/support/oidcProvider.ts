@@ -61,6 +61,7 @@ export async function startOidcProvider(options: { redirectUri: string }): Promi
     // the ID token carries the e-mail claims even though an access token is issued too
     conformIdTokenClaims: false,
     pkce: { required: () => true },
+    ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, IdToken: 600, AuthorizationCode: 60 },
   });
   handler = provider.callback();
 
