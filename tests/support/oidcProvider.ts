@@ -21,10 +21,12 @@ export interface TestOidcProvider {
   clientSecret: string;
   /** Adds (or replaces) a person at the provider; their login name is their subject. */
   addUser: (subject: string, claims: ProviderUser) => void;
+  /** Registers the app's redirect URI when it is known only after the provider started (the browser test's port). */
+  registerRedirectUri: (redirectUri: string) => void;
   close: () => Promise<void>;
 }
 
-export async function startOidcProvider(options: { redirectUri: string }): Promise<TestOidcProvider> {
+export async function startOidcProvider(options: { redirectUri?: string } = {}): Promise<TestOidcProvider> {
   const users = new Map<string, ProviderUser>();
   let handler: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
   const server = http.createServer((req, res) => {
@@ -38,38 +40,42 @@ export async function startOidcProvider(options: { redirectUri: string }): Promi
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const jwk = { ...(privateKey.export({ format: 'jwk' }) as Record<string, unknown>), kid: 'test-key', alg: 'RS256', use: 'sig' };
 
-  const provider = new Provider(issuer, {
-    clients: [
-      {
-        client_id: clientId,
-        client_secret: clientSecret,
-        redirect_uris: [options.redirectUri],
-        grant_types: ['authorization_code'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'client_secret_basic',
+  const build = (redirectUri: string) =>
+    new Provider(issuer, {
+      clients: [
+        {
+          client_id: clientId,
+          client_secret: clientSecret,
+          redirect_uris: [redirectUri],
+          grant_types: ['authorization_code'],
+          response_types: ['code'],
+          token_endpoint_auth_method: 'client_secret_basic',
+        },
+      ],
+      jwks: { keys: [jwk] },
+      findAccount: async (_ctx, id) => {
+        const user = users.get(id);
+        if (!user) return undefined;
+        return { accountId: id, claims: async () => ({ sub: id, ...user }) };
       },
-    ],
-    jwks: { keys: [jwk] },
-    findAccount: async (_ctx, id) => {
-      const user = users.get(id);
-      if (!user) return undefined;
-      return { accountId: id, claims: async () => ({ sub: id, ...user }) };
-    },
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
-    cookies: { keys: [randomBytes(32).toString('hex')] },
-    features: { devInteractions: { enabled: true } },
-    // the ID token carries the e-mail claims even though an access token is issued too
-    conformIdTokenClaims: false,
-    pkce: { required: () => true },
-    ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, IdToken: 600, AuthorizationCode: 60 },
-  });
-  handler = provider.callback();
+      claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+      cookies: { keys: [randomBytes(32).toString('hex')] },
+      features: { devInteractions: { enabled: true } },
+      // the ID token carries the e-mail claims even though an access token is issued too
+      conformIdTokenClaims: false,
+      pkce: { required: () => true },
+      ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, IdToken: 600, AuthorizationCode: 60 },
+    });
+  if (options.redirectUri) handler = build(options.redirectUri).callback();
 
   return {
     issuer,
     clientId,
     clientSecret,
     addUser: (subject, claims) => users.set(subject, claims),
+    registerRedirectUri: (redirectUri) => {
+      handler = build(redirectUri).callback();
+    },
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections();
