@@ -47,3 +47,5 @@ export { WorkspaceApprover } from './WorkspaceApprover';
 export { BrandKit } from './BrandKit';
 export { Notification } from './Notification';
 export { AccountToken } from './AccountToken';
+export { UserIdentity } from './UserIdentity';
+export { SsoSignInAttempt } from './SsoSignInAttempt';
