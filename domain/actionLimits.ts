@@ -17,7 +17,8 @@ export type LimitedAction =
   | 'creditRequest'
   | 'passwordReset'
   | 'verificationEmail'
-  | 'emailChange';
+  | 'emailChange'
+  | 'ssoSignIn';
 
 /** Whose budget a rule counts: the signed-in person, the workspace acted in, the client's address, or an e-mail address asked about. */
 export type LimitSubject = 'person' | 'workspace' | 'address' | 'email';
@@ -49,6 +50,8 @@ export const ACTION_LIMITS: Readonly<Record<LimitedAction, ActionLimit>> = {
   passwordReset: { what: 'password reset requests', rules: { email: { points: 3, durationSeconds: HOUR }, address: { points: 20, durationSeconds: HOUR } } },
   verificationEmail: { what: 'verification e-mails', rules: { person: { points: 3, durationSeconds: HOUR } } },
   emailChange: { what: 'e-mail address changes', rules: { person: { points: 3, durationSeconds: HOUR } } },
+  // each start stores a sign-in attempt: a client cannot fill the table
+  ssoSignIn: { what: 'single sign-on attempts', rules: { address: { points: 30, durationSeconds: 10 * MINUTE } } },
 };
 
 export const ACTION_LIMITED_CODE = 'RATE_LIMITED';

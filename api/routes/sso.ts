@@ -7,7 +7,8 @@ import { DomainError } from '../../domain/errors';
 import { SSO_ATTEMPT_TTL_MS } from '../../domain/singleSignOn';
 import type { AppDeps } from '../deps';
 import { sessionCookiePolicy, setSessionCookie } from '../middleware/auth';
-import { answers, describeRoute, errorBody } from '../openapi/describe';
+import { actionLimited, answers, describeRoute, errorBody } from '../openapi/describe';
+import { ActionLimiter } from '../../services/platform/actionLimiter';
 import { parseQuery, RequestError } from '../validation';
 import type { SsoProviderSummary } from '../../domain/singleSignOn';
 
@@ -49,6 +50,7 @@ export function ssoRouter(deps: AppDeps): Router {
   const router = new Router();
   const sso = { knex: deps.knex, config: deps.config, logger: deps.logger };
   const security = { knex: deps.knex, config: deps.config, logger: deps.logger };
+  const actionLimiter = new ActionLimiter(deps.knex, deps.actionLimits);
 
   function stateCookie(ctx: Context, value: string, maxAge: number): void {
     const { secure } = sessionCookiePolicy(deps.config);
@@ -75,15 +77,17 @@ export function ssoRouter(deps: AppDeps): Router {
     path: '/api/auth/sso/start',
     tag: 'Auth',
     summary: "Begin single sign-on: redirects to the provider (authorization code flow with PKCE S256, state and nonce)",
-    description: `Sets a short-lived (${SSO_ATTEMPT_TTL_MS / 60_000} min) HttpOnly SameSite=Lax cookie with the state; the PKCE verifier and nonce stay on the server.`,
+    description: `Limited to 30 starts per 10 minutes per client address. Sets a short-lived (${SSO_ATTEMPT_TTL_MS / 60_000} min) HttpOnly SameSite=Lax cookie with the state; the PKCE verifier and nonce stay on the server.`,
     access: 'public',
     responses: {
       302: { description: "To the provider's authorization endpoint" },
       404: { description: 'Single sign-on is not set up here (SSO_NOT_CONFIGURED)', schema: errorBody },
+      429: actionLimited,
       503: { description: 'The provider cannot be reached (SSO_PROVIDER_UNREACHABLE)', schema: errorBody },
     },
   });
   router.get('/api/auth/sso/start', async (ctx) => {
+    if (deps.config.sso) await actionLimiter.take('ssoSignIn', { address: ctx.ip || 'unknown' });
     const { authorizationUrl, state } = await startSsoSignIn(sso);
     stateCookie(ctx, state, SSO_ATTEMPT_TTL_MS);
     ctx.set('Cache-Control', 'no-store');

@@ -8,6 +8,7 @@ import type { Knex } from 'knex';
 import { createApp } from '../../api/app';
 import { loadConfig, type AppConfig } from '../../config/env';
 import { logger } from '../../config/logger';
+import { ACTION_LIMITS } from '../../domain/actionLimits';
 import { SSO_CODES, SSO_MSG } from '../../domain/singleSignOn';
 import { settleAccountMail } from '../../services/accounts/accountSecurity';
 import { closeTemporalClient } from '../../services/platform/temporalClient';
@@ -32,7 +33,8 @@ beforeAll(async () => {
     publicUrl: PUBLIC_URL,
     sso: { issuerUrl: provider.issuer, clientId: provider.clientId, clientSecret: provider.clientSecret, name: 'Test Identity' },
   };
-  server = await serve(createApp({ config, knex, logger }));
+  // counters of this file's own (the start limit is per client address, and every start here comes from 127.0.0.1)
+  server = await serve(createApp({ config, knex, logger, actionLimits: { keyPrefix: `sso-${randomUUID()}` } }));
 }, 120_000);
 
 afterAll(async () => {
@@ -103,6 +105,19 @@ describe('single sign-on: starting', () => {
     // the state is stored only as its hash; the verifier never leaves the server (only its challenge does)
     expect(rows[0].state_hash).not.toContain(state);
     expect(authorizationUrl.href).not.toContain(rows[0].code_verifier);
+  });
+
+  it('limits starts per client address (each stores an attempt), then answers 429', async () => {
+    const limited = await serve(
+      createApp({ config, knex, logger, actionLimits: { keyPrefix: `sso-${randomUUID()}`, limits: { ...ACTION_LIMITS, ssoSignIn: { what: 'single sign-on attempts', rules: { address: { points: 2, durationSeconds: 600 } } } } } }),
+    );
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i += 1) statuses.push((await fetch(`${limited.baseUrl}/api/auth/sso/start`, { redirect: 'manual' })).status);
+      expect(statuses).toEqual([302, 302, 429]);
+    } finally {
+      await limited.close();
+    }
   });
 
   it('answers 404 on an installation without single sign-on, and lists no provider', async () => {
