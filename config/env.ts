@@ -126,6 +126,18 @@ export interface AppConfig {
   smtpUrl: string;
   /** SMTP_FROM: the From of those e-mails */
   smtpFrom: string;
+  /** SSO_ISSUER_URL and friends: the installation's OpenID Connect provider for "Sign in with <name>" (null: none). */
+  sso: SsoProviderConfig | null;
+}
+
+/** An OpenID Connect provider people sign in with (authorization code flow with PKCE, state and nonce). */
+export interface SsoProviderConfig {
+  /** The issuer identifier; its /.well-known/openid-configuration is read at the first sign-in. */
+  issuerUrl: string;
+  clientId: string;
+  clientSecret: string;
+  /** Shown on the button: "Sign in with <name>". */
+  name: string;
 }
 
 /** The S3 backend's settings (STORAGE_BACKEND=s3); docs/configuration.md lists them. */
@@ -415,5 +427,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     trustProxyHops: proxyHops(env.TRUST_PROXY),
     smtpUrl: (env.SMTP_URL ?? '').trim(),
     smtpFrom: (env.SMTP_FROM ?? '').trim() || 'Render Studio <no-reply@render-studio.local>',
+    sso: ssoFrom(env),
   };
+}
+
+/** SSO_ISSUER_URL turns installation-level single sign-on on; it then needs SSO_CLIENT_ID and SSO_CLIENT_SECRET. */
+export function ssoFrom(env: NodeJS.ProcessEnv): SsoProviderConfig | null {
+  const issuerUrl = (env.SSO_ISSUER_URL ?? '').trim();
+  if (!issuerUrl) return null;
+  let issuer: URL;
+  try {
+    issuer = new URL(issuerUrl);
+  } catch {
+    throw new ConfigError(`SSO_ISSUER_URL is not a URL: "${issuerUrl}"`);
+  }
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(issuer.hostname);
+  if (issuer.protocol !== 'https:' && !(issuer.protocol === 'http:' && loopback)) {
+    throw new ConfigError('SSO_ISSUER_URL must be an https:// address (plain http:// only on this machine, for development)');
+  }
+  const clientId = (env.SSO_CLIENT_ID ?? '').trim();
+  const clientSecret = env.SSO_CLIENT_SECRET ?? '';
+  if (!clientId || !clientSecret) throw new ConfigError('SSO_ISSUER_URL is set: SSO_CLIENT_ID and SSO_CLIENT_SECRET must be set too');
+  return { issuerUrl, clientId, clientSecret, name: (env.SSO_NAME ?? '').trim() || issuer.host };
 }

@@ -317,6 +317,30 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
     ],
   },
   {
+    title: 'Single sign-on',
+    intro:
+      'An OpenID Connect provider (Okta, Entra ID, Google Workspace, Keycloak...) people of this installation sign in with: the sign-in page then shows "Sign in with <name>". Register the app at the provider as a confidential web client with the redirect URI `PUBLIC_URL/api/auth/sso/callback` and the scopes `openid email profile` ([Security](security.md#single-sign-on)).',
+    variables: [
+      {
+        names: ['SSO_ISSUER_URL'],
+        default: 'empty',
+        meaning:
+          "the provider's issuer identifier (its `/.well-known/openid-configuration` is read at the first sign-in); `https://`, or `http://` on this machine only (development); empty: no single sign-on",
+        loaded: { value: (c) => c.sso, is: null },
+      },
+      {
+        names: ['SSO_CLIENT_ID', 'SSO_CLIENT_SECRET'],
+        default: 'empty',
+        meaning: 'the client the provider registered for this app (required when `SSO_ISSUER_URL` is set; sent with HTTP Basic authentication to the token endpoint)',
+      },
+      {
+        names: ['SSO_NAME'],
+        default: "the issuer's host",
+        meaning: 'the name on the button: "Sign in with <name>"',
+      },
+    ],
+  },
+  {
     title: 'Webhook delivery',
     intro:
       'Read by the worker, which delivers webhooks (a workflow per endpoint; [Webhooks](webhooks.md)). The defaults are the documented schedule: retries with exponential backoff and full jitter from 30 s, at most 6 h apart, for 3 days.',

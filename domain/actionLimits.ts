@@ -18,7 +18,8 @@ export type LimitedAction =
   | 'passwordReset'
   | 'verificationEmail'
   | 'emailChange'
-  | 'passkeyChallenge';
+  | 'passkeyChallenge'
+  | 'ssoSignIn';
 
 /** Whose budget a rule counts: the signed-in person, the workspace acted in, the client's address, or an e-mail address asked about. */
 export type LimitSubject = 'person' | 'workspace' | 'address' | 'email';
@@ -52,6 +53,8 @@ export const ACTION_LIMITS: Readonly<Record<LimitedAction, ActionLimit>> = {
   emailChange: { what: 'e-mail address changes', rules: { person: { points: 3, durationSeconds: HOUR } } },
   // each is a row kept 5 minutes: a sign-in page asks for one, a script could ask for millions
   passkeyChallenge: { what: 'passkey sign-in attempts', rules: { address: { points: 60, durationSeconds: 10 * MINUTE } } },
+  // each start stores a sign-in attempt: a client cannot fill the table
+  ssoSignIn: { what: 'single sign-on attempts', rules: { address: { points: 30, durationSeconds: 10 * MINUTE } } },
 };
 
 export const ACTION_LIMITED_CODE = 'RATE_LIMITED';

@@ -248,6 +248,10 @@ export const PUBLIC_API_ROUTES: ReadonlyArray<{ method: string; path: string; pr
   { method: 'POST', path: '/api/auth/verify-email' },
   // who is signed in, or nobody: the page's first question, answered without a 401 for a signed-out visitor
   { method: 'GET', path: '/api/auth/session' },
+  // single sign-on (api/routes/sso.ts): the provider list, the redirect to the provider and its redirect back
+  { method: 'GET', path: '/api/auth/sso/providers' },
+  { method: 'GET', path: '/api/auth/sso/start' },
+  { method: 'GET', path: '/api/auth/sso/callback' },
   { method: 'GET', path: '/api/health' },
   // expiring signed file links (storage/signedUrls.ts): the signature is the credential
   { method: 'GET', path: '/api/files/', prefix: true },

@@ -35,7 +35,7 @@ const sessionView = z
     device: z.string().meta({ description: "Browser and system read from the session's user agent" }),
     userAgent: z.string().nullable(),
     ipAddress: z.string().nullable(),
-    authenticatedWith: z.enum(['password', 'sign_up', 'password_reset', 'two_factor', 'passkey']),
+    authenticatedWith: z.enum(['password', 'sign_up', 'password_reset', 'two_factor', 'passkey', 'single_sign_on']),
     createdAt: timestamp,
     lastSeenAt: timestamp,
     current: z.boolean(),

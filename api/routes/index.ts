@@ -13,6 +13,7 @@ import { changeRequestsRouter } from './changeRequests';
 import { guestReviewRouter } from './guestReview';
 import { reviewLinksRouter } from './reviewLinks';
 import { authRouter } from './auth';
+import { ssoRouter } from './sso';
 import { brandKitRouter } from './brandKit';
 import { musicRouter } from './music';
 import { creditsRouter } from './credits';
@@ -50,6 +51,7 @@ export function buildRouters(deps: AppDeps): Router[] {
     healthRouter(deps),
     metricsRouter(deps),
     authRouter(deps),
+    ssoRouter(deps),
     profileRouter(deps),
     creditsRouter(deps),
     adminRouter(deps),

@@ -53,3 +53,5 @@ export { RecoveryCode } from './RecoveryCode';
 export { Passkey } from './Passkey';
 export { WebauthnChallenge } from './WebauthnChallenge';
 export { PendingSignIn } from './PendingSignIn';
+export { UserIdentity } from './UserIdentity';
+export { SsoSignInAttempt } from './SsoSignInAttempt';

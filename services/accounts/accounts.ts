@@ -8,7 +8,7 @@ import { MSG } from '../../domain/messages';
 import { isStrongPassword } from '../../domain/passwordStrength';
 import { addCredits } from '../billing/credits';
 import { hashPassword, verifyAgainstDecoy, verifyPassword } from './passwords';
-import { createSession, deleteExpiredSessions, endOtherSessions, type IssuedSession, type SessionDevice } from './sessions';
+import { createSession, deleteExpiredSessions, endOtherSessions, type AuthenticatedWith, type IssuedSession, type SessionDevice } from './sessions';
 import { createPersonalWorkspace } from '../workspaces/personalWorkspace';
 import { hasSecondFactor, startPendingSignIn, type IssuedPendingSignIn } from './pendingSignIns';
 
@@ -99,17 +99,7 @@ export async function signUp(
   const passwordHash = await hashPassword(input.password);
   try {
     return await knex.transaction(async (trx) => {
-      const user = await User.query(trx).insert({ email, passwordHash }).returning('*');
-      await createPersonalWorkspace(trx, { id: user.id, email, name });
-      await addCredits(trx, {
-        workspaceId: user.id,
-        amount: NEW_PROFILE_CREDITS,
-        type: 'signup_bonus',
-        description: 'Free starting credits',
-        idempotencyKey: `signup:${user.id}`,
-        // the new user is the actor of their bonus row (each ledger row records who acted, DESIGN.md "Teams")
-        actorId: user.id,
-      });
+      const user = await insertAccount(trx, { email, passwordHash, name, emailVerifiedAt: null });
       const session = await createSession(trx, user.id, options.sessionTtlDays, { ...options.device, authenticatedWith: 'sign_up' });
       return { user: toAccount(user, name), session };
     });
@@ -117,6 +107,29 @@ export async function signUp(
     if (err instanceof UniqueViolationError && err.constraint === 'users_email_unique') throw new EmailTakenError();
     throw err;
   }
+}
+
+/**
+ * The user, their personal workspace and its free starting credits, in the caller's transaction (sign-up, and the
+ * first single sign-on of a new address). `email` is normalized already.
+ */
+export async function insertAccount(
+  trx: Knex.Transaction,
+  input: { email: string; passwordHash: string; name: string; emailVerifiedAt: Date | null },
+): Promise<User> {
+  const { email, passwordHash, name, emailVerifiedAt } = input;
+  const user = await User.query(trx).insert({ email, passwordHash, emailVerifiedAt }).returning('*');
+  await createPersonalWorkspace(trx, { id: user.id, email, name });
+  await addCredits(trx, {
+    workspaceId: user.id,
+    amount: NEW_PROFILE_CREDITS,
+    type: 'signup_bonus',
+    description: 'Free starting credits',
+    idempotencyKey: `signup:${user.id}`,
+    // the new user is the actor of their bonus row (each ledger row records who acted, DESIGN.md "Teams")
+    actorId: user.id,
+  });
+  return user;
 }
 
 export async function signIn(
@@ -132,12 +145,26 @@ export async function signIn(
   if (!(await verifyPassword(input.password, user.passwordHash))) throw new InvalidCredentialsError();
   // an account being deleted (services/accounts/accountData.ts) takes no new session
   if (user.deletionRequestedAt) throw new InvalidCredentialsError();
-  await deleteExpiredSessions(knex, user.id);
   // two-factor sign-in: no session until the second step (services/accounts/secondFactor.ts)
   if (await hasSecondFactor(knex, user.id)) {
+    await deleteExpiredSessions(knex, user.id);
     return { user: toAccount(user, user.profile?.name ?? ''), secondStep: await startPendingSignIn(knex, user.id, options.device ?? {}) };
   }
-  const session = await createSession(knex, user.id, options.sessionTtlDays, { ...options.device, authenticatedWith: 'password' });
+  return startSignedInSession(knex, user, options, 'password');
+}
+
+/**
+ * The session of an account whose owner has just proven who they are (a password without a second factor, or single
+ * sign-on): these sign-ins open their session here.
+ */
+export async function startSignedInSession(
+  db: Db,
+  user: User,
+  options: { sessionTtlDays: number; device?: SessionDevice },
+  authenticatedWith: AuthenticatedWith,
+): Promise<SignedIn> {
+  await deleteExpiredSessions(db, user.id);
+  const session = await createSession(db, user.id, options.sessionTtlDays, { ...options.device, authenticatedWith });
   return { user: toAccount(user, user.profile?.name ?? ''), session };
 }
 

@@ -26,8 +26,8 @@ export function sessionIdForToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-/** How a session began: `two_factor` is a password and a second factor, `passkey` a passkey alone. */
-export type AuthenticatedWith = 'password' | 'sign_up' | 'password_reset' | 'two_factor' | 'passkey';
+/** How a session began: `two_factor` is a password and a second factor, `passkey` a passkey alone, `single_sign_on` an OpenID provider. */
+export type AuthenticatedWith = 'password' | 'sign_up' | 'password_reset' | 'two_factor' | 'passkey' | 'single_sign_on';
 
 /** What the Security panel shows of the browser a session was opened from. */
 export interface SessionDevice {

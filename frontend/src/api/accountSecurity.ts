@@ -30,7 +30,7 @@ export interface AccountSession {
   device: string;
   userAgent: string | null;
   ipAddress: string | null;
-  authenticatedWith: 'password' | 'sign_up' | 'password_reset';
+  authenticatedWith: 'password' | 'sign_up' | 'password_reset' | 'two_factor' | 'passkey' | 'single_sign_on';
   createdAt: string;
   lastSeenAt: string;
   current: boolean;

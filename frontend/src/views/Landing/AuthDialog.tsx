@@ -2,6 +2,7 @@ import { useRef, type KeyboardEvent, type ReactElement } from 'react';
 import type { AuthTab } from '../../atoms/viewUrl';
 import { Dialog } from '../../components/Dialog';
 import { SignInForm } from './SignInForm';
+import { SsoSignInButtons } from './SsoSignInButtons';
 import { SignUpForm } from './SignUpForm';
 
 const TABS: { id: AuthTab; label: string }[] = [
@@ -54,6 +55,7 @@ export function AuthDialog({ tab, onTabChange, onClose, onAuthenticated, email }
       </div>
       <div role="tabpanel" id={`auth-panel-${tab}`} aria-labelledby={`auth-tab-${tab}`}>
         {tab === 'signin' ? <SignInForm onSignedIn={onAuthenticated} initialEmail={email} /> : <SignUpForm onSignedUp={onAuthenticated} initialEmail={email} />}
+        {tab === 'signin' && <SsoSignInButtons />}
       </div>
     </Dialog>
   );
