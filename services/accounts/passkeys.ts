@@ -12,6 +12,7 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
   type AuthenticationResponseJSON,
+  type AuthenticatorTransportFuture,
   type PublicKeyCredentialCreationOptionsJSON,
   type PublicKeyCredentialRequestOptionsJSON,
   type RegistrationResponseJSON,
@@ -112,7 +113,7 @@ export async function passkeyRegistrationOptions(
     userDisplayName: user.name || user.email,
     userID: Buffer.from(user.id.replace(/-/g, ''), 'hex'),
     attestationType: 'none',
-    excludeCredentials: existing.map((c) => ({ id: c.credential_key, transports: c.transports })),
+    excludeCredentials: existing.map((c) => ({ id: c.credential_key, transports: c.transports as AuthenticatorTransportFuture[] })),
     authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
   });
   const challengeId = await storeChallenge(db, user.id, 'registration', options.challenge);
@@ -172,7 +173,7 @@ export async function passkeyAuthenticationOptions(
   const options = await generateAuthenticationOptions({
     rpID: rp.rpId,
     userVerification: userId ? 'preferred' : 'required',
-    allowCredentials: allow.map((c) => ({ id: c.credential_key, transports: c.transports })),
+    allowCredentials: allow.map((c) => ({ id: c.credential_key, transports: c.transports as AuthenticatorTransportFuture[] })),
   });
   const challengeId = await storeChallenge(db, userId, 'authentication', options.challenge);
   return { challengeId, options };
@@ -199,7 +200,7 @@ export async function verifyPasskeyAssertion(
       expectedChallenge: challenge.challenge,
       expectedOrigin: rp.origin,
       expectedRPID: rp.rpId,
-      credential: { id: row.credential_key, publicKey: new Uint8Array(row.public_key), counter: Number(row.sign_count), transports: row.transports },
+      credential: { id: row.credential_key, publicKey: new Uint8Array(row.public_key), counter: Number(row.sign_count), transports: row.transports as AuthenticatorTransportFuture[] },
       requireUserVerification: input.expectedUserId === null,
     });
   } catch {
