@@ -60,13 +60,24 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * The parts each app (by its database handle) has found ready once. A part that has never been ready is starting up
+ * (npm start asks while the API's start-up work still fills its event loop): its failure is news only once it was
+ * ready, so it is logged as a warning from then on, and before that at info.
+ */
+const readyOnce = new WeakMap<object, Set<ReadinessPart>>();
+
 async function runCheck(deps: HealthDeps, part: ReadinessPart, failure: string, probe: () => Promise<unknown>, timeoutMs = CHECK_TIMEOUT_MS): Promise<ReadinessCheck> {
   const started = Date.now();
+  const seen = readyOnce.get(deps.knex) ?? new Set<ReadinessPart>();
+  readyOnce.set(deps.knex, seen);
   try {
     await withTimeout(probe(), timeoutMs);
+    seen.add(part);
     return { ok: true, ms: Date.now() - started };
   } catch (err) {
-    deps.logger.warn({ err, part }, 'readiness check failed');
+    if (seen.has(part)) deps.logger.warn({ err, part }, 'readiness check failed');
+    else deps.logger.info({ err, part }, 'readiness check failed (not ready since start)');
     return { ok: false, ms: Date.now() - started, error: failure };
   }
 }
