@@ -356,6 +356,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (provider !== 'local' && provider !== 'fal') throw new Error(`AI_PROVIDER must be "local" or "fal", got "${provider}"`);
   const chatProvider = env.CHAT_PROVIDER || 'local';
   if (chatProvider !== 'local' && chatProvider !== 'openai') throw new Error(`CHAT_PROVIDER must be "local" or "openai", got "${chatProvider}"`);
+  // no built-in value: a known key would let anyone mint a link to any stored file
+  const signingSecret = requiredSecret(env, 'SIGNING_SECRET', 'signs the expiring links to stored files (HMAC key)');
   return {
     nodeEnv: env.NODE_ENV ?? 'development',
     port,
@@ -375,8 +377,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     tusMaxUnfinishedBytes: positiveInt('TUS_MAX_UNFINISHED_MB', env.TUS_MAX_UNFINISHED_MB, 1024) * 1024 * 1024,
     draftUploadMaxAgeMinutes: positiveInt('DRAFT_UPLOAD_MAX_AGE_MINUTES', env.DRAFT_UPLOAD_MAX_AGE_MINUTES, 30),
     draftUploadsWaitingPerAccount: positiveInt('DRAFT_UPLOADS_WAITING_PER_ACCOUNT', env.DRAFT_UPLOADS_WAITING_PER_ACCOUNT, 20),
-    // no built-in value: a known key would let anyone mint a link to any stored file
-    signingSecret: requiredSecret(env, 'SIGNING_SECRET', 'signs the expiring links to stored files (HMAC key)'),
+    signingSecret,
     eventStreamsPerAccount: positiveInt('EVENT_STREAMS_PER_ACCOUNT', env.EVENT_STREAMS_PER_ACCOUNT, 8),
     eventStreamMaxQueuedBytes: positiveInt('EVENT_STREAM_MAX_QUEUED_BYTES', env.EVENT_STREAM_MAX_QUEUED_BYTES, 1024 * 1024),
     signedUrlTtlSeconds: int(env.SIGNED_URL_TTL_SECONDS, 3600),
@@ -419,7 +420,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     stripePriceIds: stripePriceIdsFrom(env),
     logLevel: logLevelFrom(env),
     frontendDist: env.FRONTEND_DIST ?? 'frontend/dist',
-    totpEncryptionKey: optionalSecret(env, 'TOTP_ENCRYPTION_KEY', 'encrypts the secrets of authenticator apps (unset: SIGNING_SECRET)') || env.SIGNING_SECRET || '',
+    totpEncryptionKey: optionalSecret(env, 'TOTP_ENCRYPTION_KEY', 'encrypts the secrets of authenticator apps (unset: SIGNING_SECRET)') || signingSecret,
     metricsToken: optionalSecret(env, 'METRICS_TOKEN', 'opens GET /metrics to other hosts as a bearer token (unset: loopback only)'),
     workerMetricsHost: env.WORKER_METRICS_HOST ?? '127.0.0.1',
     workerMetricsPort: optionalPort(env.WORKER_METRICS_PORT),

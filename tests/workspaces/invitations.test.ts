@@ -242,10 +242,10 @@ describe('invitations', () => {
     expect((await accept(token, invitee.token)).status).toBe(200);
     const mine = await request<{ workspaces: Array<Record<string, unknown>> }>(server.baseUrl, '/api/workspaces', { token: invitee.token });
     expect(mine.body.workspaces).toEqual([
-      { id: invitee.id, name: 'Personal', personal: true, role: 'owner', memberCount: 1, maxClipsInFlight: null, approvalPolicy: { kind: 'any' } },
-      { id: owner.id, name: "Rosa Diaz's workspace", personal: false, role: 'member', memberCount: 2, maxClipsInFlight: null, approvalPolicy: { kind: 'any' } },
+      { id: invitee.id, name: 'Personal', personal: true, role: 'owner', memberCount: 1, maxClipsInFlight: null, approvalPolicy: { kind: 'any' }, twoFactorRequired: false },
+      { id: owner.id, name: "Rosa Diaz's workspace", personal: false, role: 'member', memberCount: 2, maxClipsInFlight: null, approvalPolicy: { kind: 'any' }, twoFactorRequired: false },
     ]);
     const theirs = await request<{ workspaces: Array<Record<string, unknown>> }>(server.baseUrl, '/api/workspaces', { token: owner.token });
-    expect(theirs.body.workspaces).toEqual([{ id: owner.id, name: 'Personal', personal: true, role: 'owner', memberCount: 2, maxClipsInFlight: null, approvalPolicy: { kind: 'any' } }]);
+    expect(theirs.body.workspaces).toEqual([{ id: owner.id, name: 'Personal', personal: true, role: 'owner', memberCount: 2, maxClipsInFlight: null, approvalPolicy: { kind: 'any' }, twoFactorRequired: false }]);
   });
 });

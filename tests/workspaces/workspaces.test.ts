@@ -39,12 +39,12 @@ describe('GET and POST /api/workspaces', () => {
     const user = await createTestUser(server.baseUrl);
     const first = await request(server.baseUrl, '/api/workspaces', { token: user.token });
     expect(first.status).toBe(200);
-    expect(first.body).toEqual({ success: true, workspaces: [{ id: user.id, name: 'Personal', personal: true, role: 'owner', memberCount: 1, maxClipsInFlight: null, approvalPolicy: { kind: 'any' } }] });
+    expect(first.body).toEqual({ success: true, workspaces: [{ id: user.id, name: 'Personal', personal: true, role: 'owner', memberCount: 1, maxClipsInFlight: null, approvalPolicy: { kind: 'any' }, twoFactorRequired: false }] });
 
     const created = await request(server.baseUrl, '/api/workspaces', { token: user.token, json: { name: '  Harbour Studio  ' } });
     expect(created.status).toBe(201);
     const id = created.body.workspace.id as string;
-    expect(created.body).toEqual({ success: true, workspace: { id, name: 'Harbour Studio', personal: false, role: 'owner', memberCount: 1, maxClipsInFlight: null, approvalPolicy: { kind: 'any' } } });
+    expect(created.body).toEqual({ success: true, workspace: { id, name: 'Harbour Studio', personal: false, role: 'owner', memberCount: 1, maxClipsInFlight: null, approvalPolicy: { kind: 'any' }, twoFactorRequired: false } });
     expect(id).not.toBe(user.id);
     // the account is the workspace: a profiles row with its id, the creator's e-mail, the name, 0 credits
     expect(await knex('profiles').where({ id }).first('email', 'name', 'credits', 'reserved_credits')).toEqual({
@@ -99,7 +99,7 @@ describe('a team with every role', () => {
     for (const [role, user] of Object.entries(team.byRole)) {
       const res = await request<{ workspaces: Array<Record<string, unknown>> }>(server.baseUrl, '/api/workspaces', { token: user.token });
       expect(res.body.workspaces[0]).toMatchObject({ id: user.id, personal: true, role: 'owner' });
-      expect(res.body.workspaces).toContainEqual({ id: team.id, name: 'Coastal Homes', personal: false, role, memberCount: 4, maxClipsInFlight: null, approvalPolicy: { kind: 'any' } });
+      expect(res.body.workspaces).toContainEqual({ id: team.id, name: 'Coastal Homes', personal: false, role, memberCount: 4, maxClipsInFlight: null, approvalPolicy: { kind: 'any' }, twoFactorRequired: false });
     }
     const outsider = await request<{ workspaces: Array<{ id: string }> }>(server.baseUrl, '/api/workspaces', { token: team.outsider.token });
     expect(outsider.body.workspaces.map((w) => w.id)).toEqual([team.outsider.id]);
@@ -120,7 +120,7 @@ describe('a team with every role', () => {
 
     const renamed = await request(server.baseUrl, `/api/workspaces/${team.id}`, { method: 'PATCH', token: team.owner.token, json: { name: 'Coastal Homes Ltd' } });
     expect(renamed.status).toBe(200);
-    expect(renamed.body).toEqual({ success: true, workspace: { id: team.id, name: 'Coastal Homes Ltd', personal: false, role: 'owner', memberCount: 4, maxClipsInFlight: null, approvalPolicy: { kind: 'any' } } });
+    expect(renamed.body).toEqual({ success: true, workspace: { id: team.id, name: 'Coastal Homes Ltd', personal: false, role: 'owner', memberCount: 4, maxClipsInFlight: null, approvalPolicy: { kind: 'any' }, twoFactorRequired: false } });
     expect((await knex('profiles').where({ id: team.id }).first('name')).name).toBe('Coastal Homes Ltd');
   });
 
