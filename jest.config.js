@@ -15,6 +15,9 @@ module.exports = {
   moduleNameMapper: { '^@temporalio/worker$': '<rootDir>/tests/setup/temporalWorker.ts' },
   // logReporter first: it adds a failing file's log path to the failure the default reporter then prints
   reporters: ['<rootDir>/tests/setup/logReporter.js', 'default'],
+  // jest's runner, with a file whose worker process died of SIGABRT (a native abort in Node, not a failing test) run
+  // once more in a new worker (tests/setup/crashRetryRunner.js says why)
+  runner: '<rootDir>/tests/setup/crashRetryRunner.js',
   // the longest files first (tests/setup/testDurations.json when jest has no cache, as in CI)
   testSequencer: '<rootDir>/tests/setup/testSequencer.js',
   globalSetup: '<rootDir>/tests/setup/globalSetup.ts',
