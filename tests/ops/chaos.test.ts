@@ -101,7 +101,9 @@ describe('the scaled-out stack through faults (SIGKILLed API and worker, Postgre
         await server.ensureDatabase('render_studio');
       }),
       startTemporal().then((server) => (temporal = server)),
-      workerBundle().then((bundle) => (workflowBundlePath = bundle)),
+      // with heartbeat timeouts of 15 s (tests/support/workflows/shortHeartbeats.ts): the SIGKILLed worker's clip is
+      // retried on the restarted one after that, not after the app's minute
+      workerBundle({ shortHeartbeats: true }).then((bundle) => (workflowBundlePath = bundle)),
     ]);
     for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
     if (!pg || !temporal) throw new Error('PostgreSQL or Temporal did not start');
@@ -229,7 +231,8 @@ describe('the scaled-out stack through faults (SIGKILLed API and worker, Postgre
       expect({ api: p.name, status: ready.status, body: ready.body }).toMatchObject({ api: p.name, status: 200 });
     }
 
-    // the clip started before the faults ends completed (a killed worker's activity is retried after its timeout)
+    // the clip started before the faults ends completed (a killed worker's activity is retried after its heartbeat
+    // timeout)
     type ClipJob = { status: string; message: string; result: { approvalId: string } | null };
     let last: ClipJob | null = null;
     const finished = await until(`clip ${jobId} finished (last: ${JSON.stringify(last)})`, 300_000, async () => {

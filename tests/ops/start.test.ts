@@ -93,36 +93,74 @@ function alive(pid: number): boolean {
 
 describe('npm start (scripts/start.js)', () => {
   let dataDir: string;
-  let start: StartProcess | null = null;
-  let seen: Array<{ pid: number; cmd: string }> = [];
+  let dist: string;
+  // the two scenarios run side by side (each on ports, a DATA_DIR and a database of its own; each walks only the
+  // process tree of its own npm start), so the one's waits (the paced render, the heartbeat timeout, the worker's
+  // bundling) overlap the other's work; each test awaits its own scenario
+  const starts: StartProcess[] = [];
+  const seen: Array<{ pid: number; cmd: string }> = [];
+  const scenarios = new Map<string, Promise<void>>();
+  let stopped = false;
   let temporal: { client: Client; connection: Connection } | null = null;
   let scratch: ScratchDatabase | null = null;
+
+  const launch = (env: NodeJS.ProcessEnv, via: 'node' | 'npm' = 'node'): StartProcess => {
+    if (stopped) throw new Error('the file is over: no further npm start');
+    const started = startNpmStart(env, via);
+    starts.push(started);
+    return started;
+  };
+  const noteChildren = (start: StartProcess) => {
+    const found = descendants(start.child.pid as number);
+    seen.push(...found);
+    return found;
+  };
+  const scenario = (name: string, run: () => Promise<void>): Promise<void> => {
+    let running = scenarios.get(name);
+    if (!running) {
+      running = run();
+      // the test awaits it; a failure before that is not an unhandled rejection
+      running.catch(() => undefined);
+      scenarios.set(name, running);
+    }
+    return running;
+  };
 
   beforeAll(() => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rs-start-'));
     // mkdtemp makes it 700: as root, the embedded PostgreSQL would move its data out (tests/ops/embeddedPostgres700.test.ts)
     fs.chmodSync(dataDir, 0o755);
+    dist = path.join(dataDir, 'dist');
+    fs.mkdirSync(dist);
+    fs.writeFileSync(path.join(dist, 'index.html'), '<!doctype html><div id="root"></div>');
+    scenario('worker restart', workerRestart);
+    scenario('embedded', embeddedPostgres);
   });
 
   afterAll(async () => {
+    stopped = true;
     await temporal?.connection.close();
     // after a failure: stop what is still running
-    if (start && start.child.exitCode === null && start.child.signalCode === null) {
-      process.kill(start.child.pid as number, 'SIGTERM');
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([start.exited, new Promise((r) => (timer = setTimeout(r, 30_000)))]);
-      clearTimeout(timer);
-    }
+    await Promise.all(
+      starts.map(async (start) => {
+        if (start.child.exitCode !== null || start.child.signalCode !== null) return;
+        process.kill(start.child.pid as number, 'SIGTERM');
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([start.exited, new Promise((r) => (timer = setTimeout(r, 30_000)))]);
+        clearTimeout(timer);
+      }),
+    );
     for (const { pid } of await allGone(seen, 30_000)) process.kill(pid, 'SIGKILL');
     await scratch?.drop();
     fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  }, 120_000);
 
-  it('restarts a SIGKILLed worker mid-clip (the clip finishes, the ledger is exact) and SIGTERM leaves no child running', async () => {
+  it('restarts a SIGKILLed worker mid-clip (the clip finishes, the ledger is exact) and SIGTERM leaves no child running', () => scenario('worker restart', workerRestart), 600_000);
+
+  it('with the embedded PostgreSQL: SIGTERM (to start.js, then to npm start) stops the API, the worker, the Temporal dev server and PostgreSQL; the next start reuses the data and the generated secret', () => scenario('embedded', embeddedPostgres), 600_000);
+
+  async function workerRestart(): Promise<void> {
     const [port, temporalPort, uiPort] = [await services.freePort(), await services.freePort(), await services.freePort()];
-    const dist = path.join(dataDir, 'dist');
-    fs.mkdirSync(dist);
-    fs.writeFileSync(path.join(dist, 'index.html'), '<!doctype html><div id="root"></div>');
     // the clip's render is paced (tests/clips/support/pacedFfmpeg.sh: the real render at a fifth of real time, next to
     // no CPU) while `paceFile` exists, so the worker is killed mid-render whatever the machine's speed; the file goes
     // with the kill, and the restarted worker renders at full speed, at the tests' preset
@@ -135,10 +173,10 @@ describe('npm start (scripts/start.js)', () => {
     // the killed worker's clip is retried on the restarted one after that, not after the app's minute. The second
     // test's first start runs without one, so bundling at start is run there
     env.WORKFLOW_BUNDLE_PATH = await workerBundle({ shortHeartbeats: true });
-    // empty: npm start migrates it
-    scratch = await createScratchDatabase('start');
+    // already migrated (npm start finds nothing to apply): the second test has npm start migrate a new database
+    scratch = await createScratchDatabase('start', { migrated: true });
     env.DATABASE_URL = scratch.url;
-    start = startNpmStart(env);
+    const start = launch(env);
     await start.waitForOutput(/Render studio: {2}http:\/\/127\.0\.0\.1:\d+/, 180_000);
     await start.waitForOutput(/"msg":"worker running"/, 180_000);
     const baseUrl = `http://127.0.0.1:${port}`;
@@ -177,22 +215,21 @@ describe('npm start (scripts/start.js)', () => {
     await temporal.connection.close();
     temporal = null;
 
-    seen = descendants(start.child.pid as number);
-    expect(seen.map((p) => p.cmd)).toEqual(
+    const children = noteChildren(start);
+    expect(children.map((p) => p.cmd)).toEqual(
       expect.arrayContaining([expect.stringContaining('temporal server start-dev'), expect.stringContaining('api/server.ts'), expect.stringContaining('workers/main.ts')]),
     );
     process.kill(start.child.pid as number, 'SIGTERM');
     expect(await start.exited).toBe(0);
-    const left = seen.filter((p) => alive(p.pid));
+    const left = children.filter((p) => alive(p.pid));
     expect(left).toEqual([]);
     expect(await services.portOpen(temporalPort)).toBe(false);
     expect(await services.portOpen(port)).toBe(false);
     expect(start.output()).not.toMatch(/crash-looping|cleanup failed/);
-  }, 600_000);
+  }
 
-  it('with the embedded PostgreSQL: SIGTERM (to start.js, then to npm start) stops the API, the worker, the Temporal dev server and PostgreSQL; the next start reuses the data and the generated secret', async () => {
+  async function embeddedPostgres(): Promise<void> {
     const embeddedDir = path.join(dataDir, 'embedded');
-    const dist = path.join(dataDir, 'dist');
     const ports = { PORT: await services.freePort(), TEMPORAL_PORT: await services.freePort(), TEMPORAL_UI_PORT: await services.freePort(), EMBEDDED_PG_PORT: await services.freePort() };
     const env: NodeJS.ProcessEnv = { ...process.env, ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])), HOST: '127.0.0.1', DATA_DIR: embeddedDir, FRONTEND_DIST: dist, LOG_LEVEL: 'info', NODE_ENV: 'development' };
     // no SIGNING_SECRET either: npm start generates one into DATA_DIR/secrets.json on the first start and reuses it
@@ -202,9 +239,10 @@ describe('npm start (scripts/start.js)', () => {
     for (const round of [1, 2]) {
       // round 2 through npm: its SIGTERM kills npm's shell, never start.js, which must notice and stop all the same
       // round 1 bundles the workflows at start (no WORKFLOW_BUNDLE_PATH) and waits for the worker; round 2 is stopped
-      // before its worker is up, so it is given the bundle built beforehand rather than start a webpack run for nothing
-      if (round === 2) env.WORKFLOW_BUNDLE_PATH = await workerBundle();
-      start = startNpmStart(env, round === 1 ? 'node' : 'npm');
+      // before its worker is up, so it is given a bundle built beforehand rather than start a webpack run for nothing
+      // (the other test's, with short heartbeats: this worker runs no workflow)
+      if (round === 2) env.WORKFLOW_BUNDLE_PATH = await workerBundle({ shortHeartbeats: true });
+      const start = launch(env, round === 1 ? 'node' : 'npm');
       await start.waitForOutput(/Render studio: {2}http:\/\/127\.0\.0\.1:\d+/, 180_000);
       expect((await fetch(`http://127.0.0.1:${ports.PORT}/health/ready`)).status).toBe(200);
       expect(start.output()).toContain(round === 1 ? 'migrations applied' : 'migrations: up to date');
@@ -225,13 +263,13 @@ describe('npm start (scripts/start.js)', () => {
         expect(start.output()).not.toContain('generated SIGNING_SECRET');
         expect(fs.readFileSync(secretsFile, 'utf8')).toBe(firstSecrets);
       }
-      seen = descendants(start.child.pid as number);
-      expect(seen.map((p) => p.cmd)).toEqual(expect.arrayContaining([expect.stringContaining('temporal server start-dev'), expect.stringMatching(/bin\/postgres -D/)]));
-      if (round === 2) expect(seen.map((p) => p.cmd)).toContainEqual(expect.stringContaining('scripts/start.js'));
+      const children = noteChildren(start);
+      expect(children.map((p) => p.cmd)).toEqual(expect.arrayContaining([expect.stringContaining('temporal server start-dev'), expect.stringMatching(/bin\/postgres -D/)]));
+      if (round === 2) expect(children.map((p) => p.cmd)).toContainEqual(expect.stringContaining('scripts/start.js'));
       process.kill(start.child.pid as number, 'SIGTERM');
       if (round === 1) expect(await start.exited).toBe(0);
-      expect(await allGone(seen, 60_000)).toEqual([]);
+      expect(await allGone(children, 60_000)).toEqual([]);
       for (const port of Object.values(ports)) expect(await services.portOpen(port)).toBe(false);
-    }
-  }, 600_000);
+  }
+  }
 });
