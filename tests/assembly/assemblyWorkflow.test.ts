@@ -46,31 +46,24 @@ describe('assembly workflow (API, dev server, real worker, ffmpeg)', () => {
 
   beforeAll(async () => {
     app = await startAssemblyApp();
-    [worker, { client, close: closeClient }] = await Promise.all([startClipWorker(app.taskQueue, { config: app.config }), testClient()]);
-    // one user per orientation (3 pending items each, under the cap of 5); clips of 1 s, the last one 2 s. The six
-    // assemblies are independent: they are set up and started side by side (the first renders while the others are
-    // still being set up), and kept in this order
-    const started = await Promise.all(
-      (['landscape', 'portrait'] as const).map(async (orientation) => {
-        const user = await assemblyUser(app.baseUrl);
-        return Promise.all(
-          COUNTS.map(async (count) => {
-            const clips = await Promise.all(
-              Array.from({ length: count }, (_, i) => storeClip(app.config, user, { orientation, index: i, seconds: i === count - 1 ? 2 : 1 })),
-            );
-            const clipIds = clips.map((c) => c.id);
-            const dry = await request<Run['dryRun']>(app.baseUrl, '/api/video-assembly/dry-run', { token: user.token, json: { projectId: user.projectId, clipIds } });
-            expect(dry.status).toBe(200);
-            const res = await assemble(app.baseUrl, user, clipIds, { platform: orientation });
-            expect(res.status).toBe(200);
-            expect(res.body).toEqual({ success: true, jobId: expect.any(String) });
-            return { orientation, count, user, clipIds, dryRun: dry.body, jobId: res.body.jobId as string } as Run;
-          }),
-        );
-      }),
-    );
-    runs.push(...started.flat());
-    await Promise.all(runs.map(async (run) => Object.assign(run, await waitForAssembly(app.baseUrl, run.user, run.jobId, { timeoutMs: 400_000, intervalMs: 300 }))));
+    worker = await startClipWorker(app.taskQueue, { config: app.config });
+    ({ client, close: closeClient } = await testClient());
+    // one user per orientation (3 pending items each, under the cap of 5); clips of 1 s, the last one 2 s
+    for (const orientation of ['landscape', 'portrait'] as const) {
+      const user = await assemblyUser(app.baseUrl);
+      for (const count of COUNTS) {
+        const clips = [];
+        for (let i = 0; i < count; i += 1) clips.push(await storeClip(app.config, user, { orientation, index: i, seconds: i === count - 1 ? 2 : 1 }));
+        const clipIds = clips.map((c) => c.id);
+        const dry = await request<Run['dryRun']>(app.baseUrl, '/api/video-assembly/dry-run', { token: user.token, json: { projectId: user.projectId, clipIds } });
+        expect(dry.status).toBe(200);
+        const res = await assemble(app.baseUrl, user, clipIds, { platform: orientation });
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual({ success: true, jobId: expect.any(String) });
+        runs.push({ orientation, count, user, clipIds, dryRun: dry.body, jobId: res.body.jobId as string } as Run);
+      }
+    }
+    for (const run of runs) Object.assign(run, await waitForAssembly(app.baseUrl, run.user, run.jobId, { timeoutMs: 400_000, intervalMs: 300 }));
   }, 600_000);
 
   afterAll(async () => {
@@ -109,23 +102,20 @@ describe('assembly workflow (API, dev server, real worker, ffmpeg)', () => {
   });
 
   it('stores a compiled video with thumbnail and watermarked preview, pending a free approval', async () => {
-    // the six runs' files are probed side by side
-    await Promise.all(
-      runs.map(async (run) => {
-        expect(await assemblyFileStored(run.user.id, run.jobId, 'thumbnail.webp')).toBe(true);
-        const preview = await withAssemblyFile(run.user.id, run.jobId, 'preview.mp4', probeOutput);
-        // made in the same ffmpeg run, at half size, the watermark burnt in
-        expect(preview).toMatchObject({ codec: 'h264', width: SIZE[run.orientation].width / 2, height: SIZE[run.orientation].height / 2 });
-        expect(Math.abs(preview.duration - (await withAssemblyFile(run.user.id, run.jobId, 'video.mp4', probeOutput)).duration)).toBeLessThan(0.1);
-        const video = await testKnex()('compiled_videos').where({ id: run.job.result?.compiledVideoId }).first();
-        expect(video).toMatchObject({ workspace_id: run.user.id, project_id: run.user.projectId, clip_ids: run.clipIds, workflow_id: assemblyWorkflowId(run.jobId), storage_bucket: 'videos' });
-        expect(video.editing_data).toMatchObject({ status: 'pending_approval', platform: SIZE[run.orientation].platform, aspect_ratio: SIZE[run.orientation].aspect });
-        const approval = await testKnex()('pending_approvals').where({ source_job_id: run.jobId }).first();
-        expect(approval).toMatchObject({ content_type: 'assembly', status: 'pending', cost: 0, remaining_cost: 0, reservation_id: null, aspect_ratio: SIZE[run.orientation].aspect });
-        expect(approval.metadata).toMatchObject({ kind: 'assembly', compiledVideoId: video.id, clipIds: run.clipIds });
-        expect((await client.workflow.getHandle(approval.workflow_id).describe()).status.name).toBe('RUNNING');
-      }),
-    );
+    for (const run of runs) {
+      expect(await assemblyFileStored(run.user.id, run.jobId, 'thumbnail.webp')).toBe(true);
+      const preview = await withAssemblyFile(run.user.id, run.jobId, 'preview.mp4', probeOutput);
+      // made in the same ffmpeg run, at half size, the watermark burnt in
+      expect(preview).toMatchObject({ codec: 'h264', width: SIZE[run.orientation].width / 2, height: SIZE[run.orientation].height / 2 });
+      expect(Math.abs(preview.duration - (await withAssemblyFile(run.user.id, run.jobId, 'video.mp4', probeOutput)).duration)).toBeLessThan(0.1);
+      const video = await testKnex()('compiled_videos').where({ id: run.job.result?.compiledVideoId }).first();
+      expect(video).toMatchObject({ workspace_id: run.user.id, project_id: run.user.projectId, clip_ids: run.clipIds, workflow_id: assemblyWorkflowId(run.jobId), storage_bucket: 'videos' });
+      expect(video.editing_data).toMatchObject({ status: 'pending_approval', platform: SIZE[run.orientation].platform, aspect_ratio: SIZE[run.orientation].aspect });
+      const approval = await testKnex()('pending_approvals').where({ source_job_id: run.jobId }).first();
+      expect(approval).toMatchObject({ content_type: 'assembly', status: 'pending', cost: 0, remaining_cost: 0, reservation_id: null, aspect_ratio: SIZE[run.orientation].aspect });
+      expect(approval.metadata).toMatchObject({ kind: 'assembly', compiledVideoId: video.id, clipIds: run.clipIds });
+      expect((await client.workflow.getHandle(approval.workflow_id).describe()).status.name).toBe('RUNNING');
+    }
     // assemblies are free: nothing reserved or charged
     const credits = await testKnex()('profiles').where({ id: runs[0].user.id }).first('credits', 'reserved_credits');
     expect(credits).toEqual({ credits: 5, reserved_credits: 0 });
