@@ -147,9 +147,9 @@ describe('approval queue, end to end (API, dev server, workers, PostgreSQL)', ()
   it('warns on the 4th rejection in a row, pauses generation on the 5th, and an approval lifts the pause', async () => {
     const { user, projectId, renderId } = await userWithRender(h.baseUrl);
     await buyCredits(h.knex, user.id, 30);
-    // at most 5 pending at once: the 6th item (approved at the end) joins after four rejections
-    const items = [];
-    for (let i = 0; i < 5; i += 1) items.push(await seedPendingImage(h, user.id, projectId));
+    // at most 5 pending at once: the 6th item (approved at the end) joins after four rejections; the first five are
+    // independent of each other and seeded side by side
+    const items = await Promise.all(Array.from({ length: 5 }, () => seedPendingImage(h, user.id, projectId)));
     const answers = [];
     for (const item of items.slice(0, 4)) answers.push((await decide(h, user, 'reject', item.approvalId)).body);
     items.push(await seedPendingImage(h, user.id, projectId));

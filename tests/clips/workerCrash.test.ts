@@ -5,7 +5,7 @@ import type { Client } from '@temporalio/client';
 import { CLIP_STEP_RETRY } from '../../domain/clipGeneration';
 import { clipWorkflowId } from '../../workflows/clipGeneration';
 import { closeTestKnex, testKnex } from '../support/db';
-import { startFakeFal } from '../support/fakeFal';
+import { startFakeFal, type FakeFal } from '../support/fakeFal';
 import { testClient } from '../support/temporal';
 import { killGroup, spawnClipWorker, spawnHeldClipWorker, type ChildWorker, type HeldWorker } from './support/clipWorkerProcess';
 import { withStoredFile } from '../support/objectStorage';
@@ -41,22 +41,49 @@ describe('a worker killed during a clip (SIGKILL, then a new worker)', () => {
   let client: Client;
   let closeClient: () => Promise<void>;
   let workDir: string;
+  /**
+   * The hosted provider of the second test: IN_QUEUE twice, then IN_PROGRESS four times, so the job completes on the
+   * 7th status poll. Started with the file (the first test uses the local provider: it sees no request).
+   */
+  let fal: FakeFal;
   const workers: ChildWorker[] = [];
   /** Kept for afterEach's kill as soon as it has started, even when something started beside it fails. */
   const tracked = <T extends ChildWorker>(spawning: Promise<T>): Promise<T> => spawning.then((worker) => (workers.push(worker), worker));
+  /**
+   * The second test's two workers (on the hosted provider), both held: they poll nothing until released, so they can
+   * start while the first test waits for its killed worker's heartbeat to time out (an idle wait), and no task of the
+   * first test can reach them. The first test starts them then; the second (also when run alone) takes them.
+   */
+  let hostedWorkers: Promise<HeldWorker[]> | null = null;
+  const held: Promise<HeldWorker>[] = [];
+  const hostedEnv = () => ({ AI_PROVIDER: 'fal', FAL_BASE_URL: fal.baseUrl, FAL_KEY: 'crash-key', FAL_VIDEO_MODEL: 'fake/video-crash', CLIP_VIDEO_POLL_MS: '250' });
+  const startHostedWorkers = (): Promise<HeldWorker[]> => {
+    hostedWorkers ??= Promise.all(
+      [0, 1].map(() => {
+        const spawning = spawnHeldWorker(app.taskQueue, workDir, hostedEnv());
+        held.push(spawning);
+        return spawning;
+      }),
+    );
+    return hostedWorkers;
+  };
 
   beforeAll(async () => {
     app = await startClipApp();
     ({ client, close: closeClient } = await testClient());
     workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'clip-crash-'));
+    fal = await startFakeFal({ apiKey: 'crash-key', models: { 'fake/video-crash': { kind: 'video', behaviour: 'succeed', queuedPolls: 2, runningPolls: 4 } } });
   });
 
-  // each test has the task queue to itself: no worker of an earlier test may take its tasks
+  // each test has the task queue to itself: no worker of an earlier test may take its tasks (the second test's held
+  // workers take none until that test releases them)
   afterEach(async () => {
     for (const worker of workers.splice(0)) await killGroup(worker, 'SIGKILL');
   });
 
   afterAll(async () => {
+    for (const spawning of held.splice(0)) await spawning.then((worker) => killGroup(worker, 'SIGKILL')).catch(() => undefined);
+    await fal?.close();
     await closeClient?.();
     await app?.close();
     await fs.rm(workDir, { recursive: true, force: true });
@@ -66,6 +93,10 @@ describe('a worker killed during a clip (SIGKILL, then a new worker)', () => {
   it('finishes the clip after the restart, with one reservation, one provider job and one charge', async () => {
     // the user and their upload need no worker: made while the worker starts
     const [worker, user] = await Promise.all([tracked(spawnWorker(app.taskQueue, workDir, PACED_RENDER)), clipUser(app.baseUrl)]);
+    // the replacement starts while the first works, but polls only once released after the kill. It renders at full
+    // speed: only the killed one had to be slow
+    const replacement = tracked(spawnHeldWorker(app.taskQueue, workDir));
+    replacement.catch(() => undefined); // awaited (and its failure reported) after the kill
     const res = await startClip(app.baseUrl, user, { movement: 'Pan Right', platform: 'Facebook' });
     expect(res.status).toBe(200);
     const jobId = res.body.jobId as string;
@@ -75,12 +106,13 @@ describe('a worker killed during a clip (SIGKILL, then a new worker)', () => {
     expect(providerJobId).toMatch(/^local-/);
 
     await killGroup(worker, 'SIGKILL');
+    // the next test's workers start while this one waits for the killed worker's heartbeat to time out
+    void startHostedWorkers().catch(() => undefined);
     // with no worker the status call still answers, from the job row
     const during = await waitForJob(app.baseUrl, user, jobId, { intervalMs: 500, until: (j) => j.status === 'processing' });
     expect(during.job.progress).toBeGreaterThanOrEqual(before.job.progress);
 
-    // the restarted worker renders at full speed: only the killed one had to be slow
-    workers.push(await spawnWorker(app.taskQueue, workDir));
+    await (await replacement).release();
     const after = await waitForJob(app.baseUrl, user, jobId, { intervalMs: 500, timeoutMs: 240_000 });
     expect(after.job).toMatchObject({ status: 'completed', progress: 100 });
     const progress = [...before.seen, ...during.seen, ...after.seen].map((s) => s.progress);
@@ -115,42 +147,33 @@ describe('a worker killed during a clip (SIGKILL, then a new worker)', () => {
   }, 300_000);
 
   it('resumes polling the same hosted job after the restart: the provider is paid once', async () => {
-    // IN_QUEUE twice, then IN_PROGRESS four times: the job completes on the 7th status poll, so killed after the 4th it
-    // is still running, and only the restarted worker can see it complete
-    const fal = await startFakeFal({ apiKey: 'crash-key', models: { 'fake/video-crash': { kind: 'video', behaviour: 'succeed', queuedPolls: 2, runningPolls: 4 } } });
-    try {
-      const hosted = { AI_PROVIDER: 'fal', FAL_BASE_URL: fal.baseUrl, FAL_KEY: 'crash-key', FAL_VIDEO_MODEL: 'fake/video-crash', CLIP_VIDEO_POLL_MS: '250' };
-      // the replacement starts now, beside the first, but polls only once released after the kill
-      const [first, replacement, user] = await Promise.all([
-        tracked(spawnWorker(app.taskQueue, workDir, hosted)),
-        tracked(spawnHeldWorker(app.taskQueue, workDir, hosted)),
-        clipUser(app.baseUrl),
-      ]);
-      const res = await startClip(app.baseUrl, user, { movement: 'Bring to Life', platform: 'YouTube' });
-      const jobId = res.body.jobId as string;
-      // killed between two looks at the job: after the 4th status poll, once the workflow waits on its timer with no
-      // activity in flight (a look killed in flight would only be retried after its start-to-close timeout)
-      const handle = client.workflow.getHandle(clipWorkflowId(jobId));
-      const betweenLooks = async () => (fal.jobs[0]?.statusPolls ?? 0) >= 4 && ((await handle.describe()).raw.pendingActivities ?? []).length === 0;
-      const deadline = Date.now() + 60_000;
-      while (!(await betweenLooks()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      expect(fal.jobs).toHaveLength(1);
+    // the job completes on the 7th status poll (fal above), so killed after the 4th it is still running, and only the
+    // restarted worker can see it complete. Both workers started side by side (during the first test, or now): the
+    // first polls from now on, the replacement only once released after the kill
+    const [[first, replacement], user] = await Promise.all([startHostedWorkers().then((both) => (workers.push(...both), both)), clipUser(app.baseUrl)]);
+    await first.release();
+    const res = await startClip(app.baseUrl, user, { movement: 'Bring to Life', platform: 'YouTube' });
+    const jobId = res.body.jobId as string;
+    // killed between two looks at the job: after the 4th status poll, once the workflow waits on its timer with no
+    // activity in flight (a look killed in flight would only be retried after its start-to-close timeout)
+    const handle = client.workflow.getHandle(clipWorkflowId(jobId));
+    const betweenLooks = async () => (fal.jobs[0]?.statusPolls ?? 0) >= 4 && ((await handle.describe()).raw.pendingActivities ?? []).length === 0;
+    const deadline = Date.now() + 60_000;
+    while (!(await betweenLooks()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(fal.jobs).toHaveLength(1);
 
-      await killGroup(first, 'SIGKILL');
-      const pollsAtKill = fal.jobs[0].statusPolls;
-      expect(fal.jobs[0].completed).toBe(false);
-      await replacement.release();
-      const { job } = await waitForJob(app.baseUrl, user, jobId, { intervalMs: 500, timeoutMs: 240_000 });
-      expect(job).toMatchObject({ status: 'completed', progress: 100 });
-      // the same request was polled on after the restart; nothing was submitted again
-      expect(fal.jobs).toHaveLength(1);
-      expect(fal.jobs[0].statusPolls).toBeGreaterThan(pollsAtKill);
-      expect(fal.log.filter((l) => l.method === 'POST')).toHaveLength(1);
-      expect(await testKnex()('credit_reservations').where({ workspace_id: user.id })).toHaveLength(1);
-      expect(await creditState(testKnex(), user.id)).toEqual({ credits: 5, reserved: 4, available: 1 });
-      await expectLedgerOk(testKnex(), user.id);
-    } finally {
-      await fal.close();
-    }
+    await killGroup(first, 'SIGKILL');
+    const pollsAtKill = fal.jobs[0].statusPolls;
+    expect(fal.jobs[0].completed).toBe(false);
+    await replacement.release();
+    const { job } = await waitForJob(app.baseUrl, user, jobId, { intervalMs: 500, timeoutMs: 240_000 });
+    expect(job).toMatchObject({ status: 'completed', progress: 100 });
+    // the same request was polled on after the restart; nothing was submitted again
+    expect(fal.jobs).toHaveLength(1);
+    expect(fal.jobs[0].statusPolls).toBeGreaterThan(pollsAtKill);
+    expect(fal.log.filter((l) => l.method === 'POST')).toHaveLength(1);
+    expect(await testKnex()('credit_reservations').where({ workspace_id: user.id })).toHaveLength(1);
+    expect(await creditState(testKnex(), user.id)).toEqual({ credits: 5, reserved: 4, available: 1 });
+    await expectLedgerOk(testKnex(), user.id);
   }, 300_000);
 });

@@ -12,6 +12,12 @@ import { streetStill } from '../support/stills';
 
 const execFileAsync = promisify(execFile);
 const FRAME_W = 64;
+/**
+ * The length of the clips of the tests about the job's life (a stale claim, a follower, a cancelled wait), not about
+ * the clip: a 1 s render goes through the same steps as a 5 s one in a fifth of the time. The tests of what the clip
+ * is (sizes, length, motion) render the product's 5 s.
+ */
+const SHORT_SECONDS = 1;
 
 /** A small source with structure in every direction: sky gradient, a building off-centre, coloured blocks, a lawn. */
 async function still(): Promise<Buffer> {
@@ -19,14 +25,15 @@ async function still(): Promise<Buffer> {
 }
 
 /**
- * Frames 0, 75 and 149 as 64-px-wide RGB rasters. The select filter looks at every frame, so this decodes the whole
- * clip: an error anywhere in it (`-v error`) fails here.
+ * The first, middle and last frame (0, 75 and 149 of a 5 s clip) as 64-px-wide RGB rasters. The select filter looks at
+ * every frame, so this decodes the whole clip: an error anywhere in it (`-v error`) fails here.
  */
-async function keyFrames(file: string, aspect: ClipAspectRatio = '16:9'): Promise<Buffer[]> {
+async function keyFrames(file: string, aspect: ClipAspectRatio = '16:9', frames = 150): Promise<Buffer[]> {
   const height = aspect === '16:9' ? 36 : aspect === '9:16' ? 114 : 64;
+  const [mid, last] = [Math.floor(frames / 2), frames - 1];
   const { stdout, stderr } = await execFileAsync(
     'ffmpeg',
-    ['-v', 'error', '-i', file, '-vf', `select='eq(n\\,0)+eq(n\\,75)+eq(n\\,149)',scale=${FRAME_W}:${height}`, '-vsync', '0', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+    ['-v', 'error', '-i', file, '-vf', `select='eq(n\\,0)+eq(n\\,${mid})+eq(n\\,${last})',scale=${FRAME_W}:${height}`, '-vsync', '0', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
     { encoding: 'buffer', maxBuffer: 1 << 24 },
   );
   expect(stderr.toString('utf8').trim()).toBe('');
@@ -52,12 +59,15 @@ function channelMeans(frame: Buffer): { r: number; g: number; b: number; luma: n
   return { r: r / n, g: g / n, b: b / n, luma: (0.299 * r + 0.587 * g + 0.114 * b) / n };
 }
 
-/** A playable clip of `aspect` at width x height; its key frames (keyFrames), which decoding it end to end gave. */
-async function expectPlayableClip(result: VideoResult, aspect: ClipAspectRatio, width: number, height: number): Promise<Buffer[]> {
+/**
+ * A playable clip of `aspect` at width x height lasting `seconds` (5 unless said) at 30 fps; its key frames (keyFrames),
+ * which decoding it end to end gave.
+ */
+async function expectPlayableClip(result: VideoResult, aspect: ClipAspectRatio, width: number, height: number, seconds = 5): Promise<Buffer[]> {
   const probe = await probeVideo(result.path);
-  expect(probe).toMatchObject({ codec: 'h264', width, height, pixelFormat: 'yuv420p', frames: 150 });
+  expect(probe).toMatchObject({ codec: 'h264', width, height, pixelFormat: 'yuv420p', frames: seconds * 30 });
   expect(probe.fps).toBeCloseTo(30, 5);
-  expect(Math.abs(probe.durationSeconds - 5)).toBeLessThan(0.05);
+  expect(Math.abs(probe.durationSeconds - seconds)).toBeLessThan(0.05);
   expect(result).toMatchObject({ mime: 'video/mp4', width, height, fps: 30, model: 'local/ffmpeg-effects' });
   // the facts the provider took from the ffmpeg run are the file's own
   expect(result.durationSeconds).toBeCloseTo(probe.durationSeconds, 3);
@@ -67,7 +77,7 @@ async function expectPlayableClip(result: VideoResult, aspect: ClipAspectRatio, 
   expect(head.indexOf('moov')).toBeLessThan(head.indexOf('mdat'));
   expect(result.sizeBytes).toBe(head.length);
   // decodes end to end without errors
-  return keyFrames(result.path, aspect);
+  return keyFrames(result.path, aspect, seconds * 30);
 }
 
 describe('LocalImageToVideoProvider', () => {
@@ -187,18 +197,18 @@ describe('LocalImageToVideoProvider', () => {
   });
 
   it('resumes in a new process after a worker died mid-render (stale claim)', async () => {
-    const { jobId } = await provider.submit({ image, effect: 'Zoom In', platform: 'Square', aspectRatio: '1:1', durationSeconds: 5 });
+    const { jobId } = await provider.submit({ image, effect: 'Zoom In', platform: 'Square', aspectRatio: '1:1', durationSeconds: SHORT_SECONDS });
     // a claim left by a process that no longer exists
     const dead = spawnSync(process.execPath, ['-e', '0']).pid;
     await fs.writeFile(path.join(workDir, jobId, 'owner.json'), JSON.stringify({ pid: dead, instance: 'gone' }));
     const restarted = new LocalImageToVideoProvider({ workDir, preset: 'ultrafast' });
     await expect(restarted.status(jobId)).resolves.toMatchObject({ state: 'queued' });
     const result = await restarted.wait(jobId);
-    await expectPlayableClip(result, '1:1', 1080, 1080);
+    await expectPlayableClip(result, '1:1', 1080, 1080, SHORT_SECONDS);
   });
 
   it('lets a second waiter follow the render instead of starting another', async () => {
-    const { jobId } = await provider.submit({ image, effect: 'Drone Shot', platform: 'Facebook', aspectRatio: '16:9', durationSeconds: 5 });
+    const { jobId } = await provider.submit({ image, effect: 'Drone Shot', platform: 'Facebook', aspectRatio: '16:9', durationSeconds: SHORT_SECONDS });
     // the owner is held at its first 'running' report, which the provider awaits after claiming the job and before it
     // starts ffmpeg: the follower comes while the owner holds the job whatever the machine's speed, and the owner goes
     // on only once the follower has looked at the job (and reported what it saw)
@@ -242,7 +252,7 @@ describe('LocalImageToVideoProvider', () => {
   });
 
   it('stops ffmpeg when the waiting activity is cancelled, and a retry renders the clip', async () => {
-    const { jobId } = await provider.submit({ image, effect: 'Bring to Life', platform: 'Instagram', aspectRatio: '9:16', durationSeconds: 5 });
+    const { jobId } = await provider.submit({ image, effect: 'Bring to Life', platform: 'Instagram', aspectRatio: '9:16', durationSeconds: SHORT_SECONDS });
     const controller = new AbortController();
     // aborted at its first progress report: the wait ends with ABORTED instead of the clip (not timed), and the job
     // is back in the queue below, so ffmpeg was stopped rather than left to finish
@@ -250,7 +260,7 @@ describe('LocalImageToVideoProvider', () => {
     await expect(aborted).rejects.toMatchObject({ code: 'ABORTED' });
     await expect(provider.status(jobId)).resolves.toMatchObject({ state: 'queued' });
     const result = await provider.wait(jobId);
-    await expectPlayableClip(result, '9:16', 720, 1280);
+    await expectPlayableClip(result, '9:16', 720, 1280, SHORT_SECONDS);
   });
 
   it('stops the render and rethrows when the progress callback (the heartbeat) throws', async () => {
