@@ -11,7 +11,8 @@ import { randomUUID } from 'node:crypto';
 import type { BrowserContext, Page } from 'playwright-core';
 import { addCredits } from '../../services/billing/credits';
 import { expectAxeClean } from '../support/axe';
-import { inviteFromMembersPage, openSidebar, sessionTokenOf, signUpInBrowser, startBrowserApp, verifyEmailInBrowser, type BrowserApp } from '../support/browser';
+import { createTestUser } from '../support/accounts';
+import { inviteFromMembersPage, openSidebar, sessionTokenOf, startBrowserApp, useSession, verifyEmailInBrowser, type BrowserApp } from '../support/browser';
 import { ACCOUNT_SECURITY_MSG } from '../../domain/accountSecurity';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
@@ -62,10 +63,13 @@ describe('Teams in the browser', () => {
       const tag = randomUUID().slice(0, 8);
       const teamName = `Harbour Team ${tag}`;
 
-      // ---------- the owner signs up and makes a team workspace from the switcher ----------
+      // ---------- the owner (signed up through the API, unverified as after the form: sign-up is not what this test is
+      // about) makes a team workspace from the switcher ----------
+      const ownerUser = await createTestUser(app.baseUrl, { name: 'Olive Owner', email: `owner-${tag}@example.test`, verified: false });
       const owner = await newPage(size.viewport);
       await owner.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: app.baseUrl });
-      await signUpInBrowser(owner.page, { name: 'Olive Owner', email: `owner-${tag}@example.test`, password: `Owner-pw-${tag}-9` });
+      await useSession({ context: owner.context, baseUrl: app.baseUrl }, ownerUser.token);
+      await owner.page.goto('/');
       await owner.page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
 
       await openSidebar(owner.page);
@@ -175,12 +179,12 @@ describe('Teams in the browser', () => {
       // ---------- a viewer sees the same queue with no way to decide, and no generate controls ----------
       const viewerEmail = `viewer-${tag}@example.test`;
       const viewerLink = await invitationByApi(owner.context, workspaceId, viewerEmail, 'viewer');
+      // the viewer's account (verified) through the API: the colleague above signed up and verified in the browser
+      const viewerUser = await createTestUser(app.baseUrl, { name: 'Vic Viewer', email: viewerEmail });
       const viewer = await newPage(size.viewport);
-      await signUpInBrowser(viewer.page, { name: 'Vic Viewer', email: viewerEmail, password: `Viewer-pw-${tag}-9` });
-      await viewer.page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
-      await verifyEmailInBrowser(viewer.page, viewerEmail);
+      await useSession({ context: viewer.context, baseUrl: app.baseUrl }, viewerUser.token);
       const viewerToken = new URL(viewerLink).searchParams.get('token')!;
-      const accepted = await request<{ workspaceId: string }>(app.baseUrl, `/api/invitations/${viewerToken}/accept`, { method: 'POST', token: await sessionTokenOf(viewer.context, app.baseUrl) });
+      const accepted = await request<{ workspaceId: string }>(app.baseUrl, `/api/invitations/${viewerToken}/accept`, { method: 'POST', token: viewerUser.token });
       expect(accepted).toMatchObject({ status: 200, body: { workspaceId } });
       await viewer.page.goto(`/?workspace=${workspaceId}&view=approvals`);
       await viewer.page.getByRole('heading', { name: 'Content Approvals', level: 1 }).waitFor();
@@ -205,7 +209,6 @@ describe('Teams in the browser', () => {
       const pending = await testKnex()('pending_approvals').where({ workspace_id: workspaceId, status: 'pending' }).first('id');
       const render = await testKnex()('renders').where({ project_id: project.id }).first('id', 'file_url');
       const jobsBefore = await testKnex()('video_generation_jobs').where({ workspace_id: workspaceId }).count<{ count: string }[]>('* as count');
-      const viewerId = (await testKnex()('users').where({ email: viewerEmail }).first('id')).id as string;
       const refused = await viewer.page.evaluate(
         async ({ workspaceId, approvalId, userId, projectId, render }) => {
           const call = async (path: string, body: unknown) => {
@@ -220,7 +223,7 @@ describe('Teams in the browser', () => {
             }),
           };
         },
-        { workspaceId, approvalId: pending.id as string, userId: viewerId, projectId: project.id as string, render: render as { id: string; file_url: string } },
+        { workspaceId, approvalId: pending.id as string, userId: viewerUser.id, projectId: project.id as string, render: render as { id: string; file_url: string } },
       );
       expect(refused.approve).toMatchObject({ status: 403, body: { code: 'WORKSPACE_FORBIDDEN' } });
       expect(refused.generate).toMatchObject({ status: 403, body: { code: 'WORKSPACE_FORBIDDEN' } });
@@ -240,8 +243,7 @@ describe('Teams in the browser', () => {
       const account = await testKnex()('profiles').where({ id: workspaceId }).first('credits', 'reserved_credits');
       expect({ credits: Number(account.credits), reserved: Number(account.reserved_credits) }).toEqual({ credits: FUNDED_CREDITS - CLIP_COST, reserved: 0 });
       // the owner's personal credits are untouched
-      const ownerId = (await testKnex()('users').where({ email: `owner-${tag}@example.test` }).first('id')).id as string;
-      expect(Number((await testKnex()('profiles').where({ id: ownerId }).first('credits')).credits)).toBe(5);
+      expect(Number((await testKnex()('profiles').where({ id: ownerUser.id }).first('credits')).credits)).toBe(5);
 
       // spend per member: the clip's 4 credits were charged when the owner approved it: generated by the colleague,
       // approved by the owner; every member is listed
