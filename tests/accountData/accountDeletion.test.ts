@@ -113,11 +113,9 @@ describe('account deletion (POST /api/account/delete, workflow account-deletion-
   });
 
   it('cancels a running clip, ends pending items, removes every file and row, signs the user out; others untouched; the e-mail signs up afresh', async () => {
-    // bought credits: the clip's 4 on top of the pending item's 1
-    const user = await userWithData(app, 960, 10);
-    const other = await userWithData(app, 1024);
-    await waitForExport(app.baseUrl, user);
-    await waitForExport(app.baseUrl, other);
+    // bought credits: the clip's 4 on top of the pending item's 1 (the two users are set up at once)
+    const [user, other] = await Promise.all([userWithData(app, 960, 10), userWithData(app, 1024)]);
+    await Promise.all([waitForExport(app.baseUrl, user), waitForExport(app.baseUrl, other)]);
 
     const started = await startClip(app.baseUrl, user, { movement: 'Pan Left', platform: 'YouTube' });
     expect(started.body).toEqual({ success: true, jobId: expect.any(String) });
@@ -182,10 +180,8 @@ describe('account deletion (POST /api/account/delete, workflow account-deletion-
   }, 180_000);
 
   it('a second request joins the running deletion, and a run after the end changes nothing', async () => {
-    const user = await userWithData(app, 880);
-    const other = await userWithData(app, 900);
-    await waitForExport(app.baseUrl, user);
-    await waitForExport(app.baseUrl, other);
+    const [user, other] = await Promise.all([userWithData(app, 880), userWithData(app, 900)]);
+    await Promise.all([waitForExport(app.baseUrl, user), waitForExport(app.baseUrl, other)]);
     const before = await snapshot(app, other);
     const service = new AccountDataService({
       knex: testKnex(),
@@ -292,10 +288,8 @@ describe('account deletion across a worker crash (SIGKILL mid-way, then a new wo
     // (the stall is only in removeUserFiles, which nothing but the deletion runs)
     const stalling = await spawnWorker(app.taskQueue, { STALL_AFTER: 'removeUserFiles' });
     workers.push(stalling);
-    const user = await userWithData(app, 840);
-    const other = await userWithData(app, 860);
-    await waitForExport(app.baseUrl, user);
-    await waitForExport(app.baseUrl, other);
+    const [user, other] = await Promise.all([userWithData(app, 840), userWithData(app, 860)]);
+    await Promise.all([waitForExport(app.baseUrl, user), waitForExport(app.baseUrl, other)]);
     const before = await snapshot(app, other);
 
     const res = await deleteAccount(app, user, user.email);

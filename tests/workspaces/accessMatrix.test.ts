@@ -8,8 +8,11 @@
  *   own workspace without the header, a request naming the workspace's resources finds nothing either: 404);
  * - a refused call changes nothing: every table's rows (but sign-in budgets, sessions and the realtime outbox), the
  *   workspace's balance, reserved credits, ledger sum and active reservations, and every stored file;
- * - a role the action allows is not refused by the workspace check (each such call gets a workspace of its own, so
- *   calls that delete or spend do not disturb the others).
+ * - a role the action allows is not refused by the workspace check (each such call of an operation that may change
+ *   something gets a workspace of its own, so calls that delete or spend do not disturb the others).
+ *
+ * The refused calls and the reads of every operation go to one workspace seeded once: a refused call changes nothing
+ * (which is what is checked around each operation's refused calls), so the next operation finds it as it was.
  *
  * The app runs on a database and storage of this file's own, so "nothing changed" is exact while other test files
  * run; workflows start on task queues nobody polls (nothing waits for them).
@@ -32,7 +35,7 @@ import { closeTemporalClient } from '../../services/platform/temporalClient';
 import { createStorage, storageConfigOf, type Storage } from '../../storage';
 import { createTestUser } from '../support/accounts';
 import { createScratchDatabase, type ScratchDatabase } from '../support/scratchDatabase';
-import { createMatrixWorkspace, removeMatrixWorkspaces, snapshot, snapshotChanges, TINY_PNG, type MatrixRole, type MatrixUsers } from '../support/accessMatrixFixtures';
+import { createMatrixWorkspace, removeMatrixWorkspaces, snapshot, snapshotChanges, TINY_PNG, type MatrixResources, type MatrixRole, type MatrixUsers } from '../support/accessMatrixFixtures';
 import { buildRequest, send, UnfillableError, type MatrixAnswer, type MatrixOperation } from '../support/accessMatrixRequests';
 import { uniqueTaskQueue, workflowTerminator } from '../support/temporal';
 import { serve, type TestServer } from '../support/http';
@@ -132,7 +135,7 @@ function refusalOf(answer: MatrixAnswer): string {
   return `${answer.status}${answer.code ? ` ${answer.code}` : ''}${answer.error ? ` "${answer.error.slice(0, 120)}"` : ''}`;
 }
 
-/** How long an allowed call is waited for: calls that wait for their workflow (nobody runs it here) are left then. */
+/** How long an allowed call is waited for at most: calls that wait for their workflow (nobody runs it here) are left then. */
 const ALLOWED_WAIT_MS = 4_000;
 
 /** Ends the workflows the allowed calls started on this file's task queues, so no request waits on one afterwards. */
@@ -164,6 +167,29 @@ async function openUpload(workspaceId: string, projectId: string): Promise<strin
 
 const seed = () => createMatrixWorkspace(db.knex, storage, users, { openUpload });
 
+/** The workspace every operation's refused calls and reads go to (seeded once; removal passes it over). */
+const kept: MatrixResources[] = [];
+const removeWorkspaces = () => removeMatrixWorkspaces(db.knex, storage, kept);
+
+/**
+ * The answers to calls of roles the action allows. A call that waits for the workflow it started (nobody runs it
+ * here) answers once that workflow is ended: the started workflows are ended while calls are still waiting, and a
+ * call is left after ALLOWED_WAIT_MS at most (status 0).
+ */
+async function allowedAnswers(calls: Array<Promise<MatrixAnswer>>): Promise<MatrixAnswer[]> {
+  let done = false;
+  const all = Promise.all(calls).finally(() => (done = true));
+  const ending = (async () => {
+    while (!done) {
+      await Promise.race([all.catch(() => undefined), new Promise((r) => setTimeout(r, 200))]);
+      if (!done) await endStartedWorkflows();
+    }
+  })();
+  const answers = await all;
+  await ending;
+  return answers;
+}
+
 const EXPECTED = { forbidden: '403 WORKSPACE_FORBIDDEN', notFound: '404', refused: 'a refusal (4xx)' } as const;
 
 function wanted(expect: keyof typeof EXPECTED, a: MatrixAnswer, method: string): boolean {
@@ -193,7 +219,7 @@ describe('the access matrix', () => {
     expect(changes).toEqual(
       expect.arrayContaining(['projects: rows changed', expect.stringMatching(/^content_lineage: \d+ -> \d+ rows$/), expect.stringMatching(/^workspace balance: /), `files removed: ${file}`]),
     );
-    await removeMatrixWorkspaces(db.knex, storage);
+    await removeWorkspaces();
   });
 
   it('fails with a clear message for a path parameter it cannot fill', () => {
@@ -205,7 +231,8 @@ describe('the access matrix', () => {
   test.each(walked.map((op) => [label(op), op] as const))('%s', async (_name, op) => {
     const action = actionOf(op) as WorkspaceAction;
     const problems: string[] = [];
-    const resources = await seed();
+    if (kept.length === 0) kept.push(await seed());
+    const resources = kept[0];
     let request;
     try {
       request = buildRequest(op, resources);
@@ -221,29 +248,27 @@ describe('the access matrix', () => {
     ];
     // the non-member calling from their own workspace: the ids name nothing there
     if (request.namesResource) refused.push({ who: 'non-member in their own workspace', token: users.nonMember.token, workspace: null, expect: 'refused' });
-    // each call's "after" is the next one's "before" (a change found is reported, and the next call compared from there)
-    let before = await snapshot(db.knex, storage, resources.workspaceId, localDirs());
-    for (const call of refused) {
-      const answer = await send(server.baseUrl, buildRequest(op, resources), call.token, call.workspace);
-      const after = await snapshot(db.knex, storage, resources.workspaceId, localDirs());
-      if (!wanted(call.expect, answer, op.method)) problems.push(`${call.who}: expected ${EXPECTED[call.expect]}, got ${refusalOf(answer)}`);
-      const changes = snapshotChanges(before, after);
-      before = after;
-      if (changes.length) problems.push(`${call.who}: a refused call changed ${changes.join('; ')}`);
+    // all at once, between one snapshot before and one after: together they change nothing, so none of them does
+    const before = await snapshot(db.knex, storage, resources.workspaceId, localDirs());
+    const refusals = await Promise.all(refused.map((call) => send(server.baseUrl, buildRequest(op, resources), call.token, call.workspace)));
+    for (const [i, call] of refused.entries()) {
+      if (!wanted(call.expect, refusals[i], op.method)) problems.push(`${call.who}: expected ${EXPECTED[call.expect]}, got ${refusalOf(refusals[i])}`);
     }
+    const changes = snapshotChanges(before, await snapshot(db.knex, storage, resources.workspaceId, localDirs()));
+    if (changes.length) problems.push(`refused calls (${refused.map((call) => call.who).join(', ')}) changed ${changes.join('; ')}`);
 
     // allowed: each role the action allows; a call that may change something in a workspace of its own
     const reads = op.method === 'get' || op.method === 'head';
     const allowed = WORKSPACE_ROLES.filter((r) => roleAllows(r, action));
     const workspaces = reads ? allowed.map(() => resources) : await Promise.all(allowed.map(() => seed()));
-    // at once: a call that waits for its workflow (nobody runs it) is left after ALLOWED_WAIT_MS, once for all roles
-    const answers = await Promise.all(allowed.map((role, i) => send(server.baseUrl, buildRequest(op, workspaces[i]), users[role].token, workspaces[i].workspaceId, ALLOWED_WAIT_MS)));
+    // at once: a call that waits for its workflow (nobody runs it) answers when it is ended, or is left after ALLOWED_WAIT_MS
+    const answers = await allowedAnswers(allowed.map((role, i) => send(server.baseUrl, buildRequest(op, workspaces[i]), users[role].token, workspaces[i].workspaceId, ALLOWED_WAIT_MS)));
     for (const [i, role] of allowed.entries()) {
       const answer = answers[i];
       if (isWorkspaceRefusal(answer) || answer.status === 401) problems.push(`${role}: allowed to ${action}, but got ${refusalOf(answer)}`);
     }
     await endStartedWorkflows();
-    await removeMatrixWorkspaces(db.knex, storage);
+    await removeWorkspaces();
     expect(problems).toEqual([]);
   }, 120_000);
 });
@@ -280,8 +305,7 @@ describe('guest routes (public by review link)', () => {
   }
 
   test.each(sessionOps.map((op) => [label(op), op] as const))('%s', async (_name, op) => {
-    const a = await seed();
-    const b = await seed();
+    const [a, b] = await Promise.all([seed(), seed()]);
     const cookieA = await openGuest(a.reviewLinkToken);
     const cookieB = await openGuest(b.reviewLinkToken);
     const problems: string[] = [];
@@ -297,20 +321,20 @@ describe('guest routes (public by review link)', () => {
       calls.push({ who: "A's items not on the link", linkId: a.reviewLinkId, names: { itemId: a.clipId, threadId: a.commentThreadId }, cookie: cookieA, expect: [404] });
     }
     if (/\/(approve|request-changes)$/.test(op.path)) calls.push({ who: 'a decision on a comment-only link', linkId: a.reviewLinkId, names: onLink, cookie: cookieA, expect: [403] });
-    let before = [await snapshot(db.knex, storage, a.workspaceId), await snapshot(db.knex, storage, b.workspaceId)];
+    // one snapshot of each workspace before the refused calls and one after: together they change nothing
+    const before = await Promise.all([snapshot(db.knex, storage, a.workspaceId), snapshot(db.knex, storage, b.workspaceId)]);
     for (const call of calls) {
       const res = await guestCall(op, call.linkId, call.names, call.cookie);
       if (!call.expect.includes(res.status)) problems.push(`${call.who}: expected ${call.expect.join(' or ')}, got ${res.status} ${(await res.text()).slice(0, 160)}`);
-      const after = [await snapshot(db.knex, storage, a.workspaceId), await snapshot(db.knex, storage, b.workspaceId)];
-      const changes = [...snapshotChanges(before[0], after[0]), ...snapshotChanges(before[1], after[1])];
-      before = after;
-      if (changes.length) problems.push(`${call.who}: a refused call changed ${changes.join('; ')}`);
     }
+    const after = await Promise.all([snapshot(db.knex, storage, a.workspaceId), snapshot(db.knex, storage, b.workspaceId)]);
+    const changes = [...snapshotChanges(before[0], after[0]), ...snapshotChanges(before[1], after[1])];
+    if (changes.length) problems.push(`refused calls (${calls.map((call) => call.who).join(', ')}) changed ${changes.join('; ')}`);
     // the link revoked: 410, whatever session was opened before
     await db.knex('review_links').where({ id: a.reviewLinkId }).update({ revoked_at: db.knex.fn.now() });
     const gone = await guestCall(op, a.reviewLinkId, onLink, cookieA);
     if (gone.status !== 410) problems.push(`a revoked link: expected 410, got ${gone.status}`);
-    await removeMatrixWorkspaces(db.knex, storage);
+    await removeWorkspaces();
     expect(problems).toEqual([]);
   }, 120_000);
 
@@ -327,6 +351,6 @@ describe('guest routes (public by review link)', () => {
     const revoked = await fetch(`${server.baseUrl}/api/guest/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: a.reviewLinkToken }) });
     expect(revoked.status).toBe(410);
     expect(snapshotChanges(mid, await snapshot(db.knex, storage, a.workspaceId))).toEqual([]);
-    await removeMatrixWorkspaces(db.knex, storage);
+    await removeWorkspaces();
   });
 });

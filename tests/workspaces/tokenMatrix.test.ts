@@ -14,6 +14,9 @@
  * - the role still applies: a viewer's token with the scope is refused (403 WORKSPACE_FORBIDDEN) where the viewer's
  *   role does not allow the action.
  *
+ * The refused calls and the reads of every operation go to one workspace seeded once: the refused calls change
+ * nothing (which is checked around each operation's), so the next operation finds it as it was.
+ *
  * It also checks that the scope table in docs/security.md says what domain/accessTokens.ts does.
  */
 import fs from 'node:fs';
@@ -174,6 +177,28 @@ async function openUpload(workspaceId: string, projectId: string): Promise<strin
 
 const seed = () => createMatrixWorkspace(db.knex, storage, users, { openUpload });
 
+/** The workspace every operation's refused calls and reads go to (seeded once; removal passes it over). */
+const kept: MatrixResources[] = [];
+
+/**
+ * The answers to allowed calls. A call that waits for the workflow it started (nobody runs it here) answers once that
+ * workflow is ended: the started workflows are ended while calls are still waiting, and a call is left after
+ * ALLOWED_WAIT_MS at most (status 0).
+ */
+async function allowedAnswers<T>(calls: Array<Promise<T>>): Promise<T[]> {
+  let done = false;
+  const all = Promise.all(calls).finally(() => (done = true));
+  const ending = (async () => {
+    while (!done) {
+      await Promise.race([all.catch(() => undefined), new Promise((r) => setTimeout(r, 200))]);
+      if (!done) await endStartedWorkflows();
+    }
+  })();
+  const answers = await all;
+  await ending;
+  return answers;
+}
+
 /**
  * The session matrix's request; for an operation no token may call, a path parameter that names nothing of a
  * workspace (an invitation's token) gets a value that names nothing: the guard refuses before it is read.
@@ -214,13 +239,15 @@ describe('the token matrix', () => {
     const scope = scopeOf(op) ?? null;
     const action = actionOf(op);
     const problems: string[] = [];
-    const resources = await seed();
+    if (kept.length === 0) kept.push(await seed());
+    const resources = kept[0];
 
     // refused: every owner's token without the scope (and, where no token may call it, the one with every scope)
     const refusedWith: Array<TokenScope | 'all'> = [...TOKEN_SCOPES.filter((s) => s !== scope), ...(scope === null ? (['all'] as const) : [])];
     const before = await snapshot(db.knex, storage, resources.workspaceId, localDirs());
-    for (const which of refusedWith) {
-      const answer = await send(server.baseUrl, requestFor(op, resources), ownerTokens[which], resources.workspaceId);
+    const refusals = await Promise.all(refusedWith.map((which) => send(server.baseUrl, requestFor(op, resources), ownerTokens[which], resources.workspaceId)));
+    for (const [i, which] of refusedWith.entries()) {
+      const answer = refusals[i];
       if (!isScopeRefusal(answer, scope, op.method)) problems.push(`owner's ${which} token: expected 403 ${scope === null ? 'TOKEN_NOT_ALLOWED' : `TOKEN_SCOPE_MISSING naming "${scope}"`}, got ${answerText(answer)}`);
     }
     const changes = snapshotChanges(before, await snapshot(db.knex, storage, resources.workspaceId, localDirs()));
@@ -229,13 +256,13 @@ describe('the token matrix', () => {
     if (scope !== null) {
       // allowed: the owner's token with the scope (a call that may change something in a workspace of its own);
       // the role still decides: the viewer's token with the scope. Both at once: the owner's call may wait for its
-      // workflow (nobody runs it) until ALLOWED_WAIT_MS
+      // workflow (nobody runs it), which is ended for it (ALLOWED_WAIT_MS at most)
       const own = reads(op) ? resources : await seed();
       const viewerRefused = isAction(action) && !roleAllows('viewer', action);
-      const [answer, viewerCall] = await Promise.all([
+      const [answer, viewerCall] = (await allowedAnswers<MatrixAnswer | null>([
         send(server.baseUrl, requestFor(op, own), ownerTokens[scope], own.workspaceId, ALLOWED_WAIT_MS),
-        viewerRefused ? send(server.baseUrl, requestFor(op, resources), viewerTokens[scope], resources.workspaceId, ALLOWED_WAIT_MS) : null,
-      ]);
+        viewerRefused ? send(server.baseUrl, requestFor(op, resources), viewerTokens[scope], resources.workspaceId, ALLOWED_WAIT_MS) : Promise.resolve(null),
+      ])) as [MatrixAnswer, MatrixAnswer | null];
       if (isTokenRefusal(answer) || isWorkspaceRefusal(answer)) problems.push(`owner's ${scope} token: allowed, but got ${answerText(answer)}`);
       if (viewerCall) {
         const forbidden = viewerCall.status === 403 && (viewerCall.code === 'WORKSPACE_FORBIDDEN' || op.method === 'head');
@@ -243,7 +270,7 @@ describe('the token matrix', () => {
       }
     }
     await endStartedWorkflows();
-    await removeMatrixWorkspaces(db.knex, storage);
+    await removeMatrixWorkspaces(db.knex, storage, kept);
     expect(problems).toEqual([]);
   }, 120_000);
 });
