@@ -31,7 +31,7 @@ import { testNote } from '../support/testNotes';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const tools = require('../../scripts/lib/tools');
 
-const MAX_EXAMPLES = Number(process.env.FUZZ_MAX_EXAMPLES ?? 5);
+const MAX_EXAMPLES = Number(process.env.FUZZ_MAX_EXAMPLES ?? 10);
 const CHECKS = ['not_a_server_error', 'status_code_conformance', 'content_type_conformance', 'response_schema_conformance'];
 const FUZZ_DIR = __dirname;
 const RUN_DIR = path.join(FUZZ_DIR, '..', '..', '.data', 'test', 'fuzz');
