@@ -70,30 +70,30 @@ export async function startOidcProvider(options: { redirectUri?: string } = {}):
     withoutKnownWarnings(
       () =>
         new Provider(issuer, {
-      clients: [
-        {
-          client_id: clientId,
-          client_secret: clientSecret,
-          redirect_uris: [redirectUri],
-          grant_types: ['authorization_code'],
-          response_types: ['code'],
-          token_endpoint_auth_method: 'client_secret_basic',
-        },
-      ],
-      jwks: { keys: [jwk] },
-      findAccount: async (_ctx, id) => {
-        const user = users.get(id);
-        if (!user) return undefined;
-        return { accountId: id, claims: async () => ({ sub: id, ...user }) };
-      },
-      claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
-      cookies: { keys: [randomBytes(32).toString('hex')] },
-      features: { devInteractions: { enabled: true } },
-      // the ID token carries the e-mail claims even though an access token is issued too
-      conformIdTokenClaims: false,
-      pkce: { required: () => true },
-      ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, IdToken: 600, AuthorizationCode: 60 },
-    }),
+          clients: [
+            {
+              client_id: clientId,
+              client_secret: clientSecret,
+              redirect_uris: [redirectUri],
+              grant_types: ['authorization_code'],
+              response_types: ['code'],
+              token_endpoint_auth_method: 'client_secret_basic',
+            },
+          ],
+          jwks: { keys: [jwk] },
+          findAccount: async (_ctx, id) => {
+            const user = users.get(id);
+            if (!user) return undefined;
+            return { accountId: id, claims: async () => ({ sub: id, ...user }) };
+          },
+          claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+          cookies: { keys: [randomBytes(32).toString('hex')] },
+          features: { devInteractions: { enabled: true } },
+          // the ID token carries the e-mail claims even though an access token is issued too
+          conformIdTokenClaims: false,
+          pkce: { required: () => true },
+          ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, IdToken: 600, AuthorizationCode: 60 },
+        }),
     );
   if (options.redirectUri) handler = build(options.redirectUri).callback();
 
