@@ -287,3 +287,22 @@ export async function send(baseUrl: string, req: BuiltRequest, token: string, wo
     clearTimeout(timer);
   }
 }
+
+/**
+ * The answers to calls of roles an action allows. A call that waits for the workflow it started (nobody runs it in
+ * the matrix tests) answers once that workflow is ended: `endStartedWorkflows` runs every 200 ms while calls are
+ * still waiting; a call is left after its own wait at most (status 0).
+ */
+export async function allowedAnswers<T>(calls: Array<Promise<T>>, endStartedWorkflows: () => Promise<void>): Promise<T[]> {
+  let done = false;
+  const all = Promise.all(calls).finally(() => (done = true));
+  const ending = (async () => {
+    while (!done) {
+      await Promise.race([all.catch(() => undefined), new Promise((r) => setTimeout(r, 200))]);
+      if (!done) await endStartedWorkflows();
+    }
+  })();
+  const answers = await all;
+  await ending;
+  return answers;
+}

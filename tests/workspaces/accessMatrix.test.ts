@@ -36,7 +36,7 @@ import { createStorage, storageConfigOf, type Storage } from '../../storage';
 import { createTestUser } from '../support/accounts';
 import { createScratchDatabase, type ScratchDatabase } from '../support/scratchDatabase';
 import { createMatrixWorkspace, removeMatrixWorkspaces, snapshot, snapshotChanges, TINY_PNG, type MatrixResources, type MatrixRole, type MatrixUsers } from '../support/accessMatrixFixtures';
-import { buildRequest, send, UnfillableError, type MatrixAnswer, type MatrixOperation } from '../support/accessMatrixRequests';
+import { allowedAnswers, buildRequest, send, UnfillableError, type MatrixAnswer, type MatrixOperation } from '../support/accessMatrixRequests';
 import { uniqueTaskQueue, workflowTerminator } from '../support/temporal';
 import { serve, type TestServer } from '../support/http';
 
@@ -171,25 +171,6 @@ const seed = () => createMatrixWorkspace(db.knex, storage, users, { openUpload }
 const kept: MatrixResources[] = [];
 const removeWorkspaces = () => removeMatrixWorkspaces(db.knex, storage, kept);
 
-/**
- * The answers to calls of roles the action allows. A call that waits for the workflow it started (nobody runs it
- * here) answers once that workflow is ended: the started workflows are ended while calls are still waiting, and a
- * call is left after ALLOWED_WAIT_MS at most (status 0).
- */
-async function allowedAnswers(calls: Array<Promise<MatrixAnswer>>): Promise<MatrixAnswer[]> {
-  let done = false;
-  const all = Promise.all(calls).finally(() => (done = true));
-  const ending = (async () => {
-    while (!done) {
-      await Promise.race([all.catch(() => undefined), new Promise((r) => setTimeout(r, 200))]);
-      if (!done) await endStartedWorkflows();
-    }
-  })();
-  const answers = await all;
-  await ending;
-  return answers;
-}
-
 const EXPECTED = { forbidden: '403 WORKSPACE_FORBIDDEN', notFound: '404', refused: 'a refusal (4xx)' } as const;
 
 function wanted(expect: keyof typeof EXPECTED, a: MatrixAnswer, method: string): boolean {
@@ -262,7 +243,7 @@ describe('the access matrix', () => {
     const allowed = WORKSPACE_ROLES.filter((r) => roleAllows(r, action));
     const workspaces = reads ? allowed.map(() => resources) : await Promise.all(allowed.map(() => seed()));
     // at once: a call that waits for its workflow (nobody runs it) answers when it is ended, or is left after ALLOWED_WAIT_MS
-    const answers = await allowedAnswers(allowed.map((role, i) => send(server.baseUrl, buildRequest(op, workspaces[i]), users[role].token, workspaces[i].workspaceId, ALLOWED_WAIT_MS)));
+    const answers = await allowedAnswers(allowed.map((role, i) => send(server.baseUrl, buildRequest(op, workspaces[i]), users[role].token, workspaces[i].workspaceId, ALLOWED_WAIT_MS)), endStartedWorkflows);
     for (const [i, role] of allowed.entries()) {
       const answer = answers[i];
       if (isWorkspaceRefusal(answer) || answer.status === 401) problems.push(`${role}: allowed to ${action}, but got ${refusalOf(answer)}`);

@@ -47,7 +47,7 @@ import {
   type MatrixRole,
   type MatrixUsers,
 } from '../support/accessMatrixFixtures';
-import { buildRequest, send, UnfillableError, VALUES, type MatrixAnswer, type MatrixOperation } from '../support/accessMatrixRequests';
+import { allowedAnswers, buildRequest, send, UnfillableError, VALUES, type MatrixAnswer, type MatrixOperation } from '../support/accessMatrixRequests';
 import { uniqueTaskQueue, workflowTerminator } from '../support/temporal';
 import { serve, type TestServer } from '../support/http';
 
@@ -181,25 +181,6 @@ const seed = () => createMatrixWorkspace(db.knex, storage, users, { openUpload }
 const kept: MatrixResources[] = [];
 
 /**
- * The answers to allowed calls. A call that waits for the workflow it started (nobody runs it here) answers once that
- * workflow is ended: the started workflows are ended while calls are still waiting, and a call is left after
- * ALLOWED_WAIT_MS at most (status 0).
- */
-async function allowedAnswers<T>(calls: Array<Promise<T>>): Promise<T[]> {
-  let done = false;
-  const all = Promise.all(calls).finally(() => (done = true));
-  const ending = (async () => {
-    while (!done) {
-      await Promise.race([all.catch(() => undefined), new Promise((r) => setTimeout(r, 200))]);
-      if (!done) await endStartedWorkflows();
-    }
-  })();
-  const answers = await all;
-  await ending;
-  return answers;
-}
-
-/**
  * The session matrix's request; for an operation no token may call, a path parameter that names nothing of a
  * workspace (an invitation's token) gets a value that names nothing: the guard refuses before it is read.
  */
@@ -262,7 +243,7 @@ describe('the token matrix', () => {
       const [answer, viewerCall] = (await allowedAnswers<MatrixAnswer | null>([
         send(server.baseUrl, requestFor(op, own), ownerTokens[scope], own.workspaceId, ALLOWED_WAIT_MS),
         viewerRefused ? send(server.baseUrl, requestFor(op, resources), viewerTokens[scope], resources.workspaceId, ALLOWED_WAIT_MS) : Promise.resolve(null),
-      ])) as [MatrixAnswer, MatrixAnswer | null];
+      ], endStartedWorkflows)) as [MatrixAnswer, MatrixAnswer | null];
       if (isTokenRefusal(answer) || isWorkspaceRefusal(answer)) problems.push(`owner's ${scope} token: allowed, but got ${answerText(answer)}`);
       if (viewerCall) {
         const forbidden = viewerCall.status === 403 && (viewerCall.code === 'WORKSPACE_FORBIDDEN' || op.method === 'head');
