@@ -70,19 +70,22 @@ export function startTracing(options: StartTracingOptions): Tracing | null {
   }
   /* eslint-enable @typescript-eslint/no-require-imports */
   const resource = new ResourceClass({ 'service.name': settings.serviceName });
+  // Koa 3 is beyond @opentelemetry/instrumentation-koa's range (<3): api/middleware/tracing.ts names the request spans
+  const instrumentations = [
+    new HttpInstrumentation({
+      // the event stream and health probes would each be a trace of their own, all the time
+      ignoreIncomingRequestHook: (req) => /^\/(health\/|metrics|api\/events)/.test(req.url ?? ''),
+    }),
+    new UndiciInstrumentation(),
+    new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
+    new AwsInstrumentation({ suppressInternalInstrumentation: true }),
+  ];
   const sdk = new NodeSDK({
     resource,
+    // the resource is the one above: no detectors reading the host and process after start()
+    autoDetectResources: false,
     spanProcessors: [spanProcessor],
-    // Koa 3 is beyond @opentelemetry/instrumentation-koa's range (<3): api/middleware/tracing.ts names the request spans
-    instrumentations: [
-      new HttpInstrumentation({
-        // the event stream and health probes would each be a trace of their own, all the time
-        ignoreIncomingRequestHook: (req) => /^\/(health\/|metrics|api\/events)/.test(req.url ?? ''),
-      }),
-      new UndiciInstrumentation(),
-      new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
-      new AwsInstrumentation({ suppressInternalInstrumentation: true }),
-    ],
+    instrumentations,
     // only what the SDK is told here: no metrics or log exporters from the environment
     metricReader: undefined,
     logRecordProcessors: [],
@@ -98,10 +101,26 @@ export function startTracing(options: StartTracingOptions): Tracing | null {
       if (current === tracing) current = null;
       markTracingActive(false);
       await sdk.shutdown();
+      stopInstrumentations(instrumentations);
     },
   };
   current = tracing;
   return tracing;
+}
+
+/**
+ * What NodeSDK.shutdown() leaves in place (it ends the providers only): the instrumentations' patches of core modules,
+ * their diagnostics-channel subscriptions (undici's, which are process-wide), and the global tracer provider, context
+ * manager and propagator. A process that shuts tracing down and goes on (a test file in a jest worker that runs other
+ * files next) would otherwise keep running this tracing's code on every fetch and every http request.
+ */
+function stopInstrumentations(instrumentations: Array<{ disable(): void }>): void {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const otel = require('@opentelemetry/api') as typeof import('@opentelemetry/api');
+  for (const instrumentation of instrumentations) instrumentation.disable();
+  otel.trace.disable();
+  otel.context.disable();
+  otel.propagation.disable();
 }
 
 /** The Temporal client's interceptors: StartWorkflow and the other calls as spans, their context in the headers. */
