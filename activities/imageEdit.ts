@@ -512,6 +512,8 @@ export function createImageEditActivities(
           .onConflict('workflow_id')
           .merge({ status: 'processing', progress: input.progress, message: input.message, updated_at: deps.knex.fn.now() })
           .whereIn('ai_image_edits.status', ['pending', 'processing'])
+          // the writes of a run's steps may end in any order (they run beside the steps): progress never goes back
+          .andWhere('ai_image_edits.progress', '<=', input.progress)
           .catch((err: unknown) => {
             if ((err as { code?: unknown }).code !== PG_FOREIGN_KEY_VIOLATION) throw err;
           });

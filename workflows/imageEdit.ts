@@ -76,6 +76,13 @@ export const IMAGE_EDIT_SUBMIT_FOR_APPROVAL = 'image-edit-submit-for-approval';
  */
 export const IMAGE_EDIT_STATUS_ROW = 'image-edit-status-row';
 
+/**
+ * Version marker: workflows started before it wrote each step's progress on the row before starting the step (a
+ * local activity each, one after another: about a database write's time per step on the way to the approval queue);
+ * from it, each write starts beside its step, and the run waits for them before it ends.
+ */
+export const IMAGE_EDIT_PROGRESS_BESIDE_STEPS = 'image-edit-progress-beside-steps';
+
 /** One fallback look at a hosted job (a status call): short, and not on the media queue's slots. */
 const looks = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
@@ -127,12 +134,21 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
   // who started it (a run from before workspaces names none: its account was its starter's personal workspace)
   const actorId = input.actorId || workspaceId;
   const statusRow = patched(IMAGE_EDIT_STATUS_ROW);
+  const progressBeside = statusRow && patched(IMAGE_EDIT_PROGRESS_BESIDE_STEPS);
   const rowOf = { workflowId, workspaceId, actorId, projectId: input.projectId, originalImageUrl: input.source.fileUrl, editPrompt: input.prompt };
+  // the row's progress writes started beside the steps they announce (progressBeside); each is scheduled at once, so
+  // a replay schedules the same commands whatever order they ended in (the activity never moves progress back)
+  const progressWrites: Promise<void>[] = [];
   const step = async (progress: number, message: string): Promise<void> => {
     state.status = 'processing';
     state.progress = progress;
     state.message = message;
-    if (statusRow) await localRecords.markImageEditProgress({ ...rowOf, jobId: input.jobId, progress, message });
+    if (!statusRow) return;
+    const written = localRecords.markImageEditProgress({ ...rowOf, jobId: input.jobId, progress, message });
+    if (!progressBeside) return written;
+    // a write that failed all its attempts only leaves the row's progress behind: the step itself fails the run if the
+    // database is gone, and a write after the row closed changes nothing (the activity writes open rows only)
+    progressWrites.push(written.catch(() => undefined));
   };
 
   const media = proxyActivities<Activities>({
@@ -347,6 +363,7 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
       });
     }
 
+    await Promise.all(progressWrites);
     const ended = resultOf(approval);
     const result: ImageEditResult = {
       jobId: ended.jobId,
@@ -371,6 +388,7 @@ export async function imageEditWorkflow(input: ImageEditWorkflowInput): Promise<
       // a cancelled run too: its clean-up and its row's close must run (a cancelled scope would refuse them)
       const cancelled = isCancellation(err);
       await CancellationScope.nonCancellable(async () => {
+        await Promise.all(progressWrites);
         if (approvalCreated) await compensations.expirePendingItem({ approvalId });
         if (reservationId) {
           await compensations.releaseImageEditCredits({ reservationId, actorId });

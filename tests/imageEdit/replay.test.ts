@@ -1,12 +1,15 @@
 /**
  * The image edit workflow's versions replay: a history recorded just now (one media activity, local record
- * activities, the approval workflow started by the step that stores the item) and two committed histories: one
+ * activities, the row's progress written beside the steps, the approval workflow started by the step that stores the
+ * item) and committed histories: one recorded before the `image-edit-progress-beside-steps` patch (each step's
+ * progress written first), one
  * recorded before the `image-edit-status-row` patch (state in memory only, record and item side by side), one
  * before the `image-edit-submit-for-approval` patch (the approval started as a child) and one before the
  * `image-edit-one-media-step` patch (three media activities, regular record activities), so an edit running during a
  * deploy finishes on the new code.
  * Re-record an old fixture only from the old code: IMAGE_EDIT_RECORD_HISTORY=<file> writes this run's history.
  */
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
@@ -21,6 +24,7 @@ type History = temporal.api.history.v1.IHistory;
 const FIXTURE = path.join(__dirname, 'fixtures', 'imageEdit-three-media-steps.history.json');
 const CHILD_FIXTURE = path.join(__dirname, 'fixtures', 'imageEdit-approval-child.history.json');
 const STATUS_ROW_FIXTURE = path.join(__dirname, 'fixtures', 'imageEdit-before-status-row.history.json');
+const PROGRESS_FIRST_FIXTURE = path.join(__dirname, 'fixtures', 'imageEdit-before-progress-beside.history.json');
 
 function bundle(): { workflowBundle: { codePath: string } } {
   const codePath = process.env.TEST_WORKFLOW_BUNDLE_PATH;
@@ -36,6 +40,16 @@ function localActivityTypes(history: History): string[] {
     const data = marker.details?.data?.payloads?.[0]?.data;
     if (!data) return [];
     return [(JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string }).activity_type];
+  });
+}
+
+/** The patch ids a history's workflow marked (core's patch markers). */
+function patchesOf(history: History): string[] {
+  return (history.events ?? []).flatMap((e) => {
+    const marker = e.markerRecordedEventAttributes;
+    if (marker?.markerName !== 'core_patch') return [];
+    const data = marker.details?.['patch-data']?.payloads?.[0]?.data;
+    return data ? [(JSON.parse(Buffer.from(data).toString('utf8')) as { id: string }).id] : [];
   });
 }
 
@@ -68,18 +82,25 @@ describe('replaying image edit histories', () => {
     if (process.env.IMAGE_EDIT_RECORD_HISTORY) fs.writeFileSync(process.env.IMAGE_EDIT_RECORD_HISTORY, `${historyToJSON(history)}\n`);
 
     expect(activityTypes(history)).toEqual(['makeEditedImage']);
-    // each step written on the job's row (the status call reads it), then the item stored, then the row closed
-    expect(localActivityTypes(history)).toEqual([
-      'markImageEditProgress',
-      'reserveImageEditCredits',
-      'markImageEditProgress',
-      'refineImagePrompt',
+    // each step written on the job's row (the status call reads it) beside the step, so the markers of the two come in
+    // either order; the item stored, then the row closed last
+    const local = localActivityTypes(history);
+    expect([...local].sort()).toEqual([
       'markImageEditProgress',
       'markImageEditProgress',
       'markImageEditProgress',
-      'submitForApproval',
+      'markImageEditProgress',
+      'markImageEditProgress',
       'recordImageEdit',
+      'refineImagePrompt',
+      'reserveImageEditCredits',
+      'submitForApproval',
     ]);
+    expect(local.at(-1)).toBe('recordImageEdit');
+    expect(local.indexOf('reserveImageEditCredits')).toBeLessThan(local.indexOf('refineImagePrompt'));
+    expect(local.indexOf('refineImagePrompt')).toBeLessThan(local.indexOf('submitForApproval'));
+    // fewer workflow tasks wait on a write: the progress writes no longer come one after another before each step
+    expect(patchesOf(history)).toContain('image-edit-progress-beside-steps');
     expect(childStarts(history)).toBe(0);
     // the approval workflow runs all the same, with the item's id, and is not a child
     const approval = await h.client.workflow.getHandle(`approval-${res.body.result.savedImage.approvalId}`).describe();
@@ -93,6 +114,38 @@ describe('replaying image edit histories', () => {
     expect(approval.typedSearchAttributes.get(RS_USER_ID)).toBe(user.id);
     await expect(Worker.runReplayHistory(bundle(), history, workflowId)).resolves.toBeUndefined();
   }, 120_000);
+
+  it("a step's progress write that ends after a later one's, or after the row closed, moves nothing back", async () => {
+    const { user, projectId } = await userWithRender(h.baseUrl);
+    const workflowId = `image-edit-progress-order-${randomUUID()}`;
+    const row = { workflowId, workspaceId: user.id, actorId: user.id, projectId, originalImageUrl: '/api/files/renders/x.jpg', editPrompt: 'dusk', jobId: randomUUID() };
+    const read = () => h.knex('ai_image_edits').where({ workflow_id: workflowId }).first('status', 'progress', 'message');
+    await h.activities.markImageEditProgress({ ...row, progress: 15, message: 'Refining your prompt' });
+    await h.activities.markImageEditProgress({ ...row, progress: 5, message: 'Checking credits' });
+    await expect(read()).resolves.toEqual({ status: 'processing', progress: 15, message: 'Refining your prompt' });
+    await h.activities.markImageEditProgress({ ...row, progress: 30, message: 'Generating image' });
+    await expect(read()).resolves.toEqual({ status: 'processing', progress: 30, message: 'Generating image' });
+    await h.knex('ai_image_edits').where({ workflow_id: workflowId }).update({ status: 'failed', message: 'closed' });
+    await h.activities.markImageEditProgress({ ...row, progress: 94, message: 'Sending for approval' });
+    await expect(read()).resolves.toEqual({ status: 'failed', progress: 30, message: 'closed' });
+  });
+
+  it('replays a history recorded before the progress writes ran beside the steps (one after another, each first)', async () => {
+    const history = historyFromJSON(JSON.parse(fs.readFileSync(PROGRESS_FIRST_FIXTURE, 'utf8')));
+    expect(patchesOf(history)).not.toContain('image-edit-progress-beside-steps');
+    expect(localActivityTypes(history)).toEqual([
+      'markImageEditProgress',
+      'reserveImageEditCredits',
+      'markImageEditProgress',
+      'refineImagePrompt',
+      'markImageEditProgress',
+      'markImageEditProgress',
+      'markImageEditProgress',
+      'submitForApproval',
+      'recordImageEdit',
+    ]);
+    await expect(Worker.runReplayHistory(bundle(), history, 'image-edit-progress-first-fixture')).resolves.toBeUndefined();
+  }, 60_000);
 
   it('replays a history recorded before the status row (state kept in memory, record and item side by side)', async () => {
     const history = historyFromJSON(JSON.parse(fs.readFileSync(STATUS_ROW_FIXTURE, 'utf8')));
