@@ -5,9 +5,9 @@
  * for a batch of them: each clip its own inputs (clip and overlay), filter chain and outputs (preview and thumbnail
  * frame), exactly as its own run would make them.
  *
- * No waiting to fill a batch: a preview asked for while fewer than `concurrency` runs are going starts at once, alone;
- * the ones asked for meanwhile queue, and the next run takes up to `maxBatch` of them (and no more than
- * `maxPixelSeconds` of video, so large local renders are not put together). A batch that fails is run again one
+ * A preview waits at most `gatherMs` (250 ms, nothing beside a render of minutes) for others to share its run, less
+ * once `maxBatch` are queued; while `concurrency` runs are going, the ones asked for queue, and the next run takes up to
+ * `maxBatch` of them (and no more than `maxPixelSeconds` of video, so large local renders are not put together). A batch that fails is run again one
  * preview at a time, so a bad clip fails only itself. A cancelled preview gives up its place at once; a run whose
  * previews are all cancelled is stopped.
  */
@@ -47,6 +47,7 @@ interface Entry {
   reject: (error: unknown) => void;
   settled: boolean;
   detach: () => void;
+  queuedAt: number;
 }
 
 export interface PreviewBatcherOptions {
@@ -56,6 +57,8 @@ export interface PreviewBatcherOptions {
   concurrency?: number;
   /** Width x height x seconds of video in one run at most (one 1080x1920 clip of 5 s). */
   maxPixelSeconds?: number;
+  /** How long the oldest queued preview waits for others before its run starts (250 ms; 0: at once). */
+  gatherMs?: number;
 }
 
 const aborted = () => Object.assign(new Error('preview cancelled'), { name: 'AbortError' });
@@ -66,11 +69,14 @@ export class PreviewBatcher {
   private readonly maxBatch: number;
   private readonly concurrency: number;
   private readonly maxPixelSeconds: number;
+  private readonly gatherMs: number;
+  private gatherTimer: NodeJS.Timeout | null = null;
 
   constructor(options: PreviewBatcherOptions = {}) {
     this.maxBatch = Math.max(1, options.maxBatch ?? 16);
     this.concurrency = Math.max(1, options.concurrency ?? 1);
     this.maxPixelSeconds = options.maxPixelSeconds ?? 1080 * 1920 * 5;
+    this.gatherMs = Math.max(0, options.gatherMs ?? 250);
   }
 
   /** Makes `job`'s preview (and frame), alone or in a batch; rejects at once when its signal aborts. */
@@ -97,6 +103,7 @@ export class PreviewBatcher {
           reject(error);
         },
         detach: () => undefined,
+        queuedAt: Date.now(),
       };
       if (signal) {
         const onAbort = () => {
@@ -114,6 +121,14 @@ export class PreviewBatcher {
 
   private pump(): void {
     while (this.running < this.concurrency && this.queue.length > 0) {
+      const gatherFor = this.queue[0].queuedAt + this.gatherMs - Date.now();
+      if (this.queue.length < this.maxBatch && gatherFor > 0) {
+        this.gatherTimer ??= setTimeout(() => {
+          this.gatherTimer = null;
+          this.pump();
+        }, gatherFor);
+        return;
+      }
       const batch: Entry[] = [];
       let pixelSeconds = 0;
       const preset = this.queue[0].job.options.preset;

@@ -65,7 +65,7 @@ describe('watermarkVideo with a frame', () => {
 describe('previews in one ffmpeg run (PreviewBatcher)', () => {
   it('makes each queued preview and frame as its own run would, several to one run', async () => {
     const out = await fs.mkdtemp(path.join(dir, 'batch-'));
-    // one run at a time: the first starts alone, the four asked for meanwhile share the next run
+    // asked for together: made by one run (and the same with a run going, gathered for the next one)
     const batcher = new PreviewBatcher({ concurrency: 1, maxBatch: 8 });
     const jobs = Array.from({ length: 5 }, (_, i) => ({
       input: clip,
@@ -112,7 +112,7 @@ describe('previews in one ffmpeg run (PreviewBatcher)', () => {
     });
     const cancel = new AbortController();
     const first = batcher.encode(job(clip, 'first.mp4'));
-    // queued behind the first run: these three share the next one
+    // gathered into the first's run, which fails for the bad input: each is then made alone
     const results = Promise.allSettled([batcher.encode(job(clip, 'good.mp4')), batcher.encode(job(bad, 'bad.mp4')), batcher.encode(job(clip, 'cancelled.mp4', cancel.signal))]);
     cancel.abort();
     await first;
