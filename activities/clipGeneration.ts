@@ -36,7 +36,8 @@ import { publishEvent, publishEventQuietly } from '../services/platform/events';
 import { recordJobEvent } from '../services/integrations/webhookEvents';
 import { ObjectExistsError, ObjectNotFoundError, type Bucket } from '../storage';
 import { clipProgressSignal, type ClipSource } from '../domain/workflowContracts/clipGeneration';
-import { frameStill, thumbnailFromFrame, videoThumbnail, watermarkVideo } from './clipMedia';
+import { frameStill, thumbnailFromFrame, videoThumbnail } from './clipMedia';
+import { previewBatcher, type PreviewBatcher } from './previewBatch';
 import { UnreadableImageError, workingCopy, type WorkingCopy } from './workingCopies';
 import type { ActivityDeps } from './deps';
 import { currentTraceId } from '../config/tracing';
@@ -56,6 +57,8 @@ export interface ClipActivityOptions {
   heartbeatIntervalMs?: number;
   /** Least time between two progress reports to the workflow and the job row (ms). */
   progressIntervalMs?: number;
+  /** Encodes the watermarked previews, several to one ffmpeg run when many are asked for at once (the worker's one). */
+  previews?: PreviewBatcher;
 }
 
 export interface AdmitClipJobInput {
@@ -240,6 +243,7 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
   const previewPreset = deps.config.videoPreset;
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? 10_000;
   const progressIntervalMs = options.progressIntervalMs ?? 1000;
+  const previews = options.previews ?? previewBatcher;
 
   const exists = async (objectPath: string): Promise<boolean> => (await storage.objects.stat(CLIPS, objectPath)) !== null;
   // a hosted job is followed by the workflow's timer (one look per activity); a local render happens inside `wait`
@@ -546,12 +550,18 @@ export function createClipActivities(deps: ClipActivityDeps, options: ClipActivi
         const frameFile = path.join(scratch, 'frame.png');
         const previewFile = path.join(scratch, 'preview.mp4');
         if (needPreview) {
-          await watermarkVideo(local.path, previewFile, { width: input.width, height: input.height }, {
-            preset: previewPreset,
-            durationSeconds,
-            signal: ctx.cancellationSignal,
-            onProgress: () => ctx.heartbeat(),
-            frame: needThumbnail ? { path: frameFile, atSeconds } : undefined,
+          // with other clips' previews in one ffmpeg run when several finish at once (activities/previewBatch.ts)
+          await previews.encode({
+            input: local.path,
+            output: previewFile,
+            size: { width: input.width, height: input.height },
+            options: {
+              preset: previewPreset,
+              durationSeconds,
+              signal: ctx.cancellationSignal,
+              onProgress: () => ctx.heartbeat(),
+              frame: needThumbnail ? { path: frameFile, atSeconds } : undefined,
+            },
           });
         }
         if (needThumbnail) {

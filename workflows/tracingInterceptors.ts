@@ -27,7 +27,19 @@ import type {
   WorkflowOutboundCallsInterceptor,
 } from '@temporalio/workflow';
 import type { Headers } from '@temporalio/common';
-import { OpenTelemetryInboundInterceptor, OpenTelemetryInternalsInterceptor, OpenTelemetryOutboundInterceptor } from '@temporalio/interceptors-opentelemetry/lib/workflow';
+import type { OpenTelemetryInboundInterceptor, OpenTelemetryOutboundInterceptor } from '@temporalio/interceptors-opentelemetry/lib/workflow';
+
+type OtelWorkflowModule = typeof import('@temporalio/interceptors-opentelemetry/lib/workflow');
+
+/**
+ * The package's workflow interceptors, loaded by the first traced run that needs them. Imported at the top, the
+ * package and OpenTelemetry's trace SDK were evaluated for every workflow run (each run has its own module cache in
+ * the SDK's reused context), traced or not: about a tenth of a hosted clip's workflow-thread CPU with tracing off.
+ */
+function otel(): OtelWorkflowModule {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('@temporalio/interceptors-opentelemetry/lib/workflow') as OtelWorkflowModule;
+}
 
 /** The header Temporal's OpenTelemetry interceptors carry the span context in (TRACE_HEADER of the package). */
 export const TRACE_HEADER = '_tracer-data';
@@ -43,11 +55,11 @@ class RunTracing {
   private outboundOtel: OpenTelemetryOutboundInterceptor | null = null;
 
   inbound(): OpenTelemetryInboundInterceptor {
-    return (this.inboundOtel ??= new OpenTelemetryInboundInterceptor());
+    return (this.inboundOtel ??= new (otel().OpenTelemetryInboundInterceptor)());
   }
 
   outbound(): OpenTelemetryOutboundInterceptor {
-    return (this.outboundOtel ??= new OpenTelemetryOutboundInterceptor());
+    return (this.outboundOtel ??= new (otel().OpenTelemetryOutboundInterceptor)());
   }
 }
 
@@ -112,7 +124,7 @@ class GatedInternals implements WorkflowInternalsInterceptor {
   constructor(private readonly run: RunTracing) {}
 
   dispose(input: DisposeInput, next: Next<WorkflowInternalsInterceptor, 'dispose'>): Promise<void> | void {
-    return this.run.traced ? new OpenTelemetryInternalsInterceptor().dispose(input, next) : next(input);
+    return this.run.traced ? new (otel().OpenTelemetryInternalsInterceptor)().dispose(input, next) : next(input);
   }
 }
 

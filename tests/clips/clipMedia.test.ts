@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { frameStill, watermarkVideo } from '../../activities/clipMedia';
+import { PreviewBatcher, batchArguments } from '../../activities/previewBatch';
 import { FFMPEG, probeVideo } from '../../providers/media/ffmpeg';
 
 jest.setTimeout(60_000);
@@ -58,6 +59,68 @@ describe('watermarkVideo with a frame', () => {
     expect(await probeVideo(path.join(out, 'preview.mp4'))).toMatchObject({ width: 320, height: 180, frames: 72 });
     // the overlay it drew beside the output is gone too
     expect(await fs.readdir(out)).toEqual(['preview.mp4']);
+  });
+});
+
+describe('previews in one ffmpeg run (PreviewBatcher)', () => {
+  it('makes each queued preview and frame as its own run would, several to one run', async () => {
+    const out = await fs.mkdtemp(path.join(dir, 'batch-'));
+    // asked for together: made by one run (and the same with a run going, gathered for the next one)
+    const batcher = new PreviewBatcher({ concurrency: 1, maxBatch: 8 });
+    const jobs = Array.from({ length: 5 }, (_, i) => ({
+      input: clip,
+      output: path.join(out, `preview-${i}.mp4`),
+      size: { width: 320, height: 180 },
+      options: { preset: 'veryfast', durationSeconds: 3, frame: i % 2 === 1 ? { path: path.join(out, `frame-${i}.png`), atSeconds: 1 } : undefined },
+    }));
+    await Promise.all(jobs.map((job) => batcher.encode(job)));
+    const alone = path.join(dir, 'alone.mp4');
+    await watermarkVideo(clip, alone, { width: 320, height: 180 }, { preset: 'veryfast', durationSeconds: 3 });
+    for (const [i, job] of jobs.entries()) {
+      expect(await probeVideo(job.output)).toMatchObject({ codec: 'h264', width: 320, height: 180, frames: 72 });
+      // the watermark is there: the same picture as a preview made on its own (looked at in two of them)
+      if (i < 2) expect(await pixels(frameAt(job.output, 2))).toEqual(await pixels(frameAt(alone, 2)));
+      if (job.options.frame) expect(await pixels(job.options.frame.path)).toEqual(await pixels(frameAt(clip, 1)));
+      else expect(await fs.readdir(out)).not.toContain(`frame-${i}.png`);
+    }
+    // the overlays drawn beside the outputs are gone
+    expect((await fs.readdir(out)).filter((f) => f.includes('overlay'))).toEqual([]);
+  });
+
+  it('puts each preview\'s inputs, chain and outputs in one command', () => {
+    const args = batchArguments([
+      { input: 'a.mp4', overlay: 'a.png', output: 'a-preview.mp4', size: { width: 320, height: 180 }, options: { preset: 'veryfast', durationSeconds: 3, frame: { path: 'a.png', atSeconds: 1 } } },
+      { input: 'b.mp4', overlay: 'b.png', output: 'b-preview.mp4', size: { width: 320, height: 180 }, options: { preset: 'veryfast', durationSeconds: 3 } },
+    ]);
+    expect(args.slice(0, 10)).toEqual(['-y', '-i', 'a.mp4', '-i', 'a.png', '-i', 'b.mp4', '-i', 'b.png', '-filter_complex']);
+    expect(args[args.indexOf('-filter_complex') + 1]).toBe(
+      '[0:v]split=2[m0][s0];[m0][1:v]overlay=0:0:format=auto,format=yuv420p[v0];[s0]trim=start=1,setpts=PTS-STARTPTS[f0];[2:v][3:v]overlay=0:0:format=auto,format=yuv420p[v1]',
+    );
+    expect(args.filter((a) => a === '-map')).toHaveLength(3);
+  });
+
+  it('fails only the preview whose input is bad, and gives a cancelled one up at once', async () => {
+    const out = await fs.mkdtemp(path.join(dir, 'batch-bad-'));
+    const bad = path.join(out, 'not-a-video.mp4');
+    await fs.writeFile(bad, 'not a video');
+    const batcher = new PreviewBatcher({ concurrency: 1, maxBatch: 8 });
+    const job = (input: string, name: string, signal?: AbortSignal) => ({
+      input,
+      output: path.join(out, name),
+      size: { width: 320, height: 180 },
+      options: { preset: 'veryfast', durationSeconds: 3, signal },
+    });
+    const cancel = new AbortController();
+    const first = batcher.encode(job(clip, 'first.mp4'));
+    // gathered into the first's run, which fails for the bad input: each is then made alone
+    const results = Promise.allSettled([batcher.encode(job(clip, 'good.mp4')), batcher.encode(job(bad, 'bad.mp4')), batcher.encode(job(clip, 'cancelled.mp4', cancel.signal))]);
+    cancel.abort();
+    await first;
+    const [good, broken, cancelled] = await results;
+    expect(good.status).toBe('fulfilled');
+    expect(broken).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ message: expect.stringMatching(/ffmpeg exited/) }) });
+    expect(cancelled).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ name: 'AbortError' }) });
+    expect(await probeVideo(path.join(out, 'good.mp4'))).toMatchObject({ width: 320, height: 180, frames: 72 });
   });
 });
 
