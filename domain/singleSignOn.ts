@@ -74,6 +74,8 @@ export const WORKSPACE_SSO_MSG = {
     `${workspaceName} requires single sign-on for this e-mail address: use "Sign in with ${providerName}" instead of a password.`,
   ssoRequiredReset: (workspaceName: string, providerName: string) =>
     `${workspaceName} requires single sign-on for this e-mail address: use "Sign in with ${providerName}". Owners of ${workspaceName} get a reset link by e-mail if they have an account.`,
+  adminNeedsSso: (providerName: string) =>
+    `Requiring single sign-on would sign you out, as your address is at one of these domains: sign in with "${providerName}" first (or ask an owner, who keeps their password)`,
   emailOutsideDomains: (providerName: string) => `${providerName} signed you in with an e-mail address outside the domains it is set up for here`,
 } as const;
 
@@ -90,6 +92,7 @@ export const WORKSPACE_SSO_CODES = {
   noProviderForEmail: 'SSO_NO_PROVIDER_FOR_EMAIL',
   ssoRequired: 'SSO_REQUIRED',
   emailOutsideDomains: 'SSO_EMAIL_OUTSIDE_DOMAINS',
+  adminNeedsSso: 'SSO_SIGN_IN_FIRST',
 } as const;
 
 /** A workspace's single sign-on as its admins see it: never the client secret, only that one is set. */

@@ -5,7 +5,7 @@ import { MAX_SSO_DOMAINS, WORKSPACE_SSO_MSG, type WorkspaceSsoSettings } from '.
 import { WorkspaceNotFoundError } from '../../services/workspaces/access';
 import { deleteWorkspaceSso, getWorkspaceSso, saveWorkspaceSso } from '../../services/workspaces/workspaceSingleSignOn';
 import type { AppDeps } from '../deps';
-import { requireAuth } from '../middleware/auth';
+import { currentSessionId, requireAuth } from '../middleware/auth';
 import { answers, describeRoute, errorBody, okBody } from '../openapi/describe';
 import { parse, parseBody, requiredString, singleLine } from '../validation';
 import { workspaceGrant } from '../workspace';
@@ -92,7 +92,7 @@ export function workspaceSsoRouter(deps: AppDeps): Router {
     tag: TAG,
     summary: 'Set up or change the workspace\'s single sign-on with OpenID Connect (admins and owners)',
     description:
-      "The issuer must be an https:// address of a public host that answers its discovery document (400 SSO_ISSUER_INVALID, SSO_ISSUER_UNREACHABLE; nothing is stored). Each domain is claimed by one workspace only (409 SSO_DOMAIN_TAKEN), never a public mail service (400 SSO_DOMAIN_PUBLIC), and only by someone with a verified address at it (403 SSO_DOMAIN_NOT_YOURS). With `ssoRequired`, the domains' addresses cannot sign in with a password (403 SSO_REQUIRED) and their sessions not opened through single sign-on end (`endedSessions`); the workspace's owners are exempt.",
+      "The issuer must be an https:// address of a public host that answers its discovery document (400 SSO_ISSUER_INVALID, SSO_ISSUER_UNREACHABLE; nothing is stored). Each domain is claimed by one workspace only (409 SSO_DOMAIN_TAKEN), never a public mail service (400 SSO_DOMAIN_PUBLIC), and only by someone with a verified address at it (403 SSO_DOMAIN_NOT_YOURS). With `ssoRequired`, the domains' addresses cannot sign in with a password (403 SSO_REQUIRED) and their sessions not opened through single sign-on end (`endedSessions`); the workspace's owners are exempt. An admin whose address is at one of the domains turns the requirement on only from a session opened through single sign-on (409 SSO_SIGN_IN_FIRST).",
     access: 'session',
     workspace: 'manageMembers',
     params: workspaceParams,
@@ -102,13 +102,13 @@ export function workspaceSsoRouter(deps: AppDeps): Router {
       400: { description: 'Invalid settings, an issuer that is not a reachable OpenID provider, a public or malformed domain, or a personal workspace', schema: errorBody },
       403: { description: 'A domain the caller has no verified address at (SSO_DOMAIN_NOT_YOURS), or not an admin', schema: errorBody },
       404: notFound,
-      409: { description: 'A domain another workspace claimed (SSO_DOMAIN_TAKEN)', schema: errorBody },
+      409: { description: 'A domain another workspace claimed (SSO_DOMAIN_TAKEN), or an admin at one of the domains requiring it from a session not opened through single sign-on (SSO_SIGN_IN_FIRST)', schema: errorBody },
     },
   });
   router.put('/api/workspaces/:id/sso', auth, async (ctx) => {
     const settings = parseBody(ctx, ssoBody);
     const grant = await adminGrant(ctx, deps);
-    const saved = await saveWorkspaceSso({ ...sso, logger: ctx.state.log ?? deps.logger }, { workspaceId: grant.workspaceId, userId: grant.userId, settings });
+    const saved = await saveWorkspaceSso({ ...sso, logger: ctx.state.log ?? deps.logger }, { workspaceId: grant.workspaceId, userId: grant.userId, sessionId: currentSessionId(ctx), settings });
     ctx.body = { success: true, sso: saved.settings, endedSessions: saved.endedSessions };
   });
 

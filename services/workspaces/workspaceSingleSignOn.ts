@@ -136,7 +136,7 @@ async function checkIssuer(deps: WorkspaceSsoDeps, issuerUrl: string, clientId: 
  */
 export async function saveWorkspaceSso(
   deps: WorkspaceSsoDeps,
-  input: { workspaceId: string; userId: string; settings: WorkspaceSsoInput },
+  input: { workspaceId: string; userId: string; sessionId: string | null; settings: WorkspaceSsoInput },
 ): Promise<{ settings: WorkspaceSsoSettings; endedSessions: number }> {
   const { settings } = input;
   const domains = normalizeDomains(settings.domains);
@@ -150,6 +150,12 @@ export async function saveWorkspaceSso(
   for (const domain of domains) {
     if (alreadyClaimed.has(domain)) continue;
     if (domain !== callerDomain || !caller.email_verified_at) throw refuse(403, WORKSPACE_SSO_CODES.domainNotYours, WORKSPACE_SSO_MSG.domainNotYours(domain));
+  }
+  // an admin (not an owner, who is exempt) at one of the domains would end their own password session: SSO first
+  if (settings.ssoRequired && domains.includes(callerDomain)) {
+    const owner = await deps.knex('workspace_members').where({ workspace_id: input.workspaceId, user_id: input.userId, role: 'owner' }).first('user_id');
+    const session = input.sessionId ? ((await deps.knex('sessions').where({ id: input.sessionId }).first('authenticated_with')) as { authenticated_with: string } | undefined) : undefined;
+    if (!owner && session?.authenticated_with !== 'single_sign_on') throw refuse(409, WORKSPACE_SSO_CODES.adminNeedsSso, WORKSPACE_SSO_MSG.adminNeedsSso(settings.displayName));
   }
   await checkIssuer(deps, settings.issuerUrl, settings.clientId, clientSecret);
 

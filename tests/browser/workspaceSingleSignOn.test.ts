@@ -14,6 +14,8 @@ import { closeTestKnex, testKnex } from '../support/db';
 import { startOidcProvider, type TestOidcProvider } from '../support/oidcProvider';
 import { createTeamWorkspace } from '../support/workspaces';
 
+jest.setTimeout(120_000);
+
 const SIZES = [
   { name: 'desktop', viewport: { width: 1440, height: 900 } },
   { name: 'phone', viewport: { width: 390, height: 844 } },

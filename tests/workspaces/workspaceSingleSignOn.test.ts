@@ -295,6 +295,26 @@ describe('workspace single sign-on: required for its domains', () => {
     expect((await request(server.baseUrl, '/api/auth/signin', { json: { email: person.email, password: person.password } })).status).toBe(200);
   });
 
+  it('lets an admin at the domains require it only from a session opened through single sign-on', async () => {
+    const team = await teamAtDomain();
+    const admin = await joinWorkspace(server.baseUrl, team, 'admin', await createTestUser(server.baseUrl, { email: `ada@${team.domain}` }));
+    expect((await putSso(team, admin, settingsFor(team))).status).toBe(200);
+    const fromPassword = await putSso(team, admin, settingsFor(team, { ssoRequired: true }));
+    expect(fromPassword.status).toBe(409);
+    expect(fromPassword.body).toMatchObject({ code: WORKSPACE_SSO_CODES.adminNeedsSso, error: WORKSPACE_SSO_MSG.adminNeedsSso('Acme Identity') });
+    expect((await ssoRows(team.id)).providers).toMatchObject([{ sso_required: false }]);
+
+    const viaSso = await ssoSignIn(admin.email, { email: admin.email, email_verified: true });
+    expect(viaSso.status).toBe(302);
+    const ssoSession = { ...admin, token: (viaSso.sessionCookie ?? '').replace(/^rs_session=/, '') };
+    const required = await putSso(team, ssoSession, settingsFor(team, { ssoRequired: true }));
+    expect(required.status).toBe(200);
+    // the admin's password session ended, the one from single sign-on goes on
+    expect(required.body.endedSessions).toBe(1);
+    expect(await whoIs(admin.cookie)).toBeNull();
+    expect((await whoIs(viaSso.sessionCookie))?.id).toBe(admin.id);
+  });
+
   it('refuses the second step of a password sign-in started before the requirement', async () => {
     const team = await teamAtDomain();
     const person = await joinWorkspace(server.baseUrl, team, 'member', await createTestUser(server.baseUrl, { email: `tom@${team.domain}` }));
