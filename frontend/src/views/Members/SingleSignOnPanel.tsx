@@ -98,7 +98,7 @@ export function SingleSignOnPanel({ workspaceId }: { workspaceId: string }): Rea
       {saved === undefined && !loadError && <p className="field-hint">Loading...</p>}
       {saved !== undefined && (
         <form onSubmit={submit} aria-label="Single sign-on">
-          <p className="field-hint">
+          <p className="field-hint sso-intro">
             Let people sign in with your company&apos;s OpenID Connect identity provider (Okta, Microsoft Entra ID, Google Workspace, Keycloak...). Register this redirect URI there:{' '}
             <code className="sso-redirect-uri">{saved?.redirectUri ?? `${window.location.origin}/api/auth/sso/callback`}</code>
           </p>
