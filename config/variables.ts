@@ -279,7 +279,7 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         names: ['WEBHOOK_ALLOW_PRIVATE_TARGETS'],
         default: '`off`',
         meaning:
-          '`on` lets webhook endpoints target private, loopback, link-local, unique-local and CGNAT addresses (receivers on your own network); `off` refuses them when an endpoint is registered and again at every send, after DNS resolution. Plain `http://` is allowed only to loopback and only when `NODE_ENV` is not `production`, whatever this says ([Webhooks](webhooks.md))',
+          '`on` lets webhook endpoints target private, loopback, link-local, unique-local and CGNAT addresses (receivers on your own network); `off` refuses them when an endpoint is registered and again at every send, after DNS resolution. Plain `http://` is allowed only to loopback and only when `NODE_ENV` is not `production`, whatever this says ([Webhooks](webhooks.md)). The same rule applies to the issuer URLs of workspaces\' own identity providers ([Security](security.md#single-sign-on))',
         loaded: { value: (c) => c.webhookAllowPrivateTargets, is: false },
       },
     ],
@@ -293,7 +293,7 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
         names: ['TOTP_ENCRYPTION_KEY'],
         default: '`SIGNING_SECRET`',
         meaning:
-          'key the authenticator apps\' TOTP secrets are encrypted with (AES-256-GCM, a key derived by HKDF), at least 32 characters when set. Changing it (or `SIGNING_SECRET` while this is unset) makes every set-up authenticator app unusable: people then sign in with a passkey or a recovery code and set the app up again. To rotate `SIGNING_SECRET` alone, first set this to its current value ([Security](security.md#two-factor-sign-in))',
+          'key the authenticator apps\' TOTP secrets are encrypted with (AES-256-GCM, a key derived by HKDF), at least 32 characters when set. Changing it (or `SIGNING_SECRET` while this is unset) makes every set-up authenticator app unusable: people then sign in with a passkey or a recovery code and set the app up again. It also encrypts the client secrets of workspaces\' own identity providers (a key of their own derived from it): changing it makes those unusable until an admin enters the secret again. To rotate `SIGNING_SECRET` alone, first set this to its current value ([Security](security.md#two-factor-sign-in))',
       },
     ],
   },
@@ -319,7 +319,7 @@ export const ENV_SECTIONS: readonly EnvSection[] = [
   {
     title: 'Single sign-on',
     intro:
-      'An OpenID Connect provider (Okta, Entra ID, Google Workspace, Keycloak...) people of this installation sign in with: the sign-in page then shows "Sign in with <name>". Register the app at the provider as a confidential web client with the redirect URI `PUBLIC_URL/api/auth/sso/callback` and the scopes `openid email profile` ([Security](security.md#single-sign-on)).',
+      'An OpenID Connect provider (Okta, Entra ID, Google Workspace, Keycloak...) people of this installation sign in with: the sign-in page then shows "Sign in with <name>". Register the app at the provider as a confidential web client with the redirect URI `PUBLIC_URL/api/auth/sso/callback` and the scopes `openid email profile` ([Security](security.md#single-sign-on)). A team workspace\'s admins can also set up a provider of their own for their e-mail domains in the workspace\'s settings (no variable needed; at most 20 domains per workspace; looking up an address\'s provider counts against the 30 single sign-on starts per 10 minutes per client address).',
     variables: [
       {
         names: ['SSO_ISSUER_URL'],

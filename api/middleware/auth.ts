@@ -252,6 +252,7 @@ export const PUBLIC_API_ROUTES: ReadonlyArray<{ method: string; path: string; pr
   { method: 'GET', path: '/api/auth/sso/providers' },
   { method: 'GET', path: '/api/auth/sso/start' },
   { method: 'GET', path: '/api/auth/sso/callback' },
+  { method: 'POST', path: '/api/auth/sso/lookup' },
   { method: 'GET', path: '/api/health' },
   // expiring signed file links (storage/signedUrls.ts): the signature is the credential
   { method: 'GET', path: '/api/files/', prefix: true },

@@ -111,6 +111,7 @@ export function authRouter(deps: AppDeps): Router {
     responses: {
       200: { description: 'Signed in, or the second step is needed', schema: z.union([signedInAnswer, secondStepAnswer]) },
       401: { description: 'Wrong e-mail or password', schema: errorBody },
+      403: { description: "The address's domain must sign in through its workspace's single sign-on (SSO_REQUIRED); checked after the password, owners of that workspace exempt", schema: errorBody },
       429: rateLimited,
     },
   });
@@ -198,7 +199,11 @@ export function authRouter(deps: AppDeps): Router {
     description: 'Limited to 3 requests an hour per e-mail address and 20 an hour per client address, counted whether or not the address has an account.',
     access: 'public',
     body: resetRequestBody,
-    responses: { 202: messageAnswer, 429: actionLimited },
+    responses: {
+      202: messageAnswer,
+      403: { description: "The address's domain must sign in through its workspace's single sign-on (SSO_REQUIRED): the same answer for every address of it; an owner of that workspace still gets the link", schema: errorBody },
+      429: actionLimited,
+    },
   });
   router.post('/api/auth/password-reset', async (ctx) => {
     const { email: address } = parseBody(ctx, resetRequestBody);

@@ -39,6 +39,7 @@ import { videoGenerationRouter } from './videoGeneration';
 import { webhookDeliveriesRouter } from './webhookDeliveries';
 import { webhooksRouter } from './webhooks';
 import { workspacesRouter } from './workspaces';
+import { workspaceSsoRouter } from './workspaceSso';
 import { twoFactorRouter } from './twoFactor';
 
 /**
@@ -78,6 +79,7 @@ export function buildRouters(deps: AppDeps): Router[] {
     providerCallbacksRouter(deps),
     enhanceSetRouter(deps),
     workspacesRouter(deps),
+    workspaceSsoRouter(deps),
     brandKitRouter(deps),
     musicRouter(deps),
     webhooksRouter(deps),

@@ -6,6 +6,8 @@
 import type { Knex } from 'knex';
 import { UniqueViolationError } from 'objection';
 import { DomainError } from '../../domain/errors';
+import { refuseWhereSsoRequired, ssoRequirementFor, SsoRequiredError } from '../workspaces/workspaceSingleSignOn';
+import { WORKSPACE_SSO_MSG } from '../../domain/singleSignOn';
 import { ACCOUNT_SECURITY_CODES, ACCOUNT_SECURITY_MSG, EMAIL_VERIFICATION_TTL_MS, PASSWORD_RESET_TTL_MS } from '../../domain/accountSecurity';
 import { EmailTakenError, checkNewPassword, normalizeEmail } from './accounts';
 import { hashPassword, verifyPassword } from './passwords';
@@ -51,6 +53,16 @@ export async function requestPasswordReset(deps: AccountSecurityDeps, rawEmail: 
   const email = normalizeEmail(rawEmail);
   const issued = newAccountToken();
   const user = (await deps.knex('users').where({ email }).whereNull('deletion_requested_at').first('id', 'email')) as { id: string; email: string } | undefined;
+  // a domain that must use single sign-on: the same answer for every address of it (nothing about any account); only
+  // an owner of the workspace that requires it, who is exempt, gets the link
+  const domainRule = await ssoRequirementFor(deps.knex, email, null);
+  if (domainRule) {
+    if (user && !(await ssoRequirementFor(deps.knex, email, user.id))) {
+      const token = await issueAccountToken(deps.knex, { userId: user.id, purpose: 'reset', ttlMs: PASSWORD_RESET_TTL_MS, issued });
+      inBackground(sendAccountMail(deps.config, user.email, passwordResetMessage(deps.config, token), deps.logger, 'password reset'));
+    }
+    throw new SsoRequiredError(domainRule, WORKSPACE_SSO_MSG.ssoRequiredReset(domainRule.workspaceName, domainRule.providerName));
+  }
   if (!user) {
     await deps.knex('account_tokens').where({ user_id: NO_USER, purpose: 'reset' }).whereNull('used_at').update({ used_at: deps.knex.fn.now() });
     await deps.knex('account_tokens').where({ token_hash: issued.hash }).first('id');
@@ -70,6 +82,8 @@ export async function confirmPasswordReset(knex: Knex, input: { token: string; p
   return knex.transaction(async (trx) => {
     const used = await useAccountToken(trx, 'reset', input.token);
     if (!used) throw linkInvalid();
+    const owner = (await trx('users').where({ id: used.userId }).first('id', 'email')) as { id: string; email: string };
+    await refuseWhereSsoRequired(trx, owner);
     await trx('users').where({ id: used.userId }).update({ password_hash: passwordHash, updated_at: trx.fn.now() });
     await trx('users').where({ id: used.userId }).whereNull('email_verified_at').update({ email_verified_at: trx.fn.now() });
     const endedSessions = await endAllSessions(trx, used.userId);

@@ -10,6 +10,7 @@ import { addCredits } from '../billing/credits';
 import { hashPassword, verifyAgainstDecoy, verifyPassword } from './passwords';
 import { createSession, deleteExpiredSessions, endOtherSessions, type AuthenticatedWith, type IssuedSession, type SessionDevice } from './sessions';
 import { createPersonalWorkspace } from '../workspaces/personalWorkspace';
+import { refuseWhereSsoRequired } from '../workspaces/workspaceSingleSignOn';
 import { hasSecondFactor, startPendingSignIn, type IssuedPendingSignIn } from './pendingSignIns';
 
 type Db = Knex | Knex.Transaction;
@@ -145,6 +146,8 @@ export async function signIn(
   if (!(await verifyPassword(input.password, user.passwordHash))) throw new InvalidCredentialsError();
   // an account being deleted (services/accounts/accountData.ts) takes no new session
   if (user.deletionRequestedAt) throw new InvalidCredentialsError();
+  // a workspace that requires single sign-on for this address's domain takes no password (its owners excepted)
+  await refuseWhereSsoRequired(knex, user);
   // two-factor sign-in: no session until the second step (services/accounts/secondFactor.ts)
   if (await hasSecondFactor(knex, user.id)) {
     await deleteExpiredSessions(knex, user.id);

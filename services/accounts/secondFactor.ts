@@ -7,6 +7,7 @@
 import type { Knex } from 'knex';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { DomainError } from '../../domain/errors';
+import { refuseWhereSsoRequired } from '../workspaces/workspaceSingleSignOn';
 import { FRESH_SECOND_FACTOR_MS, TWO_FACTOR_CODES, TWO_FACTOR_MSG, type SecondFactorMethod } from '../../domain/twoFactor';
 import { getAccount, InvalidCredentialsError, type SignedIn } from './accounts';
 import { listPasskeys, removePasskey, verifyPasskeyAssertion, type PasskeyView, type RelyingParty } from './passkeys';
@@ -71,8 +72,15 @@ export async function completeSignIn(
   }
   if (!(await usePendingSignIn(deps.knex, pending.id))) throw new PendingSignInInvalidError();
   await refuseDeleted(deps.knex, pending.userId);
+  // single sign-on required since the password step (or its owner exemption gone): no session from the password
+  await refuseSsoRequiredFor(deps.knex, pending.userId);
   const session = await createSession(deps.knex, pending.userId, options.sessionTtlDays, { ...options.device, authenticatedWith: 'two_factor' });
   return { user: await getAccount(deps.knex, pending.userId), session };
+}
+
+async function refuseSsoRequiredFor(db: Db, userId: string): Promise<void> {
+  const user = (await db('users').where({ id: userId }).first('id', 'email')) as { id: string; email: string } | undefined;
+  if (user) await refuseWhereSsoRequired(db, user);
 }
 
 /** "Sign in with a passkey": a discoverable passkey with user verification is both factors; no password. */
@@ -89,6 +97,7 @@ export async function signInWithPasskey(
     throw err;
   }
   await refuseDeleted(deps.knex, userId);
+  await refuseSsoRequiredFor(deps.knex, userId);
   const session = await createSession(deps.knex, userId, options.sessionTtlDays, { ...options.device, authenticatedWith: 'passkey' });
   return { user: await getAccount(deps.knex, userId), session };
 }

@@ -110,6 +110,14 @@ export async function endAllSessions(db: Db, userId: string): Promise<number> {
   return ended;
 }
 
+/** Ends the user's sessions that were not opened through single sign-on (a workspace began requiring it). */
+export async function endSessionsWithoutSingleSignOn(db: Db, userId: string): Promise<number> {
+  tellLocal({ userId });
+  const ended = await Session.query(db).where('user_id', userId).whereNot('authenticated_with', 'single_sign_on').delete();
+  tellLocal({ userId });
+  return ended;
+}
+
 /** Writes the session's last_seen_at when the last write is older than `everyMs` (this process remembers its writes). */
 const lastTouched = new Map<string, number>();
 export async function touchSession(db: Db, sessionId: string, everyMs: number, now: number = Date.now()): Promise<void> {

@@ -7,6 +7,11 @@
  * sign-in joins an existing account only when the provider says `email_verified: true` and the account's own
  * address is verified too (no account takeover through an unverified address on either side); a new address gets a
  * new account, verified when the provider says so.
+ *
+ * Providers: the installation's (SSO_* variables) and each workspace's own (services/workspaces/
+ * workspaceSingleSignOn.ts), found by the e-mail address's domain. The attempt remembers which workspace's provider
+ * it was started with, so the callback finishes it with the same one; a workspace's provider signs in only
+ * addresses of the domains that workspace claimed.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -16,18 +21,20 @@ import type { SsoProviderConfig } from '../../config/env';
 import type { Logger } from '../../config/logger';
 import { User } from '../../db/models/User';
 import { DomainError, UnavailableHereError } from '../../domain/errors';
-import { SSO_ATTEMPT_TTL_MS, SSO_CODES, SSO_MSG, type SsoProviderSummary } from '../../domain/singleSignOn';
+import { SSO_ATTEMPT_TTL_MS, SSO_CODES, SSO_MSG, WORKSPACE_SSO_CODES, WORKSPACE_SSO_MSG, emailDomainOf, type SsoProviderSummary } from '../../domain/singleSignOn';
+import { resolveWebhookTarget, webhookTargetPolicy } from '../integrations/webhookTargets';
+import { providerForEmail, providerOfWorkspace, type WorkspaceProvider, type WorkspaceSsoConfig } from '../workspaces/workspaceSingleSignOn';
 import { insertAccount, normalizeEmail, startSignedInSession, type SignedIn } from './accounts';
 import { hashPassword } from './passwords';
 import type { SessionDevice } from './sessions';
 
 export interface SingleSignOnDeps {
   knex: Knex;
-  config: { sso: SsoProviderConfig | null; publicUrl: string; sessionTtlDays: number };
+  config: WorkspaceSsoConfig & { sso: SsoProviderConfig | null; sessionTtlDays: number };
   logger: Pick<Logger, 'warn' | 'info'>;
 }
 
-/** The installation's provider (the environment's SSO_* variables) is the only one so far. */
+/** The installation's provider (the environment's SSO_* variables); a workspace's provider is named by the workspace's id. */
 export const INSTALLATION_PROVIDER_ID = 'installation';
 
 const SCOPE = 'openid email profile';
@@ -76,9 +83,31 @@ export function stateHash(state: string): string {
   return createHash('sha256').update(state).digest('hex');
 }
 
-/** Begins a "Sign in with ...": the provider's authorization URL, and the state the browser keeps in its cookie. */
-export async function startSsoSignIn(deps: SingleSignOnDeps): Promise<{ authorizationUrl: string; state: string }> {
-  const provider = configuredProvider(deps.config);
+/** The provider a sign-in starts with: the e-mail domain's workspace provider when an address is given, else the installation's. */
+async function providerToStart(deps: SingleSignOnDeps, email: string | undefined): Promise<{ provider: SsoProviderConfig; workspaceId: string | null }> {
+  if (email === undefined) return { provider: configuredProvider(deps.config), workspaceId: null };
+  const found = await providerForEmail(deps.knex, deps.config, normalizeEmail(email));
+  if (!found) throw new UnavailableHereError(404, WORKSPACE_SSO_CODES.noProviderForEmail, WORKSPACE_SSO_MSG.noProviderForEmail);
+  await checkWorkspaceIssuer(deps, found);
+  return { provider: found.config, workspaceId: found.workspaceId };
+}
+
+/** A workspace's issuer is an address its admins typed: it must still be public when the server fetches it. */
+async function checkWorkspaceIssuer(deps: SingleSignOnDeps, found: WorkspaceProvider): Promise<void> {
+  try {
+    await resolveWebhookTarget(found.config.issuerUrl, webhookTargetPolicy(deps.config));
+  } catch (err) {
+    deps.logger.warn({ err, workspaceId: found.workspaceId }, 'a workspace identity provider’s issuer is no longer a public address');
+    throw refusal('providerUnreachable', 503);
+  }
+}
+
+/**
+ * Begins a "Sign in with ...": the provider's authorization URL, and the state the browser keeps in its cookie.
+ * `email`: the address typed on the sign-in page, whose domain names the workspace's provider.
+ */
+export async function startSsoSignIn(deps: SingleSignOnDeps, input: { email?: string } = {}): Promise<{ authorizationUrl: string; state: string }> {
+  const { provider, workspaceId } = await providerToStart(deps, input.email);
   const client = await clientConfiguration(provider, deps.logger);
   const codeVerifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
@@ -88,6 +117,7 @@ export async function startSsoSignIn(deps: SingleSignOnDeps): Promise<{ authoriz
   await deps.knex('sso_sign_in_attempts').insert({
     state_hash: stateHash(state),
     issuer: provider.issuerUrl,
+    workspace_id: workspaceId,
     code_verifier: codeVerifier,
     nonce,
     expires_at: new Date(Date.now() + SSO_ATTEMPT_TTL_MS),
@@ -99,6 +129,7 @@ export async function startSsoSignIn(deps: SingleSignOnDeps): Promise<{ authoriz
     code_challenge_method: 'S256',
     state,
     nonce,
+    ...(input.email !== undefined ? { login_hint: normalizeEmail(input.email) } : {}),
   });
   return { authorizationUrl: authorizationUrl.href, state };
 }
@@ -111,19 +142,20 @@ function sameState(a: string, b: string): boolean {
 
 interface Attempt {
   issuer: string;
+  workspace_id: string | null;
   code_verifier: string;
   nonce: string;
 }
 
 /** Marks the attempt used (once: a replayed callback finds it used) and answers its verifier and nonce. */
-async function takeAttempt(knex: Knex, state: string, issuer: string): Promise<Attempt> {
+async function takeAttempt(knex: Knex, state: string): Promise<Attempt> {
   const hash = stateHash(state);
   const [taken] = (await knex('sso_sign_in_attempts')
-    .where({ state_hash: hash, issuer })
+    .where({ state_hash: hash })
     .whereNull('used_at')
     .andWhere('expires_at', '>', knex.fn.now())
     .update({ used_at: knex.fn.now() })
-    .returning(['issuer', 'code_verifier', 'nonce'])) as Attempt[];
+    .returning(['issuer', 'workspace_id', 'code_verifier', 'nonce'])) as Attempt[];
   if (taken) return taken;
   const used = await knex('sso_sign_in_attempts').where({ state_hash: hash }).whereNotNull('used_at').first();
   throw used ? refusal('alreadyUsed') : refusal('stateInvalid');
@@ -177,10 +209,13 @@ export async function finishSsoSignIn(
   deps: SingleSignOnDeps,
   input: { query: URLSearchParams; cookieState: string | undefined; device: SessionDevice },
 ): Promise<SignedIn & { createdAccount: boolean }> {
-  const provider = configuredProvider(deps.config);
   const state = input.query.get('state');
   if (!state || !input.cookieState || state.length > 200 || !sameState(state, input.cookieState)) throw refusal('stateInvalid');
-  const attempt = await takeAttempt(deps.knex, state, provider.issuerUrl);
+  const attempt = await takeAttempt(deps.knex, state);
+  // the provider the attempt started with, unchanged since (a provider removed or moved to another issuer meanwhile: start again)
+  const workspaceProvider = attempt.workspace_id ? await providerOfWorkspace(deps.knex, deps.config, attempt.workspace_id) : null;
+  const provider = attempt.workspace_id ? workspaceProvider?.config : deps.config.sso;
+  if (!provider || provider.issuerUrl !== attempt.issuer) throw refusal('stateInvalid');
   const providerError = input.query.get('error');
   if (providerError !== null) throw refusal('providerRefused', 400, providerRefusal(providerError));
   const client = await clientConfiguration(provider, deps.logger);
@@ -188,6 +223,13 @@ export async function finishSsoSignIn(
   const callbackUrl = new URL(ssoRedirectUri(deps.config.publicUrl));
   callbackUrl.search = input.query.toString();
   const claims = await exchangeCode(client, callbackUrl, attempt, state, deps.logger);
+  // a workspace's provider vouches only for the addresses of the domains its workspace claimed
+  if (workspaceProvider) {
+    if (!claims.email) throw refusal('noEmail');
+    if (!workspaceProvider.domains.includes(emailDomainOf(claims.email))) {
+      throw new DomainError(403, WORKSPACE_SSO_CODES.emailOutsideDomains, WORKSPACE_SSO_MSG.emailOutsideDomains(workspaceProvider.displayName));
+    }
+  }
   const { user, createdAccount } = await accountForIdentity(deps.knex, claims);
   if (user.deletionRequestedAt) throw refusal('accountClosed', 403);
   const signedIn = await startSignedInSession(deps.knex, user, { sessionTtlDays: deps.config.sessionTtlDays, device: { ...input.device } }, 'single_sign_on');

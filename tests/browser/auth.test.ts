@@ -54,7 +54,7 @@ describe('accounts in the browser', () => {
     const dialog = page.getByRole('dialog', { name: 'Welcome back' });
     await dialog.getByLabel('Email').fill(email);
     await dialog.getByLabel('Password').fill('not-the-password-1');
-    await dialog.getByRole('button', { name: 'Sign in' }).click();
+    await dialog.getByRole('button', { name: 'Sign in', exact: true }).click();
     await dialog.getByRole('alert').getByText('Invalid email or password').waitFor();
     await app.screenshot('signin-error');
   });
@@ -63,7 +63,7 @@ describe('accounts in the browser', () => {
     const { page } = app;
     const dialog = page.getByRole('dialog', { name: 'Welcome back' });
     await dialog.getByLabel('Password').fill(password);
-    await dialog.getByRole('button', { name: 'Sign in' }).click();
+    await dialog.getByRole('button', { name: 'Sign in', exact: true }).click();
 
     await page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
     const sidebar = page.getByRole('complementary', { name: 'Sidebar' });

@@ -175,7 +175,7 @@ describe('try-it flow in the browser', () => {
         const dialog = page.getByRole('dialog', { name: 'Welcome back' });
         await dialog.getByLabel('Email').fill(user.email);
         await dialog.getByLabel('Password').fill(user.password);
-        await dialog.getByRole('button', { name: 'Sign in' }).click();
+        await dialog.getByRole('button', { name: 'Sign in', exact: true }).click();
         await page.getByRole('dialog', { name: 'Welcome to skyline render!' }).waitFor({ timeout: 30_000 });
       });
 

@@ -38,6 +38,7 @@ const WITHOUT_KEY: Readonly<Record<string, string>> = {
   'draft_jobs.model_id': 'a model of domain/enhanceRenders.ts',
   'credit_purchases.payment_intent_id': "Stripe's id",
   'credit_purchases.stripe_price_id': "Stripe's id",
+  'workspace_sso_providers.client_id': "the OpenID client id the workspace's identity provider registered for this app",
   'credit_purchases.stripe_session_id': "Stripe's id",
   'stripe_refunds.payment_intent_id': "Stripe's id",
   'stripe_refunds.stripe_event_id': "Stripe's id",

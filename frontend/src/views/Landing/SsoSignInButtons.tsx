@@ -1,10 +1,20 @@
-import { useEffect, useState, type ReactElement } from 'react';
+import { useEffect, useState, type FormEvent, type ReactElement } from 'react';
 import type { SsoProviderSummary } from '../../../../domain/singleSignOn';
-import { fetchSsoProviders, SSO_START_URL } from '../../api/singleSignOn';
+import { WORKSPACE_SSO_MSG } from '../../../../domain/singleSignOn';
+import { apiErrorMessage } from '../../api/client';
+import { fetchSsoProviders, lookupSso, SSO_START_URL, ssoStartUrlFor } from '../../api/singleSignOn';
+import { TextField } from '../../components/TextField';
 
-/** "Sign in with <name>" for each identity provider the installation offers; nothing when there is none. */
-export function SsoSignInButtons(): ReactElement | null {
+/**
+ * "Sign in with <name>" for the installation's identity provider, and "Sign in with SSO": a work address whose
+ * domain a workspace set up single sign-on for goes to that workspace's provider.
+ */
+export function SsoSignInButtons(): ReactElement {
   const [providers, setProviders] = useState<SsoProviderSummary[]>([]);
+  const [asking, setAsking] = useState(false);
+  const [email, setEmail] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
 
   useEffect(() => {
     let current = true;
@@ -17,7 +27,24 @@ export function SsoSignInButtons(): ReactElement | null {
     };
   }, []);
 
-  if (providers.length === 0) return null;
+  async function continueWithSso(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const found = await lookupSso(email.trim());
+      if (!found.provider) {
+        setError(WORKSPACE_SSO_MSG.noProviderForEmail);
+        setBusy(false);
+        return;
+      }
+      window.location.assign(ssoStartUrlFor(email.trim()));
+    } catch (err) {
+      setError(apiErrorMessage(err, 'Something went wrong. Please try again.'));
+      setBusy(false);
+    }
+  }
+
   return (
     <div className="sso-sign-in">
       <p className="auth-note">or</p>
@@ -26,6 +53,23 @@ export function SsoSignInButtons(): ReactElement | null {
           Sign in with {p.name}
         </a>
       ))}
+      {asking ? (
+        <form className="auth-form" onSubmit={(e) => void continueWithSso(e)} aria-label="Sign in with SSO">
+          <TextField label="Work email" type="email" name="sso-email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
+          {error && (
+            <p className="form-error" role="alert">
+              {error}
+            </p>
+          )}
+          <button type="submit" className="button button-secondary button-block" disabled={busy}>
+            {busy ? 'Finding your sign-in...' : 'Continue with SSO'}
+          </button>
+        </form>
+      ) : (
+        <button type="button" className="button button-secondary button-block" onClick={() => setAsking(true)}>
+          Sign in with SSO
+        </button>
+      )}
     </div>
   );
 }

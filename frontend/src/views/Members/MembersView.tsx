@@ -27,6 +27,7 @@ import { SOMETHING_WENT_WRONG, useLoad } from '../../components/useLoad';
 import { ClipCapPanel } from './ClipCapPanel';
 import { ApprovalPolicyPanel } from './ApprovalPolicyPanel';
 import { TwoFactorPolicyPanel } from './TwoFactorPolicyPanel';
+import { SingleSignOnPanel } from './SingleSignOnPanel';
 import './members.css';
 
 const DATE_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
@@ -217,6 +218,8 @@ function Members({ user, workspace }: { user: User; workspace: CurrentWorkspace 
         {roleAllows(workspace.role, 'billing') && !workspace.personal && members.status === 'done' && <ApprovalPolicyPanel workspaceId={workspace.id} members={members.data} />}
 
         {isOwner && !workspace.personal && <TwoFactorPolicyPanel workspaceId={workspace.id} />}
+
+        {canManage && !workspace.personal && <SingleSignOnPanel workspaceId={workspace.id} />}
 
         {isOwner && !workspace.personal && <WorkspaceSettings workspace={workspace} onDelete={() => setConfirm({ kind: 'delete' })} />}
       </div>
