@@ -50,6 +50,7 @@ export const ASSEMBLY_ERROR_CODES = {
   renderFailed: 'ASSEMBLY_FAILED',
   clipFileMissing: 'CLIP_FILE_MISSING',
   musicFileMissing: 'MUSIC_FILE_MISSING',
+  logoFileMissing: 'BRAND_LOGO_FILE_MISSING',
 } as const;
 
 /** What POST /api/video/assemble accepts as platform (spec 001 section 7). */
