@@ -97,7 +97,7 @@ describe('brand parts rendered (renderEdit, ffmpeg)', () => {
     logo: { src: '/api/files/images/brand/w/logo.png', width: 400, height: 200 },
     contactLines: ['Harbour Estates', '+44 20 7946 0000', 'harbour.example'],
     callToAction: 'Book a viewing',
-    title: 'The Extraordinarily Long-Named Residences at Kensington Gardens Square — 港湾别墅 · فلل الميناء',
+    title: 'The Extraordinarily Long-Named Residences at Kensington Gardens Square — Гаванские виллы · فلل الميناء',
   };
 
   async function render(platform: 'tiktok' | 'youtube', parts: Record<string, unknown>, captions: string[]): Promise<{ edit: AssemblyEdit; file: string }> {
