@@ -8,11 +8,12 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
-import type { AestheticChatAnswer } from '../../domain/assembly';
+import type { AestheticChatState } from '../../domain/assembly';
 import { brandPartOf, captionTrackOf, clipsEndOf, type AssemblyEdit } from '../../domain/assemblyTimeline';
 import { DEFAULT_BRAND_PARTS } from '../../domain/brandVideo';
 import { startClipWorker, type RunningWorker } from '../clips/fixtures';
 import { assemble, assemblyUser, probeOutput, removeFixtures, startAssemblyApp, storeClip, waitForAssembly, withAssemblyFile, type AssemblyTestApp, type AssemblyUser } from '../assembly/fixtures';
+import { makeAudio, probeStreams } from '../support/audio';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request } from '../support/http';
 
@@ -49,7 +50,7 @@ describe('brand parts in assemblies (API, dev server, real worker)', () => {
     expect(res.status).toBe(200);
     return res.body;
   };
-  const setParts = (json: unknown) => request<AestheticChatAnswer & { error?: string; code?: string }>(app.baseUrl, `/api/projects/${user.projectId}/aesthetic/brand`, { method: 'PUT', token: user.token, json });
+  const setParts = (json: unknown) => request<AestheticChatState & { error?: unknown; code?: string }>(app.baseUrl, `/api/projects/${user.projectId}/aesthetic/brand`, { method: 'PUT', token: user.token, json });
   const storedConfig = async () => ((await testKnex()('aesthetic_chats').where({ project_id: user.projectId }).first('editing_config')) as { editing_config: unknown } | undefined)?.editing_config ?? null;
 
   it('without a saved kit the edit has no brand parts', async () => {
@@ -106,8 +107,18 @@ describe('brand parts in assemblies (API, dev server, real worker)', () => {
     expect(captionTrackOf(dry.request)).toEqual([]);
   });
 
-  it('the worker renders the edit the dry run showed: logo at its corner, end card to the end', async () => {
+  it('the worker renders the edit the dry run showed, with music: logo at its corner, end card to the end, sound to the end', async () => {
+    const track = await request<{ track: { id: string } }>(app.baseUrl, `/api/workspaces/${user.id}/music?name=Tone.wav`, {
+      method: 'POST',
+      token: user.token,
+      body: await makeAudio('wav', { seconds: 20, channels: 2 }),
+      headers: { 'content-type': 'application/octet-stream' },
+    });
+    expect(track.status).toBe(201);
+    expect((await request(app.baseUrl, `/api/projects/${user.projectId}/aesthetic/music`, { method: 'PUT', token: user.token, json: { trackId: track.body.track.id } })).status).toBe(200);
     const dry = await dryRun();
+    // the music plays under the end card too
+    expect(dry.request.timeline.soundtrack?.length).toBeCloseTo(dry.request.totalDuration, 3);
     const started = await assemble(app.baseUrl, user, clipIds, { platform: 'portrait' });
     expect(started.status).toBe(200);
     const jobId = started.body.jobId as string;
@@ -118,6 +129,9 @@ describe('brand parts in assemblies (API, dev server, real worker)', () => {
     const logo = brandPartOf(dry.request, 'logo')!;
     await withAssemblyFile(user.id, jobId, 'video.mp4', async (file) => {
       const out = await probeOutput(file);
+      const audio = (await probeStreams(file)).filter((st) => st.type === 'audio');
+      expect(audio).toHaveLength(1);
+      expect(audio[0].duration ?? 0).toBeCloseTo(dry.request.totalDuration, 1);
       expect([out.width, out.height]).toEqual([1080, 1920]);
       expect(out.duration).toBeCloseTo(dry.request.totalDuration, 1);
       const pixelAt = async (t: number, x: number, y: number) => {
