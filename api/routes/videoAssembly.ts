@@ -19,7 +19,6 @@ import {
   TITLE_MIN_SECONDS,
   TITLE_STYLES,
   TITLE_TEXT_MAX_LENGTH,
-  normalizeBrandParts,
 } from '../../domain/brandVideo';
 import { createChatProvider } from '../../providers';
 import { AestheticChatService } from '../../services/generation/aestheticChat';
@@ -315,24 +314,20 @@ export function videoAssemblyRouter(deps: AppDeps): Router {
   router.put('/api/projects/:id/aesthetic/brand', requireAuth(deps), async (ctx) => {
     const body = parseBody(ctx, brandPartsBody);
     const grant = await workspaceGrant(ctx, deps, 'assemble', { projectId: ctx.params.id });
-    const current = await chat.editingConfig(grant.workspaceId, ctx.params.id);
-    const parts = normalizeBrandParts(
-      {
-        title_card: body.titleCard,
-        ...(body.titleText !== undefined ? { title_text: body.titleText } : {}),
-        title_style: body.titleStyle,
-        title_seconds: body.titleSeconds,
-        captions: body.captions,
-        logo: body.logo,
-        logo_corner: body.logoCorner,
-        logo_size: body.logoSize,
-        logo_opacity: body.logoOpacity,
-        end_card: body.endCard,
-        end_card_seconds: body.endCardSeconds,
-      },
-      current.brand,
-    );
-    ctx.body = { success: true, error: null, ...(await chat.setBrandParts(grant.workspaceId, ctx.params.id, parts)) };
+    const changes = {
+      title_card: body.titleCard,
+      ...(body.titleText !== undefined ? { title_text: body.titleText } : {}),
+      title_style: body.titleStyle,
+      title_seconds: body.titleSeconds,
+      captions: body.captions,
+      logo: body.logo,
+      logo_corner: body.logoCorner,
+      logo_size: body.logoSize,
+      logo_opacity: body.logoOpacity,
+      end_card: body.endCard,
+      end_card_seconds: body.endCardSeconds,
+    };
+    ctx.body = { success: true, error: null, ...(await chat.setBrandParts(grant.workspaceId, ctx.params.id, changes)) };
   });
 
   return router;
