@@ -17,18 +17,20 @@ import {
   ASSEMBLY_PROGRESS,
   assemblyFileName,
   assemblyRenderProgress,
+  normalizeEditingConfig,
   type AssemblyJobStatus,
   type AssemblyPlatform,
   type AssemblyResultSummary,
   type EditingConfig,
 } from '../domain/assembly';
-import { videoTrackOf, type AssemblyEdit, type JunctionOverride } from '../domain/assemblyTimeline';
+import { brandPartOf, videoTrackOf, type AssemblyEdit, type JunctionOverride } from '../domain/assemblyTimeline';
 import { DomainError } from '../domain/errors';
 import type { RealtimeEvent } from '../domain/events';
 import { assemblyProgressSignal } from '../domain/workflowContracts/assembly';
 import { probeVideo } from '../providers/media/ffmpeg';
 import { resetChatAfterAssembly } from '../services/generation/aestheticChat';
 import { soundtrackSourceFor } from '../services/content/musicTracks';
+import { brandSourceFor } from '../services/workspaces/brandKit';
 import { assertAssemblyMayStart, assertPlatformFits, loadSelectedClips, timelineFor } from '../services/generation/assemblyClips';
 import { publishEvent, publishEventQuietly } from '../services/platform/events';
 import { recordJobEvent } from '../services/integrations/webhookEvents';
@@ -196,7 +198,9 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
           await assertAssemblyMayStart(trx, input.workspaceId);
           // the track the chat or the music picker chose, locked against a delete until the job row names it
           const soundtrack = await soundtrackSourceFor(trx, input.workspaceId, input.editing);
-          const timeline = timelineFor(rows, input.platform, input.editing, input.transitions, soundtrack);
+          // the workspace's kit as it is now: the edit keeps its colours, texts and logo file for the render
+          const brand = await brandSourceFor(trx, input.workspaceId, { titleText: input.editing.brand?.title_text ?? null, projectName: project.name });
+          const timeline = timelineFor(rows, input.platform, normalizeEditingConfig(input.editing), input.transitions, soundtrack, brand);
           await trx('assembly_jobs').insert({
             id: input.jobId,
             workspace_id: input.workspaceId,
@@ -282,6 +286,19 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
             throw ApplicationFailure.create({ type: ASSEMBLY_ERROR_CODES.musicFileMissing, message: `The music track's file is missing (${(error as Error).message})`, nonRetryable: true });
           }
         }
+        let logoFile: string | undefined;
+        const logoSrc = brandPartOf(input.timeline, 'logo')?.asset.src ?? brandPartOf(input.timeline, 'endCard')?.asset.logoSrc ?? null;
+        if (logoSrc) {
+          const ref = parseFileUrl(logoSrc);
+          if (!ref) throw ApplicationFailure.create({ type: ASSEMBLY_ERROR_CODES.logoFileMissing, message: `Not a stored logo: ${logoSrc}`, nonRetryable: true });
+          try {
+            const local = await storage.objects.localFile(ref.bucket, ref.path);
+            locals.push(local);
+            logoFile = local.path;
+          } catch (error) {
+            throw ApplicationFailure.create({ type: ASSEMBLY_ERROR_CODES.logoFileMissing, message: `The brand logo's file is missing (${(error as Error).message})`, nonRetryable: true });
+          }
+        }
         const clipFiles: string[] = [];
         for (const clip of videoTrackOf(input.timeline)) {
           const ref = parseFileUrl(clip.asset.src);
@@ -305,6 +322,7 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
             preset,
             previewOutput: preview,
             soundtrackFile,
+            logoFile,
             signal: ctx.cancellationSignal,
             onProgress: (f) => {
               fraction = f;

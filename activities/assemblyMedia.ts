@@ -5,7 +5,8 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { assemblyFilterGraph, captionTrackOf, previewSize, soundtrackMeasureFilter, type AssemblyEdit } from '../domain/assemblyTimeline';
+import { assemblyFilterGraph, brandPartOf, captionTrackOf, previewSize, soundtrackMeasureFilter, type AssemblyEdit, type FilterGraphOptions } from '../domain/assemblyTimeline';
+import { endCardPng, logoStillPng, textStillPng } from '../providers/media/brandStills';
 import { runFfmpeg, type FfmpegRunStats } from '../providers/media/ffmpeg';
 import { measureLoudness } from '../providers/media/loudness';
 import { watermarkOverlayOnce } from './clipMedia';
@@ -16,6 +17,8 @@ export interface RenderEditOptions {
   previewOutput?: string;
   /** A local copy of the soundtrack's file; needed when the edit has a soundtrack. */
   soundtrackFile?: string;
+  /** A local copy of the logo's PNG; needed when the edit has a logo watermark or an end card with the logo. */
+  logoFile?: string;
   signal?: AbortSignal;
   onProgress?: (fraction: number) => void;
 }
@@ -36,6 +39,58 @@ function audio(edit: AssemblyEdit, label: string, bitrate: string): string[] {
   return edit.timeline.soundtrack ? ['-map', `[${label}]`, '-c:a', 'aac', '-b:a', bitrate, '-ac', '2', '-ar', '48000'] : ['-an'];
 }
 
+/** A brand part's still as an ffmpeg input: a PNG, looped for `loopSeconds` when it is a card of its own. */
+export interface BrandStillInput {
+  file: string;
+  loopSeconds?: number;
+}
+
+/**
+ * Draws the edit's brand stills once into `scratch` and answers them as inputs from `firstInput` on, with where each
+ * is in the filter graph's options.
+ */
+async function brandStills(edit: AssemblyEdit, scratch: string, firstInput: number, logoFile: string | undefined): Promise<{ inputs: BrandStillInput[]; indexes: NonNullable<FilterGraphOptions['brandStills']> }> {
+  const inputs: BrandStillInput[] = [];
+  const indexes: NonNullable<FilterGraphOptions['brandStills']> = {};
+  const add = async (name: string, png: Buffer, loopSeconds?: number): Promise<number> => {
+    const file = path.join(scratch, `${name}.png`);
+    await fs.writeFile(file, png);
+    inputs.push({ file, ...(loopSeconds ? { loopSeconds } : {}) });
+    return firstInput + inputs.length - 1;
+  };
+  const captions = captionTrackOf(edit);
+  for (const [i, caption] of captions.entries()) {
+    if (caption.asset.style !== 'brand' || !caption.box || !caption.textStyle) continue;
+    const png = await textStillPng({ lines: [caption.asset.text], ...caption.textStyle, width: caption.box.width, height: caption.box.height });
+    (indexes.captions ??= [])[i] = await add(`caption-${i}`, png);
+  }
+  const title = brandPartOf(edit, 'titleCard');
+  if (title) indexes.titleCard = await add('title', await textStillPng({ lines: [title.asset.text], ...title.textStyle, width: title.box.width, height: title.box.height }));
+  const logo = brandPartOf(edit, 'logo');
+  const end = brandPartOf(edit, 'endCard');
+  let logoPng: Buffer | null = null;
+  if ((logo || end?.asset.logoSrc) && logoFile) logoPng = await fs.readFile(logoFile);
+  if (logo) {
+    if (!logoPng) throw new Error('renderEdit: the edit has a logo but no file was given for it');
+    indexes.logo = await add('logo', await logoStillPng(logoPng, logo.box.width, logo.box.height, logo.opacity));
+  }
+  if (end) {
+    const { width, height } = edit.output.size;
+    const png = await endCardPng({
+      width,
+      height,
+      background: end.asset.background,
+      logo: end.asset.logoSrc && logoPng ? { png: logoPng, box: end.logoBox } : null,
+      texts: [
+        { lines: [end.asset.callToAction], ...end.callToAction.textStyle, ...end.callToAction.box },
+        { lines: end.asset.contactLines, ...end.contact.textStyle, ...end.contact.box },
+      ],
+    });
+    indexes.endCard = await add('end-card', png, end.length);
+  }
+  return { inputs, indexes };
+}
+
 /** The ffmpeg arguments of an edit over local input files (in the video track's order), writing `output` (and the preview). */
 export function renderEditArgs(
   edit: AssemblyEdit,
@@ -45,12 +100,14 @@ export function renderEditArgs(
   preset: string,
   preview?: { overlayFile: string; output: string },
   soundtrackFile?: string,
+  stills: readonly BrandStillInput[] = [],
 ): string[] {
   return [
     '-y',
     ...inputs.flatMap((file) => ['-i', file]),
     ...(preview ? ['-i', preview.overlayFile] : []),
     ...(edit.timeline.soundtrack && soundtrackFile ? ['-i', soundtrackFile] : []),
+    ...stills.flatMap((still) => (still.loopSeconds ? ['-loop', '1', '-framerate', String(edit.output.fps), '-t', String(still.loopSeconds), '-i', still.file] : ['-i', still.file])),
     '-filter_complex_script', graphFile,
     '-map', '[vout]', ...h264(preset, 21, edit), ...audio(edit, 'aout', '192k'), output,
     ...(preview ? ['-map', '[vprev]', ...h264(PREVIEW_ENCODER.preset, PREVIEW_ENCODER.crf, edit), ...audio(edit, 'aprev', '96k'), preview.output] : []),
@@ -83,10 +140,12 @@ export async function renderEdit(edit: AssemblyEdit, inputs: readonly string[], 
     const measured = await measureLoudness(options.soundtrackFile, soundtrackMeasureFilter(edit.timeline.soundtrack), options.signal);
     soundtrack = { input: inputs.length + (preview ? 1 : 0), measured };
   }
+  const firstStill = inputs.length + (preview ? 1 : 0) + (edit.timeline.soundtrack ? 1 : 0);
+  const stills = await brandStills(edit, scratch, firstStill, options.logoFile);
   const graphFile = path.join(scratch, 'graph.txt');
-  const graph = assemblyFilterGraph(edit, { captionFiles, preview: preview ? { overlayInput: inputs.length, ...size } : undefined, soundtrack });
+  const graph = assemblyFilterGraph(edit, { captionFiles, preview: preview ? { overlayInput: inputs.length, ...size } : undefined, soundtrack, brandStills: stills.indexes });
   await fs.writeFile(graphFile, graph, 'utf8');
-  return runFfmpeg(renderEditArgs(edit, inputs, graphFile, output, options.preset, preview, options.soundtrackFile), {
+  return runFfmpeg(renderEditArgs(edit, inputs, graphFile, output, options.preset, preview, options.soundtrackFile, stills.inputs), {
     durationSeconds: edit.totalDuration,
     signal: options.signal,
     onProgress: options.onProgress,

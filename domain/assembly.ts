@@ -3,6 +3,7 @@
  * mapping, the chat's editing config and the API's request and answer shapes. Pure: imported by the API, the
  * workflow, the activities and the front end.
  */
+import { DEFAULT_BRAND_PARTS, normalizeBrandParts, type BrandPartsSetting } from './brandVideo';
 import { normalizeMusicSetting, type MusicSetting } from './music';
 import type { Orientation } from './orientation';
 import { countText } from './plural';
@@ -49,6 +50,7 @@ export const ASSEMBLY_ERROR_CODES = {
   renderFailed: 'ASSEMBLY_FAILED',
   clipFileMissing: 'CLIP_FILE_MISSING',
   musicFileMissing: 'MUSIC_FILE_MISSING',
+  logoFileMissing: 'BRAND_LOGO_FILE_MISSING',
 } as const;
 
 /** What POST /api/video/assemble accepts as platform (spec 001 section 7). */
@@ -145,6 +147,11 @@ export interface EditingConfig {
    * stored before then have no such key and read as null.
    */
   music: MusicSetting | null;
+  /**
+   * Which of the workspace's brand parts the assembly uses (domain/brandVideo.ts); all on by default. Configs stored
+   * before brand parts have no such key and read as the default.
+   */
+  brand: BrandPartsSetting;
   /** Where the config came from: the default, or the chat. */
   source: 'default' | 'chat';
 }
@@ -157,6 +164,7 @@ export const DEFAULT_EDITING_CONFIG: EditingConfig = {
   captions: [],
   caption_position: 'bottom',
   music: null,
+  brand: DEFAULT_BRAND_PARTS,
   source: 'default',
 };
 
@@ -210,6 +218,7 @@ export function normalizeEditingConfig(input: unknown, fallback: EditingConfig =
   const position = (CAPTION_POSITIONS as readonly string[]).includes(raw.caption_position as string) ? (raw.caption_position as CaptionPosition) : fallback.caption_position;
   const source = raw.source === 'chat' || raw.source === 'default' ? raw.source : fallback.source;
   const music = 'music' in raw ? normalizeMusicSetting(raw.music, fallback.music ?? null) : (fallback.music ?? null);
+  const brand = normalizeBrandParts(raw.brand, fallback.brand ?? DEFAULT_BRAND_PARTS);
   return {
     transition,
     pacing,
@@ -218,6 +227,7 @@ export function normalizeEditingConfig(input: unknown, fallback: EditingConfig =
     captions: captions.every((c) => c === '') ? [] : captions,
     caption_position: position,
     music,
+    brand,
     source,
   };
 }

@@ -17,6 +17,8 @@ import {
   type EditingConfig,
   type TransitionStyle,
 } from './assembly';
+import { brandLayout, logoBox, type Box, type BrandSource, type LogoCorner, type TitleStyle } from './brandVideo';
+import { textColorOn } from './brandKit';
 import { MUSIC_LOUDNESS_TARGET, MUSIC_TRUE_PEAK } from './music';
 
 /** One clip going into the edit: its file (a /api/files/... URL of ours) and how long it plays. */
@@ -44,12 +46,62 @@ export interface VideoTimelineClip {
   transitionSeconds: { in: number; out: number };
 }
 
+/** How a text still is drawn (Pango via sharp, providers/media/textStill.ts): not Shotstack fields. */
+export interface TextStyle {
+  font: string;
+  /** #RRGGBB */
+  color: string;
+  /** Filled behind the text over its box (#RRGGBB), or null: transparent. */
+  background: string | null;
+  backgroundOpacity: number;
+  /** The largest size the text is drawn at; longer text is shrunk, then wrapped, to fit its box. */
+  maxFontPx: number;
+  bold: boolean;
+}
+
 export interface CaptionTimelineClip {
-  asset: { type: 'title'; text: string; style: 'minimal'; position: CaptionPosition; size: 'small' };
+  asset: { type: 'title'; text: string; style: 'minimal' | 'brand'; position: CaptionPosition; size: 'small' };
   start: number;
   length: number;
   clipId: string;
+  /** Brand captions: the box (pixels of the output, inside its safe area) and the style of the still drawn for it. */
+  box?: Box;
+  textStyle?: TextStyle;
 }
+
+/** The title card: text over the first clip, on a brand-coloured card (style 'card') or straight over it ('overlay'). */
+export interface TitleCardClip {
+  part: 'titleCard';
+  asset: { type: 'title'; text: string; style: TitleStyle };
+  start: number;
+  length: number;
+  box: Box;
+  textStyle: TextStyle;
+}
+
+/** The logo watermark over the clips (not over the end card): Shotstack's image asset with position and opacity. */
+export interface LogoClip {
+  part: 'logo';
+  asset: { type: 'image'; src: string };
+  start: number;
+  length: number;
+  position: LogoCorner;
+  opacity: number;
+  box: Box;
+}
+
+/** The end card after the last clip: a full frame in the brand's colour with the logo, call to action and contact lines. */
+export interface EndCardClip {
+  part: 'endCard';
+  asset: { type: 'card'; background: string; logoSrc: string | null; logoSize: { width: number; height: number } | null; callToAction: string; contactLines: string[] };
+  start: number;
+  length: number;
+  logoBox: Box;
+  callToAction: { box: Box; textStyle: TextStyle };
+  contact: { box: Box; textStyle: TextStyle };
+}
+
+export type BrandTimelineClip = TitleCardClip | LogoClip | EndCardClip;
 
 /** The workspace's track the edit plays (resolved from editing.music by the service): its file and length. */
 export interface SoundtrackSource {
@@ -86,8 +138,11 @@ export interface AssemblyEdit {
     background: '#000000';
     /** The music under the video; absent: the video is silent (no audio stream). */
     soundtrack?: AssemblySoundtrack;
-    /** Topmost first, as in Shotstack: the captions track (when there are captions) over the video track. */
-    tracks: Array<{ clips: Array<VideoTimelineClip | CaptionTimelineClip> }>;
+    /**
+     * Topmost first, as in Shotstack: the brand track (title card, logo, end card; when the workspace has a kit and
+     * the assembly keeps any of them), the captions track (when there are captions), the video track.
+     */
+    tracks: Array<{ clips: Array<VideoTimelineClip | CaptionTimelineClip | BrandTimelineClip> }>;
   };
   output: {
     format: 'mp4';
@@ -96,7 +151,7 @@ export interface AssemblyEdit {
     aspectRatio: '16:9' | '9:16';
     platform: AssemblyPlatform;
   };
-  /** Seconds: the sum of the clips' lengths minus the transitions' overlaps. */
+  /** Seconds: the sum of the clips' lengths minus the transitions' overlaps, plus the end card's length. */
   totalDuration: number;
 }
 
@@ -107,6 +162,8 @@ export interface BuildTimelineInput {
   transitions?: ReadonlyArray<JunctionOverride | null | undefined>;
   /** The track of editing.music; without it (or without editing.music) the edit has no soundtrack. */
   soundtrack?: SoundtrackSource | null;
+  /** The workspace's stored kit as the edit uses it; without it the edit has no brand parts (as before brand kits). */
+  brand?: BrandSource | null;
 }
 
 const round3 = (n: number): number => Math.round(n * 1000) / 1000;
@@ -145,7 +202,7 @@ export function soundtrackFor(editing: EditingConfig, source: SoundtrackSource |
   };
 }
 
-export function buildAssemblyTimeline({ clips, platform, editing, transitions = [], soundtrack: source = null }: BuildTimelineInput): AssemblyEdit {
+export function buildAssemblyTimeline({ clips, platform, editing, transitions = [], soundtrack: source = null, brand = null }: BuildTimelineInput): AssemblyEdit {
   if (clips.length === 0) throw new Error('An assembly needs at least one clip');
   const lengths = clips.map((clip) => {
     if (!(clip.durationSeconds > 0)) throw new Error(`Clip ${clip.id} has no duration`);
@@ -161,7 +218,12 @@ export function buildAssemblyTimeline({ clips, platform, editing, transitions = 
   });
   const starts: number[] = [0];
   for (let i = 1; i < clips.length; i += 1) starts.push(round3(starts[i - 1] + lengths[i - 1] - junctions[i - 1].seconds));
-  const totalDuration = round3(starts[clips.length - 1] + lengths[clips.length - 1]);
+  const clipsEnd = round3(starts[clips.length - 1] + lengths[clips.length - 1]);
+  const output = ASSEMBLY_OUTPUTS[platform];
+  const layout = brandLayout(output.width, output.height);
+  const parts = editing.brand;
+  const endCard = brand && parts.end_card ? round3(parts.end_card_seconds) : 0;
+  const totalDuration = round3(clipsEnd + endCard);
 
   const videoClips: VideoTimelineClip[] = clips.map((clip, i) => {
     const before = i > 0 ? junctions[i - 1] : null;
@@ -188,21 +250,73 @@ export function buildAssemblyTimeline({ clips, platform, editing, transitions = 
     const start = round3(starts[i] + videoClips[i].transitionSeconds.in);
     const end = round3(starts[i] + lengths[i] - videoClips[i].transitionSeconds.out);
     if (end - start <= 0) return;
+    const branded = brand && parts.captions;
     captionClips.push({
-      asset: { type: 'title', text, style: 'minimal', position: editing.caption_position, size: 'small' },
+      asset: { type: 'title', text, style: branded ? 'brand' : 'minimal', position: editing.caption_position, size: 'small' },
       start,
       length: round3(end - start),
       clipId: clip.id,
+      ...(branded
+        ? {
+            box: layout.caption[editing.caption_position],
+            // the brand's font and accent colour on a dark band, readable over any footage
+            textStyle: { font: brand.font, color: brand.secondaryColor, background: '#000000', backgroundOpacity: 0.55, maxFontPx: layout.captionMaxFontPx, bold: true },
+          }
+        : {}),
     });
   });
 
-  const output = ASSEMBLY_OUTPUTS[platform];
+  const brandClips: BrandTimelineClip[] = [];
+  if (brand && parts.title_card && brand.title) {
+    const card = parts.title_style === 'card';
+    brandClips.push({
+      part: 'titleCard',
+      asset: { type: 'title', text: brand.title, style: parts.title_style },
+      start: 0,
+      length: round3(Math.min(parts.title_seconds, clipsEnd)),
+      box: layout.title,
+      textStyle: card
+        ? { font: brand.font, color: textColorOn(brand.primaryColor), background: brand.primaryColor, backgroundOpacity: 1, maxFontPx: layout.titleMaxFontPx, bold: true }
+        : { font: brand.font, color: '#FFFFFF', background: '#000000', backgroundOpacity: 0.35, maxFontPx: layout.titleMaxFontPx, bold: true },
+    });
+  }
+  if (brand && parts.logo && brand.logo) {
+    brandClips.push({
+      part: 'logo',
+      asset: { type: 'image', src: brand.logo.src },
+      start: 0,
+      length: clipsEnd,
+      position: parts.logo_corner,
+      opacity: parts.logo_opacity,
+      box: logoBox(layout, brand.logo, parts.logo_corner, parts.logo_size),
+    });
+  }
+  if (brand && endCard > 0) {
+    const ink = textColorOn(brand.primaryColor);
+    brandClips.push({
+      part: 'endCard',
+      asset: {
+        type: 'card',
+        background: brand.primaryColor,
+        logoSrc: brand.logo?.src ?? null,
+        logoSize: brand.logo ? { width: brand.logo.width, height: brand.logo.height } : null,
+        callToAction: brand.callToAction,
+        contactLines: brand.contactLines,
+      },
+      start: clipsEnd,
+      length: endCard,
+      logoBox: layout.endLogo,
+      callToAction: { box: layout.endCallToAction, textStyle: { font: brand.font, color: brand.secondaryColor, background: null, backgroundOpacity: 0, maxFontPx: layout.endCallToActionMaxFontPx, bold: true } },
+      contact: { box: layout.endContact, textStyle: { font: brand.font, color: ink, background: null, backgroundOpacity: 0, maxFontPx: layout.endContactMaxFontPx, bold: false } },
+    });
+  }
+
   const soundtrack = soundtrackFor(editing, source, totalDuration);
   return {
     timeline: {
       background: '#000000',
       ...(soundtrack ? { soundtrack } : {}),
-      tracks: [...(captionClips.length > 0 ? [{ clips: captionClips }] : []), { clips: videoClips }],
+      tracks: [...(brandClips.length > 0 ? [{ clips: brandClips }] : []), ...(captionClips.length > 0 ? [{ clips: captionClips }] : []), { clips: videoClips }],
     },
     output: { format: 'mp4', fps: ASSEMBLY_FPS, size: { width: output.width, height: output.height }, aspectRatio: output.aspectRatio, platform },
     totalDuration,
@@ -214,8 +328,28 @@ export function videoTrackOf(edit: AssemblyEdit): VideoTimelineClip[] {
   return track.clips as VideoTimelineClip[];
 }
 
+const isBrandClip = (clip: object): clip is BrandTimelineClip => 'part' in clip;
+
 export function captionTrackOf(edit: AssemblyEdit): CaptionTimelineClip[] {
-  return edit.timeline.tracks.length > 1 ? (edit.timeline.tracks[0].clips as CaptionTimelineClip[]) : [];
+  const track = edit.timeline.tracks.slice(0, -1).find((t) => t.clips.length > 0 && !isBrandClip(t.clips[0]));
+  return track ? (track.clips as CaptionTimelineClip[]) : [];
+}
+
+/** The brand track's clips (title card, logo, end card), empty without brand parts. */
+export function brandTrackOf(edit: AssemblyEdit): BrandTimelineClip[] {
+  const track = edit.timeline.tracks.slice(0, -1).find((t) => t.clips.length > 0 && isBrandClip(t.clips[0]));
+  return track ? (track.clips as BrandTimelineClip[]) : [];
+}
+
+export function brandPartOf<P extends BrandTimelineClip['part']>(edit: AssemblyEdit, part: P): Extract<BrandTimelineClip, { part: P }> | null {
+  return (brandTrackOf(edit).find((clip) => clip.part === part) as Extract<BrandTimelineClip, { part: P }> | undefined) ?? null;
+}
+
+/** Where the clips end (the end card, when there is one, starts there). */
+export function clipsEndOf(edit: AssemblyEdit): number {
+  const video = videoTrackOf(edit);
+  const last = video[video.length - 1];
+  return round3(last.start + last.length);
 }
 
 /** What loudnorm's first pass measured over the music that plays (its print_format=json answer). */
@@ -240,6 +374,12 @@ export interface FilterGraphOptions {
    * under the watermark image given as input `overlayInput` (a still of that size).
    */
   preview?: { overlayInput: number; width: number; height: number };
+  /**
+   * The brand parts' stills as inputs (made once by the worker, each the size of its box): a brand caption's by
+   * caption index, the title card's, the logo's (scaled, its opacity in its alpha) and the end card's (a full frame
+   * looped for the card's length). Needed for each brand part the edit has.
+   */
+  brandStills?: { captions?: Array<number | undefined>; titleCard?: number; logo?: number; endCard?: number };
 }
 
 /** The watermarked preview's size: half the output's, even on both sides. */
@@ -321,21 +461,52 @@ export function assemblyFilterGraph(edit: AssemblyEdit, options: FilterGraphOpti
     last = out;
   }
   const captions = captionTrackOf(edit);
-  if (captions.length > 0) {
+  const stills = options.brandStills ?? {};
+  const steps: string[] = [];
+  let current = last;
+  let step = 0;
+  const overlay = (input: number | undefined, box: Box, enable: string, what: string): void => {
+    if (input === undefined) throw new Error(`assemblyFilterGraph: ${what} needs its still`);
+    const out = `o${step++}`;
+    steps.push(`[${current}][${input}:v]overlay=x=${box.x}:y=${box.y}:format=auto:enable='${enable}'[${out}]`);
+    current = out;
+  };
+  const plain = captions.filter((caption) => caption.asset.style !== 'brand');
+  if (plain.length > 0) {
     const files = options.captionFiles ?? [];
     if (files.length < captions.length) throw new Error('assemblyFilterGraph: a caption file is needed for each caption');
     const fontSize = Math.round(Math.min(width, height) / 18);
-    const draws = captions.map((caption, i) => {
+    const draws = captions.flatMap((caption, i) => {
+      if (caption.asset.style === 'brand') return [];
       const y = caption.asset.position === 'top' ? `h*0.08` : caption.asset.position === 'center' ? `(h-text_h)/2` : `h*0.88-text_h`;
-      return (
+      return [
         `drawtext=textfile='${files[i].replace(/'/g, '')}':fontsize=${fontSize}:fontcolor=white:box=1:boxcolor=black@0.45:boxborderw=${Math.round(fontSize / 3)}` +
-        `:x=(w-text_w)/2:y=${y}:enable='between(t,${fmt(caption.start)},${fmt(caption.start + caption.length)})'`
-      );
+          `:x=(w-text_w)/2:y=${y}:enable='between(t,${fmt(caption.start)},${fmt(caption.start + caption.length)})'`,
+      ];
     });
-    parts.push(`[${last}]${draws.join(',')},format=yuv420p[${options.preview ? 'vfinal' : 'vout'}]`);
-  } else {
-    parts.push(`[${last}]format=yuv420p[${options.preview ? 'vfinal' : 'vout'}]`);
+    const out = `o${step++}`;
+    steps.push(`[${current}]${draws.join(',')}[${out}]`);
+    current = out;
   }
+  captions.forEach((caption, i) => {
+    if (caption.asset.style !== 'brand' || !caption.box) return;
+    overlay(stills.captions?.[i], caption.box, `between(t,${fmt(caption.start)},${fmt(caption.start + caption.length)})`, `caption ${i}`);
+  });
+  const title = brandPartOf(edit, 'titleCard');
+  if (title) overlay(stills.titleCard, title.box, `between(t,${fmt(title.start)},${fmt(title.start + title.length)})`, 'the title card');
+  const logo = brandPartOf(edit, 'logo');
+  if (logo) overlay(stills.logo, logo.box, `between(t,${fmt(logo.start)},${fmt(logo.start + logo.length)})`, 'the logo');
+  const end = brandPartOf(edit, 'endCard');
+  const finalLabel = options.preview ? 'vfinal' : 'vout';
+  if (end) {
+    if (stills.endCard === undefined) throw new Error('assemblyFilterGraph: the end card needs its still');
+    steps.push(`[${stills.endCard}:v]trim=duration=${fmt(end.length)},setpts=PTS-STARTPTS,setsar=1,fps=${fps},format=yuv420p,settb=AVTB[endcard]`);
+    steps.push(`[${current}]format=yuv420p,setsar=1[main]`);
+    steps.push(`[main][endcard]concat=n=2:v=1:a=0,format=yuv420p[${finalLabel}]`);
+  } else {
+    steps.push(`[${current}]format=yuv420p[${finalLabel}]`);
+  }
+  parts.push(...steps);
   if (options.preview) {
     const { overlayInput, width: pw, height: ph } = options.preview;
     parts.push('[vfinal]split=2[vout][vp]');

@@ -8,6 +8,18 @@ import { RequestError, parseBody, parseQuery, singleLine } from '../validation';
 import { ASSEMBLY_MSG, CHAT_MESSAGE_MAX, parseAssemblyPlatform } from '../../domain/assembly';
 import { ORIENTATIONS, type Orientation } from '../../domain/orientation';
 import { MUSIC_MAX_FADE_SECONDS, MUSIC_MAX_SECONDS, MUSIC_MIN_VOLUME, normalizeMusicSetting } from '../../domain/music';
+import {
+  END_CARD_MAX_SECONDS,
+  END_CARD_MIN_SECONDS,
+  LOGO_CORNERS,
+  LOGO_MAX_SIZE,
+  LOGO_MIN_OPACITY,
+  LOGO_MIN_SIZE,
+  TITLE_MAX_SECONDS,
+  TITLE_MIN_SECONDS,
+  TITLE_STYLES,
+  TITLE_TEXT_MAX_LENGTH,
+} from '../../domain/brandVideo';
 import { createChatProvider } from '../../providers';
 import { AestheticChatService } from '../../services/generation/aestheticChat';
 import { contentServicesFor } from '../../services/content/contentServices';
@@ -111,6 +123,44 @@ const chatMusicBody = z.object({
   fadeInSeconds: seconds('fadeInSeconds', MUSIC_MAX_FADE_SECONDS).optional(),
   fadeOutSeconds: seconds('fadeOutSeconds', MUSIC_MAX_FADE_SECONDS).optional(),
 });
+
+const brandPartsBody = z
+  .object({
+    titleCard: z.boolean({ error: 'titleCard must be true or false' }).optional().meta({ description: 'The title card over the first clip' }),
+    titleText: z
+      .string({ error: 'titleText must be text or null' })
+      .max(TITLE_TEXT_MAX_LENGTH, { message: `titleText is at most ${TITLE_TEXT_MAX_LENGTH} characters` })
+      .nullable()
+      .optional()
+      .meta({ description: "The title's text; null or empty: the project's name" }),
+    titleStyle: z.enum(TITLE_STYLES, { error: `titleStyle must be ${TITLE_STYLES.join(' or ')}` }).optional(),
+    titleSeconds: z
+      .number({ error: 'titleSeconds must be a number of seconds' })
+      .min(TITLE_MIN_SECONDS, { message: `titleSeconds must be at least ${TITLE_MIN_SECONDS}` })
+      .max(TITLE_MAX_SECONDS, { message: `titleSeconds is at most ${TITLE_MAX_SECONDS}` })
+      .optional(),
+    captions: z.boolean({ error: 'captions must be true or false' }).optional().meta({ description: "Captions in the kit's font and colour (false: plain white captions)" }),
+    logo: z.boolean({ error: 'logo must be true or false' }).optional().meta({ description: 'The logo watermark over the clips' }),
+    logoCorner: z.enum(LOGO_CORNERS, { error: `logoCorner must be one of ${LOGO_CORNERS.join(', ')}` }).optional(),
+    logoSize: z
+      .number({ error: 'logoSize must be a number' })
+      .min(LOGO_MIN_SIZE, { message: `logoSize must be at least ${LOGO_MIN_SIZE}` })
+      .max(LOGO_MAX_SIZE, { message: `logoSize is at most ${LOGO_MAX_SIZE}` })
+      .optional()
+      .meta({ description: "The logo's longer side as a fraction of the frame's shorter side" }),
+    logoOpacity: z
+      .number({ error: 'logoOpacity must be a number' })
+      .min(LOGO_MIN_OPACITY, { message: `logoOpacity must be at least ${LOGO_MIN_OPACITY}` })
+      .max(1, { message: 'logoOpacity is at most 1' })
+      .optional(),
+    endCard: z.boolean({ error: 'endCard must be true or false' }).optional().meta({ description: "The end card after the last clip (brand colour, logo, call to action, contact lines)" }),
+    endCardSeconds: z
+      .number({ error: 'endCardSeconds must be a number of seconds' })
+      .min(END_CARD_MIN_SECONDS, { message: `endCardSeconds must be at least ${END_CARD_MIN_SECONDS}` })
+      .max(END_CARD_MAX_SECONDS, { message: `endCardSeconds is at most ${END_CARD_MAX_SECONDS}` })
+      .optional(),
+  })
+  .strict();
 
 /** The play order: clipOrder over the content items (items it leaves out follow in their own order). */
 function orderedClipIds(items: Array<{ id: string; type?: string }>, clipOrder: string[] | null | undefined): string[] {
@@ -255,6 +305,29 @@ export function videoAssemblyRouter(deps: AppDeps): Router {
           });
     if (body.trackId !== null && !music) throw new RequestError(404, 'Music track not found', 'MUSIC_TRACK_NOT_FOUND');
     ctx.body = { success: true, error: null, ...(await chat.setMusic(grant.workspaceId, ctx.params.id, music)) };
+  });
+
+  doc('put', '/api/projects/:id/aesthetic/brand', 'assemble', "Switch the brand kit's parts on or off for the project's assemblies (title card, brand captions, logo, end card) and set the title, logo placement and card lengths; what is left out stays as it was", {
+    body: brandPartsBody,
+    responses: { 200: chatState },
+  });
+  router.put('/api/projects/:id/aesthetic/brand', requireAuth(deps), async (ctx) => {
+    const body = parseBody(ctx, brandPartsBody);
+    const grant = await workspaceGrant(ctx, deps, 'assemble', { projectId: ctx.params.id });
+    const changes = {
+      title_card: body.titleCard,
+      ...(body.titleText !== undefined ? { title_text: body.titleText } : {}),
+      title_style: body.titleStyle,
+      title_seconds: body.titleSeconds,
+      captions: body.captions,
+      logo: body.logo,
+      logo_corner: body.logoCorner,
+      logo_size: body.logoSize,
+      logo_opacity: body.logoOpacity,
+      end_card: body.endCard,
+      end_card_seconds: body.endCardSeconds,
+    };
+    ctx.body = { success: true, error: null, ...(await chat.setBrandParts(grant.workspaceId, ctx.params.id, changes)) };
   });
 
   return router;

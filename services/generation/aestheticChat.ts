@@ -32,6 +32,7 @@ import { clipDisplayName, clipDuration, loadSelectedClips, orientationOfClip, ty
 import type { ProjectService } from '../content/projects';
 import { checkMusicSetting, trackNames } from '../content/musicTracks';
 import { normalizeMusicSetting, type MusicSetting } from '../../domain/music';
+import { normalizeBrandParts, type BrandPartsSetting } from '../../domain/brandVideo';
 
 const PREFERENCE_KEYS = ['aesthetic', 'energy_level', 'copy_style'] as const;
 const ENERGY: readonly EnergyLevel[] = ['calm', 'balanced', 'energetic'];
@@ -365,6 +366,20 @@ export class AestheticChatService {
     const { setting } = await checkMusicSetting(this.deps.knex, workspaceId, music);
     const current = stateOf(await this.row(projectId));
     const next: AestheticChatState = { ...current, editing_config: { ...current.editing_config, music: setting } };
+    await this.save(workspaceId, projectId, next);
+    return next;
+  }
+
+  /**
+   * The brand part switches (no message): which of the workspace's kit parts the project's assemblies use, and the
+   * title's text, style and length, the logo's corner, size and opacity, the end card's length. The dry run and the
+   * next assembly use them.
+   */
+  async setBrandParts(workspaceId: string, projectId: string, changes: Partial<BrandPartsSetting>): Promise<AestheticChatState> {
+    await this.deps.projects.findOwned(workspaceId, projectId);
+    const current = stateOf(await this.row(projectId));
+    const brand = normalizeBrandParts(changes, current.editing_config.brand);
+    const next: AestheticChatState = { ...current, editing_config: { ...current.editing_config, brand } };
     await this.save(workspaceId, projectId, next);
     return next;
   }

@@ -3,6 +3,7 @@
  * from any of the user's projects. Shared by the API (listing, dry-run, start) and the workflow's admission
  * activity, so both check the same rules and build the same timeline.
  */
+import type { BrandSource } from '../../domain/brandVideo';
 import type { Knex } from 'knex';
 import {
   ASSEMBLY_ERROR_CODES,
@@ -163,8 +164,15 @@ export function assertPlatformFits(platform: AssemblyPlatform, orientation: Orie
   }
 }
 
-export function timelineFor(rows: AssemblyClipRow[], platform: AssemblyPlatform, editing: EditingConfig, transitions?: JunctionOverride[], soundtrack?: SoundtrackSource | null): AssemblyEdit {
-  return buildAssemblyTimeline({ clips: rows.map(timelineSourceOf), platform, editing, transitions, soundtrack });
+export function timelineFor(
+  rows: AssemblyClipRow[],
+  platform: AssemblyPlatform,
+  editing: EditingConfig,
+  transitions?: JunctionOverride[],
+  soundtrack?: SoundtrackSource | null,
+  brand?: BrandSource | null,
+): AssemblyEdit {
+  return buildAssemblyTimeline({ clips: rows.map(timelineSourceOf), platform, editing, transitions, soundtrack, brand });
 }
 
 /**

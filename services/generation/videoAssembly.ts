@@ -22,7 +22,7 @@ import {
   type AssemblyResultSummary,
   type EditingConfig,
 } from '../../domain/assembly';
-import { captionTrackOf, videoTrackOf, type AssemblyEdit, type JunctionOverride } from '../../domain/assemblyTimeline';
+import { brandPartOf, captionTrackOf, videoTrackOf, type AssemblyEdit, type JunctionOverride } from '../../domain/assemblyTimeline';
 import { DomainError } from '../../domain/errors';
 import type { Orientation } from '../../domain/orientation';
 import type { Storage } from '../../storage';
@@ -40,6 +40,8 @@ import { assemblyClipView, assertAssemblyMayStart, assertPlatformFits, assertSel
 import { TIMED_OUT, withTimeoutAborting } from '../platform/timeouts';
 import { soundtrackSourceFor } from '../content/musicTracks';
 import { musicSummary } from '../../domain/music';
+import { brandPartsSummary, type BrandPartsSetting } from '../../domain/brandVideo';
+import { brandSourceFor } from '../workspaces/brandKit';
 
 /** The workflow's signature (workflows/assembly.ts), started by its type name: services do not import workflows. */
 type AssemblyWorkflow = (input: AssemblyInput) => Promise<AssemblyResultSummary>;
@@ -68,6 +70,16 @@ export interface DryRunPreviewClip {
 }
 
 /** The music of the edit as the view shows it: which track, what part of it, and the same in words. */
+/** The brand parts of the edit as the view shows them: whether the workspace has a kit, the switches, and in words. */
+export interface DryRunBrand {
+  kitStored: boolean;
+  parts: BrandPartsSetting;
+  /** Which parts the edit has (a switched-on part can be missing: no logo in the kit, no title text). */
+  present: { titleCard: boolean; captions: boolean; logo: boolean; endCard: boolean };
+  title: string | null;
+  summary: string;
+}
+
 export interface DryRunMusic {
   trackId: string;
   name: string;
@@ -95,6 +107,7 @@ export interface DryRunAnswer {
     editingConfig: EditingConfig;
     /** null: the video is silent. */
     music: DryRunMusic | null;
+    brand: DryRunBrand;
   };
 }
 
@@ -162,6 +175,22 @@ function toView(row: AssemblyJobRow): AssemblyJobView {
   };
 }
 
+function brandOf(edit: AssemblyEdit, editing: EditingConfig, kitStored: boolean): DryRunBrand {
+  const title = brandPartOf(edit, 'titleCard');
+  return {
+    kitStored,
+    parts: editing.brand,
+    present: {
+      titleCard: title !== null,
+      captions: captionTrackOf(edit).some((c) => c.asset.style === 'brand'),
+      logo: brandPartOf(edit, 'logo') !== null,
+      endCard: brandPartOf(edit, 'endCard') !== null,
+    },
+    title: title?.asset.text ?? null,
+    summary: brandPartsSummary(editing.brand, kitStored),
+  };
+}
+
 export class VideoAssemblyService {
   private readonly admissionTimeoutMs: number;
 
@@ -178,24 +207,34 @@ export class VideoAssemblyService {
 
   /** The project the video is saved into: required, and the user's own (spec 001 section 6). */
   private async assertProject(workspaceId: string, projectId: string | null): Promise<string> {
+    return (await this.projectOf(workspaceId, projectId)).id;
+  }
+
+  private async projectOf(workspaceId: string, projectId: string | null): Promise<{ id: string; name: string }> {
     if (!projectId || !projectId.trim()) throw new DomainError(400, ASSEMBLY_ERROR_CODES.noProject, ASSEMBLY_MSG.selectProject);
     const permission = new DomainError(403, ASSEMBLY_ERROR_CODES.projectPermission, ASSEMBLY_MSG.projectPermission);
     if (!UUID.test(projectId)) throw permission;
-    const project = await this.deps.knex('projects').where({ id: projectId, workspace_id: workspaceId }).first('id');
+    const project = (await this.deps.knex('projects').where({ id: projectId, workspace_id: workspaceId }).first('id', 'name')) as { id: string; name: string } | undefined;
     if (!project) throw permission;
-    return projectId;
+    return project;
   }
 
   async dryRun(workspaceId: string, request: DryRunRequest): Promise<DryRunAnswer> {
-    const projectId = await this.assertProject(workspaceId, request.projectId);
+    const project = await this.projectOf(workspaceId, request.projectId);
+    const projectId = project.id;
     assertSelectionSize(request.clipIds);
     const { rows, orientation } = await loadSelectedClips(this.deps.knex, workspaceId, request.clipIds);
     const platform = request.aspectRatio ? platformForAspect(request.aspectRatio) : platformForOrientation(orientation);
     assertPlatformFits(platform, orientation);
     const editing = await this.deps.chat.editingConfig(workspaceId, projectId);
     const soundtrack = await soundtrackSourceFor(this.deps.knex, workspaceId, editing);
-    const edit = timelineFor(rows, platform, editing, request.transitions, soundtrack);
-    return { success: true, request: edit, preview: { ...this.preview(edit, rows, orientation, editing), music: await this.musicOf(workspaceId, edit, editing) } };
+    const brand = await brandSourceFor(this.deps.knex, workspaceId, { titleText: editing.brand.title_text, projectName: project.name });
+    const edit = timelineFor(rows, platform, editing, request.transitions, soundtrack, brand);
+    return {
+      success: true,
+      request: edit,
+      preview: { ...this.preview(edit, rows, orientation, editing), music: await this.musicOf(workspaceId, edit, editing), brand: brandOf(edit, editing, brand !== null) },
+    };
   }
 
   private async musicOf(workspaceId: string, edit: AssemblyEdit, editing: EditingConfig): Promise<DryRunMusic | null> {
@@ -215,7 +254,7 @@ export class VideoAssemblyService {
     };
   }
 
-  private preview(edit: AssemblyEdit, rows: AssemblyClipRow[], orientation: Orientation, editing: EditingConfig): Omit<DryRunAnswer['preview'], 'music'> {
+  private preview(edit: AssemblyEdit, rows: AssemblyClipRow[], orientation: Orientation, editing: EditingConfig): Omit<DryRunAnswer['preview'], 'music' | 'brand'> {
     const output = ASSEMBLY_OUTPUTS[edit.output.platform];
     const captions = new Map(captionTrackOf(edit).map((c) => [c.clipId, c.asset.text]));
     const views = new Map(rows.map((row) => [row.id, assemblyClipView(this.deps.storage, row)]));

@@ -19,7 +19,8 @@ import {
 } from '../../domain/brandKit';
 import { DomainError } from '../../domain/errors';
 import { detectLogoFormat, rasteriseLogo } from '../../providers/media/brandLogo';
-import type { Bucket, Storage } from '../../storage';
+import { fileUrl, type Bucket, type Storage } from '../../storage';
+import type { BrandSource } from '../../domain/brandVideo';
 
 type Db = Knex | Knex.Transaction;
 
@@ -168,4 +169,24 @@ export async function removeBrandLogo(knex: Knex, storage: Storage, input: { wor
   });
   if (old) await storage.objects.remove(BRAND_LOGO_BUCKET, [old]).catch(() => undefined);
   return viewOf(knex, storage, input.workspaceId);
+}
+
+/**
+ * What the workspace's kit brings into an assembly's edit (domain/brandVideo.ts): null when the workspace has no
+ * stored kit (the edit then has no brand parts, as before brand kits). The title is the assembly's own text, else
+ * the project's name.
+ */
+export async function brandSourceFor(db: Db, workspaceId: string, input: { titleText: string | null; projectName: string }): Promise<BrandSource | null> {
+  const row = (await db('brand_kits').where({ workspace_id: workspaceId }).first()) as BrandKitRow | undefined;
+  if (!row) return null;
+  const kit = fieldsOf(row);
+  return {
+    primaryColor: kit.primaryColor,
+    secondaryColor: kit.secondaryColor,
+    font: kit.font,
+    logo: kit.logoKey && kit.logoWidth && kit.logoHeight ? { src: fileUrl(BRAND_LOGO_BUCKET, kit.logoKey), width: kit.logoWidth, height: kit.logoHeight } : null,
+    contactLines: [kit.contact.company, kit.contact.phone, kit.contact.website].map((line) => line.trim()).filter(Boolean),
+    callToAction: kit.callToAction.trim(),
+    title: (input.titleText ?? '').trim() || input.projectName.trim(),
+  };
 }

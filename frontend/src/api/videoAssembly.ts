@@ -87,3 +87,18 @@ export async function fetchAssemblyJob(jobId: string): Promise<AssemblyJobView> 
   const body = await api.get('video/assemble', { searchParams: { jobId }, retry: 0 }).json<{ success: true; job: AssemblyJobView }>();
   return body.job;
 }
+
+export interface ProjectBrandPartsInput {
+  titleCard?: boolean;
+  titleText?: string | null;
+  titleStyle?: 'overlay' | 'card';
+  captions?: boolean;
+  logo?: boolean;
+  logoCorner?: 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
+  endCard?: boolean;
+}
+
+/** The brand part switches of the project's assemblies; answers the chat's state with the new editing config. */
+export async function setProjectBrandParts(projectId: string, input: ProjectBrandPartsInput): Promise<AestheticChatState> {
+  return api.put(`projects/${encodeURIComponent(projectId)}/aesthetic/brand`, { json: input }).json<AestheticChatState>();
+}

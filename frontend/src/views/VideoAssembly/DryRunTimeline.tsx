@@ -37,7 +37,7 @@ export function DryRunTimeline({ view }: { view: TimelineView }): ReactElement {
               const transitions = [clip.transitionIn ? `in: ${transitionText(clip.transitionIn)}` : null, clip.transitionOut ? `out: ${transitionText(clip.transitionOut)}` : null].filter(Boolean).join(', ');
               const description = `${clip.label}, starts at ${secondsText(clip.start)}, length ${secondsText(clip.length)}${transitions ? `, transition ${transitions}` : ''}`;
               return (
-                <li key={clip.key} className={`timeline-clip timeline-clip-${clip.kind}`} style={style} title={description} aria-label={description}>
+                <li key={clip.key} className={`timeline-clip timeline-clip-${clip.kind}${clip.part ? ` timeline-${clip.part.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}` : ''}`} style={style} title={description} aria-label={description}>
                   {clip.transitionIn && <span className="timeline-transition timeline-transition-in" aria-hidden="true" />}
                   <span className="timeline-clip-label" aria-hidden="true">
                     {clip.label}

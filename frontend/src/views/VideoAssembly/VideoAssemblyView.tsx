@@ -32,6 +32,8 @@ import { AssemblyChat } from './AssemblyChat';
 import { ClipPreviewDialog } from './ClipPreviewDialog';
 import { DryRunTimeline } from './DryRunTimeline';
 import { MusicPicker } from './MusicPicker';
+import { BrandPartsPicker } from './BrandPartsPicker';
+import { fetchBrandKit } from '../../api/brandKit';
 import { SelectedClipsPanel } from './SelectedClipsPanel';
 import { modeFromSearch, type AssemblyMode } from './assemblyChat';
 import { APPROVALS_REFRESH_AFTER_ASSEMBLY_MS, ASSEMBLY_MSG, ASSEMBLY_POLL_INTERVAL_MS, ASSEMBLY_POLL_MAX_ATTEMPTS, clampProgress, isFinalAssemblyStatus, jobKey } from './assemblyJob';
@@ -167,6 +169,20 @@ export function VideoAssemblyView({ user }: { user: User }): ReactElement {
     fetchMusicTracks(workspaceId).then(
       (list) => live && setTracks(list),
       () => live && setTracks([]),
+    );
+    return () => {
+      live = false;
+    };
+  }, [workspaceId]);
+  // ---------- brand kit: whether the workspace has one (its parts are used by default) ----------
+  const [kitStored, setKitStored] = useState<boolean | null>(null);
+  useEffect(() => {
+    setKitStored(null);
+    if (!workspaceId) return;
+    let live = true;
+    fetchBrandKit(workspaceId).then(
+      (kit) => live && setKitStored(kit.updatedAt !== null),
+      () => live && setKitStored(false),
     );
     return () => {
       live = false;
@@ -507,6 +523,17 @@ export function VideoAssemblyView({ user }: { user: User }): ReactElement {
               setPickedState(next);
             }}
             onOpenMusic={() => navigate({ view: 'music', params: { mode: null } })}
+          />
+
+          <BrandPartsPicker
+            projectId={projectKnown ? projectId : null}
+            kitStored={kitStored}
+            parts={chat?.editing_config.brand ?? null}
+            onState={(next) => {
+              setChat(next);
+              setPickedState(next);
+            }}
+            onOpenBrandKit={() => navigate({ view: 'brand-kit', params: { mode: null } })}
           />
 
           {mode !== 'selector' && (

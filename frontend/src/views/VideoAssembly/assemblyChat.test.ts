@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ChatHistoryMessage } from '../../api/videoAssembly';
+import { DEFAULT_BRAND_PARTS } from '../../../../domain/brandVideo';
 import {
   CHAT_CLEAR_CONVERSATION,
   CHAT_SYNC_CLIPS,
@@ -59,6 +60,7 @@ describe('assembly chat rules', () => {
           captions: ['A', 'B'],
           caption_position: 'bottom',
           music: { track_id: 't1', offset_seconds: 12, volume: 0.7, fade_in_seconds: 1, fade_out_seconds: 2 },
+          brand: DEFAULT_BRAND_PARTS,
           source: 'chat',
         },
         new Map([['t1', 'Calm piano']]),
@@ -70,7 +72,7 @@ describe('assembly chat rules', () => {
       { label: 'Captions', value: '2 (bottom)' },
       { label: 'Music', value: 'Calm piano at 70% volume, from 0:12, fading in over 1 s and out over 2 s' },
     ]);
-    const plain = editingConfigSummary({ transition: 'fade', pacing: 'calm', transition_duration: 1, max_clip_seconds: null, captions: [], caption_position: 'top', music: null, source: 'default' });
+    const plain = editingConfigSummary({ transition: 'fade', pacing: 'calm', transition_duration: 1, max_clip_seconds: null, captions: [], caption_position: 'top', music: null, brand: DEFAULT_BRAND_PARTS, source: 'default' });
     expect(plain.slice(2)).toEqual([
       { label: 'Clip length', value: 'whole clips' },
       { label: 'Captions', value: 'none' },

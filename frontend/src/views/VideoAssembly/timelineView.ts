@@ -13,7 +13,11 @@ export interface TimelineClip {
   length: number;
   transitionIn: string | null;
   transitionOut: string | null;
+  /** A brand part (title card, logo, end card): not a Shotstack field. */
+  part?: 'titleCard' | 'logo' | 'endCard';
 }
+
+const PART_LABEL = { titleCard: 'Title card', logo: 'Logo', endCard: 'End card' } as const;
 
 export interface TimelineTrack {
   key: string;
@@ -94,10 +98,16 @@ export function timelineView(answer: unknown, lookup: ClipLookup): TimelineView 
       const label = kind === 'video' ? clipLabel(clip, asset, lookup, `Clip ${videoCount}`) : (str(asset.text) ?? str(asset.html) ?? type ?? 'Item');
       const transition = obj(clip.transition);
       end = Math.max(end, start + length);
+      const part = clip.part === 'titleCard' || clip.part === 'logo' || clip.part === 'endCard' ? clip.part : null;
+      if (part) {
+        const text = part === 'titleCard' ? str(asset.text) : null;
+        clips.push({ key: `${t}:${c}`, label: text ? `${PART_LABEL[part]}: ${text}` : PART_LABEL[part], kind: 'other', start, length, transitionIn: null, transitionOut: null, part });
+        return;
+      }
       clips.push({ key: `${t}:${c}`, label, kind, start, length, transitionIn: str(transition?.in), transitionOut: str(transition?.out) });
     });
     const kinds = new Set(clips.map((c) => c.kind));
-    const label = kinds.size === 1 && kinds.has('title') ? 'Captions' : kinds.has('video') ? 'Video' : `Track ${t + 1}`;
+    const label = clips.length > 0 && clips.every((c) => c.part) ? 'Brand' : kinds.size === 1 && kinds.has('title') ? 'Captions' : kinds.has('video') ? 'Video' : `Track ${t + 1}`;
     return { key: String(t), label, clips };
   });
   const preview = obj(root?.preview);
@@ -121,7 +131,7 @@ export function timelineView(answer: unknown, lookup: ClipLookup): TimelineView 
 }
 
 function rank(track: TimelineTrack): number {
-  return track.label === 'Video' ? 0 : track.label === 'Captions' ? 2 : track.label === 'Music' ? 3 : 1;
+  return track.label === 'Video' ? 0 : track.label === 'Captions' ? 2 : track.label === 'Brand' ? 2.5 : track.label === 'Music' ? 3 : 1;
 }
 
 /** 12.5 -> "12.5 s", 5 -> "5 s" */
