@@ -1,5 +1,5 @@
 import type { JSONSchema } from 'objection';
-import { BaseModel } from './BaseModel';
+import { BaseModel, schema } from './BaseModel';
 
 /**
  * One "Sign in with ..." in progress (services/accounts/singleSignOn.ts): the PKCE verifier and nonce kept on the
@@ -13,6 +13,8 @@ export class SsoSignInAttempt extends BaseModel {
   issuer!: string;
   codeVerifier!: string;
   nonce!: string;
+  /** the workspace whose provider the sign-in was started with; null: the installation's */
+  workspaceId!: string | null;
   createdAt!: Date;
   expiresAt!: Date;
   usedAt!: Date | null;
@@ -25,6 +27,7 @@ export class SsoSignInAttempt extends BaseModel {
       issuer: { type: 'string', minLength: 1 },
       codeVerifier: { type: 'string', minLength: 43, maxLength: 128 },
       nonce: { type: 'string', minLength: 1 },
+      workspaceId: schema.nullableUuid,
     },
   };
 }

@@ -55,3 +55,5 @@ export { WebauthnChallenge } from './WebauthnChallenge';
 export { PendingSignIn } from './PendingSignIn';
 export { UserIdentity } from './UserIdentity';
 export { SsoSignInAttempt } from './SsoSignInAttempt';
+export { WorkspaceSsoDomain } from './WorkspaceSsoDomain';
+export { WorkspaceSsoProvider } from './WorkspaceSsoProvider';
