@@ -4,6 +4,7 @@
  * Nothing here imports the database or Temporal.
  */
 import type { Platform, VideoEffect } from '../domain/constants';
+import type { BrandPartsSetting } from '../domain/brandVideo';
 
 /** Output framing of an image edit. The spec's default is 'square'; 'original' keeps the source's aspect. */
 export type ImageFormat = 'square' | 'landscape' | 'portrait' | 'original';
@@ -187,6 +188,19 @@ export interface ChatRequest {
   musicTracks?: ChatMusicTrack[];
   /** The music the edit plays now; null or absent: none. */
   music?: ChatMusic | null;
+  /** The workspace's brand kit as the chat may speak of it; null or absent: the workspace has none. */
+  brandKit?: ChatBrandKit | null;
+  /** The assembly's brand parts now (domain/brandVideo.ts); absent: the defaults. */
+  brand?: BrandPartsSetting;
+}
+
+/** What the chat knows of the workspace's brand kit: whether it has a logo, and its end card's lines. */
+export interface ChatBrandKit {
+  hasLogo: boolean;
+  company: string;
+  phone: string;
+  website: string;
+  callToAction: string;
 }
 
 export interface ChatMusicTrack {
@@ -221,6 +235,8 @@ export interface ChatEditingHints {
   caption_position?: string;
   /** The music to play ('none': none); absent: as it is. A track id must be one of the request's musicTracks. */
   music?: ChatMusic | 'none';
+  /** The brand parts to change (normalized over the assembly's own by the caller); absent: as they are. */
+  brand?: Partial<BrandPartsSetting>;
 }
 
 export interface ChatReply {

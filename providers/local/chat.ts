@@ -6,6 +6,7 @@
  */
 import type { ChatClipFacts, ChatEditingHints, ChatPreferences, ChatProvider, ChatReply, ChatRequest } from '../types';
 import { ProviderError } from '../errors';
+import { understandBrand, withoutBrandWords } from './chatBrand';
 import { understandMusic, withoutMusicWords } from './chatMusic';
 
 const AESTHETICS: Array<[string, RegExp]> = [
@@ -114,11 +115,13 @@ export class RuleBasedChatProvider implements ChatProvider {
   async reply(request: ChatRequest): Promise<ChatReply> {
     if (!request.message.trim()) throw new ProviderError('INPUT', 'Please type a message');
     const tracks = request.musicTracks ?? [];
-    // words that named a track ("the calm track") say nothing about the look or the pace
-    const plain = (text: string) => withoutMusicWords(text.toLowerCase(), tracks);
+    // words that named a track ("the calm track") or a brand part ("our logo bottom right", a quoted title) say
+    // nothing about the look or the pace
+    const plain = (text: string) => withoutMusicWords(withoutBrandWords(text).toLowerCase(), tracks);
     const said = [...request.history.filter((m) => m.role === 'user').map((m) => m.content), request.message].map(plain).join(' ');
     const latest = plain(request.message);
     const music = understandMusic(request.message, tracks, request.music);
+    const brand = understandBrand(request.message, request.brand, request.brandKit);
     // the latest message wins over earlier ones, and anything said wins over what was settled before
     const known = request.preferences ?? {};
     const pick = <T extends string>(table: Array<[T, RegExp]>, previous: T | undefined) => firstMatch(latest, table) ?? firstMatch(said, table) ?? previous;
@@ -141,6 +144,7 @@ export class RuleBasedChatProvider implements ChatProvider {
     if (energy) editing.pacing = energy;
     if (copyStyle && CAPTION_POSITION[copyStyle]) editing.caption_position = CAPTION_POSITION[copyStyle];
     if (music.music) editing.music = music.music;
+    if (brand.brand) editing.brand = brand.brand;
 
     const missing: string[] = [];
     if (request.selectedClipCount < 1) missing.push('clips');
@@ -159,7 +163,7 @@ export class RuleBasedChatProvider implements ChatProvider {
     const answer = ready
       ? `Great: ${summary}${request.aspectRatio ? ` in ${request.aspectRatio}` : ''} with ${request.selectedClipCount} clip${request.selectedClipCount === 1 ? '' : 's'}${cut ? ` (${cut})` : ''}. Ready to create your video.`
       : `${summary ? `Noted: ${summary}. ` : ''}${questions[missing[0]]}`;
-    const reply = music.words ? `${music.words} ${answer}` : answer;
+    const reply = [music.words, brand.words, answer].filter(Boolean).join(' ');
     return {
       reply,
       preferences,

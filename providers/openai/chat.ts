@@ -4,6 +4,7 @@
  * and self-hosted model servers speak. The model answers one JSON object; anything it gets wrong (unknown
  * transition, stray fields, a missing analysis) is dropped or filled in here and normalized again by the caller.
  */
+import { LOGO_CORNERS, TITLE_STYLES, type BrandPartsSetting } from '../../domain/brandVideo';
 import { ProviderError } from '../errors';
 import type { ChatEditingHints, ChatMusic, ChatPreferences, ChatProvider, ChatReply, ChatRequest } from '../types';
 
@@ -29,11 +30,19 @@ export const CHAT_SYSTEM_PROMPT = [
   '"pacing": "calm"|"balanced"|"energetic"; "caption_position": "bottom"|"center"|"top";',
   '"music": only when the user asks about music: "none" for no music, or {"track_id": the id of one of the context\'s music_tracks,',
   '"volume": 0.05-1 (1 is full loudness; "quieter" means about 0.7 times the current volume), "offset_seconds": where in the track to start,',
-  '"fade_in_seconds", "fade_out_seconds"}; leave "music" out to keep the current music}),',
+  '"fade_in_seconds", "fade_out_seconds"}; leave "music" out to keep the current music;',
+  '"brand": only when the user asks about the title card, the logo, the end card or captions in the brand\'s style: an object with',
+  'only the keys to change among "title_card" (boolean), "title_text" (string, at most 100 characters; null for the project\'s name),',
+  '"title_style" ("card": on a brand-coloured card, "overlay": over the first clip), "title_seconds" (1.5-3), "captions" (boolean:',
+  'in the brand kit\'s font and colour), "logo" (boolean), "logo_corner" ("top-left"|"top-right"|"bottom-left"|"bottom-right"),',
+  '"logo_size" (0.06-0.3: the logo\'s longer side over the frame\'s shorter side), "logo_opacity" (0.2-1), "end_card" (boolean: brand colour, logo, call to action and',
+  'the kit\'s contact lines), "end_card_seconds" (2-6); leave "brand" out to keep the parts as they are}),',
   '"clip_order" ([{"clip_id": id of a selected clip, "reason": string}] covering every selected clip once),',
   '"analysis" ({"ready_to_create": boolean, "confidence_score": number 0-1, "missing_info": [names among clips, aesthetic, energy_level, copy_style]}).',
   'When you change the music, say so in the reply in plain words: the track by its name, the volume as a percentage, the fades in seconds',
-  '(never a track id).',
+  '(never a track id). When you change a brand part, say so too (for example "Logo bottom right." or "End card with your phone number."),',
+  'and when the context\'s brand_kit is null or lacks what the user asked for (a logo, a phone number, a website), say it can be added',
+  'on the Brand kit page.',
 ].join(' ');
 
 const ENERGY = new Set(['calm', 'balanced', 'energetic']);
@@ -77,6 +86,24 @@ function parseMusic(value: unknown, request: ChatRequest): ChatMusic | 'none' | 
 }
 
 /** The model's JSON made into a ChatReply: what is not of the right type is left out. */
+const BRAND_BOOLEANS = ['title_card', 'captions', 'logo', 'end_card'] as const;
+const BRAND_NUMBERS = ['title_seconds', 'logo_size', 'logo_opacity', 'end_card_seconds'] as const;
+
+/**
+ * The model's brand part changes: only known keys of the right type (the caller clamps the numbers and checks the
+ * corner and style against the settings it keeps, over the assembly's own); undefined when it named none.
+ */
+function parseBrand(value: unknown): Partial<BrandPartsSetting> | undefined {
+  const raw = record(value);
+  const brand: Record<string, unknown> = {};
+  for (const key of BRAND_BOOLEANS) if (typeof raw[key] === 'boolean') brand[key] = raw[key];
+  for (const key of BRAND_NUMBERS) if (finiteNumber(raw[key]) !== undefined) brand[key] = raw[key];
+  if (raw.title_text === null || typeof raw.title_text === 'string') brand.title_text = raw.title_text;
+  if ((TITLE_STYLES as readonly unknown[]).includes(raw.title_style)) brand.title_style = raw.title_style;
+  if ((LOGO_CORNERS as readonly unknown[]).includes(raw.logo_corner)) brand.logo_corner = raw.logo_corner;
+  return Object.keys(brand).length ? (brand as Partial<BrandPartsSetting>) : undefined;
+}
+
 export function parseChatJson(content: string, request: ChatRequest): ChatReply {
   let parsed: unknown;
   try {
@@ -103,6 +130,8 @@ export function parseChatJson(content: string, request: ChatRequest): ChatReply 
   if (optionalText(rawEditing.caption_position)) editing.caption_position = optionalText(rawEditing.caption_position);
   const music = parseMusic(rawEditing.music, request);
   if (music) editing.music = music;
+  const brand = parseBrand(rawEditing.brand);
+  if (brand) editing.brand = brand;
   const selected = new Set((request.clips ?? []).map((c) => c.id));
   const seen = new Set<string>();
   const clipOrder = (Array.isArray(body.clip_order) ? body.clip_order : [])
@@ -130,6 +159,10 @@ function userTurn(request: ChatRequest): string {
     settled_preferences: request.preferences ?? {},
     music_tracks: (request.musicTracks ?? []).map((t) => ({ id: t.id, name: t.name, duration: t.duration })),
     current_music: request.music ?? null,
+    brand_kit: request.brandKit
+      ? { has_logo: request.brandKit.hasLogo, company: request.brandKit.company, phone: request.brandKit.phone, website: request.brandKit.website, call_to_action: request.brandKit.callToAction }
+      : null,
+    current_brand: request.brand ?? null,
   };
   return `Context: ${JSON.stringify(context)}\n\nUser: ${request.message}`;
 }

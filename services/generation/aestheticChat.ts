@@ -31,6 +31,7 @@ import { ProviderError, type ChatClipFacts, type ChatProvider, type ChatReply } 
 import { clipDisplayName, clipDuration, loadSelectedClips, orientationOfClip, type AssemblyClipRow } from './assemblyClips';
 import type { ProjectService } from '../content/projects';
 import { checkMusicSetting, trackNames } from '../content/musicTracks';
+import { chatBrandKit } from '../workspaces/brandKit';
 import { normalizeMusicSetting, type MusicSetting } from '../../domain/music';
 import { normalizeBrandParts, type BrandPartsSetting } from '../../domain/brandVideo';
 
@@ -291,7 +292,7 @@ export class AestheticChatService {
       next = { ...synced, chat_history: capHistory([...current.chat_history, { role: 'assistant', content: note, timestamp: stamp() }]) };
     } else {
       const asked = stamp();
-      const tracks = await trackNames(this.deps.knex, workspaceId);
+      const [tracks, brandKit] = await Promise.all([trackNames(this.deps.knex, workspaceId), chatBrandKit(this.deps.knex, workspaceId)]);
       let reply: ChatReply;
       try {
         reply = await this.deps.chat.reply({
@@ -308,6 +309,8 @@ export class AestheticChatService {
           projectName: project.name,
           musicTracks: tracks.map((t) => ({ id: t.id, name: t.name, duration: t.durationSeconds })),
           music: current.editing_config.music,
+          brandKit,
+          brand: current.editing_config.brand,
         });
       } catch (error) {
         if (error instanceof ProviderError && error.code === 'INPUT') throw new DomainError(400, 'VALIDATION_ERROR', error.message);

@@ -21,6 +21,7 @@ import { DomainError } from '../../domain/errors';
 import { detectLogoFormat, rasteriseLogo } from '../../providers/media/brandLogo';
 import { fileUrl, type Bucket, type Storage } from '../../storage';
 import type { BrandSource } from '../../domain/brandVideo';
+import type { ChatBrandKit } from '../../providers';
 
 type Db = Knex | Knex.Transaction;
 
@@ -169,6 +170,14 @@ export async function removeBrandLogo(knex: Knex, storage: Storage, input: { wor
   });
   if (old) await storage.objects.remove(BRAND_LOGO_BUCKET, [old]).catch(() => undefined);
   return viewOf(knex, storage, input.workspaceId);
+}
+
+/** The workspace's kit as the assembly chat speaks of it (providers' ChatBrandKit); null when none is stored. */
+export async function chatBrandKit(db: Db, workspaceId: string): Promise<ChatBrandKit | null> {
+  const row = (await db('brand_kits').where({ workspace_id: workspaceId }).first()) as BrandKitRow | undefined;
+  if (!row) return null;
+  const kit = fieldsOf(row);
+  return { hasLogo: kit.logoKey !== null, company: kit.contact.company, phone: kit.contact.phone, website: kit.contact.website, callToAction: kit.callToAction };
 }
 
 /**
