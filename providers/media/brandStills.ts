@@ -5,16 +5,12 @@
  * timeline says what goes where.
  */
 import sharp, { type OverlayOptions } from 'sharp';
+import type { TextStyle } from '../../domain/assemblyTimeline';
 import { renderTextStill } from './textStill';
 
-export interface StillText {
+/** A text still: the edit's text style (domain/assemblyTimeline.ts), its lines and its box. */
+export interface StillText extends TextStyle {
   lines: readonly string[];
-  font: string;
-  color: string;
-  background: string | null;
-  backgroundOpacity: number;
-  maxFontPx: number;
-  bold: boolean;
   width: number;
   height: number;
 }
