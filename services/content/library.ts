@@ -9,7 +9,7 @@ import { readContentRows, type ContentRowSet } from './contentRows';
 import { CONTENT_SOURCES, contentItem, contentItemMaker, rowStorageColumns, type ContentItem, type ContentRow, type ContentSource } from './contentViews';
 import type { ContentChanges } from './contentChanges';
 import type { ProjectService } from './projects';
-import { ListingReaderGoneError, type ListingReaders } from './listingReaders';
+import { ListingReaderGoneError, ListingReaderNotReadyError, type ListingReaders } from './listingReaders';
 import { publishEventQuietly } from '../platform/events';
 import { removeStoredFiles, storedFilesOf } from './storedFiles';
 import { encodeContentCursor, type ContentPageKey } from './contentCursor';
@@ -263,6 +263,8 @@ export class ContentLibraryService {
    * threads with their classes.
    */
   private readHere(err: unknown, here: () => Promise<Buffer>): Promise<Buffer> {
+    // the threads are still starting (just after the API started): nothing went wrong
+    if (err instanceof ListingReaderNotReadyError) return here();
     const why = err instanceof ListingReaderGoneError ? 'reader thread went away' : 'read failed in its reader thread';
     this.deps.logger?.warn({ err }, `content listing ${why}; read in the API thread`);
     return here();

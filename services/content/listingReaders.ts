@@ -12,7 +12,8 @@
  * run in the thread. A read that fails in a thread (its error arrives as a plain Error with the message) or whose
  * thread dies (ListingReaderGoneError) is made again by the library in the API thread, which then answers as it
  * always did. A thread that dies is replaced; one that cannot start (it exits before it is ready) is not, and its
- * share of the reads goes to the others or, with none left, to the API thread.
+ * share of the reads goes to the others or, with none left, to the API thread. Reads go to ready threads only: until
+ * one has loaded its modules (seconds on a busy machine, just after the API started), the API thread reads.
  */
 import type { Worker } from 'node:worker_threads';
 import path from 'node:path';
@@ -25,6 +26,17 @@ export class ListingReaderGoneError extends Error {
   constructor(reason: string) {
     super(`content listing reader thread gone: ${reason}`);
     this.name = 'ListingReaderGoneError';
+  }
+}
+
+/**
+ * No thread has finished starting yet (it loads its modules, transpiled on first use, which on a busy machine takes
+ * seconds): the read is the API thread's rather than waiting behind a thread's start.
+ */
+export class ListingReaderNotReadyError extends Error {
+  constructor() {
+    super('no content listing reader thread is ready yet');
+    this.name = 'ListingReaderNotReadyError';
   }
 }
 
@@ -61,6 +73,8 @@ export interface ListingReaders {
   listing: (projectId: string) => Promise<Buffer>;
   page: (projectId: string, limit: number, after: ContentPageKey | null) => Promise<Buffer>;
   stats: () => ListingReadersStats;
+  /** Settles once every thread started so far is ready or has exited (tests and benchmarks that measure the threads). */
+  ready: () => Promise<void>;
   close: () => Promise<void>;
 }
 
@@ -75,6 +89,8 @@ interface ReaderThread {
   worker: Worker;
   pending: Map<number, Pending>;
   ready: boolean;
+  /** settles when the thread is ready or has exited */
+  started: Promise<void>;
 }
 
 export function createListingReaders(options: ListingReadersOptions): ListingReaders {
@@ -88,11 +104,13 @@ export function createListingReaders(options: ListingReadersOptions): ListingRea
 
   const start = (): void => {
     const worker = startTypeScriptThread(THREAD_ENTRY, { ...data });
-    const thread: ReaderThread = { worker, pending: new Map(), ready: false };
+    let started = (): void => undefined;
+    const thread: ReaderThread = { worker, pending: new Map(), ready: false, started: new Promise<void>((resolve) => (started = resolve)) };
     threads.add(thread);
     worker.on('message', (message: ReaderOutbound) => {
       if ('ready' in message) {
         thread.ready = true;
+        started();
         return;
       }
       const pending = thread.pending.get(message.id);
@@ -108,6 +126,7 @@ export function createListingReaders(options: ListingReadersOptions): ListingRea
     });
     worker.on('error', (err) => logger.error({ err }, 'content listing reader thread failed'));
     worker.on('exit', (code) => {
+      started();
       threads.delete(thread);
       for (const pending of thread.pending.values()) pending.reject(new ListingReaderGoneError(`exited with ${code}`));
       thread.pending.clear();
@@ -121,10 +140,11 @@ export function createListingReaders(options: ListingReadersOptions): ListingRea
   for (let i = 0; i < options.threads; i += 1) start();
 
   const ask = (request: ListingRequest): Promise<Buffer> => {
-    // the thread with the fewest reads under way
+    if (closing || threads.size === 0) return Promise.reject(new ListingReaderGoneError(closing ? 'closing' : 'none running'));
+    // the ready thread with the fewest reads under way: a read sent to a thread still starting would wait for its start
     let chosen: ReaderThread | undefined;
-    for (const thread of threads) if (!chosen || thread.pending.size < chosen.pending.size) chosen = thread;
-    if (!chosen || closing) return Promise.reject(new ListingReaderGoneError(closing ? 'closing' : 'none running'));
+    for (const thread of threads) if (thread.ready && (!chosen || thread.pending.size < chosen.pending.size)) chosen = thread;
+    if (!chosen) return Promise.reject(new ListingReaderNotReadyError());
     const thread = chosen;
     const id = nextId++;
     return new Promise<Buffer>((resolve, reject) => {
@@ -137,6 +157,9 @@ export function createListingReaders(options: ListingReadersOptions): ListingRea
     listing: (projectId) => ask({ kind: 'listing', projectId }),
     page: (projectId, limit, after) => ask({ kind: 'page', projectId, limit, after }),
     stats: () => ({ threads: threads.size, answered, failed }),
+    ready: async () => {
+      await Promise.all([...threads].map((thread) => thread.started));
+    },
     async close() {
       closing = true;
       await Promise.all(

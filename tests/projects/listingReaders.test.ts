@@ -6,7 +6,7 @@ import { createApp } from '../../api/app';
 import { loadConfig, type AppConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { createStorage, storageConfigOf, type Storage } from '../../storage';
-import { createListingReaders, type ListingReaders } from '../../services/content/listingReaders';
+import { createListingReaders, ListingReaderNotReadyError, type ListingReaders } from '../../services/content/listingReaders';
 import { listingBody, pageBody } from '../../services/content/library';
 import type { TestUser } from '../support/accounts';
 import { createProject, newUser } from './fixtures';
@@ -37,6 +37,7 @@ beforeAll(async () => {
   knex = testKnex();
   storage = createStorage(config);
   readers = createListingReaders(readerOptions());
+  await readers.ready();
   server = await serve(createApp({ config, knex, logger, listingReaders: readers }));
   user = await newUser(server.baseUrl);
   projectId = (await createProject(server.baseUrl, user, 'Readers')).id;
@@ -97,6 +98,7 @@ describe('content listing reader threads', () => {
 
   it('fail a read they cannot make, which the API thread then makes itself (its answer, errors included, as before)', async () => {
     const broken = createListingReaders({ ...readerOptions({ databaseUrl: 'postgres://postgres@127.0.0.1:1/none' }), threads: 1 });
+    await broken.ready();
     const app = await serve(createApp({ config, knex, logger, listingReaders: broken }));
     try {
       await expect(broken.listing(projectId)).rejects.toThrow('The database is not reachable right now');
@@ -111,6 +113,26 @@ describe('content listing reader threads', () => {
     } finally {
       await app.close();
       await broken.close();
+    }
+  });
+
+  it('leave the reads to the API thread while no thread is ready yet, and send none to a thread still starting', async () => {
+    const starting = createListingReaders({ ...readerOptions(), threads: 1 });
+    const app = await serve(createApp({ config, knex, logger, listingReaders: starting }));
+    try {
+      // asked before the thread's ready message can have arrived (the same turn of the event loop as its start)
+      await expect(starting.listing(projectId)).rejects.toBeInstanceOf(ListingReaderNotReadyError);
+      await expect(starting.page(projectId, 5, null)).rejects.toBeInstanceOf(ListingReaderNotReadyError);
+      expect(starting.stats()).toEqual({ threads: 1, answered: 0, failed: 0 });
+      // once ready, the thread answers
+      await starting.ready();
+      const res = await request<{ content: unknown[] }>(app.baseUrl, `/api/projects/${projectId}/content?refresh=1`, { token: user.token });
+      expect(res.status).toBe(200);
+      expect(res.body.content).toHaveLength(28);
+      expect(starting.stats()).toEqual({ threads: 1, answered: 1, failed: 0 });
+    } finally {
+      await app.close();
+      await starting.close();
     }
   });
 
