@@ -7,6 +7,7 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Download, type Page } from 'playwright-core';
 import { createApp } from '../../api/app';
 import type { AppDeps } from '../../api/deps';
+import { watchBrowser } from './browserDiagnostics';
 import { loadConfig, type AppConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { CHROMIUM_ARGS } from './chromiumArgs';
@@ -95,7 +96,7 @@ export async function startBrowserApp(options: BrowserAppOptions = {}): Promise<
   const server = await serve(app, port);
   let browser: Browser;
   try {
-    browser = await launchChromium();
+    browser = watchBrowser(await launchChromium());
   } catch (err) {
     await server.close();
     throw err;
