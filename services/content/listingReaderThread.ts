@@ -12,7 +12,7 @@ import { transferableBytes } from '../platform/workerThreads';
 const data = workerData as ReaderThreadData;
 const port = parentPort;
 if (!port) throw new Error('listingReaderThread runs as a worker thread');
-const knex = connectDatabase(data.databaseUrl, { min: 0, max: data.poolMax });
+const knex = connectDatabase(data.databaseUrl, { min: 0, max: data.poolMax }, { reconnectWaitMs: data.reconnectWaitMs });
 const storage = createStorage(data.storage);
 
 const reply = (message: ReaderOutbound, transfer: ArrayBuffer[] = []): void => port.postMessage(message, transfer);

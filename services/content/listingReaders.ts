@@ -53,6 +53,8 @@ export interface ReaderThreadData {
   storage: StorageConfig;
   /** the thread's database pool size */
   poolMax: number;
+  /** how long a new connection waits for a server not taking connections yet (db/reconnect.ts's default unless set) */
+  reconnectWaitMs?: number;
 }
 
 export interface ListingReadersOptions extends ReaderThreadData {
@@ -95,7 +97,7 @@ interface ReaderThread {
 
 export function createListingReaders(options: ListingReadersOptions): ListingReaders {
   const { logger } = options;
-  const data: ReaderThreadData = { databaseUrl: options.databaseUrl, storage: options.storage, poolMax: options.poolMax };
+  const data: ReaderThreadData = { databaseUrl: options.databaseUrl, storage: options.storage, poolMax: options.poolMax, reconnectWaitMs: options.reconnectWaitMs };
   const threads = new Set<ReaderThread>();
   let nextId = 1;
   let closing = false;

@@ -97,7 +97,8 @@ describe('content listing reader threads', () => {
   });
 
   it('fail a read they cannot make, which the API thread then makes itself (its answer, errors included, as before)', async () => {
-    const broken = createListingReaders({ ...readerOptions({ databaseUrl: 'postgres://postgres@127.0.0.1:1/none' }), threads: 1 });
+    // no server there at all: the thread's connections need not wait for one that is starting (db/reconnect.ts)
+    const broken = createListingReaders({ ...readerOptions({ databaseUrl: 'postgres://postgres@127.0.0.1:1/none' }), threads: 1, reconnectWaitMs: 0 });
     await broken.ready();
     const app = await serve(createApp({ config, knex, logger, listingReaders: broken }));
     try {
