@@ -5,7 +5,10 @@
  * ("Assertion failed: (env_->execution_async_id()) == (0)" in InternalCallbackScope::Close, then SIGABRT). In this
  * suite it has hit a jest worker about once in two full runs, each time in a different file that runs a Temporal
  * worker in the test process (the native bridge's thread-safe callbacks), never in the same file twice, and the file
- * passed on its own afterwards. jest-worker already runs a file again in a new process when its worker exits with a
+ * passed on its own afterwards. The cause found: a workflow activation on the test thread (debugMode) stalled past the
+ * SDK's 5 s execution timeout on a busy machine; the timeout interrupting the vm's microtasks unbalances the stack
+ * (tests/jest/slowActivation.test.ts reproduces it), and tests/setup/temporalWorker.ts now gives in-thread workflows
+ * 60 s. This runner stays for an abort of another cause. jest-worker already runs a file again in a new process when its worker exits with a
  * non-zero code; a worker killed by a signal it reports as a failure of the file instead. This runner treats a
  * SIGABRT like that exit: the file is run once more, in a fresh worker, after the others, with a line on stderr
  * naming it. A file whose worker aborts again fails as before, and a test that fails is never run again.

@@ -73,12 +73,23 @@ class DefaultLogger extends real.DefaultLogger {
 /**
  * Workers run their workflows on the test file's own thread (the SDK's `debugMode`) unless a test asks otherwise: a
  * worker thread per Worker loaded the bundle and the SDK's protobuf definitions again, for each of the hundreds of
- * Workers a run creates. The deadlock detection debugMode turns off is kept at the SDK's 5 s: `isolateExecutionTimeout`
- * is not in the public options' type, but the SDK's option compiler takes it over its default.
+ * Workers a run creates. The deadlock detection debugMode turns off is turned back on, at 60 s rather than the SDK's
+ * 5 s (`isolateExecutionTimeout` is not in the public options' type, but the SDK's option compiler takes it over its
+ * default): on this thread a firing timeout does not just fail the workflow task. It interrupts the vm's microtasks
+ * (`microtaskMode: 'afterEvaluate'`) inside a native callback, Node 20 leaves the async-id stack unbalanced, and the
+ * next native callback aborts the process ("Assertion failed: (env_->execution_async_id()) == (0)", SIGABRT). A busy
+ * machine stalls an ordinary activation past 5 s now and then, which is how jest workers died in full runs;
+ * tests/jest/slowActivation.test.ts shows it. A real deadlock (a loop that never yields) still ends, at 60 s.
  */
+const IN_THREAD_ISOLATE_EXECUTION_TIMEOUT = '60s';
+
 class Worker extends real.Worker {
   static override create(options: TemporalWorker.WorkerOptions): Promise<Worker> {
-    const inTestThread: TemporalWorker.WorkerOptions & { isolateExecutionTimeout: string } = { debugMode: true, isolateExecutionTimeout: '5s', ...options };
+    const inTestThread: TemporalWorker.WorkerOptions & { isolateExecutionTimeout: string } = {
+      debugMode: true,
+      isolateExecutionTimeout: IN_THREAD_ISOLATE_EXECUTION_TIMEOUT,
+      ...options,
+    };
     return super.create(inTestThread) as Promise<Worker>;
   }
 }
