@@ -193,7 +193,10 @@ function ensureFfmpeg() {
 
 /**
  * The brand kit's fonts (domain/brandKit.ts BRAND_FONTS), from Debian's font packages: the title and end cards are
- * drawn with Pango (sharp's text input), which finds them through fontconfig. Quick when each family is known.
+ * drawn with Pango (sharp's text input), which finds them through fontconfig. Then the fallback fonts
+ * (domain/brandKit.ts BRAND_FALLBACK_FONTS) for the glyphs no brand font has: Noto Sans CJK (fonts-noto-cjk, about
+ * 90 MB installed) for Chinese, Japanese and Korean; Arabic and the other scripts come with fonts-noto-core. Quick
+ * when each family is known.
  */
 const BRAND_FONT_PACKAGES = [
   ['Inter', 'fonts-inter'],
@@ -201,6 +204,8 @@ const BRAND_FONT_PACKAGES = [
   ['Open Sans', 'fonts-open-sans'],
   ['Roboto', 'fonts-roboto'],
   ['Noto Sans', 'fonts-noto-core'],
+  ['Noto Sans Arabic', 'fonts-noto-core'],
+  ['Noto Sans CJK JP', 'fonts-noto-cjk'],
 ];
 
 function fontFamilyInstalled(family) {
@@ -209,7 +214,9 @@ function fontFamilyInstalled(family) {
 }
 
 function ensureBrandFonts() {
-  const missing = onPath('fc-list') ? BRAND_FONT_PACKAGES.filter(([family]) => !fontFamilyInstalled(family)).map(([, pkg]) => pkg) : BRAND_FONT_PACKAGES.map(([, pkg]) => pkg).concat('fontconfig');
+  const wanted = onPath('fc-list') ? BRAND_FONT_PACKAGES.filter(([family]) => !fontFamilyInstalled(family)) : BRAND_FONT_PACKAGES;
+  const missing = [...new Set(wanted.map(([, pkg]) => pkg))];
+  if (!onPath('fc-list')) missing.push('fontconfig');
   if (missing.length > 0) aptInstall(missing);
 }
 
