@@ -116,15 +116,16 @@ describe('Brand parts on the assembly page', () => {
       await page.getByRole('button', { name: 'Select lobby.mp4' }).click();
       const panel = page.getByRole('region', { name: 'Brand parts' });
       await panel.getByRole('status').getByText('Brand parts: title card, brand captions, logo, end card').waitFor();
-      const label = (part: string) => page.locator(`.timeline-${part}`).first().getAttribute('aria-label');
-      const labelMatches = async (part: string, pattern: RegExp) => {
-        await page.waitForFunction(([cls, source]) => new RegExp(source).test(document.querySelector(`.timeline-${cls}`)?.getAttribute('aria-label') ?? ''), [part, pattern.source] as const);
-        return label(part);
+      /** The preview's clip of a brand part once its description has `text` (the preview follows the saved parts). */
+      const labelWith = async (part: string, text: string) => {
+        const clip = page.locator(`.timeline-${part}[aria-label*="${text}"]`);
+        await clip.waitFor();
+        return clip.getAttribute('aria-label');
       };
       // the defaults, as the edit has them: the output is 1920 x 1080, the logo's longer side 14% of 1080 (151 px)
-      expect(await labelMatches('title-card', /length 2\.5 s/)).toBe('Title card: Harbour Villas, starts at 0 s, length 2.5 s');
-      expect(await labelMatches('logo', /85% opacity/)).toMatch(/^Logo: top right, 151 × 76 px, 85% opacity,/);
-      expect(await labelMatches('end-card', /length 3 s/)).toMatch(/^End card, starts at [\d.]+ s, length 3 s$/);
+      expect(await labelWith('title-card', 'length 2.5 s')).toBe('Title card: Harbour Villas, starts at 0 s, length 2.5 s');
+      expect(await labelWith('logo', '85% opacity')).toMatch(/^Logo: top right, 151 × 76 px, 85% opacity,/);
+      expect(await labelWith('end-card', 'length 3 s')).toMatch(/^End card, starts at [\d.]+ s, length 3 s$/);
       expect(await panel.getByLabel('Title length (seconds)').inputValue()).toBe('2.5');
       expect(await panel.getByLabel('End card length (seconds)').inputValue()).toBe('3');
       await expectAxeClean(page);
@@ -146,20 +147,20 @@ describe('Brand parts on the assembly page', () => {
       await panel.getByRole('button', { name: 'Use these brand parts' }).click();
       await panel.getByRole('alert').getByText('The end card lasts 2 to 6 seconds').waitFor();
       expect(await endLength.getAttribute('aria-invalid')).toBe('true');
-      expect(await endLength.evaluate((el) => el === document.activeElement)).toBe(true);
+      expect(await endLength.evaluate((el) => el === (el as unknown as { ownerDocument: { activeElement: unknown } }).ownerDocument.activeElement)).toBe(true);
       expect(await endLength.getAttribute('aria-describedby')).toContain('brand-parts-error');
       expect(await storedBrand()).toEqual(before);
-      expect(await labelMatches('end-card', /length 3 s/)).toMatch(/length 3 s$/);
+      expect(await labelWith('end-card', 'length 3 s')).toMatch(/length 3 s$/);
       await expectAxeClean(page);
 
       // typed by keyboard this time: 4.5 s, then Enter submits the form
       await endLength.fill('');
       await endLength.pressSequentially('4.5');
       await endLength.press('Enter');
-      expect(await labelMatches('end-card', /length 4\.5 s/)).toMatch(/length 4\.5 s$/);
-      expect(await labelMatches('title-card', /length 1\.8 s/)).toBe('Title card: Harbour Villas, starts at 0 s, length 1.8 s');
+      expect(await labelWith('end-card', 'length 4.5 s')).toMatch(/length 4\.5 s$/);
+      expect(await labelWith('title-card', 'length 1.8 s')).toBe('Title card: Harbour Villas, starts at 0 s, length 1.8 s');
       // 20% of 1080 is 216 px on the logo's longer side, its 2:1 aspect kept
-      expect(await labelMatches('logo', /60% opacity/)).toMatch(/^Logo: top right, 216 × 108 px, 60% opacity,/);
+      expect(await labelWith('logo', '60% opacity')).toMatch(/^Logo: top right, 216 × 108 px, 60% opacity,/);
       expect(await panel.getByRole('alert').count()).toBe(0);
       expect(await endLength.getAttribute('aria-invalid')).toBeNull();
       const chat = await testKnex()('aesthetic_chats').where({ project_id: projectId }).first('editing_config');
