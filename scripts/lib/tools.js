@@ -208,13 +208,16 @@ const BRAND_FONT_PACKAGES = [
   ['Noto Sans CJK JP', 'fonts-noto-cjk'],
 ];
 
-function fontFamilyInstalled(family) {
-  const r = spawnSync('fc-list', [`:family=${family}`, 'family'], { encoding: 'utf8' });
-  return r.status === 0 && r.stdout.trim() !== '';
+/** Every family fontconfig knows, from one `fc-list` (a line per font, its family names separated by commas). */
+function installedFontFamilies() {
+  const r = spawnSync('fc-list', [':', 'family'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+  if (r.status !== 0) return new Set();
+  return new Set(r.stdout.split('\n').flatMap((line) => line.split(',')).map((family) => family.trim()).filter(Boolean));
 }
 
 function ensureBrandFonts() {
-  const wanted = onPath('fc-list') ? BRAND_FONT_PACKAGES.filter(([family]) => !fontFamilyInstalled(family)) : BRAND_FONT_PACKAGES;
+  const installed = onPath('fc-list') ? installedFontFamilies() : new Set();
+  const wanted = BRAND_FONT_PACKAGES.filter(([family]) => !installed.has(family));
   const missing = [...new Set(wanted.map(([, pkg]) => pkg))];
   if (!onPath('fc-list')) missing.push('fontconfig');
   if (missing.length > 0) aptInstall(missing);
@@ -281,6 +284,7 @@ module.exports = {
   ensureFfmpeg,
   ensureChromium,
   ensureBrandFonts,
+  BRAND_FONT_PACKAGES,
   ensureWrk,
   ensureHaproxy,
   commandOutput,

@@ -5,8 +5,9 @@
  * Every glyph the brand font lacks comes from the fallback fonts (Noto Sans, Noto Sans Arabic, Noto Sans CJK): each
  * character's ink is compared with Pango's "missing glyph" box for it (the brand font with fallback switched off).
  */
+import { execFileSync } from 'node:child_process';
 import sharp from 'sharp';
-import { BRAND_FONT_FAMILIES, brandFontFamilies } from '../../domain/brandKit';
+import { BRAND_FALLBACK_FONTS, BRAND_FONTS, BRAND_FONT_FAMILIES, brandFontFamilies } from '../../domain/brandKit';
 import { renderTextStill, type TextStillOptions } from '../../providers/media/textStill';
 
 const BOX: Omit<TextStillOptions, 'lines'> = { fontFamily: 'Inter', color: '#FFFFFF', width: 900, height: 300, background: '#1F2A44', padding: 24, maxFontPx: 96, bold: true };
@@ -111,6 +112,16 @@ describe('renderTextStill', () => {
       ['Korean', '항구빌라부동산', 'Noto Sans CJK KR'],
       ['Arabic', 'فلميناءخرة', 'Noto Sans Arabic'],
     ] as const;
+
+    it('installs every brand and fallback font with the setup scripts, and fontconfig knows each family', () => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const tools = require('../../scripts/lib/tools') as { BRAND_FONT_PACKAGES: Array<[string, string]> };
+      const packages = new Set(tools.BRAND_FONT_PACKAGES.map(([, pkg]) => pkg));
+      const known = new Set(execFileSync('fc-list', [':', 'family'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 }).split('\n').flatMap((line) => line.split(',').map((f) => f.trim())));
+      for (const font of [...BRAND_FONTS, ...BRAND_FALLBACK_FONTS]) {
+        expect({ family: font.family, installedBy: packages.has(font.debianPackage), known: known.has(font.family) }).toEqual({ family: font.family, installedBy: true, known: true });
+      }
+    });
 
     it('takes the CJK face by the text: Japanese with kana, Korean with Hangul, else Simplified Chinese; Arabic and Noto Sans before', () => {
       for (const [, text, face] of SCRIPTS) expect(brandFontFamilies('Inter', text)).toEqual(['Inter', 'Noto Sans', 'Noto Sans Arabic', face === 'Noto Sans Arabic' ? 'Noto Sans CJK SC' : face]);
