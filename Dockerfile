@@ -10,7 +10,7 @@ RUN npm run build:frontend && npm run build:workflows -- /app/dist/workflow-bund
 # Runtime: production dependencies only (tsx runs the TypeScript sources), ffmpeg for clips and assembly.
 FROM node:20-bookworm-slim
 RUN apt-get update \
-  && apt-get install -y --no-install-recommends ffmpeg fonts-inter fonts-lato fonts-open-sans fonts-roboto fonts-noto-core fontconfig ca-certificates \
+  && apt-get install -y --no-install-recommends ffmpeg fonts-inter fonts-lato fonts-open-sans fonts-roboto fonts-noto-core fonts-noto-cjk fontconfig ca-certificates \
   && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 STORAGE_DIR=/data/storage FRONTEND_DIST=/app/frontend/dist WORKFLOW_BUNDLE_PATH=/app/dist/workflow-bundle.js

@@ -15,6 +15,41 @@ export const BRAND_FONTS = [
 export type BrandFont = (typeof BRAND_FONTS)[number]['family'];
 export const BRAND_FONT_FAMILIES: readonly BrandFont[] = BRAND_FONTS.map((f) => f.family);
 
+/**
+ * The fonts drawn for the glyphs the brand font lacks, after it and in this order (installed with the brand fonts,
+ * scripts/lib/tools.js): Noto Sans for Latin, Greek and Cyrillic beyond the brand font, Noto Sans Arabic, then one
+ * of Noto Sans CJK's faces for Chinese, Japanese and Korean (each face has every CJK glyph; the face decides the
+ * regional shapes of the shared Han characters).
+ */
+export const BRAND_FALLBACK_FONTS = [
+  { family: 'Noto Sans', debianPackage: 'fonts-noto-core' },
+  { family: 'Noto Sans Arabic', debianPackage: 'fonts-noto-core' },
+  { family: 'Noto Sans CJK SC', debianPackage: 'fonts-noto-cjk' },
+  { family: 'Noto Sans CJK JP', debianPackage: 'fonts-noto-cjk' },
+  { family: 'Noto Sans CJK KR', debianPackage: 'fonts-noto-cjk' },
+] as const;
+
+const KANA = /[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]/;
+const HANGUL = /[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]/;
+
+/**
+ * The families text is drawn with, best first: the brand font, then the fallbacks for what it lacks. The CJK face
+ * follows the text: Japanese where it has kana, Korean where it has Hangul, else Simplified Chinese.
+ */
+export function brandFontFamilies(font: string, text = ''): string[] {
+  const cjk = KANA.test(text) ? 'Noto Sans CJK JP' : HANGUL.test(text) ? 'Noto Sans CJK KR' : 'Noto Sans CJK SC';
+  const fallbacks = BRAND_FALLBACK_FONTS.map((f) => f.family as string).filter((family) => !family.startsWith('Noto Sans CJK') || family === cjk);
+  return [font, ...fallbacks].filter((family, i, all) => family.trim() !== '' && all.indexOf(family) === i);
+}
+
+/**
+ * The families as a Pango font description's family list ("Inter, Noto Sans, ..., Noto Sans CJK SC,"): each glyph
+ * comes from the first family that has it. The closing comma ends the list, so no family name is read as a style.
+ */
+export function brandFontDescription(font: string, text = ''): string {
+  return `${brandFontFamilies(font, text).join(', ')},`;
+}
+
 /** Largest logo upload accepted (bytes): a bigger one is refused with 413 and nothing is stored. */
 export const BRAND_LOGO_MAX_BYTES = 5 * 1024 * 1024;
 /** The stored logo fits in this square (pixels), aspect kept. */

@@ -66,7 +66,10 @@ export function cleanTitleText(value: unknown): string {
   if (typeof value !== 'string') return '';
   // eslint-disable-next-line no-control-regex
   const line = value.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').replace(/\s+/g, ' ').trim();
-  return line.length > TITLE_TEXT_MAX_LENGTH ? line.slice(0, TITLE_TEXT_MAX_LENGTH).trimEnd() : line;
+  if (line.length <= TITLE_TEXT_MAX_LENGTH) return line;
+  // never half of a character written as two UTF-16 units (an emoji, a rare CJK ideograph): Pango would draw a box
+  const cut = /[\ud800-\udbff]/.test(line[TITLE_TEXT_MAX_LENGTH - 1]) ? TITLE_TEXT_MAX_LENGTH - 1 : TITLE_TEXT_MAX_LENGTH;
+  return line.slice(0, cut).trimEnd();
 }
 
 /** Any brand parts setting (a stored row, a request) made valid over `fallback` for what it leaves out. */

@@ -3,14 +3,16 @@
  * end card (issue 44). The text is fitted into a box of the given size: Pango wraps it at word (then character)
  * boundaries and sharp picks the largest size at which the wrapped text fits both sides, so long names shrink and
  * wrap instead of being cut off. Fonts come from fontconfig (the brand fonts from Debian's packages); glyphs the
- * chosen font lacks (Greek, Arabic, CJK ...) come from whichever installed font has them. No policy.
+ * chosen font lacks (Greek, Arabic, Chinese, Japanese, Korean ...) come from the fallback fonts after it
+ * (domain/brandKit.ts brandFontDescription: Noto Sans, Noto Sans Arabic, Noto Sans CJK), never drawn as empty boxes.
  */
 import sharp, { type OutputInfo } from 'sharp';
+import { brandFontDescription } from '../../domain/brandKit';
 
 export interface TextStillOptions {
   /** One or more lines; each is its own paragraph. */
   lines: readonly string[];
-  /** A fontconfig family name ("Inter", "Noto Sans"). */
+  /** A fontconfig family name ("Inter", "Noto Sans"); the fallback fonts follow it for the glyphs it lacks. */
   fontFamily: string;
   /** #RRGGBB */
   color: string;
@@ -52,7 +54,7 @@ function markupOf(options: TextStillOptions, sizePx: number): string {
 
 async function renderText(options: TextStillOptions, innerWidth: number, innerHeight: number, fit: boolean): Promise<{ data: Buffer; info: OutputInfo }> {
   const common = {
-    font: options.fontFamily,
+    font: brandFontDescription(options.fontFamily, options.lines.join('\n')),
     rgba: true,
     wrap: 'word-char' as const,
     align: options.align ?? 'centre',

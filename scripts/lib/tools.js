@@ -193,7 +193,10 @@ function ensureFfmpeg() {
 
 /**
  * The brand kit's fonts (domain/brandKit.ts BRAND_FONTS), from Debian's font packages: the title and end cards are
- * drawn with Pango (sharp's text input), which finds them through fontconfig. Quick when each family is known.
+ * drawn with Pango (sharp's text input), which finds them through fontconfig. Then the fallback fonts
+ * (domain/brandKit.ts BRAND_FALLBACK_FONTS) for the glyphs no brand font has: Noto Sans CJK (fonts-noto-cjk, about
+ * 90 MB installed) for Chinese, Japanese and Korean; Arabic and the other scripts come with fonts-noto-core. Quick
+ * when each family is known.
  */
 const BRAND_FONT_PACKAGES = [
   ['Inter', 'fonts-inter'],
@@ -201,15 +204,22 @@ const BRAND_FONT_PACKAGES = [
   ['Open Sans', 'fonts-open-sans'],
   ['Roboto', 'fonts-roboto'],
   ['Noto Sans', 'fonts-noto-core'],
+  ['Noto Sans Arabic', 'fonts-noto-core'],
+  ['Noto Sans CJK JP', 'fonts-noto-cjk'],
 ];
 
-function fontFamilyInstalled(family) {
-  const r = spawnSync('fc-list', [`:family=${family}`, 'family'], { encoding: 'utf8' });
-  return r.status === 0 && r.stdout.trim() !== '';
+/** Every family fontconfig knows, from one `fc-list` (a line per font, its family names separated by commas). */
+function installedFontFamilies() {
+  const r = spawnSync('fc-list', [':', 'family'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+  if (r.status !== 0) return new Set();
+  return new Set(r.stdout.split('\n').flatMap((line) => line.split(',')).map((family) => family.trim()).filter(Boolean));
 }
 
 function ensureBrandFonts() {
-  const missing = onPath('fc-list') ? BRAND_FONT_PACKAGES.filter(([family]) => !fontFamilyInstalled(family)).map(([, pkg]) => pkg) : BRAND_FONT_PACKAGES.map(([, pkg]) => pkg).concat('fontconfig');
+  const installed = onPath('fc-list') ? installedFontFamilies() : new Set();
+  const wanted = BRAND_FONT_PACKAGES.filter(([family]) => !installed.has(family));
+  const missing = [...new Set(wanted.map(([, pkg]) => pkg))];
+  if (!onPath('fc-list')) missing.push('fontconfig');
   if (missing.length > 0) aptInstall(missing);
 }
 
@@ -274,6 +284,7 @@ module.exports = {
   ensureFfmpeg,
   ensureChromium,
   ensureBrandFonts,
+  BRAND_FONT_PACKAGES,
   ensureWrk,
   ensureHaproxy,
   commandOutput,

@@ -121,11 +121,13 @@ export async function replaceBrandLogo(knex: Knex, storage: Storage, input: { wo
   if (file.length === 0) throw new DomainError(400, BRAND_KIT_CODES.logoInvalid, BRAND_KIT_MSG.logoEmpty);
   if (file.length > BRAND_LOGO_MAX_BYTES) throw new DomainError(413, BRAND_KIT_CODES.logoTooLarge, BRAND_KIT_MSG.logoTooLarge);
   const format = await detectLogoFormat(file);
-  if (!format) throw new DomainError(400, BRAND_KIT_CODES.logoInvalid, BRAND_KIT_MSG.logoUnreadable);
-  if (format === 'svg') {
+  // an SVG librsvg refuses to read (one declaring entities, say) is still told why when it is unsafe
+  const svgText = format === 'svg' || (format === null && /<svg[\s>]/i.test(file.subarray(0, 64 * 1024).toString('utf8')));
+  if (svgText) {
     const problem = svgProblem(file.toString('utf8'));
     if (problem) throw new DomainError(400, BRAND_KIT_CODES.svgUnsafe, BRAND_KIT_MSG.svgUnsafe(problem));
   }
+  if (!format) throw new DomainError(400, BRAND_KIT_CODES.logoInvalid, BRAND_KIT_MSG.logoUnreadable);
   let raster: Awaited<ReturnType<typeof rasteriseLogo>>;
   try {
     raster = await rasteriseLogo(file, format, BRAND_LOGO_MAX_SIDE);

@@ -1,8 +1,9 @@
 /**
  * Issue 44, acceptance 1 and 7: the brand kit's API. Every member reads the kit (the default one until an admin saves
  * one); admins and owners change it. A logo is accepted by its content (PNG, JPEG, WebP, safe SVG) and stored as a
- * PNG with its transparency; every bad input (a corrupt file, an SVG with a script, an event handler, a foreignObject
- * or an external reference, a 50 MB file, an empty or unknown font) gets a clear 4xx and stores nothing.
+ * PNG with its transparency; every bad input (a corrupt file, an SVG with a script, an event handler, a foreignObject,
+ * an entity declaration or an external reference, a 50 MB file with or without its length, an empty or unknown font)
+ * gets a clear 4xx and stores nothing.
  */
 import type { Knex } from 'knex';
 import sharp from 'sharp';
@@ -106,6 +107,9 @@ describe('GET and PUT /api/workspaces/:id/brand-kit', () => {
     ['an empty font choice', { ...goodKit, font: '' }, BRAND_KIT_MSG.fontRequired],
     ['a font not in the set', { ...goodKit, font: 'Comic Sans MS' }, BRAND_KIT_MSG.fontRequired],
     ['no font', { ...goodKit, font: undefined }, BRAND_KIT_MSG.fontRequired],
+    ['a font of spaces', { ...goodKit, font: '   ' }, BRAND_KIT_MSG.fontRequired],
+    ['a null font', { ...goodKit, font: null }, BRAND_KIT_MSG.fontRequired],
+    ['a font family in other letter case', { ...goodKit, font: 'inter' }, BRAND_KIT_MSG.fontRequired],
     ['a colour that is not #RRGGBB', { ...goodKit, primaryColor: 'red' }, BRAND_KIT_MSG.colorInvalid],
     ['a contact line over 80 characters', { ...goodKit, contact: { ...goodKit.contact, company: 'x'.repeat(81) } }, BRAND_KIT_MSG.contactTooLong],
   ])('refuses %s with 400 and a clear message, changing nothing', async (_name, body, message) => {
@@ -152,6 +156,18 @@ describe('PUT and DELETE /api/workspaces/:id/brand-kit/logo', () => {
     expect(after).not.toEqual(before);
   });
 
+  it('accepts an SVG as drawing programs save it: an XML declaration and the SVG 1.1 DOCTYPE', async () => {
+    const svg = Buffer.from(
+      '<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n' +
+        '<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">\n' +
+        '<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="300" height="100"><circle cx="50" cy="50" r="40" fill="#0a5c8a"/></svg>\n',
+    );
+    const res = await putLogo(team.admin.token, svg, 'image/svg+xml');
+    expect(res.status).toBe(200);
+    expect(res.body.brandKit).toMatchObject({ logoWidth: 1024, logoHeight: 341 });
+    expect(await storedLogos()).toHaveLength(1);
+  });
+
   it('accepts a JPEG and a WebP', async () => {
     const photo = sharp({ create: { width: 40, height: 40, channels: 3, background: '#0a5c8a' } });
     for (const file of [await photo.clone().jpeg().toBuffer(), await photo.clone().webp().toBuffer()]) {
@@ -169,6 +185,10 @@ describe('PUT and DELETE /api/workspaces/:id/brand-kit/logo', () => {
     ['a foreignObject', '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><foreignObject width="10" height="10"><p>hi</p></foreignObject></svg>', BRAND_KIT_CODES.svgUnsafe],
     ['an external xlink:href', external('xlink:href="https://evil.example/x.png"'), BRAND_KIT_CODES.svgUnsafe],
     ['an external href', external("href='file:///etc/passwd'"), BRAND_KIT_CODES.svgUnsafe],
+    ['an external <use> sprite', '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><use href="https://evil.example/sprite.svg#logo"/></svg>', BRAND_KIT_CODES.svgUnsafe],
+    ['a javascript: link', '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="10" height="10"><a xlink:href="javascript:alert(1)"><rect width="10" height="10"/></a></svg>', BRAND_KIT_CODES.svgUnsafe],
+    ['an entity reading a local file', '<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY x SYSTEM "file:///etc/passwd">]><svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><text>&x;</text></svg>', BRAND_KIT_CODES.svgUnsafe],
+    ['a CSS @import of another file', '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><style>@import "https://evil.example/x.css";</style><rect width="10" height="10"/></svg>', BRAND_KIT_CODES.svgUnsafe],
     ['an external CSS url()', '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect style="fill:url(http://evil.example/p)" width="10" height="10"/></svg>', BRAND_KIT_CODES.svgUnsafe],
     ['a corrupt PNG', 'CORRUPT_PNG', BRAND_KIT_CODES.logoInvalid],
     ['a text file', 'just some text, not an image', BRAND_KIT_CODES.logoInvalid],
@@ -178,7 +198,7 @@ describe('PUT and DELETE /api/workspaces/:id/brand-kit/logo', () => {
     let body = Buffer.from(content);
     // the first 200 bytes of a real PNG: a valid header, pixels cut off
     if (content === 'CORRUPT_PNG') body = (await sharp({ create: { width: 300, height: 300, channels: 3, background: '#123456' } }).png().toBuffer()).subarray(0, 200);
-    const res = await putLogo(team.admin.token, body, content.startsWith('<svg') ? 'image/svg+xml' : 'image/png');
+    const res = await putLogo(team.admin.token, body, content.startsWith('<svg') || content.startsWith('<?xml') ? 'image/svg+xml' : 'image/png');
     expect(res.status).toBe(400);
     expect(res.body.code).toBe(code);
     expect(res.body.error).toMatch(code === BRAND_KIT_CODES.svgUnsafe ? /^The SVG logo was refused: it / : /PNG, JPEG, WebP or SVG|Send the logo/);
@@ -191,6 +211,33 @@ describe('PUT and DELETE /api/workspaces/:id/brand-kit/logo', () => {
     const res = await putLogo(team.admin.token, huge, 'image/png');
     expect(res.status).toBe(413);
     expect(res.body.code).toBe(BRAND_KIT_CODES.logoTooLarge);
+    expect({ logos: await storedLogos(), row: await kitRow() }).toEqual(before);
+  });
+
+  it('refuses a 50 MB logo sent without a length (chunked) with 413 once it passes 5 MB, storing nothing', async () => {
+    const before = { logos: await storedLogos(), row: await kitRow() };
+    const head = await transparentPng();
+    const chunk = Buffer.alloc(1024 * 1024);
+    let sent = 0;
+    // a stream of unknown length: fetch sends it chunked, with no Content-Length for the API to refuse up front
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent === 0) controller.enqueue(head);
+        if (sent >= 50) return controller.close();
+        sent += 1;
+        controller.enqueue(chunk);
+      },
+    });
+    const res = await fetch(`${server.baseUrl}${kitPath()}/logo`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${team.admin.token}`, 'content-type': 'image/png' },
+      body,
+      duplex: 'half',
+    } as RequestInit & { duplex: 'half' });
+    expect(res.headers.get('content-length')).not.toBeNull();
+    expect(res.status).toBe(413);
+    const answer = (await res.json()) as { code: string; error: string };
+    expect(answer).toMatchObject({ code: BRAND_KIT_CODES.logoTooLarge, error: BRAND_KIT_MSG.logoTooLarge });
     expect({ logos: await storedLogos(), row: await kitRow() }).toEqual(before);
   });
 

@@ -84,6 +84,15 @@ describe('brand parts in assemblies (API, dev server, real worker)', () => {
     ['a switch that is not true or false', { endCard: 'no' }, /endCard must be true or false/],
     ['an unknown field', { watermark: true }, /watermark|Unrecognized/i],
     ['a title too long', { titleText: 'x'.repeat(101) }, /titleText is at most 100/],
+    ['a title card too short', { titleSeconds: 1 }, /titleSeconds must be at least 1.5/],
+    ['an end card too short', { endCardSeconds: 1.5 }, /endCardSeconds must be at least 2/],
+    ['an end card too long', { endCardSeconds: 7 }, /endCardSeconds is at most 6/],
+    ['a length that is not a number', { endCardSeconds: '4' }, /endCardSeconds must be a number of seconds/],
+    ['a logo too small', { logoSize: 0.01 }, /logoSize must be at least 0.06/],
+    ['a logo too large', { logoSize: 0.5 }, /logoSize is at most 0.3/],
+    ['a logo more than opaque', { logoOpacity: 1.5 }, /logoOpacity is at most 1/],
+    ['a logo too faint to see', { logoOpacity: 0.1 }, /logoOpacity must be at least 0.2/],
+    ['a good size beside a bad length (neither is kept)', { logoSize: 0.2, titleSeconds: 9 }, /titleSeconds is at most 3/],
   ])('refuses %s with 400 and keeps the stored config', async (_name, body, message) => {
     const before = await storedConfig();
     const res = await setParts(body);
@@ -105,6 +114,24 @@ describe('brand parts in assemblies (API, dev server, real worker)', () => {
     expect(dry.preview.brand).toMatchObject({ present: { titleCard: true, logo: true, endCard: true, captions: false }, title: 'Βίλες του Λιμανιού' });
     expect(brandPartOf(dry.request, 'logo')?.position).toBe('bottom-left');
     expect(captionTrackOf(dry.request)).toEqual([]);
+  });
+
+  it("the lengths, the logo's size and opacity and a Japanese and Chinese title are the dry run's edit", async () => {
+    const set = await setParts({ titleSeconds: 1.5, endCardSeconds: 5, logoSize: 0.2, logoOpacity: 0.5, titleText: 'ハーバー・ヴィラズ東京 海港别墅豪华公寓' });
+    expect(set.status).toBe(200);
+    expect(set.body.editing_config.brand).toMatchObject({ title_seconds: 1.5, end_card_seconds: 5, logo_size: 0.2, logo_opacity: 0.5, title_text: 'ハーバー・ヴィラズ東京 海港别墅豪华公寓' });
+    const dry = await dryRun();
+    expect(brandPartOf(dry.request, 'titleCard')).toMatchObject({ start: 0, length: 1.5, asset: { text: 'ハーバー・ヴィラズ東京 海港别墅豪华公寓' } });
+    const end = brandPartOf(dry.request, 'endCard')!;
+    expect(end.start).toBeCloseTo(clipsEndOf(dry.request), 3);
+    expect(end.length).toBe(5);
+    expect(dry.request.totalDuration).toBeCloseTo(clipsEndOf(dry.request) + 5, 3);
+    // 9:16 at 1080 x 1920: the 2:1 logo's longer side is 20% of 1080
+    const logo = brandPartOf(dry.request, 'logo')!;
+    expect(logo).toMatchObject({ opacity: 0.5, box: { width: 216, height: 108 } });
+    // back to the defaults but for the title, for the render below
+    const back = await setParts({ titleSeconds: DEFAULT_BRAND_PARTS.title_seconds, endCardSeconds: DEFAULT_BRAND_PARTS.end_card_seconds, logoSize: DEFAULT_BRAND_PARTS.logo_size, logoOpacity: DEFAULT_BRAND_PARTS.logo_opacity });
+    expect(back.body.editing_config.brand).toMatchObject({ ...DEFAULT_BRAND_PARTS, title_text: 'ハーバー・ヴィラズ東京 海港别墅豪华公寓', logo_corner: 'bottom-left', captions: false });
   });
 
   it('the worker renders the edit the dry run showed, with music: logo at its corner, end card to the end, sound to the end', async () => {
@@ -138,6 +165,29 @@ describe('brand parts in assemblies (API, dev server, real worker)', () => {
         const { stdout } = await execFileAsync('ffmpeg', ['-v', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-vf', `crop=2:2:${x}:${y}`, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], { encoding: 'buffer' });
         return [...(stdout as unknown as Buffer).subarray(0, 3)];
       };
+      // the Japanese and Chinese title, white on the kit's blue, wrapped inside its box: ink in the box, none on its edge
+      const title = brandPartOf(dry.request, 'titleCard')!;
+      const { stdout: titleRaw } = await execFileAsync(
+        'ffmpeg',
+        ['-v', 'error', '-ss', '1', '-i', file, '-frames:v', '1', '-vf', `crop=${title.box.width}:${title.box.height}:${title.box.x}:${title.box.y}`, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+        { encoding: 'buffer', maxBuffer: 32 * 1024 * 1024 },
+      );
+      const titleRgb = titleRaw as unknown as Buffer;
+      let ink = 0;
+      let inkOnEdge = 0;
+      for (let y = 0; y < title.box.height; y += 1) {
+        for (let x = 0; x < title.box.width; x += 1) {
+          const i = (y * title.box.width + x) * 3;
+          if (titleRgb[i] < 200 || titleRgb[i + 1] < 200 || titleRgb[i + 2] < 200) continue;
+          ink += 1;
+          // the band 4-12 px inside the box's edge (the text keeps a padding of 8% of the box; the outermost pixels
+          // share the encoder's blocks with the clip around the box)
+          const fromEdge = Math.min(x, y, title.box.width - 1 - x, title.box.height - 1 - y);
+          if (fromEdge >= 4 && fromEdge < 12) inkOnEdge += 1;
+        }
+      }
+      expect(ink).toBeGreaterThan(title.box.width * title.box.height * 0.02);
+      expect(inkOnEdge).toBe(0);
       // after the title card, the logo's centre is its red
       const [r, g, b] = await pixelAt(clipsEndOf(dry.request) - 0.3, logo.box.x + logo.box.width / 2, logo.box.y + logo.box.height / 2);
       expect(r).toBeGreaterThan(200);

@@ -3,7 +3,9 @@
  * via sharp), frames sampled from the output and checked by pixel colour: the logo at its corner, the title card and
  * the brand captions inside the safe area, no drawn pixel in the 9:16 bands Reels and TikTok cover (with a long name
  * and non-Latin text), and the end card's length counted in frames. The clips are flat grey, so anything that is not
- * grey was drawn by the brand parts; each part has its own known colour.
+ * grey was drawn by the brand parts; each part has its own known colour. A long company name with Japanese, Chinese,
+ * Korean and Arabic on the title card, captions and end card is drawn inside each part's box, never reaching its edge
+ * (cut off), in 9:16 and 16:9 (textStill.test.ts checks each of those glyphs against its missing-glyph box).
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -65,6 +67,36 @@ async function cornerColours(file: string): Promise<Rgb[]> {
   return out;
 }
 
+/** Pixels near `colour` within `ring` pixels of `box`'s edge, inside it: text reaching its box's edge was cut off. */
+function countOnEdge(f: Frame, box: Box, colour: Rgb, tolerance: number, ring = 3): number {
+  let n = 0;
+  for (let y = box.y; y < box.y + box.height; y += 1) {
+    for (let x = box.x; x < box.x + box.width; x += 1) {
+      const onEdge = x < box.x + ring || y < box.y + ring || x >= box.x + box.width - ring || y >= box.y + box.height - ring;
+      if (onEdge && near(pixel(f, x, y), colour, tolerance)) n += 1;
+    }
+  }
+  return n;
+}
+
+/** Pixels near `colour` in `box`. */
+const countIn = (f: Frame, box: Box, colour: Rgb, tolerance: number): number => count(f, [box.y, box.y + box.height], colour, tolerance, [box.x, box.x + box.width]);
+
+/**
+ * Pixels outside the safe area, `keep` pixels away from it (the encoder's 4:2:0 blocks bleed across its edge), that
+ * are not `background`: anything the brand parts drew out there.
+ */
+function countOutsideSafe(f: Frame, safe: Box, background: Rgb, keep = 16): number {
+  let n = 0;
+  for (let y = 0; y < f.height; y += 1) {
+    for (let x = 0; x < f.width; x += 1) {
+      const outside = x < safe.x - keep || y < safe.y - keep || x >= safe.x + safe.width + keep || y >= safe.y + safe.height + keep;
+      if (outside && !near(pixel(f, x, y), background, 12)) n += 1;
+    }
+  }
+  return n;
+}
+
 async function durationOf(file: string): Promise<number> {
   const { stdout } = await execFileAsync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', file]);
   return Number(stdout.trim());
@@ -100,7 +132,7 @@ describe('brand parts rendered (renderEdit, ffmpeg)', () => {
     title: 'The Extraordinarily Long-Named Residences at Kensington Gardens Square — Гаванские виллы · فلل الميناء',
   };
 
-  async function render(platform: 'tiktok' | 'youtube', parts: Record<string, unknown>, captions: string[]): Promise<{ edit: AssemblyEdit; file: string }> {
+  async function render(platform: 'tiktok' | 'youtube', parts: Record<string, unknown>, captions: string[], source: BrandSource = brand, name = ''): Promise<{ edit: AssemblyEdit; file: string }> {
     const orientation = platform === 'tiktok' ? 'portrait' : 'landscape';
     const editing = normalizeEditingConfig({ captions, caption_position: 'bottom', brand: parts });
     const edit = buildAssemblyTimeline({
@@ -110,9 +142,9 @@ describe('brand parts rendered (renderEdit, ffmpeg)', () => {
       ],
       platform,
       editing,
-      brand,
+      brand: source,
     });
-    const file = path.join(scratch, `${platform}-${Object.keys(parts).length}.mp4`);
+    const file = path.join(scratch, `${platform}-${Object.keys(parts).length}${name}.mp4`);
     await renderEdit(edit, [clipFile[orientation], clipFile[orientation]], file, scratch, { preset: 'ultrafast', logoFile });
     return { edit, file };
   }
@@ -208,4 +240,60 @@ describe('brand parts rendered (renderEdit, ffmpeg)', () => {
     const last = await frameAt(file, edit.totalDuration - 0.2, width, height);
     expect(near(pixel(last, 2, 2), GREY, 12)).toBe(true);
   }, 180_000);
+
+  const WHITE: Rgb = [255, 255, 255];
+  const worldBrand: BrandSource = {
+    ...brand,
+    logo: null,
+    title: 'ハーバー・ヴィラズ東京湾岸レジデンス 海港别墅豪华公寓 فلل الميناء الفاخرة Harbour Villas International',
+    contactLines: ['Harbour Estates International Property Marketing & Lettings Group', '海港地产有限公司 · ハーバー不動産株式会社 · 항구 부동산', 'شركة فلل الميناء الفاخرة للتطوير العقاري'],
+    callToAction: '内覧のご予約はこちら · احجز جولة',
+  };
+
+  it.each(['tiktok', 'youtube'] as const)(
+    '%s: a long name in Japanese, Chinese, Korean and Arabic on the title card, captions and end card, drawn inside the safe area and never cut off',
+    async (platform) => {
+      const { edit, file } = await render(platform, { title_style: 'card', end_card_seconds: 2 }, ['항구 빌라 — 바다가 보이는 펜트하우스', 'فلل الميناء الفاخرة مع إطلالة على البحر'], worldBrand, '-world');
+      const { width, height } = edit.output.size;
+      const layout = brandLayout(width, height);
+      const title = brandPartOf(edit, 'titleCard')!;
+      const end = brandPartOf(edit, 'endCard')!;
+      const captions = captionTrackOf(edit);
+      expect(captions.map((c) => c.asset.style)).toEqual(['brand', 'brand']);
+      for (const box of [title.box, ...captions.map((c) => c.box as Box), end.callToAction.box, end.contact.box]) expect(boxInside(box, layout.safe)).toBe(true);
+
+      // t=1: the title (white on the brand colour) and the first caption (accent on a dark band)
+      const early = await frameAt(file, 1, width, height);
+      expect(countOutsideSafe(early, layout.safe, GREY)).toBe(0);
+      expect(countIn(early, title.box, WHITE, 40)).toBeGreaterThan(title.box.width * title.box.height * 0.02);
+      // more than a third of the box's rows hold text: the long name is wrapped, not shrunk to one thin line
+      const inkRows = new Set<number>();
+      for (let y = title.box.y; y < title.box.y + title.box.height; y += 1) if (count(early, [y, y + 1], WHITE, 40, [title.box.x, title.box.x + title.box.width]) > 0) inkRows.add(y);
+      expect(inkRows.size).toBeGreaterThan(title.box.height / 3);
+      expect(countOnEdge(early, title.box, WHITE, 60)).toBe(0);
+      const cap = captions[0].box as Box;
+      expect(countIn(early, cap, ACCENT, 70)).toBeGreaterThan(100);
+      expect(countOnEdge(early, cap, ACCENT, 90)).toBe(0);
+
+      // the second caption (Arabic) after the title
+      const later = await frameAt(file, captions[1].start + captions[1].length / 2, width, height);
+      expect(countOutsideSafe(later, layout.safe, GREY)).toBe(0);
+      expect(countIn(later, cap, ACCENT, 70)).toBeGreaterThan(100);
+      expect(countOnEdge(later, cap, ACCENT, 90)).toBe(0);
+
+      // the end card: the call to action (accent) and three contact lines (white), each inside its box
+      const card = await frameAt(file, edit.totalDuration - 0.5, width, height);
+      expect(countOutsideSafe(card, layout.safe, PRIMARY)).toBe(0);
+      const cta = end.callToAction.box;
+      const contact = end.contact.box;
+      expect(countIn(card, cta, ACCENT, 70)).toBeGreaterThan(100);
+      expect(countOnEdge(card, cta, ACCENT, 90)).toBe(0);
+      expect(countIn(card, contact, WHITE, 40)).toBeGreaterThan(300);
+      expect(countOnEdge(card, contact, WHITE, 60)).toBe(0);
+      // no text between and around the boxes: the card's colour only
+      const textColours = [WHITE, ACCENT];
+      for (const colour of textColours) expect(count(card, [layout.safe.y, cta.y - 2], colour, 60, [layout.safe.x, layout.safe.x + layout.safe.width])).toBe(0);
+    },
+    180_000,
+  );
 });

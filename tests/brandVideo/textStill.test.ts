@@ -1,9 +1,13 @@
 /**
  * Issue 44, acceptance 2: text for title cards, captions and end cards is drawn with Pango (sharp's text input) into a
  * box, and what does not fit is shrunk or wrapped, never cut off: long names, one very long word, and non-Latin
- * scripts (Greek, Cyrillic, Arabic) all land inside the box's padding, with glyphs drawn.
+ * scripts (Greek, Cyrillic, Arabic, Chinese, Japanese, Korean) all land inside the box's padding, with glyphs drawn.
+ * Every glyph the brand font lacks comes from the fallback fonts (Noto Sans, Noto Sans Arabic, Noto Sans CJK): each
+ * character's ink is compared with Pango's "missing glyph" box for it (the brand font with fallback switched off).
  */
+import { execFileSync } from 'node:child_process';
 import sharp from 'sharp';
+import { BRAND_FALLBACK_FONTS, BRAND_FONTS, BRAND_FONT_FAMILIES, brandFontFamilies } from '../../domain/brandKit';
 import { renderTextStill, type TextStillOptions } from '../../providers/media/textStill';
 
 const BOX: Omit<TextStillOptions, 'lines'> = { fontFamily: 'Inter', color: '#FFFFFF', width: 900, height: 300, background: '#1F2A44', padding: 24, maxFontPx: 96, bold: true };
@@ -38,6 +42,10 @@ describe('renderTextStill', () => {
     ['a long name', ['The Extraordinarily Long-Named Residences at Kensington Gardens Square, Penthouse Collection Phase Two']],
     ['one very long word', ['Supercalifragilisticexpialidocious-Pneumonoultramicroscopicsilicovolcanoconiosis-Apartments']],
     ['Greek, Cyrillic and Arabic', ['Βίλες του Λιμανιού — Πεντχάουζ', 'Гаванские виллы у моря', 'فلل الميناء الفاخرة']],
+    ['a long Japanese name (no spaces to wrap at)', ['ハーバー・ヴィラズ東京湾岸レジデンス・ペントハウスコレクション第二期分譲住宅販売センター']],
+    ['a long Chinese name', ['海港别墅豪华公寓住宅项目第二期滨海花园高层景观房销售中心欢迎您预约参观']],
+    ['a long Arabic name', ['شركة فلل الميناء الفاخرة للتطوير العقاري والاستثمار والتسويق في دبي وأبوظبي والشارقة']],
+    ['Korean, Japanese, Chinese and Latin on one card', ['항구 빌라 부동산', 'ハーバー不動産株式会社', '海港地产有限公司', '+81 3-1234-5678 · harbour.example']],
     ['many contact lines', ['Harbour Estates Ltd', '+44 20 7946 0000', 'www.harbour-estates.example', 'Book your private viewing today']],
   ])('shrinks and wraps %s to fit inside the box, never past its padding', async (_name, lines) => {
     const still = await renderTextStill({ ...BOX, lines });
@@ -55,5 +63,84 @@ describe('renderTextStill', () => {
     const { data, info } = await sharp(still.png).raw().toBuffer({ resolveWithObject: true });
     expect(info.channels).toBe(4);
     expect(data[3]).toBe(0);
+  });
+
+  describe('glyphs the brand font lacks', () => {
+    const SIZE = 64;
+    type Ink = { width: number; height: number; mask: Uint8Array };
+
+    /** The drawn part of a transparent RGBA image: its alpha above half, cropped to its bounding box (null: nothing drawn). */
+    async function inkOf(png: Buffer): Promise<Ink | null> {
+      const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+      let [x0, y0, x1, y1] = [info.width, info.height, -1, -1];
+      const on = (x: number, y: number) => data[(y * info.width + x) * info.channels + 3] > 128;
+      for (let y = 0; y < info.height; y += 1)
+        for (let x = 0; x < info.width; x += 1)
+          if (on(x, y)) [x0, y0, x1, y1] = [Math.min(x0, x), Math.min(y0, y), Math.max(x1, x), Math.max(y1, y)];
+      if (x1 < 0) return null;
+      const width = x1 - x0 + 1;
+      const height = y1 - y0 + 1;
+      const mask = new Uint8Array(width * height);
+      for (let y = 0; y < height; y += 1) for (let x = 0; x < width; x += 1) mask[y * width + x] = on(x0 + x, y0 + y) ? 1 : 0;
+      return { width, height, mask };
+    }
+
+    /** Whether two inks are the same shape: sizes within a pixel and nine in ten of their pixels alike. */
+    function sameShape(a: Ink, b: Ink): boolean {
+      if (Math.abs(a.width - b.width) > 1 || Math.abs(a.height - b.height) > 1) return false;
+      const [w, h] = [Math.min(a.width, b.width), Math.min(a.height, b.height)];
+      let alike = 0;
+      for (let y = 0; y < h; y += 1) for (let x = 0; x < w; x += 1) if (a.mask[y * a.width + x] === b.mask[y * b.width + x]) alike += 1;
+      return alike / (w * h) >= 0.9;
+    }
+
+    /** `char` in `family` alone, fallback switched off: Pango's missing-glyph box where the family lacks it. */
+    async function inkWithoutFallback(char: string, family: string): Promise<Ink | null> {
+      const text = `<span fallback="false" foreground="#FFFFFF" weight="bold" size="${SIZE * 1024}">${char}</span>`;
+      return inkOf(await sharp({ text: { text, font: `${family},`, dpi: 72, rgba: true } }).png().toBuffer());
+    }
+
+    /** `char` as the title card, captions and end card draw it. */
+    async function inkDrawn(char: string, family: string): Promise<Ink | null> {
+      const still = await renderTextStill({ lines: [char], fontFamily: family, color: '#FFFFFF', width: SIZE * 4, height: SIZE * 3, maxFontPx: SIZE, bold: true });
+      return inkOf(still.png);
+    }
+
+    const SCRIPTS = [
+      ['Japanese', 'ハーバー・ヴィラズ東京湾岸', 'Noto Sans CJK JP'],
+      ['Chinese', '海港别墅豪华公寓项目', 'Noto Sans CJK SC'],
+      ['Korean', '항구빌라부동산', 'Noto Sans CJK KR'],
+      ['Arabic', 'فلميناءخرة', 'Noto Sans Arabic'],
+    ] as const;
+
+    it('installs every brand and fallback font with the setup scripts, and fontconfig knows each family', () => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const tools = require('../../scripts/lib/tools') as { BRAND_FONT_PACKAGES: Array<[string, string]> };
+      const packages = new Set(tools.BRAND_FONT_PACKAGES.map(([, pkg]) => pkg));
+      const known = new Set(execFileSync('fc-list', [':', 'family'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 }).split('\n').flatMap((line) => line.split(',').map((f) => f.trim())));
+      for (const font of [...BRAND_FONTS, ...BRAND_FALLBACK_FONTS]) {
+        expect({ family: font.family, installedBy: packages.has(font.debianPackage), known: known.has(font.family) }).toEqual({ family: font.family, installedBy: true, known: true });
+      }
+    });
+
+    it('takes the CJK face by the text: Japanese with kana, Korean with Hangul, else Simplified Chinese; Arabic and Noto Sans before', () => {
+      for (const [, text, face] of SCRIPTS) expect(brandFontFamilies('Inter', text)).toEqual(['Inter', 'Noto Sans', 'Noto Sans Arabic', face === 'Noto Sans Arabic' ? 'Noto Sans CJK SC' : face]);
+      expect(brandFontFamilies('Noto Sans', 'Harbour')).toEqual(['Noto Sans', 'Noto Sans Arabic', 'Noto Sans CJK SC']);
+    });
+
+    it.each(SCRIPTS)('draws every %s character from a font that has it, never as a missing-glyph box', async (_script, text, face) => {
+      for (const family of BRAND_FONT_FAMILIES) {
+        for (const char of new Set(text)) {
+          const missing = await inkWithoutFallback(char, family);
+          const drawn = await inkDrawn(char, family);
+          const where = `${char} (U+${char.codePointAt(0)!.toString(16).toUpperCase()}) in ${family}`;
+          expect({ where, drawn: drawn !== null }).toEqual({ where, drawn: true });
+          // the still never shows the brand font's missing-glyph box for it ...
+          expect({ where, tofu: sameShape(drawn!, missing!) }).toEqual({ where, tofu: false });
+          // ... which is what the brand font alone draws: it lacks the glyph, the fallback font has it
+          expect({ where, brandFontHasIt: sameShape(missing!, (await inkWithoutFallback(char, face))!) }).toEqual({ where, brandFontHasIt: false });
+        }
+      }
+    });
   });
 });

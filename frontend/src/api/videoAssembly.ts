@@ -92,10 +92,18 @@ export interface ProjectBrandPartsInput {
   titleCard?: boolean;
   titleText?: string | null;
   titleStyle?: 'overlay' | 'card';
+  /** seconds, 1.5-3 */
+  titleSeconds?: number;
   captions?: boolean;
   logo?: boolean;
   logoCorner?: 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
+  /** the logo's longer side as a fraction of the frame's shorter side, 0.06-0.3 */
+  logoSize?: number;
+  /** 0.2-1 */
+  logoOpacity?: number;
   endCard?: boolean;
+  /** seconds, 2-6 */
+  endCardSeconds?: number;
 }
 
 /** The brand part switches of the project's assemblies; answers the chat's state with the new editing config. */

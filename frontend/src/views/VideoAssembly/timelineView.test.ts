@@ -65,4 +65,32 @@ describe('dry run timeline', () => {
     expect(transitionText('wipeLeft')).toBe('wipe left');
     expect(transitionText('fade')).toBe('fade');
   });
+
+  it('names the brand parts: the title card with its text, the logo with its corner, size and opacity, the end card', () => {
+    const view = timelineView(
+      {
+        request: {
+          timeline: {
+            tracks: [
+              {
+                clips: [
+                  { part: 'titleCard', asset: { type: 'title', text: 'Harbour View' }, start: 0, length: 2 },
+                  { part: 'logo', asset: { type: 'image', src: '/api/files/images/brand/w/logo.png' }, start: 0, length: 8, position: 'bottom-left', opacity: 0.6, box: { x: 96, y: 900, width: 216, height: 108 } },
+                  { part: 'endCard', asset: { type: 'card' }, start: 8, length: 4.5 },
+                ],
+              },
+              { clips: [{ asset: { type: 'video', src: 'a.mp4' }, start: 0, length: 8 }] },
+            ],
+          },
+        },
+      },
+      lookup,
+    );
+    const brand = view?.tracks.find((t) => t.label === 'Brand');
+    expect(brand?.clips.map((c) => [c.label, c.start, c.length])).toEqual([
+      ['Title card: Harbour View', 0, 2],
+      ['Logo: bottom left, 216 × 108 px, 60% opacity', 0, 8],
+      ['End card', 8, 4.5],
+    ]);
+  });
 });

@@ -19,6 +19,17 @@ export interface TimelineClip {
 
 const PART_LABEL = { titleCard: 'Title card', logo: 'Logo', endCard: 'End card' } as const;
 
+/** The logo watermark as the edit places it: "top right, 151 × 76 px, 85% opacity" (what the clip leaves out is left out). */
+function logoDetail(clip: Record<string, unknown>): string | null {
+  const position = typeof clip.position === 'string' ? clip.position.replace(/-/g, ' ') : null;
+  const box = clip.box && typeof clip.box === 'object' ? (clip.box as Record<string, unknown>) : null;
+  const width = typeof box?.width === 'number' ? box.width : null;
+  const height = typeof box?.height === 'number' ? box.height : null;
+  const opacity = typeof clip.opacity === 'number' && Number.isFinite(clip.opacity) ? `${Math.round(clip.opacity * 100)}% opacity` : null;
+  const parts = [position, width !== null && height !== null ? `${width} × ${height} px` : null, opacity].filter(Boolean);
+  return parts.length > 0 ? parts.join(', ') : null;
+}
+
 export interface TimelineTrack {
   key: string;
   label: string;
@@ -100,8 +111,8 @@ export function timelineView(answer: unknown, lookup: ClipLookup): TimelineView 
       end = Math.max(end, start + length);
       const part = clip.part === 'titleCard' || clip.part === 'logo' || clip.part === 'endCard' ? clip.part : null;
       if (part) {
-        const text = part === 'titleCard' ? str(asset.text) : null;
-        clips.push({ key: `${t}:${c}`, label: text ? `${PART_LABEL[part]}: ${text}` : PART_LABEL[part], kind: 'other', start, length, transitionIn: null, transitionOut: null, part });
+        const detail = part === 'titleCard' ? str(asset.text) : part === 'logo' ? logoDetail(clip) : null;
+        clips.push({ key: `${t}:${c}`, label: detail ? `${PART_LABEL[part]}: ${detail}` : PART_LABEL[part], kind: 'other', start, length, transitionIn: null, transitionOut: null, part });
         return;
       }
       clips.push({ key: `${t}:${c}`, label, kind, start, length, transitionIn: str(transition?.in), transitionOut: str(transition?.out) });
