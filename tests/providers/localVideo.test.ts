@@ -13,9 +13,11 @@ import { streetStill } from '../support/stills';
 const execFileAsync = promisify(execFile);
 const FRAME_W = 64;
 /**
- * The length of the clips of the tests about the job's life (a stale claim, a follower, a cancelled wait), not about
- * the clip: a 1 s render goes through the same steps as a 5 s one in a fifth of the time. The tests of what the clip
- * is (sizes, length, motion) render the product's 5 s.
+ * The length of the clips of the tests about the job's life (a stale claim, a follower, a cancelled wait) and of the
+ * framing (the other aspects' sizes, an EXIF orientation), not about the length: a 1 s render goes through the same
+ * steps and frames the picture the same way as a 5 s one (each effect's motion runs over the clip's length,
+ * providers/local/clipEffects.ts) in a fifth of the time. The seven effects at 16:9 render the product's 5 s: the
+ * length, the frame count and each motion are checked on those.
  */
 const SHORT_SECONDS = 1;
 
@@ -168,9 +170,10 @@ describe('LocalImageToVideoProvider', () => {
     // stored rotated 90 degrees anticlockwise, with orientation 6 saying "turn it clockwise to show it"
     const sideways = await sharp(await streetStill().png().toBuffer()).rotate(270).jpeg({ quality: 92 }).withMetadata({ orientation: 6 }).toBuffer();
     expect((await sharp(sideways).metadata()).orientation).toBe(6);
-    const { jobId } = await provider.submit({ image: sideways, effect: 'Zoom In', platform: 'YouTube', aspectRatio: '16:9', durationSeconds: 5 });
+    // 1 s: its first and last frames are the 5 s clip's (the zoom runs over the clip's length)
+    const { jobId } = await provider.submit({ image: sideways, effect: 'Zoom In', platform: 'YouTube', aspectRatio: '16:9', durationSeconds: SHORT_SECONDS });
     const result = await provider.wait(jobId);
-    const frames = await expectPlayableClip(result, '16:9', 1280, 720);
+    const frames = await expectPlayableClip(result, '16:9', 1280, 720, SHORT_SECONDS);
     const upright = clips.get('Zoom In')?.frames;
     if (!upright) throw new Error('the upright Zoom In clip is rendered by the first test');
     expect(meanAbsDiff(frames[0], upright[0])).toBeLessThan(6);
@@ -181,9 +184,9 @@ describe('LocalImageToVideoProvider', () => {
     ['9:16', 'TikTok', 720, 1280],
     ['1:1', 'Square', 1080, 1080],
   ] as const)('renders %s for %s at %ix%i', async (aspectRatio, platform, width, height) => {
-    const { jobId } = await provider.submit({ image, effect: 'Walk Through', platform, aspectRatio, durationSeconds: 5 });
+    const { jobId } = await provider.submit({ image, effect: 'Walk Through', platform, aspectRatio, durationSeconds: SHORT_SECONDS });
     const result = await provider.wait(jobId);
-    const frames = await expectPlayableClip(result, aspectRatio, width, height);
+    const frames = await expectPlayableClip(result, aspectRatio, width, height, SHORT_SECONDS);
     expect(meanAbsDiff(frames[0], frames[2])).toBeGreaterThan(4);
   });
 

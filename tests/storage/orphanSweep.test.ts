@@ -67,16 +67,31 @@ describe.each(['local', 's3'] as const)('orphaned object sweep: %s', (kind) => {
       // written before the storage columns: named by its URL only
       { project_id: project.id, workspace_id: user.id, file_url: `/api/files/renders/${legacy}`, file_name: 'b.jpg', aspect_ratio: '1:1' },
     ]);
-    const oldEnough = Date.now();
-    // S3 keeps write times in whole seconds: the young object is written well after the cut-off
-    await new Promise((r) => setTimeout(r, 2_300));
-    const young = file();
-    await storage.objects.put('renders', young, Buffer.from('young'));
+    // the clock is the storage's own write times, as the sweep lists them: the young object is written (removed and
+    // written anew while S3's whole seconds still give it the same time) until it is listed as written after every one
+    // of the first objects, and a day after its time is the sweep's now below, so the cut-off lies between them
+    const listedTimes = async () => new Map((await storage.objects.list('renders', '')).map((o) => [o.path, o.modifiedAt.getTime()]));
+    const firstTimes = await listedTimes();
+    const lastFirstWrite = Math.max(...firstTimes.values());
+    expect(firstTimes.size).toBeGreaterThanOrEqual(7);
+    let young = '';
+    let youngWritten = -Infinity;
+    for (const deadline = Date.now() + 10_000; youngWritten <= lastFirstWrite && Date.now() < deadline; ) {
+      if (young) {
+        await storage.objects.remove('renders', [young]);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      young = file();
+      await storage.objects.put('renders', young, Buffer.from('young'));
+      youngWritten = (await listedTimes()).get(young) ?? -Infinity;
+    }
+    expect(youngWritten).toBeGreaterThan(lastFirstWrite);
 
     // nothing is a day old yet
     expect((await sweepOrphanedRenderObjects({ knex, storage, logger })).removed).toEqual([]);
-    // a day after the first writes: those are old enough, the young one is not
-    const swept = await sweepOrphanedRenderObjects({ knex, storage, logger }, { now: oldEnough + 1_100 + ORPHAN_MIN_AGE_MS });
+    // a day after the young object's write: the first writes are older than a day, the young one is exactly a day old
+    // (not older: it stays)
+    const swept = await sweepOrphanedRenderObjects({ knex, storage, logger }, { now: youngWritten + ORPHAN_MIN_AGE_MS });
     expect(swept.removed.sort()).toEqual([`renders/${orphan}`, `renders/${orphanThumb}`, `renders/${orphanPreview}`].sort());
     for (const p of [orphan, orphanThumb, orphanPreview]) expect(await storage.objects.stat('renders', p)).toBeNull();
     for (const p of [recorded, thumbOf(recorded), previewOf(recorded), legacy, health, young]) expect(await storage.objects.stat('renders', p)).not.toBeNull();
