@@ -141,8 +141,8 @@ describe('assembly formats: every format from one edit (API, real worker, ffmpeg
     // each item is decided on its own: approving the square one leaves the 9:16 one pending
     const square = result.formats?.[1] as NonNullable<typeof result.formats>[number];
     expect(await approveByWorkflow(client, square.approvalWorkflowId, user.id)).toBe(square.compiledVideoId);
-    const after = await testKnex()('compiled_videos').where({ assembly_job_id: jobId }).orderBy('file_name');
-    expect(after.map((v) => [v.file_name, v.editing_data.status])).toEqual([
+    const after = await testKnex()('compiled_videos').where({ assembly_job_id: jobId });
+    expect(after.map((v) => [v.file_name, v.editing_data.status]).sort()).toEqual([
       ['Harbour Villas · 1:1 Square (3 clips).mp4', 'approved'],
       ['Harbour Villas · 9:16 Reels (3 clips).mp4', 'pending_approval'],
     ]);

@@ -68,18 +68,24 @@ describe('Formats on the assembly page', () => {
       await app.screenshot(`assembly-formats-${size.name}`, page);
 
       if (size.assemble) {
-        const started = page.waitForRequest((r) => r.url().endsWith('/api/video/assemble') && r.method() === 'POST');
+        const started = page.waitForResponse((r) => r.url().endsWith('/api/video/assemble') && r.request().method() === 'POST');
         await page.getByRole('button', { name: 'Assemble Video' }).click();
-        expect((await started).postDataJSON()).toMatchObject({ platform: 'youtube', formats: ['1:1', '16:9'] });
-        await page.getByText('Your video is ready for approval').waitFor({ timeout: 240_000 });
-        const items = await testKnex()('pending_approvals').where({ workspace_id: user.id }).orderBy('file_name');
-        expect(items.map((i) => [i.file_name, i.aspect_ratio, i.cost])).toEqual([
-          ['Harbour Villas · 1:1 Square (1 clip).mp4', '1:1', 0],
+        const { jobId } = (await (await started).json()) as { jobId: string };
+        // one job for both formats, in the picker's order
+        expect((await testKnex()('assembly_jobs').where({ id: jobId }).first('platform', 'options'))).toMatchObject({ platform: 'youtube', options: { formats: ['1:1', '16:9'] } });
+        // on 'completed' the page opens Approvals: an item per format, named apart, each free
+        await page.getByRole('heading', { name: 'Content Approvals', level: 1 }).waitFor({ timeout: 280_000 });
+        for (const name of ['Harbour Villas · 1:1 Square (1 clip).mp4', 'Harbour Villas · 16:9 YouTube (1 clip).mp4']) {
+          await page.getByRole('button', { name: `Save Free: ${name}` }).waitFor();
+        }
+        const items = await testKnex()('pending_approvals').where({ workspace_id: user.id });
+        expect(items.map((i) => [i.file_name, i.aspect_ratio, i.cost]).sort()).toEqual([
           ['Harbour Villas · 16:9 YouTube (1 clip).mp4', '16:9', 0],
+          ['Harbour Villas · 1:1 Square (1 clip).mp4', '1:1', 0],
         ]);
         await expectAxeClean(page);
       }
       expect(errors).toEqual([]);
-    }, 300_000);
+    }, 330_000);
   }
 });
