@@ -39,7 +39,7 @@ import { assertAssemblyMayStart, assertPlatformFits, loadSelectedClips, timeline
 import { publishEvent, publishEventQuietly } from '../services/platform/events';
 import { recordJobEvent } from '../services/integrations/webhookEvents';
 import { ObjectExistsError, fileUrl, parseFileUrl, type Bucket, type LocalFile } from '../storage';
-import { renderEdit, renderEdits } from './assemblyMedia';
+import { renderEdit } from './assemblyMedia';
 import { videoThumbnail } from './clipMedia';
 import type { ActivityDeps } from './deps';
 import { reportingRefusals } from './failures';
@@ -210,7 +210,8 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
 
   /**
    * Renders the formats of one edit (`targets`, the first one's timeline giving the clips, music and logo) into their
-   * video and watermarked preview paths with ONE ffmpeg run, heartbeating all along and reporting progress. A retry
+   * video and watermarked preview paths, one ffmpeg run per format started together, heartbeating all along and
+   * reporting progress (the slowest format's). A retry
    * finds all of them stored and returns them; otherwise it renders again from the start (a file an earlier attempt
    * stored is kept).
    */
@@ -297,7 +298,35 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
       if (targets.length === 1) {
         await renderEdit(timeline, clipFiles, files[0].output, scratch, { ...common, previewOutput: files[0].preview });
       } else {
-        await renderEdits(targets.map((t, i) => ({ edit: t.timeline, output: files[i].output, previewOutput: files[i].preview })), clipFiles, scratch, common);
+        // one ffmpeg run per format, all at once (measured faster than one run splitting the decoded clips to every
+        // format: ffmpeg 5.1 runs a filter graph on one thread); the first failure stops the others
+        const stop = new AbortController();
+        const abort = (): void => stop.abort();
+        ctx.cancellationSignal.addEventListener('abort', abort, { once: true });
+        const fractions = targets.map(() => 0);
+        try {
+          await Promise.all(
+            targets.map(async (t, i) => {
+              const own = path.join(scratch, `format-${i}`);
+              await fs.mkdir(own);
+              await renderEdit(t.timeline, clipFiles, files[i].output, own, {
+                ...common,
+                previewOutput: files[i].preview,
+                signal: stop.signal,
+                // the slowest format is the render's progress
+                onProgress: (f) => {
+                  fractions[i] = f;
+                  onProgress(Math.min(...fractions));
+                },
+              }).catch((error: unknown) => {
+                stop.abort();
+                throw error;
+              });
+            }),
+          );
+        } finally {
+          ctx.cancellationSignal.removeEventListener('abort', abort);
+        }
       }
       await assertStillActive(input.jobId);
       for (const [i, t] of targets.entries()) {
@@ -390,8 +419,8 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
     },
 
     /**
-     * Renders every format of the edit in one ffmpeg run, each into its folder (editionFolder: video.mp4 and
-     * preview.mp4), the clips decoded once for all of them; answers the stored videos in the formats' order.
+     * Renders every format of the edit, one ffmpeg run per format started together (renderTargets), each into its
+     * folder (editionFolder: video.mp4 and preview.mp4); answers the stored videos in the formats' order.
      */
     async renderAssemblyFormats(input: { jobId: string; workspaceId: string; editions: Array<{ format: AssemblyFormat; timeline: AssemblyEdit }> }): Promise<StoredAssemblyVideo[]> {
       return renderTargets(

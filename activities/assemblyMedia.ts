@@ -161,9 +161,11 @@ export interface EditionRender {
 
 /**
  * Renders several formats of one edit (the same clips and timing, each its own size and brand layout) in ONE ffmpeg
- * run: each clip is decoded once and split to every format's graph, each format writes its video and its watermarked
- * preview (issue 44 item 4; measured against one run per format in parallel, see the branch's report). The music is
- * measured once. Progress is the run's, over the edit's length (the same in every format).
+ * run: each clip decoded once and split to every format's graph, each format writing its video and its watermarked
+ * preview; the music measured once. The alternative to one run per format (issue 44 item 4): on a 3-clip edit it was
+ * measured slower in wall time than the runs side by side (ffmpeg 5.1 runs a filter graph on one thread), so the
+ * worker renders formats side by side; kept so the comparison can be run again (item 6's bench). Progress is the run's, over the edit's
+ * length (the same in every format).
  */
 export async function renderEdits(editions: readonly EditionRender[], inputs: readonly string[], scratch: string, options: Omit<RenderEditOptions, 'previewOutput'>): Promise<FfmpegRunStats> {
   if (editions.length === 0) throw new Error('renderEdits: no formats to render');

@@ -1,7 +1,8 @@
 /**
  * One assembly (id `assembly-<jobId>`): admit it (1 to 5 of the user's approved clips of one orientation, the
  * project the user's own) and build its timeline in each format asked for (the platform's own by default), render
- * every format with one ffmpeg run on the media queue (heartbeats, progress; the clips decoded once), store each
+ * every format in one activity on the media queue (an ffmpeg run per format, started together; heartbeats,
+ * progress), store each
  * compiled video with its thumbnail and watermarked preview, then hand each to the approval queue as its own item
  * with cost 0 ('Free'). A failure or a cancel before the first hand-off removes what was made.
  *
@@ -53,8 +54,8 @@ export * from '../domain/workflowContracts/assembly';
 type Activities = ReturnType<typeof createActivities>;
 
 /**
- * Every format from one edit (issue 44 item 4): the formats render in one activity (renderAssemblyFormats, one
- * ffmpeg run) and each goes to Approvals. Histories from before it rendered one format with renderAssembly.
+ * Every format from one edit (issue 44 item 4): the formats render in one activity (renderAssemblyFormats) and each
+ * goes to Approvals. Histories from before it rendered one format with renderAssembly.
  */
 export const ASSEMBLY_FORMATS_PATCH = 'assembly-formats';
 
