@@ -146,7 +146,8 @@ export async function assemblyWorkflow(input: AssemblyInput): Promise<AssemblyRe
     await step(ASSEMBLY_PROGRESS.validated, ASSEMBLY_MESSAGES.rendering);
 
     const editions = admitted.editions ?? [{ format: admitted.timeline.output.aspectRatio, timeline: admitted.timeline, fileName: admitted.fileName }];
-    const videos = formatsPatch
+    // one format renders as before formats (renderAssembly); several in one activity, side by side
+    const videos = formatsPatch && editions.length > 1
       ? await renderAssemblyFormats({ jobId: input.jobId, workspaceId, editions: editions.map(({ format, timeline }) => ({ format, timeline })) })
       : [await renderAssembly({ jobId: input.jobId, workspaceId, timeline: admitted.timeline })];
     await step(ASSEMBLY_PROGRESS.stored, ASSEMBLY_MESSAGES.finishing);
