@@ -15,9 +15,13 @@ import {
   ASSEMBLY_MESSAGES,
   ASSEMBLY_MSG,
   ASSEMBLY_PROGRESS,
+  ASSEMBLY_FORMAT_SPECS,
   assemblyFileName,
+  assemblyFormatFileName,
   assemblyRenderProgress,
+  platformFormat,
   normalizeEditingConfig,
+  type AssemblyFormat,
   type AssemblyJobStatus,
   type AssemblyPlatform,
   type AssemblyResultSummary,
@@ -65,11 +69,23 @@ export interface AdmitAssemblyInput {
   clipIds: string[];
   editing: EditingConfig;
   transitions: JunctionOverride[];
+  /** The formats to render (issue 44 item 4); absent: the platform's own, as before formats. */
+  formats?: AssemblyFormat[];
+}
+
+/** One format of the edit: its timeline (its size and brand layout) and the name its approval item gets. */
+export interface AssemblyEdition {
+  format: AssemblyFormat;
+  timeline: AssemblyEdit;
+  fileName: string;
 }
 
 export interface AdmittedAssembly {
+  /** The first format's (the only one before formats). */
   timeline: AssemblyEdit;
   fileName: string;
+  /** Every format, the first one first; absent in results recorded before formats. */
+  editions?: AssemblyEdition[];
 }
 
 export interface StoredAssemblyVideo {
@@ -98,6 +114,20 @@ export interface StoreCompiledVideoInput {
 
 export function assemblyFolder(workspaceId: string, jobId: string): string {
   return `${workspaceId}/${jobId}`;
+}
+
+/**
+ * Where one format's files go: the first format's in the job's folder (where a one-format assembly's always were),
+ * each further format's in a folder of its own named after it (…/<jobId>/1x1/video.mp4).
+ */
+export function editionFolder(workspaceId: string, jobId: string, index: number, format: AssemblyFormat): string {
+  return index === 0 ? assemblyFolder(workspaceId, jobId) : `${assemblyFolder(workspaceId, jobId)}/${ASSEMBLY_FORMAT_SPECS[format].slug}`;
+}
+
+/** The names of the formats' approval items: as before formats for the platform's own alone, else told apart by format. */
+function editionFileNames(projectName: string, platform: AssemblyPlatform, formats: readonly AssemblyFormat[], clipCount: number): string[] {
+  if (formats.length === 1 && formats[0] === platformFormat(platform)) return [assemblyFileName(projectName, platform, clipCount)];
+  return formats.map((format) => assemblyFormatFileName(projectName, format, clipCount));
 }
 
 const JOB_EVENT_COLUMNS = ['id', 'workspace_id', 'project_id', 'status', 'progress'];
@@ -178,6 +208,143 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
     });
   };
 
+  /**
+   * Renders the formats of one edit (`targets`, the first one's timeline giving the clips, music and logo) into their
+   * video and watermarked preview paths, one ffmpeg run per format started together, heartbeating all along and
+   * reporting progress (the slowest format's). A retry
+   * finds all of them stored and returns them; otherwise it renders again from the start (a file an earlier attempt
+   * stored is kept).
+   */
+  const renderTargets = async (input: { jobId: string; workspaceId: string }, targets: ReadonlyArray<{ timeline: AssemblyEdit; videoPath: string; previewPath: string }>): Promise<StoredAssemblyVideo[]> => {
+    const ctx = Context.current();
+    const stored = await Promise.all(targets.map(async (t) => (await exists(t.videoPath)) && (await exists(t.previewPath))));
+    if (stored.every(Boolean)) return Promise.all(targets.map((t) => probeStored(t.videoPath)));
+    const timeline = targets[0].timeline;
+    const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'assembly-'));
+    const locals: LocalFile[] = [];
+    let fraction = 0;
+    const beat = () => ctx.heartbeat({ fraction });
+    beat();
+    const timer = setInterval(beat, heartbeatIntervalMs);
+    const workflowId = ctx.info.workflowExecution?.workflowId ?? `assembly-${input.jobId}`;
+    let sentAt = 0;
+    let sentProgress = -1;
+    let reporting: Promise<void> = Promise.resolve();
+    const report = (progress: number): void => {
+      const now = Date.now();
+      if (progress <= sentProgress || now - sentAt < progressIntervalMs) return;
+      sentProgress = progress;
+      sentAt = now;
+      reporting = reporting.then(async () => {
+        await knex('assembly_jobs')
+          .where({ id: input.jobId })
+          .whereIn('status', ASSEMBLY_ACTIVE_STATUSES)
+          .update({ progress: knex.raw('greatest(progress, ?)', [progress]), message: ASSEMBLY_MESSAGES.rendering, updated_at: knex.fn.now() })
+          .returning(JOB_EVENT_COLUMNS)
+          .then((rows: JobEventRow[]) => Promise.all(rows.map((row) => publishEventQuietly(knex, row.workspace_id, assemblyJobEvent(row), logger))))
+          .catch((err: unknown) => logger.warn({ err, jobId: input.jobId }, 'could not record assembly progress'));
+        await ctx.client.workflow
+          .getHandle(workflowId)
+          .signal(assemblyProgressSignal, { progress, message: ASSEMBLY_MESSAGES.rendering })
+          .catch((err: unknown) => logger.warn({ err, workflowId }, 'could not report assembly progress to the workflow'));
+      });
+    };
+    try {
+      let soundtrackFile: string | undefined;
+      const soundtrack = timeline.timeline.soundtrack;
+      if (soundtrack) {
+        const ref = parseFileUrl(soundtrack.src);
+        if (!ref) throw ApplicationFailure.create({ type: ASSEMBLY_ERROR_CODES.musicFileMissing, message: `Not a stored track: ${soundtrack.src}`, nonRetryable: true });
+        try {
+          const local = await storage.objects.localFile(ref.bucket, ref.path);
+          locals.push(local);
+          soundtrackFile = local.path;
+        } catch (error) {
+          throw ApplicationFailure.create({ type: ASSEMBLY_ERROR_CODES.musicFileMissing, message: `The music track's file is missing (${(error as Error).message})`, nonRetryable: true });
+        }
+      }
+      let logoFile: string | undefined;
+      const logoSrc = brandPartOf(timeline, 'logo')?.asset.src ?? brandPartOf(timeline, 'endCard')?.asset.logoSrc ?? null;
+      if (logoSrc) {
+        const ref = parseFileUrl(logoSrc);
+        if (!ref) throw ApplicationFailure.create({ type: ASSEMBLY_ERROR_CODES.logoFileMissing, message: `Not a stored logo: ${logoSrc}`, nonRetryable: true });
+        try {
+          const local = await storage.objects.localFile(ref.bucket, ref.path);
+          locals.push(local);
+          logoFile = local.path;
+        } catch (error) {
+          throw ApplicationFailure.create({ type: ASSEMBLY_ERROR_CODES.logoFileMissing, message: `The brand logo's file is missing (${(error as Error).message})`, nonRetryable: true });
+        }
+      }
+      const clipFiles: string[] = [];
+      for (const clip of videoTrackOf(timeline)) {
+        const ref = parseFileUrl(clip.asset.src);
+        if (!ref) throw ApplicationFailure.create({ type: ASSEMBLY_ERROR_CODES.clipFileMissing, message: `Not a stored clip: ${clip.asset.src}`, nonRetryable: true });
+        try {
+          const local = await storage.objects.localFile(ref.bucket, ref.path);
+          locals.push(local);
+          clipFiles.push(local.path);
+        } catch (error) {
+          throw ApplicationFailure.create({ type: ASSEMBLY_ERROR_CODES.clipFileMissing, message: `A clip's file is missing (${(error as Error).message})`, nonRetryable: true });
+        }
+      }
+      const files = targets.map((_, i) => ({ output: path.join(scratch, `video-${i}.mp4`), preview: path.join(scratch, `preview-${i}.mp4`) }));
+      const onProgress = (f: number): void => {
+        fraction = f;
+        beat();
+        report(assemblyRenderProgress(f));
+      };
+      const common = { preset, soundtrackFile, logoFile, signal: ctx.cancellationSignal, onProgress };
+      if (targets.length === 1) {
+        await renderEdit(timeline, clipFiles, files[0].output, scratch, { ...common, previewOutput: files[0].preview });
+      } else {
+        // one ffmpeg run per format, all at once (measured faster than one run splitting the decoded clips to every
+        // format: ffmpeg 5.1 runs a filter graph on one thread); the first failure stops the others
+        const stop = new AbortController();
+        const abort = (): void => stop.abort();
+        ctx.cancellationSignal.addEventListener('abort', abort, { once: true });
+        const fractions = targets.map(() => 0);
+        try {
+          await Promise.all(
+            targets.map(async (t, i) => {
+              const own = path.join(scratch, `format-${i}`);
+              await fs.mkdir(own);
+              await renderEdit(t.timeline, clipFiles, files[i].output, own, {
+                ...common,
+                previewOutput: files[i].preview,
+                signal: stop.signal,
+                // the slowest format is the render's progress
+                onProgress: (f) => {
+                  fractions[i] = f;
+                  onProgress(Math.min(...fractions));
+                },
+              }).catch((error: unknown) => {
+                stop.abort();
+                throw error;
+              });
+            }),
+          );
+        } finally {
+          ctx.cancellationSignal.removeEventListener('abort', abort);
+        }
+      }
+      await assertStillActive(input.jobId);
+      for (const [i, t] of targets.entries()) {
+        await storeOnce(t.videoPath, files[i].output);
+        await storeOnce(t.previewPath, files[i].preview);
+      }
+      return await Promise.all(targets.map((t) => probeStored(t.videoPath)));
+    } catch (error) {
+      if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Assembly render cancelled');
+      throw error;
+    } finally {
+      clearInterval(timer);
+      await reporting;
+      await Promise.all(locals.map((l) => l.release()));
+      await fs.rm(scratch, { recursive: true, force: true });
+    }
+  };
+
   return {
     /**
      * Checks the assembly (the project is the user's, 1 to 5 of the user's approved clips of one orientation that
@@ -188,9 +355,14 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
         knex.transaction(async (trx) => {
           const project = (await trx('projects').where({ id: input.projectId, workspace_id: input.workspaceId }).first('id', 'name')) as { id: string; name: string } | undefined;
           if (!project) throw new DomainError(403, ASSEMBLY_ERROR_CODES.projectPermission, ASSEMBLY_MSG.projectPermission);
-          const fileName = assemblyFileName(project.name, input.platform, input.clipIds.length);
-          const existing = (await trx('assembly_jobs').where({ id: input.jobId }).first('options')) as { options: { timeline?: AssemblyEdit } } | undefined;
-          if (existing?.options.timeline) return { timeline: existing.options.timeline, fileName };
+          const formats = input.formats && input.formats.length > 0 ? input.formats : [platformFormat(input.platform)];
+          const names = editionFileNames(project.name, input.platform, formats, input.clipIds.length);
+          const fileName = names[0];
+          const existing = (await trx('assembly_jobs').where({ id: input.jobId }).first('options')) as { options: { timeline?: AssemblyEdit; editions?: AssemblyEdition[] } } | undefined;
+          if (existing?.options.timeline) {
+            const recorded = existing.options.editions;
+            return { timeline: existing.options.timeline, fileName, ...(input.formats ? { editions: recorded ?? [{ format: formats[0], timeline: existing.options.timeline, fileName }] } : {}) };
+          }
           const { rows, orientation } = await loadSelectedClips(trx, input.workspaceId, input.clipIds);
           assertPlatformFits(input.platform, orientation);
           // under the profile lock, so two starts at the cap cannot both pass
@@ -200,7 +372,10 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
           const soundtrack = await soundtrackSourceFor(trx, input.workspaceId, input.editing);
           // the workspace's kit as it is now: the edit keeps its colours, texts and logo file for the render
           const brand = await brandSourceFor(trx, input.workspaceId, { titleText: input.editing.brand?.title_text ?? null, projectName: project.name });
-          const timeline = timelineFor(rows, input.platform, normalizeEditingConfig(input.editing), input.transitions, soundtrack, brand);
+          const editing = normalizeEditingConfig(input.editing);
+          // one edit, one timeline per format: the same clips and timing, each its size and its brand layout
+          const editions: AssemblyEdition[] = formats.map((format, i) => ({ format, timeline: timelineFor(rows, input.platform, editing, input.transitions, soundtrack, brand, format), fileName: names[i] }));
+          const timeline = editions[0].timeline;
           await trx('assembly_jobs').insert({
             id: input.jobId,
             workspace_id: input.workspaceId,
@@ -213,13 +388,13 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
             status: 'pending',
             progress: ASSEMBLY_PROGRESS.admitted,
             message: ASSEMBLY_MESSAGES.queued,
-            options: JSON.stringify({ editing: input.editing, transitions: input.transitions, timeline }),
+            options: JSON.stringify({ editing: input.editing, transitions: input.transitions, timeline, ...(input.formats ? { formats, editions } : {}) }),
             workflow_id: input.workflowId,
             trace_id: currentTraceId(),
           });
           await publishEvent(trx, input.workspaceId, { kind: 'job', job: 'assembly', jobId: input.jobId, status: 'pending', progress: ASSEMBLY_PROGRESS.admitted, projectId: input.projectId });
           await recordJobEvent(trx, { workspaceId: input.workspaceId, projectId: input.projectId, jobId: input.jobId, kind: 'assembly', status: 'started', startedBy: input.actorId || input.workspaceId });
-          return { timeline, fileName };
+          return { timeline, fileName, ...(input.formats ? { editions } : {}) };
         }),
       ),
 
@@ -235,121 +410,34 @@ export function createAssemblyActivities(deps: AssemblyActivityDeps, options: As
 
     /**
      * Renders the timeline into videos/<workspaceId>/<jobId>/video.mp4 and its watermarked preview (preview.mp4, half
-     * size) with one ffmpeg run, heartbeating all along and reporting progress. A retry finds both stored and
-     * returns them; otherwise it renders again from the start (a file an earlier attempt stored is kept).
+     * size) with one ffmpeg run (renderTargets). Histories from before formats.
      */
     async renderAssembly(input: { jobId: string; workspaceId: string; timeline: AssemblyEdit }): Promise<StoredAssemblyVideo> {
-      const ctx = Context.current();
-      const videoPath = `${assemblyFolder(input.workspaceId, input.jobId)}/video.mp4`;
-      const previewPath = `${assemblyFolder(input.workspaceId, input.jobId)}/preview.mp4`;
-      if ((await exists(videoPath)) && (await exists(previewPath))) return probeStored(videoPath);
-      const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'assembly-'));
-      const locals: LocalFile[] = [];
-      let fraction = 0;
-      const beat = () => ctx.heartbeat({ fraction });
-      beat();
-      const timer = setInterval(beat, heartbeatIntervalMs);
-      const workflowId = ctx.info.workflowExecution?.workflowId ?? `assembly-${input.jobId}`;
-      let sentAt = 0;
-      let sentProgress = -1;
-      let reporting: Promise<void> = Promise.resolve();
-      const report = (progress: number): void => {
-        const now = Date.now();
-        if (progress <= sentProgress || now - sentAt < progressIntervalMs) return;
-        sentProgress = progress;
-        sentAt = now;
-        reporting = reporting.then(async () => {
-          await knex('assembly_jobs')
-            .where({ id: input.jobId })
-            .whereIn('status', ASSEMBLY_ACTIVE_STATUSES)
-            .update({ progress: knex.raw('greatest(progress, ?)', [progress]), message: ASSEMBLY_MESSAGES.rendering, updated_at: knex.fn.now() })
-            .returning(JOB_EVENT_COLUMNS)
-            .then((rows: JobEventRow[]) => Promise.all(rows.map((row) => publishEventQuietly(knex, row.workspace_id, assemblyJobEvent(row), logger))))
-            .catch((err: unknown) => logger.warn({ err, jobId: input.jobId }, 'could not record assembly progress'));
-          await ctx.client.workflow
-            .getHandle(workflowId)
-            .signal(assemblyProgressSignal, { progress, message: ASSEMBLY_MESSAGES.rendering })
-            .catch((err: unknown) => logger.warn({ err, workflowId }, 'could not report assembly progress to the workflow'));
-        });
-      };
-      try {
-        let soundtrackFile: string | undefined;
-        const soundtrack = input.timeline.timeline.soundtrack;
-        if (soundtrack) {
-          const ref = parseFileUrl(soundtrack.src);
-          if (!ref) throw ApplicationFailure.create({ type: ASSEMBLY_ERROR_CODES.musicFileMissing, message: `Not a stored track: ${soundtrack.src}`, nonRetryable: true });
-          try {
-            const local = await storage.objects.localFile(ref.bucket, ref.path);
-            locals.push(local);
-            soundtrackFile = local.path;
-          } catch (error) {
-            throw ApplicationFailure.create({ type: ASSEMBLY_ERROR_CODES.musicFileMissing, message: `The music track's file is missing (${(error as Error).message})`, nonRetryable: true });
-          }
-        }
-        let logoFile: string | undefined;
-        const logoSrc = brandPartOf(input.timeline, 'logo')?.asset.src ?? brandPartOf(input.timeline, 'endCard')?.asset.logoSrc ?? null;
-        if (logoSrc) {
-          const ref = parseFileUrl(logoSrc);
-          if (!ref) throw ApplicationFailure.create({ type: ASSEMBLY_ERROR_CODES.logoFileMissing, message: `Not a stored logo: ${logoSrc}`, nonRetryable: true });
-          try {
-            const local = await storage.objects.localFile(ref.bucket, ref.path);
-            locals.push(local);
-            logoFile = local.path;
-          } catch (error) {
-            throw ApplicationFailure.create({ type: ASSEMBLY_ERROR_CODES.logoFileMissing, message: `The brand logo's file is missing (${(error as Error).message})`, nonRetryable: true });
-          }
-        }
-        const clipFiles: string[] = [];
-        for (const clip of videoTrackOf(input.timeline)) {
-          const ref = parseFileUrl(clip.asset.src);
-          if (!ref) throw ApplicationFailure.create({ type: ASSEMBLY_ERROR_CODES.clipFileMissing, message: `Not a stored clip: ${clip.asset.src}`, nonRetryable: true });
-          try {
-            const local = await storage.objects.localFile(ref.bucket, ref.path);
-            locals.push(local);
-            clipFiles.push(local.path);
-          } catch (error) {
-            throw ApplicationFailure.create({ type: ASSEMBLY_ERROR_CODES.clipFileMissing, message: `A clip's file is missing (${(error as Error).message})`, nonRetryable: true });
-          }
-        }
-        const output = path.join(scratch, 'video.mp4');
-        const preview = path.join(scratch, 'preview.mp4');
-        await renderEdit(
-          input.timeline,
-          clipFiles,
-          output,
-          scratch,
-          {
-            preset,
-            previewOutput: preview,
-            soundtrackFile,
-            logoFile,
-            signal: ctx.cancellationSignal,
-            onProgress: (f) => {
-              fraction = f;
-              beat();
-              report(assemblyRenderProgress(f));
-            },
-          },
-        );
-        await assertStillActive(input.jobId);
-        await storeOnce(videoPath, output);
-        await storeOnce(previewPath, preview);
-        return await probeStored(videoPath);
-      } catch (error) {
-        if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Assembly render cancelled');
-        throw error;
-      } finally {
-        clearInterval(timer);
-        await reporting;
-        await Promise.all(locals.map((l) => l.release()));
-        await fs.rm(scratch, { recursive: true, force: true });
-      }
+      const folder = assemblyFolder(input.workspaceId, input.jobId);
+      const [video] = await renderTargets(input, [{ timeline: input.timeline, videoPath: `${folder}/video.mp4`, previewPath: `${folder}/preview.mp4` }]);
+      return video;
+    },
+
+    /**
+     * Renders every format of the edit, one ffmpeg run per format started together (renderTargets), each into its
+     * folder (editionFolder: video.mp4 and preview.mp4); answers the stored videos in the formats' order.
+     */
+    async renderAssemblyFormats(input: { jobId: string; workspaceId: string; editions: Array<{ format: AssemblyFormat; timeline: AssemblyEdit }> }): Promise<StoredAssemblyVideo[]> {
+      return renderTargets(
+        input,
+        input.editions.map((edition, i) => {
+          const folder = editionFolder(input.workspaceId, input.jobId, i, edition.format);
+          return { timeline: edition.timeline, videoPath: `${folder}/video.mp4`, previewPath: `${folder}/preview.mp4` };
+        }),
+      );
     },
 
     /** The thumbnail (a frame as WebP) beside the stored video and its preview. */
     async finishAssemblyMedia(input: { jobId: string; workspaceId: string; videoPath: string }): Promise<{ thumbnailPath: string; previewPath: string }> {
       const ctx = Context.current();
-      const folder = assemblyFolder(input.workspaceId, input.jobId);
+      // the video's own folder: the job's, or a further format's (editionFolder)
+      const folder = input.videoPath.slice(0, input.videoPath.lastIndexOf('/'));
+      if (folder !== assemblyFolder(input.workspaceId, input.jobId) && !folder.startsWith(`${assemblyFolder(input.workspaceId, input.jobId)}/`)) throw new Error(`${input.videoPath} is not a video of ${input.jobId}`);
       const thumbnailPath = `${folder}/thumbnail.webp`;
       const previewPath = `${folder}/preview.mp4`;
       if (!(await exists(previewPath))) throw new Error(`the preview of ${input.jobId} is missing`);

@@ -58,6 +58,63 @@ export const ASSEMBLY_PLATFORM_INPUTS = ['youtube', 'tiktok', 'portrait', 'lands
 export type AssemblyPlatformInput = (typeof ASSEMBLY_PLATFORM_INPUTS)[number];
 export type AssemblyPlatform = 'youtube' | 'tiktok';
 
+/**
+ * The formats one edit renders into (issue 44 item 4): each its own video and approval item. The platform's own
+ * format (9:16 for tiktok, 16:9 for youtube) is the default and the only one an assembly had before.
+ */
+export const ASSEMBLY_FORMATS = ['9:16', '1:1', '4:5', '16:9'] as const;
+export type AssemblyFormat = (typeof ASSEMBLY_FORMATS)[number];
+
+export interface AssemblyFormatSpec {
+  format: AssemblyFormat;
+  width: number;
+  height: number;
+  /** What the format is posted as, in names told apart ("Harbour Villas · 9:16 Reels"). */
+  label: string;
+  /** In file and folder names, where ':' is not allowed. */
+  slug: string;
+  /**
+   * How the clips fill the frame (Shotstack's `fit`): the platform formats keep the whole picture ('contain', as
+   * before formats); square and 4:5 fill the frame ('crop', Shotstack's default), cutting the least off either
+   * orientation.
+   */
+  fit: 'contain' | 'crop';
+}
+
+export const ASSEMBLY_FORMAT_SPECS: Record<AssemblyFormat, AssemblyFormatSpec> = {
+  '9:16': { format: '9:16', width: 1080, height: 1920, label: 'Reels', slug: '9x16', fit: 'contain' },
+  '1:1': { format: '1:1', width: 1080, height: 1080, label: 'Square', slug: '1x1', fit: 'crop' },
+  '4:5': { format: '4:5', width: 1080, height: 1350, label: 'Feed', slug: '4x5', fit: 'crop' },
+  '16:9': { format: '16:9', width: 1920, height: 1080, label: 'YouTube', slug: '16x9', fit: 'contain' },
+};
+
+export function isAssemblyFormat(value: unknown): value is AssemblyFormat {
+  return typeof value === 'string' && (ASSEMBLY_FORMATS as readonly string[]).includes(value);
+}
+
+/** The platform's own format: the one an assembly renders when no formats are asked for. */
+export function platformFormat(platform: AssemblyPlatform): AssemblyFormat {
+  return platform === 'tiktok' ? '9:16' : '16:9';
+}
+
+export const ASSEMBLY_FORMATS_MESSAGE = 'formats must be one or more of 9:16, 1:1, 4:5 and 16:9';
+
+/**
+ * The formats an assembly renders, in the picker's order, each once: the asked ones, or the platform's own when none
+ * are asked for. Null when a value is not one of the four (the caller answers 400).
+ */
+export function assemblyFormatsFor(platform: AssemblyPlatform, asked: readonly unknown[] | null | undefined): AssemblyFormat[] | null {
+  if (!asked || asked.length === 0) return [platformFormat(platform)];
+  if (!asked.every(isAssemblyFormat)) return null;
+  return ASSEMBLY_FORMATS.filter((format) => asked.includes(format));
+}
+
+/** The name an approval item of one format of several gets: "Harbour Villas · 9:16 Reels (3 clips).mp4". */
+export function assemblyFormatFileName(projectName: string, format: AssemblyFormat, clipCount: number): string {
+  const base = projectName.replace(/[^\p{L}\p{N} ._-]+/gu, ' ').replace(/\s+/g, ' ').trim().slice(0, 80) || 'Video';
+  return `${base} · ${format} ${ASSEMBLY_FORMAT_SPECS[format].label} (${countText(clipCount, 'clip')}).mp4`;
+}
+
 export interface AssemblyOutput {
   platform: AssemblyPlatform;
   aspectRatio: '16:9' | '9:16';
@@ -343,8 +400,12 @@ export interface AssemblyResultSummary {
   width: number;
   height: number;
   platform: AssemblyPlatform;
-  aspectRatio: '16:9' | '9:16';
+  aspectRatio: AssemblyFormat;
+  /** An assembly of several formats: each format's video and approval item, the first one also above. */
+  formats?: AssemblyFormatResult[];
 }
+
+export type AssemblyFormatResult = Omit<AssemblyResultSummary, 'formats'>;
 
 /** GET /api/video/assemble?jobId= answers `{ success, job }` with this. */
 export interface AssemblyJobView {

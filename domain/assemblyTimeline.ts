@@ -5,13 +5,15 @@
  * the single ffmpeg filter graph the worker runs (xfade between clips, scale/pad to the platform, drawtext captions).
  */
 import {
+  ASSEMBLY_FORMAT_SPECS,
   ASSEMBLY_FPS,
-  ASSEMBLY_OUTPUTS,
   MAX_TRANSITION_SECONDS,
   MIN_TRANSITION_SECONDS,
   XFADE_TRANSITION,
   cleanCaption,
   parseTransitionStyle,
+  platformFormat,
+  type AssemblyFormat,
   type AssemblyPlatform,
   type CaptionPosition,
   type EditingConfig,
@@ -38,7 +40,8 @@ export interface VideoTimelineClip {
   asset: { type: 'video'; src: string; trim: number; volume: number };
   start: number;
   length: number;
-  fit: 'contain';
+  /** 'contain': the whole picture, padded black (the platform formats); 'crop': the frame filled, the overflow cut off. */
+  fit: 'contain' | 'crop';
   transition?: { in?: TransitionStyle; out?: TransitionStyle };
   /** Which clip of the selection this is (not a Shotstack field). */
   clipId: string;
@@ -148,7 +151,8 @@ export interface AssemblyEdit {
     format: 'mp4';
     fps: number;
     size: { width: number; height: number };
-    aspectRatio: '16:9' | '9:16';
+    /** The format (issue 44 item 4): the platform's own ('16:9' or '9:16') unless another was asked for. */
+    aspectRatio: AssemblyFormat;
     platform: AssemblyPlatform;
   };
   /** Seconds: the sum of the clips' lengths minus the transitions' overlaps, plus the end card's length. */
@@ -158,6 +162,8 @@ export interface AssemblyEdit {
 export interface BuildTimelineInput {
   clips: TimelineSourceClip[];
   platform: AssemblyPlatform;
+  /** The output's format; absent: the platform's own (as before formats). Timing is the same in every format. */
+  format?: AssemblyFormat;
   editing: EditingConfig;
   transitions?: ReadonlyArray<JunctionOverride | null | undefined>;
   /** The track of editing.music; without it (or without editing.music) the edit has no soundtrack. */
@@ -202,7 +208,7 @@ export function soundtrackFor(editing: EditingConfig, source: SoundtrackSource |
   };
 }
 
-export function buildAssemblyTimeline({ clips, platform, editing, transitions = [], soundtrack: source = null, brand = null }: BuildTimelineInput): AssemblyEdit {
+export function buildAssemblyTimeline({ clips, platform, format: asked, editing, transitions = [], soundtrack: source = null, brand = null }: BuildTimelineInput): AssemblyEdit {
   if (clips.length === 0) throw new Error('An assembly needs at least one clip');
   const lengths = clips.map((clip) => {
     if (!(clip.durationSeconds > 0)) throw new Error(`Clip ${clip.id} has no duration`);
@@ -219,7 +225,7 @@ export function buildAssemblyTimeline({ clips, platform, editing, transitions = 
   const starts: number[] = [0];
   for (let i = 1; i < clips.length; i += 1) starts.push(round3(starts[i - 1] + lengths[i - 1] - junctions[i - 1].seconds));
   const clipsEnd = round3(starts[clips.length - 1] + lengths[clips.length - 1]);
-  const output = ASSEMBLY_OUTPUTS[platform];
+  const output = ASSEMBLY_FORMAT_SPECS[asked ?? platformFormat(platform)];
   const layout = brandLayout(output.width, output.height);
   const parts = editing.brand;
   const endCard = brand && parts.end_card ? round3(parts.end_card_seconds) : 0;
@@ -235,7 +241,7 @@ export function buildAssemblyTimeline({ clips, platform, editing, transitions = 
       asset: { type: 'video', src: clip.src, trim: 0, volume: 0 },
       start: starts[i],
       length: lengths[i],
-      fit: 'contain',
+      fit: output.fit,
       ...(before || after ? { transition } : {}),
       clipId: clip.id,
       transitionSeconds: { in: before?.seconds ?? 0, out: after?.seconds ?? 0 },
@@ -318,7 +324,7 @@ export function buildAssemblyTimeline({ clips, platform, editing, transitions = 
       ...(soundtrack ? { soundtrack } : {}),
       tracks: [...(brandClips.length > 0 ? [{ clips: brandClips }] : []), ...(captionClips.length > 0 ? [{ clips: captionClips }] : []), { clips: videoClips }],
     },
-    output: { format: 'mp4', fps: ASSEMBLY_FPS, size: { width: output.width, height: output.height }, aspectRatio: output.aspectRatio, platform },
+    output: { format: 'mp4', fps: ASSEMBLY_FPS, size: { width: output.width, height: output.height }, aspectRatio: output.format, platform },
     totalDuration,
   };
 }
@@ -380,6 +386,13 @@ export interface FilterGraphOptions {
    * looped for the card's length). Needed for each brand part the edit has.
    */
   brandStills?: { captions?: Array<number | undefined>; titleCard?: number; logo?: number; endCard?: number };
+  /**
+   * Where each clip's decoded frames come from, by clip index (default `<i>:v`, input i): one run rendering several
+   * formats splits each input once and hands each format's graph its branch.
+   */
+  clipInputs?: string[];
+  /** Put before every label the graph makes (several formats' graphs in one run): [vout] becomes [<prefix>vout]. */
+  labelPrefix?: string;
 }
 
 /** The watermarked preview's size: half the output's, even on both sides. */
@@ -448,8 +461,10 @@ export function assemblyFilterGraph(edit: AssemblyEdit, options: FilterGraphOpti
   const video = videoTrackOf(edit);
   const parts: string[] = video.map(
     (clip, i) =>
-      `[${i}:v]trim=duration=${fmt(clip.length)},setpts=PTS-STARTPTS,` +
-      `scale=${width}:${height}:force_original_aspect_ratio=decrease,pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2:color=black,` +
+      `[${options.clipInputs?.[i] ?? `${i}:v`}]trim=duration=${fmt(clip.length)},setpts=PTS-STARTPTS,` +
+      (clip.fit === 'crop'
+        ? `scale=${width}:${height}:force_original_aspect_ratio=increase,crop=${width}:${height},`
+        : `scale=${width}:${height}:force_original_aspect_ratio=decrease,pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2:color=black,`) +
       `setsar=1,fps=${fps},format=yuv420p,settb=AVTB[c${i}]`,
   );
   let last = 'c0';
@@ -518,5 +533,10 @@ export function assemblyFilterGraph(edit: AssemblyEdit, options: FilterGraphOpti
     if (!options.soundtrack) throw new Error('assemblyFilterGraph: the soundtrack needs its input and measurement');
     parts.push(soundtrackGraph(edit, soundtrack, options.soundtrack, options.preview !== undefined));
   }
-  return parts.join(';');
+  const graph = parts.join(';');
+  if (!options.labelPrefix) return graph;
+  const prefix = options.labelPrefix;
+  const given = new Set(options.clipInputs ?? []);
+  // the graph's own labels (never an input's `<n>:v`, never the given clip branches) get the prefix
+  return graph.replace(/\[([A-Za-z_][A-Za-z0-9_]*)\]/g, (whole, label: string) => (given.has(label) ? whole : `[${prefix}${label}]`));
 }

@@ -1,8 +1,10 @@
 /**
  * One assembly (id `assembly-<jobId>`): admit it (1 to 5 of the user's approved clips of one orientation, the
- * project the user's own) and build its timeline, render the timeline with one ffmpeg filter graph on the media
- * queue (heartbeats, progress), store the compiled video with its thumbnail and watermarked preview, then hand it
- * to the approval queue with cost 0 ('Free'). A failure or a cancel before the hand-off removes what was made.
+ * project the user's own) and build its timeline in each format asked for (the platform's own by default), render
+ * every format in one activity on the media queue (an ffmpeg run per format, started together; heartbeats,
+ * progress), store each
+ * compiled video with its thumbnail and watermarked preview, then hand each to the approval queue as its own item
+ * with cost 0 ('Free'). A failure or a cancel before the first hand-off removes what was made.
  *
  * The state answers the status call through `assemblyJobStateQuery`; the rendering activity reports progress
  * with `assemblyProgressSignal`.
@@ -17,6 +19,7 @@ import {
   allHandlersFinished,
   condition,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   startChild,
@@ -24,7 +27,16 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import { ASSEMBLY_ERROR_CODES, ASSEMBLY_MESSAGES, ASSEMBLY_MSG, ASSEMBLY_PROGRESS, type AssemblyResultSummary } from '../domain/assembly';
+import {
+  ASSEMBLY_ERROR_CODES,
+  ASSEMBLY_FORMAT_SPECS,
+  ASSEMBLY_MESSAGES,
+  ASSEMBLY_MSG,
+  ASSEMBLY_PROGRESS,
+  platformFormat,
+  type AssemblyFormatResult,
+  type AssemblyResultSummary,
+} from '../domain/assembly';
 import { CREDIT_COST } from '../domain/constants';
 import { approvalWorkflow } from './approval';
 import { childSearchAttributes } from '../domain/searchAttributes';
@@ -40,6 +52,12 @@ import {
 export * from '../domain/workflowContracts/assembly';
 
 type Activities = ReturnType<typeof createActivities>;
+
+/**
+ * Every format from one edit (issue 44 item 4): the formats render in one activity (renderAssemblyFormats) and each
+ * goes to Approvals. Histories from before it rendered one format with renderAssembly.
+ */
+export const ASSEMBLY_FORMATS_PATCH = 'assembly-formats';
 
 const { recordAssemblyJob, abandonAssemblyJob, storeCompiledVideo, createPendingApproval } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -89,7 +107,7 @@ export async function assemblyWorkflow(input: AssemblyInput): Promise<AssemblyRe
     state.message = report.message;
   });
 
-  const { renderAssembly } = proxyActivities<Activities>({
+  const { renderAssembly, renderAssemblyFormats } = proxyActivities<Activities>({
     taskQueue: input.queues.media,
     startToCloseTimeout: '30 minutes',
     heartbeatTimeout: '1 minute',
@@ -107,6 +125,8 @@ export async function assemblyWorkflow(input: AssemblyInput): Promise<AssemblyRe
     await recordAssemblyJob({ jobId: input.jobId, status: state.status, progress: state.progress, message });
   };
 
+  // where a history from before formats has its first command, so it replays as it ran
+  const formatsPatch = patched(ASSEMBLY_FORMATS_PATCH);
   let handedOff = false;
   try {
     const admitted = await admitAssemblyJob({
@@ -119,79 +139,99 @@ export async function assemblyWorkflow(input: AssemblyInput): Promise<AssemblyRe
       clipIds: input.clipIds,
       editing: input.editing,
       transitions: input.transitions ?? [],
+      ...(formatsPatch ? { formats: input.formats && input.formats.length > 0 ? input.formats : [platformFormat(input.platform)] } : {}),
     });
     admission = { admitted: true };
     state.status = 'processing';
     await step(ASSEMBLY_PROGRESS.validated, ASSEMBLY_MESSAGES.rendering);
 
-    const video = await renderAssembly({ jobId: input.jobId, workspaceId, timeline: admitted.timeline });
+    const editions = admitted.editions ?? [{ format: admitted.timeline.output.aspectRatio, timeline: admitted.timeline, fileName: admitted.fileName }];
+    // one format renders as before formats (renderAssembly); several in one activity, side by side
+    const videos = formatsPatch && editions.length > 1
+      ? await renderAssemblyFormats({ jobId: input.jobId, workspaceId, editions: editions.map(({ format, timeline }) => ({ format, timeline })) })
+      : [await renderAssembly({ jobId: input.jobId, workspaceId, timeline: admitted.timeline })];
     await step(ASSEMBLY_PROGRESS.stored, ASSEMBLY_MESSAGES.finishing);
 
-    const media = await finishAssemblyMedia({ jobId: input.jobId, workspaceId, videoPath: video.path });
+    const medias: Array<{ thumbnailPath: string; previewPath: string }> = [];
+    for (const video of videos) medias.push(await finishAssemblyMedia({ jobId: input.jobId, workspaceId, videoPath: video.path }));
     await step(ASSEMBLY_PROGRESS.finished, ASSEMBLY_MESSAGES.approval);
 
-    // the video exists: from here a cancel no longer stops it, the approval queue decides about it
+    // the videos exist: from here a cancel no longer stops them, the approval queue decides about each
     const result = await CancellationScope.nonCancellable(async () => {
-      const { compiledVideoId } = await storeCompiledVideo({
-        jobId: input.jobId,
-        workflowId,
-        workspaceId,
-        projectId: input.projectId,
-        fileName: admitted.fileName,
-        videoPath: video.path,
-        thumbnailPath: media.thumbnailPath,
-        sizeBytes: video.sizeBytes,
-        durationSeconds: video.durationSeconds,
-        clipIds: input.clipIds,
-        platform: input.platform,
-        aspectRatio: admitted.timeline.output.aspectRatio,
-        editing: input.editing,
-      });
-      const approvalId = uuid4();
-      const created = await createPendingApproval({
-        approvalId,
-        workspaceId,
-        createdBy: input.actorId ?? null,
-        projectId: input.projectId,
-        fileName: admitted.fileName,
-        aspectRatio: admitted.timeline.output.aspectRatio,
-        original: { bucket: 'videos', path: video.path },
-        watermarked: { bucket: 'videos', path: media.previewPath },
-        thumbnailPath: media.thumbnailPath,
-        reservationId: null,
-        cost: CREDIT_COST.assembly,
-        sourceJobId: input.jobId,
-        metadata: {
-          kind: 'assembly',
-          compiledVideoId,
+      // every format's row first, then every approval item: a failure before the first hand-off still undoes them all
+      const compiledVideoIds: string[] = [];
+      for (const [i, edition] of editions.entries()) {
+        const video = videos[i];
+        const { compiledVideoId } = await storeCompiledVideo({
+          jobId: input.jobId,
+          // the row of a further format is keyed on the workflow and its format
+          workflowId: i === 0 ? workflowId : `${workflowId}/${ASSEMBLY_FORMAT_SPECS[edition.format].slug}`,
+          workspaceId,
+          projectId: input.projectId,
+          fileName: edition.fileName,
+          videoPath: video.path,
+          thumbnailPath: medias[i].thumbnailPath,
+          sizeBytes: video.sizeBytes,
+          durationSeconds: video.durationSeconds,
           clipIds: input.clipIds,
           platform: input.platform,
-          aspectRatio: admitted.timeline.output.aspectRatio,
+          aspectRatio: edition.timeline.output.aspectRatio,
+          editing: input.editing,
+        });
+        compiledVideoIds.push(compiledVideoId);
+      }
+      const summaries: AssemblyFormatResult[] = [];
+      for (const [i, edition] of editions.entries()) {
+        const video = videos[i];
+        const media = medias[i];
+        const aspectRatio = edition.timeline.output.aspectRatio;
+        const approvalId = uuid4();
+        const created = await createPendingApproval({
+          approvalId,
+          workspaceId,
+          createdBy: input.actorId ?? null,
+          projectId: input.projectId,
+          fileName: edition.fileName,
+          aspectRatio,
+          original: { bucket: 'videos', path: video.path },
+          watermarked: { bucket: 'videos', path: media.previewPath },
+          thumbnailPath: media.thumbnailPath,
+          reservationId: null,
+          cost: CREDIT_COST.assembly,
+          sourceJobId: input.jobId,
+          metadata: {
+            kind: 'assembly',
+            compiledVideoId: compiledVideoIds[i],
+            clipIds: input.clipIds,
+            platform: input.platform,
+            aspectRatio,
+            durationSeconds: video.durationSeconds,
+            fileSize: video.sizeBytes,
+            mime: 'video/mp4',
+          },
+        });
+        handedOff = true;
+        await startChild(approvalWorkflow, {
+          workflowId: created.workflowId,
+          taskQueue: input.queues.approvals,
+          parentClosePolicy: ParentClosePolicy.ABANDON,
+          typedSearchAttributes: childSearchAttributes(workflowInfo().typedSearchAttributes, { workspaceId, actorId: input.actorId, kind: 'approval', itemId: created.approvalId, projectId: input.projectId }),
+          args: [{ approvalId: created.approvalId, workspaceId, windowMs: created.windowMs }],
+        });
+        summaries.push({
+          approvalId: created.approvalId,
+          approvalWorkflowId: created.workflowId,
+          compiledVideoId: compiledVideoIds[i],
+          fileName: edition.fileName,
           durationSeconds: video.durationSeconds,
           fileSize: video.sizeBytes,
-          mime: 'video/mp4',
-        },
-      });
-      handedOff = true;
-      await startChild(approvalWorkflow, {
-        workflowId: created.workflowId,
-        taskQueue: input.queues.approvals,
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-        typedSearchAttributes: childSearchAttributes(workflowInfo().typedSearchAttributes, { workspaceId, actorId: input.actorId, kind: 'approval', itemId: created.approvalId, projectId: input.projectId }),
-        args: [{ approvalId: created.approvalId, workspaceId, windowMs: created.windowMs }],
-      });
-      const summary: AssemblyResultSummary = {
-        approvalId: created.approvalId,
-        approvalWorkflowId: created.workflowId,
-        compiledVideoId,
-        fileName: admitted.fileName,
-        durationSeconds: video.durationSeconds,
-        fileSize: video.sizeBytes,
-        width: video.width,
-        height: video.height,
-        platform: input.platform,
-        aspectRatio: admitted.timeline.output.aspectRatio,
-      };
+          width: video.width,
+          height: video.height,
+          platform: input.platform,
+          aspectRatio,
+        });
+      }
+      const summary: AssemblyResultSummary = { ...summaries[0], ...(summaries.length > 1 ? { formats: summaries } : {}) };
       await recordAssemblyJob({ jobId: input.jobId, status: 'completed', progress: ASSEMBLY_PROGRESS.completed, message: ASSEMBLY_MESSAGES.completed, result: summary });
       return summary;
     });

@@ -5,7 +5,7 @@ import { currentUser, requireAuth } from '../middleware/auth';
 import { workspaceGrant } from '../workspace';
 import type { WorkspaceAction } from '../../domain/workspaceRoles';
 import { RequestError, parseBody, parseQuery, singleLine } from '../validation';
-import { ASSEMBLY_MSG, CHAT_MESSAGE_MAX, parseAssemblyPlatform } from '../../domain/assembly';
+import { ASSEMBLY_FORMATS, ASSEMBLY_FORMATS_MESSAGE, ASSEMBLY_MSG, CHAT_MESSAGE_MAX, parseAssemblyPlatform } from '../../domain/assembly';
 import { ORIENTATIONS, type Orientation } from '../../domain/orientation';
 import { MUSIC_MAX_FADE_SECONDS, MUSIC_MAX_SECONDS, MUSIC_MIN_VOLUME, normalizeMusicSetting } from '../../domain/music';
 import {
@@ -43,10 +43,19 @@ const id = (label: string) => singleLine(z.string({ error: `${label} must be a s
 
 const projectIdField = singleLine(z.string({ error: 'projectId must be a string' }), 'projectId').max(64).nullable().optional();
 
+/** Issue 44 item 4: one or more of the four formats, each once; the platform's own when absent. */
+const formatsField = z
+  .array(z.enum(ASSEMBLY_FORMATS, { error: ASSEMBLY_FORMATS_MESSAGE }), { error: ASSEMBLY_FORMATS_MESSAGE })
+  .min(1, { message: ASSEMBLY_FORMATS_MESSAGE })
+  .max(ASSEMBLY_FORMATS.length, { message: ASSEMBLY_FORMATS_MESSAGE })
+  .refine((formats) => new Set(formats).size === formats.length, { message: 'formats must not name a format twice' })
+  .optional();
+
 const dryRunBody = z.object({
   projectId: projectIdField,
   clipIds: z.array(id('clipIds[]'), { error: 'clipIds must be a list of clip ids' }).max(LIST_MAX).optional(),
   aspectRatio: singleLine(z.string({ error: 'aspectRatio must be a string' }), 'aspectRatio').max(16).nullable().optional(),
+  formats: formatsField,
   editorState: z
     .object({
       transitions: z
@@ -71,6 +80,7 @@ const assembleBody = z.object({
   projectId: projectIdField,
   userId: z.string().optional(),
   platform: singleLine(z.string({ error: 'platform must be youtube, tiktok, portrait or landscape' }), 'platform').max(32).optional(),
+  formats: formatsField,
   contentItems: z
     .array(
       z.object({
@@ -223,6 +233,7 @@ export function videoAssemblyRouter(deps: AppDeps): Router {
       clipIds: body.clipIds ?? [],
       aspectRatio: body.aspectRatio ?? null,
       transitions: transitions.map((t) => t ?? {}),
+      ...(body.formats ? { formats: body.formats } : {}),
     });
   });
 
@@ -239,7 +250,7 @@ export function videoAssemblyRouter(deps: AppDeps): Router {
     if (!platform) throw new RequestError(400, 'platform must be youtube, tiktok, portrait or landscape', 'VALIDATION_ERROR');
     // the video goes into the project's workspace, made of its clips; the member who started it is recorded (created_by)
     const grant = await workspaceGrant(ctx, deps, 'assemble', { projectId: body.projectId });
-    ctx.body = await service.start(grant.workspaceId, { projectId: body.projectId ?? null, platform, clipIds }, { actorId: grant.userId });
+    ctx.body = await service.start(grant.workspaceId, { projectId: body.projectId ?? null, platform, clipIds, ...(body.formats ? { formats: body.formats } : {}) }, { actorId: grant.userId });
   });
 
   doc('get', '/api/video/assemble', 'read', "An assembly job's status", {

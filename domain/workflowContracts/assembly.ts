@@ -4,7 +4,7 @@
  */
 import type { WorkspaceInput } from './workspaceInput';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { AssemblyJobStatus, AssemblyPlatform, AssemblyResultSummary, EditingConfig } from '../assembly';
+import type { AssemblyFormat, AssemblyJobStatus, AssemblyPlatform, AssemblyResultSummary, EditingConfig } from '../assembly';
 import type { JunctionOverride } from '../assemblyTimeline';
 
 /** `workspaceId`: the workspace the work is for and paid by (DESIGN.md "Teams (workspaces)"). */
@@ -22,6 +22,11 @@ export interface AssemblyInput extends WorkspaceInput {
   /** The chat's editing config (or the default) when the job was started. */
   editing: EditingConfig;
   transitions?: JunctionOverride[];
+  /**
+   * The formats to render from the one edit, each its own video and approval item (issue 44 item 4). Absent (and in
+   * histories from before formats): the platform's own.
+   */
+  formats?: AssemblyFormat[];
   queues: AssemblyQueues;
 }
 

@@ -12,6 +12,7 @@ import {
   cannotMixMessage,
   orientationOfPlatform,
   type AssemblyClip,
+  type AssemblyFormat,
   type AssemblyPlatform,
   type EditingConfig,
 } from '../../domain/assembly';
@@ -171,8 +172,9 @@ export function timelineFor(
   transitions?: JunctionOverride[],
   soundtrack?: SoundtrackSource | null,
   brand?: BrandSource | null,
+  format?: AssemblyFormat,
 ): AssemblyEdit {
-  return buildAssemblyTimeline({ clips: rows.map(timelineSourceOf), platform, editing, transitions, soundtrack, brand });
+  return buildAssemblyTimeline({ clips: rows.map(timelineSourceOf), platform, format, editing, transitions, soundtrack, brand });
 }
 
 /**

@@ -10,12 +10,15 @@ import type { Logger } from '../../config/logger';
 import {
   ASSEMBLY_ERROR_CODES,
   ASSEMBLY_MSG,
+  ASSEMBLY_FORMAT_SPECS,
   ASSEMBLY_OUTPUTS,
+  assemblyFormatsFor,
   isFinalAssemblyStatus,
   normalizeEditingConfig,
   platformForAspect,
   platformForOrientation,
   type AssemblyClip,
+  type AssemblyFormat,
   type AssemblyJobStatus,
   type AssemblyJobView,
   type AssemblyPlatform,
@@ -53,6 +56,18 @@ export interface DryRunRequest {
   clipIds: string[];
   aspectRatio: string | null;
   transitions: JunctionOverride[];
+  /** The formats the edit is shown in (issue 44 item 4); absent: the platform's own. */
+  formats?: AssemblyFormat[];
+}
+
+/** The edit in one format: its size and brand layout (the timing is the same in every format). */
+export interface DryRunFormat {
+  format: AssemblyFormat;
+  /** "Reels", "Square", "Feed", "YouTube". */
+  label: string;
+  width: number;
+  height: number;
+  request: AssemblyEdit;
 }
 
 export interface DryRunPreviewClip {
@@ -95,7 +110,10 @@ export interface DryRunMusic {
 /** POST /api/video-assembly/dry-run's answer: the edit (Shotstack-shaped) and what the view draws of it. */
 export interface DryRunAnswer {
   success: true;
+  /** The edit in the platform's own format (as before formats). */
   request: AssemblyEdit;
+  /** The edit in each format asked for (only the platform's own when none was), in the picker's order. */
+  formats: DryRunFormat[];
   preview: {
     platform: AssemblyPlatform;
     aspectRatio: '16:9' | '9:16';
@@ -116,6 +134,8 @@ export interface StartAssemblyRequest {
   platform: AssemblyPlatform;
   /** Clip ids in play order (clipOrder over contentItems). */
   clipIds: string[];
+  /** The formats to render, each its own approval item; absent: the platform's own (as before formats). */
+  formats?: AssemblyFormat[];
 }
 
 export interface VideoAssemblyDeps {
@@ -230,9 +250,14 @@ export class VideoAssemblyService {
     const soundtrack = await soundtrackSourceFor(this.deps.knex, workspaceId, editing);
     const brand = await brandSourceFor(this.deps.knex, workspaceId, { titleText: editing.brand.title_text, projectName: project.name });
     const edit = timelineFor(rows, platform, editing, request.transitions, soundtrack, brand);
+    const formats = assemblyFormatsFor(platform, request.formats) ?? [];
     return {
       success: true,
       request: edit,
+      formats: formats.map((format) => {
+        const spec = ASSEMBLY_FORMAT_SPECS[format];
+        return { format, label: spec.label, width: spec.width, height: spec.height, request: format === edit.output.aspectRatio ? edit : timelineFor(rows, platform, editing, request.transitions, soundtrack, brand, format) };
+      }),
       preview: { ...this.preview(edit, rows, orientation, editing), music: await this.musicOf(workspaceId, edit, editing), brand: brandOf(edit, editing, brand !== null) },
     };
   }
@@ -308,6 +333,7 @@ export class VideoAssemblyService {
       platform: request.platform,
       clipIds: request.clipIds,
       editing,
+      ...(request.formats && request.formats.length > 0 ? { formats: assemblyFormatsFor(request.platform, request.formats) ?? undefined } : {}),
       queues: { media: this.deps.queues.media, approvals: this.deps.queues.approvals },
     };
     let client: Client;

@@ -134,12 +134,18 @@ export async function storeClip(
   return { id: row.id as string, file: source, seconds, orientation };
 }
 
-export function assemble(baseUrl: string, user: TestUser & { projectId: string }, clipIds: string[], options: { platform?: string; projectId?: string | null; order?: string[] } = {}) {
+export function assemble(
+  baseUrl: string,
+  user: TestUser & { projectId: string },
+  clipIds: string[],
+  options: { platform?: string; projectId?: string | null; order?: string[]; formats?: unknown } = {},
+) {
   return request<{ success: boolean; jobId?: string; error?: string; code?: string }>(baseUrl, '/api/video/assemble', {
     token: user.token,
     json: {
       projectId: options.projectId === undefined ? user.projectId : options.projectId,
       platform: options.platform ?? 'youtube',
+      ...(options.formats !== undefined ? { formats: options.formats } : {}),
       contentItems: clipIds.map((id) => ({ id, type: 'clip', file_url: `/api/files/clips/${id}`, file_name: `${id}.mp4` })),
       clipOrder: options.order ?? clipIds,
     },

@@ -1,4 +1,4 @@
-import type { AestheticChatState, AssemblyClip, AssemblyJobView, AssemblyPlatform, ChatHistoryMessage } from '../../../domain/assembly';
+import type { AestheticChatState, AssemblyClip, AssemblyFormat, AssemblyJobView, AssemblyPlatform, ChatHistoryMessage } from '../../../domain/assembly';
 import type { AssemblyEdit } from '../../../domain/assemblyTimeline';
 import { api } from './client';
 
@@ -21,6 +21,8 @@ export interface AssembleInput {
   projectId: string;
   platform: AssemblyPlatform;
   clips: readonly Pick<AssemblyClip, 'id' | 'file_url' | 'file_name'>[];
+  /** The formats to render (issue 44 item 4); absent or empty: the platform's own. */
+  formats?: readonly AssemblyFormat[];
 }
 
 /** GET /api/projects/{id}/aesthetic: the project's chat state. */
@@ -74,6 +76,7 @@ export async function startAssembly(input: AssembleInput): Promise<string> {
         platform: input.platform,
         contentItems: input.clips.map((clip) => ({ id: clip.id, type: 'clip', file_url: clip.file_url, file_name: clip.file_name })),
         clipOrder: input.clips.map((clip) => clip.id),
+        ...(input.formats && input.formats.length > 0 ? { formats: input.formats } : {}),
       },
       // a start is not idempotent: never resend it on its own
       retry: 0,

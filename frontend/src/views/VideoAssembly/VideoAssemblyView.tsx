@@ -24,7 +24,7 @@ import { Icon } from '../../components/Icon';
 import { ProgressBar } from '../../components/ProgressBar';
 import { PendingCapOverlay } from '../../components/PendingCapOverlay';
 import { LoadingState } from '../../components/Spinner';
-import { ASSEMBLY_MESSAGES, ASSEMBLY_OUTPUTS, platformForOrientation } from '../../../../domain/assembly';
+import { ASSEMBLY_MESSAGES, ASSEMBLY_OUTPUTS, platformFormat, platformForOrientation, type AssemblyFormat } from '../../../../domain/assembly';
 import type { Orientation } from '../../../../domain/orientation';
 import { countedTowardsCap } from '../../../../domain/approvals';
 import { durationText } from '../ContentLibrary/libraryItems';
@@ -33,6 +33,7 @@ import { ClipPreviewDialog } from './ClipPreviewDialog';
 import { DryRunTimeline } from './DryRunTimeline';
 import { MusicPicker } from './MusicPicker';
 import { BrandPartsPicker } from './BrandPartsPicker';
+import { FormatPicker } from './FormatPicker';
 import { fetchBrandKit } from '../../api/brandKit';
 import { SelectedClipsPanel } from './SelectedClipsPanel';
 import { modeFromSearch, type AssemblyMode } from './assemblyChat';
@@ -128,6 +129,12 @@ export function VideoAssemblyView({ user }: { user: User }): ReactElement {
   const families = useMemo(() => new Map((clips ?? []).map((c) => [c.id, orientationOf(c)])), [clips]);
   const familyOf = useCallback((id: string) => families.get(id), [families]);
   const family = selectionFamily(order, familyOf);
+  // the formats to render: the platform's own until the user picks more (or others); reset when the orientation changes
+  const ownFormat = family ? platformFormat(platformForOrientation(family)) : null;
+  const [formats, setFormats] = useState<AssemblyFormat[]>([]);
+  useEffect(() => {
+    setFormats(ownFormat ? [ownFormat] : []);
+  }, [ownFormat]);
   const selectedClips = useMemo(() => order.map((id) => byId.get(id)).filter((c): c is AssemblyClip => c !== undefined), [order, byId]);
 
   // the saved selection comes back once the clips are known (dropping clips that are gone)
@@ -332,7 +339,7 @@ export function VideoAssemblyView({ user }: { user: User }): ReactElement {
     setStarting(true);
     setAssembleError(null);
     try {
-      const id = await startAssembly({ projectId, platform: platformForOrientation(family), clips: selectedClips });
+      const id = await startAssembly({ projectId, platform: platformForOrientation(family), clips: selectedClips, formats });
       writeStorage(jobKey(user.id), id);
       const platform = platformForOrientation(family);
       setJob({ jobId: id, status: 'pending', progress: 0, message: ASSEMBLY_MESSAGES.queued, error: null, projectId, platform, clipIds: order, result: null, createdAt: new Date().toISOString() });
@@ -501,6 +508,7 @@ export function VideoAssemblyView({ user }: { user: User }): ReactElement {
             <p className="muted">
               {family ? outputText(family) : 'The first clip you select sets the orientation.'}
             </p>
+            {family && <FormatPicker formats={formats} own={ownFormat} disabled={starting || running} onChange={setFormats} />}
             {assembleError && (
               <div className="form-error" role="alert">
                 {assembleError}
