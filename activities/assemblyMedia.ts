@@ -120,6 +120,16 @@ export function renderEditArgs(
  * never passes through ffmpeg's escaping.
  */
 export async function renderEdit(edit: AssemblyEdit, inputs: readonly string[], output: string, scratch: string, options: RenderEditOptions): Promise<FfmpegRunStats> {
+  const args = await prepareEditRender(edit, inputs, output, scratch, options);
+  return runFfmpeg(args, { durationSeconds: edit.totalDuration, signal: options.signal, onProgress: options.onProgress });
+}
+
+/**
+ * Everything renderEdit does before its one ffmpeg run: the caption texts, the preview's watermark, the brand stills
+ * and the filter graph written into `scratch`, the soundtrack measured; answers that run's arguments (the assembly
+ * bench times them as the bare command with the same filter graph).
+ */
+export async function prepareEditRender(edit: AssemblyEdit, inputs: readonly string[], output: string, scratch: string, options: Omit<RenderEditOptions, 'onProgress'>): Promise<string[]> {
   const captionFiles: string[] = [];
   for (const [i, caption] of captionTrackOf(edit).entries()) {
     const file = path.join(scratch, `caption-${i}.txt`);
@@ -145,11 +155,7 @@ export async function renderEdit(edit: AssemblyEdit, inputs: readonly string[], 
   const graphFile = path.join(scratch, 'graph.txt');
   const graph = assemblyFilterGraph(edit, { captionFiles, preview: preview ? { overlayInput: inputs.length, ...size } : undefined, soundtrack, brandStills: stills.indexes });
   await fs.writeFile(graphFile, graph, 'utf8');
-  return runFfmpeg(renderEditArgs(edit, inputs, graphFile, output, options.preset, preview, options.soundtrackFile, stills.inputs), {
-    durationSeconds: edit.totalDuration,
-    signal: options.signal,
-    onProgress: options.onProgress,
-  });
+  return renderEditArgs(edit, inputs, graphFile, output, options.preset, preview, options.soundtrackFile, stills.inputs);
 }
 
 /** One format of an edit rendered by renderEdits: its edit, where the video goes and where its preview goes. */

@@ -10,18 +10,21 @@
  * Temporal server and PostgreSQL are left out (shared infrastructure). The bare command is scale/pad, fps and
  * xfade (fade, 0.5 s, the default cut) into H.264 at the same preset and quality, timed by /usr/bin/time.
  *
+ * Then, on the same stack, the full edit and its formats (bench/assembly/fullEdit.ts): title card, brand captions, logo,
+ * end card and music at 1080x1920 against the bare command with the same filter graph (at most 1.2x wall), and four
+ * formats from one edit against four single-format assemblies (at least 1.5x faster).
+ *
  * Env: BENCH_ROUNDS (3), VIDEO_PRESET (veryfast, the production default), BENCH_CLIP_SECONDS (5, as generated
- * clips are), BENCH_ORIENTATION (landscape | portrait).
+ * clips are), BENCH_ORIENTATION (landscape | portrait), BENCH_FULL_EDIT (1; 0 skips the full edit and formats).
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { AssemblyJobView } from '../domain/assembly';
-import { FFMPEG } from '../providers/media/ffmpeg';
 import { fileUrl } from '../storage';
+import { benchFullEdit } from './assembly/fullEdit';
+import { makeClip, timedFfmpeg, treeCpu } from './assembly/media';
 import { callApi } from './support/benchClient';
 import { ROOT, withBenchDatabase, withWorkflowStack } from './support/benchEnv';
 import { cpuSeconds as processCpuSeconds, serverPid } from './support/procStats';
@@ -34,40 +37,10 @@ const CLIP_SECONDS = Number(process.env.BENCH_CLIP_SECONDS ?? 5);
 const ORIENTATION = process.env.BENCH_ORIENTATION === 'portrait' ? 'portrait' : 'landscape';
 const CLIPS = 5;
 const TARGET = 1.2;
-const TIME = '/usr/bin/time';
-const CLK_TCK = 100;
+const FULL_EDIT = process.env.BENCH_FULL_EDIT !== '0';
 
 const CLIP = ORIENTATION === 'landscape' ? { w: 1280, h: 720, aspect: '16:9', platform: 'youtube' } : { w: 720, h: 1280, aspect: '9:16', platform: 'tiktok' };
 const OUT = ORIENTATION === 'landscape' ? { w: 1920, h: 1080 } : { w: 1080, h: 1920 };
-
-/** utime + stime of a process and of its exited children (its ffmpeg runs), seconds. */
-function treeCpu(pid: number): { self: number; children: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const [utime, stime, cutime, cstime] = [11, 12, 13, 14].map((i) => Number(fields[i]) / CLK_TCK);
-  return { self: utime + stime, children: cutime + cstime };
-}
-
-function run(binary: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(stderr) : reject(new Error(`${binary} exited with ${code}: ${stderr.slice(-600)}`))));
-  });
-}
-
-/** A clip like a generated one: moving detail at the clip size, H.264 at 30 fps. */
-async function makeClip(file: string, index: number): Promise<void> {
-  const hue = index * 60;
-  await run(FFMPEG, [
-    '-v', 'error', '-y',
-    '-f', 'lavfi', '-i', `testsrc2=s=${CLIP.w}x${CLIP.h}:r=30:d=${CLIP_SECONDS}`,
-    '-vf', `hue=h=${hue},noise=alls=12:allf=t`,
-    '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-pix_fmt', 'yuv420p', '-an', file,
-  ]);
-}
 
 /** The bare command: the same inputs joined by xfade (fade 0.5 s) at the platform size, H.264 at the same preset. */
 function bareArgs(inputs: string[], output: string): string[] {
@@ -82,18 +55,8 @@ function bareArgs(inputs: string[], output: string): string[] {
   return ['-y', ...inputs.flatMap((f) => ['-i', f]), '-filter_complex', chains.join(';'), '-map', `[${last}]`, '-c:v', 'libx264', '-preset', PRESET, '-crf', '21', '-pix_fmt', 'yuv420p', '-an', output];
 }
 
-async function runBare(inputs: string[], output: string): Promise<{ wallS: number; cpuS: number }> {
-  const started = process.hrtime.bigint();
-  if (existsSync(TIME)) {
-    const stderr = await run(TIME, ['-f', 'BENCH %e %U %S', FFMPEG, '-v', 'error', ...bareArgs(inputs, output)]);
-    const m = /BENCH ([\d.]+) ([\d.]+) ([\d.]+)/.exec(stderr);
-    if (!m) throw new Error('no times from /usr/bin/time');
-    return { wallS: Number(process.hrtime.bigint() - started) / 1e9, cpuS: Number(m[2]) + Number(m[3]) };
-  }
-  const stderr = await run(FFMPEG, ['-v', 'info', '-benchmark', ...bareArgs(inputs, output)]);
-  const m = /bench: utime=([\d.]+)s stime=([\d.]+)s/.exec(stderr);
-  if (!m) throw new Error('no -benchmark line from ffmpeg');
-  return { wallS: Number(process.hrtime.bigint() - started) / 1e9, cpuS: Number(m[1]) + Number(m[2]) };
+function runBare(inputs: string[], output: string): Promise<{ wallS: number; cpuS: number }> {
+  return timedFfmpeg(bareArgs(inputs, output));
 }
 
 async function main(): Promise<void> {
@@ -113,7 +76,7 @@ async function main(): Promise<void> {
           const objectPath = `${user.userId}/${randomUUID()}/clip.mp4`;
           const file = path.join(storageDir, 'clips', objectPath);
           await fs.mkdir(path.dirname(file), { recursive: true });
-          await makeClip(file, i);
+          await makeClip(file, i, CLIP.w, CLIP.h, CLIP_SECONDS);
           const size = (await fs.stat(file)).size;
           const [row] = await db.knex('clips')
             .insert({
@@ -193,6 +156,10 @@ async function main(): Promise<void> {
           figure('api_wall_median', median(api_.map((r) => r.wallS)), 's', 'lower', 'median wall time of one assembly through the API'),
           figure('bare_wall_median', median(bare.map((r) => r.wallS)), 's', 'lower', 'median wall time of the bare ffmpeg command'),
         ]);
+        if (FULL_EDIT) {
+          const fullEditUser = await db.signUpUser('Full Edit Bench');
+          recordResults('assembly_full_edit', await benchFullEdit({ api, worker, storageDir, knex: db.knex, user: fullEditUser, workDir }));
+        }
       }),
     );
   } finally {
