@@ -99,7 +99,7 @@ describe('Formats on the assembly page', () => {
         await chat.getByLabel('Message to the assistant', { exact: true }).fill('Also make a 4:5 one');
         await chat.getByRole('button', { name: 'Send' }).click();
         await chat.getByText('Also made in Feed (4:5).', { exact: false }).waitFor();
-        await page.waitForFunction(() => (document.getElementById('assembly-format-4x5') as HTMLInputElement | null)?.checked === true);
+        await page.waitForFunction("document.getElementById('assembly-format-4x5')?.checked === true");
         for (const label of ['1:1 Square', '4:5 Feed']) expect(await picker.getByLabel(label, { exact: true }).isChecked()).toBe(true);
         await expectAxeClean(page);
       }
