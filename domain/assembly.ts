@@ -209,6 +209,11 @@ export interface EditingConfig {
    * before brand parts have no such key and read as the default.
    */
   brand: BrandPartsSetting;
+  /**
+   * The formats the next assembly renders (the Formats picker and the chat keep them; each its own video), or null:
+   * the platform's own. Configs stored before formats have no such key and read as null.
+   */
+  formats: AssemblyFormat[] | null;
   /** Where the config came from: the default, or the chat. */
   source: 'default' | 'chat';
 }
@@ -222,6 +227,7 @@ export const DEFAULT_EDITING_CONFIG: EditingConfig = {
   caption_position: 'bottom',
   music: null,
   brand: DEFAULT_BRAND_PARTS,
+  formats: null,
   source: 'default',
 };
 
@@ -254,6 +260,16 @@ export function cleanCaption(value: unknown): string {
 }
 
 /**
+ * Formats as an editing config keeps them: the known ones in the picker's order, each once; null stays null (the
+ * platform's own). Anything else, an empty list included, is `fallback`.
+ */
+export function normalizeFormatList(value: unknown, fallback: AssemblyFormat[] | null): AssemblyFormat[] | null {
+  if (value === null) return null;
+  if (!Array.isArray(value) || value.length === 0 || !value.every(isAssemblyFormat)) return fallback;
+  return ASSEMBLY_FORMATS.filter((format) => value.includes(format));
+}
+
+/**
  * Any editing config (a chat provider's JSON, a stored row, a request) made valid: known transition and pacing,
  * durations within bounds, captions cleaned. Unknown or missing parts take the pacing's or the default's value.
  */
@@ -276,6 +292,7 @@ export function normalizeEditingConfig(input: unknown, fallback: EditingConfig =
   const source = raw.source === 'chat' || raw.source === 'default' ? raw.source : fallback.source;
   const music = 'music' in raw ? normalizeMusicSetting(raw.music, fallback.music ?? null) : (fallback.music ?? null);
   const brand = normalizeBrandParts(raw.brand, fallback.brand ?? DEFAULT_BRAND_PARTS);
+  const formats = 'formats' in raw ? normalizeFormatList(raw.formats, fallback.formats ?? null) : (fallback.formats ?? null);
   return {
     transition,
     pacing,
@@ -285,6 +302,7 @@ export function normalizeEditingConfig(input: unknown, fallback: EditingConfig =
     caption_position: position,
     music,
     brand,
+    formats,
     source,
   };
 }

@@ -5,6 +5,7 @@
  */
 import type { Platform, VideoEffect } from '../domain/constants';
 import type { BrandPartsSetting } from '../domain/brandVideo';
+import type { AssemblyFormat } from '../domain/assembly';
 
 /** Output framing of an image edit. The spec's default is 'square'; 'original' keeps the source's aspect. */
 export type ImageFormat = 'square' | 'landscape' | 'portrait' | 'original';
@@ -192,6 +193,10 @@ export interface ChatRequest {
   brandKit?: ChatBrandKit | null;
   /** The assembly's brand parts now (domain/brandVideo.ts); absent: the defaults. */
   brand?: BrandPartsSetting;
+  /** The formats the assembly renders now (domain/assembly.ts), in the picker's order; absent or empty: not known yet. */
+  formats?: AssemblyFormat[];
+  /** The selection's platform format (9:16 for portrait clips, 16:9 for landscape); null or absent: no clips yet. */
+  ownFormat?: AssemblyFormat | null;
 }
 
 /** What the chat knows of the workspace's brand kit: whether it has a logo, and its end card's lines. */
@@ -237,6 +242,8 @@ export interface ChatEditingHints {
   music?: ChatMusic | 'none';
   /** The brand parts to change (normalized over the assembly's own by the caller); absent: as they are. */
   brand?: Partial<BrandPartsSetting>;
+  /** Every format the assembly is to render from now on (not only the added ones); absent: as they are. */
+  formats?: AssemblyFormat[];
 }
 
 export interface ChatReply {

@@ -43,13 +43,15 @@ const id = (label: string) => singleLine(z.string({ error: `${label} must be a s
 
 const projectIdField = singleLine(z.string({ error: 'projectId must be a string' }), 'projectId').max(64).nullable().optional();
 
-/** Issue 44 item 4: one or more of the four formats, each once; the platform's own when absent. */
-const formatsField = z
+/** Issue 44 item 4: one or more of the four formats, each once. */
+const formatsList = z
   .array(z.enum(ASSEMBLY_FORMATS, { error: ASSEMBLY_FORMATS_MESSAGE }), { error: ASSEMBLY_FORMATS_MESSAGE })
   .min(1, { message: ASSEMBLY_FORMATS_MESSAGE })
   .max(ASSEMBLY_FORMATS.length, { message: ASSEMBLY_FORMATS_MESSAGE })
-  .refine((formats) => new Set(formats).size === formats.length, { message: 'formats must not name a format twice' })
-  .optional();
+  .refine((formats) => new Set(formats).size === formats.length, { message: 'formats must not name a format twice' });
+
+/** The formats an assembly renders; the platform's own when absent. */
+const formatsField = formatsList.optional();
 
 const dryRunBody = z.object({
   projectId: projectIdField,
@@ -169,6 +171,14 @@ const brandPartsBody = z
       .min(END_CARD_MIN_SECONDS, { message: `endCardSeconds must be at least ${END_CARD_MIN_SECONDS}` })
       .max(END_CARD_MAX_SECONDS, { message: `endCardSeconds is at most ${END_CARD_MAX_SECONDS}` })
       .optional(),
+  })
+  .strict();
+
+const chatFormatsBody = z
+  .object({
+    formats: formatsList
+      .nullable()
+      .meta({ description: "Every format the project's next assembly renders (9:16, 1:1, 4:5, 16:9), or null for the platform's own" }),
   })
   .strict();
 
@@ -339,6 +349,16 @@ export function videoAssemblyRouter(deps: AppDeps): Router {
       end_card_seconds: body.endCardSeconds,
     };
     ctx.body = { success: true, error: null, ...(await chat.setBrandParts(grant.workspaceId, ctx.params.id, changes)) };
+  });
+
+  doc('put', '/api/projects/:id/aesthetic/formats', 'assemble', "Choose the formats of the project's next assembly (no message): one or more of 9:16, 1:1, 4:5 and 16:9, or null for the platform's own; the chat reads and may change them", {
+    body: chatFormatsBody,
+    responses: { 200: chatState },
+  });
+  router.put('/api/projects/:id/aesthetic/formats', requireAuth(deps), async (ctx) => {
+    const body = parseBody(ctx, chatFormatsBody);
+    const grant = await workspaceGrant(ctx, deps, 'assemble', { projectId: ctx.params.id });
+    ctx.body = { success: true, error: null, ...(await chat.setFormats(grant.workspaceId, ctx.params.id, body.formats)) };
   });
 
   return router;

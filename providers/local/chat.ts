@@ -7,6 +7,7 @@
 import type { ChatClipFacts, ChatEditingHints, ChatPreferences, ChatProvider, ChatReply, ChatRequest } from '../types';
 import { ProviderError } from '../errors';
 import { understandBrand, withoutBrandWords } from './chatBrand';
+import { understandFormats } from './chatFormats';
 import { understandMusic, withoutMusicWords } from './chatMusic';
 
 const AESTHETICS: Array<[string, RegExp]> = [
@@ -122,6 +123,7 @@ export class RuleBasedChatProvider implements ChatProvider {
     const latest = plain(request.message);
     const music = understandMusic(request.message, tracks, request.music);
     const brand = understandBrand(request.message, request.brand, request.brandKit);
+    const formats = understandFormats(request.message, request.formats, request.ownFormat);
     // the latest message wins over earlier ones, and anything said wins over what was settled before
     const known = request.preferences ?? {};
     const pick = <T extends string>(table: Array<[T, RegExp]>, previous: T | undefined) => firstMatch(latest, table) ?? firstMatch(said, table) ?? previous;
@@ -145,6 +147,7 @@ export class RuleBasedChatProvider implements ChatProvider {
     if (copyStyle && CAPTION_POSITION[copyStyle]) editing.caption_position = CAPTION_POSITION[copyStyle];
     if (music.music) editing.music = music.music;
     if (brand.brand) editing.brand = brand.brand;
+    if (formats.formats) editing.formats = formats.formats;
 
     const missing: string[] = [];
     if (request.selectedClipCount < 1) missing.push('clips');
@@ -163,7 +166,7 @@ export class RuleBasedChatProvider implements ChatProvider {
     const answer = ready
       ? `Great: ${summary}${request.aspectRatio ? ` in ${request.aspectRatio}` : ''} with ${request.selectedClipCount} clip${request.selectedClipCount === 1 ? '' : 's'}${cut ? ` (${cut})` : ''}. Ready to create your video.`
       : `${summary ? `Noted: ${summary}. ` : ''}${questions[missing[0]]}`;
-    const reply = [music.words, brand.words, answer].filter(Boolean).join(' ');
+    const reply = [music.words, brand.words, formats.words, answer].filter(Boolean).join(' ');
     return {
       reply,
       preferences,

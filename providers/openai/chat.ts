@@ -5,6 +5,7 @@
  * transition, stray fields, a missing analysis) is dropped or filled in here and normalized again by the caller.
  */
 import { LOGO_CORNERS, TITLE_STYLES, type BrandPartsSetting } from '../../domain/brandVideo';
+import { normalizeFormatList } from '../../domain/assembly';
 import { ProviderError } from '../errors';
 import type { ChatEditingHints, ChatMusic, ChatPreferences, ChatProvider, ChatReply, ChatRequest } from '../types';
 
@@ -36,13 +37,17 @@ export const CHAT_SYSTEM_PROMPT = [
   '"title_style" ("card": on a brand-coloured card, "overlay": over the first clip), "title_seconds" (1.5-3), "captions" (boolean:',
   'in the brand kit\'s font and colour), "logo" (boolean), "logo_corner" ("top-left"|"top-right"|"bottom-left"|"bottom-right"),',
   '"logo_size" (0.06-0.3: the logo\'s longer side over the frame\'s shorter side), "logo_opacity" (0.2-1), "end_card" (boolean: brand colour, logo, call to action and',
-  'the kit\'s contact lines), "end_card_seconds" (2-6); leave "brand" out to keep the parts as they are}),',
+  'the kit\'s contact lines), "end_card_seconds" (2-6); leave "brand" out to keep the parts as they are;',
+  '"formats": only when the user asks for other formats of the video ("also make a square one", "drop the 16:9 one"): every format to',
+  'render from now on, among "9:16" (Reels, TikTok), "1:1" (square), "4:5" (feed) and "16:9" (YouTube), starting from the context\'s',
+  'current_formats; at least one; leave "formats" out to keep them}),',
   '"clip_order" ([{"clip_id": id of a selected clip, "reason": string}] covering every selected clip once),',
   '"analysis" ({"ready_to_create": boolean, "confidence_score": number 0-1, "missing_info": [names among clips, aesthetic, energy_level, copy_style]}).',
   'When you change the music, say so in the reply in plain words: the track by its name, the volume as a percentage, the fades in seconds',
   '(never a track id). When you change a brand part, say so too (for example "Logo bottom right." or "End card with your phone number."),',
   'and when the context\'s brand_kit is null or lacks what the user asked for (a logo, a phone number, a website), say it can be added',
-  'on the Brand kit page.',
+  'on the Brand kit page. When you change the formats, say which are made now (for example "Also made in Square (1:1).") and that',
+  'each format is its own video in Approvals.',
 ].join(' ');
 
 const ENERGY = new Set(['calm', 'balanced', 'energetic']);
@@ -132,6 +137,9 @@ export function parseChatJson(content: string, request: ChatRequest): ChatReply 
   if (music) editing.music = music;
   const brand = parseBrand(rawEditing.brand);
   if (brand) editing.brand = brand;
+  // every format to render: known ones only, in the picker's order; an empty or unknown list changes nothing
+  const formats = normalizeFormatList(rawEditing.formats, null);
+  if (formats) editing.formats = formats;
   const selected = new Set((request.clips ?? []).map((c) => c.id));
   const seen = new Set<string>();
   const clipOrder = (Array.isArray(body.clip_order) ? body.clip_order : [])
@@ -163,6 +171,7 @@ function userTurn(request: ChatRequest): string {
       ? { has_logo: request.brandKit.hasLogo, company: request.brandKit.company, phone: request.brandKit.phone, website: request.brandKit.website, call_to_action: request.brandKit.callToAction }
       : null,
     current_brand: request.brand ?? null,
+    current_formats: request.formats && request.formats.length > 0 ? request.formats : request.ownFormat ? [request.ownFormat] : [],
   };
   return `Context: ${JSON.stringify(context)}\n\nUser: ${request.message}`;
 }

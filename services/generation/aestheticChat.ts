@@ -14,9 +14,12 @@ import {
   DEFAULT_EDITING_CONFIG,
   EMPTY_PREFERENCES,
   normalizeEditingConfig,
+  normalizeFormatList,
+  platformFormat,
   platformForOrientation,
   type AestheticChatState,
   type AestheticPreferences,
+  type AssemblyFormat,
   type ChatAnalysis,
   type ChatHistoryMessage,
   type ClipSuggestion,
@@ -292,6 +295,7 @@ export class AestheticChatService {
       next = { ...synced, chat_history: capHistory([...current.chat_history, { role: 'assistant', content: note, timestamp: stamp() }]) };
     } else {
       const asked = stamp();
+      const ownFormat = orientation ? platformFormat(platformForOrientation(orientation)) : null;
       const [tracks, brandKit] = await Promise.all([trackNames(this.deps.knex, workspaceId), chatBrandKit(this.deps.knex, workspaceId)]);
       let reply: ChatReply;
       try {
@@ -311,6 +315,8 @@ export class AestheticChatService {
           music: current.editing_config.music,
           brandKit,
           brand: current.editing_config.brand,
+          formats: current.editing_config.formats ?? (ownFormat ? [ownFormat] : []),
+          ownFormat,
         });
       } catch (error) {
         if (error instanceof ProviderError && error.code === 'INPUT') throw new DomainError(400, 'VALIDATION_ERROR', error.message);
@@ -383,6 +389,20 @@ export class AestheticChatService {
     const current = stateOf(await this.row(projectId));
     const brand = normalizeBrandParts(changes, current.editing_config.brand);
     const next: AestheticChatState = { ...current, editing_config: { ...current.editing_config, brand } };
+    await this.save(workspaceId, projectId, next);
+    return next;
+  }
+
+  /**
+   * The Formats picker's choice (no message): every format the project's next assembly renders (one or more of 9:16,
+   * 1:1, 4:5 and 16:9), or null for the platform's own. The chat reads them and may change them.
+   */
+  async setFormats(workspaceId: string, projectId: string, formats: AssemblyFormat[] | null): Promise<AestheticChatState> {
+    // in the picker's order, each once (the route has refused anything else)
+    const valid = normalizeFormatList(formats, null);
+    await this.deps.projects.findOwned(workspaceId, projectId);
+    const current = stateOf(await this.row(projectId));
+    const next: AestheticChatState = { ...current, editing_config: { ...current.editing_config, formats: valid } };
     await this.save(workspaceId, projectId, next);
     return next;
   }

@@ -1,7 +1,7 @@
 /**
  * The format picker on the assembly page (issue 44 item 4): the platform's own format is chosen by default and cannot
- * be left without a format; the user adds 1:1 and assembles, and the one assembly gives an item per format in
- * Approvals, named apart. At 1280x800 (with the real worker) and 390x844, with axe and no sideways scroll.
+ * be left without a format; the user adds 1:1 (kept as the project's, there after a reload) and assembles, and the one
+ * assembly gives an item per format in Approvals, named apart; the chat's "also make a 4:5 one" ticks 4:5. At 1280x800 (with the real worker) and 390x844, with axe and no sideways scroll.
  */
 import type { BrowserContext, Page } from 'playwright-core';
 import { loadConfig } from '../../config/env';
@@ -60,8 +60,17 @@ describe('Formats on the assembly page', () => {
       expect(await own.isDisabled()).toBe(true);
       for (const label of ['9:16 Reels', '1:1 Square', '4:5 Feed']) expect(await picker.getByLabel(label, { exact: true }).isChecked()).toBe(false);
 
+      const saved = page.waitForResponse((r) => r.url().endsWith('/aesthetic/formats') && r.request().method() === 'PUT');
       await picker.getByLabel('1:1 Square', { exact: true }).check();
       expect(await own.isDisabled()).toBe(false);
+      expect(await own.isChecked()).toBe(true);
+      // the choice is the project's: kept in its editing config, there after a reload
+      expect((await saved).status()).toBe(200);
+      await page.reload();
+      // the selection comes back by itself (kept in the browser)
+      await page.getByRole('button', { name: 'Select lobby.mp4', pressed: true }).waitFor();
+      await picker.getByLabel('1:1 Square', { exact: true }).waitFor();
+      expect(await picker.getByLabel('1:1 Square', { exact: true }).isChecked()).toBe(true);
       expect(await own.isChecked()).toBe(true);
       await expectNoSidewaysScroll(page);
       await expectAxeClean(page);
@@ -83,6 +92,15 @@ describe('Formats on the assembly page', () => {
           ['Harbour Villas · 16:9 YouTube (1 clip).mp4', '16:9', 0],
           ['Harbour Villas · 1:1 Square (1 clip).mp4', '1:1', 0],
         ]);
+        await expectAxeClean(page);
+      } else {
+        // the chat adds a format in words, and the picker follows
+        const chat = page.getByRole('region', { name: 'AI editor' });
+        await chat.getByLabel('Message to the assistant', { exact: true }).fill('Also make a 4:5 one');
+        await chat.getByRole('button', { name: 'Send' }).click();
+        await chat.getByText('Also made in Feed (4:5).', { exact: false }).waitFor();
+        await page.waitForFunction("document.getElementById('assembly-format-4x5')?.checked === true");
+        for (const label of ['1:1 Square', '4:5 Feed']) expect(await picker.getByLabel(label, { exact: true }).isChecked()).toBe(true);
         await expectAxeClean(page);
       }
       expect(errors).toEqual([]);

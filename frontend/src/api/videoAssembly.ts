@@ -109,6 +109,11 @@ export interface ProjectBrandPartsInput {
   endCardSeconds?: number;
 }
 
+/** The formats of the project's next assembly (null: the platform's own); answers the chat's state with the new editing config. */
+export async function setProjectFormats(projectId: string, formats: AssemblyFormat[] | null): Promise<AestheticChatState> {
+  return api.put(`projects/${encodeURIComponent(projectId)}/aesthetic/formats`, { json: { formats } }).json<AestheticChatState>();
+}
+
 /** The brand part switches of the project's assemblies; answers the chat's state with the new editing config. */
 export async function setProjectBrandParts(projectId: string, input: ProjectBrandPartsInput): Promise<AestheticChatState> {
   return api.put(`projects/${encodeURIComponent(projectId)}/aesthetic/brand`, { json: input }).json<AestheticChatState>();

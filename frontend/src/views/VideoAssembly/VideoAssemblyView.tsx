@@ -9,6 +9,7 @@ import {
   fetchChatState,
   fetchAssemblyClips,
   fetchAssemblyJob,
+  setProjectFormats,
   startAssembly,
   type AestheticChatState,
   type AssemblyClip,
@@ -129,12 +130,29 @@ export function VideoAssemblyView({ user }: { user: User }): ReactElement {
   const families = useMemo(() => new Map((clips ?? []).map((c) => [c.id, orientationOf(c)])), [clips]);
   const familyOf = useCallback((id: string) => families.get(id), [families]);
   const family = selectionFamily(order, familyOf);
-  // the formats to render: the platform's own until the user picks more (or others); reset when the orientation changes
+  // the formats to render: the project's (the picker's or the chat's choice, kept in its editing config), else the
+  // platform's own; shown at once when picked, then saved
   const ownFormat = family ? platformFormat(platformForOrientation(family)) : null;
+  const chatFormats = chat?.editing_config.formats ?? null;
+  const chatFormatsKey = chatFormats ? chatFormats.join(',') : '';
   const [formats, setFormats] = useState<AssemblyFormat[]>([]);
+  const [formatsError, setFormatsError] = useState<string | null>(null);
   useEffect(() => {
-    setFormats(ownFormat ? [ownFormat] : []);
-  }, [ownFormat]);
+    setFormats(chatFormats ?? (ownFormat ? [ownFormat] : []));
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the list's contents, not its identity
+  }, [chatFormatsKey, ownFormat]);
+  const chooseFormats = (next: AssemblyFormat[]): void => {
+    setFormats(next);
+    setFormatsError(null);
+    if (!projectId || !projectKnown) return;
+    setProjectFormats(projectId, next).then(
+      (state) => {
+        setChat(state);
+        setPickedState(state);
+      },
+      (err: unknown) => setFormatsError(apiErrorMessage(err, 'The formats could not be saved. Please try again.')),
+    );
+  };
   const selectedClips = useMemo(() => order.map((id) => byId.get(id)).filter((c): c is AssemblyClip => c !== undefined), [order, byId]);
 
   // the saved selection comes back once the clips are known (dropping clips that are gone)
@@ -508,7 +526,12 @@ export function VideoAssemblyView({ user }: { user: User }): ReactElement {
             <p className="muted">
               {family ? outputText(family) : 'The first clip you select sets the orientation.'}
             </p>
-            {family && <FormatPicker formats={formats} own={ownFormat} disabled={starting || running} onChange={setFormats} />}
+            {family && <FormatPicker formats={formats} own={ownFormat} disabled={starting || running} onChange={chooseFormats} />}
+            {formatsError && (
+              <div className="form-error" role="alert">
+                {formatsError}
+              </div>
+            )}
             {assembleError && (
               <div className="form-error" role="alert">
                 {assembleError}

@@ -61,6 +61,7 @@ describe('assembly chat rules', () => {
           caption_position: 'bottom',
           music: { track_id: 't1', offset_seconds: 12, volume: 0.7, fade_in_seconds: 1, fade_out_seconds: 2 },
           brand: DEFAULT_BRAND_PARTS,
+          formats: ['9:16', '1:1'],
           source: 'chat',
         },
         new Map([['t1', 'Calm piano']]),
@@ -71,12 +72,14 @@ describe('assembly chat rules', () => {
       { label: 'Clip length', value: 'at most 3 s each' },
       { label: 'Captions', value: '2 (bottom)' },
       { label: 'Music', value: 'Calm piano at 70% volume, from 0:12, fading in over 1 s and out over 2 s' },
+      { label: 'Formats', value: '9:16 Reels, 1:1 Square' },
     ]);
-    const plain = editingConfigSummary({ transition: 'fade', pacing: 'calm', transition_duration: 1, max_clip_seconds: null, captions: [], caption_position: 'top', music: null, brand: DEFAULT_BRAND_PARTS, source: 'default' });
+    const plain = editingConfigSummary({ transition: 'fade', pacing: 'calm', transition_duration: 1, max_clip_seconds: null, captions: [], caption_position: 'top', music: null, brand: DEFAULT_BRAND_PARTS, formats: null, source: 'default' });
     expect(plain.slice(2)).toEqual([
       { label: 'Clip length', value: 'whole clips' },
       { label: 'Captions', value: 'none' },
       { label: 'Music', value: 'No music (silent)' },
+      { label: 'Formats', value: "the platform's own" },
     ]);
     expect(editingConfigSummary(null)).toEqual([]);
   });

@@ -1,5 +1,5 @@
 /** Pure rules of the assembly chat panel (spec 001 sections 2, 5, 7 and 8). */
-import { ASSEMBLY_MSG, CHAT_CLEAR_CONVERSATION, CHAT_SYNC_CLIPS, type ChatHistoryMessage, type EditingConfig } from '../../../../domain/assembly';
+import { ASSEMBLY_FORMAT_SPECS, ASSEMBLY_MSG, CHAT_CLEAR_CONVERSATION, CHAT_SYNC_CLIPS, type ChatHistoryMessage, type EditingConfig } from '../../../../domain/assembly';
 import { musicSummary } from '../../../../domain/music';
 
 export { CHAT_CLEAR_CONVERSATION, CHAT_SYNC_CLIPS } from '../../../../domain/assembly';
@@ -83,6 +83,7 @@ export function editingConfigSummary(config: EditingConfig | null | undefined, t
     { label: 'Clip length', value: config.max_clip_seconds === null ? 'whole clips' : `at most ${config.max_clip_seconds} s each` },
     { label: 'Captions', value: config.captions.length ? `${config.captions.length} (${config.caption_position})` : 'none' },
     { label: 'Music', value: musicSummary(music, music ? (trackNames.get(music.track_id) ?? 'the chosen track') : null) },
+    { label: 'Formats', value: config.formats?.length ? config.formats.map((f) => `${f} ${ASSEMBLY_FORMAT_SPECS[f].label}`).join(', ') : "the platform's own" },
   ];
   return lines;
 }
