@@ -3,23 +3,25 @@
  * a bare ffmpeg command timed by /usr/bin/time (or ffmpeg's own -benchmark line where time(1) is missing).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { FFMPEG } from '../../providers/media/ffmpeg';
+import { treeCpuSeconds } from '../soak/probes';
 
 const TIME = '/usr/bin/time';
-const CLK_TCK = 100;
 
 export interface Timed {
   wallS: number;
   cpuS: number;
 }
 
-/** utime + stime of a process and of its exited children (its ffmpeg runs), seconds. */
-export function treeCpu(pid: number): { self: number; children: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const [utime, stime, cutime, cstime] = [11, 12, 13, 14].map((i) => Number(fields[i]) / CLK_TCK);
-  return { self: utime + stime, children: cutime + cstime };
+/**
+ * CPU seconds of the worker and every process below it (its ffmpeg runs are started by a launcher process of its
+ * own, so they are reaped there, not by the worker: the whole tree counts, bench/soak/probes.ts).
+ */
+export function workerCpu(pid: number): number {
+  const seconds = treeCpuSeconds(pid);
+  if (seconds === null) throw new Error(`the worker (${pid}) is gone`);
+  return seconds;
 }
 
 export function run(binary: string, args: string[]): Promise<string> {
