@@ -24,10 +24,9 @@ import path from 'node:path';
 import type { AssemblyJobView } from '../domain/assembly';
 import { fileUrl } from '../storage';
 import { benchFullEdit } from './assembly/fullEdit';
-import { makeClip, timedFfmpeg, workerCpu } from './assembly/media';
+import { makeClip, timedFfmpeg, processTreeCpu } from './assembly/media';
 import { callApi } from './support/benchClient';
 import { ROOT, withBenchDatabase, withWorkflowStack } from './support/benchEnv';
-import { cpuSeconds as processCpuSeconds, serverPid } from './support/procStats';
 import { figure, ratio, recordResults } from './support/results';
 import { median } from './support/stats';
 
@@ -98,10 +97,10 @@ async function main(): Promise<void> {
         }
 
         const workerPid = worker.child.pid as number;
-        const apiPid = serverPid(api.child.pid as number);
+        const apiPid = api.child.pid as number;
         const viaApi = async (): Promise<{ wallS: number; cpuS: number; durationS: number }> => {
-          const w0 = workerCpu(workerPid);
-          const a0 = processCpuSeconds(apiPid);
+          const w0 = processTreeCpu(workerPid);
+          const a0 = processTreeCpu(apiPid);
           const started = process.hrtime.bigint();
           const res = await callApi<{ jobId?: string; error?: string }>(api.baseUrl, user.token, '/api/video/assemble', {
             json: { projectId, platform: CLIP.platform, contentItems: clipIds.map((id) => ({ id, type: 'clip' })), clipOrder: clipIds },
@@ -117,8 +116,8 @@ async function main(): Promise<void> {
           if (job.status !== 'completed') throw new Error(`assembly ended ${job.status}: ${job.error}`);
           // wait for the worker's last ffmpeg child to be reaped into cutime
           await new Promise((r) => setTimeout(r, 300));
-          const w1 = workerCpu(workerPid);
-          const cpuS = w1 - w0 + (processCpuSeconds(apiPid) - a0);
+          const w1 = processTreeCpu(workerPid);
+          const cpuS = w1 - w0 + (processTreeCpu(apiPid) - a0);
           // keep the pending queue short: approve it
           const approved = await callApi(api.baseUrl, user.token, '/api/approvals/approve', { json: { approvalId: job.result?.approvalId } });
           if (approved.status !== 200) throw new Error(`approve answered ${approved.status}`);

@@ -24,10 +24,9 @@ import { brandPartOf, videoTrackOf, type AssemblyEdit } from '../../domain/assem
 import { FFMPEG } from '../../providers/media/ffmpeg';
 import { fileUrl, parseFileUrl } from '../../storage';
 import { callApi } from '../support/benchClient';
-import { cpuSeconds as processCpuSeconds, serverPid } from '../support/procStats';
 import { figure, ratio, type BenchMeasure } from '../support/results';
 import { median } from '../support/stats';
-import { makeClip, run, timedFfmpeg, workerCpu, type Timed } from './media';
+import { makeClip, run, timedFfmpeg, processTreeCpu, type Timed } from './media';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const FORMAT_ROUNDS = Number(process.env.BENCH_FORMAT_ROUNDS ?? 1);
@@ -136,9 +135,9 @@ interface Assembled extends Timed {
 async function assemble(stack: FullEditStack, projectId: string, clipIds: string[], formats: AssemblyFormat[]): Promise<Assembled> {
   const { api, user } = stack;
   const workerPid = stack.worker.child.pid as number;
-  const apiPid = serverPid(api.child.pid as number);
-  const w0 = workerCpu(workerPid);
-  const a0 = processCpuSeconds(apiPid);
+  const apiPid = api.child.pid as number;
+  const w0 = processTreeCpu(workerPid);
+  const a0 = processTreeCpu(apiPid);
   const started = process.hrtime.bigint();
   const res = await expectStatus(
     'POST /api/video/assemble',
@@ -156,8 +155,8 @@ async function assemble(stack: FullEditStack, projectId: string, clipIds: string
   if (job.status !== 'completed' || !job.result) throw new Error(`assembly ended ${job.status}: ${job.error}`);
   // the worker's last ffmpeg child reaped into cutime
   await new Promise((r) => setTimeout(r, 300));
-  const w1 = workerCpu(workerPid);
-  const cpuS = w1 - w0 + (processCpuSeconds(apiPid) - a0);
+  const w1 = processTreeCpu(workerPid);
+  const cpuS = w1 - w0 + (processTreeCpu(apiPid) - a0);
   const approvals = job.result.formats ? job.result.formats.map((f) => f.approvalId) : [job.result.approvalId];
   for (const approvalId of approvals) await expectStatus('approve', callApi(api.baseUrl, user.token, '/api/approvals/approve', { json: { approvalId } }));
   return { wallS, cpuS, job };

@@ -15,12 +15,13 @@ export interface Timed {
 }
 
 /**
- * CPU seconds of the worker and every process below it (its ffmpeg runs are started by a launcher process of its
- * own, so they are reaped there, not by the worker: the whole tree counts, bench/soak/probes.ts).
+ * CPU seconds of a process started by the bench and every process below it: the worker's ffmpeg runs are started by a
+ * launcher process of its own and reaped there, not by the worker, and an API's short-lived children come and go
+ * (bench/soak/probes.ts treeCpuSeconds).
  */
-export function workerCpu(pid: number): number {
+export function processTreeCpu(pid: number): number {
   const seconds = treeCpuSeconds(pid);
-  if (seconds === null) throw new Error(`the worker (${pid}) is gone`);
+  if (seconds === null) throw new Error(`process ${pid} is gone`);
   return seconds;
 }
 
