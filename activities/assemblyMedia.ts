@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { assemblyFilterGraph, brandPartOf, captionTrackOf, previewSize, soundtrackMeasureFilter, videoTrackOf, type AssemblyEdit, type FilterGraphOptions } from '../domain/assemblyTimeline';
+import { assemblyFilterGraph, brandPartOf, captionTrackOf, previewSize, soundtrackMeasureFilter, type AssemblyEdit, type FilterGraphOptions } from '../domain/assemblyTimeline';
 import { endCardPng, logoStillPng, textStillPng } from '../providers/media/brandStills';
 import { runFfmpeg, type FfmpegRunStats } from '../providers/media/ffmpeg';
 import { measureLoudness } from '../providers/media/loudness';
@@ -156,82 +156,4 @@ export async function prepareEditRender(edit: AssemblyEdit, inputs: readonly str
   const graph = assemblyFilterGraph(edit, { captionFiles, preview: preview ? { overlayInput: inputs.length, ...size } : undefined, soundtrack, brandStills: stills.indexes });
   await fs.writeFile(graphFile, graph, 'utf8');
   return renderEditArgs(edit, inputs, graphFile, output, options.preset, preview, options.soundtrackFile, stills.inputs);
-}
-
-/** One format of an edit rendered by renderEdits: its edit, where the video goes and where its preview goes. */
-export interface EditionRender {
-  edit: AssemblyEdit;
-  output: string;
-  previewOutput: string;
-}
-
-/**
- * Renders several formats of one edit (the same clips and timing, each its own size and brand layout) in ONE ffmpeg
- * run: each clip decoded once and split to every format's graph, each format writing its video and its watermarked
- * preview; the music measured once. The alternative to one run per format (issue 44 item 4): on a 3-clip edit it was
- * measured slower in wall time than the runs side by side (ffmpeg 5.1 runs a filter graph on one thread), so the
- * worker renders formats side by side; kept so the comparison can be run again (item 6's bench). Progress is the run's, over the edit's
- * length (the same in every format).
- */
-export async function renderEdits(editions: readonly EditionRender[], inputs: readonly string[], scratch: string, options: Omit<RenderEditOptions, 'previewOutput'>): Promise<FfmpegRunStats> {
-  if (editions.length === 0) throw new Error('renderEdits: no formats to render');
-  const first = editions[0].edit;
-  const n = editions.length;
-  const soundtrack = first.timeline.soundtrack;
-  let measured: Awaited<ReturnType<typeof measureLoudness>> | undefined;
-  if (soundtrack) {
-    if (!options.soundtrackFile) throw new Error('renderEdits: the edit has a soundtrack but no file was given for it');
-    measured = await measureLoudness(options.soundtrackFile, soundtrackMeasureFilter(soundtrack), options.signal);
-  }
-  const args: string[] = ['-y', ...inputs.flatMap((file) => ['-i', file])];
-  let nextInput = inputs.length;
-  const graphs: string[] = [];
-  // each clip decoded once, split into one branch per format
-  if (n > 1) inputs.forEach((_, i) => graphs.push(`[${i}:v]split=${n}${editions.map((__, k) => `[s${i}_${k}]`).join('')}`));
-  const outputs: string[] = [];
-  for (const [k, edition] of editions.entries()) {
-    const { edit } = edition;
-    if (edit.totalDuration !== first.totalDuration || videoTrackOf(edit).length !== inputs.length) throw new Error('renderEdits: the formats are not of one edit');
-    const dir = path.join(scratch, `format-${k}`);
-    await fs.mkdir(dir, { recursive: true });
-    const captionFiles: string[] = [];
-    for (const [i, caption] of captionTrackOf(edit).entries()) {
-      const file = path.join(dir, `caption-${i}.txt`);
-      await fs.writeFile(file, caption.asset.text, 'utf8');
-      captionFiles.push(file);
-    }
-    const size = previewSize(edit);
-    const overlayFile = path.join(dir, 'watermark.png');
-    await fs.writeFile(overlayFile, await watermarkOverlayOnce(size));
-    const overlayInput = nextInput++;
-    args.push('-i', overlayFile);
-    let soundtrackInput: number | undefined;
-    if (edit.timeline.soundtrack && options.soundtrackFile) {
-      soundtrackInput = nextInput++;
-      args.push('-i', options.soundtrackFile);
-    }
-    const stills = await brandStills(edit, dir, nextInput, options.logoFile);
-    for (const still of stills.inputs) {
-      args.push(...(still.loopSeconds ? ['-loop', '1', '-framerate', String(edit.output.fps), '-t', String(still.loopSeconds), '-i', still.file] : ['-i', still.file]));
-    }
-    nextInput += stills.inputs.length;
-    const prefix = n > 1 ? `f${k}` : '';
-    graphs.push(
-      assemblyFilterGraph(edit, {
-        captionFiles,
-        preview: { overlayInput, ...size },
-        soundtrack: soundtrackInput !== undefined ? { input: soundtrackInput, measured: measured ?? null } : undefined,
-        brandStills: stills.indexes,
-        ...(n > 1 ? { clipInputs: inputs.map((_, i) => `s${i}_${k}`), labelPrefix: prefix } : {}),
-      }),
-    );
-    outputs.push(
-      '-map', `[${prefix}vout]`, ...h264(options.preset, 21, edit), ...audio(edit, `${prefix}aout`, '192k'), edition.output,
-      '-map', `[${prefix}vprev]`, ...h264(PREVIEW_ENCODER.preset, PREVIEW_ENCODER.crf, edit), ...audio(edit, `${prefix}aprev`, '96k'), edition.previewOutput,
-    );
-  }
-  const graphFile = path.join(scratch, 'graph.txt');
-  await fs.writeFile(graphFile, graphs.join(';'), 'utf8');
-  args.push('-filter_complex_script', graphFile, ...outputs);
-  return runFfmpeg(args, { durationSeconds: first.totalDuration, signal: options.signal, onProgress: options.onProgress });
 }

@@ -386,13 +386,6 @@ export interface FilterGraphOptions {
    * looped for the card's length). Needed for each brand part the edit has.
    */
   brandStills?: { captions?: Array<number | undefined>; titleCard?: number; logo?: number; endCard?: number };
-  /**
-   * Where each clip's decoded frames come from, by clip index (default `<i>:v`, input i): one run rendering several
-   * formats splits each input once and hands each format's graph its branch.
-   */
-  clipInputs?: string[];
-  /** Put before every label the graph makes (several formats' graphs in one run): [vout] becomes [<prefix>vout]. */
-  labelPrefix?: string;
 }
 
 /** The watermarked preview's size: half the output's, even on both sides. */
@@ -461,7 +454,7 @@ export function assemblyFilterGraph(edit: AssemblyEdit, options: FilterGraphOpti
   const video = videoTrackOf(edit);
   const parts: string[] = video.map(
     (clip, i) =>
-      `[${options.clipInputs?.[i] ?? `${i}:v`}]trim=duration=${fmt(clip.length)},setpts=PTS-STARTPTS,` +
+      `[${i}:v]trim=duration=${fmt(clip.length)},setpts=PTS-STARTPTS,` +
       (clip.fit === 'crop'
         ? `scale=${width}:${height}:force_original_aspect_ratio=increase,crop=${width}:${height},`
         : `scale=${width}:${height}:force_original_aspect_ratio=decrease,pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2:color=black,`) +
@@ -533,10 +526,5 @@ export function assemblyFilterGraph(edit: AssemblyEdit, options: FilterGraphOpti
     if (!options.soundtrack) throw new Error('assemblyFilterGraph: the soundtrack needs its input and measurement');
     parts.push(soundtrackGraph(edit, soundtrack, options.soundtrack, options.preview !== undefined));
   }
-  const graph = parts.join(';');
-  if (!options.labelPrefix) return graph;
-  const prefix = options.labelPrefix;
-  const given = new Set(options.clipInputs ?? []);
-  // the graph's own labels (never an input's `<n>:v`, never the given clip branches) get the prefix
-  return graph.replace(/\[([A-Za-z_][A-Za-z0-9_]*)\]/g, (whole, label: string) => (given.has(label) ? whole : `[${prefix}${label}]`));
+  return parts.join(';');
 }

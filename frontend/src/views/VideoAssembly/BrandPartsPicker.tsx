@@ -61,6 +61,31 @@ interface BrandPartsPickerProps {
   onOpenBrandKit: () => void;
 }
 
+/** A card's length in seconds, with its range as a hint and, when refused, the panel's error beside it. */
+function SecondsField(props: { id: string; label: string; min: number; max: number; step: number; value: string; invalid: boolean; onChange: (value: string) => void }): ReactElement {
+  const hint = `${props.id}-hint`;
+  return (
+    <div className="field">
+      <label htmlFor={props.id}>{props.label}</label>
+      <input
+        id={props.id}
+        type="number"
+        inputMode="decimal"
+        min={props.min}
+        max={props.max}
+        step={props.step}
+        value={props.value}
+        aria-invalid={props.invalid || undefined}
+        aria-describedby={props.invalid ? `${hint} brand-parts-error` : hint}
+        onChange={(e) => props.onChange(e.target.value)}
+      />
+      <p id={hint} className="field-hint">
+        {props.min} to {props.max} seconds
+      </p>
+    </div>
+  );
+}
+
 /**
  * The brand parts of the video (issue 44): the workspace's kit is used in full by default; each assembly may switch
  * the title card, brand captions, logo and end card off, and set the title and its length, the logo's corner, size
@@ -174,24 +199,16 @@ export function BrandPartsPicker({ projectId, kitStored, parts, onState, onOpenB
                   <option value="overlay">Over the first clip</option>
                 </select>
               </div>
-              <div className="field">
-                <label htmlFor="brand-title-seconds">Title length (seconds)</label>
-                <input
-                  id="brand-title-seconds"
-                  type="number"
-                  inputMode="decimal"
-                  min={TITLE_MIN_SECONDS}
-                  max={TITLE_MAX_SECONDS}
-                  step={0.1}
-                  value={form.title_seconds}
-                  aria-invalid={invalid.title || undefined}
-                  aria-describedby={invalid.title ? 'brand-title-seconds-hint brand-parts-error' : 'brand-title-seconds-hint'}
-                  onChange={(e) => setForm({ ...form, title_seconds: e.target.value })}
-                />
-                <p id="brand-title-seconds-hint" className="field-hint">
-                  {TITLE_MIN_SECONDS} to {TITLE_MAX_SECONDS} seconds
-                </p>
-              </div>
+              <SecondsField
+                id="brand-title-seconds"
+                label="Title length (seconds)"
+                min={TITLE_MIN_SECONDS}
+                max={TITLE_MAX_SECONDS}
+                step={0.1}
+                value={form.title_seconds}
+                invalid={invalid.title}
+                onChange={(title_seconds) => setForm({ ...form, title_seconds })}
+              />
             </div>
           )}
           {form.logo && (
@@ -235,24 +252,16 @@ export function BrandPartsPicker({ projectId, kitStored, parts, onState, onOpenB
             </div>
           )}
           {form.end_card && (
-            <div className="field">
-              <label htmlFor="brand-end-card-seconds">End card length (seconds)</label>
-              <input
-                id="brand-end-card-seconds"
-                type="number"
-                inputMode="decimal"
-                min={END_CARD_MIN_SECONDS}
-                max={END_CARD_MAX_SECONDS}
-                step={0.5}
-                value={form.end_card_seconds}
-                aria-invalid={invalid.end || undefined}
-                aria-describedby={invalid.end ? 'brand-end-card-seconds-hint brand-parts-error' : 'brand-end-card-seconds-hint'}
-                onChange={(e) => setForm({ ...form, end_card_seconds: e.target.value })}
-              />
-              <p id="brand-end-card-seconds-hint" className="field-hint">
-                {END_CARD_MIN_SECONDS} to {END_CARD_MAX_SECONDS} seconds
-              </p>
-            </div>
+            <SecondsField
+              id="brand-end-card-seconds"
+              label="End card length (seconds)"
+              min={END_CARD_MIN_SECONDS}
+              max={END_CARD_MAX_SECONDS}
+              step={0.5}
+              value={form.end_card_seconds}
+              invalid={invalid.end}
+              onChange={(end_card_seconds) => setForm({ ...form, end_card_seconds })}
+            />
           )}
           {error && (
             <p id="brand-parts-error" className="form-error" role="alert">
