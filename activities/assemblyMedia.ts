@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { assemblyFilterGraph, brandPartOf, captionTrackOf, previewSize, soundtrackMeasureFilter, type AssemblyEdit, type FilterGraphOptions } from '../domain/assemblyTimeline';
+import { assemblyFilterGraph, brandPartOf, captionHasStill, captionTrackOf, previewSize, soundtrackMeasureFilter, type AssemblyEdit, type FilterGraphOptions } from '../domain/assemblyTimeline';
 import { endCardPng, logoStillPng, textStillPng } from '../providers/media/brandStills';
 import { runFfmpeg, type FfmpegRunStats } from '../providers/media/ffmpeg';
 import { measureLoudness } from '../providers/media/loudness';
@@ -39,15 +39,15 @@ function audio(edit: AssemblyEdit, label: string, bitrate: string): string[] {
   return edit.timeline.soundtrack ? ['-map', `[${label}]`, '-c:a', 'aac', '-b:a', bitrate, '-ac', '2', '-ar', '48000'] : ['-an'];
 }
 
-/** A brand part's still as an ffmpeg input: a PNG, looped for `loopSeconds` when it is a card of its own. */
+/** A still (a caption or brand part) as an ffmpeg input: a PNG, looped for `loopSeconds` when it is a card of its own. */
 export interface BrandStillInput {
   file: string;
   loopSeconds?: number;
 }
 
 /**
- * Draws the edit's brand stills once into `scratch` and answers them as inputs from `firstInput` on, with where each
- * is in the filter graph's options.
+ * Draws the edit's stills once into `scratch` (every caption with a box, brand or plain, and the brand parts) and
+ * answers them as inputs from `firstInput` on, with where each is in the filter graph's options.
  */
 async function brandStills(edit: AssemblyEdit, scratch: string, firstInput: number, logoFile: string | undefined): Promise<{ inputs: BrandStillInput[]; indexes: NonNullable<FilterGraphOptions['brandStills']> }> {
   const inputs: BrandStillInput[] = [];
@@ -60,7 +60,7 @@ async function brandStills(edit: AssemblyEdit, scratch: string, firstInput: numb
   };
   const captions = captionTrackOf(edit);
   for (const [i, caption] of captions.entries()) {
-    if (caption.asset.style !== 'brand' || !caption.box || !caption.textStyle) continue;
+    if (!captionHasStill(caption)) continue;
     const png = await textStillPng({ lines: [caption.asset.text], ...caption.textStyle, width: caption.box.width, height: caption.box.height });
     (indexes.captions ??= [])[i] = await add(`caption-${i}`, png);
   }
@@ -125,16 +125,19 @@ export async function renderEdit(edit: AssemblyEdit, inputs: readonly string[], 
 }
 
 /**
- * Everything renderEdit does before its one ffmpeg run: the caption texts, the preview's watermark, the brand stills
- * and the filter graph written into `scratch`, the soundtrack measured; answers that run's arguments (the assembly
- * bench times them as the bare command with the same filter graph).
+ * Everything renderEdit does before its one ffmpeg run: the preview's watermark, the stills (captions and brand
+ * parts; a recorded timeline's plain captions without a box as texts for drawtext) and the filter graph written into
+ * `scratch`, the soundtrack measured; answers that run's arguments (the assembly bench times them as the bare command
+ * with the same filter graph).
  */
 export async function prepareEditRender(edit: AssemblyEdit, inputs: readonly string[], output: string, scratch: string, options: Omit<RenderEditOptions, 'onProgress'>): Promise<string[]> {
-  const captionFiles: string[] = [];
+  // the texts drawtext reads: only a recorded timeline's plain captions without a box (every other caption is a still)
+  const captionFiles: Array<string | undefined> = [];
   for (const [i, caption] of captionTrackOf(edit).entries()) {
+    if (captionHasStill(caption)) continue;
     const file = path.join(scratch, `caption-${i}.txt`);
     await fs.writeFile(file, caption.asset.text, 'utf8');
-    captionFiles.push(file);
+    captionFiles[i] = file;
   }
   let preview: { overlayFile: string; output: string } | undefined;
   const size = previewSize(edit);

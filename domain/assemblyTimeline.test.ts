@@ -1,5 +1,17 @@
-import { DEFAULT_EDITING_CONFIG, normalizeEditingConfig, parseAssemblyPlatform, platformForAspect, cannotMixMessage, type EditingConfig } from './assembly';
-import { assemblyFilterGraph, buildAssemblyTimeline, captionTrackOf, previewSize, videoTrackOf } from './assemblyTimeline';
+import { ASSEMBLY_FORMATS, DEFAULT_EDITING_CONFIG, normalizeEditingConfig, parseAssemblyPlatform, platformForAspect, cannotMixMessage, type EditingConfig } from './assembly';
+import {
+  PLAIN_CAPTION_FONT,
+  assemblyFilterGraph,
+  buildAssemblyTimeline,
+  captionHasStill,
+  captionTrackOf,
+  previewSize,
+  videoTrackOf,
+  type AssemblyEdit,
+  type CaptionTimelineClip,
+} from './assemblyTimeline';
+import { BRAND_FONT_FAMILIES } from './brandKit';
+import { boxInside, brandLayout, type BrandSource } from './brandVideo';
 
 const clip = (id: string, durationSeconds = 5) => ({ id, src: `/api/files/clips/u/${id}/clip.mp4`, durationSeconds });
 
@@ -50,6 +62,54 @@ describe('buildAssemblyTimeline', () => {
     ]);
   });
 
+  const LONG = 'The Extraordinarily Long-Named Residences at Kensington Gardens, Penthouse Suite';
+  const CJK = '海景别墅，步行即可到达港口';
+  const ARABIC = 'فلل الميناء الفاخرة مع إطلالة على البحر';
+
+  it.each(ASSEMBLY_FORMATS)('gives plain captions (no kit) the caption box of their position inside the %s safe area, white on a 45%% black band', (format) => {
+    for (const position of ['top', 'center', 'bottom'] as const) {
+      const editing = normalizeEditingConfig({ captions: [LONG, CJK, ARABIC], caption_position: position });
+      const edit = buildAssemblyTimeline({ clips: [clip('a'), clip('b'), clip('c')], platform: 'tiktok', format, editing });
+      const { width, height } = edit.output.size;
+      const layout = brandLayout(width, height);
+      const captions = captionTrackOf(edit);
+      // the text whole (the still shrinks or wraps it), the edit still saying the captions are plain
+      expect(captions.map((c) => [c.asset.text, c.asset.style])).toEqual([
+        [LONG, 'minimal'],
+        [CJK, 'minimal'],
+        [ARABIC, 'minimal'],
+      ]);
+      for (const caption of captions) {
+        expect(captionHasStill(caption)).toBe(true);
+        expect(caption.box).toEqual(layout.caption[position]);
+        expect(boxInside(caption.box!, layout.safe)).toBe(true);
+        expect(boxInside(caption.box!, { x: 0, y: 0, width, height })).toBe(true);
+        expect(caption.textStyle).toEqual({ font: PLAIN_CAPTION_FONT, color: '#FFFFFF', background: '#000000', backgroundOpacity: 0.45, backgroundFit: 'text', maxFontPx: layout.captionMaxFontPx, bold: false });
+        // the largest size leaves room in the box: one line fits with the band's margin
+        expect(caption.textStyle!.maxFontPx * 2).toBeLessThan(caption.box!.height);
+      }
+    }
+  });
+
+  it('draws plain captions in an installed font (the CJK and Arabic fallbacks follow it)', () => {
+    expect(BRAND_FONT_FAMILIES).toContain(PLAIN_CAPTION_FONT);
+  });
+
+  it('keeps brand captions in the kit\'s font and accent colour over the whole box, and plain ones when brand captions are off', () => {
+    const brand: BrandSource = { primaryColor: '#1F2A44', secondaryColor: '#F2B134', font: 'Lato', logo: null, contactLines: [], callToAction: '', title: '' };
+    const parts = { title_card: false, end_card: false, logo: false };
+    const branded = buildAssemblyTimeline({ clips: [clip('a')], platform: 'youtube', editing: normalizeEditingConfig({ captions: [CJK], brand: parts }), brand });
+    const layout = brandLayout(1920, 1080);
+    expect(captionTrackOf(branded)[0]).toMatchObject({
+      asset: { style: 'brand' },
+      box: layout.caption.bottom,
+      textStyle: { font: 'Lato', color: '#F2B134', background: '#000000', backgroundOpacity: 0.55, bold: true },
+    });
+    expect(captionTrackOf(branded)[0].textStyle).not.toHaveProperty('backgroundFit');
+    const off = buildAssemblyTimeline({ clips: [clip('a')], platform: 'youtube', editing: normalizeEditingConfig({ captions: [CJK], brand: { ...parts, captions: false } }), brand });
+    expect(captionTrackOf(off)[0]).toMatchObject({ asset: { style: 'minimal' }, box: layout.caption.bottom, textStyle: { font: PLAIN_CAPTION_FONT, color: '#FFFFFF', backgroundFit: 'text' } });
+  });
+
   it('refuses an empty selection and a clip without duration', () => {
     expect(() => buildAssemblyTimeline({ clips: [], platform: 'youtube', editing: DEFAULT_EDITING_CONFIG })).toThrow();
     expect(() => buildAssemblyTimeline({ clips: [clip('a', 0)], platform: 'youtube', editing: DEFAULT_EDITING_CONFIG })).toThrow();
@@ -57,16 +117,39 @@ describe('buildAssemblyTimeline', () => {
 });
 
 describe('assemblyFilterGraph', () => {
-  it('is one graph: scale/pad per input, xfade at each clip start, drawtext from files, ending in [vout]', () => {
-    const editing = normalizeEditingConfig({ transition: 'slideLeft', captions: ['Hello'] });
+  it('is one graph: scale/pad per input, xfade at each clip start, each caption overlaid from its still, ending in [vout]', () => {
+    const editing = normalizeEditingConfig({ transition: 'slideLeft', captions: ['Hello', '海景别墅，步行即可到达港口'] });
     const edit = buildAssemblyTimeline({ clips: [clip('a', 2), clip('b', 2)], platform: 'tiktok', editing });
-    const graph = assemblyFilterGraph(edit, { captionFiles: ['/tmp/x/caption-0.txt'] });
+    const [first, second] = captionTrackOf(edit);
+    const graph = assemblyFilterGraph(edit, { brandStills: { captions: [2, 3] } });
     expect(graph).toContain('[0:v]trim=duration=2,setpts=PTS-STARTPTS,scale=1080:1920:force_original_aspect_ratio=decrease,pad=1080:1920');
     expect(graph).toContain('[c0][c1]xfade=transition=slideleft:duration=0.5:offset=1.5[x1]');
-    expect(graph).toContain("drawtext=textfile='/tmp/x/caption-0.txt'");
-    expect(graph).toContain("enable='between(t,0,1.5)'");
+    expect(graph).toContain(`[x1][2:v]overlay=x=${first.box!.x}:y=${first.box!.y}:format=auto:enable='between(t,0,1.5)'[o0]`);
+    expect(graph).toContain(`[o0][3:v]overlay=x=${second.box!.x}:y=${second.box!.y}:format=auto:enable='between(t,2,3.5)'[o1]`);
+    expect(graph).not.toContain('drawtext');
     expect(graph.endsWith('[vout]')).toBe(true);
-    expect(() => assemblyFilterGraph(edit)).toThrow();
+    // a caption without its still is refused, never left out
+    expect(() => assemblyFilterGraph(edit)).toThrow('caption 0 needs its still');
+    expect(() => assemblyFilterGraph(edit, { brandStills: { captions: [2] } })).toThrow('caption 1 needs its still');
+  });
+
+  it("still draws a recorded timeline's plain captions without a box with drawtext, from their text files", () => {
+    // a timeline recorded in assembly_jobs.options before plain captions were stills: its plain captions have no box
+    const editing = normalizeEditingConfig({ captions: ['Hello', 'World'], caption_position: 'top' });
+    const built = buildAssemblyTimeline({ clips: [clip('a', 2), clip('b', 2)], platform: 'youtube', editing });
+    const recorded = JSON.parse(JSON.stringify(built)) as AssemblyEdit;
+    const captions = recorded.timeline.tracks[0].clips as CaptionTimelineClip[];
+    for (const caption of captions) {
+      delete caption.box;
+      delete caption.textStyle;
+    }
+    expect(captionTrackOf(recorded).map(captionHasStill)).toEqual([false, false]);
+    const graph = assemblyFilterGraph(recorded, { captionFiles: ['/tmp/x/caption-0.txt', "/tmp/x/it's-1.txt"] });
+    expect(graph).toContain("[x1]drawtext=textfile='/tmp/x/caption-0.txt':fontsize=60:fontcolor=white:box=1:boxcolor=black@0.45");
+    expect(graph).toContain(":y=h*0.08:enable='between(t,0,1.5)',drawtext=textfile='/tmp/x/its-1.txt'");
+    expect(graph).not.toContain('overlay=x=');
+    expect(() => assemblyFilterGraph(recorded)).toThrow('caption 0 needs its text file');
+    expect(() => assemblyFilterGraph(recorded, { captionFiles: [undefined, '/tmp/x/caption-1.txt'] })).toThrow('caption 0 needs its text file');
   });
 
   it('adds the half-size watermarked preview as a second output of the same graph', () => {

@@ -2,7 +2,8 @@
  * The edit an assembly runs, in the shape of Shotstack's Edit API (DESIGN.md "Assembly"): a timeline of tracks of
  * clips, each with start, length and transition in/out, and an output size. One pure function builds it for the
  * dry-run and for the workflow, so the worker renders exactly what the dry-run showed; a second one turns it into
- * the single ffmpeg filter graph the worker runs (xfade between clips, scale/pad to the platform, drawtext captions).
+ * the single ffmpeg filter graph the worker runs (xfade between clips, scale/pad to the platform, the captions and brand
+ * parts overlaid as stills drawn for their boxes).
  */
 import {
   ASSEMBLY_FORMAT_SPECS,
@@ -20,7 +21,7 @@ import {
   type TransitionStyle,
 } from './assembly';
 import { brandLayout, logoBox, type Box, type BrandSource, type LogoCorner, type TitleStyle } from './brandVideo';
-import { textColorOn } from './brandKit';
+import { textColorOn, type BrandFont } from './brandKit';
 import { MUSIC_LOUDNESS_TARGET, MUSIC_TRUE_PEAK } from './music';
 
 /** One clip going into the edit: its file (a /api/files/... URL of ours) and how long it plays. */
@@ -54,9 +55,14 @@ export interface TextStyle {
   font: string;
   /** #RRGGBB */
   color: string;
-  /** Filled behind the text over its box (#RRGGBB), or null: transparent. */
+  /** Filled behind the text (#RRGGBB), or null: transparent. */
   background: string | null;
   backgroundOpacity: number;
+  /**
+   * Where the background is filled: over the whole box (absent or 'box'), or only behind the text with a margin of a
+   * third of `maxFontPx` ('text': a band that hugs the text, as plain captions have).
+   */
+  backgroundFit?: 'box' | 'text';
   /** The largest size the text is drawn at; longer text is shrunk, then wrapped, to fit its box. */
   maxFontPx: number;
   bold: boolean;
@@ -67,9 +73,32 @@ export interface CaptionTimelineClip {
   start: number;
   length: number;
   clipId: string;
-  /** Brand captions: the box (pixels of the output, inside its safe area) and the style of the still drawn for it. */
+  /**
+   * The box (pixels of the output, inside its safe area) and the style of the still drawn for it: every caption of an
+   * edit built now, brand ('brand') or plain ('minimal'). A timeline recorded before plain captions were stills has
+   * its plain captions without them; those are drawn with ffmpeg's drawtext as they were then.
+   */
   box?: Box;
   textStyle?: TextStyle;
+}
+
+/** A caption drawn as a still over its box (every caption built now; not a recorded timeline's older plain ones). */
+export function captionHasStill(caption: CaptionTimelineClip): caption is CaptionTimelineClip & { box: Box; textStyle: TextStyle } {
+  return caption.box !== undefined && caption.textStyle !== undefined;
+}
+
+/**
+ * The font of plain captions (no kit, or brand captions off): a neutral face installed with the brand fonts, the
+ * Arabic and CJK fallbacks after it (domain/brandKit.ts brandFontFamilies) for the glyphs it lacks.
+ */
+export const PLAIN_CAPTION_FONT: BrandFont = 'Noto Sans';
+
+/**
+ * Plain captions look as the drawtext captions before them did: white, regular weight, on a black band at 45%
+ * opacity that hugs the text; shrunk then wrapped to fit the caption box like every text still.
+ */
+export function plainCaptionStyle(maxFontPx: number): TextStyle {
+  return { font: PLAIN_CAPTION_FONT, color: '#FFFFFF', background: '#000000', backgroundOpacity: 0.45, backgroundFit: 'text', maxFontPx, bold: false };
 }
 
 /** The title card: text over the first clip, on a brand-coloured card (style 'card') or straight over it ('overlay'). */
@@ -256,19 +285,17 @@ export function buildAssemblyTimeline({ clips, platform, format: asked, editing,
     const start = round3(starts[i] + videoClips[i].transitionSeconds.in);
     const end = round3(starts[i] + lengths[i] - videoClips[i].transitionSeconds.out);
     if (end - start <= 0) return;
-    const branded = brand && parts.captions;
+    const branded = brand !== null && parts.captions;
     captionClips.push({
       asset: { type: 'title', text, style: branded ? 'brand' : 'minimal', position: editing.caption_position, size: 'small' },
       start,
       length: round3(end - start),
       clipId: clip.id,
-      ...(branded
-        ? {
-            box: layout.caption[editing.caption_position],
-            // the brand's font and accent colour on a dark band, readable over any footage
-            textStyle: { font: brand.font, color: brand.secondaryColor, background: '#000000', backgroundOpacity: 0.55, maxFontPx: layout.captionMaxFontPx, bold: true },
-          }
-        : {}),
+      box: layout.caption[editing.caption_position],
+      textStyle: branded
+        ? // the brand's font and accent colour on a dark band, readable over any footage
+          { font: brand.font, color: brand.secondaryColor, background: '#000000', backgroundOpacity: 0.55, maxFontPx: layout.captionMaxFontPx, bold: true }
+        : plainCaptionStyle(layout.captionMaxFontPx),
     });
   });
 
@@ -373,17 +400,20 @@ export interface FilterGraphOptions {
    * measurable (silence), played at its volume only. Needed when the edit has a soundtrack.
    */
   soundtrack?: { input: number; measured: LoudnessMeasurement | null };
-  /** A file holding each caption's text, by caption index (drawtext reads it: no escaping of user text). */
-  captionFiles?: string[];
+  /**
+   * A file holding a caption's text, by caption index, for each caption without a still (a recorded timeline's plain
+   * captions, drawn with drawtext, which reads the file: no escaping of user text).
+   */
+  captionFiles?: Array<string | undefined>;
   /**
    * Also make the watermarked preview in the same run, as [vprev]: the finished frames scaled to `width` x `height`
    * under the watermark image given as input `overlayInput` (a still of that size).
    */
   preview?: { overlayInput: number; width: number; height: number };
   /**
-   * The brand parts' stills as inputs (made once by the worker, each the size of its box): a brand caption's by
-   * caption index, the title card's, the logo's (scaled, its opacity in its alpha) and the end card's (a full frame
-   * looped for the card's length). Needed for each brand part the edit has.
+   * The stills as inputs (made once by the worker, each the size of its box): each caption's with a box (brand or
+   * plain) by caption index, the title card's, the logo's (scaled, its opacity in its alpha) and the end card's (a
+   * full frame looped for the card's length). Needed for each caption with a box and each brand part the edit has.
    */
   brandStills?: { captions?: Array<number | undefined>; titleCard?: number; logo?: number; endCard?: number };
 }
@@ -445,8 +475,9 @@ function soundtrackGraph(edit: AssemblyEdit, soundtrack: AssemblySoundtrack, opt
 /**
  * The one ffmpeg filter graph of an edit, over inputs 0..n-1 (the video track's files in order), ending in [vout]:
  * each input trimmed to its length, scaled and padded to the output size at a common frame rate, joined by xfade at
- * each clip's start, captions drawn over the joined video while their clip plays. With a soundtrack, also [aout]
- * (and [aprev]): the music that plays, loudness-normalised, as long as the video.
+ * each clip's start, captions (stills, or drawtext for a recorded timeline's older plain captions) and brand parts
+ * overlaid on the joined video while they play. With a soundtrack, also [aout] (and [aprev]): the music that plays,
+ * loudness-normalised, as long as the video.
  */
 export function assemblyFilterGraph(edit: AssemblyEdit, options: FilterGraphOptions = {}): string {
   const { width, height } = edit.output.size;
@@ -479,25 +510,26 @@ export function assemblyFilterGraph(edit: AssemblyEdit, options: FilterGraphOpti
     steps.push(`[${current}][${input}:v]overlay=x=${box.x}:y=${box.y}:format=auto:enable='${enable}'[${out}]`);
     current = out;
   };
-  const plain = captions.filter((caption) => caption.asset.style !== 'brand');
-  if (plain.length > 0) {
+  // a recorded timeline's plain captions without a box (admitted before plain captions were stills): drawtext, as then
+  const drawn = captions.flatMap((caption, i) => (captionHasStill(caption) ? [] : [{ caption, i }]));
+  if (drawn.length > 0) {
     const files = options.captionFiles ?? [];
-    if (files.length < captions.length) throw new Error('assemblyFilterGraph: a caption file is needed for each caption');
     const fontSize = Math.round(Math.min(width, height) / 18);
-    const draws = captions.flatMap((caption, i) => {
-      if (caption.asset.style === 'brand') return [];
+    const draws = drawn.map(({ caption, i }) => {
+      const file = files[i];
+      if (file === undefined) throw new Error(`assemblyFilterGraph: caption ${i} needs its text file`);
       const y = caption.asset.position === 'top' ? `h*0.08` : caption.asset.position === 'center' ? `(h-text_h)/2` : `h*0.88-text_h`;
-      return [
-        `drawtext=textfile='${files[i].replace(/'/g, '')}':fontsize=${fontSize}:fontcolor=white:box=1:boxcolor=black@0.45:boxborderw=${Math.round(fontSize / 3)}` +
-          `:x=(w-text_w)/2:y=${y}:enable='between(t,${fmt(caption.start)},${fmt(caption.start + caption.length)})'`,
-      ];
+      return (
+        `drawtext=textfile='${file.replace(/'/g, '')}':fontsize=${fontSize}:fontcolor=white:box=1:boxcolor=black@0.45:boxborderw=${Math.round(fontSize / 3)}` +
+        `:x=(w-text_w)/2:y=${y}:enable='between(t,${fmt(caption.start)},${fmt(caption.start + caption.length)})'`
+      );
     });
     const out = `o${step++}`;
     steps.push(`[${current}]${draws.join(',')}[${out}]`);
     current = out;
   }
   captions.forEach((caption, i) => {
-    if (caption.asset.style !== 'brand' || !caption.box) return;
+    if (!captionHasStill(caption)) return;
     overlay(stills.captions?.[i], caption.box, `between(t,${fmt(caption.start)},${fmt(caption.start + caption.length)})`, `caption ${i}`);
   });
   const title = brandPartOf(edit, 'titleCard');
