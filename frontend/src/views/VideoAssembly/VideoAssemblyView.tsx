@@ -38,7 +38,7 @@ import { FormatPicker } from './FormatPicker';
 import { fetchBrandKit } from '../../api/brandKit';
 import { SelectedClipsPanel } from './SelectedClipsPanel';
 import { modeFromSearch, type AssemblyMode } from './assemblyChat';
-import { APPROVALS_REFRESH_AFTER_ASSEMBLY_MS, ASSEMBLY_MSG, ASSEMBLY_POLL_INTERVAL_MS, ASSEMBLY_POLL_MAX_ATTEMPTS, clampProgress, isFinalAssemblyStatus, jobKey } from './assemblyJob';
+import { APPROVALS_REFRESH_AFTER_ASSEMBLY_MS, ASSEMBLY_MSG, ASSEMBLY_POLL_INTERVAL_MS, ASSEMBLY_POLL_MAX_ATTEMPTS, assemblyJobHeading, clampProgress, isFinalAssemblyStatus, jobKey } from './assemblyJob';
 import { aspectForFamily, assembleBlocker, moveClip, orientationOf, restoreSelection, selectionFamily, toggleClip } from './clipSelection';
 import { clipName } from './clipText';
 import { parseSavedSelection, selectionKey, serializeSelection } from './selectionStorage';
@@ -616,7 +616,7 @@ function JobPanel({ job, pollsLeft, onOpenApprovals, onDismiss }: { job: Assembl
   }
   return (
     <div className="assembly-job" aria-live="polite">
-      <h3>{job.status === 'completed' ? 'Your video is ready for approval' : 'Assembling your video'}</h3>
+      <h3>{assemblyJobHeading(job)}</h3>
       <ProgressBar className="assembly-progress" label="Assembly progress" percent={job.status === 'completed' ? 100 : progress} />
       <p className="assembly-job-text">
         <strong>{job.status === 'completed' ? 100 : progress}%</strong> · {job.message}
