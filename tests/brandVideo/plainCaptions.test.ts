@@ -91,7 +91,7 @@ function inkOnEdge(f: Frame, box: Box, ring = 4): number {
 async function inkAgreement(f: Frame, caption: CaptionTimelineClip & { box: Box }): Promise<number> {
   const { box } = caption;
   const still = await textStillPng({ lines: [caption.asset.text], ...caption.textStyle!, width: box.width, height: box.height });
-  const { data } = await sharp({ create: { width: box.width, height: box.height, channels: 3, background: { r: 128, g: 128, b: 128 } } })
+  const { data, info } = await sharp({ create: { width: box.width, height: box.height, channels: 3, background: { r: 128, g: 128, b: 128 } } })
     .composite([{ input: still }])
     .raw()
     .toBuffer({ resolveWithObject: true });
@@ -99,7 +99,7 @@ async function inkAgreement(f: Frame, caption: CaptionTimelineClip & { box: Box 
   let either = 0;
   for (let y = 0; y < box.height; y += 1) {
     for (let x = 0; x < box.width; x += 1) {
-      const i = (y * box.width + x) * 3;
+      const i = (y * box.width + x) * info.channels;
       const expected = isInk([data[i], data[i + 1], data[i + 2]]);
       const drawn = isInk(pixel(f, box.x + x, box.y + y));
       if (expected && drawn) both += 1;
@@ -176,7 +176,7 @@ describe('plain captions rendered as stills (renderEdit, ffmpeg)', () => {
         expect({ what, band: boxInside(band!, box), ink: boxInside(ink!, box), inkOnBand: boxInside(ink!, band!) }).toEqual({ what, band: true, ink: true, inkOnBand: true });
         expect({ what, inkOnEdge: inkOnEdge(f, box) }).toEqual({ what, inkOnEdge: 0 });
         // the frame shows the caption's still, glyphs and all
-        expect({ what, agreement: (await inkAgreement(f, caption as CaptionTimelineClip & { box: Box })) > 0.6 }).toEqual({ what, agreement: true });
+        expect({ what, agreement: (await inkAgreement(f, caption as CaptionTimelineClip & { box: Box })) > 0.9 }).toEqual({ what, agreement: true });
         bands.push(band!);
         if (caption.asset.text === LONG) {
           // too long for one line at the caption's size: wrapped, and as wide as the box allows
@@ -191,6 +191,33 @@ describe('plain captions rendered as stills (renderEdit, ffmpeg)', () => {
     },
     180_000,
   );
+
+  it("still renders a recorded timeline's plain caption without a box (a job admitted before), with drawtext as then", async () => {
+    const built = buildAssemblyTimeline({
+      clips: [{ id: 'a', src: '/api/files/clips/w/a.mp4', durationSeconds: 2 }],
+      platform: 'youtube',
+      editing: normalizeEditingConfig({ captions: ['Harbour View'], caption_position: 'bottom' }),
+    });
+    // as assembly_jobs.options recorded it before plain captions were stills
+    const recorded = JSON.parse(JSON.stringify(built)) as AssemblyEdit;
+    const caption = recorded.timeline.tracks[0].clips[0] as CaptionTimelineClip;
+    delete caption.box;
+    delete caption.textStyle;
+    const dir = await fs.mkdtemp(path.join(scratch, 'recorded-'));
+    const file = path.join(dir, 'recorded.mp4');
+    await renderEdit(recorded, [clipFile.landscape], file, dir, { preset: 'ultrafast' });
+    expect(await fs.readFile(path.join(dir, 'caption-0.txt'), 'utf8')).toBe('Harbour View');
+    const { width, height } = recorded.output.size;
+    const f = await frameAt(file, 1, width, height);
+    // drawtext's band and text, centred above 88% of the height; nothing drawn elsewhere
+    const band = boundsOf(f, (c) => near(c, BAND, 14));
+    const ink = boundsOf(f, isInk);
+    expect(band && ink).toBeTruthy();
+    expect(boxInside(ink!, band!)).toBe(true);
+    expect(band!.y + band!.height).toBeLessThanOrEqual(Math.round(height * 0.88) + 30);
+    expect(Math.abs(band!.x + band!.width / 2 - width / 2)).toBeLessThan(8);
+    expect(drawnOutside(f, band!)).toBe(0);
+  }, 120_000);
 
   describe('glyphs', () => {
     const SIZE = 64;
