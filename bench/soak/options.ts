@@ -35,7 +35,10 @@ export function parseSoakArgs(argv: readonly string[], env: NodeJS.ProcessEnv = 
   }
   const durationS = parseDuration(given.duration ?? env.BENCH_SOAK_DURATION ?? '10m');
   if (durationS < 30) throw new Error('--duration must be at least 30s');
-  const warmupS = given.warmup ? parseDuration(given.warmup) : Math.min(120, Math.round(durationS / 5));
+  // a fifth of the run, at least what a short run needs and at most 10 minutes: a Node process's RSS settles over the
+  // first minutes (V8 sizes its heap spaces, optimised code accumulates, pools and the listing and session caches
+  // fill), and the RSS target measures growth from the end of warm-up
+  const warmupS = given.warmup ? parseDuration(given.warmup) : Math.min(600, Math.round(durationS / 5));
   if (warmupS >= durationS) throw new Error('--warmup must be shorter than --duration');
   const number = (name: string, fallback: number, min: number, max: number) => {
     const n = Number(given[name] ?? fallback);

@@ -34,7 +34,39 @@ function rssMbOf(pid: number | null): number | null {
   }
 }
 
-/** RSS and heap of every API and worker, and the RSS of PostgreSQL's postmaster and the Temporal dev server. */
+/**
+ * The live heap (MB) the Go runtime found at its last collection, from the gctrace lines in a log
+ * ("gc 12 @3.1s 1%: ... 41->42->20 MB, 43 MB goal, ..."): the third figure is the marked live heap. Null without one.
+ */
+export function goLiveHeapMb(log: string): number | null {
+  const lines = log.match(/^gc \d+ @[\d.]+s .*? (\d+)->(\d+)->(\d+) MB/gm);
+  if (!lines) return null;
+  const last = /(\d+)->(\d+)->(\d+) MB/.exec(lines[lines.length - 1]);
+  return last ? Number(last[3]) : null;
+}
+
+/** The last 256 KiB of a file (a log being written), or '' when it cannot be read. */
+function tailOf(file: string): string {
+  try {
+    const fd = fs.openSync(file, 'r');
+    try {
+      const size = fs.fstatSync(fd).size;
+      const length = Math.min(size, 256 * 1024);
+      const buffer = Buffer.alloc(length);
+      fs.readSync(fd, buffer, 0, length, size - length);
+      return buffer.toString('utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * RSS and heap of every API and worker, and the RSS of PostgreSQL's postmaster and the Temporal dev server (its heap:
+ * the Go live heap of its last collection).
+ */
 export async function readMemory(topology: SoakTopology): Promise<MemoryReading[]> {
   const readings: MemoryReading[] = [];
   for (const p of topology.processes()) {
@@ -43,7 +75,7 @@ export async function readMemory(topology: SoakTopology): Promise<MemoryReading[
   }
   const { postgres, temporal } = topology.servicePids();
   readings.push({ name: 'postgres (postmaster)', pid: postgres ?? 0, rssMb: rssMbOf(postgres), heapMb: null });
-  readings.push({ name: 'temporal dev server', pid: temporal ?? 0, rssMb: rssMbOf(temporal), heapMb: null });
+  readings.push({ name: 'temporal dev server', pid: temporal ?? 0, rssMb: rssMbOf(temporal), heapMb: goLiveHeapMb(tailOf(topology.temporalLogFile)) });
   return readings;
 }
 

@@ -45,6 +45,8 @@ export interface SoakTopology {
   env: Record<string, string>;
   /** where the stack's own output goes */
   logFile: string;
+  /** the Temporal dev server's output, its Go runtime's gctrace lines included (its live heap: bench/soak/probes.ts) */
+  temporalLogFile: string;
   dataDir: string;
   /** PostgreSQL's data folder: `<dataDir>/postgres`, or where it had to live (see scripts/lib/services.js placeCluster) */
   postgresDataDir: string;
@@ -80,7 +82,7 @@ interface ServicesModule {
   freePort(): Promise<number>;
   waitFor(check: () => Promise<boolean>, what: string, timeoutMs?: number): Promise<void>;
   startEmbeddedPostgres(opts: { dataDir: string; port: number; log?: (line: string) => void }): Promise<EmbeddedPostgres>;
-  startTemporalDevServer(opts: { cli: string; port: number; uiPort?: number; dbFile?: string; logFile?: string }): Promise<TemporalDevServer>;
+  startTemporalDevServer(opts: { cli: string; port: number; uiPort?: number; dbFile?: string; logFile?: string; dynamicConfig?: Record<string, number | string | boolean>; env?: NodeJS.ProcessEnv }): Promise<TemporalDevServer>;
 }
 interface ToolsModule {
   ensureTemporalCli(): string;
@@ -114,6 +116,16 @@ export function environOf(pid: number, name: string): string | null {
   } catch {
     return null;
   }
+}
+
+/** BENCH_SOAK_TEMPORAL_CONFIG="key=value,key=value": dynamic config of the soak's Temporal dev server (values as JSON). */
+function temporalDynamicConfig(): Record<string, number | string | boolean> {
+  const config: Record<string, number | string | boolean> = {};
+  for (const pair of (process.env.BENCH_SOAK_TEMPORAL_CONFIG ?? '').split(',').filter(Boolean)) {
+    const [key, raw] = pair.split('=');
+    config[key.trim()] = JSON.parse(raw.trim()) as number | string | boolean;
+  }
+  return config;
 }
 
 /** Starts the stack; resolves once haproxy has every API in rotation. */
@@ -150,7 +162,10 @@ export async function startSoakTopology(options: SoakTopologyOptions = {}): Prom
     const temporalPort = await services.freePort();
     const temporalDb = path.join(dataDir, 'temporal', 'temporal.db');
     const temporalLog = path.join(dataDir, 'temporal', 'server.log');
-    const startTemporal = () => services.startTemporalDevServer({ cli: temporalCli, port: temporalPort, uiPort: 0, dbFile: temporalDb, logFile: temporalLog });
+    // gctrace=1: the Go runtime logs each collection with the heap it found live, which the memory readings report as
+    // the dev server's heap beside its RSS (a Go process keeps freed memory mapped for a while)
+    const temporalEnv = { ...process.env, GODEBUG: [process.env.GODEBUG, 'gctrace=1'].filter(Boolean).join(',') };
+    const startTemporal = () => services.startTemporalDevServer({ cli: temporalCli, port: temporalPort, uiPort: 0, dbFile: temporalDb, logFile: temporalLog, dynamicConfig: temporalDynamicConfig(), env: temporalEnv });
     log(`Temporal dev server on 127.0.0.1:${temporalPort}`);
     let temporal = await startTemporal();
     stops.push(() => temporal.stop());
@@ -249,6 +264,7 @@ export async function startSoakTopology(options: SoakTopologyOptions = {}): Prom
       storageEnv,
       env,
       logFile,
+      temporalLogFile: temporalLog,
       dataDir,
       postgresDataDir: pg.dataDir,
       processes,

@@ -408,8 +408,9 @@ async function registerSearchAttributes(cli, address, namespace = 'default') {
  * not always when it binds while other programs open ports), and a CI run once saw a start end early with status 2
  * (a Go panic's), its cause not logged.
  */
-async function startTemporalDevServer({ cli, port, uiPort, dbFile, logFile, onSpawn = () => {}, attempts = 3 }) {
+async function startTemporalDevServer({ cli, port, uiPort, dbFile, logFile, dynamicConfig = {}, env, onSpawn = () => {}, attempts = 3 }) {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn'];
+  for (const [key, value] of Object.entries(dynamicConfig)) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   for (const name of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${name}=Keyword`);
   if (uiPort) args.push('--ui-port', String(uiPort));
   else args.push('--headless');
@@ -422,7 +423,7 @@ async function startTemporalDevServer({ cli, port, uiPort, dbFile, logFile, onSp
   let stoppedByCaller = false;
   const stoppedWhileStarting = () => new StartupError('The Temporal dev server was stopped while starting.');
   for (let attempt = 1; ; attempt += 1) {
-    const server = spawnServer(cli, args, { logFile, stopSignals: [['SIGTERM'], ['SIGKILL', 5000]] });
+    const server = spawnServer(cli, args, { logFile, env, stopSignals: [['SIGTERM'], ['SIGKILL', 5000]] });
     const { child, status } = server;
     const stop = () => {
       stoppedByCaller = true;

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseDuration, parseSoakArgs } from '../../bench/soak/options';
 import { capacityFromBenchmarksDoc, readMeasuredCapacity, saveMeasuredCapacity, sustainableRate } from '../../bench/soak/sustainableRate';
+import { goLiveHeapMb } from '../../bench/soak/probes';
 import {
   backlogTrend,
   difference,
@@ -220,8 +221,10 @@ describe('soak report: faults and metrics', () => {
 });
 
 describe('soak options', () => {
-  it('defaults to 10 minutes with a fifth of it (at most 2 minutes) as warm-up, at the rate the machine sustains', () => {
+  it('defaults to 10 minutes with a fifth of it (at most 10 minutes) as warm-up, at the rate the machine sustains', () => {
     expect(parseSoakArgs([], {}, 2.2)).toEqual({ durationS: 600, warmupS: 120, rate: 2.2, vus: 100, users: 30, chaos: false });
+    expect(parseSoakArgs(['--duration', '30m'], {}, 2.2)).toMatchObject({ durationS: 1800, warmupS: 360 });
+    expect(parseSoakArgs(['--duration', '2h'], {}, 2.2)).toMatchObject({ durationS: 7200, warmupS: 600 });
     expect(parseSoakArgs([], { BENCH_SOAK_RATE: '3' }, 2.2)).toMatchObject({ rate: 3 });
     expect(parseSoakArgs(['--duration', '1m', '--rate=4', '--chaos'], {})).toMatchObject({ durationS: 60, warmupS: 12, rate: 4, chaos: true });
   });
@@ -305,5 +308,18 @@ describe('ensureK6', () => {
   it('uses K6_PATH when it is set', () => {
     process.env.K6_PATH = '/opt/k6/bin/k6';
     expect(tools.ensureK6({ toolsDir: dir, install: () => { throw new Error('must not install'); } })).toBe('/opt/k6/bin/k6');
+  });
+});
+
+describe("the Temporal dev server's live heap from its gctrace lines", () => {
+  it('reads the live heap of the last collection, and null when there is none', () => {
+    const log = [
+      'time=2026-12-05T06:00:00Z level=WARN msg="something else"',
+      'gc 1 @0.019s 0%: 0.015+0.89+0.002 ms clock, 0.031+0.24/0.44/0+0.004 ms cpu, 4->4->1 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P',
+      'gc 57 @301.512s 1%: 0.08+12+0.04 ms clock, 0.16+3.1/5.9/0+0.09 ms cpu, 61->63->32 MB, 64 MB goal, 1 MB stacks, 0 MB globals, 2 P',
+      'level=INFO msg="after"',
+    ].join('\n');
+    expect(goLiveHeapMb(log)).toBe(32);
+    expect(goLiveHeapMb('level=INFO msg="no collections yet"\n')).toBeNull();
   });
 });
