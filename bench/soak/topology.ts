@@ -122,8 +122,18 @@ export function environOf(pid: number, name: string): string | null {
 function temporalDynamicConfig(): Record<string, number | string | boolean> {
   const config: Record<string, number | string | boolean> = {};
   for (const pair of (process.env.BENCH_SOAK_TEMPORAL_CONFIG ?? '').split(',').filter(Boolean)) {
-    const [key, raw] = pair.split('=');
-    config[key.trim()] = JSON.parse(raw.trim()) as number | string | boolean;
+    const at = pair.indexOf('=');
+    const key = pair.slice(0, at).trim();
+    let value: unknown;
+    try {
+      value = JSON.parse(pair.slice(at + 1).trim());
+    } catch {
+      value = undefined;
+    }
+    if (at <= 0 || !key || !['number', 'string', 'boolean'].includes(typeof value)) {
+      throw new Error(`BENCH_SOAK_TEMPORAL_CONFIG: "${pair}" is not key=value with a JSON number, string or boolean (e.g. history.cacheMaxSize=64, history.cacheTTL="10m")`);
+    }
+    config[key] = value as number | string | boolean;
   }
   return config;
 }
