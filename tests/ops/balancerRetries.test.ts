@@ -26,14 +26,20 @@ interface StandIn {
   port: number;
   /** method and path of every request that reached it (health checks left out) */
   seen: string[];
+  /** resolves at the next health check haproxy sends it */
+  nextHealthCheck(): Promise<void>;
 }
 
 /** An API stand-in: /health/live answers 200; any other request is answered, or dropped unanswered when `drops`. */
 async function standIn(port: number, drops: boolean): Promise<StandIn> {
   const seen: string[] = [];
+  let healthWaiters: Array<() => void> = [];
   const server = http.createServer((req, res) => {
     if (req.url === '/health/live') {
       res.end('{"status":"live"}');
+      const waiters = healthWaiters;
+      healthWaiters = [];
+      waiters.forEach((resolve) => resolve());
       return;
     }
     seen.push(`${req.method} ${req.url}`);
@@ -44,7 +50,7 @@ async function standIn(port: number, drops: boolean): Promise<StandIn> {
     });
   });
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
-  return { server, port, seen };
+  return { server, port, seen, nextHealthCheck: () => new Promise<void>((resolve) => healthWaiters.push(resolve)) };
 }
 
 /** A server's line of the runtime API's `show stat`, by its CSV header's names (numbers as numbers). */
@@ -160,7 +166,10 @@ describe('the balancer in front of two APIs (haproxy, ops/haproxy/haproxy.cfg.te
   });
 
   it('sends a killed API\'s requests to the other for every method and takes it out of rotation at once', async () => {
-    // the dropping stand-in "is killed": its port refuses connections from now on
+    // the dropping stand-in "is killed" right after a health check passed: its port refuses connections from now on,
+    // and the next check comes a whole `inter` (1 s) later, so the traffic below meets the refusal first wherever the
+    // health checks' own clock stood (killed at any moment, two failed checks could come before the first request)
+    await dropping.nextHealthCheck();
     dropping.server.closeAllConnections();
     await new Promise((r) => dropping.server.close(r));
     const killedAt = Date.now();
