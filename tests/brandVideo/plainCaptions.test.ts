@@ -20,6 +20,7 @@ import { PLAIN_CAPTION_FONT, buildAssemblyTimeline, captionTrackOf, type Assembl
 import { boxInside, brandLayout, type Box } from '../../domain/brandVideo';
 import { textStillPng } from '../../providers/media/brandStills';
 import { renderTextStill } from '../../providers/media/textStill';
+import { inkOf, inkWithoutFallback, sameShape } from '../support/glyphInk';
 
 const execFileAsync = promisify(execFile);
 const FFMPEG = process.env.FFMPEG_PATH ?? 'ffmpeg';
@@ -221,36 +222,6 @@ describe('plain captions rendered as stills (renderEdit, ffmpeg)', () => {
 
   describe('glyphs', () => {
     const SIZE = 64;
-    type Ink = { width: number; height: number; mask: Uint8Array };
-
-    /** The drawn part of a transparent RGBA image: its alpha above half, cropped to its bounding box (null: nothing drawn). */
-    async function inkOf(png: Buffer): Promise<Ink | null> {
-      const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-      let [x0, y0, x1, y1] = [info.width, info.height, -1, -1];
-      const on = (x: number, y: number) => data[(y * info.width + x) * info.channels + 3] > 128;
-      for (let y = 0; y < info.height; y += 1) for (let x = 0; x < info.width; x += 1) if (on(x, y)) [x0, y0, x1, y1] = [Math.min(x0, x), Math.min(y0, y), Math.max(x1, x), Math.max(y1, y)];
-      if (x1 < 0) return null;
-      const width = x1 - x0 + 1;
-      const height = y1 - y0 + 1;
-      const mask = new Uint8Array(width * height);
-      for (let y = 0; y < height; y += 1) for (let x = 0; x < width; x += 1) mask[y * width + x] = on(x0 + x, y0 + y) ? 1 : 0;
-      return { width, height, mask };
-    }
-
-    /** Whether two inks are the same shape: sizes within a pixel and nine in ten of their pixels alike. */
-    function sameShape(a: Ink, b: Ink): boolean {
-      if (Math.abs(a.width - b.width) > 1 || Math.abs(a.height - b.height) > 1) return false;
-      const [w, h] = [Math.min(a.width, b.width), Math.min(a.height, b.height)];
-      let alike = 0;
-      for (let y = 0; y < h; y += 1) for (let x = 0; x < w; x += 1) if (a.mask[y * a.width + x] === b.mask[y * b.width + x]) alike += 1;
-      return alike / (w * h) >= 0.9;
-    }
-
-    /** `char` in the plain captions' font alone, fallback switched off: Pango's missing-glyph box where the font lacks it. */
-    async function inkWithoutFallback(char: string, family: string): Promise<Ink | null> {
-      const text = `<span fallback="false" foreground="#FFFFFF" size="${SIZE * 1024}">${char}</span>`;
-      return inkOf(await sharp({ text: { text, font: `${family},`, dpi: 72, rgba: true } }).png().toBuffer());
-    }
 
     it('draws every character of the Chinese caption from a font that has it, never as the plain font\'s missing-glyph box', async () => {
       const edit = buildAssemblyTimeline({ clips: [{ id: 'a', src: '/api/files/clips/w/a.mp4', durationSeconds: 2 }], platform: 'tiktok', editing: normalizeEditingConfig({ captions: [CJK] }) });
@@ -261,11 +232,11 @@ describe('plain captions rendered as stills (renderEdit, ffmpeg)', () => {
         // the character as the caption's still draws it (its font, weight and colour; the band left out)
         const still = await renderTextStill({ lines: [char], fontFamily: style.font, color: style.color, width: SIZE * 4, height: SIZE * 3, maxFontPx: SIZE, bold: style.bold });
         const drawn = await inkOf(still.png);
-        const missing = await inkWithoutFallback(char, style.font);
+        const missing = await inkWithoutFallback(char, style.font, SIZE, false);
         expect({ where, drawn: drawn !== null }).toEqual({ where, drawn: true });
         expect({ where, tofu: sameShape(drawn!, missing!) }).toEqual({ where, tofu: false });
         // ... which the plain font alone draws as its box: it lacks the glyph, Noto Sans CJK SC has it
-        expect({ where, plainFontHasIt: sameShape(missing!, (await inkWithoutFallback(char, 'Noto Sans CJK SC'))!) }).toEqual({ where, plainFontHasIt: false });
+        expect({ where, plainFontHasIt: sameShape(missing!, (await inkWithoutFallback(char, 'Noto Sans CJK SC', SIZE, false))!) }).toEqual({ where, plainFontHasIt: false });
       }
     });
   });

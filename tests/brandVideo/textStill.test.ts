@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import sharp from 'sharp';
 import { BRAND_FALLBACK_FONTS, BRAND_FONTS, BRAND_FONT_FAMILIES, brandFontFamilies } from '../../domain/brandKit';
 import { renderTextStill, type TextStillOptions } from '../../providers/media/textStill';
+import { inkOf, inkWithoutFallback, sameShape, type Ink } from '../support/glyphInk';
 
 const BOX: Omit<TextStillOptions, 'lines'> = { fontFamily: 'Inter', color: '#FFFFFF', width: 900, height: 300, background: '#1F2A44', padding: 24, maxFontPx: 96, bold: true };
 
@@ -67,38 +68,6 @@ describe('renderTextStill', () => {
 
   describe('glyphs the brand font lacks', () => {
     const SIZE = 64;
-    type Ink = { width: number; height: number; mask: Uint8Array };
-
-    /** The drawn part of a transparent RGBA image: its alpha above half, cropped to its bounding box (null: nothing drawn). */
-    async function inkOf(png: Buffer): Promise<Ink | null> {
-      const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-      let [x0, y0, x1, y1] = [info.width, info.height, -1, -1];
-      const on = (x: number, y: number) => data[(y * info.width + x) * info.channels + 3] > 128;
-      for (let y = 0; y < info.height; y += 1)
-        for (let x = 0; x < info.width; x += 1)
-          if (on(x, y)) [x0, y0, x1, y1] = [Math.min(x0, x), Math.min(y0, y), Math.max(x1, x), Math.max(y1, y)];
-      if (x1 < 0) return null;
-      const width = x1 - x0 + 1;
-      const height = y1 - y0 + 1;
-      const mask = new Uint8Array(width * height);
-      for (let y = 0; y < height; y += 1) for (let x = 0; x < width; x += 1) mask[y * width + x] = on(x0 + x, y0 + y) ? 1 : 0;
-      return { width, height, mask };
-    }
-
-    /** Whether two inks are the same shape: sizes within a pixel and nine in ten of their pixels alike. */
-    function sameShape(a: Ink, b: Ink): boolean {
-      if (Math.abs(a.width - b.width) > 1 || Math.abs(a.height - b.height) > 1) return false;
-      const [w, h] = [Math.min(a.width, b.width), Math.min(a.height, b.height)];
-      let alike = 0;
-      for (let y = 0; y < h; y += 1) for (let x = 0; x < w; x += 1) if (a.mask[y * a.width + x] === b.mask[y * b.width + x]) alike += 1;
-      return alike / (w * h) >= 0.9;
-    }
-
-    /** `char` in `family` alone, fallback switched off: Pango's missing-glyph box where the family lacks it. */
-    async function inkWithoutFallback(char: string, family: string): Promise<Ink | null> {
-      const text = `<span fallback="false" foreground="#FFFFFF" weight="bold" size="${SIZE * 1024}">${char}</span>`;
-      return inkOf(await sharp({ text: { text, font: `${family},`, dpi: 72, rgba: true } }).png().toBuffer());
-    }
 
     /** `char` as the title card, captions and end card draw it. */
     async function inkDrawn(char: string, family: string): Promise<Ink | null> {
@@ -131,14 +100,14 @@ describe('renderTextStill', () => {
     it.each(SCRIPTS)('draws every %s character from a font that has it, never as a missing-glyph box', async (_script, text, face) => {
       for (const family of BRAND_FONT_FAMILIES) {
         for (const char of new Set(text)) {
-          const missing = await inkWithoutFallback(char, family);
+          const missing = await inkWithoutFallback(char, family, SIZE, true);
           const drawn = await inkDrawn(char, family);
           const where = `${char} (U+${char.codePointAt(0)!.toString(16).toUpperCase()}) in ${family}`;
           expect({ where, drawn: drawn !== null }).toEqual({ where, drawn: true });
           // the still never shows the brand font's missing-glyph box for it ...
           expect({ where, tofu: sameShape(drawn!, missing!) }).toEqual({ where, tofu: false });
           // ... which is what the brand font alone draws: it lacks the glyph, the fallback font has it
-          expect({ where, brandFontHasIt: sameShape(missing!, (await inkWithoutFallback(char, face))!) }).toEqual({ where, brandFontHasIt: false });
+          expect({ where, brandFontHasIt: sameShape(missing!, (await inkWithoutFallback(char, face, SIZE, true))!) }).toEqual({ where, brandFontHasIt: false });
         }
       }
     });
