@@ -111,6 +111,7 @@ async function main() {
   if (opts.workers > 0) {
     tools.ensureFfmpeg();
     tools.ensureBrandFonts();
+    tools.ensureJemalloc();
   }
 
   const host = process.env.HOST ?? '127.0.0.1';

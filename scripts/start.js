@@ -134,6 +134,7 @@ async function main() {
   const temporalCli = process.env.TEMPORAL_ADDRESS ? null : tools.ensureTemporalCli();
   tools.ensureFfmpeg();
   tools.ensureBrandFonts();
+  tools.ensureJemalloc();
 
   const env = { ...process.env };
   // no secret has a built-in value: generated once into DATA_DIR/secrets.json (0600), reused on every later start

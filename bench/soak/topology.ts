@@ -82,7 +82,7 @@ interface ServicesModule {
   freePort(): Promise<number>;
   waitFor(check: () => Promise<boolean>, what: string, timeoutMs?: number): Promise<void>;
   startEmbeddedPostgres(opts: { dataDir: string; port: number; log?: (line: string) => void }): Promise<EmbeddedPostgres>;
-  startTemporalDevServer(opts: { cli: string; port: number; uiPort?: number; dbFile?: string; logFile?: string; dynamicConfig?: Record<string, number | string | boolean>; env?: NodeJS.ProcessEnv }): Promise<TemporalDevServer>;
+  startTemporalDevServer(opts: { cli: string; port: number; uiPort?: number; dbFile?: string; logFile?: string; metricsPort?: number; dynamicConfig?: Record<string, number | string | boolean>; env?: NodeJS.ProcessEnv }): Promise<TemporalDevServer>;
 }
 interface ToolsModule {
   ensureTemporalCli(): string;
@@ -116,6 +116,12 @@ export function environOf(pid: number, name: string): string | null {
   } catch {
     return null;
   }
+}
+
+/** BENCH_SOAK_TEMPORAL_METRICS_PORT: the dev server serves its Prometheus metrics there (to look into its memory). */
+function devServerMetricsPort(): number | undefined {
+  const port = Number(process.env.BENCH_SOAK_TEMPORAL_METRICS_PORT);
+  return Number.isInteger(port) && port > 0 ? port : undefined;
 }
 
 /** BENCH_SOAK_TEMPORAL_CONFIG="key=value,key=value": dynamic config of the soak's Temporal dev server (values as JSON). */
@@ -175,7 +181,7 @@ export async function startSoakTopology(options: SoakTopologyOptions = {}): Prom
     // gctrace=1: the Go runtime logs each collection with the heap it found live, which the memory readings report as
     // the dev server's heap beside its RSS (a Go process keeps freed memory mapped for a while)
     const temporalEnv = { ...process.env, GODEBUG: [process.env.GODEBUG, 'gctrace=1'].filter(Boolean).join(',') };
-    const startTemporal = () => services.startTemporalDevServer({ cli: temporalCli, port: temporalPort, uiPort: 0, dbFile: temporalDb, logFile: temporalLog, dynamicConfig: temporalDynamicConfig(), env: temporalEnv });
+    const startTemporal = () => services.startTemporalDevServer({ cli: temporalCli, port: temporalPort, uiPort: 0, dbFile: temporalDb, logFile: temporalLog, metricsPort: devServerMetricsPort(), dynamicConfig: temporalDynamicConfig(), env: temporalEnv });
     log(`Temporal dev server on 127.0.0.1:${temporalPort}`);
     let temporal = await startTemporal();
     stops.push(() => temporal.stop());

@@ -408,8 +408,10 @@ async function registerSearchAttributes(cli, address, namespace = 'default') {
  * not always when it binds while other programs open ports), and a CI run once saw a start end early with status 2
  * (a Go panic's), its cause not logged.
  */
-async function startTemporalDevServer({ cli, port, uiPort, dbFile, logFile, dynamicConfig = {}, env, onSpawn = () => {}, attempts = 3 }) {
+async function startTemporalDevServer({ cli, port, uiPort, dbFile, logFile, metricsPort, dynamicConfig = {}, env, onSpawn = () => {}, attempts = 3 }) {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn'];
+  // the server's own Prometheus metrics (Go runtime, caches, persistence) on 127.0.0.1:<metricsPort>/metrics
+  if (metricsPort) args.push('--metrics-port', String(metricsPort));
   for (const [key, value] of Object.entries(dynamicConfig)) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   for (const name of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${name}=Keyword`);
   if (uiPort) args.push('--ui-port', String(uiPort));

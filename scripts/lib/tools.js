@@ -192,6 +192,21 @@ function ensureFfmpeg() {
 }
 
 /**
+ * Debian's jemalloc (libjemalloc2, about 1 MB), which scripts/lib/serviceProcess.js preloads into the API and worker
+ * processes. Optional: without root or apt-get the processes keep glibc's malloc, and this says so once.
+ */
+function ensureJemalloc() {
+  const { jemallocPath } = require('./serviceProcess');
+  if (process.platform !== 'linux' || jemallocPath()) return;
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!isRoot || !onPath('apt-get')) {
+    log('libjemalloc2 is not installed: the API and workers use glibc malloc (Debian: apt-get install -y libjemalloc2)');
+    return;
+  }
+  aptInstall(['libjemalloc2']);
+}
+
+/**
  * The brand kit's fonts (domain/brandKit.ts BRAND_FONTS), from Debian's font packages: the title and end cards are
  * drawn with Pango (sharp's text input), which finds them through fontconfig. Then the fallback fonts
  * (domain/brandKit.ts BRAND_FALLBACK_FONTS) for the glyphs no brand font has: Noto Sans CJK (fonts-noto-cjk, about
@@ -284,6 +299,7 @@ module.exports = {
   ensureFfmpeg,
   ensureChromium,
   ensureBrandFonts,
+  ensureJemalloc,
   BRAND_FONT_PACKAGES,
   ensureWrk,
   ensureHaproxy,
