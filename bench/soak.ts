@@ -268,7 +268,7 @@ async function main(): Promise<void> {
     const killed = new Set(faults.filter((f) => f.kind === 'kill-api' || f.kind === 'kill-worker').map((f) => f.target));
     const memory: ProcessMemory[] = endMemory.map((end) => {
       const before = warmMemory.find((w) => w.name === end.name);
-      return { name: end.name, rssWarm: before?.rssMb ?? null, rssEnd: end.rssMb, heapWarm: before?.heapMb ?? null, heapEnd: end.heapMb, restarted: (before !== undefined && before.pid !== end.pid) || killed.has(end.name) };
+      return { name: end.name, rssWarm: before?.rssMb ?? null, rssEnd: end.rssMb, heapWarm: before?.heapMb ?? null, heapEnd: end.heapMb, noteWarm: before?.note, noteEnd: end.note, restarted: (before !== undefined && before.pid !== end.pid) || killed.has(end.name) };
     });
     const backlogSeen = backlogTrend(backlog, warmupEnd);
     const targets = evaluateTargets({ requests, jobs, invariants, memory, backlog: backlogSeen });
@@ -328,6 +328,7 @@ async function main(): Promise<void> {
       const c = cpuByProcess.find((p) => p.name === m.name);
       const mid = midMemory.find((r) => r.name === m.name && !m.restarted);
       out.push(`  ${m.name.padEnd(22)} RSS ${fmt(m.rssWarm)} -> ${mid ? `${fmt(mid.rssMb)} -> ` : ''}${fmt(m.rssEnd)}  heap ${fmt(m.heapWarm)} -> ${fmt(m.heapEnd)}${c && c.cores !== null ? `  CPU ${c.cores.toFixed(2)} cores` : ''}${m.restarted ? '  (restarted)' : ''}`);
+      if (m.noteWarm || m.noteEnd) out.push(`  ${''.padEnd(22)} ${m.noteWarm ?? '?'} -> ${m.noteEnd ?? '?'}`);
     }
     if (invariants) out.push(`\nInvariant checker: ${invariants.ok ? 'ok' : 'NOT ok'} (${invariants.ledger.accountsChecked} accounts, ${invariants.storage.objectsChecked} objects, ${invariants.workflows.checked} runs${invariants.skipped.length ? `; skipped: ${invariants.skipped.join(', ')}` : ''})`);
     if (invariants && !invariants.ok) out.push(`  ${JSON.stringify({ ledger: invariants.ledger.violations.slice(0, 5), storage: { objectsWithoutRow: invariants.storage.objectsWithoutRow.slice(0, 5), rowsWithoutObject: invariants.storage.rowsWithoutObject.slice(0, 5) }, workflows: invariants.workflows.openForFinishedJobs.slice(0, 5), jobs: invariants.jobs.nonTerminalStale.slice(0, 5) })}`);

@@ -14,6 +14,8 @@ export interface MemoryReading {
   pid: number;
   rssMb: number | null;
   heapMb: number | null;
+  /** what else explains the process's memory (the dev server: how full its history cache is) */
+  note?: string;
 }
 
 async function scrape(url: string): Promise<PromSample[]> {
@@ -43,6 +45,17 @@ export function goLiveHeapMb(log: string): number | null {
   if (!lines) return null;
   const last = /(\d+)->(\d+)->(\d+) MB/.exec(lines[lines.length - 1]);
   return last ? Number(last[3]) : null;
+}
+
+/**
+ * How full the Temporal dev server's history cache is, from its metrics: the workflows whose state it keeps in memory
+ * (`cache_usage` of the mutable state cache) against its bound (`cache_size`). Null when not reported.
+ */
+export function historyCacheFill(samples: readonly PromSample[]): { entries: number; bound: number } | null {
+  const of = (name: string) => samples.find((s) => s.name === name && s.labels.cache_type === 'mutablestate')?.value;
+  const entries = of('cache_usage');
+  const bound = of('cache_size');
+  return entries === undefined || bound === undefined ? null : { entries, bound };
 }
 
 /** The last 256 KiB of a file (a log being written), or '' when it cannot be read. */
@@ -75,7 +88,14 @@ export async function readMemory(topology: SoakTopology): Promise<MemoryReading[
   }
   const { postgres, temporal } = topology.servicePids();
   readings.push({ name: 'postgres (postmaster)', pid: postgres ?? 0, rssMb: rssMbOf(postgres), heapMb: null });
-  readings.push({ name: 'temporal dev server', pid: temporal ?? 0, rssMb: rssMbOf(temporal), heapMb: goLiveHeapMb(tailOf(topology.temporalLogFile)) });
+  const cache = historyCacheFill(await scrape(topology.temporalServerMetricsUrl));
+  readings.push({
+    name: 'temporal dev server',
+    pid: temporal ?? 0,
+    rssMb: rssMbOf(temporal),
+    heapMb: goLiveHeapMb(tailOf(topology.temporalLogFile)),
+    note: cache ? `history cache ${cache.entries} of ${cache.bound} workflows` : undefined,
+  });
   return readings;
 }
 

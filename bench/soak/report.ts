@@ -338,6 +338,9 @@ export interface ProcessMemory {
   rssEnd: number | null;
   heapWarm: number | null;
   heapEnd: number | null;
+  /** what else the readings said at warm-up end and at the end (the dev server's history cache) */
+  noteWarm?: string;
+  noteEnd?: string;
   /** whether the process was restarted between the two readings (a chaos kill): its growth says nothing then */
   restarted: boolean;
 }

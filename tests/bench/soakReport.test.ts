@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseDuration, parseSoakArgs } from '../../bench/soak/options';
 import { capacityFromBenchmarksDoc, readMeasuredCapacity, saveMeasuredCapacity, sustainableRate } from '../../bench/soak/sustainableRate';
-import { goLiveHeapMb } from '../../bench/soak/probes';
+import { goLiveHeapMb, historyCacheFill } from '../../bench/soak/probes';
 import {
   backlogTrend,
   difference,
@@ -321,5 +321,19 @@ describe("the Temporal dev server's live heap from its gctrace lines", () => {
     ].join('\n');
     expect(goLiveHeapMb(log)).toBe(32);
     expect(goLiveHeapMb('level=INFO msg="no collections yet"\n')).toBeNull();
+  });
+});
+
+describe("the Temporal dev server's history cache from its metrics", () => {
+  it('reads the mutable state cache entries against its bound, and null when the server does not report them', () => {
+    const text = [
+      '# HELP cache_usage cache_usage gauge',
+      'cache_usage{cache_type="events",service_name="history"} 524180',
+      'cache_usage{cache_type="mutablestate",service_name="history"} 404',
+      'cache_size{cache_type="events",service_name="history"} 524288',
+      'cache_size{cache_type="mutablestate",service_name="history"} 256',
+    ].join('\n');
+    expect(historyCacheFill(parsePrometheus(text))).toEqual({ entries: 404, bound: 256 });
+    expect(historyCacheFill(parsePrometheus('cache_usage{cache_type="events",service_name="history"} 1\n'))).toBeNull();
   });
 });
