@@ -203,7 +203,11 @@ function ensureJemalloc() {
     log('libjemalloc2 is not installed: the API and workers use glibc malloc (Debian: apt-get install -y libjemalloc2)');
     return;
   }
-  aptInstall(['libjemalloc2']);
+  try {
+    aptInstall(['libjemalloc2']);
+  } catch (err) {
+    log(`libjemalloc2 could not be installed (${err.message}): the API and workers use glibc malloc`);
+  }
 }
 
 /**
