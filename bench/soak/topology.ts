@@ -129,12 +129,12 @@ export function environOf(pid: number, name: string): string | null {
 export const SOAK_TEMPORAL_DYNAMIC_CONFIG: Readonly<Record<string, number | string | boolean>> = { 'history.hostLevelCacheMaxSize': 256 };
 
 /**
- * The soak's dev server's dynamic config: SOAK_TEMPORAL_DYNAMIC_CONFIG, then BENCH_SOAK_TEMPORAL_CONFIG="key=value,..."
- * (values as JSON) over it.
+ * The soak's dev server's dynamic config: SOAK_TEMPORAL_DYNAMIC_CONFIG, then `given` (BENCH_SOAK_TEMPORAL_CONFIG,
+ * "key=value,...", values as JSON) over it.
  */
-function temporalDynamicConfig(): Record<string, number | string | boolean> {
+export function temporalDynamicConfig(given = ''): Record<string, number | string | boolean> {
   const config: Record<string, number | string | boolean> = { ...SOAK_TEMPORAL_DYNAMIC_CONFIG };
-  for (const pair of (process.env.BENCH_SOAK_TEMPORAL_CONFIG ?? '').split(',').filter(Boolean)) {
+  for (const pair of given.split(',').filter(Boolean)) {
     const at = pair.indexOf('=');
     const key = pair.slice(0, at).trim();
     let value: unknown;
@@ -144,7 +144,7 @@ function temporalDynamicConfig(): Record<string, number | string | boolean> {
       value = undefined;
     }
     if (at <= 0 || !key || !['number', 'string', 'boolean'].includes(typeof value)) {
-      throw new Error(`BENCH_SOAK_TEMPORAL_CONFIG: "${pair}" is not key=value with a JSON number, string or boolean (e.g. history.cacheMaxSize=64, history.cacheTTL="10m")`);
+      throw new Error(`BENCH_SOAK_TEMPORAL_CONFIG: "${pair}" is not key=value with a JSON number, string or boolean (e.g. history.hostLevelCacheMaxSize=512, history.cacheTTL="10m")`);
     }
     config[key] = value as number | string | boolean;
   }
@@ -189,7 +189,8 @@ export async function startSoakTopology(options: SoakTopologyOptions = {}): Prom
     // gctrace=1: the Go runtime logs each collection with the heap it found live, which the memory readings report as
     // the dev server's heap beside its RSS (a Go process keeps freed memory mapped for a while)
     const temporalEnv = { ...process.env, GODEBUG: [process.env.GODEBUG, 'gctrace=1'].filter(Boolean).join(',') };
-    const startTemporal = () => services.startTemporalDevServer({ cli: temporalCli, port: temporalPort, uiPort: 0, dbFile: temporalDb, logFile: temporalLog, metricsPort: temporalServerMetricsPort, dynamicConfig: temporalDynamicConfig(), env: temporalEnv });
+    const dynamicConfig = temporalDynamicConfig(process.env.BENCH_SOAK_TEMPORAL_CONFIG);
+    const startTemporal = () => services.startTemporalDevServer({ cli: temporalCli, port: temporalPort, uiPort: 0, dbFile: temporalDb, logFile: temporalLog, metricsPort: temporalServerMetricsPort, dynamicConfig, env: temporalEnv });
     log(`Temporal dev server on 127.0.0.1:${temporalPort}`);
     let temporal = await startTemporal();
     stops.push(() => temporal.stop());

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parseDuration, parseSoakArgs } from '../../bench/soak/options';
 import { capacityFromBenchmarksDoc, readMeasuredCapacity, saveMeasuredCapacity, sustainableRate } from '../../bench/soak/sustainableRate';
 import { goLiveHeapMb, historyCacheFill } from '../../bench/soak/probes';
+import { SOAK_TEMPORAL_DYNAMIC_CONFIG, temporalDynamicConfig } from '../../bench/soak/topology';
 import {
   backlogTrend,
   difference,
@@ -335,5 +336,19 @@ describe("the Temporal dev server's history cache from its metrics", () => {
     ].join('\n');
     expect(historyCacheFill(parsePrometheus(text))).toEqual({ entries: 404, bound: 256 });
     expect(historyCacheFill(parsePrometheus('cache_usage{cache_type="events",service_name="history"} 1\n'))).toBeNull();
+  });
+});
+
+describe("the soak's dev server's dynamic config", () => {
+  it('bounds the history cache by default, takes JSON values over it, and refuses what is not key=value', () => {
+    expect(temporalDynamicConfig()).toEqual({ 'history.hostLevelCacheMaxSize': 256 });
+    expect(temporalDynamicConfig('history.hostLevelCacheMaxSize=1024,history.cacheTTL="10m",limit.enabled=true')).toEqual({
+      'history.hostLevelCacheMaxSize': 1024,
+      'history.cacheTTL': '10m',
+      'limit.enabled': true,
+    });
+    expect(SOAK_TEMPORAL_DYNAMIC_CONFIG).toEqual({ 'history.hostLevelCacheMaxSize': 256 });
+    expect(() => temporalDynamicConfig('history.cacheTTL=10m')).toThrow(/is not key=value with a JSON/);
+    expect(() => temporalDynamicConfig('=5')).toThrow(/is not key=value/);
   });
 });
