@@ -185,7 +185,10 @@ describe('checkInvariants', () => {
   it('finds a job left pending with no open run', async () => {
     const unfinished = randomUUID();
     const project = (await db.knex('projects').where({ workspace_id: workspaceId }).first('id')) as { id: string };
-    await db.knex('video_generation_jobs').insert({ id: unfinished, workspace_id: workspaceId, project_id: project.id, status: 'pending', workflow_id: clipWorkflowId(unfinished) });
+    // left a minute ago: stamped by PostgreSQL's clock in microseconds, a row made just now can read as later than
+    // the check's cutoff (Date.now(), in milliseconds) even with no grace window
+    const minuteAgo = new Date(Date.now() - 60_000);
+    await db.knex('video_generation_jobs').insert({ id: unfinished, workspace_id: workspaceId, project_id: project.id, status: 'pending', workflow_id: clipWorkflowId(unfinished), created_at: minuteAgo, updated_at: minuteAgo });
     try {
       const report = await check();
       expect(problems(report)).toEqual({ ...NONE, nonTerminalStale: [expect.stringMatching(new RegExp(`^video_generation_jobs ${unfinished} \\(pending since .*, run ${clipWorkflowId(unfinished)} not open\\)$`))] });
