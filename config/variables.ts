@@ -780,6 +780,8 @@ export const INTERNAL_VARIABLES: readonly string[] = [
   'TEST_TEMPLATE_DATABASE',
   // jest's own
   'JEST_WORKER_ID',
+  // a developer's switch for a test run's per-file CPU log (docs/development.md), not the product's configuration
+  'TEST_CPU_LOG',
   // silences the AWS SDK's Node version notice in tests and benchmarks
   'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED',
 ];
