@@ -31,5 +31,10 @@ module.exports = {
   // machine and longer on a busy one: past jest's default 500 ms grace, which killed it and printed "failed to exit
   // gracefully". jest waits for the natural exit up to this bound, and kills only a worker that really hangs.
   workerGracefulExitTimeout: 10_000,
+  // a worker whose heap is over this after a file is replaced by a new one before its next file. The test environment
+  // frees what a finished file leaves (tests/setup/testEnvironment.js), but some files still leave tens of MB each, and
+  // a worker that ran a hundred files reached V8's heap limit (4 GB here) and crashed; a replaced worker costs a new
+  // process and its code cache, not measurable on a folder run with a limit of 300MB (worker restarts after most files)
+  workerIdleMemoryLimit: '1GB',
   forceExit: false,
 };
