@@ -50,13 +50,13 @@ describe("the test environment's code cache", () => {
   });
 });
 
-describe("the code cache and a test file's context", () => {
-  /** V8's collector, reached without --expose-gc: the flag set at run time, the function taken from a new context. */
-  function collectGarbage(): void {
-    v8.setFlagsFromString('--expose-gc');
-    (vm.runInNewContext('gc') as () => void)();
-  }
+/** V8's collector, reached without --expose-gc: the flag set at run time, the function taken from a new context. */
+function collectGarbage(): void {
+  v8.setFlagsFromString('--expose-gc');
+  (vm.runInNewContext('gc') as () => void)();
+}
 
+describe("the code cache and a test file's context", () => {
   it('keeps nothing of the context a cached file was compiled in, so a finished file can be collected', async () => {
     const filename = `/virtual/codeCache-context-${process.pid}-${Date.now()}.js`;
     const before = codeCacheStats();
@@ -89,8 +89,7 @@ describe("the process-wide monitors a test file starts", () => {
     expect(stopMonitors()).toBeGreaterThanOrEqual(2);
     // disable() answers false for a histogram that was no longer enabled
     expect(delay.disable()).toBe(false);
-    v8.setFlagsFromString('--expose-gc');
-    (vm.runInNewContext('gc') as () => void)();
+    collectGarbage();
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(gcEvents).toBe(0);
   });
