@@ -34,7 +34,18 @@ async function openGenerateClip(app: BrowserApp, size: { width: number; height: 
   const page = await context.newPage();
   await page.goto(`/?project=${project.body.project.id}`);
   await page.getByRole('button', { name: 'Open render harbour-view.jpg' }).click();
-  await page.getByRole('button', { name: 'Generate Clip' }).click();
+  // the Action Center's buttons stay where they are while the picture, the comments and the history load above them
+  // (a line above them that then vanished once had a click land where the button no longer was)
+  const generate = page.getByRole('button', { name: 'Generate Clip' });
+  const before = await generate.boundingBox();
+  await page
+    .getByRole('dialog')
+    .getByRole('img', { name: 'harbour-view.jpg' })
+    .evaluate((img: { decode(): Promise<void> }) => img.decode());
+  await page.getByText('No comments yet.', { exact: false }).waitFor();
+  await page.getByText('History', { exact: true }).waitFor();
+  expect(await generate.boundingBox()).toEqual(before);
+  await generate.click();
   await page.getByRole('heading', { name: 'Generate Clip', level: 1 }).waitFor();
   return { page, user, close: () => context.close() };
 }

@@ -44,7 +44,7 @@ export function ItemPreviewDialog({
   const picture = isVideo(item) ? null : dialogPicture(item);
   const [comparing, setComparing] = useState(false);
   return (
-    <Dialog title={item.data.name} onClose={onClose} className="dialog-wide dialog-review">
+    <Dialog title={item.data.name} onClose={onClose} className="dialog-wide dialog-review dialog-action-center">
       {/* the picture with its comment threads (pins on it, the threads beside it) */}
       <ItemReview
         itemId={item.data.id}
@@ -57,7 +57,7 @@ export function ItemPreviewDialog({
       />
       <p className="muted">{facts.join(' · ')}</p>
       <LineageStrip itemId={item.data.id} onOpen={onOpenLineage} />
-      <div className="form-actions">
+      <div className="form-actions item-actions">
         {/* a render is where chains start: there is nothing before it to compare with */}
         {item.type !== 'render' && (
           <button type="button" className="button button-ghost" onClick={() => setComparing(true)}>

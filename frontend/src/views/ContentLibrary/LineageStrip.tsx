@@ -28,7 +28,8 @@ export function LineageStrip({ itemId, onOpen }: { itemId: string; onOpen?: (nod
   const current = answer?.itemId === itemId ? answer : null;
   if (current?.failed) return <p className="muted lineage-note">Could not load the version history.</p>;
   const lineage = current?.lineage;
-  if (!lineage) return <p className="muted lineage-note">Loading version history…</p>;
+  // nothing while it loads: a line that then vanished (most items have no chain) moved the buttons below it
+  if (!lineage) return null;
   if (lineage.ancestors.length === 0 && lineage.descendants.length === 0) return null;
   const chain = chainOrder(lineage);
   return (
