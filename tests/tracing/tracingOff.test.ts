@@ -9,7 +9,7 @@ import { createApp } from '../../api/app';
 import { loadConfig } from '../../config/env';
 import { logger } from '../../config/logger';
 import { activeTracing, inStoredTrace, startProcessTracing, temporalClientInterceptors, temporalWorkerTracing } from '../../services/platform/tracing';
-import { LocalDiskStorage, createStorage } from '../../storage';
+import { LocalDiskStorage, S3ObjectStorage, createStorage } from '../../storage';
 import { closeTestKnex, testKnex } from '../support/db';
 import { request, serve } from '../support/http';
 
@@ -67,7 +67,8 @@ describe('tracing off', () => {
     expect(currentTraceparent()).toBeNull();
     // a webhook send runs as it is, in no span
     expect(await inStoredTrace('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'webhook.deliver x', {}, async () => 'sent')).toBe('sent');
-    expect(createStorage(loadConfig()).objects.constructor).toBe(LocalDiskStorage);
+    // the run's backend itself (local disk, or S3 under `npm test -- --storage=s3`), not a traced wrapper around it
+    expect(createStorage(loadConfig()).objects.constructor).toBe(loadConfig().storageBackend === 's3' ? S3ObjectStorage : LocalDiskStorage);
     const server = await serve(createApp({ config: loadConfig(), knex: testKnex(), logger }));
     try {
       expect((await request(server.baseUrl, '/health/live')).status).toBe(200);
